@@ -1,0 +1,72 @@
+-- Mean retrieval metrics of both runs over retrieved_ids at every cutoff k = 1 .. $max_k,
+-- over the paired questions that have relevant passages.
+-- Reads: view runs, table relevant.
+-- Params: $max_k INTEGER (the deepest ranking); $exponential BOOLEAN (nDCG gain 2^g - 1, else g).
+-- Works from the relevant passages alone, never from whole rankings: a hit at position p adds
+-- to every k >= p (a "step"); nDCG's ideal DCG is still growing while k < n_relevant, so a
+-- hit's nDCG share there is added at that k alone (a "point"), and as a step from n_relevant on.
+-- Returns: run, metric (recall | precision | hit | mrr | ndcg), k, value.
+WITH paired AS (
+    SELECT question_id FROM runs WHERE run = 'a'
+    INTERSECT
+    SELECT question_id FROM runs WHERE run = 'b'
+),
+labelled AS (
+    SELECT run, question_id, ideal_rank, n_relevant, pos_retrieved,
+           CASE WHEN $exponential THEN pow(2, grade) - 1 ELSE grade END AS gain
+    FROM relevant
+    WHERE question_id IN (SELECT question_id FROM paired)
+),
+ideal AS (
+    SELECT run, question_id, ideal_rank,
+           sum(gain / log2(ideal_rank + 1)) OVER (
+               PARTITION BY run, question_id ORDER BY ideal_rank
+           ) AS idcg_prefix,
+           sum(gain / log2(ideal_rank + 1)) OVER (PARTITION BY run, question_id) AS idcg_full
+    FROM labelled
+),
+hits AS (
+    SELECT l.run, l.question_id, l.n_relevant, l.pos_retrieved AS pos,
+           l.gain / log2(l.pos_retrieved + 1) AS dg, i.idcg_full
+    FROM labelled AS l
+    JOIN ideal AS i USING (run, question_id, ideal_rank)
+    WHERE l.pos_retrieved IS NOT NULL
+),
+first_hits AS (
+    SELECT run, question_id, min(pos) AS pos FROM hits GROUP BY run, question_id
+),
+steps AS (
+    SELECT run, 'recall' AS metric, pos AS k, 1.0 / n_relevant AS v FROM hits
+    UNION ALL SELECT run, 'precision', pos, 1.0 FROM hits
+    UNION ALL SELECT run, 'hit', pos, 1.0 FROM first_hits
+    UNION ALL SELECT run, 'mrr', pos, 1.0 / pos FROM first_hits
+    UNION ALL SELECT run, 'ndcg', greatest(pos, n_relevant), dg / idcg_full FROM hits
+),
+points AS (
+    SELECT h.run, 'ndcg' AS metric, i.ideal_rank AS k, h.dg / i.idcg_prefix AS v
+    FROM hits AS h
+    JOIN ideal AS i USING (run, question_id)
+    WHERE i.ideal_rank >= h.pos AND i.ideal_rank < h.n_relevant
+),
+n_questions AS (
+    SELECT run, count(DISTINCT question_id) AS n FROM labelled GROUP BY run
+),
+grid AS (
+    SELECT n.run, m.metric, t.k, n.n
+    FROM n_questions AS n
+    CROSS JOIN (VALUES ('recall'), ('precision'), ('hit'), ('mrr'), ('ndcg')) AS m(metric)
+    CROSS JOIN range(1, $max_k + 1) AS t(k)
+),
+summed AS (
+    SELECT g.run, g.metric, g.k, g.n,
+           coalesce((SELECT sum(v) FROM steps AS s
+                     WHERE s.run = g.run AND s.metric = g.metric AND s.k = g.k), 0) AS step,
+           coalesce((SELECT sum(v) FROM points AS p
+                     WHERE p.run = g.run AND p.metric = g.metric AND p.k = g.k), 0) AS point
+    FROM grid AS g
+)
+SELECT run, metric, k,
+       (sum(step) OVER (PARTITION BY run, metric ORDER BY k) + point)
+       / n / CASE WHEN metric = 'precision' THEN k ELSE 1 END AS value
+FROM summed
+ORDER BY run, metric, k

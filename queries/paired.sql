@@ -1,0 +1,20 @@
+-- The paired questions: one row per question_id present in both runs, A's and B's scores side by side.
+-- Reads: table question_metrics (queries/question_metrics.sql, one row per run and question).
+-- Returns: question_id, slice and question (A's, else B's), then <column>_a and <column>_b for
+--   evidence_in_context, recall, precision, hit, mrr, ndcg, correct, faithfulness; in A's file order.
+SELECT
+    a.question_id,
+    coalesce(a.slice, b.slice) AS slice,
+    coalesce(a.question, b.question) AS question,
+    a.evidence_in_context AS evidence_in_context_a, b.evidence_in_context AS evidence_in_context_b,
+    a.recall AS recall_a, b.recall AS recall_b,
+    a.precision AS precision_a, b.precision AS precision_b,
+    a.hit AS hit_a, b.hit AS hit_b,
+    a.mrr AS mrr_a, b.mrr AS mrr_b,
+    a.ndcg AS ndcg_a, b.ndcg AS ndcg_b,
+    a.correct AS correct_a, b.correct AS correct_b,
+    a.faithfulness AS faithfulness_a, b.faithfulness AS faithfulness_b
+FROM question_metrics AS a
+JOIN question_metrics AS b ON a.question_id = b.question_id AND b.run = 'b'
+WHERE a.run = 'a'
+ORDER BY a.row_number

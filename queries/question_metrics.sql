@@ -1,0 +1,54 @@
+-- Per-question scores of both runs at the prompt cutoff.
+-- Reads: view runs, table relevant.
+-- Params: $k       INTEGER: the prompt cutoff over retrieved_ids; NULL: each question's own
+--                  context_ids is the ranking and k is its length.
+--         $exponential BOOLEAN: nDCG gain 2^g - 1 when true, g when false.
+-- Returns: run, question_id, row_number, slice, question, k, n_relevant, evidence_in_context,
+--   recall, precision, hit, mrr, ndcg (all NULL when the question has no relevant passage),
+--   correct (0/1), faithfulness.
+WITH prompt AS (
+    SELECT run, question_id, row_number, slice, question, context_ids IS NOT NULL AS has_context,
+           CASE WHEN $k IS NULL THEN coalesce(len(context_ids), 0) ELSE $k END AS k,
+           correct, faithfulness
+    FROM runs
+),
+scored AS (
+    SELECT rel.run, rel.question_id, rel.n_relevant, rel.ideal_rank, rel.pos_context, p.k,
+           CASE WHEN $k IS NULL THEN rel.pos_context ELSE rel.pos_retrieved END AS pos,
+           CASE WHEN $exponential THEN pow(2, rel.grade) - 1 ELSE rel.grade END AS gain
+    FROM relevant AS rel
+    JOIN prompt AS p USING (run, question_id)
+),
+per_question AS (
+    SELECT run, question_id,
+           any_value(n_relevant) AS n_relevant,
+           count(*) FILTER (WHERE pos <= k) AS n_hits,
+           min(pos) FILTER (WHERE pos <= k) AS first_pos,
+           coalesce(sum(gain / log2(pos + 1)) FILTER (WHERE pos <= k), 0) AS dcg,
+           sum(gain / log2(ideal_rank + 1)) FILTER (WHERE ideal_rank <= k) AS idcg,
+           bool_or(pos_context IS NOT NULL) AS in_context
+    FROM scored
+    GROUP BY run, question_id
+)
+SELECT
+    p.run,
+    p.question_id,
+    p.row_number,
+    p.slice,
+    p.question,
+    p.k,
+    coalesce(q.n_relevant, 0) AS n_relevant,
+    CASE WHEN p.has_context THEN coalesce(q.in_context, false)
+         ELSE coalesce(q.first_pos IS NOT NULL, false) END AS evidence_in_context,
+    q.n_hits / q.n_relevant AS recall,
+    CASE WHEN q.n_relevant IS NULL THEN NULL WHEN p.k = 0 THEN 0.0 ELSE q.n_hits / p.k END
+        AS precision,
+    CASE WHEN q.n_relevant IS NULL THEN NULL ELSE (q.first_pos IS NOT NULL)::DOUBLE END AS hit,
+    CASE WHEN q.n_relevant IS NULL THEN NULL ELSE coalesce(1 / q.first_pos, 0.0) END AS mrr,
+    CASE WHEN q.n_relevant IS NULL THEN NULL
+         WHEN coalesce(q.idcg, 0) = 0 THEN 0.0 ELSE q.dcg / q.idcg END AS ndcg,
+    p.correct::DOUBLE AS correct,
+    p.faithfulness
+FROM prompt AS p
+LEFT JOIN per_question AS q USING (run, question_id)
+ORDER BY p.run, p.row_number

@@ -1,0 +1,62 @@
+-- Both run logs as one view in the run-log contract's types.
+-- Reads: views raw_a and raw_b (each run's Parquet, registered from Python with file_row_number).
+-- Absent optional columns come back NULL: the UNION ALL BY NAME with an empty, typed row adds them.
+-- Returns: run ('a' | 'b'), row_number (0-based row in its file) and every contract column.
+CREATE OR REPLACE TEMP VIEW runs AS
+WITH unioned AS (
+    SELECT 'a' AS run, * FROM raw_a
+    UNION ALL BY NAME
+    SELECT 'b' AS run, * FROM raw_b
+    UNION ALL BY NAME
+    SELECT *
+    FROM (
+        SELECT
+            NULL::VARCHAR AS run,
+            NULL::BIGINT AS file_row_number,
+            NULL::VARCHAR AS question_id,
+            NULL::VARCHAR AS question,
+            NULL::VARCHAR AS slice,
+            NULL::VARCHAR[] AS retrieved_ids,
+            NULL::VARCHAR[] AS relevant_ids,
+            NULL::BIGINT[] AS relevant_grades,
+            NULL::VARCHAR[] AS context_ids,
+            NULL::BOOLEAN AS correct,
+            NULL::DOUBLE AS faithfulness,
+            NULL::VARCHAR AS answer,
+            NULL::VARCHAR AS reference_answer,
+            NULL::DOUBLE AS answer_relevance,
+            NULL::BOOLEAN AS answerable,
+            NULL::BOOLEAN AS abstained,
+            NULL::VARCHAR[] AS cited_ids,
+            NULL::BOOLEAN AS human_correct,
+            NULL::BOOLEAN AS human_faithful,
+            NULL::DOUBLE AS context_tokens,
+            NULL::DOUBLE AS latency_ms,
+            NULL::DOUBLE AS cost_usd
+    )
+    WHERE false
+)
+SELECT
+    run,
+    file_row_number AS row_number,
+    question_id::VARCHAR AS question_id,
+    question::VARCHAR AS question,
+    slice::VARCHAR AS slice,
+    retrieved_ids::VARCHAR[] AS retrieved_ids,
+    relevant_ids::VARCHAR[] AS relevant_ids,
+    relevant_grades::BIGINT[] AS relevant_grades,
+    context_ids::VARCHAR[] AS context_ids,
+    correct::BOOLEAN AS correct,
+    faithfulness::DOUBLE AS faithfulness,
+    answer::VARCHAR AS answer,
+    reference_answer::VARCHAR AS reference_answer,
+    answer_relevance::DOUBLE AS answer_relevance,
+    answerable::BOOLEAN AS answerable,
+    abstained::BOOLEAN AS abstained,
+    cited_ids::VARCHAR[] AS cited_ids,
+    human_correct::BOOLEAN AS human_correct,
+    human_faithful::BOOLEAN AS human_faithful,
+    context_tokens::DOUBLE AS context_tokens,
+    latency_ms::DOUBLE AS latency_ms,
+    cost_usd::DOUBLE AS cost_usd
+FROM unioned

@@ -1,0 +1,111 @@
+"""The comparison pipeline: open both logs, score them in SQL, add statistics, decide.
+
+Everything the report shows is in the returned ``Comparison``; rendering computes nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .database import RunDatabase
+from .load import RunFile, open_run
+from .metrics import BINARY, MetricTables, Options, compute_tables
+from .stats import MetricComparison, compare_metric
+from .verdict import Verdict, decide
+
+CELL_NAMES = (
+    "working_as_designed",  # evidence in context, answer correct
+    "generation_failure",  # evidence in context, answer wrong
+    "answered_from_memory",  # no evidence in context, answer correct
+    "retrieval_failure",  # no evidence in context, answer wrong
+)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    options: Options
+    runs: dict[str, RunFile]  # "a", "b"
+    tables: MetricTables
+    comparisons: dict[str, MetricComparison]  # by public metric name, in report order
+    headline: str
+    headline_means: np.ndarray  # bootstrap means of the headline difference
+    verdict: Verdict
+    cells: dict[str, dict[str, int]] | None  # run -> cell name -> questions
+    warnings: list[str]
+
+    @property
+    def paired(self) -> pd.DataFrame:
+        return self.tables.paired
+
+
+def run_comparison(path_a: Path, path_b: Path, options: Options) -> Comparison:
+    runs = {"a": open_run(path_a, "A"), "b": open_run(path_b, "B")}
+    db = RunDatabase(runs["a"], runs["b"])
+    try:
+        tables = compute_tables(db, options)
+    finally:
+        db.close()
+    comparisons: dict[str, MetricComparison] = {}
+    means: dict[str, np.ndarray] = {}
+    for base in tables.metrics:
+        name = tables.name(base)
+        comparisons[name], means[name] = compare_metric(
+            name,
+            tables.paired[f"{base}_a"].to_numpy(dtype=float),
+            tables.paired[f"{base}_b"].to_numpy(dtype=float),
+            binary=base in BINARY,
+            n_boot=options.n_boot,
+            confidence=options.confidence,
+            seed=options.seed,
+        )
+    headline = "correct" if "correct" in comparisons else next(iter(comparisons))
+    if "correct" not in comparisons and "ndcg" in tables.metrics:
+        headline = tables.name("ndcg")
+    return Comparison(
+        options=options,
+        runs=runs,
+        tables=tables,
+        comparisons=comparisons,
+        headline=headline,
+        headline_means=means[headline],
+        verdict=decide(comparisons[headline], options.confidence),
+        cells=_cells(tables),
+        warnings=_warnings(tables),
+    )
+
+
+def _cells(tables: MetricTables) -> dict[str, dict[str, int]] | None:
+    """Retrieval-by-answer 2x2 per run, over paired questions that have labelled evidence."""
+    if "correct" not in tables.metrics or "recall" not in tables.metrics:
+        return None
+    cells = {}
+    for run in ("a", "b"):
+        p = tables.paired
+        scored = p[p[f"recall_{run}"].notna() & p[f"correct_{run}"].notna()]
+        evidence = scored[f"evidence_in_context_{run}"].astype(bool)
+        correct = scored[f"correct_{run}"] == 1
+        cells[run] = {
+            "working_as_designed": int((evidence & correct).sum()),
+            "generation_failure": int((evidence & ~correct).sum()),
+            "answered_from_memory": int((~evidence & correct).sum()),
+            "retrieval_failure": int((~evidence & ~correct).sum()),
+        }
+    return cells
+
+
+def _warnings(tables: MetricTables) -> list[str]:
+    warnings = []
+    for run, ids in (("A", tables.only_a), ("B", tables.only_b)):
+        if ids:
+            shown = ", ".join(ids[:10]) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
+            warnings.append(f"{len(ids)} question(s) only in run {run} are not compared: {shown}")
+    if tables.without_evidence:
+        warnings.append(
+            f"{tables.without_evidence} paired question(s) have no labelled evidence and are "
+            "left out of the retrieval metrics"
+        )
+    return warnings

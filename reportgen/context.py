@@ -1,0 +1,320 @@
+"""The one typed object the templates receive: every string and number already decided.
+
+The templates format nothing themselves beyond choosing where things go; numbers are turned to
+text here with the helpers of ``formatting``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+
+from . import __version__, charts
+from .compare import CELL_NAMES, Comparison
+from .formatting import fmt_diff, fmt_interval, fmt_num, fmt_p, fmt_pct
+from .metrics import RETRIEVAL
+
+CHANGED_ROWS_SHOWN = 200
+
+CELL_TITLES = {
+    "working_as_designed": "working as designed",
+    "generation_failure": "generation failure",
+    "answered_from_memory": "answered from memory",
+    "retrieval_failure": "retrieval failure",
+}
+
+
+@dataclass(frozen=True)
+class RunRow:
+    key: str = field(metadata={"help": "'A' or 'B'"})
+    name: str = field(metadata={"help": "file name as given"})
+    sha256: str = field(metadata={"help": "sha256 of the file's bytes"})
+    size: str = field(metadata={"help": "file size, human readable"})
+    n_questions: int = field(metadata={"help": "rows in the file"})
+
+
+@dataclass(frozen=True)
+class MetricRow:
+    name: str
+    n: int
+    a: str
+    b: str
+    diff: str
+    interval: str
+    wlt: str = field(metadata={"help": "wins / losses / ties of B against A"})
+    fixed_broken: str = field(metadata={"help": "'fixed / broken' for binary metrics, else ''"})
+    p: str
+    direction: str = field(metadata={"help": "'up', 'down' or 'none': the interval's side of 0"})
+
+
+@dataclass(frozen=True)
+class Chart:
+    id: str
+    title: str
+    reading: str = field(metadata={"help": "one sentence: what the chart says"})
+    spec: dict[str, Any] = field(metadata={"help": "Vega-Lite spec, data inline"})
+
+
+@dataclass(frozen=True)
+class CellTable:
+    run: str
+    n: int
+    cells: dict[str, int]
+
+
+@dataclass(frozen=True)
+class ChangedRow:
+    question_id: str
+    slice: str
+    question: str
+    change: str
+    values: list[str]
+
+
+@dataclass(frozen=True)
+class ReportContext:
+    title: str
+    generated: str | None = field(metadata={"help": "generation time, UTC; None when unknown"})
+    tool_version: str
+    runs: list[RunRow]
+    options: list[tuple[str, str]]
+    n_paired: int
+    warnings: list[str]
+    verdict_outcome: str
+    verdict_reason: str
+    verdict_class: str
+    headline: str
+    metric_rows: list[MetricRow]
+    charts: list[Chart]
+    cells: list[CellTable]
+    cell_names: dict[str, str]
+    changed_columns: list[str]
+    changed_rows: list[ChangedRow]
+    changed_total: int
+    missing: list[str] = field(metadata={"help": "sections left out, each naming the column"})
+    definitions: list[tuple[str, str]]
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    raise AssertionError
+
+
+def _generated(epoch: str | None) -> str:
+    moment = datetime.fromtimestamp(int(epoch), UTC) if epoch else datetime.now(UTC)
+    return moment.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def metric_row(c: Any) -> MetricRow:
+    direction = "up" if c.ci_low > 0 else "down" if c.ci_high < 0 else "none"
+    return MetricRow(
+        name=c.metric,
+        n=c.n,
+        a=fmt_num(c.a),
+        b=fmt_num(c.b),
+        diff=fmt_diff(c.diff),
+        interval=fmt_interval(c.ci_low, c.ci_high),
+        wlt=f"{c.wins} / {c.losses} / {c.ties}",
+        fixed_broken=f"{c.fixed} / {c.broken}" if c.fixed is not None else "",
+        p=fmt_p(c.p_sign),
+        direction=direction,
+    )
+
+
+def _charts(result: Comparison) -> list[Chart]:
+    tables, c = result.tables, result.comparisons[result.headline]
+    base = result.headline.split("@")[0]
+    diff = (tables.paired[f"{base}_b"] - tables.paired[f"{base}_a"]).to_numpy(dtype=float)
+    keep = ~np.isnan(diff)
+    ids = tables.paired["question_id"][keep].tolist()
+    label = fmt_pct(result.options.confidence)
+    out = [
+        Chart(
+            id="differences",
+            title=f"Per-question differences in {result.headline}",
+            reading=f"B wins on {c.wins} questions, loses on {c.losses} and ties on {c.ties}; "
+            "the mean hides the losses, so read both sides.",
+            spec=charts.differences(ids, diff[keep], result.headline),
+        )
+    ]
+    if tables.curve is not None and tables.k:
+        curve = tables.curve
+        at_k = curve[curve.k == min(tables.k, int(curve.k.max()))]
+        ndcg = at_k[at_k.metric == "ndcg"].set_index("run")["value"]
+        out.append(
+            Chart(
+                id="curve",
+                title="Retrieval metrics at every cutoff k",
+                reading=f"Over retrieved_ids at k = {tables.k}: nDCG A {fmt_num(ndcg.get('a'))}, "
+                f"B {fmt_num(ndcg.get('b'))}; only the passages up to the prompt cutoff reach "
+                "the generator.",
+                spec=charts.metric_curve(curve, tables.k),
+            )
+        )
+    zero_inside = c.ci_low <= 0 <= c.ci_high
+    out.append(
+        Chart(
+            id="bootstrap",
+            title=f"How sure: bootstrap of the mean difference in {result.headline}",
+            reading=f"{label} of resampled differences lie in "
+            f"{fmt_interval(c.ci_low, c.ci_high)}; zero is "
+            f"{'inside' if zero_inside else 'outside'} it.",
+            spec=charts.bootstrap(
+                result.headline_means, c.diff, c.ci_low, c.ci_high, result.headline, label
+            ),
+        )
+    )
+    return out
+
+
+def _changed(result: Comparison) -> tuple[list[str], list[ChangedRow], int]:
+    """Questions whose headline outcome changed: fixed and broken first, then by |change|."""
+    tables = result.tables
+    p = tables.paired
+    base = result.headline.split("@")[0]
+    shown = [m for m in ("correct", "hit", "ndcg") if m in tables.metrics]
+    delta = (p[f"{base}_b"] - p[f"{base}_a"]).fillna(0)
+    up, down = ("fixed", "broken") if base in ("correct", "hit") else ("better", "worse")
+    changed = p.assign(
+        change=np.where(delta > 0, up, down), order=(delta < 0).astype(int), size=-delta.abs()
+    )[delta != 0]
+    changed = changed.sort_values(["order", "size"], kind="stable")
+    rows = [
+        ChangedRow(
+            question_id=str(r.question_id),
+            slice="" if r.slice is None else str(r.slice),
+            question="" if r.question is None else str(r.question),
+            change=str(r.change),
+            values=[
+                f"{fmt_num(getattr(r, f'{m}_a'), 2)} \u2192 {fmt_num(getattr(r, f'{m}_b'), 2)}"
+                for m in shown
+            ],
+        )
+        for r in changed.head(CHANGED_ROWS_SHOWN).itertuples()
+    ]
+    return [tables.name(m) for m in shown], rows, len(changed)
+
+
+def _missing(result: Comparison) -> list[str]:
+    have = set(result.tables.metrics)
+    notes = []
+    if "recall" not in have:
+        notes.append(
+            "Retrieval metrics: log relevant_ids with context_ids (or retrieved_ids and pass --k)."
+        )
+    if result.tables.curve is None:
+        notes.append("Metric-vs-k chart: log retrieved_ids and relevant_ids.")
+    if "correct" not in have:
+        notes.append("Answer correctness and the retrieval-by-answer table: log correct.")
+    if "faithfulness" not in have:
+        notes.append("Faithfulness: log faithfulness.")
+    return notes
+
+
+def definitions(result: Comparison) -> list[tuple[str, str]]:
+    t = result.tables
+    k = t.k
+    gain = "2^g \u2212 1" if result.options.gain == "exponential" else "g"
+    cutoff = (
+        f"k = {k}: the first {k} passages of retrieved_ids (--k)"
+        if t.k_source == "--k"
+        else "each question's own context_ids, k = its length (metric names use the most common "
+        f"length, {k})"
+    )
+    out = [
+        (
+            "Prompt cutoff",
+            f"Retrieval is scored at the passages the generator received: {cutoff}. "
+            "rel = labelled passages of grade > 0; a passage repeated in a ranking counts once, at "
+            "its first position. Questions without labelled evidence are left out of retrieval "
+            "metrics.",
+        ),
+        (f"recall@{k}", "|rel \u2229 top k| / |rel|."),
+        (f"precision@{k}", "|rel \u2229 top k| / k, dividing by k even when fewer were ranked."),
+        (f"hit@{k}", "1 if any relevant passage is in the top k, else 0."),
+        (f"mrr@{k}", "1 / rank of the first relevant passage within the top k, else 0."),
+        (
+            f"ndcg@{k}",
+            f"DCG@k / IDCG@k with gain {gain} for grade g and discount "
+            "log2(rank + 1); IDCG orders all labelled passages of the question ideally, retrieved "
+            "or not.",
+        ),
+        ("correct", "Share of questions whose answer is correct against the reference."),
+        ("faithfulness", "Mean share of the answer's claims supported by its context."),
+        (
+            "Pairing",
+            "Questions are matched on question_id; each metric is compared over the n "
+            "questions scored in both runs. Wins, losses, ties: B above, below, equal to A. Fixed: "
+            "0 in A, 1 in B; broken: 1 in A, 0 in B.",
+        ),
+        (
+            "Interval",
+            f"Paired percentile bootstrap of the mean of B \u2212 A: "
+            f"{result.options.n_boot} resamples of the questions with replacement, seed "
+            f"{result.options.seed}, central {fmt_pct(result.options.confidence)}.",
+        ),
+        (
+            "Sign test",
+            "Two-sided exact binomial test of wins against losses (ties dropped), "
+            "null hypothesis P(win) = 1/2.",
+        ),
+        (
+            "Verdict",
+            f"On {result.headline}: B better (worse) when the whole interval lies above "
+            "(below) zero, else no evidence of a difference.",
+        ),
+        (
+            "Retrieval-by-answer",
+            "Over questions with labelled evidence: evidence in context = "
+            "a relevant passage was in the prompt (context_ids, or the top k retrieved).",
+        ),
+    ]
+    if "recall" not in t.metrics:
+        out = [d for d in out if d[0].split("@")[0] not in RETRIEVAL and d[0] != "Prompt cutoff"]
+    return [d for d in out if d[0] not in ("correct", "faithfulness") or d[0] in t.metrics]
+
+
+def build_context(result: Comparison, source_date_epoch: str | None) -> ReportContext:
+    o = result.options
+    cols, rows, total = _changed(result)
+    verdict = result.verdict
+    return ReportContext(
+        title=f"{result.runs['a'].path.name} vs {result.runs['b'].path.name}",
+        generated=_generated(source_date_epoch),
+        tool_version=__version__,
+        runs=[
+            RunRow(run.label, str(run.path), run.sha256, _size(run.size_bytes), run.n_rows)
+            for run in result.runs.values()
+        ],
+        options=[
+            ("k", str(o.k) if o.k is not None else "context_ids"),
+            ("gain", o.gain),
+            ("n-boot", str(o.n_boot)),
+            ("confidence", fmt_pct(o.confidence)),
+            ("seed", str(o.seed)),
+        ],
+        n_paired=len(result.paired),
+        warnings=result.warnings,
+        verdict_outcome=verdict.outcome,
+        verdict_reason=verdict.reason,
+        verdict_class={"B better": "better", "B worse": "worse"}.get(verdict.outcome, "none"),
+        headline=result.headline,
+        metric_rows=[metric_row(c) for c in result.comparisons.values()],
+        charts=_charts(result),
+        cells=[
+            CellTable(run=key.upper(), n=sum(cells.values()), cells=cells)
+            for key, cells in (result.cells or {}).items()
+        ],
+        cell_names={name: CELL_TITLES[name] for name in CELL_NAMES},
+        changed_columns=cols,
+        changed_rows=rows,
+        changed_total=total,
+        missing=_missing(result),
+        definitions=definitions(result),
+    )

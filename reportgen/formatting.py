@@ -1,0 +1,57 @@
+"""Number formatting for people: small helpers, tested, used by the templates and the verdict."""
+
+from __future__ import annotations
+
+import math
+
+
+def _missing(value: float | None) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def fmt_num(value: float | None, digits: int = 3) -> str:
+    """A score such as 0.731; never shows 0 or 1 for a value that is neither."""
+    if _missing(value):
+        return "n/a"
+    assert value is not None
+    text = f"{value:.{digits}f}"
+    if value != 0 and float(text) == 0:
+        return f"< {10**-digits:.{digits}f}" if value > 0 else f"> -{10**-digits:.{digits}f}"
+    if value != 1 and float(text) == 1:
+        return f"> {1 - 10**-digits:.{digits}f}"
+    return text
+
+
+def fmt_diff(value: float | None, digits: int = 3) -> str:
+    """A signed difference: +0.042, -0.010, 0.000 for an exact zero."""
+    if _missing(value):
+        return "n/a"
+    assert value is not None
+    if value == 0:
+        return f"{0:.{digits}f}"
+    text = f"{value:+.{digits}f}"
+    if float(text) == 0:
+        return f"{'+' if value > 0 else '-'}< {10**-digits:.{digits}f}"
+    return text.replace("-", "\u2212")
+
+
+def fmt_interval(low: float | None, high: float | None, digits: int = 3) -> str:
+    """A bracketed interval of signed differences: [-0.012, +0.034]."""
+    return f"[{fmt_diff(low, digits)}, {fmt_diff(high, digits)}]"
+
+
+def fmt_p(p: float | None) -> str:
+    """A p-value: three decimals, '< 0.001' below that, 'n/a' when missing."""
+    if _missing(p):
+        return "n/a"
+    assert p is not None
+    if p < 0.001:
+        return "< 0.001"
+    if p > 0.999 and p < 1:
+        return "> 0.999"
+    return f"{p:.3f}"
+
+
+def fmt_pct(share: float) -> str:
+    """A confidence level or share as a percentage without trailing zeros: 95%, 99.5%."""
+    return f"{share * 100:.10g}%"

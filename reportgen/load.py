@@ -1,0 +1,71 @@
+"""Open a run log: check it is a Parquet file whose columns follow the contract.
+
+Only the file's footer is read here (schema and row count); rows are read by DuckDB later.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .contract import BY_NAME, type_problem
+from .errors import InputError
+
+
+@dataclass(frozen=True)
+class RunFile:
+    """One run log as given on the command line."""
+
+    label: str
+    path: Path
+    sha256: str
+    size_bytes: int
+    n_rows: int
+    columns: frozenset[str]
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def open_run(path: Path, label: str) -> RunFile:
+    """Check ``path`` against the contract and describe it; raise InputError on any breach."""
+    if not path.is_file():
+        raise InputError(f"{path}: no such file; pass the path of a Parquet run log")
+    try:
+        parquet = pq.ParquetFile(path)
+    except (pa.ArrowInvalid, OSError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InputError(
+            f"{path}: not a readable Parquet file ({reason}); write the run log with "
+            "pandas.DataFrame.to_parquet or pyarrow.parquet.write_table"
+        ) from None
+    schema = parquet.schema_arrow
+    if "question_id" not in schema.names:
+        raise InputError(
+            f"{path}: no question_id column; every run log needs one row per question "
+            "with a unique question_id"
+        )
+    for field in schema:
+        column = BY_NAME.get(field.name)
+        problem = column and type_problem(column, field.type)
+        if problem:
+            raise InputError(
+                f"{path}: column {field.name} {problem}; convert it or drop the column"
+            )
+    return RunFile(
+        label=label,
+        path=path,
+        sha256=sha256_of(path),
+        size_bytes=path.stat().st_size,
+        n_rows=parquet.metadata.num_rows,
+        columns=frozenset(name for name in schema.names if name in BY_NAME),
+    )

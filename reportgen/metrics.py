@@ -1,0 +1,106 @@
+"""Per-question metrics of both runs, paired on question_id (computed by the SQL in queries/)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from .database import RunDatabase
+from .errors import InputError
+
+RETRIEVAL = ("recall", "precision", "hit", "mrr", "ndcg")
+ANSWER = ("correct", "faithfulness")
+BINARY = frozenset({"hit", "correct"})
+
+
+@dataclass(frozen=True)
+class Options:
+    """Every option that changes a number in the report."""
+
+    k: int | None = None
+    gain: str = "exponential"
+    n_boot: int = 5000
+    confidence: float = 0.95
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class MetricTables:
+    """What the SQL layer hands to the statistics layer."""
+
+    k: int | None  # K in metric names (recall@K); None without retrieval metrics
+    k_source: str  # "--k" or "context_ids"
+    metrics: tuple[str, ...]  # base names (recall, ..., correct), in report order
+    paired: pd.DataFrame  # one row per paired question: question_id, slice, <base>_a, <base>_b
+    curve: pd.DataFrame | None  # run, metric, k, value; None without retrieved_ids
+    only_a: list[str]
+    only_b: list[str]
+    without_evidence: int  # paired questions left out of the retrieval metrics
+
+    def name(self, base: str) -> str:
+        """The metric's public name: ``ndcg@5`` for retrieval metrics, the base name otherwise."""
+        return f"{base}@{self.k}" if base in RETRIEVAL else base
+
+
+def _in_both(db: RunDatabase, column: str) -> bool:
+    return all(column in run.columns for run in db.files.values())
+
+
+def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
+    has_labels = _in_both(db, "relevant_ids")
+    has_retrieved = _in_both(db, "retrieved_ids")
+    has_context = _in_both(db, "context_ids")
+    if has_labels and has_retrieved and options.k is None and not has_context:
+        raise InputError(
+            f"{db.files['a'].path}: no context_ids column, so the prompt cutoff is unknown; "
+            "pass --k with the number of passages the generator received"
+        )
+    if options.k is not None and not has_retrieved:
+        raise InputError(
+            f"{db.files['a'].path}: --k cuts retrieved_ids, which these logs do not have; "
+            "drop --k to score context_ids"
+        )
+    retrieval = has_labels and (has_retrieved if options.k is not None else has_context)
+    metrics = (RETRIEVAL if retrieval else ()) + tuple(m for m in ANSWER if _in_both(db, m))
+    if not metrics:
+        raise InputError(
+            f"{db.files['a'].path} and {db.files['b'].path}: no metric can be computed; "
+            "the logs need relevant_ids with retrieved_ids or context_ids, or correct, "
+            "or faithfulness"
+        )
+    exponential = options.gain == "exponential"
+    db.execute("relevant")
+    per_question = db.frame("question_metrics", k=options.k, exponential=exponential)
+    db.con.register("question_metrics", per_question)
+    paired = db.frame("paired")
+    unmatched = db.frame("unmatched")
+    if paired.empty:
+        raise InputError(
+            f"{db.files['a'].path} and {db.files['b'].path}: no question_id in common; "
+            "compare two runs of the same question set"
+        )
+    curve = None
+    if has_labels and has_retrieved:
+        depth = int(db.frame("ranking_depth")["depth"].iloc[0] or 0)
+        if depth:
+            curve = db.frame("metric_curve", max_k=depth, exponential=exponential)
+    k = options.k if options.k is not None else _typical_context_length(per_question)
+    return MetricTables(
+        k=k if retrieval else None,
+        k_source="--k" if options.k is not None else "context_ids",
+        metrics=metrics,
+        paired=paired,
+        curve=curve,
+        only_a=unmatched.loc[unmatched.run == "a", "question_id"].tolist(),
+        only_b=unmatched.loc[unmatched.run == "b", "question_id"].tolist(),
+        without_evidence=int(paired[["recall_a", "recall_b"]].isna().any(axis=1).sum())
+        if retrieval
+        else 0,
+    )
+
+
+def _typical_context_length(per_question: pd.DataFrame) -> int:
+    """The most common prompt size (ties: the smaller), used to name metrics when k varies."""
+    counts = per_question["k"].value_counts()
+    return int(counts[counts == counts.max()].index.min()) if len(counts) else 0

@@ -1,0 +1,86 @@
+"""The JSON of every number in the report (schema_version 1; later versions only add keys)."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict
+from typing import Any
+
+from . import __version__
+from .compare import Comparison
+
+SCHEMA_VERSION = 1
+
+
+def _clean(value: Any) -> Any:
+    """JSON-safe: NaN becomes null, numpy scalars become Python numbers."""
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+def per_question(result: Comparison) -> list[dict[str, Any]]:
+    tables = result.tables
+    columns = {"question_id": "question_id", "slice": "slice"}
+    for base in tables.metrics:
+        for run in ("a", "b"):
+            columns[f"{base}_{run}"] = f"{tables.name(base)}_{run}"
+    frame = tables.paired[list(columns)].rename(columns=columns)
+    frame = frame.astype(object).where(frame.notna(), None)
+    return frame.to_dict(orient="records")
+
+
+def build(result: Comparison) -> dict[str, Any]:
+    o = result.options
+    return _clean(
+        {
+            "schema_version": SCHEMA_VERSION,
+            "tool": {"name": "ragreport", "version": __version__},
+            "params": {
+                "k": o.k,
+                "k_source": result.tables.k_source,
+                "k_named": result.tables.k,
+                "gain": o.gain,
+                "n_boot": o.n_boot,
+                "confidence": o.confidence,
+                "seed": o.seed,
+            },
+            "runs": {
+                key: {
+                    "label": run.label,
+                    "path": str(run.path),
+                    "sha256": run.sha256,
+                    "size_bytes": run.size_bytes,
+                    "n_questions": run.n_rows,
+                }
+                for key, run in result.runs.items()
+            },
+            "n_paired": len(result.paired),
+            "unmatched": {"only_a": result.tables.only_a, "only_b": result.tables.only_b},
+            "headline": result.headline,
+            "verdict": asdict(result.verdict),
+            "metrics": {
+                name: {k: v for k, v in asdict(c).items() if k != "metric"}
+                for name, c in result.comparisons.items()
+            },
+            "metric_curve": (
+                result.tables.curve.to_dict(orient="records")
+                if result.tables.curve is not None
+                else None
+            ),
+            "per_question": per_question(result),
+            "cells": result.cells,
+            "warnings": result.warnings,
+        }
+    )
+
+
+def dumps(document: dict[str, Any]) -> str:
+    return json.dumps(document, indent=1, sort_keys=False, allow_nan=False) + "\n"

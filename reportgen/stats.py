@@ -1,0 +1,115 @@
+"""Paired statistics of one metric: a bootstrap interval on the mean difference, a sign test."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats as scipy_stats
+
+_INDEX_CHUNK = 200  # index resamples drawn at once: bounds memory to chunk x n integers
+
+
+@dataclass(frozen=True)
+class MetricComparison:
+    """One metric compared question by question (B - A), over the ``n`` questions scored in both."""
+
+    metric: str
+    n: int
+    a: float
+    b: float
+    diff: float
+    ci_low: float
+    ci_high: float
+    wins: int  # B > A
+    losses: int  # B < A
+    ties: int
+    p_sign: float
+    fixed: int | None  # binary metrics only: 0 in A, 1 in B
+    broken: int | None  # binary metrics only: 1 in A, 0 in B
+
+
+def sign_test(wins: int, losses: int) -> float:
+    """Two-sided exact sign test.
+
+    H0: a question that changed is as likely to favour B as A (P(win) = 1/2 given not a tie).
+    Statistic: the number of wins among wins + losses, Binomial(wins + losses, 1/2) under H0;
+    ties are dropped (Dixon & Mood, 1946). With no changed question, p = 1.
+    """
+    n = wins + losses
+    if n == 0:
+        return 1.0
+    return float(scipy_stats.binomtest(wins, n, 0.5, alternative="two-sided").pvalue)
+
+
+def bootstrap_means(diff: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
+    """``n_boot`` means of ``diff`` resampled with replacement (the paired bootstrap).
+
+    Resampling questions keeps each question's A and B together, so ``diff`` (B - A per question)
+    is all that is needed. A resample of n values is fully described by how many times it
+    draws each distinct value, and those counts are Multinomial(n, share of each distinct value):
+    drawing the counts gives exactly the distribution of drawing indices, at a cost of n_boot x
+    (distinct values) instead of n_boot x n. Metrics take few distinct values (a binary outcome
+    has at most three differences), so the counts are used whenever they are the cheaper draw.
+    """
+    rng = np.random.default_rng(seed)
+    n = len(diff)
+    values, counts = np.unique(diff, return_counts=True)
+    if len(values) < n:
+        draws = rng.multinomial(n, counts / n, size=n_boot)
+        return draws @ values / n
+    means = np.empty(n_boot)
+    for start in range(0, n_boot, _INDEX_CHUNK):
+        stop = min(start + _INDEX_CHUNK, n_boot)
+        means[start:stop] = diff[rng.integers(0, n, size=(stop - start, n))].mean(axis=1)
+    return means
+
+
+def percentile_interval(means: np.ndarray, confidence: float) -> tuple[float, float]:
+    """The central ``confidence`` share of the bootstrap means (percentile method, Efron 1979)."""
+    tail = (1 - confidence) / 2
+    low, high = np.quantile(means, [tail, 1 - tail])
+    return float(low), float(high)
+
+
+def compare_metric(
+    metric: str,
+    a: np.ndarray,
+    b: np.ndarray,
+    *,
+    binary: bool,
+    n_boot: int,
+    confidence: float,
+    seed: int,
+) -> tuple[MetricComparison, np.ndarray]:
+    """Compare paired scores; questions with a missing score in either run are left out.
+
+    Returns the comparison and the bootstrap means of B - A (for the distribution chart).
+    """
+    keep = ~(np.isnan(a) | np.isnan(b))
+    a, b = a[keep], b[keep]
+    diff = b - a
+    n = len(diff)
+    if n == 0:
+        nan = float("nan")
+        empty = MetricComparison(metric, 0, nan, nan, nan, nan, nan, 0, 0, 0, 1.0, None, None)
+        return empty, np.empty(0)
+    means = bootstrap_means(diff, n_boot, seed)
+    low, high = percentile_interval(means, confidence)
+    wins, losses = int((diff > 0).sum()), int((diff < 0).sum())
+    comparison = MetricComparison(
+        metric=metric,
+        n=n,
+        a=float(a.mean()),
+        b=float(b.mean()),
+        diff=float(diff.mean()),
+        ci_low=low,
+        ci_high=high,
+        wins=wins,
+        losses=losses,
+        ties=n - wins - losses,
+        p_sign=sign_test(wins, losses),
+        fixed=int(((a == 0) & (b == 1)).sum()) if binary else None,
+        broken=int(((a == 1) & (b == 0)).sum()) if binary else None,
+    )
+    return comparison, means

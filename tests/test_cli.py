@@ -1,0 +1,185 @@
+"""The command line as a user drives it: success output, and every input error as one line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from reportgen.cli import cli
+
+
+def log(path: Path, rows: list[dict]) -> Path:
+    pd.DataFrame(rows).to_parquet(path)
+    return path
+
+
+def good_rows(n: int = 12, flip: int = 0) -> list[dict]:
+    return [
+        {
+            "question_id": f"q{i}",
+            "slice": "s",
+            "retrieved_ids": ["p1", "p2", "p3"],
+            "relevant_ids": ["p2"],
+            "relevant_grades": [2],
+            "context_ids": ["p1", "p2"],
+            "correct": i < n // 2 + flip,
+        }
+        for i in range(n)
+    ]
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def pair(tmp_path: Path) -> tuple[Path, Path]:
+    return log(tmp_path / "a.parquet", good_rows()), log(tmp_path / "b.parquet", good_rows(flip=3))
+
+
+def test_compare_writes_html_and_json_beside_it(pair, tmp_path):
+    a, b = pair
+    code, out, err = run("compare", str(a), str(b), "-o", str(tmp_path / "r.html"))
+    assert code == 0, err
+    assert (tmp_path / "r.html").read_text().startswith("<!DOCTYPE html>")
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["metrics"]["correct"]["fixed"] == 3
+    assert out.startswith(doc["verdict"]["outcome"] + ":")
+
+
+def test_json_option_moves_the_json(pair, tmp_path):
+    a, b = pair
+    target = tmp_path / "elsewhere.json"
+    code, _, err = run(
+        "compare", str(a), str(b), "-o", str(tmp_path / "r.html"), "--json", str(target)
+    )
+    assert code == 0, err
+    assert target.exists() and not (tmp_path / "r.json").exists()
+
+
+def expect_error(tmp_path: Path, a: Path, b: Path, *needles: str, extra: tuple = ()) -> None:
+    out = tmp_path / "out" / "r.html"
+    out.parent.mkdir(exist_ok=True)
+    code, _, err = run("compare", str(a), str(b), "-o", str(out), *extra)
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("ragreport: error: ")
+    for needle in needles:
+        assert needle in lines[0]
+    assert "Traceback" not in err
+    assert list(out.parent.iterdir()) == [], "nothing may be written on error"
+
+
+def test_missing_file(pair, tmp_path):
+    a, _ = pair
+    expect_error(tmp_path, a, tmp_path / "nope.parquet", "nope.parquet", "no such file")
+
+
+def test_not_parquet(pair, tmp_path):
+    a, _ = pair
+    bad = tmp_path / "bad.parquet"
+    bad.write_text("question_id,correct\nq1,true\n")
+    expect_error(tmp_path, a, bad, "bad.parquet", "not a readable Parquet file")
+
+
+def test_missing_question_id(pair, tmp_path):
+    a, _ = pair
+    b = log(tmp_path / "noid.parquet", [{"id": "q1", "correct": True}])
+    expect_error(tmp_path, a, b, "noid.parquet", "no question_id column")
+
+
+def test_duplicate_question_id(pair, tmp_path):
+    a, _ = pair
+    rows = good_rows()
+    rows[7]["question_id"] = "q2"
+    b = log(tmp_path / "dup.parquet", rows)
+    expect_error(tmp_path, a, b, "dup.parquet", "'q2'", "rows 3 and 8")
+
+
+def test_wrong_column_type(pair, tmp_path):
+    a, _ = pair
+    rows = good_rows()
+    for r in rows:
+        r["correct"] = "yes"
+    b = log(tmp_path / "typed.parquet", rows)
+    expect_error(tmp_path, a, b, "typed.parquet", "column correct", "expected bool")
+
+
+def test_grades_length_mismatch(pair, tmp_path):
+    a, _ = pair
+    rows = good_rows()
+    rows[4]["relevant_grades"] = [2, 1]
+    b = log(tmp_path / "grades.parquet", rows)
+    expect_error(tmp_path, a, b, "grades.parquet", "row 5", "'q4'", "2 grades for 1 relevant_ids")
+
+
+def test_faithfulness_out_of_range(pair, tmp_path):
+    a, _ = pair
+    rows = good_rows()
+    for r in rows:
+        r["faithfulness"] = 0.5
+    rows[1]["faithfulness"] = 1.5
+    b = log(tmp_path / "faith.parquet", rows)
+    expect_error(tmp_path, a, b, "faith.parquet", "row 2", "1.5")
+
+
+def test_no_metric_computable(tmp_path):
+    a = log(tmp_path / "a.parquet", [{"question_id": "q1", "question": "x"}])
+    b = log(tmp_path / "b.parquet", [{"question_id": "q1", "question": "x"}])
+    expect_error(tmp_path, a, b, "no metric can be computed")
+
+
+def test_no_question_in_common(pair, tmp_path):
+    a, _ = pair
+    rows = good_rows()
+    for r in rows:
+        r["question_id"] += "-other"
+    b = log(tmp_path / "other.parquet", rows)
+    expect_error(tmp_path, a, b, "no question_id in common")
+
+
+def test_rankings_without_context_need_k(tmp_path):
+    rows = good_rows()
+    for r in rows:
+        del r["context_ids"]
+    a, b = log(tmp_path / "a.parquet", rows), log(tmp_path / "b.parquet", rows)
+    expect_error(tmp_path, a, b, "pass --k")
+    code, _, err = run("compare", str(a), str(b), "-o", str(tmp_path / "r.html"), "--k", "2")
+    assert code == 0, err
+
+
+def test_refuses_to_overwrite_an_input(pair, tmp_path):
+    a, b = pair
+    before = a.read_bytes()
+    code, _, err = run("compare", str(a), str(b), "-o", str(tmp_path / "r.html"), "--json", str(a))
+    assert code == 2 and "is one of the input run logs" in err
+    assert a.read_bytes() == before
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_existing_report_survives_a_failed_run(pair, tmp_path):
+    a, _ = pair
+    report = tmp_path / "r.html"
+    report.write_text("previous report")
+    code, _, _ = run("compare", str(a), str(tmp_path / "missing.parquet"), "-o", str(report))
+    assert code == 2
+    assert report.read_text() == "previous report"
+
+
+def test_unmatched_questions_are_listed_not_dropped(pair, tmp_path):
+    a, _ = pair
+    rows = good_rows()[:-2] + [dict(good_rows()[0], question_id="extra")]
+    b = log(tmp_path / "b.parquet", rows)
+    code, _, err = run("compare", str(a), str(b), "-o", str(tmp_path / "r.html"))
+    assert code == 0, err
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["unmatched"] == {"only_a": ["q10", "q11"], "only_b": ["extra"]}
+    assert doc["n_paired"] == 10
+    assert any("only in run A" in w and "q10, q11" in w for w in doc["warnings"])
+    assert "q10, q11" in (tmp_path / "r.html").read_text()
