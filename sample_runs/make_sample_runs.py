@@ -35,12 +35,45 @@ SEED = 128
 OUT = Path(__file__).resolve().parent
 SLICES = {"refunds": 66, "changes": 64, "baggage": 55, "rule_lookup": 48, "group_travel": 7}
 UNANSWERABLE = {"refunds": 4, "changes": 5, "baggage": 3}  # 12 questions the corpus can't answer
-DOCS = {"refunds": (100, 200), "changes": (200, 300), "baggage": (300, 400),
-        "rule_lookup": (400, 700), "group_travel": (700, 730)}  # document-number range per slice
-FARES = ["Saver", "Basic", "Standard", "Flex", "Business Flex", "Economy Light", "Semi-Flex",
-         "Premium Economy", "Advance", "Off-Peak", "Anytime", "Super Saver"]
-CITIES = ["London", "Paris", "Frankfurt", "New York", "Madrid", "Rome", "Amsterdam", "Zurich",
-          "Lyon", "Manchester", "Edinburgh", "Vienna", "Boston", "Chicago", "Milan", "Brussels"]
+DOCS = {
+    "refunds": (100, 200),
+    "changes": (200, 300),
+    "baggage": (300, 400),
+    "rule_lookup": (400, 700),
+    "group_travel": (700, 730),
+}  # document-number range per slice
+FARES = [
+    "Saver",
+    "Basic",
+    "Standard",
+    "Flex",
+    "Business Flex",
+    "Economy Light",
+    "Semi-Flex",
+    "Premium Economy",
+    "Advance",
+    "Off-Peak",
+    "Anytime",
+    "Super Saver",
+]
+CITIES = [
+    "London",
+    "Paris",
+    "Frankfurt",
+    "New York",
+    "Madrid",
+    "Rome",
+    "Amsterdam",
+    "Zurich",
+    "Lyon",
+    "Manchester",
+    "Edinburgh",
+    "Vienna",
+    "Boston",
+    "Chicago",
+    "Milan",
+    "Brussels",
+]
 BASIS = ["LOW", "SAV", "FLX", "RT", "OW", "NR", "AP14", "X7", "LT", "PX", "EE", "RSTD"]
 RULES = {  # ATPCO-style fare rule category: (name, the texts such a rule can have)
     2: ("day/time", ["valid Monday to Thursday only", "valid on all days", "not valid Fridays"]),
@@ -49,8 +82,14 @@ RULES = {  # ATPCO-style fare rule category: (name, the texts such a rule can ha
     6: ("minimum stay", ["Saturday-night minimum stay required", "no minimum stay"]),
     7: ("maximum stay", ["maximum stay {n} months", "maximum stay 12 months"]),
     8: ("stopovers", ["no stopovers permitted", "one free stopover each way"]),
-    16: ("penalties", ["changes {fee} EUR, refunds not permitted", "no penalties",
-                       "changes and refunds permitted for {fee} EUR"]),
+    16: (
+        "penalties",
+        [
+            "changes {fee} EUR, refunds not permitted",
+            "no penalties",
+            "changes and refunds permitted for {fee} EUR",
+        ],
+    ),
     19: ("children discounts", ["children 2-11 pay 75% of the adult fare", "no child discount"]),
     31: ("voluntary changes", ["changes {fee} EUR plus fare difference", "no changes permitted"]),
     33: ("voluntary refunds", ["refund less {fee} EUR before departure", "taxes only"]),
@@ -113,15 +152,37 @@ NOT_IN_CORPUS = "Not answerable from the fare rules."
 ABSTAIN = "I can't find this in the fare rules; please contact the fare desk."
 
 
-STR, IDS, BOOL, FLOAT, INT = pa.string(), pa.list_(pa.string()), pa.bool_(), pa.float64(), pa.int64()
-SCHEMA = pa.schema([
-    ("question_id", STR), ("question", STR), ("slice", STR), ("retrieved_ids", IDS),
-    ("relevant_ids", IDS), ("relevant_grades", pa.list_(INT)), ("context_ids", IDS),
-    ("correct", BOOL), ("faithfulness", FLOAT), ("answer", STR), ("reference_answer", STR),
-    ("answer_relevance", FLOAT), ("answerable", BOOL), ("abstained", BOOL), ("cited_ids", IDS),
-    ("human_correct", BOOL), ("human_faithful", BOOL), ("context_tokens", INT),
-    ("latency_ms", FLOAT), ("cost_usd", FLOAT),
-])
+STR, IDS, BOOL, FLOAT, INT = (
+    pa.string(),
+    pa.list_(pa.string()),
+    pa.bool_(),
+    pa.float64(),
+    pa.int64(),
+)
+SCHEMA = pa.schema(
+    [
+        ("question_id", STR),
+        ("question", STR),
+        ("slice", STR),
+        ("retrieved_ids", IDS),
+        ("relevant_ids", IDS),
+        ("relevant_grades", pa.list_(INT)),
+        ("context_ids", IDS),
+        ("correct", BOOL),
+        ("faithfulness", FLOAT),
+        ("answer", STR),
+        ("reference_answer", STR),
+        ("answer_relevance", FLOAT),
+        ("answerable", BOOL),
+        ("abstained", BOOL),
+        ("cited_ids", IDS),
+        ("human_correct", BOOL),
+        ("human_faithful", BOOL),
+        ("context_tokens", INT),
+        ("latency_ms", FLOAT),
+        ("cost_usd", FLOAT),
+    ]
+)
 
 
 def pid(doc: int, chunk: int) -> str:
@@ -134,13 +195,25 @@ def facts(rng: np.random.Generator) -> dict:
     r = int(rng.choice(list(RULES)))
     rname, texts = RULES[r]
     i, j = rng.choice(len(texts), 2, replace=False)
-    f = dict(fare=str(rng.choice(FARES)), o=str(o), d=str(d), fee=int(fee), fee2=int(fee2),
-             days=int(rng.choice([3, 7, 14, 21, 30])), n=int(rng.integers(2, 6)),
-             n2=int(rng.choice([8, 10, 12, 15])), bags=int(rng.integers(0, 2)), bags2=2,
-             kg2=int(rng.choice([15, 20, 32])), r=r, rname=rname,
-             pnr="".join(rng.choice(list("ABCDEFGHJKLMNPRSTUVWXYZ23456789"), 6)),
-             fb=str(rng.choice(list("YBMHKLQTV"))) + str(rng.choice(BASIS))
-             + str(rng.choice(["US", "EU", "UK", "AP", "", str(rng.integers(1, 9))])))
+    f = dict(
+        fare=str(rng.choice(FARES)),
+        o=str(o),
+        d=str(d),
+        fee=int(fee),
+        fee2=int(fee2),
+        days=int(rng.choice([3, 7, 14, 21, 30])),
+        n=int(rng.integers(2, 6)),
+        n2=int(rng.choice([8, 10, 12, 15])),
+        bags=int(rng.integers(0, 2)),
+        bags2=2,
+        kg2=int(rng.choice([15, 20, 32])),
+        r=r,
+        rname=rname,
+        pnr="".join(rng.choice(list("ABCDEFGHJKLMNPRSTUVWXYZ23456789"), 6)),
+        fb=str(rng.choice(list("YBMHKLQTV")))
+        + str(rng.choice(BASIS))
+        + str(rng.choice(["US", "EU", "UK", "AP", "", str(rng.integers(1, 9))])),
+    )
     f["rt"], f["rt2"] = texts[i].format(**f), texts[j].format(**f)
     return f
 
@@ -156,8 +229,13 @@ def make_questions(rng: np.random.Generator) -> list[dict]:
                 f = facts(rng)
                 line = lines[rng.integers(len(lines))]
                 if slc == "rule_lookup" and k == 0:  # the textbook example, verbatim
-                    f.update(r=16, rname="penalties", fb="YLOWUS", rt2="no penalties",
-                             rt="changes 75 EUR, refunds not permitted")
+                    f.update(
+                        r=16,
+                        rname="penalties",
+                        fb="YLOWUS",
+                        rt2="no penalties",
+                        rt="changes 75 EUR, refunds not permitted",
+                    )
                     line = lines[0]
                 parts = [s.format(**f) for s in line.split(" | ")]
                 if parts[0] not in seen:
@@ -173,9 +251,17 @@ def make_questions(rng: np.random.Generator) -> list[dict]:
                     if (cand := pid(other, int(rng.integers(1, 10)))) not in rel:
                         rel.append(cand)
             grades = [2] + [2 if rng.random() < 0.3 else 1 for _ in rel[1:]]
-            qs.append(dict(slice=slc, question=q, reference_answer=ref, wrong=wrong,
-                           answerable=not unans, relevant_ids=rel,
-                           relevant_grades=grades[: len(rel)]))
+            qs.append(
+                dict(
+                    slice=slc,
+                    question=q,
+                    reference_answer=ref,
+                    wrong=wrong,
+                    answerable=not unans,
+                    relevant_ids=rel,
+                    relevant_grades=grades[: len(rel)],
+                )
+            )
     qs = [qs[i] for i in rng.permutation(len(qs))]
     labelled = [i for i, q in enumerate(qs) if q["relevant_ids"]]
     for i in rng.choice(labelled, 2, replace=False):  # smell: answerable, but no labels
@@ -196,8 +282,11 @@ def dense_pool(rng: np.random.Generator, q: dict, depth: int = 50) -> list[str]:
     bands = [0.88, 0.06, 0.01, 0.05] if q["slice"] == "rule_lookup" else [0.72, 0.2, 0.03, 0.05]
     for n, p in enumerate(q["relevant_ids"]):
         band = rng.choice(4, p=bands) if n == 0 else 4  # helpful passages: anywhere
-        r = (int(rng.choice(5, p=[0.4, 0.25, 0.15, 0.12, 0.08])) if band == 0
-             else int(rng.integers(*[(5, 20), (20, 50), (50, 99), (0, 80)][band - 1])))
+        r = (
+            int(rng.choice(5, p=[0.4, 0.25, 0.15, 0.12, 0.08]))
+            if band == 0
+            else int(rng.integers(*[(5, 20), (20, 50), (50, 99), (0, 80)][band - 1]))
+        )
         while r < depth and pool[r]:
             r += 1
         if r < depth:
@@ -237,14 +326,20 @@ def answer_row(rng, q: dict, ranked: list[str], n_ctx: int, luck, run: str) -> d
         abstained, correct = False, u < 0.6
     else:
         abstained = best == 0 and w < 0.12
-        p = {2: 0.8 if n_ctx == 6 else 0.86, 1: 0.4 if n_ctx == 6 else 0.45,
-             0: 0.05 if run == "a" else 0.14}[best]  # B's on-topic context helps a guess
+        p = {
+            2: 0.8 if n_ctx == 6 else 0.86,
+            1: 0.4 if n_ctx == 6 else 0.45,
+            0: 0.05 if run == "a" else 0.14,
+        }[best]  # B's on-topic context helps a guess
         correct = not abstained and u < p
     if abstained or (correct and not q["relevant_ids"]):
         faith = 1.0
     elif correct:
-        faith = (float(rng.choice([0, 1 / 3])) if best == 0 else
-                 float(rng.choice([1, 3 / 4, 2 / 3], p=[0.9, 0.05, 0.05])))
+        faith = (
+            float(rng.choice([0, 1 / 3]))
+            if best == 0
+            else float(rng.choice([1, 3 / 4, 2 / 3], p=[0.9, 0.05, 0.05]))
+        )
     elif best > 0 or not q["answerable"]:  # hallucination, or faithful to a stale passage
         faith = float(rng.choice([0, 1 / 3, 1 / 2, 2 / 3, 3 / 4])) if v < 0.75 else 1.0
     else:
@@ -263,12 +358,26 @@ def answer_row(rng, q: dict, ranked: list[str], n_ctx: int, luck, run: str) -> d
     cost = (tokens + 350) * 2.5e-6 + out_tokens * 1e-5
     if run == "b":  # the cross-encoder scores 50 candidates
         latency, cost = latency + rng.normal(560, 70), cost + 2e-4
-    relevance = (rng.uniform(0.2, 0.45) if abstained else
-                 rng.uniform(0.85, 1.0) if correct else rng.uniform(0.55, 0.95))
-    return dict(retrieved_ids=ranked, context_ids=ctx, correct=bool(correct),
-                faithfulness=faith, answer=answer, answer_relevance=round(float(relevance), 2),
-                abstained=bool(abstained), cited_ids=cited, context_tokens=int(tokens),
-                latency_ms=round(float(latency), 1), cost_usd=round(float(cost), 6))
+    relevance = (
+        rng.uniform(0.2, 0.45)
+        if abstained
+        else rng.uniform(0.85, 1.0)
+        if correct
+        else rng.uniform(0.55, 0.95)
+    )
+    return dict(
+        retrieved_ids=ranked,
+        context_ids=ctx,
+        correct=bool(correct),
+        faithfulness=faith,
+        answer=answer,
+        answer_relevance=round(float(relevance), 2),
+        abstained=bool(abstained),
+        cited_ids=cited,
+        context_tokens=int(tokens),
+        latency_ms=round(float(latency), 1),
+        cost_usd=round(float(cost), 6),
+    )
 
 
 def build() -> tuple[list[dict], dict[str, list[dict]]]:
@@ -288,8 +397,12 @@ def build() -> tuple[list[dict], dict[str, list[dict]]]:
             row = answer_row(rng_g, q, ranked[run], n_ctx, luck, run)
             runs[run].append({k: q[k] for k in SCHEMA.names if k in q} | row)
     b = runs["b"]  # golden-set drift: three labels edited between the runs
-    i0, i1, i2 = (int(i) for i in rng_s.choice(
-        [i for i, q in enumerate(qs) if 1 in q["relevant_grades"]], 3, replace=False))
+    i0, i1, i2 = (
+        int(i)
+        for i in rng_s.choice(
+            [i for i, q in enumerate(qs) if 1 in q["relevant_grades"]], 3, replace=False
+        )
+    )
     b[i0]["relevant_grades"] = [2] * len(qs[i0]["relevant_ids"])  # a grade raised 1 -> 2
     b[i1]["relevant_ids"], b[i1]["relevant_grades"] = qs[i1]["relevant_ids"][:1], [2]  # dropped
     extra = next(p for p in b[i2]["retrieved_ids"] if p not in qs[i2]["relevant_ids"])
@@ -347,34 +460,55 @@ def summary(runs: dict[str, list[dict]]) -> None:
     for slc in [*SLICES, "ALL"]:
         idx = [i for i, r in enumerate(a) if slc in ("ALL", r["slice"])]
         c = [np.mean([runs[run][i]["correct"] for i in idx]) for run in "ab"]
-        (h_a, n_a), (h_b, n_b) = (np.mean([hit_ndcg(runs[run][i]) for i in idx
-                                           if runs[run][i]["relevant_ids"]], axis=0)
-                                  for run in "ab")
-        print(f"{slc:<13}{len(idx):>4}  {c[0]:.2f}/{c[1]:.2f}    {h_a:.2f}/{h_b:.2f}"
-              f"    {n_a:.2f}/{n_b:.2f}")
+        (h_a, n_a), (h_b, n_b) = (
+            np.mean([hit_ndcg(runs[run][i]) for i in idx if runs[run][i]["relevant_ids"]], axis=0)
+            for run in "ab"
+        )
+        print(
+            f"{slc:<13}{len(idx):>4}  {c[0]:.2f}/{c[1]:.2f}    {h_a:.2f}/{h_b:.2f}"
+            f"    {n_a:.2f}/{n_b:.2f}"
+        )
     pairs = list(zip(a, b, strict=True))
-    print(f"fixed by B {sum(x['correct'] < y['correct'] for x, y in pairs)}, "
-          f"broken by B {sum(x['correct'] > y['correct'] for x, y in pairs)}")
+    print(
+        f"fixed by B {sum(x['correct'] < y['correct'] for x, y in pairs)}, "
+        f"broken by B {sum(x['correct'] > y['correct'] for x, y in pairs)}"
+    )
     for run, rows in runs.items():
         kinds = Counter(failure_kind(r) for r in rows if failure_kind(r) != "ok")
         print(f"run {run}:", ", ".join(f"{k} {n}" for k, n in kinds.most_common()))
         ev = [[r["correct"] for r in rows if r["relevant_ids"] and has_g2(r) == e] for e in (1, 0)]
-        print(f"  correct with a grade-2 passage in context {np.mean(ev[0]):.2f} (n={len(ev[0])}),"
-              f" without {np.mean(ev[1]):.2f} (n={len(ev[1])})")
+        print(
+            f"  correct with a grade-2 passage in context {np.mean(ev[0]):.2f} (n={len(ev[0])}),"
+            f" without {np.mean(ev[1]):.2f} (n={len(ev[1])})"
+        )
         fake = sum(bool(set(r["cited_ids"]) - set(r["context_ids"])) for r in rows)
         hum = [r for r in rows if r["human_correct"] is not None]
-        agree = np.mean([[r["human_correct"] == r["correct"],
-                          r["human_faithful"] == (r["faithfulness"] == 1)] for r in hum], axis=0)
-        print(f"  fabricated citations {fake}, human agreement {agree[0]:.3f}/{agree[1]:.3f}, "
-              f"6-passage contexts {sum(len(r['context_ids']) == 6 for r in rows)}, latency "
-              f"{np.mean([r['latency_ms'] for r in rows]):.0f} ms, "
-              f"cost ${np.mean([r['cost_usd'] for r in rows]):.5f}")
-    drift = sum((x["relevant_ids"], x["relevant_grades"]) != (y["relevant_ids"], y["relevant_grades"])
-                for x, y in pairs)
-    print(f"smells: label drift {drift}, unanswerable {sum(not r['answerable'] for r in a)}, "
-          f"answerable without labels {sum(r['answerable'] and not r['relevant_ids'] for r in a)}, "
-          f"duplicate texts {len(a) - len({r['question'] for r in a})}, rankings with a "
-          f"duplicate id {sum(len(set(r['retrieved_ids'])) < 20 for r in a)}")
+        agree = np.mean(
+            [
+                [
+                    r["human_correct"] == r["correct"],
+                    r["human_faithful"] == (r["faithfulness"] == 1),
+                ]
+                for r in hum
+            ],
+            axis=0,
+        )
+        print(
+            f"  fabricated citations {fake}, human agreement {agree[0]:.3f}/{agree[1]:.3f}, "
+            f"6-passage contexts {sum(len(r['context_ids']) == 6 for r in rows)}, latency "
+            f"{np.mean([r['latency_ms'] for r in rows]):.0f} ms, "
+            f"cost ${np.mean([r['cost_usd'] for r in rows]):.5f}"
+        )
+    drift = sum(
+        (x["relevant_ids"], x["relevant_grades"]) != (y["relevant_ids"], y["relevant_grades"])
+        for x, y in pairs
+    )
+    print(
+        f"smells: label drift {drift}, unanswerable {sum(not r['answerable'] for r in a)}, "
+        f"answerable without labels {sum(r['answerable'] and not r['relevant_ids'] for r in a)}, "
+        f"duplicate texts {len(a) - len({r['question'] for r in a})}, rankings with a "
+        f"duplicate id {sum(len(set(r['retrieved_ids'])) < 20 for r in a)}"
+    )
 
 
 def main() -> None:
