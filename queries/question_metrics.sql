@@ -5,11 +5,12 @@
 --         $exponential BOOLEAN: nDCG gain 2^g - 1 when true, g when false.
 -- Returns: run, question_id, row_number, slice, question, k, n_relevant, evidence_in_context,
 --   recall, precision, hit, mrr, ndcg (all NULL when the question has no relevant passage),
---   correct (0/1), faithfulness.
+--   correct (0/1), faithfulness, context_tokens,
+--   answerable (as logged, else: has labelled evidence).
 WITH prompt AS (
     SELECT run, question_id, row_number, slice, question, context_ids IS NOT NULL AS has_context,
            CASE WHEN $k IS NULL THEN coalesce(len(context_ids), 0) ELSE $k END AS k,
-           correct, faithfulness
+           correct, faithfulness, context_tokens, answerable
     FROM runs
 ),
 scored AS (
@@ -48,7 +49,9 @@ SELECT
     CASE WHEN q.n_relevant IS NULL THEN NULL
          WHEN coalesce(q.idcg, 0) = 0 THEN 0.0 ELSE q.dcg / q.idcg END AS ndcg,
     p.correct::DOUBLE AS correct,
-    p.faithfulness
+    p.faithfulness,
+    p.context_tokens,
+    coalesce(p.answerable, q.n_relevant IS NOT NULL) AS answerable
 FROM prompt AS p
 LEFT JOIN per_question AS q USING (run, question_id)
 ORDER BY p.run, p.row_number

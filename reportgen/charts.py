@@ -13,6 +13,7 @@ import pandas as pd
 
 RUN_COLOURS = {"A": "#E69F00", "B": "#56B4E9"}
 OUTCOME_COLOURS = {"B wins": "#0072B2", "tie": "#BBBBBB", "B loses": "#D55E00"}
+_CURVE_ORDER = ("recall", "precision", "hit", "mrr", "ndcg")
 MAX_POINTS = 1000  # a chart draws at most this many per-question marks
 WIDTH = 640
 
@@ -63,7 +64,7 @@ def metric_curve(curve: pd.DataFrame, prompt_k: int) -> dict[str, Any]:
     """Mean retrieval metrics of both runs at every cutoff, the prompt cutoff marked."""
     frame = curve.assign(run=curve["run"].str.upper())
     depth = int(frame["k"].max())
-    base = alt.Chart(frame)
+    base = alt.Chart()
     lines = base.mark_line().encode(
         x=alt.X("k:Q", title="cutoff k (passages)", scale=alt.Scale(domain=[1, depth], nice=False)),
         y=alt.Y("value:Q", title="mean over questions", scale=alt.Scale(domain=[0, 1])),
@@ -75,25 +76,18 @@ def metric_curve(curve: pd.DataFrame, prompt_k: int) -> dict[str, Any]:
         strokeDash=alt.StrokeDash("run:N", legend=None),
         tooltip=["run:N", "metric:N", "k:Q", alt.Tooltip("value:Q", format=".3f")],
     )
-    headroom = (
-        alt.Chart(pd.DataFrame({"start": [prompt_k], "end": [depth]}))
-        .mark_rect(color="#000000", opacity=0.06)
-        .encode(x="start:Q", x2="end:Q")
+    # One row per panel, so the cutoff and the headroom are drawn once in each.
+    once = base.transform_filter((alt.datum.k == 1) & (alt.datum.run == "A"))
+    headroom = once.mark_rect(color="#000000", opacity=0.06).encode(
+        x=alt.datum(prompt_k), x2=alt.datum(depth)
     )
-    cutoff = (
-        alt.Chart(pd.DataFrame({"k": [prompt_k]}))
-        .mark_rule(color="#000000", strokeDash=[4, 3])
-        .encode(x="k:Q")
-    )
+    cutoff = once.mark_rule(color="#000000", strokeDash=[4, 3]).encode(x=alt.datum(prompt_k))
     return (
         alt.layer(headroom, cutoff, lines, data=frame)
         .properties(width=230, height=170)
         .facet(
-            facet=alt.Facet(
-                "metric:N", title=None, sort=["recall", "precision", "hit", "mrr", "ndcg"]
-            ),
+            facet=alt.Facet("metric:N", title=None, sort=list(_CURVE_ORDER)),
             columns=3,
-            data=frame,
         )
         .properties(
             title=f"Which run wins depends on k: the prompt holds k = {prompt_k} "
@@ -159,6 +153,69 @@ def bootstrap(
             width=WIDTH,
             height=200,
             title=f"Bootstrap distribution of the mean difference in {metric}",
+        )
+        .to_dict()
+    )
+
+
+def forest(rows: pd.DataFrame, overall: float, metric: str, column: str) -> dict[str, Any]:
+    """One row per slice: B - A with its interval, zero (solid) and the overall difference (dashed).
+
+    ``rows`` has columns slice, n, diff, low, high, small (bool).
+    """
+    frame = rows.assign(
+        label=[f"{s} (n={n})" for s, n in zip(rows["slice"], rows["n"], strict=True)],
+        evidence=np.where(rows["small"], "under 10 questions", "10 or more"),
+    )
+    y = alt.Y("label:N", title=column, sort=list(frame["label"]))
+    whiskers = (
+        alt.Chart(frame)
+        .mark_rule(strokeWidth=2)
+        .encode(
+            y=y,
+            x=alt.X("low:Q", title=f"B \u2212 A in {metric}"),
+            x2="high:Q",
+            color=alt.value("#555555"),
+        )
+    )
+    points = (
+        alt.Chart(frame)
+        .mark_point(filled=True, size=90)
+        .encode(
+            y=y,
+            x="diff:Q",
+            shape=alt.Shape(
+                "evidence:N",
+                title=None,
+                scale=alt.Scale(
+                    domain=["10 or more", "under 10 questions"], range=["circle", "triangle-up"]
+                ),
+            ),
+            color=alt.condition(
+                alt.datum.diff < 0,
+                alt.value(OUTCOME_COLOURS["B loses"]),
+                alt.value(OUTCOME_COLOURS["B wins"]),
+            ),
+            tooltip=[
+                "label:N",
+                alt.Tooltip("diff:Q", format="+.3f"),
+                alt.Tooltip("low:Q", format="+.3f"),
+                alt.Tooltip("high:Q", format="+.3f"),
+            ],
+        )
+    )
+    zero = alt.Chart(pd.DataFrame({"x": [0.0]})).mark_rule(color="#000000").encode(x="x:Q")
+    mean = (
+        alt.Chart(pd.DataFrame({"x": [overall]}))
+        .mark_rule(color="#0072B2", strokeDash=[5, 3])
+        .encode(x="x:Q")
+    )
+    return (
+        alt.layer(zero, mean, whiskers, points)
+        .properties(
+            width=420,
+            height=max(60, 28 * len(frame)),
+            title=f"{metric} by {column}: B \u2212 A per slice (dashed: overall)",
         )
         .to_dict()
     )

@@ -83,6 +83,18 @@ def cli() -> None:
     show_default=True,
     help="Seed of the bootstrap: the same inputs and seed give the same numbers.",
 )
+@click.option(
+    "--slice",
+    "slices",
+    multiple=True,
+    metavar="COLUMN",
+    help="Column to break every metric down by; repeatable [default: slice].",
+)
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Refuse to compare (exit 2) when the golden labels differ between the runs.",
+)
 def compare(
     run_a: Path,
     run_b: Path,
@@ -93,11 +105,21 @@ def compare(
     n_boot: int,
     confidence: float,
     seed: int,
+    slices: tuple[str, ...],
+    strict: bool,
 ) -> None:
     """Compare run log RUN_A with RUN_B (Parquet, one row per question) into an HTML report."""
     from .report import make_report
 
-    options = Options(k=k, gain=gain, n_boot=n_boot, confidence=confidence, seed=seed)
+    options = Options(
+        k=k,
+        gain=gain,
+        n_boot=n_boot,
+        confidence=confidence,
+        seed=seed,
+        slices=slices,
+        strict=strict,
+    )
     json_path = json_path or output.with_suffix(".json")
     verdict = make_report(run_a, run_b, options, output, json_path)
     click.echo(f"{verdict.outcome}: {verdict.reason}")

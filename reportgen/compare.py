@@ -11,9 +11,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .audit import Audit, audit
 from .database import RunDatabase
+from .errors import InputError
+from .fairness import Check, fairness
 from .load import RunFile, open_run
 from .metrics import BINARY, MetricTables, Options, compute_tables
+from .power import Power, power_of
+from .slices import SliceResult, slice_results
 from .stats import MetricComparison, compare_metric
 from .verdict import Verdict, decide
 
@@ -35,6 +40,10 @@ class Comparison:
     headline_means: np.ndarray  # bootstrap means of the headline difference
     verdict: Verdict
     cells: dict[str, dict[str, int]] | None  # run -> cell name -> questions
+    slices: dict[str, dict[str, list[SliceResult]]]  # column -> metric -> per slice
+    audit: Audit
+    fairness: list[Check]
+    power: Power
     warnings: list[str]
 
     @property
@@ -42,11 +51,29 @@ class Comparison:
         return self.tables.paired
 
 
+def _slice_columns(runs: dict[str, RunFile], options: Options) -> list[str]:
+    if not options.slices:
+        return ["slice"] if any("slice" in r.columns for r in runs.values()) else []
+    for column in options.slices:
+        if not any(column in r.columns for r in runs.values()):
+            raise InputError(
+                f"{runs['a'].path}: no column {column!r} (asked for by --slice) in either run "
+                "log; name a column the logs have"
+            )
+    return list(dict.fromkeys(options.slices))
+
+
 def run_comparison(path_a: Path, path_b: Path, options: Options) -> Comparison:
     runs = {"a": open_run(path_a, "A"), "b": open_run(path_b, "B")}
     db = RunDatabase(runs["a"], runs["b"])
     try:
         tables = compute_tables(db, options)
+        ids = tables.paired[["question_id"]]
+        slice_values = {
+            column: ids.merge(db.frame("slice_values", column=column), how="left")["value"]
+            for column in _slice_columns(runs, options)
+        }
+        golden = audit(db, tables, next(iter(slice_values.values()), None), options.strict)
     finally:
         db.close()
     comparisons: dict[str, MetricComparison] = {}
@@ -65,6 +92,12 @@ def run_comparison(path_a: Path, path_b: Path, options: Options) -> Comparison:
     headline = "correct" if "correct" in comparisons else next(iter(comparisons))
     if "correct" not in comparisons and "ndcg" in tables.metrics:
         headline = tables.name("ndcg")
+    slices = slice_results(tables, slice_values, comparisons, options)
+    regressions = [
+        r for per_metric in slices.values() for r in per_metric[headline] if r.regression
+    ]
+    base = headline.split("@")[0]
+    change = (tables.paired[f"{base}_b"] - tables.paired[f"{base}_a"]).abs()
     return Comparison(
         options=options,
         runs=runs,
@@ -72,9 +105,15 @@ def run_comparison(path_a: Path, path_b: Path, options: Options) -> Comparison:
         comparisons=comparisons,
         headline=headline,
         headline_means=means[headline],
-        verdict=decide(comparisons[headline], options.confidence),
+        verdict=decide(comparisons[headline], options.confidence, regressions),
         cells=_cells(tables),
-        warnings=_warnings(tables),
+        slices=slices,
+        audit=golden,
+        fairness=fairness(tables),
+        power=power_of(
+            comparisons[headline], options.confidence, float(change[change > 0].mean() or 0)
+        ),
+        warnings=_warnings(tables, golden),
     )
 
 
@@ -97,12 +136,22 @@ def _cells(tables: MetricTables) -> dict[str, dict[str, int]] | None:
     return cells
 
 
-def _warnings(tables: MetricTables) -> list[str]:
+def _warnings(tables: MetricTables, golden: Audit) -> list[str]:
     warnings = []
     for run, ids in (("A", tables.only_a), ("B", tables.only_b)):
         if ids:
             shown = ", ".join(ids[:10]) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
             warnings.append(f"{len(ids)} question(s) only in run {run} are not compared: {shown}")
+    if golden.label_changes:
+        shown = ", ".join(q for q, _ in golden.label_changes[:10])
+        warnings.append(
+            f"The golden set changed between the runs on {len(golden.label_changes)} "
+            f"question(s) ({shown}): each run was scored on its own labels there"
+        )
+    if golden.exploratory:
+        warnings.append(
+            f"Only {golden.n_paired} paired questions: treat every conclusion as exploratory"
+        )
     if tables.without_evidence:
         warnings.append(
             f"{tables.without_evidence} paired question(s) have no labelled evidence and are "

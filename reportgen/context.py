@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from . import __version__, charts
 from .compare import CELL_NAMES, Comparison
@@ -75,6 +76,38 @@ class ChangedRow:
 
 
 @dataclass(frozen=True)
+class SliceRow:
+    value: str
+    metric: MetricRow
+    p_holm: str
+    flags: list[str] = field(metadata={"help": "'regression', 'direction, not proof'"})
+
+
+@dataclass(frozen=True)
+class SliceTable:
+    column: str
+    metric: str
+    rows: list[SliceRow]
+    chart: Chart
+    matrix_metrics: list[str] = field(metadata={"help": "column heads of the diff matrix"})
+    matrix: list[tuple[str, list[tuple[str, bool]]]] = field(
+        metadata={"help": "per slice: (value, [(diff text, regression)] per metric)"}
+    )
+
+
+@dataclass(frozen=True)
+class AuditView:
+    n_paired: int
+    exploratory: bool
+    label_changes: list[tuple[str, str]]
+    coverage: list[tuple[str, int]]
+    unanswerable: str
+    smells: list[tuple[str, int, int, str]] = field(
+        metadata={"help": "(title, questions in A, questions in B, example ids)"}
+    )
+
+
+@dataclass(frozen=True)
 class ReportContext:
     title: str
     generated: str | None = field(metadata={"help": "generation time, UTC; None when unknown"})
@@ -86,6 +119,11 @@ class ReportContext:
     verdict_outcome: str
     verdict_reason: str
     verdict_class: str
+    regressions: list[str]
+    audit: AuditView
+    slices: list[SliceTable]
+    fairness: list[tuple[str, bool, str]] = field(metadata={"help": "(check, flagged, text)"})
+    power: str
     headline: str
     metric_rows: list[MetricRow]
     charts: list[Chart]
@@ -280,6 +318,89 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
     return [d for d in out if d[0] not in ("correct", "faithfulness") or d[0] in t.metrics]
 
 
+def all_charts(context: ReportContext) -> list[Chart]:
+    """Every chart of the page, wherever the templates place it."""
+    return context.charts + [t.chart for t in context.slices]
+
+
+def _audit(result: Comparison) -> AuditView:
+    a = result.audit
+    return AuditView(
+        n_paired=a.n_paired,
+        exploratory=a.exploratory,
+        label_changes=a.label_changes,
+        coverage=a.coverage,
+        unanswerable=f"{a.unanswerable} of {a.n_paired} ({a.unanswerable_share:.0%})",
+        smells=[(s.title, s.counts["a"], s.counts["b"], ", ".join(s.examples)) for s in a.smells],
+    )
+
+
+def _slices(result: Comparison) -> list[SliceTable]:
+    tables: list[SliceTable] = []
+    for column, per_metric in result.slices.items():
+        rows = per_metric[result.headline]
+        forest = pd.DataFrame(
+            {
+                "slice": [r.value for r in rows],
+                "n": [r.comparison.n for r in rows],
+                "diff": [r.comparison.diff for r in rows],
+                "low": [r.comparison.ci_low for r in rows],
+                "high": [r.comparison.ci_high for r in rows],
+                "small": [r.small for r in rows],
+            }
+        )
+        overall = result.comparisons[result.headline].diff
+        by_value = {
+            metric: {r.value: r for r in metric_rows} for metric, metric_rows in per_metric.items()
+        }
+        tables.append(
+            SliceTable(
+                column=column,
+                metric=result.headline,
+                rows=[
+                    SliceRow(
+                        value=r.value,
+                        metric=metric_row(r.comparison),
+                        p_holm=fmt_p(r.p_holm),
+                        flags=(["regression"] if r.regression else [])
+                        + (["direction, not proof"] if r.small else []),
+                    )
+                    for r in rows
+                ],
+                chart=Chart(
+                    id=f"forest-{len(tables)}",
+                    title=f"{result.headline} by {column}",
+                    reading=_forest_reading(rows, result.headline),
+                    spec=charts.forest(forest, overall, result.headline, column),
+                ),
+                matrix_metrics=list(per_metric),
+                matrix=[
+                    (
+                        value,
+                        [
+                            (
+                                fmt_diff(by_value[m][value].comparison.diff)
+                                if value in by_value[m]
+                                else "n/a",
+                                value in by_value[m] and by_value[m][value].regression,
+                            )
+                            for m in per_metric
+                        ],
+                    )
+                    for value in [r.value for r in rows]
+                ],
+            )
+        )
+    return tables
+
+
+def _forest_reading(rows: list[Any], metric: str) -> str:
+    losing = [r.value for r in rows if r.comparison.diff < 0]
+    if not losing:
+        return f"B is at least as good as A on {metric} in every slice."
+    return f"B is behind A on {metric} in: {', '.join(losing)}; check each interval before acting."
+
+
 def build_context(result: Comparison, source_date_epoch: str | None) -> ReportContext:
     o = result.options
     cols, rows, total = _changed(result)
@@ -304,6 +425,11 @@ def build_context(result: Comparison, source_date_epoch: str | None) -> ReportCo
         verdict_outcome=verdict.outcome,
         verdict_reason=verdict.reason,
         verdict_class={"B better": "better", "B worse": "worse"}.get(verdict.outcome, "none"),
+        regressions=verdict.regressions,
+        audit=_audit(result),
+        slices=_slices(result),
+        fairness=[(c.name, c.flagged, c.text) for c in result.fairness],
+        power=result.power.sentence,
         headline=result.headline,
         metric_rows=[metric_row(c) for c in result.comparisons.values()],
         charts=_charts(result),

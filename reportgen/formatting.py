@@ -52,6 +52,12 @@ def fmt_p(p: float | None) -> str:
     return f"{p:.3f}"
 
 
+def p_clause(p: float | None) -> str:
+    """'p = 0.023', 'p < 0.001': a p-value inside a sentence."""
+    text = fmt_p(p)
+    return f"p {text}" if text[0] in "<>" else f"p = {text}"
+
+
 def fmt_pct(share: float) -> str:
     """A confidence level or share as a percentage without trailing zeros: 95%, 99.5%."""
     return f"{share * 100:.10g}%"

@@ -25,7 +25,7 @@ class RunFile:
     sha256: str
     size_bytes: int
     n_rows: int
-    columns: frozenset[str]
+    columns: frozenset[str]  # every column of the file, contract or not
 
 
 def sha256_of(path: Path) -> str:
@@ -67,5 +67,5 @@ def open_run(path: Path, label: str) -> RunFile:
         sha256=sha256_of(path),
         size_bytes=path.stat().st_size,
         n_rows=parquet.metadata.num_rows,
-        columns=frozenset(name for name in schema.names if name in BY_NAME),
+        columns=frozenset(schema.names),
     )

@@ -23,6 +23,8 @@ class Options:
     n_boot: int = 5000
     confidence: float = 0.95
     seed: int = 0
+    slices: tuple[str, ...] = ()  # slice columns; empty: "slice" when logged
+    strict: bool = False  # refuse to compare when the golden labels changed between runs
 
 
 @dataclass(frozen=True)

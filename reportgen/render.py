@@ -14,7 +14,7 @@ from typing import Any
 import jinja2
 import vl_convert
 
-from .context import ReportContext
+from .context import ReportContext, all_charts
 from .resources import resource_dir
 
 
@@ -46,7 +46,7 @@ def static_svg(spec: dict[str, Any]) -> str:
 
 
 def render(context: ReportContext) -> str:
-    svgs = {c.id: static_svg(c.spec) for c in context.charts}
+    svgs = {c.id: static_svg(c.spec) for c in all_charts(context)}
     return (
         environment()
         .get_template("report.html")

@@ -9,6 +9,7 @@ from typing import Any
 
 from . import __version__
 from .compare import Comparison
+from .stats import MetricComparison
 
 SCHEMA_VERSION = 1
 
@@ -24,6 +25,10 @@ def _clean(value: Any) -> Any:
     if isinstance(value, float) and math.isnan(value):
         return None
     return value
+
+
+def comparison_fields(c: MetricComparison) -> dict[str, Any]:
+    return {k: v for k, v in asdict(c).items() if k != "metric"}
 
 
 def per_question(result: Comparison) -> list[dict[str, Any]]:
@@ -66,10 +71,7 @@ def build(result: Comparison) -> dict[str, Any]:
             "unmatched": {"only_a": result.tables.only_a, "only_b": result.tables.only_b},
             "headline": result.headline,
             "verdict": asdict(result.verdict),
-            "metrics": {
-                name: {k: v for k, v in asdict(c).items() if k != "metric"}
-                for name, c in result.comparisons.items()
-            },
+            "metrics": {name: comparison_fields(c) for name, c in result.comparisons.items()},
             "metric_curve": (
                 result.tables.curve.to_dict(orient="records")
                 if result.tables.curve is not None
@@ -77,6 +79,34 @@ def build(result: Comparison) -> dict[str, Any]:
             ),
             "per_question": per_question(result),
             "cells": result.cells,
+            "slices": {
+                column: {
+                    metric: {
+                        r.value: {
+                            **comparison_fields(r.comparison),
+                            "p_holm": r.p_holm,
+                            "regression": r.regression,
+                            "small": r.small,
+                        }
+                        for r in rows
+                    }
+                    for metric, rows in per_metric.items()
+                }
+                for column, per_metric in result.slices.items()
+            },
+            "audit": {
+                "n_paired": result.audit.n_paired,
+                "exploratory": result.audit.exploratory,
+                "label_changes": [
+                    {"question_id": q, "changed": what} for q, what in result.audit.label_changes
+                ],
+                "coverage": dict(result.audit.coverage),
+                "unanswerable": result.audit.unanswerable,
+                "unanswerable_share": result.audit.unanswerable_share,
+                "smells": {s.kind: asdict(s) for s in result.audit.smells},
+            },
+            "fairness": {c.name: asdict(c) for c in result.fairness},
+            "power": asdict(result.power),
             "warnings": result.warnings,
         }
     )

@@ -113,3 +113,20 @@ def compare_metric(
         broken=int(((a == 1) & (b == 0)).sum()) if binary else None,
     )
     return comparison, means
+
+
+def holm(p_values: list[float]) -> list[float]:
+    """Holm's step-down adjustment of p-values tested together (Holm, 1979).
+
+    Controls the family-wise error rate across the family (here: the slices of one metric)
+    without assuming independence. The i-th smallest p is multiplied by (m - i + 1), and the
+    adjusted values are made monotone and capped at 1.
+    """
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted

@@ -1,0 +1,21 @@
+-- Paired questions whose golden labels differ between the runs: the golden set was not frozen.
+-- Reads: view runs. Labels compare as sets of (passage, grade), grades defaulting to 1.
+-- Returns: question_id, changed (comma-separated: relevant labels, answerable); in A's file order.
+WITH labels AS (
+    SELECT run, question_id, row_number, answerable,
+           list_sort(list_transform(
+               coalesce(relevant_ids, []),
+               lambda id, i: id || chr(31) || coalesce(relevant_grades[i], 1)::VARCHAR
+           )) AS labelled
+    FROM runs
+)
+SELECT a.question_id,
+       concat_ws(', ',
+           CASE WHEN a.labelled IS DISTINCT FROM b.labelled THEN 'relevant labels' END,
+           CASE WHEN a.answerable IS DISTINCT FROM b.answerable THEN 'answerable' END
+       ) AS changed
+FROM labels AS a
+JOIN labels AS b ON a.question_id = b.question_id AND b.run = 'b'
+WHERE a.run = 'a'
+  AND (a.labelled IS DISTINCT FROM b.labelled OR a.answerable IS DISTINCT FROM b.answerable)
+ORDER BY a.row_number

@@ -1,0 +1,406 @@
+"""Which link failed, and what to try next: the diagnosis of both runs, question by question.
+
+``diagnose`` takes queries/answer_stage.sql's rows and the metric curve; the report renders the
+returned ``Diagnosis`` (or its ``to_json``) and computes nothing itself.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .formatting import fmt_pct
+from .stages import (
+    CELL_NAMES,
+    FAILURE_CLASSES,
+    OK,
+    RUNS,
+    Dominant,
+    Missing,
+    Paired,
+    StageScore,
+    cell_transitions,
+    cells,
+    count_labels,
+    dominant_class,
+    failure_classes,
+    good_answers,
+    stage_scores,
+)
+from .stats import MetricComparison, compare_metric
+
+TARGET = 0.8  # the decision path's bar at every step
+MIN_HUMAN_LABELS = 30
+MIN_KAPPA = 0.6
+N_EXEMPLARS = 5
+COSTS = {"latency_ms": "latency", "cost_usd": "cost", "context_tokens": "context tokens"}
+COMPARISON = (
+    "paired per question on the same questions and golden set (bootstrap interval, sign test)"
+)
+
+
+@dataclass(frozen=True)
+class Step:
+    question: str
+    metric: str
+    value: float
+    threshold: float
+    passed: bool
+
+
+@dataclass(frozen=True)
+class Experiment:
+    stage: str  # retrieval | ranking | generation | slices
+    change: str
+    metric: str
+    comparison: str
+    refuted_if: str
+    numbers: dict[str, float]
+    path: tuple[Step, ...]
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Automatic judge against human labels, pooled over both runs' labelled questions."""
+
+    n: int
+    accuracy: float
+    kappa: float
+    confusion: dict[str, dict[str, int]]  # judge verdict ("true"/"false") -> human verdict -> n
+    warning: str | None
+
+
+@dataclass(frozen=True)
+class CostChange:
+    comparison: MetricComparison
+    relative_pct: float  # (mean B - mean A) / mean A, in %
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    stages: tuple[StageScore, ...]
+    missing: tuple[Missing, ...]
+    cells: dict[str, dict[str, int]] | None  # run -> cell -> questions
+    transitions: dict[str, dict[str, int]] | None  # cell in A -> cell in B -> questions
+    moves: tuple[dict[str, Any], ...]  # {"from", "to", "n"}, off-diagonal, most questions first
+    failure_classes: dict[str, dict[str, int]] | None  # run -> class (and "ok") -> questions
+    dominant: dict[str, Dominant | None]
+    per_question: pd.DataFrame | None  # question_id, failure_class_a, failure_class_b
+    next_experiment: dict[str, Experiment | None]
+    judge_agreement: dict[str, Agreement]  # "correct", "faithful"
+    cost: dict[str, CostChange]  # by column: latency_ms, cost_usd, context_tokens
+    summary: str | None
+    exemplars: dict[str, list[str]]  # run -> question ids of its dominant class
+    broken: list[str]  # correct in A, wrong in B
+
+    def to_json(self) -> dict[str, Any]:
+        return _plain(
+            {
+                "stages": [asdict(s) for s in self.stages],
+                "missing": [asdict(m) for m in self.missing],
+                "cells": self.cells,
+                "transitions": None
+                if self.transitions is None
+                else {"counts": self.transitions, "moves": list(self.moves)},
+                "failure_classes": self.failure_classes,
+                "dominant": {r: d and asdict(d) for r, d in self.dominant.items()},
+                "per_question": []
+                if self.per_question is None
+                else self.per_question.to_dict(orient="records"),
+                "next_experiment": {r: e and asdict(e) for r, e in self.next_experiment.items()},
+                "judge_agreement": {k: asdict(v) for k, v in self.judge_agreement.items()},
+                "cost": {
+                    k: asdict(v.comparison) | {"relative_pct": v.relative_pct}
+                    for k, v in self.cost.items()
+                },
+                "summary": self.summary,
+                "exemplars": self.exemplars,
+                "broken": self.broken,
+            }
+        )
+
+
+def _plain(value: Any) -> Any:
+    """JSON types only: NaN becomes None, numpy scalars Python numbers, tuples lists."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+def diagnose(
+    details: pd.DataFrame,
+    curve: pd.DataFrame | None,
+    prompt_k: int | None,
+    *,
+    n_boot: int,
+    confidence: float,
+    seed: int,
+    supported_threshold: float = 1.0,
+    relevance_threshold: float = 0.5,
+) -> Diagnosis:
+    """Diagnose the questions present in both runs of ``details`` (answer_stage.sql's rows).
+
+    ``curve``: mean retrieval metrics over retrieved_ids at every k (run, metric, k, value), or
+    None without retrieved_ids; ``prompt_k`` names the prompt cutoff (None: context_ids).
+    """
+    p = Paired(details)
+    stages, missing = stage_scores(p, n_boot=n_boot, confidence=confidence, seed=seed)
+    has_correct = p.logged("correct")
+    evidence_need = p.evidence_need()
+    classes = (
+        {r: failure_classes(p, r, supported_threshold, relevance_threshold) for r in RUNS}
+        if has_correct
+        else None
+    )
+    if not has_correct:
+        missing += [Missing("failure classes", "correct"), Missing("cells", "correct")]
+    elif evidence_need:
+        missing.append(Missing("cells", evidence_need))
+    cell = (
+        {r: cells(p, r, supported_threshold) for r in RUNS}
+        if has_correct and not evidence_need
+        else None
+    )
+    transitions, moves = cell_transitions(cell["a"], cell["b"]) if cell else (None, ())
+    dominant = {r: dominant_class(classes[r]) if classes else None for r in RUNS}
+    judge = _judge_agreement(p, supported_threshold)
+    if not (p.logged("human_correct") or p.logged("human_faithful")):
+        missing.append(Missing("judge agreement", "human_correct, human_faithful"))
+    cost = {}
+    for column, label in COSTS.items():
+        if not p.logged(column):
+            missing.append(Missing(label, column))
+            continue
+        comparison, _ = compare_metric(
+            column,
+            p.values(column, "a"),
+            p.values(column, "b"),
+            binary=False,
+            n_boot=n_boot,
+            confidence=confidence,
+            seed=seed,
+        )
+        relative = (comparison.b / comparison.a - 1) * 100 if comparison.a else float("nan")
+        cost[column] = CostChange(comparison, relative)
+    correct = next((s for s in stages if s.metric == "correct"), None)
+    return Diagnosis(
+        stages=tuple(stages),
+        missing=tuple(missing),
+        cells=None if cell is None else {r: count_labels(cell[r], CELL_NAMES) for r in RUNS},
+        transitions=transitions,
+        moves=moves,
+        failure_classes=None
+        if classes is None
+        else {r: count_labels(classes[r], (*FAILURE_CLASSES, OK)) for r in RUNS},
+        dominant=dominant,
+        per_question=None
+        if classes is None
+        else pd.DataFrame(
+            {
+                "question_id": p.frame["question_id"],
+                "failure_class_a": classes["a"],
+                "failure_class_b": classes["b"],
+            }
+        ),
+        next_experiment={
+            r: _next_experiment(p, r, curve, prompt_k, supported_threshold, confidence)
+            for r in RUNS
+        },
+        judge_agreement=judge,
+        cost=cost,
+        summary=_summary(correct, cost),
+        exemplars={
+            r: _exemplars(p, r, classes[r], d.failure_class)
+            for r, d in dominant.items()
+            if classes and d
+        },
+        broken=p.frame.loc[
+            (p.values("correct", "a") == 1) & (p.values("correct", "b") == 0), "question_id"
+        ].tolist(),
+    )
+
+
+def _exemplars(p: Paired, run: str, classes: np.ndarray, failure_class: str) -> list[str]:
+    """The first N_EXEMPLARS questions of ``failure_class`` in the run's own file order."""
+    order = np.argsort(p.values("row_number", run), kind="stable")
+    ids = p.frame["question_id"].to_numpy()[order][classes[order] == failure_class]
+    return ids[:N_EXEMPLARS].tolist()
+
+
+def _next_experiment(
+    p: Paired,
+    run: str,
+    curve: pd.DataFrame | None,
+    prompt_k: int | None,
+    supported_threshold: float,
+    confidence: float,
+) -> Experiment | None:
+    """Walk the chain from the first link and stop at the first below TARGET.
+
+    Retrieval steps use hit (some labelled passage reached the list), not recall: recall also
+    counts grade-1 "helpful" passages, which an answer does not need, and hit is the test the
+    failure classes use, so the path and the dominant class blame the same link. Without a
+    curve the path starts at the prompt; without labelled evidence, at generation, judged on all
+    answerable questions. None when it reaches generation and ``correct`` is not logged.
+    """
+    path: list[Step] = []
+
+    def step(question: str, metric: str, value: float) -> Step:
+        path.append(Step(question, metric, value, TARGET, bool(value >= TARGET)))
+        return path[-1]
+
+    def experiment(stage: str, change: str, metric: str, **extra: float) -> Experiment:
+        refuted = (
+            f"the paired {fmt_pct(confidence)} interval of (changed \u2212 current) {metric} "
+            "includes zero or lies below it"
+        )
+        numbers = {s.metric: s.value for s in path} | extra
+        return Experiment(
+            stage,
+            change,
+            f"{metric} on the same questions",
+            COMPARISON,
+            refuted,
+            numbers,
+            tuple(path),
+        )
+
+    hits = (
+        curve[(curve["run"] == run) & (curve["metric"] == "hit")]
+        if curve is not None
+        else pd.DataFrame()
+    )
+    depth = int(hits["k"].max()) if len(hits) else None
+    if depth is not None:
+        at_depth = float(hits.loc[hits["k"] == depth, "value"].iloc[0])
+        if not step("Did the evidence reach the candidates?", f"hit@{depth}", at_depth).passed:
+            return experiment(
+                "retrieval",
+                "add lexical (BM25) search beside the dense retriever (hybrid) and revisit "
+                "chunking; check the labels of questions whose evidence no candidate holds",
+                f"hit@{depth}",
+            )
+    evidence = p.values("evidence_in_context", run)
+    located = ~np.isnan(evidence)
+    if located.any():
+        name = f"hit@{prompt_k}" if prompt_k is not None else "hit@context"
+        if not step("Did it reach the prompt?", name, float(evidence[located].mean())).passed:
+            pool = f"the top {depth} candidates" if depth else "the retrieved candidates"
+            return experiment(
+                "ranking",
+                f"rerank {pool} with a cross-encoder, with metadata filters and duplicate "
+                "removal; a larger k only if the token budget allows",
+                name,
+            )
+        scope, population = evidence == 1, "hits"
+    else:
+        scope, population = p.values("answerable", run) == 1, "answerable questions"
+    if not p.logged("correct"):
+        return None
+    good = good_answers(p, run, supported_threshold)[scope]
+    metric = f"correct and supported on {population}"
+    value = float(good.mean()) if len(good) else float("nan")
+    if not step(f"Are the {population} answered correctly and faithfully?", metric, value).passed:
+        return experiment(
+            "generation",
+            "put the strongest evidence first in the context and instruct the model to answer "
+            "only from the passages and abstain otherwise",
+            metric,
+        )
+    by_slice = pd.Series(p.values("correct", run)).groupby(p.frame[f"slice_{run}"]).mean()
+    if by_slice.empty:
+        return experiment(
+            "slices", "log a slice column to find where the questions still fail", metric
+        )
+    weakest = str(by_slice.idxmin())
+    return experiment(
+        "slices",
+        f"fix the dominant failure class of the weakest slice, {weakest}",
+        f"correct on the {weakest} slice",
+        **{f"correct on {weakest}": float(by_slice.min())},
+    )
+
+
+def cohen_kappa(table: np.ndarray) -> float:
+    """Cohen's kappa (1960): agreement beyond chance, (p_o - p_e) / (1 - p_e).
+
+    ``table[i, j]`` counts items rater one puts in class i and rater two in class j; NaN when
+    chance agreement is certain (both raters use one class only).
+    """
+    n = table.sum()
+    observed = np.trace(table) / n
+    expected = table.sum(axis=1) @ table.sum(axis=0) / n**2
+    return float("nan") if expected == 1 else float((observed - expected) / (1 - expected))
+
+
+def _judge_agreement(p: Paired, supported_threshold: float) -> dict[str, Agreement]:
+    def pooled(values: Any) -> np.ndarray:
+        return np.concatenate([values(r) for r in RUNS])
+
+    def faithful(run: str) -> np.ndarray:
+        f = p.values("faithfulness", run)
+        return np.where(np.isnan(f), np.nan, f >= supported_threshold)
+
+    pairs = {
+        "correct": (pooled(lambda r: p.values("correct", r)), "human_correct"),
+        "faithful": (pooled(faithful), "human_faithful"),
+    }
+    result = {}
+    for name, (judge, human_column) in pairs.items():
+        human = pooled(lambda r, c=human_column: p.values(c, r))
+        keep = ~(np.isnan(judge) | np.isnan(human))
+        if keep.any():
+            result[name] = _agreement(judge[keep] == 1, human[keep] == 1)
+    return result
+
+
+def _agreement(judge: np.ndarray, human: np.ndarray) -> Agreement:
+    table = np.array([[np.sum(j & h) for h in (human, ~human)] for j in (judge, ~judge)])
+    n = int(table.sum())
+    kappa = cohen_kappa(table)
+    reasons = [f"Only {n} human labels"] if n < MIN_HUMAN_LABELS else []
+    if not kappa >= MIN_KAPPA:
+        reasons.append(
+            "Cohen's kappa is undefined (one verdict only)"
+            if math.isnan(kappa)
+            else f"Cohen's kappa {kappa:.2f} is below {MIN_KAPPA}"
+        )
+    warning = (
+        "; ".join(reasons) + ": model-judged scores are only as good as the judge"
+        if reasons
+        else None
+    )
+    confusion = {
+        j: {h: int(table[i, k]) for k, h in enumerate(("true", "false"))}
+        for i, j in enumerate(("true", "false"))
+    }
+    return Agreement(n, float(np.trace(table) / n), kappa, confusion, warning)
+
+
+def _signed(value: float, digits: int) -> str:
+    return f"{value:+.{digits}f}".replace("-", "\u2212")
+
+
+def _summary(correct: StageScore | None, cost: dict[str, CostChange]) -> str | None:
+    """'B is +9.2 points on correct at +37% latency, +11% cost and +6% context tokens.'"""
+    parts = [
+        f"{_signed(c.relative_pct, 0)}% {COSTS[name]}"
+        for name, c in cost.items()
+        if not math.isnan(c.relative_pct)
+    ]
+    if not parts:
+        return None
+    at = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    if correct is None:
+        return f"B runs at {at}."
+    return f"B is {_signed(correct.diff.diff * 100, 1)} points on correct at {at}."

@@ -1,0 +1,311 @@
+"""Per-link scores of both runs and each question's failure class (queries/answer_stage.sql's rows).
+
+A stage is scored only on the questions where it can fail on its own: the generator is judged on
+retrieval hits, so a retrieval change that adds hard hits does not read as a generation loss.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .stats import MetricComparison, bootstrap_means, compare_metric, percentile_interval
+
+RUNS = ("a", "b")
+CELL_NAMES = (
+    "working_as_designed",  # evidence in context, answer correct and supported
+    "generation_failure",  # evidence in context, answer wrong or unsupported
+    "answered_from_memory",  # no evidence in context, answer correct and supported
+    "retrieval_failure",  # no evidence in context, answer wrong or unsupported
+)
+# Pipeline order: a tie for the dominant class goes to the earlier link, whose fix comes first.
+FAILURE_CLASSES = (
+    "retrieval miss",
+    "ranking miss",
+    "hallucination",
+    "off-question",
+    "faithful but wrong",
+    "generation failure",
+    "answered from memory",
+    "wrong abstention",
+    "missed abstention",
+    "unlabelled",
+)
+OK = "ok"
+OWNERS = {
+    "retrieval miss": "retrieval/corpus",
+    "ranking miss": "ranking",
+    "hallucination": "generation",
+    "off-question": "generation",
+    "faithful but wrong": "retrieval/corpus",  # the answer follows a stale or wrong passage
+    "generation failure": "generation",
+    "answered from memory": "retrieval/corpus",
+    "wrong abstention": "abstention policy",
+    "missed abstention": "abstention policy",
+    "unlabelled": "golden set",
+}
+
+
+@dataclass(frozen=True)
+class RunScore:
+    """One run's mean over its population, with a bootstrap interval."""
+
+    mean: float
+    n: int
+    ci_low: float
+    ci_high: float
+
+
+@dataclass(frozen=True)
+class StageScore:
+    stage: str  # end-to-end | generation | abstention | citations
+    metric: str
+    population: str
+    a: RunScore
+    b: RunScore
+    diff: MetricComparison  # B - A over the questions in the population of both runs
+
+
+@dataclass(frozen=True)
+class Missing:
+    stage: str
+    needs: str  # the column that would enable it
+
+
+@dataclass(frozen=True)
+class Dominant:
+    failure_class: str
+    n: int
+    owner: str  # who fixes it: retrieval/corpus, ranking, generation, abstention policy, golden set
+
+
+class Paired:
+    """Both runs' rows of the questions in both, side by side in A's file order."""
+
+    def __init__(self, details: pd.DataFrame) -> None:
+        a, b = (details[details["run"] == run] for run in RUNS)
+        self.frame = a.merge(b, on="question_id", suffixes=("_a", "_b")).reset_index(drop=True)
+
+    def __len__(self) -> int:
+        return len(self.frame)
+
+    def values(self, column: str, run: str) -> np.ndarray:
+        """The column as floats (booleans 0/1), NaN where NULL."""
+        return self.frame[f"{column}_{run}"].to_numpy(dtype=float, na_value=np.nan)
+
+    def logged(self, column: str) -> bool:
+        """True when both runs have a value of ``column`` somewhere."""
+        return all(self.frame[f"{column}_{run}"].notna().any() for run in RUNS)
+
+    def evidence_need(self) -> str | None:
+        """The column that would locate the evidence, or None when both runs can."""
+        if self.logged("evidence_in_context"):
+            return None
+        labelled = all((self.values("n_relevant", run) > 0).any() for run in RUNS)
+        return "context_ids" if labelled else "relevant_ids"
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    return np.divide(num, den, out=np.full(len(num), np.nan), where=den > 0)
+
+
+def _run_score(values: np.ndarray, n_boot: int, confidence: float, seed: int) -> RunScore:
+    values = values[~np.isnan(values)]
+    if len(values) == 0:
+        return RunScore(float("nan"), 0, float("nan"), float("nan"))
+    low, high = percentile_interval(bootstrap_means(values, n_boot, seed), confidence)
+    return RunScore(float(values.mean()), len(values), low, high)
+
+
+def stage_scores(
+    p: Paired, *, n_boot: int, confidence: float, seed: int
+) -> tuple[list[StageScore], list[Missing]]:
+    """Every stage whose columns both runs log; the others as Missing.
+
+    Context utilization: of an answer's distinct citations, the share that point into its context
+    AND are labelled relevant (it used the evidence it was given), averaged over hits that cite.
+    Citation shares are per answer with at least one citation, averaged over answers.
+    """
+    hit = {run: p.values("evidence_in_context", run) == 1 for run in RUNS}
+    answerable = {run: p.values("answerable", run) == 1 for run in RUNS}
+    both = " (B \u2212 A: questions in it in both runs)"
+    hits = "retrieval hits: labelled evidence in the context of that run" + both
+
+    def on(mask: dict[str, np.ndarray], values: np.ndarray, run: str) -> np.ndarray:
+        return np.where(mask[run], values, np.nan)
+
+    def cited(column: str, run: str) -> np.ndarray:
+        return _ratio(p.values(column, run), p.values("n_cited", run))
+
+    specs = (  # stage, metric, column it needs, population, binary, values of a run
+        (
+            "end-to-end",
+            "correct",
+            "correct",
+            "all questions",
+            True,
+            lambda r: p.values("correct", r),
+        ),
+        (
+            "generation",
+            "faithfulness",
+            "faithfulness",
+            hits,
+            False,
+            lambda r: on(hit, p.values("faithfulness", r), r),
+        ),
+        (
+            "generation",
+            "answer relevance",
+            "answer_relevance",
+            hits,
+            False,
+            lambda r: on(hit, p.values("answer_relevance", r), r),
+        ),
+        (
+            "generation",
+            "context utilization",
+            "cited_ids",
+            "retrieval hits whose answer cites a passage" + both,
+            False,
+            lambda r: on(hit, cited("n_cited_used", r), r),
+        ),
+        (
+            "abstention",
+            "correct refusals",
+            "abstained",
+            "unanswerable questions" + both,
+            True,
+            lambda r: on({r: ~answerable[r]}, p.values("abstained", r), r),
+        ),
+        (
+            "abstention",
+            "wrong refusals",
+            "abstained",
+            "answerable questions" + both,
+            True,
+            lambda r: on(answerable, p.values("abstained", r), r),
+        ),
+        (
+            "citations",
+            "citations in context",
+            "cited_ids",
+            "answers with a citation" + both,
+            False,
+            lambda r: cited("n_cited_in_context", r),
+        ),
+        (
+            "citations",
+            "citations relevant",
+            "cited_ids",
+            "answers with a citation, labels logged" + both,
+            False,
+            lambda r: cited("n_cited_relevant", r),
+        ),
+    )
+    detail_column = {"cited_ids": "n_cited"}
+    evidence_need = p.evidence_need()
+    scores, missing = [], []
+    for stage, metric, needs, population, binary, values in specs:
+        if not p.logged(detail_column.get(needs, needs)):
+            missing.append(Missing(metric, needs))
+            continue
+        if stage == "generation" and evidence_need:
+            missing.append(Missing(metric, evidence_need))
+            continue
+        a, b = values("a"), values("b")
+        diff, _ = compare_metric(
+            metric, a, b, binary=binary, n_boot=n_boot, confidence=confidence, seed=seed
+        )
+        runs = [_run_score(v, n_boot, confidence, seed) for v in (a, b)]
+        scores.append(StageScore(stage, metric, population, runs[0], runs[1], diff))
+    return scores, missing
+
+
+def good_answers(p: Paired, run: str, supported_threshold: float) -> np.ndarray:
+    """Correct and supported (faithfulness >= threshold; correct alone without faithfulness)."""
+    good = p.values("correct", run) == 1
+    if p.logged("faithfulness"):
+        good &= p.values("faithfulness", run) >= supported_threshold
+    return good
+
+
+def cells(p: Paired, run: str, supported_threshold: float) -> np.ndarray:
+    """Each question's retrieval-by-answer cell; None outside answerable labelled questions."""
+    evidence = p.values("evidence_in_context", run)
+    good = good_answers(p, run, supported_threshold)
+    hit = evidence == 1
+    cell = np.select([hit & good, hit, good], CELL_NAMES[:3], CELL_NAMES[3]).astype(object)
+    cell[np.isnan(evidence) | (p.values("answerable", run) != 1)] = None
+    return cell
+
+
+def failure_classes(
+    p: Paired, run: str, supported_threshold: float, relevance_threshold: float
+) -> np.ndarray:
+    """Each question's failure class, by the first rule that applies.
+
+    1. unanswerable: not abstained and wrong -> missed abstention, else ok;
+    2. answerable and abstained -> wrong abstention;
+    3. evidence cannot be located (no labelled evidence, or no prompt logged): wrong ->
+       unlabelled, else ok;
+    4. correct: evidence in context -> ok, else answered from memory;
+    5. wrong, evidence not in context: among the candidates -> ranking miss, else retrieval miss
+       (without retrieved_ids: retrieval miss);
+    6. wrong with evidence in context: faithfulness or answer_relevance missing -> generation
+       failure; faithfulness < supported_threshold -> hallucination; answer_relevance <
+       relevance_threshold -> off-question; else faithful but wrong.
+    """
+    answerable = p.values("answerable", run) == 1
+    abstained = p.values("abstained", run) == 1
+    correct = p.values("correct", run) == 1
+    evidence = p.values("evidence_in_context", run)
+    faithfulness = p.values("faithfulness", run)
+    relevance = p.values("answer_relevance", run)
+    rules = (
+        (~answerable & ~abstained & ~correct, "missed abstention"),
+        (~answerable, OK),
+        (abstained, "wrong abstention"),
+        (np.isnan(evidence) & ~correct, "unlabelled"),
+        (np.isnan(evidence), OK),
+        (correct & (evidence == 0), "answered from memory"),
+        (correct, OK),
+        ((evidence == 0) & (p.values("evidence_in_candidates", run) == 1), "ranking miss"),
+        (evidence == 0, "retrieval miss"),
+        (np.isnan(faithfulness) | np.isnan(relevance), "generation failure"),
+        (faithfulness < supported_threshold, "hallucination"),
+        (relevance < relevance_threshold, "off-question"),
+    )
+    conditions, names = zip(*rules, strict=True)
+    return np.select(list(conditions), list(names), "faithful but wrong").astype(object)
+
+
+def count_labels(labels: np.ndarray, names: tuple[str, ...]) -> dict[str, int]:
+    return {name: int((labels == name).sum()) for name in names}
+
+
+def cell_transitions(
+    a: np.ndarray, b: np.ndarray
+) -> tuple[dict[str, dict[str, int]], tuple[dict[str, Any], ...]]:
+    """Cell in A -> cell in B over questions in the 2x2 of both runs; moves most first."""
+    counts = {f: {t: 0 for t in CELL_NAMES} for f in CELL_NAMES}
+    for f, t in zip(a, b, strict=True):
+        if f is not None and t is not None:
+            counts[f][t] += 1
+    moves = [
+        {"from": f, "to": t, "n": n}
+        for f, row in counts.items()
+        for t, n in row.items()
+        if f != t and n
+    ]
+    return counts, tuple(sorted(moves, key=lambda m: -m["n"]))
+
+
+def dominant_class(classes: np.ndarray) -> Dominant | None:
+    """The most common failure class; a tie goes to the earliest link in FAILURE_CLASSES."""
+    counts = count_labels(classes, FAILURE_CLASSES)
+    best = max(FAILURE_CLASSES, key=lambda c: counts[c])
+    return Dominant(best, counts[best], OWNERS[best]) if counts[best] else None
