@@ -5,6 +5,7 @@
 -- Works from the relevant passages alone, never from whole rankings: a hit at position p adds
 -- to every k >= p (a "step"); nDCG's ideal DCG is still growing while k < n_relevant, so a
 -- hit's nDCG share there is added at that k alone (a "point"), and as a step from n_relevant on.
+-- Float sums run in a fixed order, so the same input gives the same bits.
 -- Returns: run, metric (recall | precision | hit | mrr | ndcg), k, value.
 WITH paired AS (
     SELECT question_id FROM runs WHERE run = 'a'
@@ -22,7 +23,10 @@ ideal AS (
            sum(gain / log2(ideal_rank + 1)) OVER (
                PARTITION BY run, question_id ORDER BY ideal_rank
            ) AS idcg_prefix,
-           sum(gain / log2(ideal_rank + 1)) OVER (PARTITION BY run, question_id) AS idcg_full
+           sum(gain / log2(ideal_rank + 1)) OVER (
+               PARTITION BY run, question_id ORDER BY ideal_rank
+               ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING
+           ) AS idcg_full
     FROM labelled
 ),
 hits AS (
@@ -36,17 +40,23 @@ first_hits AS (
     SELECT run, question_id, min(pos) AS pos FROM hits GROUP BY run, question_id
 ),
 steps AS (
-    SELECT run, 'recall' AS metric, pos AS k, 1.0 / n_relevant AS v FROM hits
-    UNION ALL SELECT run, 'precision', pos, 1.0 FROM hits
-    UNION ALL SELECT run, 'hit', pos, 1.0 FROM first_hits
-    UNION ALL SELECT run, 'mrr', pos, 1.0 / pos FROM first_hits
-    UNION ALL SELECT run, 'ndcg', greatest(pos, n_relevant), dg / idcg_full FROM hits
+    SELECT run, question_id, 'recall' AS metric, pos AS k, 1.0 / n_relevant AS v FROM hits
+    UNION ALL SELECT run, question_id, 'precision', pos, 1.0 FROM hits
+    UNION ALL SELECT run, question_id, 'hit', pos, 1.0 FROM first_hits
+    UNION ALL SELECT run, question_id, 'mrr', pos, 1.0 / pos FROM first_hits
+    UNION ALL SELECT run, question_id, 'ndcg', greatest(pos, n_relevant), dg / idcg_full FROM hits
 ),
 points AS (
-    SELECT h.run, 'ndcg' AS metric, i.ideal_rank AS k, h.dg / i.idcg_prefix AS v
+    SELECT h.run, h.question_id, 'ndcg' AS metric, i.ideal_rank AS k, h.dg / i.idcg_prefix AS v
     FROM hits AS h
     JOIN ideal AS i USING (run, question_id)
     WHERE i.ideal_rank >= h.pos AND i.ideal_rank < h.n_relevant
+),
+step_sums AS (
+    SELECT run, metric, k, sum(v ORDER BY question_id, v) AS v FROM steps GROUP BY ALL
+),
+point_sums AS (
+    SELECT run, metric, k, sum(v ORDER BY question_id, v) AS v FROM points GROUP BY ALL
 ),
 n_questions AS (
     SELECT run, count(DISTINCT question_id) AS n FROM labelled GROUP BY run
@@ -58,12 +68,10 @@ grid AS (
     CROSS JOIN range(1, $max_k + 1) AS t(k)
 ),
 summed AS (
-    SELECT g.run, g.metric, g.k, g.n,
-           coalesce((SELECT sum(v) FROM steps AS s
-                     WHERE s.run = g.run AND s.metric = g.metric AND s.k = g.k), 0) AS step,
-           coalesce((SELECT sum(v) FROM points AS p
-                     WHERE p.run = g.run AND p.metric = g.metric AND p.k = g.k), 0) AS point
+    SELECT g.run, g.metric, g.k, g.n, coalesce(s.v, 0) AS step, coalesce(p.v, 0) AS point
     FROM grid AS g
+    LEFT JOIN step_sums AS s USING (run, metric, k)
+    LEFT JOIN point_sums AS p USING (run, metric, k)
 )
 SELECT run, metric, k,
        (sum(step) OVER (PARTITION BY run, metric ORDER BY k) + point)

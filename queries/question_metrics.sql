@@ -1,14 +1,15 @@
 -- Per-question scores of both runs at the prompt cutoff.
--- Reads: view runs, table relevant.
+-- Reads: view runs, table relevant. Float sums run in a fixed order: same input, same bits.
 -- Params: $k       INTEGER: the prompt cutoff over retrieved_ids; NULL: each question's own
 --                  context_ids is the ranking and k is its length.
 --         $exponential BOOLEAN: nDCG gain 2^g - 1 when true, g when false.
 -- Returns: run, question_id, row_number, slice, question, k, n_relevant, evidence_in_context,
 --   recall, precision, hit, mrr, ndcg (all NULL when the question has no relevant passage),
 --   correct (0/1), faithfulness, context_tokens,
---   answerable (as logged, else: has labelled evidence).
+--   answerable (as logged; else: has labelled evidence, or no labels are logged).
 WITH prompt AS (
     SELECT run, question_id, row_number, slice, question, context_ids IS NOT NULL AS has_context,
+           relevant_ids IS NOT NULL AS has_labels,
            CASE WHEN $k IS NULL THEN coalesce(len(context_ids), 0) ELSE $k END AS k,
            correct, faithfulness, context_tokens, answerable
     FROM runs
@@ -25,8 +26,8 @@ per_question AS (
            any_value(n_relevant) AS n_relevant,
            count(*) FILTER (WHERE pos <= k) AS n_hits,
            min(pos) FILTER (WHERE pos <= k) AS first_pos,
-           coalesce(sum(gain / log2(pos + 1)) FILTER (WHERE pos <= k), 0) AS dcg,
-           sum(gain / log2(ideal_rank + 1)) FILTER (WHERE ideal_rank <= k) AS idcg,
+           coalesce(sum(gain / log2(pos + 1) ORDER BY pos) FILTER (WHERE pos <= k), 0) AS dcg,
+           sum(gain / log2(ideal_rank + 1) ORDER BY ideal_rank) FILTER (WHERE ideal_rank <= k) AS idcg,
            bool_or(pos_context IS NOT NULL) AS in_context
     FROM scored
     GROUP BY run, question_id
@@ -51,7 +52,7 @@ SELECT
     p.correct::DOUBLE AS correct,
     p.faithfulness,
     p.context_tokens,
-    coalesce(p.answerable, q.n_relevant IS NOT NULL) AS answerable
+    coalesce(p.answerable, NOT p.has_labels OR q.n_relevant IS NOT NULL) AS answerable
 FROM prompt AS p
 LEFT JOIN per_question AS q USING (run, question_id)
 ORDER BY p.run, p.row_number

@@ -5,11 +5,23 @@ Colours are from the Okabe-Ito palette (safe for the common colour-vision defici
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 import altair as alt
 import numpy as np
 import pandas as pd
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A chart as the page shows it."""
+
+    id: str
+    title: str
+    reading: str = field(metadata={"help": "one sentence: what the chart says"})
+    spec: dict[str, Any] = field(metadata={"help": "Vega-Lite spec, data inline"})
+
 
 RUN_COLOURS = {"A": "#E69F00", "B": "#56B4E9"}
 OUTCOME_COLOURS = {"B wins": "#0072B2", "tie": "#BBBBBB", "B loses": "#D55E00"}
@@ -217,5 +229,28 @@ def forest(rows: pd.DataFrame, overall: float, metric: str, column: str) -> dict
             height=max(60, 28 * len(frame)),
             title=f"{metric} by {column}: B \u2212 A per slice (dashed: overall)",
         )
+        .to_dict()
+    )
+
+
+def failure_classes(counts: pd.DataFrame) -> dict[str, Any]:
+    """Questions per failure class, both runs side by side (``counts``: run, failure_class, n)."""
+    frame = counts.assign(run=counts["run"].str.upper())
+    order = list(dict.fromkeys(frame["failure_class"]))
+    return (
+        alt.Chart(frame, title="Failure classes: where each run loses its questions")
+        .mark_bar()
+        .encode(
+            y=alt.Y("failure_class:N", title=None, sort=order),
+            yOffset=alt.YOffset("run:N"),
+            x=alt.X("n:Q", title="questions"),
+            color=alt.Color(
+                "run:N",
+                title="run",
+                scale=alt.Scale(domain=list(RUN_COLOURS), range=list(RUN_COLOURS.values())),
+            ),
+            tooltip=["run:N", "failure_class:N", "n:Q"],
+        )
+        .properties(width=420, height=alt.Step(11))
         .to_dict()
     )

@@ -95,6 +95,13 @@ def cli() -> None:
     is_flag=True,
     help="Refuse to compare (exit 2) when the golden labels differ between the runs.",
 )
+@click.option(
+    "--supported-threshold",
+    type=click.FloatRange(0, 1),
+    default=1.0,
+    show_default=True,
+    help="Faithfulness from which an answer counts as supported by its context.",
+)
 def compare(
     run_a: Path,
     run_b: Path,
@@ -107,6 +114,7 @@ def compare(
     seed: int,
     slices: tuple[str, ...],
     strict: bool,
+    supported_threshold: float,
 ) -> None:
     """Compare run log RUN_A with RUN_B (Parquet, one row per question) into an HTML report."""
     from .report import make_report
@@ -119,6 +127,7 @@ def compare(
         seed=seed,
         slices=slices,
         strict=strict,
+        supported_threshold=supported_threshold,
     )
     json_path = json_path or output.with_suffix(".json")
     verdict = make_report(run_a, run_b, options, output, json_path)

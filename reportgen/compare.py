@@ -13,6 +13,7 @@ import pandas as pd
 
 from .audit import Audit, audit
 from .database import RunDatabase
+from .diagnosis import Diagnosis, diagnose
 from .errors import InputError
 from .fairness import Check, fairness
 from .load import RunFile, open_run
@@ -22,12 +23,7 @@ from .slices import SliceResult, slice_results
 from .stats import MetricComparison, compare_metric
 from .verdict import Verdict, decide
 
-CELL_NAMES = (
-    "working_as_designed",  # evidence in context, answer correct
-    "generation_failure",  # evidence in context, answer wrong
-    "answered_from_memory",  # no evidence in context, answer correct
-    "retrieval_failure",  # no evidence in context, answer wrong
-)
+MAX_EXEMPLARS = 60  # drill-downs rendered: dominant-class examples first, then broken questions
 
 
 @dataclass(frozen=True)
@@ -39,7 +35,8 @@ class Comparison:
     headline: str
     headline_means: np.ndarray  # bootstrap means of the headline difference
     verdict: Verdict
-    cells: dict[str, dict[str, int]] | None  # run -> cell name -> questions
+    diagnosis: Diagnosis
+    exemplars: pd.DataFrame  # queries/exemplars.sql rows of the drill-down questions
     slices: dict[str, dict[str, list[SliceResult]]]  # column -> metric -> per slice
     audit: Audit
     fairness: list[Check]
@@ -74,6 +71,17 @@ def run_comparison(path_a: Path, path_b: Path, options: Options) -> Comparison:
             for column in _slice_columns(runs, options)
         }
         golden = audit(db, tables, next(iter(slice_values.values()), None), options.strict)
+        diagnosis = diagnose(
+            db.frame("answer_stage", k=options.k),
+            tables.curve,
+            tables.k,
+            n_boot=options.n_boot,
+            confidence=options.confidence,
+            seed=options.seed,
+            supported_threshold=options.supported_threshold,
+        )
+        shown = [q for ids in diagnosis.exemplars.values() for q in ids] + diagnosis.broken
+        exemplars = db.frame("exemplars", ids=list(dict.fromkeys(shown))[:MAX_EXEMPLARS])
     finally:
         db.close()
     comparisons: dict[str, MetricComparison] = {}
@@ -106,7 +114,8 @@ def run_comparison(path_a: Path, path_b: Path, options: Options) -> Comparison:
         headline=headline,
         headline_means=means[headline],
         verdict=decide(comparisons[headline], options.confidence, regressions),
-        cells=_cells(tables),
+        diagnosis=diagnosis,
+        exemplars=exemplars,
         slices=slices,
         audit=golden,
         fairness=fairness(tables),
@@ -115,25 +124,6 @@ def run_comparison(path_a: Path, path_b: Path, options: Options) -> Comparison:
         ),
         warnings=_warnings(tables, golden),
     )
-
-
-def _cells(tables: MetricTables) -> dict[str, dict[str, int]] | None:
-    """Retrieval-by-answer 2x2 per run, over paired questions that have labelled evidence."""
-    if "correct" not in tables.metrics or "recall" not in tables.metrics:
-        return None
-    cells = {}
-    for run in ("a", "b"):
-        p = tables.paired
-        scored = p[p[f"recall_{run}"].notna() & p[f"correct_{run}"].notna()]
-        evidence = scored[f"evidence_in_context_{run}"].astype(bool)
-        correct = scored[f"correct_{run}"] == 1
-        cells[run] = {
-            "working_as_designed": int((evidence & correct).sum()),
-            "generation_failure": int((evidence & ~correct).sum()),
-            "answered_from_memory": int((~evidence & correct).sum()),
-            "retrieval_failure": int((~evidence & ~correct).sum()),
-        }
-    return cells
 
 
 def _warnings(tables: MetricTables, golden: Audit) -> list[str]:

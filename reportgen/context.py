@@ -14,9 +14,13 @@ import numpy as np
 import pandas as pd
 
 from . import __version__, charts
-from .compare import CELL_NAMES, Comparison
+from .charts import Chart
+from .compare import Comparison
+from .diagnosis_view import DiagnosisView, diagnosis_view
 from .formatting import fmt_diff, fmt_interval, fmt_num, fmt_p, fmt_pct
 from .metrics import RETRIEVAL
+from .provenance import gzip_data_url, library_versions
+from .stages import CELL_NAMES
 
 CHANGED_ROWS_SHOWN = 200
 
@@ -49,14 +53,6 @@ class MetricRow:
     fixed_broken: str = field(metadata={"help": "'fixed / broken' for binary metrics, else ''"})
     p: str
     direction: str = field(metadata={"help": "'up', 'down' or 'none': the interval's side of 0"})
-
-
-@dataclass(frozen=True)
-class Chart:
-    id: str
-    title: str
-    reading: str = field(metadata={"help": "one sentence: what the chart says"})
-    spec: dict[str, Any] = field(metadata={"help": "Vega-Lite spec, data inline"})
 
 
 @dataclass(frozen=True)
@@ -108,10 +104,19 @@ class AuditView:
 
 
 @dataclass(frozen=True)
+class Download:
+    name: str = field(metadata={"help": "file name offered to the browser"})
+    url: str = field(metadata={"help": "data: URL of the gzipped file"})
+    size: str = field(metadata={"help": "compressed size, human readable"})
+
+
+@dataclass(frozen=True)
 class ReportContext:
     title: str
     generated: str | None = field(metadata={"help": "generation time, UTC; None when unknown"})
     tool_version: str
+    libraries: list[tuple[str, str]] = field(metadata={"help": "(library, version)"})
+    downloads: list[Download] = field(metadata={"help": "per-question table and report JSON"})
     runs: list[RunRow]
     options: list[tuple[str, str]]
     n_paired: int
@@ -134,6 +139,7 @@ class ReportContext:
     changed_total: int
     missing: list[str] = field(metadata={"help": "sections left out, each naming the column"})
     definitions: list[tuple[str, str]]
+    diagnosis: DiagnosisView
 
 
 def _size(n: int) -> str:
@@ -320,7 +326,8 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
 
 def all_charts(context: ReportContext) -> list[Chart]:
     """Every chart of the page, wherever the templates place it."""
-    return context.charts + [t.chart for t in context.slices]
+    extra = [context.diagnosis.chart] if context.diagnosis.chart else []
+    return context.charts + [t.chart for t in context.slices] + extra
 
 
 def _audit(result: Comparison) -> AuditView:
@@ -401,7 +408,14 @@ def _forest_reading(rows: list[Any], metric: str) -> str:
     return f"B is behind A on {metric} in: {', '.join(losing)}; check each interval before acting."
 
 
-def build_context(result: Comparison, source_date_epoch: str | None) -> ReportContext:
+def _download(name: str, text: str) -> Download:
+    url, size = gzip_data_url(text)
+    return Download(name=name, url=url, size=_size(size))
+
+
+def build_context(
+    result: Comparison, source_date_epoch: str | None, downloads: dict[str, str]
+) -> ReportContext:
     o = result.options
     cols, rows, total = _changed(result)
     verdict = result.verdict
@@ -409,6 +423,8 @@ def build_context(result: Comparison, source_date_epoch: str | None) -> ReportCo
         title=f"{result.runs['a'].path.name} vs {result.runs['b'].path.name}",
         generated=_generated(source_date_epoch),
         tool_version=__version__,
+        libraries=sorted(library_versions().items()),
+        downloads=[_download(name, text) for name, text in downloads.items()],
         runs=[
             RunRow(run.label, str(run.path), run.sha256, _size(run.size_bytes), run.n_rows)
             for run in result.runs.values()
@@ -435,7 +451,7 @@ def build_context(result: Comparison, source_date_epoch: str | None) -> ReportCo
         charts=_charts(result),
         cells=[
             CellTable(run=key.upper(), n=sum(cells.values()), cells=cells)
-            for key, cells in (result.cells or {}).items()
+            for key, cells in (result.diagnosis.cells or {}).items()
         ],
         cell_names={name: CELL_TITLES[name] for name in CELL_NAMES},
         changed_columns=cols,
@@ -443,4 +459,5 @@ def build_context(result: Comparison, source_date_epoch: str | None) -> ReportCo
         changed_total=total,
         missing=_missing(result),
         definitions=definitions(result),
+        diagnosis=diagnosis_view(result),
     )

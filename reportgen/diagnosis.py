@@ -19,6 +19,7 @@ from .stages import (
     FAILURE_CLASSES,
     OK,
     RUNS,
+    Agreement,
     Dominant,
     Missing,
     Paired,
@@ -29,13 +30,12 @@ from .stages import (
     dominant_class,
     failure_classes,
     good_answers,
+    judge_agreement,
     stage_scores,
 )
 from .stats import MetricComparison, compare_metric
 
 TARGET = 0.8  # the decision path's bar at every step
-MIN_HUMAN_LABELS = 30
-MIN_KAPPA = 0.6
 N_EXEMPLARS = 5
 COSTS = {"latency_ms": "latency", "cost_usd": "cost", "context_tokens": "context tokens"}
 COMPARISON = (
@@ -64,17 +64,6 @@ class Experiment:
 
 
 @dataclass(frozen=True)
-class Agreement:
-    """Automatic judge against human labels, pooled over both runs' labelled questions."""
-
-    n: int
-    accuracy: float
-    kappa: float
-    confusion: dict[str, dict[str, int]]  # judge verdict ("true"/"false") -> human verdict -> n
-    warning: str | None
-
-
-@dataclass(frozen=True)
 class CostChange:
     comparison: MetricComparison
     relative_pct: float  # (mean B - mean A) / mean A, in %
@@ -84,7 +73,8 @@ class CostChange:
 class Diagnosis:
     stages: tuple[StageScore, ...]
     missing: tuple[Missing, ...]
-    cells: dict[str, dict[str, int]] | None  # run -> cell -> questions
+    cells: dict[str, dict[str, int]] | None  # run -> cell -> questions (correct and supported)
+    cells_correct: dict[str, dict[str, int]] | None  # the same with correct alone
     transitions: dict[str, dict[str, int]] | None  # cell in A -> cell in B -> questions
     moves: tuple[dict[str, Any], ...]  # {"from", "to", "n"}, off-diagonal, most questions first
     failure_classes: dict[str, dict[str, int]] | None  # run -> class (and "ok") -> questions
@@ -102,15 +92,13 @@ class Diagnosis:
             {
                 "stages": [asdict(s) for s in self.stages],
                 "missing": [asdict(m) for m in self.missing],
-                "cells": self.cells,
+                "cells": self.cells_correct,
+                "cells_supported": self.cells,
                 "transitions": None
                 if self.transitions is None
                 else {"counts": self.transitions, "moves": list(self.moves)},
                 "failure_classes": self.failure_classes,
                 "dominant": {r: d and asdict(d) for r, d in self.dominant.items()},
-                "per_question": []
-                if self.per_question is None
-                else self.per_question.to_dict(orient="records"),
                 "next_experiment": {r: e and asdict(e) for r, e in self.next_experiment.items()},
                 "judge_agreement": {k: asdict(v) for k, v in self.judge_agreement.items()},
                 "cost": {
@@ -173,7 +161,7 @@ def diagnose(
     )
     transitions, moves = cell_transitions(cell["a"], cell["b"]) if cell else (None, ())
     dominant = {r: dominant_class(classes[r]) if classes else None for r in RUNS}
-    judge = _judge_agreement(p, supported_threshold)
+    judge = judge_agreement(p, supported_threshold)
     if not (p.logged("human_correct") or p.logged("human_faithful")):
         missing.append(Missing("judge agreement", "human_correct, human_faithful"))
     cost = {}
@@ -197,6 +185,9 @@ def diagnose(
         stages=tuple(stages),
         missing=tuple(missing),
         cells=None if cell is None else {r: count_labels(cell[r], CELL_NAMES) for r in RUNS},
+        cells_correct=None
+        if cell is None
+        else {r: count_labels(cells(p, r, None), CELL_NAMES) for r in RUNS},
         transitions=transitions,
         moves=moves,
         failure_classes=None
@@ -329,62 +320,6 @@ def _next_experiment(
         f"correct on the {weakest} slice",
         **{f"correct on {weakest}": float(by_slice.min())},
     )
-
-
-def cohen_kappa(table: np.ndarray) -> float:
-    """Cohen's kappa (1960): agreement beyond chance, (p_o - p_e) / (1 - p_e).
-
-    ``table[i, j]`` counts items rater one puts in class i and rater two in class j; NaN when
-    chance agreement is certain (both raters use one class only).
-    """
-    n = table.sum()
-    observed = np.trace(table) / n
-    expected = table.sum(axis=1) @ table.sum(axis=0) / n**2
-    return float("nan") if expected == 1 else float((observed - expected) / (1 - expected))
-
-
-def _judge_agreement(p: Paired, supported_threshold: float) -> dict[str, Agreement]:
-    def pooled(values: Any) -> np.ndarray:
-        return np.concatenate([values(r) for r in RUNS])
-
-    def faithful(run: str) -> np.ndarray:
-        f = p.values("faithfulness", run)
-        return np.where(np.isnan(f), np.nan, f >= supported_threshold)
-
-    pairs = {
-        "correct": (pooled(lambda r: p.values("correct", r)), "human_correct"),
-        "faithful": (pooled(faithful), "human_faithful"),
-    }
-    result = {}
-    for name, (judge, human_column) in pairs.items():
-        human = pooled(lambda r, c=human_column: p.values(c, r))
-        keep = ~(np.isnan(judge) | np.isnan(human))
-        if keep.any():
-            result[name] = _agreement(judge[keep] == 1, human[keep] == 1)
-    return result
-
-
-def _agreement(judge: np.ndarray, human: np.ndarray) -> Agreement:
-    table = np.array([[np.sum(j & h) for h in (human, ~human)] for j in (judge, ~judge)])
-    n = int(table.sum())
-    kappa = cohen_kappa(table)
-    reasons = [f"Only {n} human labels"] if n < MIN_HUMAN_LABELS else []
-    if not kappa >= MIN_KAPPA:
-        reasons.append(
-            "Cohen's kappa is undefined (one verdict only)"
-            if math.isnan(kappa)
-            else f"Cohen's kappa {kappa:.2f} is below {MIN_KAPPA}"
-        )
-    warning = (
-        "; ".join(reasons) + ": model-judged scores are only as good as the judge"
-        if reasons
-        else None
-    )
-    confusion = {
-        j: {h: int(table[i, k]) for k, h in enumerate(("true", "false"))}
-        for i, j in enumerate(("true", "false"))
-    }
-    return Agreement(n, float(np.trace(table) / n), kappa, confusion, warning)
 
 
 def _signed(value: float, digits: int) -> str:

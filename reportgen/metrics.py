@@ -25,6 +25,7 @@ class Options:
     seed: int = 0
     slices: tuple[str, ...] = ()  # slice columns; empty: "slice" when logged
     strict: bool = False  # refuse to compare when the golden labels changed between runs
+    supported_threshold: float = 1.0  # faithfulness from which an answer counts as supported
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,11 @@ def make_report(
     path_a: Path, path_b: Path, options: Options, html_path: Path, json_path: Path
 ) -> Verdict:
     result = run_comparison(path_a, path_b, options)
-    document = report_json.build(result)
-    html = render(build_context(result, os.environ.get("SOURCE_DATE_EPOCH")))
-    write_all({html_path: html, json_path: report_json.dumps(document)}, inputs=[path_a, path_b])
+    json_text = report_json.dumps(report_json.build(result))
+    downloads = {
+        "per-question.csv.gz": report_json.per_question_csv(result),
+        "report.json.gz": json_text,
+    }
+    context = build_context(result, os.environ.get("SOURCE_DATE_EPOCH"), downloads)
+    write_all({html_path: render(context), json_path: json_text}, inputs=[path_a, path_b])
     return result.verdict

@@ -7,8 +7,11 @@ import math
 from dataclasses import asdict
 from typing import Any
 
+import pandas as pd
+
 from . import __version__
 from .compare import Comparison
+from .provenance import library_versions
 from .stats import MetricComparison
 
 SCHEMA_VERSION = 1
@@ -38,8 +41,15 @@ def per_question(result: Comparison) -> list[dict[str, Any]]:
         for run in ("a", "b"):
             columns[f"{base}_{run}"] = f"{tables.name(base)}_{run}"
     frame = tables.paired[list(columns)].rename(columns=columns)
+    if result.diagnosis.per_question is not None:
+        frame = frame.merge(result.diagnosis.per_question, on="question_id", how="left")
     frame = frame.astype(object).where(frame.notna(), None)
     return frame.to_dict(orient="records")
+
+
+def per_question_csv(result: Comparison) -> str:
+    """The per-question table as CSV: every paired question's scores in both runs."""
+    return pd.DataFrame(per_question(result)).to_csv(index=False, lineterminator="\n")
 
 
 def build(result: Comparison) -> dict[str, Any]:
@@ -47,7 +57,11 @@ def build(result: Comparison) -> dict[str, Any]:
     return _clean(
         {
             "schema_version": SCHEMA_VERSION,
-            "tool": {"name": "ragreport", "version": __version__},
+            "tool": {
+                "name": "ragreport",
+                "version": __version__,
+                "libraries": library_versions(),
+            },
             "params": {
                 "k": o.k,
                 "k_source": result.tables.k_source,
@@ -78,7 +92,7 @@ def build(result: Comparison) -> dict[str, Any]:
                 else None
             ),
             "per_question": per_question(result),
-            "cells": result.cells,
+            **result.diagnosis.to_json(),
             "slices": {
                 column: {
                     metric: {

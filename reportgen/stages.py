@@ -1,4 +1,5 @@
-"""Per-link scores of both runs and each question's failure class (queries/answer_stage.sql's rows).
+"""Per-link scores of both runs, each question's failure class, and how far the judge behind the
+scores agrees with human labels (from queries/answer_stage.sql's rows).
 
 A stage is scored only on the questions where it can fail on its own: the generator is judged on
 retrieval hits, so a retrieval change that adds hard hits does not read as a generation loss.
@@ -6,6 +7,7 @@ retrieval hits, so a retrieval change that adds hard hits does not read as a gen
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +37,8 @@ FAILURE_CLASSES = (
     "unlabelled",
 )
 OK = "ok"
+MIN_HUMAN_LABELS = 30  # fewer, or a lower kappa: the judge's scores carry a warning
+MIN_KAPPA = 0.6
 OWNERS = {
     "retrieval miss": "retrieval/corpus",
     "ranking miss": "ranking",
@@ -82,15 +86,23 @@ class Dominant:
     owner: str  # who fixes it: retrieval/corpus, ranking, generation, abstention policy, golden set
 
 
+@dataclass(frozen=True)
+class Agreement:
+    """Automatic judge against human labels, pooled over both runs' labelled questions."""
+
+    n: int
+    accuracy: float
+    kappa: float
+    confusion: dict[str, dict[str, int]]  # judge verdict ("true"/"false") -> human verdict -> n
+    warning: str | None
+
+
 class Paired:
     """Both runs' rows of the questions in both, side by side in A's file order."""
 
     def __init__(self, details: pd.DataFrame) -> None:
         a, b = (details[details["run"] == run] for run in RUNS)
         self.frame = a.merge(b, on="question_id", suffixes=("_a", "_b")).reset_index(drop=True)
-
-    def __len__(self) -> int:
-        return len(self.frame)
 
     def values(self, column: str, run: str) -> np.ndarray:
         """The column as floats (booleans 0/1), NaN where NULL."""
@@ -120,120 +132,79 @@ def _run_score(values: np.ndarray, n_boot: int, confidence: float, seed: int) ->
     return RunScore(float(values.mean()), len(values), low, high)
 
 
+_HITS = "retrieval hits (labelled evidence in the run's context)"
+STAGES = {  # metric: stage, the column it needs, its questions in each run
+    "correct": ("end-to-end", "correct", "all questions"),
+    "faithfulness": ("generation", "faithfulness", _HITS),
+    "answer relevance": ("generation", "answer_relevance", _HITS),
+    "context utilization": ("generation", "cited_ids", _HITS + " whose answer cites"),
+    "correct refusals": ("abstention", "abstained", "unanswerable questions"),
+    "wrong refusals": ("abstention", "abstained", "answerable questions"),
+    "citations in context": ("citations", "cited_ids", "answers that cite"),
+    "citations relevant": ("citations", "cited_ids", "answers that cite, labels logged"),
+}
+_BINARY = frozenset({"correct", "correct refusals", "wrong refusals"})
+
+
+def _stage_values(p: Paired, run: str) -> dict[str, np.ndarray]:
+    """Each stage metric per question, NaN outside its population.
+
+    Context utilization: of an answer's distinct citations, the share that point into its context
+    AND are labelled relevant (it used the evidence it was given). Citation shares are per answer
+    with at least one citation; every score is averaged over questions.
+    """
+    hit = p.values("evidence_in_context", run) == 1
+    answerable = p.values("answerable", run) == 1
+    abstained, cited = p.values("abstained", run), p.values("n_cited", run)
+    return {
+        "correct": p.values("correct", run),
+        "faithfulness": np.where(hit, p.values("faithfulness", run), np.nan),
+        "answer relevance": np.where(hit, p.values("answer_relevance", run), np.nan),
+        "context utilization": np.where(hit, _ratio(p.values("n_cited_used", run), cited), np.nan),
+        "correct refusals": np.where(answerable, np.nan, abstained),
+        "wrong refusals": np.where(answerable, abstained, np.nan),
+        "citations in context": _ratio(p.values("n_cited_in_context", run), cited),
+        "citations relevant": _ratio(p.values("n_cited_relevant", run), cited),
+    }
+
+
 def stage_scores(
     p: Paired, *, n_boot: int, confidence: float, seed: int
 ) -> tuple[list[StageScore], list[Missing]]:
-    """Every stage whose columns both runs log; the others as Missing.
+    """Every stage whose columns both runs log, in STAGES order; the others as Missing.
 
-    Context utilization: of an answer's distinct citations, the share that point into its context
-    AND are labelled relevant (it used the evidence it was given), averaged over hits that cite.
-    Citation shares are per answer with at least one citation, averaged over answers.
+    Each run is scored on its own population; B - A on the questions in both runs' populations.
     """
-    hit = {run: p.values("evidence_in_context", run) == 1 for run in RUNS}
-    answerable = {run: p.values("answerable", run) == 1 for run in RUNS}
-    both = " (B \u2212 A: questions in it in both runs)"
-    hits = "retrieval hits: labelled evidence in the context of that run" + both
-
-    def on(mask: dict[str, np.ndarray], values: np.ndarray, run: str) -> np.ndarray:
-        return np.where(mask[run], values, np.nan)
-
-    def cited(column: str, run: str) -> np.ndarray:
-        return _ratio(p.values(column, run), p.values("n_cited", run))
-
-    specs = (  # stage, metric, column it needs, population, binary, values of a run
-        (
-            "end-to-end",
-            "correct",
-            "correct",
-            "all questions",
-            True,
-            lambda r: p.values("correct", r),
-        ),
-        (
-            "generation",
-            "faithfulness",
-            "faithfulness",
-            hits,
-            False,
-            lambda r: on(hit, p.values("faithfulness", r), r),
-        ),
-        (
-            "generation",
-            "answer relevance",
-            "answer_relevance",
-            hits,
-            False,
-            lambda r: on(hit, p.values("answer_relevance", r), r),
-        ),
-        (
-            "generation",
-            "context utilization",
-            "cited_ids",
-            "retrieval hits whose answer cites a passage" + both,
-            False,
-            lambda r: on(hit, cited("n_cited_used", r), r),
-        ),
-        (
-            "abstention",
-            "correct refusals",
-            "abstained",
-            "unanswerable questions" + both,
-            True,
-            lambda r: on({r: ~answerable[r]}, p.values("abstained", r), r),
-        ),
-        (
-            "abstention",
-            "wrong refusals",
-            "abstained",
-            "answerable questions" + both,
-            True,
-            lambda r: on(answerable, p.values("abstained", r), r),
-        ),
-        (
-            "citations",
-            "citations in context",
-            "cited_ids",
-            "answers with a citation" + both,
-            False,
-            lambda r: cited("n_cited_in_context", r),
-        ),
-        (
-            "citations",
-            "citations relevant",
-            "cited_ids",
-            "answers with a citation, labels logged" + both,
-            False,
-            lambda r: cited("n_cited_relevant", r),
-        ),
-    )
-    detail_column = {"cited_ids": "n_cited"}
+    values = {run: _stage_values(p, run) for run in RUNS}
     evidence_need = p.evidence_need()
     scores, missing = [], []
-    for stage, metric, needs, population, binary, values in specs:
-        if not p.logged(detail_column.get(needs, needs)):
+    for metric, (stage, needs, population) in STAGES.items():
+        if not p.logged("n_cited" if needs == "cited_ids" else needs):
             missing.append(Missing(metric, needs))
             continue
         if stage == "generation" and evidence_need:
             missing.append(Missing(metric, evidence_need))
             continue
-        a, b = values("a"), values("b")
+        a, b = values["a"][metric], values["b"][metric]
         diff, _ = compare_metric(
-            metric, a, b, binary=binary, n_boot=n_boot, confidence=confidence, seed=seed
+            metric, a, b, binary=metric in _BINARY, n_boot=n_boot, confidence=confidence, seed=seed
         )
         runs = [_run_score(v, n_boot, confidence, seed) for v in (a, b)]
+        population += " (B \u2212 A: those in both runs)"
         scores.append(StageScore(stage, metric, population, runs[0], runs[1], diff))
     return scores, missing
 
 
-def good_answers(p: Paired, run: str, supported_threshold: float) -> np.ndarray:
-    """Correct and supported (faithfulness >= threshold; correct alone without faithfulness)."""
+def good_answers(p: Paired, run: str, supported_threshold: float | None) -> np.ndarray:
+    """Correct and supported (faithfulness >= threshold); correct alone without faithfulness
+    or without a threshold."""
     good = p.values("correct", run) == 1
-    if p.logged("faithfulness"):
+    if supported_threshold is not None and p.logged("faithfulness"):
         good &= p.values("faithfulness", run) >= supported_threshold
     return good
 
 
-def cells(p: Paired, run: str, supported_threshold: float) -> np.ndarray:
+def cells(p: Paired, run: str, supported_threshold: float | None) -> np.ndarray:
     """Each question's retrieval-by-answer cell; None outside answerable labelled questions."""
     evidence = p.values("evidence_in_context", run)
     good = good_answers(p, run, supported_threshold)
@@ -309,3 +280,54 @@ def dominant_class(classes: np.ndarray) -> Dominant | None:
     counts = count_labels(classes, FAILURE_CLASSES)
     best = max(FAILURE_CLASSES, key=lambda c: counts[c])
     return Dominant(best, counts[best], OWNERS[best]) if counts[best] else None
+
+
+def cohen_kappa(table: np.ndarray) -> float:
+    """Cohen's kappa (1960): agreement beyond chance, (p_o - p_e) / (1 - p_e).
+
+    ``table[i, j]`` counts items rater one puts in class i and rater two in class j; NaN when
+    chance agreement is certain (both raters use one class only).
+    """
+    n = table.sum()
+    observed = np.trace(table) / n
+    expected = table.sum(axis=1) @ table.sum(axis=0) / n**2
+    return float("nan") if expected == 1 else float((observed - expected) / (1 - expected))
+
+
+def judge_agreement(p: Paired, supported_threshold: float) -> dict[str, Agreement]:
+    """Judge against human labels where both exist, pooled over both runs."""
+    result = {}
+    for name, judge_column in (("correct", "correct"), ("faithful", "faithfulness")):
+        judge, human = (
+            np.concatenate([p.values(column, run) for run in RUNS])
+            for column in (judge_column, f"human_{name}")
+        )
+        if name == "faithful":
+            judge = np.where(np.isnan(judge), np.nan, judge >= supported_threshold)
+        keep = ~(np.isnan(judge) | np.isnan(human))
+        if keep.any():
+            result[name] = _agreement(judge[keep] == 1, human[keep] == 1)
+    return result
+
+
+def _agreement(judge: np.ndarray, human: np.ndarray) -> Agreement:
+    table = np.array([[np.sum(j & h) for h in (human, ~human)] for j in (judge, ~judge)])
+    n = int(table.sum())
+    kappa = cohen_kappa(table)
+    reasons = [f"Only {n} human labels"] if n < MIN_HUMAN_LABELS else []
+    if not kappa >= MIN_KAPPA:
+        reasons.append(
+            "Cohen's kappa is undefined (one verdict only)"
+            if math.isnan(kappa)
+            else f"Cohen's kappa {kappa:.2f} is below {MIN_KAPPA}"
+        )
+    warning = (
+        "; ".join(reasons) + ": model-judged scores are only as good as the judge"
+        if reasons
+        else None
+    )
+    confusion = {
+        j: {h: int(table[i, k]) for k, h in enumerate(("true", "false"))}
+        for i, j in enumerate(("true", "false"))
+    }
+    return Agreement(n, float(np.trace(table) / n), kappa, confusion, warning)

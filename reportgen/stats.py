@@ -51,10 +51,14 @@ def bootstrap_means(diff: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
     drawing the counts gives exactly the distribution of drawing indices, at a cost of n_boot x
     (distinct values) instead of n_boot x n. Metrics take few distinct values (a binary outcome
     has at most three differences), so the counts are used whenever they are the cheaper draw.
+    The distinct values are taken in order of first appearance, not sorted, so that swapping A
+    and B (every difference negated) draws exactly the mirrored resamples, as index draws do.
     """
     rng = np.random.default_rng(seed)
     n = len(diff)
-    values, counts = np.unique(diff, return_counts=True)
+    values, first, counts = np.unique(diff, return_index=True, return_counts=True)
+    order = np.argsort(first)  # categories in order of first appearance: see above
+    values, counts = values[order], counts[order]
     if len(values) < n:
         draws = rng.multinomial(n, counts / n, size=n_boot)
         return draws @ values / n

@@ -1,0 +1,320 @@
+"""The report as a browser shows it: offline, with scripts blocked, and fed hostile text.
+
+Chromium tests skip when Chromium or chromedriver is missing, and fail instead when
+RAGREPORT_REQUIRE_BROWSER=1 (as CI sets it). The raw-HTML check at the end needs no browser.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import browser as br
+import pandas as pd
+import pytest
+
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_runs"
+
+# Attributes whose value a browser fetches or follows as a URL (HTML and SVG).
+URL_ATTRIBUTES = {
+    "src",
+    "href",
+    "xlink:href",
+    "srcset",
+    "action",
+    "formaction",
+    "poster",
+    "data",
+    "background",
+    "ping",
+    "cite",
+}
+EXTERNAL = re.compile(r"(?i)https?://|^\s*//")  # absolute or protocol-relative URL
+CSS_URL = re.compile(r"(?i)url\(\s*['\"]?\s*([^)'\"]*)")
+CSS_IMPORT = re.compile(r"(?i)@import\s+(?:url\()?\s*['\"]?\s*([^'\");\s]*)")
+
+
+# --- fixtures -----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def sample_report(tmp_path_factory) -> tuple[Path, dict]:
+    return br.render_report(
+        SAMPLE / "fare_rules_a_baseline.parquet",
+        SAMPLE / "fare_rules_b_reranker.parquet",
+        tmp_path_factory.mktemp("sample"),
+    )
+
+
+@pytest.fixture(scope="module")
+def hostile_report(tmp_path_factory) -> tuple[Path, dict, Path]:
+    folder = tmp_path_factory.mktemp("hostile")
+    run_a, run_b = br.hostile_runs(folder)
+    return (*br.render_report(run_a, run_b, folder), run_a)
+
+
+@pytest.fixture(scope="module")
+def chromium(tmp_path_factory):
+    """Chromium with scripts on and the network blocked at the browser (DevTools protocol)."""
+    br.require_browser()
+    driver = br.start_chromium(tmp_path_factory.mktemp("profile-js"))
+    try:
+        br.block_network(driver)
+        yield driver
+    finally:
+        driver.quit()
+
+
+@pytest.fixture(scope="module")
+def chromium_no_js(tmp_path_factory):
+    """Chromium with JavaScript blocked by content-settings policy, network blocked too."""
+    br.require_browser()
+    driver = br.start_chromium(tmp_path_factory.mktemp("profile-nojs"), javascript=False)
+    try:
+        br.block_network(driver)
+        yield driver
+    finally:
+        driver.quit()
+
+
+# --- helpers ------------------------------------------------------------------------------------
+
+
+def _expected_mean(value: float | None) -> str | None:
+    """The page's 3-decimal mean of ``value``; None where the page writes '< 0.001' and such."""
+    if value is None:
+        return "n/a"
+    text = f"{value:.3f}"
+    if (float(text) == 0 and value != 0) or (float(text) == 1 and value != 1):
+        return None
+    return text
+
+
+def _external_references(html: str) -> list[str]:
+    """Every src/href-like attribute or CSS url()/@import that points at another host."""
+    parsed = br.audit(html)
+    found = []
+    for tag, name, value in parsed.attributes:
+        if name == "xmlns" or name.startswith("xmlns:") or value is None:
+            continue  # a namespace name is an identifier, never fetched
+        if name in URL_ATTRIBUTES and EXTERNAL.search(value):
+            found.append(f"<{tag} {name}={value!r}>")
+        if name == "style":
+            found += [
+                f"<{tag} style> url({u})" for u in CSS_URL.findall(value) if EXTERNAL.search(u)
+            ]
+    for css in parsed.styles:
+        found += [f"<style> url({u})" for u in CSS_URL.findall(css) if EXTERNAL.search(u)]
+        found += [f"<style> @import {u}" for u in CSS_IMPORT.findall(css)]
+    return found
+
+
+def _strings(value: object) -> list[str]:
+    """Every string (keys too) inside decoded JSON."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [*value, *(s for v in value.values() for s in _strings(v))]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def _assert_no_payload_ran(page) -> None:
+    """No payload ran, and no element came out of the data: no <img>, no on* attribute."""
+    assert page.execute_script("return typeof window.__pwned;") == "undefined", page.execute_script(
+        "return String(window.__pwned);"
+    )
+    assert page.execute_script("return document.querySelectorAll('img').length;") == 0
+    handlers = page.execute_script(
+        """
+        var out = [];
+        document.querySelectorAll('*').forEach(function (el) {
+          Array.prototype.forEach.call(el.attributes, function (a) {
+            if (/^on/i.test(a.name)) out.push(el.tagName + ' ' + a.name + '=' + a.value);
+          });
+        });
+        return out;
+        """
+    )
+    assert handlers == []
+
+
+# --- 1. the sample report, offline --------------------------------------------------------------
+
+
+def test_sample_report_offline_renders_every_chart_and_its_numbers(
+    chromium, sample_report, tmp_path
+):
+    html, doc = sample_report
+    url = html.as_uri()
+    br.open_clean(chromium, url)
+    br.wait_for_live_charts(chromium)
+
+    # Console: nothing at level SEVERE (script errors, blocked loads, CSP violations).
+    assert br.severe(chromium.get_log("browser")) == []
+
+    # Network: the page fetched nothing but itself. data: URLs are inline bytes, not requests
+    # to anywhere, so they are allowed (Vega and the static SVGs may use them for images).
+    requests = br.requested_urls(chromium.get_log("performance"))
+    assert url in requests
+    assert [u for u in requests if u != url and not u.startswith("data:")] == []
+
+    # Every chart drew live: class live-ok, a visible non-empty <svg> with data marks.
+    charts = chromium.execute_script(
+        """
+        return Array.prototype.map.call(document.querySelectorAll('.chart'), function (f) {
+          var svg = f.querySelector('.live svg');
+          var box = svg ? svg.getBoundingClientRect() : {width: 0, height: 0};
+          var marks = 0;
+          if (svg) svg.querySelectorAll('g.role-mark').forEach(function (g) {
+            marks += g.querySelectorAll('path, rect, line, circle, polygon').length;
+          });
+          return {id: f.id, ok: f.classList.contains('live-ok'), svg: !!svg,
+                  width: box.width, height: box.height, marks: marks};
+        });
+        """
+    )
+    assert len(charts) >= 2, charts
+    for chart in charts:
+        assert chart["ok"] and chart["svg"], chart
+        assert chart["width"] > 0 and chart["height"] > 0, chart
+        assert chart["marks"] > 0, chart
+
+    # Key numbers of report.json are what the page shows.
+    text = chromium.execute_script("return document.body.innerText;")
+    outcome = chromium.execute_script(
+        "return document.querySelector('#verdict .outcome').innerText.trim();"
+    )
+    assert outcome == doc["verdict"]["outcome"]
+    assert doc["verdict"]["reason"] in text
+    assert f"{doc['n_paired']} paired questions" in text
+    rows = chromium.execute_script(
+        """
+        return Array.prototype.map.call(document.querySelectorAll('table.metrics tbody tr'),
+          function (tr) {
+            return Array.prototype.map.call(tr.cells, function (td) {
+              return td.innerText.trim(); });
+          });
+        """
+    )
+    shown = {r[0]: r for r in rows}
+    assert set(shown) == set(doc["metrics"])
+    headline = doc["metrics"][doc["headline"]]
+    name, n, a, b = shown[doc["headline"]][:4]
+    assert (int(n), a, b) == (headline["n"], f"{headline['a']:.3f}", f"{headline['b']:.3f}")
+    for metric, numbers in doc["metrics"].items():
+        row = shown[metric]
+        assert int(row[1]) == numbers["n"], metric
+        for value, cell in ((numbers["a"], row[2]), (numbers["b"], row[3])):
+            expected = _expected_mean(value)
+            if expected is not None:
+                assert cell == expected, (metric, value, cell)
+
+    # A full-page screenshot, kept as an artifact of the run.
+    shot = br.full_page_screenshot(chromium, br.artifacts_dir(tmp_path) / "screenshot.png")
+    assert shot.stat().st_size > 10_000
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+# --- 2. scripts blocked -------------------------------------------------------------------------
+
+
+def test_scripts_blocked_every_chart_shows_its_static_svg(chromium_no_js, sample_report):
+    html, _ = sample_report
+    br.open_clean(chromium_no_js, html.as_uri())
+    from selenium.webdriver.common.by import By
+
+    # The page's own scripts did not run (the Vega bundle defines vegaEmbed when it runs).
+    assert chromium_no_js.execute_script("return typeof window.vegaEmbed;") == "undefined"
+    figures = chromium_no_js.find_elements(By.CSS_SELECTOR, "figure.chart")
+    assert len(figures) >= 2
+    for figure in figures:
+        name = figure.get_attribute("id")
+        assert "live-ok" not in figure.get_attribute("class").split(), name
+        static = figure.find_element(By.CSS_SELECTOR, ".static")
+        svg = static.find_element(By.CSS_SELECTOR, "svg")
+        assert static.is_displayed() and svg.is_displayed(), name
+        assert svg.size["width"] > 0 and svg.size["height"] > 0, (name, svg.size)
+        assert not figure.find_element(By.CSS_SELECTOR, ".live").is_displayed(), name
+
+
+# --- 3. hostile text stays text -----------------------------------------------------------------
+
+
+def test_hostile_text_stays_text(chromium, hostile_report):
+    html, doc, run_a = hostile_report
+    page = chromium
+    br.open_clean(page, html.as_uri())
+    _assert_no_payload_ran(page)  # as parsed, before the charts draw
+    br.wait_for_live_charts(page)
+    _assert_no_payload_ran(page)  # and once Vega drew the data into the page
+    # No <script> element came out of the data (the page's CSP would block one silently).
+    scripts = page.execute_script(
+        "return Array.prototype.map.call(document.scripts,"
+        " function (s) { return [s.type, s.id, s.text]; });"
+    )
+    n_charts = page.execute_script("return document.querySelectorAll('.chart').length;")
+    specs = page.execute_script(
+        "return Array.prototype.map.call(document.querySelectorAll('.chart .live'),"
+        " function (el) { return el.dataset.spec; });"
+    )
+    assert sorted(i for t, i, _ in scripts if t == "application/json") == sorted(specs)
+    assert [t for t, i, text in scripts if t != "application/json" and "__pwned" in text] == []
+    assert br.severe(page.get_log("browser")) == []
+
+    # Every payload is shown verbatim, as text, and each changed question's row shows exactly
+    # the id, slice and question of the run log.
+    text = page.execute_script("return document.body.innerText;")
+    for payload in br.PAYLOADS:
+        assert payload in text, payload
+    logged = pd.read_parquet(run_a).set_index("question_id")
+    rows = page.execute_script(
+        """
+        return Array.prototype.map.call(document.querySelectorAll('table.changed tbody tr'),
+          function (tr) {
+            return Array.prototype.map.call(tr.cells, function (td) {
+              return td.innerText.trim(); });
+          });
+        """
+    )
+    assert len(rows) == doc["metrics"]["correct"]["fixed"] + doc["metrics"]["correct"]["broken"]
+    assert len(rows) >= 5
+    for question_id, slice_name, question, *_ in rows:
+        assert question_id in logged.index, question_id
+        assert (slice_name, question) == tuple(logged.loc[question_id, ["slice", "question"]])
+    # The template payload was not evaluated: 7*7 is shown as written, 49 is nowhere in its place.
+    assert "{{ 7*7 }}#q12" in [r[0] for r in rows]  # question 12 changed outcome
+    assert "{{ 7*7 }}" in [r[1] for r in rows]  # the slice of questions 12 to 14
+    assert "49#q" not in text
+    assert not re.search(r"Q\d+ 49\b", text)
+
+    # Raw HTML: each JSON block is whole (not ended early by a payload) and holds the payloads.
+    raw = html.read_text(encoding="utf-8")
+    parsed = br.audit(raw)
+    assert len(parsed.json_blocks) == n_charts
+    strings: list[str] = []
+    for block in parsed.json_blocks:
+        assert not re.search(r"(?i)</script", block)
+        assert not re.search(r"(?i)<!--|<script", block)  # either could move the block's end
+        strings += _strings(json.loads(block))
+    for payload in br.PAYLOADS:
+        assert any(payload in s for s in strings), payload
+    # ... and no javascript: URL made it into an attribute a browser follows.
+    followed = [
+        (tag, name, value)
+        for tag, name, value in parsed.attributes
+        if name in URL_ATTRIBUTES and value and "javascript:" in value.lower()
+    ]
+    assert followed == []
+
+
+# --- 4. no reference to another host (no browser) -----------------------------------------------
+
+
+def test_report_html_references_no_other_host(sample_report, hostile_report):
+    for html, *_ in (sample_report, hostile_report):
+        raw = html.read_text(encoding="utf-8")
+        assert _external_references(raw) == [], html
+        assert "xmlns=" in raw  # the SVG namespace, a text mention, is present and allowed

@@ -1,0 +1,467 @@
+"""Which link failed: every number of the diagnosis against hand-built logs and hand counts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from reportgen.database import RunDatabase
+from reportgen.diagnosis import Diagnosis, diagnose
+from reportgen.load import open_run
+from reportgen.stages import cohen_kappa
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_runs"
+
+
+def row(qid: str, **overrides) -> dict:
+    """A question that works: evidence 'e' ranked first, in the context, cited, answered right."""
+    return {
+        "question_id": qid,
+        "slice": "s",
+        "retrieved_ids": ["e", "x1", "x2"],
+        "relevant_ids": ["e"],
+        "context_ids": ["e", "x1"],
+        "correct": True,
+        "faithfulness": 1.0,
+        "answer_relevance": 0.9,
+        "answerable": True,
+        "abstained": False,
+        "cited_ids": ["e"],
+    } | overrides
+
+
+MISSED = {"retrieved_ids": ["x1", "x2", "x3"], "context_ids": ["x1", "x2"]}  # not a candidate
+RANKED_OUT = {"retrieved_ids": ["x1", "x2", "e"], "context_ids": ["x1", "x2"]}  # below the cut
+UNANSWERABLE = {"relevant_ids": [], "answerable": False, "cited_ids": []}
+
+
+def open_db(tmp_path: Path, rows_a: list[dict], rows_b: list[dict]) -> RunDatabase:
+    paths = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    for path, rows in zip(paths, (rows_a, rows_b), strict=True):
+        pd.DataFrame(rows).to_parquet(path)
+    db = RunDatabase(open_run(paths[0], "A"), open_run(paths[1], "B"))
+    db.execute("relevant")
+    return db
+
+
+def details_of(tmp_path: Path, rows_a: list[dict], rows_b: list[dict], k: int | None = None):
+    db = open_db(tmp_path, rows_a, rows_b)
+    try:
+        return db.frame("answer_stage", k=k)
+    finally:
+        db.close()
+
+
+def run(
+    tmp_path: Path, rows_a: list[dict], rows_b: list[dict], prompt_k: int | None = None, **kw
+) -> Diagnosis:
+    """Diagnose two hand-built logs, with the metric curve when they log retrieved_ids."""
+    db = open_db(tmp_path, rows_a, rows_b)
+    try:
+        details = db.frame("answer_stage", k=None)
+        depth = db.frame("ranking_depth")["depth"].iloc[0]
+        curve = None
+        if not pd.isna(depth):
+            curve = db.frame("metric_curve", max_k=int(depth), exponential=True)
+    finally:
+        db.close()
+    return diagnose(details, curve, prompt_k, n_boot=200, confidence=0.95, seed=0, **kw)
+
+
+def stage(d: Diagnosis, metric: str):
+    return next(s for s in d.stages if s.metric == metric)
+
+
+# --- answer_stage.sql --------------------------------------------------------------------------
+
+
+def test_answer_stage_columns(tmp_path):
+    a = [
+        row("q1", cited_ids=["e", "x1", "zz", "e"]),  # duplicate, in context, fabricated
+        row("q2", **RANKED_OUT, abstained=None),
+        row("q3", **(UNANSWERABLE | {"answerable": None})),
+        row("q4", relevant_ids=None, answerable=None, cited_ids=None),
+    ]
+    b = [row(q, abstained=None) for q in ("q1", "q2", "q3", "q4")]
+    d = details_of(tmp_path, a, b).set_index(["run", "question_id"])
+    q1 = d.loc[("a", "q1")]
+    assert (q1.n_cited, q1.n_cited_in_context, q1.n_cited_relevant, q1.n_cited_used) == (3, 2, 1, 1)
+    q2 = d.loc[("a", "q2")]
+    assert not q2.evidence_in_context and q2.evidence_in_candidates
+    assert not q2.abstained  # NULL in a run that logs it: false
+    q3 = d.loc[("a", "q3")]
+    assert not q3.answerable and pd.isna(q3.evidence_in_context) and q3.n_relevant == 0
+    q4 = d.loc[("a", "q4")]
+    assert q4.answerable and pd.isna(q4.n_cited) and pd.isna(q4.n_cited_relevant)
+    assert d.loc["b", "abstained"].isna().all()  # B never logs abstained
+
+
+def test_answer_stage_prompt_is_the_first_k_without_context_ids(tmp_path):
+    rows = [row("q1", retrieved_ids=["x1", "e"], context_ids=None, cited_ids=["e"])]
+    d = details_of(tmp_path, rows, rows, k=1).set_index("run")
+    assert not d.loc["a", "evidence_in_context"] and d.loc["a", "evidence_in_candidates"]
+    assert d.loc["a", "n_cited_in_context"] == 0
+    d = details_of(tmp_path, rows, rows, k=2).set_index("run")
+    assert d.loc["a", "evidence_in_context"] and d.loc["a", "n_cited_used"] == 1
+
+
+def test_exemplars_query_returns_both_runs_rows(tmp_path):
+    db = open_db(tmp_path, [row("q1"), row("q2")], [row("q2"), row("q1")])
+    try:
+        frame = db.frame("exemplars", ids=["q1"])
+    finally:
+        db.close()
+    assert frame[["run", "question_id"]].values.tolist() == [["a", "q1"], ["b", "q1"]]
+    assert frame.loc[0, "retrieved_ids"].tolist() == ["e", "x1", "x2"]
+    assert {"answer", "reference_answer", "relevant_grades", "cited_ids"} <= set(frame.columns)
+
+
+# --- failure classes ---------------------------------------------------------------------------
+
+CLASS_CASES = {
+    "ok": {},
+    "retrieval miss": {**MISSED, "correct": False},
+    "ranking miss": {**RANKED_OUT, "correct": False},
+    "hallucination": {"correct": False, "faithfulness": 0.5},
+    "off-question": {"correct": False, "answer_relevance": 0.2},
+    "faithful but wrong": {"correct": False},
+    "answered from memory": {**RANKED_OUT},
+    "wrong abstention": {"abstained": True, "correct": False},
+    "missed abstention": {**UNANSWERABLE, "correct": False},
+    "unlabelled": {"relevant_ids": [], "answerable": True, "correct": False},
+}
+
+
+def test_each_failure_class_from_one_question(tmp_path):
+    a = [row(name, **case) for name, case in CLASS_CASES.items()]
+    a.append(row("refused", **UNANSWERABLE, abstained=True, correct=False))  # right to refuse
+    b = [row(r["question_id"]) for r in a]
+    d = run(tmp_path, a, b)
+    assert d.per_question is not None
+    got = dict(zip(d.per_question.question_id, d.per_question.failure_class_a, strict=True))
+    assert got == {name: name for name in CLASS_CASES} | {"refused": "ok"}
+    assert d.failure_classes["a"] == {
+        "retrieval miss": 1,
+        "ranking miss": 1,
+        "hallucination": 1,
+        "off-question": 1,
+        "faithful but wrong": 1,
+        "generation failure": 0,
+        "answered from memory": 1,
+        "wrong abstention": 1,
+        "missed abstention": 1,
+        "unlabelled": 1,
+        "ok": 2,
+    }
+    assert d.failure_classes["b"]["ok"] == 11
+    assert d.dominant["a"].failure_class == "retrieval miss"  # a tie: the earliest link wins
+    assert d.dominant["a"].owner == "retrieval/corpus"
+
+
+def test_thresholds_move_the_generation_classes(tmp_path):
+    a = [row("q1", correct=False, faithfulness=0.8, answer_relevance=0.6)]
+    strict = run(tmp_path, a, a)
+    loose = run(tmp_path, a, a, supported_threshold=0.75, relevance_threshold=0.7)
+    assert strict.per_question.failure_class_a[0] == "hallucination"
+    assert loose.per_question.failure_class_a[0] == "off-question"
+
+
+def test_generation_classes_collapse_without_answer_relevance(tmp_path):
+    a = [
+        {
+            k: v
+            for k, v in row("q1", correct=False, faithfulness=0.2).items()
+            if k != "answer_relevance"
+        }
+    ]
+    d = run(tmp_path, a, a)
+    assert d.dominant["a"].failure_class == "generation failure"
+    assert d.dominant["a"].owner == "generation"
+
+
+def test_dominant_class_exemplars_follow_each_runs_file_order(tmp_path):
+    a = [row(f"q{i}", **RANKED_OUT, correct=False) for i in range(7)] + [row("q7")]
+    b = [row(f"q{i}", correct=False, faithfulness=0.0) if i < 4 else row(f"q{i}") for i in range(8)]
+    d = run(tmp_path, a, b[::-1])  # B's file lists the questions backwards
+    assert d.exemplars == {"a": ["q0", "q1", "q2", "q3", "q4"], "b": ["q3", "q2", "q1", "q0"]}
+    assert d.dominant["b"].failure_class == "hallucination"
+    assert d.broken == []  # A is already wrong on q0..q3
+    broken = run(tmp_path, [row("q1"), row("q2")], [row("q1", correct=False), row("q2")]).broken
+    assert broken == ["q1"]
+
+
+def test_only_questions_in_both_runs(tmp_path):
+    d = run(tmp_path, [row("q1"), row("only_a", correct=False)], [row("q1")])
+    assert d.per_question.question_id.tolist() == ["q1"]
+    assert stage(d, "correct").a.n == 1
+
+
+# --- cells and transitions ---------------------------------------------------------------------
+
+
+def test_cells_and_transitions(tmp_path):
+    a = [
+        row("q1"),  # working -> working
+        row("q2", **MISSED, correct=False),  # retrieval failure -> working
+        row("q3", **RANKED_OUT, correct=False),  # retrieval failure -> working
+        row("q4"),  # working -> generation failure (correct but unsupported in B)
+        row("q5", **MISSED),  # answered from memory -> retrieval failure
+        row("q6", **UNANSWERABLE),  # left out: unanswerable
+    ]
+    b = [row("q1"), row("q2"), row("q3"), row("q4", faithfulness=0.5)]
+    b += [row("q5", **MISSED, correct=False), row("q6", **UNANSWERABLE)]
+    d = run(tmp_path, a, b)
+    assert d.cells == {
+        "a": {
+            "working_as_designed": 2,
+            "generation_failure": 0,
+            "answered_from_memory": 1,
+            "retrieval_failure": 2,
+        },
+        "b": {
+            "working_as_designed": 3,
+            "generation_failure": 1,
+            "answered_from_memory": 0,
+            "retrieval_failure": 1,
+        },
+    }
+    t = d.transitions
+    assert t is not None
+    assert t["retrieval_failure"]["working_as_designed"] == 2
+    assert t["working_as_designed"] == {
+        "working_as_designed": 1,
+        "generation_failure": 1,
+        "answered_from_memory": 0,
+        "retrieval_failure": 0,
+    }
+    assert sum(n for to in t.values() for n in to.values()) == 5
+    assert list(d.moves) == [
+        {"from": "retrieval_failure", "to": "working_as_designed", "n": 2},
+        {"from": "working_as_designed", "to": "generation_failure", "n": 1},
+        {"from": "answered_from_memory", "to": "retrieval_failure", "n": 1},
+    ]
+    loose = run(tmp_path, a, b, supported_threshold=0.5)  # q4 in B now counts as supported
+    assert loose.cells["b"]["generation_failure"] == 0
+
+
+# --- stages ------------------------------------------------------------------------------------
+
+
+def test_stage_scores_on_their_populations(tmp_path):
+    a = [
+        row("q1", cited_ids=["e", "x1"]),  # hit: utilization 1/2
+        row("q2", faithfulness=0.5, answer_relevance=0.5),  # hit
+        row("q3", **MISSED, faithfulness=0.0, answer_relevance=0.0, cited_ids=["zz"]),  # miss
+        row("q4", **UNANSWERABLE, abstained=True),  # refused right
+        row("q5", **MISSED, abstained=True, correct=False, cited_ids=[]),  # refused wrongly
+    ]
+    b = [
+        row("q1", faithfulness=0.5, answer_relevance=0.7),  # hit
+        row("q2", **MISSED, faithfulness=1.0),  # miss
+        row("q3"),  # hit
+        row("q4", **UNANSWERABLE, correct=False),
+        row("q5", **MISSED, correct=False, cited_ids=[]),
+    ]
+    d = run(tmp_path, a, b)
+    faith = stage(d, "faithfulness")
+    assert (faith.a.mean, faith.a.n, faith.b.mean, faith.b.n) == (0.75, 2, 0.75, 2)
+    assert (faith.diff.n, faith.diff.a, faith.diff.b) == (1, 1.0, 0.5)  # hits in both: q1
+    assert "hits" in faith.population
+    relevance = stage(d, "answer relevance")
+    assert relevance.a.mean == pytest.approx(0.7) and relevance.b.mean == pytest.approx(0.8)
+    use = stage(d, "context utilization")
+    assert (use.a.mean, use.a.n, use.b.mean) == (0.75, 2, 1.0)
+    refusals = stage(d, "correct refusals")
+    assert (refusals.a.mean, refusals.a.n, refusals.b.mean) == (1.0, 1, 0.0)
+    assert refusals.diff.broken == 1
+    wrong = stage(d, "wrong refusals")
+    assert (wrong.a.mean, wrong.a.n, wrong.b.mean) == (0.25, 4, 0.0)
+    in_context = stage(d, "citations in context")
+    assert in_context.a.mean == pytest.approx(2 / 3) and in_context.a.n == 3
+    relevant = stage(d, "citations relevant")
+    assert relevant.a.mean == pytest.approx(0.5)
+    correct = stage(d, "correct")
+    assert (correct.a.mean, correct.b.mean, correct.diff.diff) == (0.8, 0.6, pytest.approx(-0.2))
+    assert correct.a.ci_low <= correct.a.mean <= correct.a.ci_high
+    assert [(m.stage, m.needs) for m in d.missing] == [
+        ("judge agreement", "human_correct, human_faithful"),
+        ("latency", "latency_ms"),
+        ("cost", "cost_usd"),
+        ("context tokens", "context_tokens"),
+    ]
+
+
+def test_log_without_the_new_columns_scores_correctness_only(tmp_path):
+    keep = ("question_id", "retrieved_ids", "relevant_ids", "context_ids", "correct")
+    a = [{k: v for k, v in r.items() if k in keep} for r in (row("q1"), row("q2", correct=False))]
+    d = run(tmp_path, a, a, prompt_k=2)
+    assert [s.metric for s in d.stages] == ["correct"]
+    assert [(m.stage, m.needs) for m in d.missing] == [
+        ("faithfulness", "faithfulness"),
+        ("answer relevance", "answer_relevance"),
+        ("context utilization", "cited_ids"),
+        ("correct refusals", "abstained"),
+        ("wrong refusals", "abstained"),
+        ("citations in context", "cited_ids"),
+        ("citations relevant", "cited_ids"),
+        ("judge agreement", "human_correct, human_faithful"),
+        ("latency", "latency_ms"),
+        ("cost", "cost_usd"),
+        ("context tokens", "context_tokens"),
+    ]
+    assert d.dominant["a"].failure_class == "generation failure"
+    assert d.judge_agreement == {} and d.cost == {} and d.summary is None
+    document = d.to_json()
+    json.dumps(document, allow_nan=False)
+    assert document["next_experiment"]["a"]["stage"] == "generation"
+
+
+def test_without_labels_generation_stages_name_the_labels(tmp_path):
+    a = [
+        {"question_id": "q1", "correct": True, "faithfulness": 1.0},
+        {"question_id": "q2", "correct": False, "faithfulness": 0.5},
+    ]
+    d = run(tmp_path, a, a)
+    assert ("faithfulness", "relevant_ids") in [(m.stage, m.needs) for m in d.missing]
+    assert ("cells", "relevant_ids") in [(m.stage, m.needs) for m in d.missing]
+    assert d.cells is None and d.transitions is None
+    assert d.failure_classes["a"]["unlabelled"] == 1
+    experiment = d.next_experiment["a"]
+    assert experiment is not None
+    assert [s.metric for s in experiment.path] == ["correct and supported on answerable questions"]
+    assert experiment.path[0].value == 0.5 and experiment.stage == "generation"
+
+
+# --- the decision path -------------------------------------------------------------------------
+
+
+def path_of(d: Diagnosis, run_key: str = "a") -> list[tuple[str, float, bool]]:
+    experiment = d.next_experiment[run_key]
+    assert experiment is not None
+    return [(s.metric, s.value, s.passed) for s in experiment.path]
+
+
+def test_path_candidates_fail(tmp_path):
+    a = [row(f"q{i}", **MISSED, correct=False) for i in range(3)] + [
+        row(f"q{i}") for i in range(3, 10)
+    ]
+    d = run(tmp_path, a, a, prompt_k=2)
+    assert path_of(d) == [("hit@3", 0.7, False)]
+    experiment = d.next_experiment["a"]
+    assert experiment.stage == "retrieval"
+    assert experiment.metric == "hit@3 on the same questions"
+    assert experiment.numbers == {"hit@3": 0.7}
+    assert "interval" in experiment.refuted_if and "paired" in experiment.comparison
+
+
+def test_path_ranking_fails(tmp_path):
+    a = [row(f"q{i}", **RANKED_OUT, correct=False) for i in range(3)] + [
+        row(f"q{i}") for i in range(3, 10)
+    ]
+    d = run(tmp_path, a, a, prompt_k=2)
+    assert path_of(d) == [("hit@3", 1.0, True), ("hit@2", 0.7, False)]
+    assert d.next_experiment["a"].stage == "ranking"
+    assert "rerank the top 3" in d.next_experiment["a"].change
+
+
+def test_path_generation_fails(tmp_path):
+    a = [row(f"q{i}", faithfulness=0.5) for i in range(3)] + [row(f"q{i}") for i in range(3, 10)]
+    d = run(tmp_path, a, a, prompt_k=2)
+    assert path_of(d)[-1] == ("correct and supported on hits", 0.7, False)
+    assert d.next_experiment["a"].stage == "generation"
+
+
+def test_path_ends_at_the_weakest_slice(tmp_path):
+    a = [row(f"q{i}", slice="easy") for i in range(5)]
+    a += [row(f"q{i}", slice="hard", correct=i != 9) for i in range(5, 10)]
+    d = run(tmp_path, a, a, prompt_k=2)
+    assert [p[2] for p in path_of(d)] == [True, True, True]
+    experiment = d.next_experiment["a"]
+    assert experiment.stage == "slices" and "hard" in experiment.change
+    assert experiment.numbers["correct on hard"] == 0.8
+
+
+def test_path_without_retrieved_ids_starts_at_the_prompt(tmp_path):
+    a = [{k: v for k, v in row(f"q{i}").items() if k != "retrieved_ids"} for i in range(4)]
+    d = run(tmp_path, a, a)
+    assert [p[0] for p in path_of(d)] == ["hit@context", "correct and supported on hits"]
+
+
+# --- judge agreement, cost ---------------------------------------------------------------------
+
+
+def test_cohen_kappa_against_a_hand_worked_table():
+    # n = 50, p_o = 35/50 = 0.7; p_e = (25 * 30 + 25 * 20) / 50^2 = 0.5; kappa = 0.2 / 0.5
+    assert cohen_kappa(np.array([[20, 5], [10, 15]])) == pytest.approx(0.4)
+    assert cohen_kappa(np.array([[7, 0], [0, 3]])) == 1.0
+    assert np.isnan(cohen_kappa(np.array([[4, 0], [0, 0]])))
+
+
+def test_judge_agreement_pooled_over_both_runs(tmp_path):
+    a = [
+        row("q1", human_correct=True),
+        row("q2", human_correct=False),
+        row("q3", correct=False, human_correct=False),
+        row("q4", human_correct=None),
+    ]
+    b = [
+        row("q1", human_correct=True),
+        row("q2", correct=False, human_correct=False),
+        row("q3", correct=False, human_correct=True),
+        row("q4", human_correct=None),
+    ]
+    d = run(tmp_path, a, b)
+    assert set(d.judge_agreement) == {"correct"}
+    agreement = d.judge_agreement["correct"]
+    # judge x human: TT 2, TF 1, FT 1, FF 2; p_o = 4/6, p_e = (3*3 + 3*3)/36 = 0.5
+    assert agreement.confusion == {
+        "true": {"true": 2, "false": 1},
+        "false": {"true": 1, "false": 2},
+    }
+    assert (agreement.n, agreement.accuracy) == (6, pytest.approx(4 / 6))
+    assert agreement.kappa == pytest.approx(1 / 3)
+    assert agreement.warning is not None and agreement.warning.startswith("Only 6 human labels")
+    assert "only as good as the judge" in agreement.warning
+
+
+def test_cost_differences_and_summary(tmp_path):
+    a = [row(f"q{i}", correct=i < 2, latency_ms=100.0, cost_usd=0.002) for i in range(4)]
+    b = [row(f"q{i}", correct=i < 3, latency_ms=150.0, cost_usd=0.001) for i in range(4)]
+    d = run(tmp_path, a, b)
+    latency = d.cost["latency_ms"]
+    assert (latency.comparison.diff, latency.comparison.ci_low) == (50.0, 50.0)
+    assert latency.relative_pct == pytest.approx(50.0)
+    assert d.cost["cost_usd"].relative_pct == pytest.approx(-50.0)
+    assert d.summary == "B is +25.0 points on correct at +50% latency and \u221250% cost."
+    assert "context_tokens" not in d.cost
+
+
+# --- the sample logs ---------------------------------------------------------------------------
+
+
+def test_sample_runs_tell_the_story(tmp_path):
+    db = RunDatabase(
+        open_run(SAMPLES / "fare_rules_a_baseline.parquet", "A"),
+        open_run(SAMPLES / "fare_rules_b_reranker.parquet", "B"),
+    )
+    try:
+        db.execute("relevant")
+        details = db.frame("answer_stage", k=None)
+        curve = db.frame("metric_curve", max_k=20, exponential=True)
+    finally:
+        db.close()
+    d = diagnose(details, curve, 5, n_boot=1000, confidence=0.95, seed=0)
+    assert d.dominant["a"].failure_class == "ranking miss"
+    assert d.dominant["b"].failure_class == "hallucination"
+    assert d.dominant["b"].owner == "generation"
+    assert d.cost["latency_ms"].comparison.ci_low > 0
+    assert d.next_experiment["a"].stage == "ranking"
+    assert d.next_experiment["b"].stage == "generation"
+    assert d.judge_agreement["correct"].accuracy == 0.875
+    assert len(d.broken) == 10 and d.missing == ()
+    assert d.summary is not None and d.summary.startswith("B is +9.2 points on correct at +37%")
+    json.dumps(d.to_json(), allow_nan=False)

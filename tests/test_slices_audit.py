@@ -1,0 +1,227 @@
+"""Slices, the golden-set audit, fair-comparison checks and the power sentence, on hand-built logs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from scipy.stats import binomtest
+
+from reportgen.cli import cli
+from reportgen.power import needed_discordant
+from reportgen.stats import holm
+
+
+def write(path: Path, rows: list[dict]) -> Path:
+    pd.DataFrame(rows).to_parquet(path)
+    return path
+
+
+def compare(tmp_path: Path, a_rows, b_rows, *options: str) -> tuple[int, str, dict | None]:
+    a, b = write(tmp_path / "a.parquet", a_rows), write(tmp_path / "b.parquet", b_rows)
+    out = tmp_path / "r.html"
+    result = CliRunner().invoke(cli, ["compare", str(a), str(b), "-o", str(out), *options])
+    doc = json.loads((tmp_path / "r.json").read_text()) if result.exit_code == 0 else None
+    return result.exit_code, result.stderr + result.stdout, doc
+
+
+def question(i: int, slice_: str, correct: bool, **extra) -> dict:
+    row = {
+        "question_id": f"q{i:03d}",
+        "question": f"question {i}",
+        "slice": slice_,
+        "retrieved_ids": ["p1", "p2", "p3", "p4", "p5"],
+        "relevant_ids": ["p2"],
+        "relevant_grades": [2],
+        "context_ids": ["p1", "p2", "p3"],
+        "correct": correct,
+    }
+    row.update(extra)
+    return row
+
+
+def two_slices() -> tuple[list[dict], list[dict]]:
+    """Slice "big": 60 questions, B fixes 12 (A right on 30, B on 42); slice "tiny": 5
+    questions, B breaks 3 (A right on 5, B on 2)."""
+    a = [question(i, "big", i < 30) for i in range(60)]
+    b = [question(i, "big", i < 42) for i in range(60)]
+    a += [question(60 + i, "tiny", True) for i in range(5)]
+    b += [question(60 + i, "tiny", i < 2) for i in range(5)]
+    return a, b
+
+
+def test_holm_hand_worked():
+    # sorted: 0.01 x 3 = 0.03; 0.03 x 2 = 0.06; 0.04 x 1 = 0.04 -> monotone 0.06
+    assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+    assert holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])
+    assert holm([]) == []
+
+
+def test_slice_table_numbers_and_flags(tmp_path):
+    code, out, doc = compare(tmp_path, *two_slices())
+    assert code == 0, out
+    correct = doc["slices"]["slice"]["correct"]
+    big, tiny = correct["big"], correct["tiny"]
+    assert (big["n"], big["a"], big["b"]) == (60, 0.5, 0.7)
+    assert (big["fixed"], big["broken"], big["wins"], big["losses"]) == (12, 0, 12, 0)
+    assert (tiny["n"], tiny["diff"], tiny["broken"]) == (5, pytest.approx(-0.6), 3)
+    p_big, p_tiny = binomtest(12, 12).pvalue, binomtest(0, 3).pvalue
+    assert big["p_sign"] == pytest.approx(p_big)
+    assert tiny["p_sign"] == pytest.approx(p_tiny)
+    # Holm over two slices: the smaller p doubled, the larger kept (monotone, capped at 1)
+    assert big["p_holm"] == pytest.approx(2 * p_big)
+    assert tiny["p_holm"] == pytest.approx(max(2 * p_big, p_tiny))
+    # overall +9/65 > 0 while tiny is negative: a regression, on under 10 questions
+    assert doc["metrics"]["correct"]["diff"] == pytest.approx(9 / 65)
+    assert tiny["regression"] and tiny["small"]
+    assert not big["regression"] and not big["small"]
+    assert any("slice = tiny" in r and "not proof" in r for r in doc["verdict"]["regressions"])
+    html = (tmp_path / "r.html").read_text()
+    assert "B regresses on slice = tiny" in html
+    assert "direction, not proof" in html
+
+
+def test_slice_option_picks_other_columns(tmp_path):
+    a, b = two_slices()
+    for i, (ra, rb) in enumerate(zip(a, b, strict=True)):
+        ra["intent"] = rb["intent"] = "lookup" if i % 2 else "how-to"
+    code, out, doc = compare(tmp_path, a, b, "--slice", "intent", "--slice", "slice")
+    assert code == 0, out
+    assert list(doc["slices"]) == ["intent", "slice"]
+    assert doc["slices"]["intent"]["correct"]["lookup"]["n"] == 32
+    assert doc["audit"]["coverage"] == {"how-to": 33, "lookup": 32}
+
+
+def test_slice_option_names_a_missing_column(tmp_path):
+    code, out, _ = compare(tmp_path, *two_slices(), "--slice", "intent")
+    assert code == 2
+    assert "no column 'intent'" in out
+
+
+def test_changed_labels_are_listed_and_strict_refuses(tmp_path):
+    a, b = two_slices()
+    b[3] = dict(b[3], relevant_ids=["p3"])
+    b[7] = dict(b[7], relevant_grades=[1])
+    b[9] = dict(b[9], answerable=False)
+    for row in a + b:
+        row.setdefault("answerable", True)
+    code, out, doc = compare(tmp_path, a, b)
+    assert code == 0, out
+    assert doc["audit"]["label_changes"] == [
+        {"question_id": "q003", "changed": "relevant labels"},
+        {"question_id": "q007", "changed": "relevant labels"},
+        {"question_id": "q009", "changed": "answerable"},
+    ]
+    assert any("golden set changed" in w and "q003" in w for w in doc["warnings"])
+    code, out, _ = compare(tmp_path, a, b, "--strict")
+    assert code == 2
+    assert "golden set changed between the runs on 3 question(s) (q003, q007, q009)" in out
+
+
+def test_frozen_labels_pass_strict(tmp_path):
+    code, out, doc = compare(tmp_path, *two_slices(), "--strict")
+    assert code == 0, out
+    assert doc["audit"]["label_changes"] == []
+
+
+def test_small_set_is_exploratory(tmp_path):
+    a, b = two_slices()
+    code, _, doc = compare(tmp_path, a[:49], b[:49])
+    assert doc["audit"]["exploratory"] is True
+    assert any("exploratory" in w for w in doc["warnings"])
+    code, _, doc = compare(tmp_path, a[:50], b[:50])
+    assert doc["audit"]["exploratory"] is False
+
+
+def test_data_smells(tmp_path):
+    a, b = two_slices()
+    a[0] = dict(a[0], retrieved_ids=["p1", "p2"])  # shorter than --k 3
+    a[1] = dict(a[1], retrieved_ids=["p1", "p1", "p2"])  # repeated passage
+    a[2] = dict(a[2], relevant_ids=[], relevant_grades=[])  # answerable without labels
+    a[4] = dict(a[4], question=a[5]["question"])  # duplicated text
+    for row in a + b:
+        row["answerable"] = True
+    code, out, doc = compare(tmp_path, a, b, "--k", "3")
+    assert code == 0, out
+    smells = doc["audit"]["smells"]
+    assert smells["short_ranking"]["examples"] == ["q000"]
+    assert smells["short_ranking"]["counts"] == {"a": 1, "b": 0}
+    assert smells["repeated_passage"]["examples"] == ["q001"]
+    assert smells["answerable_unlabelled"]["examples"] == ["q002"]
+    assert smells["duplicate_question"]["examples"] == ["q004", "q005"]
+    assert smells["duplicate_question"]["counts"] == {"a": 2, "b": 0}
+    assert doc["audit"]["unanswerable"] == 0
+
+
+def test_unanswerable_share(tmp_path):
+    a, b = two_slices()
+    for rows in (a, b):
+        for i in range(13):
+            rows[i] = dict(rows[i], relevant_ids=[], relevant_grades=[])
+    _, _, doc = compare(tmp_path, a, b)
+    assert doc["audit"]["unanswerable"] == 13
+    assert doc["audit"]["unanswerable_share"] == pytest.approx(13 / 65)
+
+
+def test_context_budget_and_prompt_k_checks(tmp_path):
+    a, b = two_slices()
+    a = [dict(r, context_tokens=1000) for r in a]
+    b = [dict(r, context_tokens=1150) for r in b]  # +15%: flagged
+    code, out, doc = compare(tmp_path, a, b)
+    budget = doc["fairness"]["context budget"]
+    assert budget["flagged"] and budget["numbers"]["relative"] == pytest.approx(0.15)
+    assert "bigger budget" in budget["text"]
+    assert doc["fairness"]["prompt k"]["flagged"] is False
+    b = [dict(r, context_tokens=1050) for r in b]  # +5%: fine
+    b[0] = dict(b[0], context_ids=["p1", "p2", "p3", "p4"])
+    code, out, doc = compare(tmp_path, a, b)
+    assert doc["fairness"]["context budget"]["flagged"] is False
+    k_check = doc["fairness"]["prompt k"]
+    assert k_check["flagged"] and k_check["numbers"]["share_differ"] == pytest.approx(1 / 65)
+
+
+def test_budget_from_passages_without_tokens(tmp_path):
+    a, b = two_slices()
+    b = [dict(r, context_ids=["p1", "p2", "p3", "p4"]) for r in b]  # 4 vs 3 passages: +33%
+    _, _, doc = compare(tmp_path, a, b)
+    budget = doc["fairness"]["context budget"]
+    assert budget["flagged"] and budget["numbers"]["relative"] == pytest.approx(1 / 3)
+    assert "passages" in budget["text"]
+
+
+def test_precision_ceiling(tmp_path):
+    a, b = two_slices()
+    # every question has one relevant passage and k = 3: precision@3 <= 1/3
+    _, _, doc = compare(tmp_path, a, b)
+    ceiling = doc["fairness"]["precision ceiling"]
+    assert ceiling["flagged"] and ceiling["numbers"]["ceiling"] == pytest.approx(1 / 3)
+    assert "precision@3 cannot exceed 0.333" in ceiling["text"]
+
+
+def test_power_hand_worked(tmp_path):
+    # 100 questions: B fixes 15, breaks 5, 80 ties
+    a = [question(i, "s", i >= 15 and i < 20 or i >= 60) for i in range(100)]
+    b = [question(i, "s", i < 15 or i >= 60) for i in range(100)]
+    _, out, doc = compare(tmp_path, a, b)
+    c = doc["metrics"]["correct"]
+    assert (c["fixed"], c["broken"]) == (15, 5)
+    power = doc["power"]
+    assert power["discordant"] == 20
+    # exact sign test on 20: 15 wins gives p = 0.041 < 0.05, 14 gives 0.115 -> net 15 - 5 = 10
+    assert binomtest(15, 20).pvalue < 0.05 < binomtest(14, 20).pvalue
+    assert power["min_detectable"] == pytest.approx(10 / 100)
+    # P(win) = 0.75: ((0.5 x 1.959964 + 0.841621 x sqrt(0.1875)) / 0.25)^2 = 28.919 discordant,
+    # 20% of questions are discordant -> 144.6 -> 145 questions
+    assert needed_discordant(0.75, 0.05) == pytest.approx(28.919, abs=1e-3)
+    assert power["needed_n"] == 145
+    assert "about 10.0 points" in power["sentence"] and "about 145 questions" in power["sentence"]
+
+
+def test_power_when_nothing_changed(tmp_path):
+    a = [question(i, "s", i < 30) for i in range(60)]
+    _, _, doc = compare(tmp_path, a, a)
+    assert doc["power"]["discordant"] == 0
+    assert doc["power"]["min_detectable"] is None and doc["power"]["needed_n"] is None
