@@ -1,0 +1,165 @@
+"""The report as a whole: the sample's story, reproducibility, provenance, missing sections."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import hashlib
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from reportgen.cli import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE_A = ROOT / "sample_runs" / "fare_rules_a_baseline.parquet"
+SAMPLE_B = ROOT / "sample_runs" / "fare_rules_b_reranker.parquet"
+
+
+def run(*args: str, env: dict | None = None) -> str:
+    result = CliRunner().invoke(cli, list(args), env=env)
+    assert result.exit_code == 0, result.output + result.stderr
+    return result.stdout
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory) -> tuple[str, dict]:
+    out = tmp_path_factory.mktemp("sample") / "report.html"
+    run("compare", str(SAMPLE_A), str(SAMPLE_B), "-o", str(out), "--n-boot", "2000")
+    return out.read_text(), json.loads(out.with_suffix(".json").read_text())
+
+
+def test_sample_tells_its_story(sample):
+    html, doc = sample
+    assert doc["verdict"]["outcome"] == "B better"
+    assert doc["headline"] == "correct"
+    assert doc["metrics"]["correct"]["fixed"] > doc["metrics"]["correct"]["broken"] > 0
+    rule_lookup = doc["slices"]["slice"]["correct"]["rule_lookup"]
+    assert rule_lookup["regression"] and rule_lookup["diff"] < 0
+    assert doc["slices"]["slice"]["correct"]["group_travel"]["small"]
+    assert len(doc["audit"]["label_changes"]) == 3
+    assert doc["fairness"]["context budget"]["flagged"]
+    assert doc["dominant"]["a"]["failure_class"] == "ranking miss"
+    assert doc["dominant"]["b"]["failure_class"] == "hallucination"
+    assert doc["next_experiment"]["a"]["stage"] == "ranking"
+    assert {"answerable_unlabelled", "repeated_passage", "duplicate_question"} <= set(
+        doc["audit"]["smells"]
+    )
+    for text in (
+        "B regresses on slice = rule_lookup",
+        "Golden-set audit",
+        "Which link failed",
+        "The next experiment",
+        "Worked cases",
+        "Can the judge be trusted?",
+    ):
+        assert text in html
+
+
+def test_provenance_is_in_the_page_and_json(sample):
+    html, doc = sample
+    for key, path in (("a", SAMPLE_A), ("b", SAMPLE_B)):
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        assert doc["runs"][key]["sha256"] == digest and digest in html
+        assert doc["runs"][key]["size_bytes"] == path.stat().st_size
+        assert doc["runs"][key]["n_questions"] == 240
+    for library, version in doc["tool"]["libraries"].items():
+        assert f"{library} {version}" in html
+    assert {"duckdb", "numpy", "scipy", "altair"} <= set(doc["tool"]["libraries"])
+    assert "--n-boot 2000" in html
+
+
+def _download(html: str, name: str) -> str:
+    match = re.search(
+        rf'download="{re.escape(name)}" href="data:application/gzip;base64,([^"]+)"', html
+    )
+    assert match, name
+    return gzip.decompress(base64.b64decode(match.group(1))).decode()
+
+
+def test_downloads_carry_the_numbers(sample):
+    html, doc = sample
+    assert json.loads(_download(html, "report.json.gz")) == doc
+    table = pd.read_csv(__import__("io").StringIO(_download(html, "per-question.csv.gz")))
+    assert len(table) == doc["n_paired"] == 240
+    # any figure can be recomputed from the table: the headline means and fixed count
+    assert table["correct_a"].mean() == pytest.approx(doc["metrics"]["correct"]["a"])
+    assert table["ndcg@5_b"].mean() == pytest.approx(doc["metrics"]["ndcg@5"]["b"])
+    fixed = ((table["correct_a"] == 0) & (table["correct_b"] == 1)).sum()
+    assert fixed == doc["metrics"]["correct"]["fixed"]
+
+
+def test_same_inputs_give_identical_bytes(tmp_path):
+    outputs = []
+    for name in ("one", "two"):
+        out = tmp_path / name / "report.html"
+        out.parent.mkdir()
+        run(
+            "compare",
+            str(SAMPLE_A),
+            str(SAMPLE_B),
+            "-o",
+            str(out),
+            "--n-boot",
+            "500",
+            env={"SOURCE_DATE_EPOCH": "1700000000"},
+        )
+        outputs.append((out.read_bytes(), out.with_suffix(".json").read_bytes()))
+    assert outputs[0] == outputs[1]
+    assert b"generated 2023-11-14 22:13 UTC" in outputs[0][0]
+
+
+def test_json_does_not_depend_on_the_clock(tmp_path):
+    texts = []
+    for epoch in ("1700000000", "1800000000"):
+        out = tmp_path / epoch / "r.html"
+        out.parent.mkdir()
+        run(
+            "compare",
+            str(SAMPLE_A),
+            str(SAMPLE_B),
+            "-o",
+            str(out),
+            "--n-boot",
+            "200",
+            env={"SOURCE_DATE_EPOCH": epoch},
+        )
+        texts.append(out.with_suffix(".json").read_bytes())
+    assert texts[0] == texts[1]
+
+
+def test_logs_with_only_the_basics_name_what_would_enable_the_rest(tmp_path):
+    rows = [{"question_id": f"q{i}", "correct": i % 2 == 0} for i in range(20)]
+    pd.DataFrame(rows).to_parquet(tmp_path / "a.parquet")
+    pd.DataFrame(rows).to_parquet(tmp_path / "b.parquet")
+    out = tmp_path / "r.html"
+    run("compare", str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet"), "-o", str(out))
+    html = out.read_text()
+    doc = json.loads(out.with_suffix(".json").read_text())
+    assert list(doc["metrics"]) == ["correct"]
+    assert doc["verdict"]["outcome"] == "no evidence of a difference"
+    for hint in (
+        "log relevant_ids with context_ids",
+        "log retrieved_ids and relevant_ids",
+        "Faithfulness: log faithfulness",
+        "log a slice column",
+        "(log answer_relevance)",
+        "(log latency_ms)",
+        "(log human_correct",
+    ):
+        assert hint.lower() in html.lower(), hint
+    assert {m["needs"] for m in doc["missing"]} >= {"answer_relevance", "latency_ms", "cited_ids"}
+
+
+def test_readme_shows_the_current_help():
+    readme = (ROOT / "README.md").read_text()
+    block = re.search(
+        r"<!-- help:compare -->\n```text\n(.*?)```\n<!-- /help:compare -->", readme, re.S
+    )
+    assert block, "README lost its help block"
+    result = CliRunner().invoke(cli, ["compare", "--help"], terminal_width=80)
+    assert block.group(1) == result.output.replace("Usage: cli compare", "Usage: ragreport compare")
