@@ -109,11 +109,25 @@ def metric_curve(curve: pd.DataFrame, prompt_k: int) -> dict[str, Any]:
     )
 
 
+def _bin_edges(values: np.ndarray, bins: int = 40) -> np.ndarray | int:
+    """About ``bins`` equal bins; on a lattice (means of a binary outcome are multiples of 1/n)
+    each bin holds the same number of lattice points, so the histogram shows no false spikes."""
+    points = np.unique(values)
+    if len(points) < 2:
+        return bins
+    step = float(np.min(np.diff(points)))
+    span = float(points[-1] - points[0])
+    if not np.allclose((points - points[0]) / step, np.round((points - points[0]) / step)):
+        return bins
+    width = step * max(1, int(np.ceil(span / step / bins)))
+    return np.arange(points[0] - step / 2, points[-1] + width, width)
+
+
 def bootstrap(
     means: np.ndarray, diff: float, low: float, high: float, metric: str, confidence_label: str
 ) -> dict[str, Any]:
     """Histogram of the bootstrap means of B - A, the interval (dashed) and zero (solid) marked."""
-    counts, edges = np.histogram(means, bins=40)
+    counts, edges = np.histogram(means, bins=_bin_edges(means))
     bins = pd.DataFrame({"start": edges[:-1], "end": edges[1:], "resamples": counts})
     marks = pd.DataFrame(
         {

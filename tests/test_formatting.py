@@ -1,0 +1,66 @@
+"""Number formatting: rounding never shows 0 or 1 for values that are not."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from reportgen.formatting import fmt_diff, fmt_interval, fmt_num, fmt_p, fmt_pct, p_clause
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (0.7314, "0.731"),
+        (0.0, "0.000"),
+        (1.0, "1.000"),
+        (0.0004, "< 0.001"),
+        (0.9996, "> 0.999"),
+        (None, "n/a"),
+        (math.nan, "n/a"),
+        (12.5, "12.500"),
+    ],
+)
+def test_fmt_num(value, text):
+    assert fmt_num(value) == text
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (0.042, "+0.042"),
+        (-0.01, "\u22120.010"),
+        (0.0, "0.000"),
+        (0.0002, "+< 0.001"),
+        (-0.0002, "-< 0.001"),
+        (None, "n/a"),
+    ],
+)
+def test_fmt_diff(value, text):
+    assert fmt_diff(value) == text
+
+
+def test_fmt_interval():
+    assert fmt_interval(-0.012, 0.034) == "[\u22120.012, +0.034]"
+    assert fmt_interval(0.1234, 0.5, digits=1) == "[+0.1, +0.5]"
+
+
+@pytest.mark.parametrize(
+    ("p", "text", "clause"),
+    [
+        (0.0004, "< 0.001", "p < 0.001"),
+        (0.023, "0.023", "p = 0.023"),
+        (1.0, "1.000", "p = 1.000"),
+        (0.9995, "> 0.999", "p > 0.999"),
+        (None, "n/a", "p = n/a"),
+    ],
+)
+def test_fmt_p(p, text, clause):
+    assert fmt_p(p) == text
+    assert p_clause(p) == clause
+
+
+def test_fmt_pct():
+    assert fmt_pct(0.95) == "95%"
+    assert fmt_pct(0.995) == "99.5%"
