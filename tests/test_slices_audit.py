@@ -1,4 +1,4 @@
-"""Slices, the golden-set audit, fair-comparison checks and the power sentence, on hand-built logs."""
+"""Slices, the golden-set audit, fair-comparison checks and the power sentence (hand-built logs)."""
 
 from __future__ import annotations
 
