@@ -17,9 +17,7 @@ _RUN_LOG = click.Path(dir_okay=False, path_type=Path)
 class _UserError(click.ClickException):
     """A RagreportError as click shows it: one line on stderr, its exit code, no traceback."""
 
-    def __init__(self, error: RagreportError) -> None:
-        super().__init__(str(error))
-        self.exit_code = error.exit_code
+    exit_code = RagreportError.exit_code
 
     def show(self, file: IO[Any] | None = None) -> None:
         click.echo(f"ragreport: error: {self.message}", err=True)
@@ -30,7 +28,7 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except RagreportError as error:
-            raise _UserError(error) from None
+            raise _UserError(str(error)) from None
 
 
 @click.group(cls=_Group)

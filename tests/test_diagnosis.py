@@ -463,5 +463,5 @@ def test_sample_runs_tell_the_story(tmp_path):
     assert d.next_experiment["b"].stage == "generation"
     assert d.judge_agreement["correct"].accuracy == 0.875
     assert len(d.broken) == 10 and d.missing == ()
-    assert d.summary is not None and d.summary.startswith("B is +9.2 points on correct at +37%")
+    assert d.summary is not None and d.summary.startswith("B is +9.2 points on correct at +41%")
     json.dumps(d.to_json(), allow_nan=False)

@@ -1,0 +1,340 @@
+"""Paired statistics of ``compare``: sign test, bootstrap interval, seeds, confidence level,
+and property tests of ``reportgen.stats``.
+
+Oracles: ``scipy.stats.binomtest`` on wins / losses counted here from the reference metrics,
+and a plain numpy percentile bootstrap that resamples question indices.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+import pytest
+import reference as ref
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+from scipy import stats as scipy_stats
+
+K = 5
+N_QUESTIONS = 150
+RETRIEVAL = ref.METRICS
+
+
+def make_runs(seed: int = 7):
+    """150 paired questions; B is a perturbation of A (so that pairing matters)."""
+    rng = random.Random(seed)
+    rows_a, rows_b = [], []
+    for i in range(N_QUESTIONS):
+        qid = f"q{i:03d}"
+        pool = [f"{qid}-{j}" for j in range(20)]
+        labels = [] if rng.random() < 0.1 else rng.sample(pool, rng.randint(1, 4))
+        grades = [rng.choice([1, 2, 3]) for _ in labels]
+        rk_a = rng.sample(pool, 10)
+        rk_b = list(rk_a)
+        for _ in range(rng.randint(0, 3)):  # B: a few swaps, sometimes a label moved up
+            x, y = rng.randrange(10), rng.randrange(10)
+            rk_b[x], rk_b[y] = rk_b[y], rk_b[x]
+        if labels and rng.random() < 0.3:
+            lab = rng.choice(labels)
+            if lab in rk_b:
+                rk_b.remove(lab)
+            rk_b.insert(rng.randrange(3), lab)
+        correct_a = rng.random() < 0.55
+        correct_b = correct_a if rng.random() < 0.7 else rng.random() < 0.65
+        faith_a = round(rng.random(), 2)
+        faith_b = min(1.0, max(0.0, round(faith_a + rng.gauss(0.03, 0.15), 2)))
+        for rows, rk, correct, faith in (
+            (rows_a, rk_a, correct_a, faith_a),
+            (rows_b, rk_b[:10], correct_b, faith_b),
+        ):
+            rows.append(
+                {
+                    "question_id": qid,
+                    "slice": "s",
+                    "retrieved_ids": rk,
+                    "relevant_ids": labels,
+                    "relevant_grades": grades,
+                    "context_ids": rk[:K],
+                    "correct": correct,
+                    "faithfulness": faith,
+                }
+            )
+    return rows_a, rows_b
+
+
+def paired_values(rows_a, rows_b):
+    """metric name -> (a values, b values) over the questions scored in both runs."""
+    out = {}
+    for m in RETRIEVAL:
+        va = [ref.all_metrics(r["retrieved_ids"], K, r["relevant_ids"], r["relevant_grades"])[m]
+              for r in rows_a]  # fmt: skip
+        vb = [ref.all_metrics(r["retrieved_ids"], K, r["relevant_ids"], r["relevant_grades"])[m]
+              for r in rows_b]  # fmt: skip
+        keep = [i for i in range(len(va)) if va[i] is not None and vb[i] is not None]
+        out[f"{m}@{K}"] = ([va[i] for i in keep], [vb[i] for i in keep])
+    for m in ("correct", "faithfulness"):
+        out[m] = ([float(r[m]) for r in rows_a], [float(r[m]) for r in rows_b])
+    return out
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory, write_log, compare):
+    d = tmp_path_factory.mktemp("stats")
+    rows_a, rows_b = make_runs()
+    a = write_log(d / "a.parquet", rows_a)
+    b = write_log(d / "b.parquet", rows_b)
+    outs = {
+        "default": compare(a, b, d / "default", "--k", K),
+        "again": compare(a, b, d / "again", "--k", K),
+        "seed1": compare(a, b, d / "seed1", "--k", K, "--seed", 1),
+        "conf90": compare(a, b, d / "conf90", "--k", K, "--confidence", 0.9),
+        "same": compare(a, a, d / "same", "--k", K, "--n-boot", 100),
+    }
+    return paired_values(rows_a, rows_b), outs
+
+
+def test_defaults_in_params(runs):
+    _, outs = runs
+    p = outs["default"]["params"]
+    assert (p["n_boot"], p["confidence"], p["seed"]) == (5000, 0.95, 0)
+    assert outs["conf90"]["params"]["confidence"] == 0.9
+    assert outs["seed1"]["params"]["seed"] == 1
+
+
+def test_sign_test_from_own_counts(runs):
+    values, outs = runs
+    metrics = outs["default"]["metrics"]
+    assert set(values) <= set(metrics)
+    for name, (va, vb) in values.items():
+        wins = sum(y > x for x, y in zip(va, vb, strict=True))
+        losses = sum(y < x for x, y in zip(va, vb, strict=True))
+        assert wins + losses > 0
+        expected = scipy_stats.binomtest(wins, wins + losses, 0.5).pvalue
+        got = metrics[name]
+        assert (got["wins"], got["losses"]) == (wins, losses), name
+        assert got["p_sign"] == pytest.approx(expected, rel=1e-12, abs=1e-300), name
+
+
+def test_identical_runs_have_p_one_and_zero_interval(runs):
+    _, outs = runs
+    for name, m in outs["same"]["metrics"].items():
+        assert (m["wins"], m["losses"]) == (0, 0), name
+        assert m["p_sign"] == 1.0, name
+        assert m["diff"] == 0.0 and m["ci_low"] == 0.0 and m["ci_high"] == 0.0, name
+
+
+def reference_bootstrap(diff, confidence, n_boot=20_000, seed=12345):
+    """Plain percentile bootstrap: resample question indices with replacement."""
+    diff = np.asarray(diff, dtype=float)
+    rng = np.random.default_rng(seed)
+    means = np.empty(n_boot)
+    for start in range(0, n_boot, 1000):
+        idx = rng.integers(0, len(diff), size=(min(1000, n_boot - start), len(diff)))
+        means[start : start + len(idx)] = diff[idx].mean(axis=1)
+    tail = (1 - confidence) / 2
+    low, high = np.quantile(means, [tail, 1 - tail])
+    return low, high, means.std()
+
+
+def quantile_tolerance(sigma, confidence, n, binary_step, boots=(5000, 20_000)):
+    """Allowed gap between two Monte-Carlo estimates of the same bootstrap quantile.
+
+    The q-quantile of B resampled means has standard error sqrt(q(1-q)/B) / f(x_q); with the
+    bootstrap distribution of the mean close to normal (n >= 100), f(x_q) = phi(z_q) / sigma.
+    Two independent estimates (B1 = 5000 in the tool, B2 = 20000 here) differ with standard
+    error SE * sqrt(1/B1 + 1/B2). We allow 5 of those (two-sided 6e-7 false alarm each) plus
+    one lattice step of the mean (1/n for a metric with integer-valued differences), since the
+    quantiles of a discrete distribution jump by whole steps. A wrong confidence level (0.90 vs
+    0.95: 0.31 sigma) or an unpaired bootstrap (sigma several times larger here) lies outside.
+    """
+    q = (1 - confidence) / 2
+    z = scipy_stats.norm.ppf(q)
+    se = math.sqrt(q * (1 - q)) / scipy_stats.norm.pdf(z) * sigma
+    se *= math.sqrt(sum(1 / b for b in boots))
+    return 5 * se + (binary_step / n if binary_step else 0.0)
+
+
+@pytest.mark.parametrize("which,confidence", [("default", 0.95), ("conf90", 0.9)])
+def test_bootstrap_interval_matches_index_resampling(runs, which, confidence):
+    values, outs = runs
+    metrics = outs[which]["metrics"]
+    for name, (va, vb) in values.items():
+        diff = [y - x for x, y in zip(va, vb, strict=True)]
+        low, high, sigma = reference_bootstrap(diff, confidence)
+        step = 1.0 if name.startswith(("hit", "correct")) else 0.0
+        tol = quantile_tolerance(sigma, confidence, len(diff), step)
+        got = metrics[name]
+        assert abs(got["ci_low"] - low) <= tol, (name, got["ci_low"], low, tol)
+        assert abs(got["ci_high"] - high) <= tol, (name, got["ci_high"], high, tol)
+        # sanity: the tolerance is small next to the interval itself
+        assert tol < 0.25 * (high - low), (name, tol, high - low)
+
+
+def test_same_seed_same_numbers(runs):
+    _, outs = runs
+    assert outs["default"]["metrics"] == outs["again"]["metrics"]
+    assert outs["default"]["per_question"] == outs["again"]["per_question"]
+
+
+def test_other_seed_slightly_different_interval(runs):
+    values, outs = runs
+    m0, m1 = outs["default"]["metrics"], outs["seed1"]["metrics"]
+    changed = 0
+    for name, (va, vb) in values.items():
+        for field in ("a", "b", "diff", "wins", "losses", "ties", "p_sign", "n"):
+            assert m0[name][field] == m1[name][field], (name, field)
+        diff = [y - x for x, y in zip(va, vb, strict=True)]
+        sigma = float(np.std(diff) / math.sqrt(len(diff)))
+        step = 1.0 if name.startswith(("hit", "correct")) else 0.0
+        tol = quantile_tolerance(sigma, 0.95, len(diff), step, boots=(5000, 5000))
+        for field in ("ci_low", "ci_high"):
+            assert abs(m0[name][field] - m1[name][field]) <= tol, (name, field)
+            changed += m0[name][field] != m1[name][field]
+    assert changed >= 3
+
+
+def test_lower_confidence_narrows(runs):
+    values, outs = runs
+    m95, m90 = outs["default"]["metrics"], outs["conf90"]["metrics"]
+    for name in values:
+        # same seed, same resampled means: the 5%/95% quantiles lie inside the 2.5%/97.5%
+        assert m95[name]["ci_low"] <= m90[name]["ci_low"] <= m90[name]["diff"], name
+        assert m90[name]["diff"] <= m90[name]["ci_high"] <= m95[name]["ci_high"], name
+        w95 = m95[name]["ci_high"] - m95[name]["ci_low"]
+        w90 = m90[name]["ci_high"] - m90[name]["ci_low"]
+        assert w90 < w95, (name, w90, w95)
+
+
+# --------------------------------------------------------------------------- reportgen.stats
+EPS = 1e-12  # floating-point slack: the same mean computed by two summation orders
+
+
+@st.composite
+def paired_scores(draw):
+    kind = draw(st.sampled_from(["binary", "levels", "continuous"]))
+    elem = {
+        "binary": st.sampled_from([0.0, 1.0]),
+        "levels": st.sampled_from([0.0, 0.25, 0.5, 1.0]),
+        "continuous": st.floats(0, 1, allow_nan=False),
+    }[kind]
+    pairs = draw(st.lists(st.tuples(elem, elem), min_size=1, max_size=40))
+    a = np.array([p[0] for p in pairs])
+    b = np.array([p[1] for p in pairs])
+    return a, b, kind == "binary"
+
+
+def _compare(a, b, binary, seed, confidence=0.95, n_boot=400):
+    from reportgen.stats import compare_metric
+
+    result, _ = compare_metric(
+        "m", a, b, binary=binary, n_boot=n_boot, confidence=confidence, seed=seed
+    )
+    return result
+
+
+HYP = settings(
+    max_examples=60,
+    deadline=None,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],  # no slow "explain"
+    suppress_health_check=[HealthCheck.too_slow],
+)
+
+
+@HYP
+@given(paired_scores(), st.integers(0, 2**31 - 1))
+def test_swap_runs_flips_diff_and_counts_keeps_p(data, seed):
+    a, b, binary = data
+    ab, ba = _compare(a, b, binary, seed), _compare(b, a, binary, seed)
+    assert ba.n == ab.n and ba.ties == ab.ties
+    assert (ba.wins, ba.losses) == (ab.losses, ab.wins)
+    assert (ba.a, ba.b) == (ab.b, ab.a)
+    assert abs(ba.diff + ab.diff) <= EPS
+    assert ba.p_sign == pytest.approx(ab.p_sign, rel=1e-12, abs=1e-15)
+    if binary:
+        assert (ba.fixed, ba.broken) == (ab.broken, ab.fixed)
+
+
+@HYP
+@given(paired_scores(), st.integers(0, 2**31 - 1))
+def test_swap_runs_mirrors_interval(data, seed):
+    # Resampling question indices with one seed draws the same questions whichever run is
+    # called A, so B - A and A - B resample to exactly opposite means: the interval of the
+    # swapped comparison must be the mirror image, not just a Monte-Carlo neighbour.
+    a, b, binary = data
+    ab, ba = _compare(a, b, binary, seed), _compare(b, a, binary, seed)
+    assert abs(ba.ci_low + ab.ci_high) <= EPS, (ba.ci_low, ab.ci_high)
+    assert abs(ba.ci_high + ab.ci_low) <= EPS, (ba.ci_high, ab.ci_low)
+
+
+@HYP
+@given(paired_scores(), st.integers(0, 2**31 - 1), st.floats(0.5, 0.99))
+def test_p_in_unit_interval_and_interval_contains_estimate(data, seed, confidence):
+    a, b, binary = data
+    r = _compare(a, b, binary, seed, confidence)
+    assert 0.0 <= r.p_sign <= 1.0
+    assert r.ci_low <= r.ci_high
+    assert r.ci_low - EPS <= r.diff <= r.ci_high + EPS, (r.ci_low, r.diff, r.ci_high)
+    assert abs(r.diff - (r.b - r.a)) <= 1e-9
+
+
+@HYP
+@given(st.integers(0, 300), st.integers(0, 300))
+def test_sign_test_matches_binomtest(wins, losses):
+    from reportgen.stats import sign_test
+
+    p = sign_test(wins, losses)
+    assert 0.0 <= p <= 1.0
+    if wins + losses == 0:
+        assert p == 1.0
+    else:
+        assert p == pytest.approx(scipy_stats.binomtest(wins, wins + losses, 0.5).pvalue)
+    assert p == pytest.approx(sign_test(losses, wins), rel=1e-12)
+
+
+@HYP
+@given(st.lists(st.floats(-1, 1, allow_nan=False), min_size=1, max_size=30),
+       st.floats(0.5, 0.99))  # fmt: skip
+def test_percentile_interval_is_ordered_and_inside_range(means, confidence):
+    from reportgen.stats import percentile_interval
+
+    arr = np.array(means)
+    low, high = percentile_interval(arr, confidence)
+    assert arr.min() <= low <= high <= arr.max()
+
+
+def test_multinomial_path_has_index_resampling_distribution():
+    from reportgen.stats import bootstrap_means
+
+    # n = 10 with 5 distinct values: bootstrap_means takes its multinomial path.
+    diff = np.array([0.0, 0.0, 0.0, 0.0, 1.0, 1.0, -1.0, 0.5, 0.5, 2.0])
+    n, draws = len(diff), 200_000
+    assert len(np.unique(diff)) < n
+    multi = bootstrap_means(diff, draws, seed=3)
+    rng = np.random.default_rng(99)
+    index = diff[rng.integers(0, n, size=(draws, n))].mean(axis=1)
+
+    # Exact moments of the bootstrap mean: E = mean(diff), SD = sqrt(popvar(diff) / n).
+    mu, sd = diff.mean(), math.sqrt(diff.var() / n)
+    # Standard errors over `draws` resamples: of the mean sd / sqrt(draws); of the SD
+    # sd * sqrt((kurtosis - 1) / (4 draws)), kurtosis of the bootstrap mean estimated from the
+    # index sample. 5 standard errors: a false alarm has probability < 1e-6 per check.
+    kurt = scipy_stats.kurtosis(index, fisher=False)
+    se_mean = sd / math.sqrt(draws)
+    se_sd = sd * math.sqrt((kurt - 1) / (4 * draws))
+    for sample in (multi, index):
+        assert abs(sample.mean() - mu) <= 5 * se_mean
+        assert abs(sample.std() - sd) <= 5 * se_sd
+    assert abs(multi.mean() - index.mean()) <= 5 * math.sqrt(2) * se_mean
+    assert abs(multi.std() - index.std()) <= 5 * math.sqrt(2) * se_sd
+
+    # Whole distribution: the means lie on a lattice of 0.05; a chi-square test of
+    # homogeneity of the two samples' lattice counts (cells with enough counts).
+    lattice = np.union1d(np.round(multi * 20), np.round(index * 20))
+    cm = np.array([(np.round(multi * 20) == v).sum() for v in lattice])
+    ci = np.array([(np.round(index * 20) == v).sum() for v in lattice])
+    keep = (cm + ci) >= 40
+    table = np.vstack([cm[keep], ci[keep]])
+    p = scipy_stats.chi2_contingency(table).pvalue
+    assert p > 1e-4, p
