@@ -1,0 +1,49 @@
+"""Golden-file test: the sample report's JSON, every number, against the committed gold.
+
+Tool and library versions and input paths are scrubbed. A mismatch writes the new JSON to
+tests/gold-mismatch/ (git-ignored); tests/gold/README.md says how to update the gold.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from reportgen.cli import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLD = ROOT / "tests" / "gold" / "sample_report.json"
+MISMATCH = ROOT / "tests" / "gold-mismatch"
+
+
+def scrub(doc: dict) -> dict:
+    doc["tool"] = {"name": doc["tool"]["name"]}
+    for run in doc["runs"].values():
+        run["path"] = Path(run["path"]).name
+    return doc
+
+
+def test_sample_report_matches_gold(tmp_path):
+    out = tmp_path / "report.html"
+    result = CliRunner().invoke(
+        cli,
+        [
+            "compare",
+            str(ROOT / "sample_runs" / "fare_rules_a_baseline.parquet"),
+            str(ROOT / "sample_runs" / "fare_rules_b_reranker.parquet"),
+            "-o",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    actual = json.dumps(scrub(json.loads(out.with_suffix(".json").read_text())), indent=1) + "\n"
+    if os.environ.get("RAGREPORT_UPDATE_GOLD") == "1":
+        GOLD.write_text(actual)
+    expected = GOLD.read_text()
+    if actual != expected:
+        MISMATCH.mkdir(exist_ok=True)
+        (MISMATCH / GOLD.name).write_text(actual)
+    assert actual == expected, f"the sample report changed; see {MISMATCH / GOLD.name}"
