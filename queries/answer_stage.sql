@@ -1,5 +1,5 @@
 -- Per-question outcome of each link of the chain: candidates, prompt, answer, citations, cost.
--- Reads: view runs, table relevant.
+-- Reads: tables facts and relevant.
 -- Params: $k INTEGER: the prompt cutoff over retrieved_ids; NULL: context_ids is the prompt.
 --   "In context" reads context_ids whenever it is logged, else the first $k retrieved_ids.
 -- Returns: run, question_id, row_number, slice, n_relevant,
@@ -12,63 +12,57 @@
 --   n_cited (distinct cited ids), n_cited_in_context, n_cited_relevant (labelled, grade > 0),
 --   n_cited_used (in the context and relevant), human_correct, human_faithful,
 --   context_tokens, latency_ms, cost_usd; in run and file order.
-WITH prompt AS (
-    SELECT run, question_id,
-           CASE WHEN context_ids IS NOT NULL THEN context_ids
-                WHEN $k IS NOT NULL THEN retrieved_ids[1:$k] END AS prompt_ids
-    FROM runs
-),
-evidence AS (
+WITH evidence AS (
     SELECT rel.run, rel.question_id,
            any_value(rel.n_relevant) AS n_relevant,
-           bool_or(list_contains(p.prompt_ids, rel.id)) AS in_prompt,
+           bool_or(CASE WHEN f.has_context THEN rel.pos_context IS NOT NULL
+                        ELSE rel.pos_retrieved <= $k END) AS in_prompt,
            bool_or(rel.pos_retrieved IS NOT NULL) AS in_candidates
     FROM relevant AS rel
-    JOIN prompt AS p USING (run, question_id)
+    JOIN facts AS f USING (run, question_id)
     GROUP BY rel.run, rel.question_id
 ),
 cited AS (
-    SELECT DISTINCT run, question_id, unnest(cited_ids) AS id FROM runs
+    SELECT run, question_id, unnest(cited) AS id, unnest(cited_in_prompt) AS in_prompt
+    FROM facts
 ),
 citations AS (
     SELECT c.run, c.question_id,
            count(*) AS n_cited,
-           count(*) FILTER (WHERE list_contains(p.prompt_ids, c.id)) AS n_cited_in_context,
+           count(*) FILTER (WHERE c.in_prompt) AS n_cited_in_context,
            count(rel.id) AS n_cited_relevant,
-           count(rel.id) FILTER (WHERE list_contains(p.prompt_ids, c.id)) AS n_cited_used
+           count(rel.id) FILTER (WHERE c.in_prompt) AS n_cited_used
     FROM cited AS c
-    JOIN prompt AS p USING (run, question_id)
     LEFT JOIN relevant AS rel USING (run, question_id, id)
     GROUP BY c.run, c.question_id
 )
 SELECT
-    r.run,
-    r.question_id,
-    r.row_number,
-    r.slice,
+    f.run,
+    f.question_id,
+    f.row_number,
+    f.slice,
     coalesce(e.n_relevant, 0) AS n_relevant,
-    coalesce(r.answerable, r.relevant_ids IS NULL OR e.n_relevant IS NOT NULL) AS answerable,
-    CASE WHEN count(r.abstained) OVER (PARTITION BY r.run) > 0
-         THEN coalesce(r.abstained, false) END AS abstained,
-    CASE WHEN p.prompt_ids IS NOT NULL THEN e.in_prompt END AS evidence_in_context,
-    CASE WHEN r.retrieved_ids IS NOT NULL THEN e.in_candidates END AS evidence_in_candidates,
-    r.correct,
-    r.faithfulness,
-    r.answer_relevance,
-    CASE WHEN r.cited_ids IS NOT NULL THEN coalesce(c.n_cited, 0) END AS n_cited,
-    CASE WHEN r.cited_ids IS NOT NULL AND p.prompt_ids IS NOT NULL
+    coalesce(f.answerable, NOT f.has_labels OR e.n_relevant IS NOT NULL) AS answerable,
+    CASE WHEN count(f.abstained) OVER (PARTITION BY f.run) > 0
+         THEN coalesce(f.abstained, false) END AS abstained,
+    CASE WHEN f.has_prompt THEN e.in_prompt END AS evidence_in_context,
+    CASE WHEN f.has_retrieved THEN e.in_candidates END AS evidence_in_candidates,
+    f.correct,
+    f.faithfulness,
+    f.answer_relevance,
+    CASE WHEN f.cited IS NOT NULL THEN coalesce(c.n_cited, 0) END AS n_cited,
+    CASE WHEN f.cited IS NOT NULL AND f.has_prompt
          THEN coalesce(c.n_cited_in_context, 0) END AS n_cited_in_context,
-    CASE WHEN r.cited_ids IS NOT NULL AND r.relevant_ids IS NOT NULL
+    CASE WHEN f.cited IS NOT NULL AND f.has_labels
          THEN coalesce(c.n_cited_relevant, 0) END AS n_cited_relevant,
-    CASE WHEN r.cited_ids IS NOT NULL AND r.relevant_ids IS NOT NULL AND p.prompt_ids IS NOT NULL
+    CASE WHEN f.cited IS NOT NULL AND f.has_labels AND f.has_prompt
          THEN coalesce(c.n_cited_used, 0) END AS n_cited_used,
-    r.human_correct,
-    r.human_faithful,
-    r.context_tokens,
-    r.latency_ms,
-    r.cost_usd
-FROM runs AS r
-JOIN prompt AS p USING (run, question_id)
+    f.human_correct,
+    f.human_faithful,
+    f.context_tokens,
+    f.latency_ms,
+    f.cost_usd
+FROM facts AS f
 LEFT JOIN evidence AS e USING (run, question_id)
 LEFT JOIN citations AS c USING (run, question_id)
-ORDER BY r.run, r.row_number
+ORDER BY f.run, f.row_number

@@ -1,13 +1,13 @@
 -- Paired questions whose golden labels differ between the runs: the golden set was not frozen.
--- Reads: view runs. Labels compare as sets of (passage, grade), grades defaulting to 1.
+-- Reads: table facts. Labels compare as sets of (passage, grade), grades defaulting to 1.
 -- Returns: question_id, changed (comma-separated: relevant labels, answerable); in A's file order.
 WITH labels AS (
     SELECT run, question_id, row_number, answerable,
            list_sort(list_transform(
                coalesce(relevant_ids, []),
-               lambda id, i: id || chr(31) || coalesce(relevant_grades[i], 1)::VARCHAR
+               lambda id, i: id || chr(31) || relevant_grades[i]::VARCHAR
            )) AS labelled
-    FROM runs
+    FROM facts
 )
 SELECT a.question_id,
        concat_ws(', ',

@@ -1,6 +1,6 @@
 -- Mean retrieval metrics of both runs over retrieved_ids at every cutoff k = 1 .. $max_k,
 -- over the paired questions that have relevant passages.
--- Reads: view runs, table relevant.
+-- Reads: tables facts and relevant.
 -- Params: $max_k INTEGER (the deepest ranking); $exponential BOOLEAN (nDCG gain 2^g - 1, else g).
 -- Works from the relevant passages alone, never from whole rankings: a hit at position p adds
 -- to every k >= p (a "step"); nDCG's ideal DCG is still growing while k < n_relevant, so a
@@ -8,9 +8,9 @@
 -- Float sums run in a fixed order, so the same input gives the same bits.
 -- Returns: run, metric (recall | precision | hit | mrr | ndcg), k, value.
 WITH paired AS (
-    SELECT question_id FROM runs WHERE run = 'a'
+    SELECT question_id FROM facts WHERE run = 'a'
     INTERSECT
-    SELECT question_id FROM runs WHERE run = 'b'
+    SELECT question_id FROM facts WHERE run = 'b'
 ),
 labelled AS (
     SELECT run, question_id, ideal_rank, n_relevant, pos_retrieved,

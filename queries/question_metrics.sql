@@ -1,5 +1,5 @@
 -- Per-question scores of both runs at the prompt cutoff.
--- Reads: view runs, table relevant. Float sums run in a fixed order: same input, same bits.
+-- Reads: tables facts and relevant. Float sums run in a fixed order: same input, same bits.
 -- Params: $k       INTEGER: the prompt cutoff over retrieved_ids; NULL: each question's own
 --                  context_ids is the ranking and k is its length.
 --         $exponential BOOLEAN: nDCG gain 2^g - 1 when true, g when false.
@@ -8,11 +8,10 @@
 --   correct (0/1), faithfulness, context_tokens,
 --   answerable (as logged; else: has labelled evidence, or no labels are logged).
 WITH prompt AS (
-    SELECT run, question_id, row_number, slice, question, context_ids IS NOT NULL AS has_context,
-           relevant_ids IS NOT NULL AS has_labels,
-           CASE WHEN $k IS NULL THEN coalesce(len(context_ids), 0) ELSE $k END AS k,
+    SELECT run, question_id, row_number, slice, question, has_context, has_labels,
+           CASE WHEN $k IS NULL THEN coalesce(n_context, 0) ELSE $k END AS k,
            correct, faithfulness, context_tokens, answerable
-    FROM runs
+    FROM facts
 ),
 scored AS (
     SELECT rel.run, rel.question_id, rel.n_relevant, rel.ideal_rank, rel.pos_context, p.k,

@@ -15,7 +15,7 @@ EXAMPLES = 10
 
 SMELL_TITLES = {
     "short_ranking": "rankings shorter than k",
-    "repeated_passage": "a passage repeated within a ranking",
+    "repeated_passage": "a passage repeated within the prompt",
     "answerable_unlabelled": "marked answerable but without labelled evidence",
     "duplicate_question": "duplicated question texts",
 }

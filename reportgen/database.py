@@ -24,6 +24,11 @@ class RunDatabase:
         self.execute("runs")
         self._check_rows()
 
+    def prepare(self, k: int | None) -> None:
+        """Read both logs once into the tables ``facts`` and ``relevant`` that queries share."""
+        self.execute("facts", k=k)
+        self.execute("relevant")
+
     def execute(self, name: str, **params: Any) -> None:
         self.con.execute(query_text(name), params or None)
 

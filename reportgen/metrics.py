@@ -73,7 +73,7 @@ def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
             "or faithfulness"
         )
     exponential = options.gain == "exponential"
-    db.execute("relevant")
+    db.prepare(options.k)
     per_question = db.frame("question_metrics", k=options.k, exponential=exponential)
     db.con.register("question_metrics", per_question)
     paired = db.frame("paired")

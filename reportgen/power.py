@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from scipy import stats as scipy_stats
+from scipy import special
 
 from .formatting import fmt_pct
 from .stats import MetricComparison, sign_test
@@ -39,8 +39,8 @@ def _critical_wins(discordant: int, alpha: float) -> int | None:
 
 def needed_discordant(share_wins: float, alpha: float, power: float = POWER) -> float:
     """Discordant pairs for the sign test to reach ``power`` when P(win) = ``share_wins``."""
-    z_alpha = scipy_stats.norm.ppf(1 - alpha / 2)
-    z_beta = scipy_stats.norm.ppf(power)
+    z_alpha = special.ndtri(1 - alpha / 2)
+    z_beta = special.ndtri(power)
     spread = math.sqrt(share_wins * (1 - share_wins))
     return ((0.5 * z_alpha + z_beta * spread) / abs(share_wins - 0.5)) ** 2
 

@@ -9,8 +9,11 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import re
 from functools import cache
+from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 import jinja2
@@ -22,11 +25,35 @@ from .resources import resource_dir
 
 @cache
 def vega_bundle() -> str:
-    """vega, vega-lite and vega-embed as one script, to inline once in a <script> element."""
-    bundle = vl_convert.javascript_bundle()  # type: ignore[call-arg]  # stub: snippet optional
+    """vega, vega-lite and vega-embed as one script, to inline once in a <script> element.
+
+    vl-convert builds it in about two seconds, always the same for one vl-convert version, so it
+    is kept in the user's cache folder (``$XDG_CACHE_HOME/ragreport``, else ``~/.cache``).
+    """
+    cached = _cache_dir() / f"vega-bundle-{metadata.version('vl-convert-python')}.js"
+    try:
+        bundle = cached.read_text(encoding="utf-8")
+    except OSError:
+        bundle = vl_convert.javascript_bundle()  # type: ignore[call-arg]  # stub: snippet optional
+        _store(cached, bundle)
     if re.search(r"</script|<!--", bundle, re.IGNORECASE):
         raise RuntimeError("this vl-convert's JavaScript bundle cannot be inlined in HTML")
     return bundle
+
+
+def _cache_dir() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ragreport"
+
+
+def _store(path: Path, text: str) -> None:
+    """Write ``path`` whole or not at all; a cache that cannot be written is only slower."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_suffix(f".{os.getpid()}.tmp")
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, path)
+    except OSError:
+        pass
 
 
 @cache

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -18,11 +19,15 @@ def make_report(
     path_a: Path, path_b: Path, options: Options, html_path: Path, json_path: Path
 ) -> Verdict:
     result = run_comparison(path_a, path_b, options)
-    json_text = report_json.dumps(report_json.build(result))
+    document = report_json.build(result)
+    questions = report_json.per_question(result)
     downloads = {
-        "per-question.csv.gz": report_json.per_question_csv(result),
-        "report.json.gz": json_text,
+        "per-question.csv.gz": report_json.to_csv(questions),
+        "report-summary.json.gz": json.dumps(document, allow_nan=False),
     }
     context = build_context(result, os.environ.get("SOURCE_DATE_EPOCH"), downloads)
-    write_all({html_path: render(context), json_path: json_text}, inputs=[path_a, path_b])
+    write_all(
+        {html_path: render(context), json_path: report_json.dumps(document, questions)},
+        inputs=[path_a, path_b],
+    )
     return result.verdict

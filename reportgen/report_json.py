@@ -34,7 +34,8 @@ def comparison_fields(c: MetricComparison) -> dict[str, Any]:
     return {k: v for k, v in asdict(c).items() if k != "metric"}
 
 
-def per_question(result: Comparison) -> list[dict[str, Any]]:
+def per_question(result: Comparison) -> pd.DataFrame:
+    """One row per paired question: its slice, every metric in both runs, its failure classes."""
     tables = result.tables
     columns = {"question_id": "question_id", "slice": "slice"}
     for base in tables.metrics:
@@ -43,13 +44,11 @@ def per_question(result: Comparison) -> list[dict[str, Any]]:
     frame = tables.paired[list(columns)].rename(columns=columns)
     if result.diagnosis.per_question is not None:
         frame = frame.merge(result.diagnosis.per_question, on="question_id", how="left")
-    frame = frame.astype(object).where(frame.notna(), None)
-    return frame.to_dict(orient="records")
+    return frame
 
 
-def per_question_csv(result: Comparison) -> str:
-    """The per-question table as CSV: every paired question's scores in both runs."""
-    return pd.DataFrame(per_question(result)).to_csv(index=False, lineterminator="\n")
+def to_csv(frame: pd.DataFrame) -> str:
+    return frame.to_csv(index=False, lineterminator="\n")
 
 
 def build(result: Comparison) -> dict[str, Any]:
@@ -91,7 +90,6 @@ def build(result: Comparison) -> dict[str, Any]:
                 if result.tables.curve is not None
                 else None
             ),
-            "per_question": per_question(result),
             **result.diagnosis.to_json(),
             "slices": {
                 column: {
@@ -126,5 +124,10 @@ def build(result: Comparison) -> dict[str, Any]:
     )
 
 
-def dumps(document: dict[str, Any]) -> str:
-    return json.dumps(document, indent=1, sort_keys=False, allow_nan=False) + "\n"
+def dumps(document: dict[str, Any], per_question: pd.DataFrame) -> str:
+    """The JSON file: one top-level key a line and one question a line under ``per_question``,
+    so that it reads in an editor and writes fast (the C encoders, no indentation)."""
+    lines = [f"{json.dumps(k)}: {json.dumps(v, allow_nan=False)}" for k, v in document.items()]
+    rows = per_question.to_json(orient="records", lines=True, double_precision=15)
+    lines.append('"per_question": [\n' + rows.strip().replace("\n", ",\n") + "\n]")
+    return "{\n" + ",\n".join(lines) + "\n}\n"

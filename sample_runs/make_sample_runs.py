@@ -15,8 +15,9 @@ The story the data tells:
   unfaithful or faithful to a stale passage), worse with its 6-passage contexts. Both runs have
   a few answers "from memory" and some retrieval misses (no evidence among the candidates).
 * Data smells for an audit to find: 2 answerable questions without labels, 3 labels edited
-  between the runs, 2 rankings with a duplicate passage id, 2 duplicated question texts, and a
-  few fabricated citations (cited passages that were not in the context).
+  between the runs, 2 rankings with a duplicate passage id (one of them in the prompt), 2
+  duplicated question texts, and a few fabricated citations (cited passages that were not in
+  the context).
 
 Run ``python sample_runs/make_sample_runs.py``; the output is byte-identical on every run.
 """
@@ -392,8 +393,9 @@ def build() -> tuple[list[dict], dict[str, list[dict]]]:
         ranked = {"a": pool[:20], "b": rerank(rng_r, q, pool)}
         luck = rng_g.random(3)
         for run in "ab":
-            if i in dup:  # smell: the same passage listed twice in a ranking
-                r = next(r for r in range(9, 20) if ranked[run][r] not in q["relevant_ids"])
+            if i in dup:  # smell: a passage listed twice, once in the prompt, once deeper down
+                slots = range(3, 5) if i == min(dup) else range(9, 20)
+                r = next(r for r in slots if ranked[run][r] not in q["relevant_ids"])
                 ranked[run][r] = ranked[run][2]
             n_ctx = 6 if run == "b" and rng_r.random() < 0.4 else 5
             row = answer_row(rng_g, q, ranked[run], n_ctx, luck, run)

@@ -39,17 +39,19 @@ RANKED_OUT = {"retrieved_ids": ["x1", "x2", "e"], "context_ids": ["x1", "x2"]}  
 UNANSWERABLE = {"relevant_ids": [], "answerable": False, "cited_ids": []}
 
 
-def open_db(tmp_path: Path, rows_a: list[dict], rows_b: list[dict]) -> RunDatabase:
+def open_db(
+    tmp_path: Path, rows_a: list[dict], rows_b: list[dict], k: int | None = None
+) -> RunDatabase:
     paths = tmp_path / "a.parquet", tmp_path / "b.parquet"
     for path, rows in zip(paths, (rows_a, rows_b), strict=True):
         pd.DataFrame(rows).to_parquet(path)
     db = RunDatabase(open_run(paths[0], "A"), open_run(paths[1], "B"))
-    db.execute("relevant")
+    db.prepare(k)
     return db
 
 
 def details_of(tmp_path: Path, rows_a: list[dict], rows_b: list[dict], k: int | None = None):
-    db = open_db(tmp_path, rows_a, rows_b)
+    db = open_db(tmp_path, rows_a, rows_b, k)
     try:
         return db.frame("answer_stage", k=k)
     finally:
@@ -449,7 +451,7 @@ def test_sample_runs_tell_the_story(tmp_path):
         open_run(SAMPLES / "fare_rules_b_reranker.parquet", "B"),
     )
     try:
-        db.execute("relevant")
+        db.prepare(None)
         details = db.frame("answer_stage", k=None)
         curve = db.frame("metric_curve", max_k=20, exponential=True)
     finally:

@@ -19,7 +19,7 @@ A_ROWS = [
         "retrieved_ids": ["p1", "p2", "p2", "p3"],
         "relevant_ids": ["p2", "p9", "p0"],
         "relevant_grades": [2, 1, 0],
-        "context_ids": ["p1", "p2"],
+        "context_ids": ["p1", "p2", "p2"],
         "correct": True,
         "faithfulness": 1.0,
         "answerable": True,
@@ -65,7 +65,7 @@ def db(tmp_path: Path):
     pd.DataFrame(A_ROWS).to_parquet(a)
     pd.DataFrame(B_ROWS).drop(columns=["intent"]).to_parquet(b)
     database = RunDatabase(open_run(a, "A"), open_run(b, "B"))
-    database.execute("relevant")
+    database.prepare(None)
     yield database
     database.close()
 
@@ -73,7 +73,8 @@ def db(tmp_path: Path):
 def test_every_query_file_is_tested():
     tested = {name[len("test_") :] for name in globals() if name.startswith("test_")}
     files = {p.stem for p in resource_dir("queries").glob("*.sql")}
-    assert files <= tested | {"runs"}  # runs.sql builds the view every other test reads
+    # runs.sql and facts.sql build the view and table that every other query reads
+    assert files <= tested | {"runs", "facts"}
 
 
 def test_row_problems(db):
@@ -82,6 +83,7 @@ def test_row_problems(db):
 
 def test_relevant(db):
     rel = db.con.execute("SELECT * FROM relevant WHERE run = 'a' ORDER BY question_id, id").df()
+    assert db.con.execute("SELECT count(*) FROM facts").fetchone() == (6,)
     assert list(rel.columns) == [
         "run",
         "question_id",

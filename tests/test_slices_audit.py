@@ -139,7 +139,8 @@ def test_small_set_is_exploratory(tmp_path):
 def test_data_smells(tmp_path):
     a, b = two_slices()
     a[0] = dict(a[0], retrieved_ids=["p1", "p2"])  # shorter than --k 3
-    a[1] = dict(a[1], retrieved_ids=["p1", "p1", "p2"])  # repeated passage
+    a[1] = dict(a[1], context_ids=["p1", "p1", "p2"])  # repeated within the prompt
+    a[3] = dict(a[3], retrieved_ids=["p1", "p2", "p3", "p3"])  # repeated past the prompt: fine
     a[2] = dict(a[2], relevant_ids=[], relevant_grades=[])  # answerable without labels
     a[4] = dict(a[4], question=a[5]["question"])  # duplicated text
     for row in a + b:

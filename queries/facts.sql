@@ -1,0 +1,36 @@
+-- One row per run and question: the run log's scalar columns and labels, and all that the other
+-- queries need from the passage lists, so the long lists are read from the Parquet files once.
+-- Reads: view runs.
+-- Params: $k INTEGER: the prompt cutoff over retrieved_ids; NULL: context_ids is the prompt.
+--   The prompt is context_ids whenever it is logged, else the first $k of retrieved_ids.
+-- Returns (temp table facts): run, row_number, question_id, question, slice, correct,
+--   faithfulness, answer_relevance, answerable (as logged), abstained, human_correct,
+--   human_faithful, context_tokens, latency_ms, cost_usd, has_labels, relevant_ids,
+--   relevant_grades (1 where absent), has_retrieved, depth, has_context, n_context, has_prompt,
+--   repeated_in_prompt (a passage id twice in the prompt; the rest of a ranking is not checked:
+--     a repeat there wastes no prompt slot, and distinct-counting every list would dominate the
+--     run time of large logs),
+--   pos_retrieved, pos_context (aligned with relevant_ids: first 1-based position, NULL if absent),
+--   cited (distinct cited ids, NULL when not logged), cited_in_prompt (aligned with cited).
+CREATE OR REPLACE TEMP TABLE facts AS
+SELECT
+    run, row_number, question_id, question, slice, correct, faithfulness, answer_relevance,
+    answerable, abstained, human_correct, human_faithful, context_tokens, latency_ms, cost_usd,
+    relevant_ids IS NOT NULL AS has_labels,
+    relevant_ids,
+    coalesce(relevant_grades, list_transform(relevant_ids, lambda x: 1)) AS relevant_grades,
+    retrieved_ids IS NOT NULL AS has_retrieved,
+    len(retrieved_ids) AS depth,
+    context_ids IS NOT NULL AS has_context,
+    len(context_ids) AS n_context,
+    context_ids IS NOT NULL OR ($k IS NOT NULL AND retrieved_ids IS NOT NULL) AS has_prompt,
+    len(list_distinct(coalesce(context_ids, retrieved_ids[1:$k])))
+        < len(coalesce(context_ids, retrieved_ids[1:$k])) AS repeated_in_prompt,
+    list_transform(relevant_ids, lambda id: list_position(retrieved_ids, id)) AS pos_retrieved,
+    list_transform(relevant_ids, lambda id: list_position(context_ids, id)) AS pos_context,
+    list_distinct(cited_ids) AS cited,
+    list_transform(
+        list_distinct(cited_ids),
+        lambda c: list_contains(coalesce(context_ids, retrieved_ids[1:$k]), c)
+    ) AS cited_in_prompt
+FROM runs
