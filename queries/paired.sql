@@ -1,12 +1,11 @@
 -- The paired questions: one row per question_id present in both runs, A's and B's scores side by side.
 -- Reads: table question_metrics (queries/question_metrics.sql, one row per run and question).
--- Returns: question_id, slice and question (A's, else B's), then <column>_a and <column>_b for
+-- Returns: question_id, slice (A's, else B's), then <column>_a and <column>_b for
 --   k, n_relevant, answerable, context_tokens, evidence_in_context, recall, precision, hit, mrr, ndcg, correct,
 --   faithfulness; in A's file order.
 SELECT
     a.question_id,
     coalesce(a.slice, b.slice) AS slice,
-    coalesce(a.question, b.question) AS question,
     a.k AS k_a, b.k AS k_b,
     a.n_relevant AS n_relevant_a, b.n_relevant AS n_relevant_b,
     a.answerable AS answerable_a, b.answerable AS answerable_b,

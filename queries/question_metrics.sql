@@ -1,14 +1,15 @@
--- Per-question scores of both runs at the prompt cutoff.
+-- Per-question scores of both runs at the prompt cutoff, kept as the temp table question_metrics.
 -- Reads: tables facts and relevant. Float sums run in a fixed order: same input, same bits.
 -- Params: $k       INTEGER: the prompt cutoff over retrieved_ids; NULL: each question's own
 --                  context_ids is the ranking and k is its length.
 --         $exponential BOOLEAN: nDCG gain 2^g - 1 when true, g when false.
--- Returns: run, question_id, row_number, slice, question, k, n_relevant, evidence_in_context,
+-- Returns: run, question_id, row_number, slice, k, n_relevant, evidence_in_context,
 --   recall, precision, hit, mrr, ndcg (all NULL when the question has no relevant passage),
 --   correct (0/1), faithfulness, context_tokens,
 --   answerable (as logged; else: has labelled evidence, or no labels are logged).
+CREATE OR REPLACE TEMP TABLE question_metrics AS
 WITH prompt AS (
-    SELECT run, question_id, row_number, slice, question, has_context, has_labels,
+    SELECT run, question_id, row_number, slice, has_context, has_labels,
            CASE WHEN $k IS NULL THEN coalesce(n_context, 0) ELSE $k END AS k,
            correct, faithfulness, context_tokens, answerable
     FROM facts
@@ -36,7 +37,6 @@ SELECT
     p.question_id,
     p.row_number,
     p.slice,
-    p.question,
     p.k,
     coalesce(q.n_relevant, 0) AS n_relevant,
     CASE WHEN p.has_context THEN coalesce(q.in_context, false)
@@ -54,4 +54,3 @@ SELECT
     coalesce(p.answerable, NOT p.has_labels OR q.n_relevant IS NOT NULL) AS answerable
 FROM prompt AS p
 LEFT JOIN per_question AS q USING (run, question_id)
-ORDER BY p.run, p.row_number

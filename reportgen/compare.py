@@ -24,6 +24,7 @@ from .stats import MetricComparison, compare_metric
 from .verdict import Verdict, decide
 
 MAX_EXEMPLARS = 60  # drill-downs rendered: dominant-class examples first, then broken questions
+CHANGED_SHOWN = 200  # rows of the changed-questions table; the JSON holds every question
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,8 @@ class Comparison:
     verdict: Verdict
     diagnosis: Diagnosis
     exemplars: pd.DataFrame  # queries/exemplars.sql rows of the drill-down questions
+    changed: pd.DataFrame  # paired rows whose headline changed, in table order, with "change";
+    # "question" holds the text of the first CHANGED_SHOWN
     slices: dict[str, dict[str, list[SliceResult]]]  # column -> metric -> per slice
     audit: Audit
     fairness: list[Check]
@@ -65,6 +68,10 @@ def run_comparison(path_a: Path, path_b: Path, options: Options) -> Comparison:
     db = RunDatabase(runs["a"], runs["b"])
     try:
         tables = compute_tables(db, options)
+        headline = headline_metric(tables)
+        changed = changed_questions(tables, headline)
+        texts = db.frame("question_texts", ids=changed["question_id"][:CHANGED_SHOWN].tolist())
+        changed = changed.merge(texts, on="question_id", how="left")
         ids = tables.paired[["question_id"]]
         slice_values = {
             column: ids.merge(db.frame("slice_values", column=column), how="left")["value"]
@@ -97,9 +104,6 @@ def run_comparison(path_a: Path, path_b: Path, options: Options) -> Comparison:
             confidence=options.confidence,
             seed=options.seed,
         )
-    headline = "correct" if "correct" in comparisons else next(iter(comparisons))
-    if "correct" not in comparisons and "ndcg" in tables.metrics:
-        headline = tables.name("ndcg")
     slices = slice_results(tables, slice_values, comparisons, options)
     regressions = [
         r for per_metric in slices.values() for r in per_metric[headline] if r.regression
@@ -116,6 +120,7 @@ def run_comparison(path_a: Path, path_b: Path, options: Options) -> Comparison:
         verdict=decide(comparisons[headline], options.confidence, regressions),
         diagnosis=diagnosis,
         exemplars=exemplars,
+        changed=changed,
         slices=slices,
         audit=golden,
         fairness=fairness(tables),
@@ -124,6 +129,26 @@ def run_comparison(path_a: Path, path_b: Path, options: Options) -> Comparison:
         ),
         warnings=_warnings(tables, golden),
     )
+
+
+def headline_metric(tables: MetricTables) -> str:
+    """The verdict's metric: correct when logged, else nDCG at the prompt, else the first."""
+    if "correct" in tables.metrics:
+        return "correct"
+    return tables.name("ndcg" if "ndcg" in tables.metrics else tables.metrics[0])
+
+
+def changed_questions(tables: MetricTables, headline: str) -> pd.DataFrame:
+    """Paired questions whose headline score changed: fixed (or better) first, then broken (or
+    worse), each by the size of the change; "change" names it."""
+    p = tables.paired
+    base = headline.split("@")[0]
+    delta = (p[f"{base}_b"] - p[f"{base}_a"]).fillna(0)
+    up, down = ("fixed", "broken") if base in BINARY else ("better", "worse")
+    changed = p.assign(
+        change=np.where(delta > 0, up, down), order=(delta < 0).astype(int), size=-delta.abs()
+    )[delta != 0]
+    return changed.sort_values(["order", "size"], kind="stable").drop(columns=["order", "size"])
 
 
 def _warnings(tables: MetricTables, golden: Audit) -> list[str]:

@@ -15,14 +15,12 @@ import pandas as pd
 
 from . import __version__, charts
 from .charts import Chart
-from .compare import Comparison
+from .compare import CHANGED_SHOWN, Comparison
 from .diagnosis_view import DiagnosisView, diagnosis_view
 from .formatting import fmt_diff, fmt_interval, fmt_num, fmt_p, fmt_pct
 from .metrics import RETRIEVAL
 from .provenance import gzip_data_url, library_versions
 from .stages import CELL_NAMES
-
-CHANGED_ROWS_SHOWN = 200
 
 CELL_TITLES = {
     "working_as_designed": "working as designed",
@@ -218,31 +216,23 @@ def _charts(result: Comparison) -> list[Chart]:
 
 
 def _changed(result: Comparison) -> tuple[list[str], list[ChangedRow], int]:
-    """Questions whose headline outcome changed: fixed and broken first, then by |change|."""
+    """The first rows of the changed questions, with correct, hit and nDCG in both runs."""
     tables = result.tables
-    p = tables.paired
-    base = result.headline.split("@")[0]
     shown = [m for m in ("correct", "hit", "ndcg") if m in tables.metrics]
-    delta = (p[f"{base}_b"] - p[f"{base}_a"]).fillna(0)
-    up, down = ("fixed", "broken") if base in ("correct", "hit") else ("better", "worse")
-    changed = p.assign(
-        change=np.where(delta > 0, up, down), order=(delta < 0).astype(int), size=-delta.abs()
-    )[delta != 0]
-    changed = changed.sort_values(["order", "size"], kind="stable")
     rows = [
         ChangedRow(
             question_id=str(r.question_id),
-            slice="" if r.slice is None else str(r.slice),
-            question="" if r.question is None else str(r.question),
+            slice="" if pd.isna(r.slice) else str(r.slice),
+            question="" if pd.isna(r.question) else str(r.question),
             change=str(r.change),
             values=[
                 f"{fmt_num(getattr(r, f'{m}_a'), 2)} \u2192 {fmt_num(getattr(r, f'{m}_b'), 2)}"
                 for m in shown
             ],
         )
-        for r in changed.head(CHANGED_ROWS_SHOWN).itertuples()
+        for r in result.changed.head(CHANGED_SHOWN).itertuples()
     ]
-    return [tables.name(m) for m in shown], rows, len(changed)
+    return [tables.name(m) for m in shown], rows, len(result.changed)
 
 
 def _missing(result: Comparison) -> list[str]:

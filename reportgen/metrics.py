@@ -74,8 +74,7 @@ def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
         )
     exponential = options.gain == "exponential"
     db.prepare(options.k)
-    per_question = db.frame("question_metrics", k=options.k, exponential=exponential)
-    db.con.register("question_metrics", per_question)
+    db.execute("question_metrics", k=options.k, exponential=exponential)
     paired = db.frame("paired")
     unmatched = db.frame("unmatched")
     if paired.empty:
@@ -88,7 +87,7 @@ def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
         depth = int(db.frame("ranking_depth")["depth"].iloc[0] or 0)
         if depth:
             curve = db.frame("metric_curve", max_k=depth, exponential=exponential)
-    k = options.k if options.k is not None else _typical_context_length(per_question)
+    k = options.k if options.k is not None else _typical_context_length(paired)
     return MetricTables(
         k=k if retrieval else None,
         k_source="--k" if options.k is not None else "context_ids",
@@ -103,7 +102,7 @@ def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
     )
 
 
-def _typical_context_length(per_question: pd.DataFrame) -> int:
+def _typical_context_length(paired: pd.DataFrame) -> int:
     """The most common prompt size (ties: the smaller), used to name metrics when k varies."""
-    counts = per_question["k"].value_counts()
+    counts = pd.concat([paired["k_a"], paired["k_b"]]).value_counts()
     return int(counts[counts == counts.max()].index.min()) if len(counts) else 0

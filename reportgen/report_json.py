@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import io
 import json
 import math
 from dataclasses import asdict
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
+from pyarrow import csv
 
 from . import __version__
 from .compare import Comparison
@@ -48,7 +51,14 @@ def per_question(result: Comparison) -> pd.DataFrame:
 
 
 def to_csv(frame: pd.DataFrame) -> str:
-    return frame.to_csv(index=False, lineterminator="\n")
+    """The table as CSV (Arrow's writer: an order of magnitude faster than pandas')."""
+    sink = io.BytesIO()
+    csv.write_csv(
+        pa.Table.from_pandas(frame, preserve_index=False),
+        sink,
+        csv.WriteOptions(quoting_style="needed"),
+    )
+    return sink.getvalue().decode("utf-8")
 
 
 def build(result: Comparison) -> dict[str, Any]:

@@ -106,13 +106,16 @@ def test_relevant(db):
 
 
 def test_question_metrics(db):
-    m = db.frame("question_metrics", k=3, exponential=True)
+    def table(**params):
+        db.execute("question_metrics", **params)
+        return db.con.execute("SELECT * FROM question_metrics").df()
+
+    m = table(k=3, exponential=True)
     assert list(m.columns) == [
         "run",
         "question_id",
         "row_number",
         "slice",
-        "question",
         "k",
         "n_relevant",
         "evidence_in_context",
@@ -136,7 +139,7 @@ def test_question_metrics(db):
     assert pd.isna(q2.recall) and pd.isna(q2.ndcg)
     assert q2.answerable  # as logged, although it has no labelled evidence
     # without k, the context is the ranking: B's q1 context [p3] holds no evidence
-    ctx = db.frame("question_metrics", k=None, exponential=False)
+    ctx = table(k=None, exponential=False)
     b1 = ctx[(ctx.run == "b") & (ctx.question_id == "q1")].iloc[0]
     assert (b1.k, b1.recall, b1.hit, b1.evidence_in_context) == (1, 0.0, 0.0, False)
 
@@ -157,7 +160,7 @@ def test_ranking_depth(db):
 
 
 def test_paired(db):
-    db.con.register("question_metrics", db.frame("question_metrics", k=2, exponential=True))
+    db.execute("question_metrics", k=2, exponential=True)
     p = db.frame("paired")
     assert p["question_id"].tolist() == ["q1", "q2"]
     assert {"k_a", "k_b", "n_relevant_a", "answerable_b", "correct_a", "ndcg_b"} <= set(p.columns)
@@ -203,3 +206,9 @@ def test_exemplars(db):
     e = db.frame("exemplars", ids=["q1"])
     assert e["run"].tolist() == ["a", "b"]
     assert list(e.iloc[0].retrieved_ids) == ["p1", "p2", "p2", "p3"]
+
+
+def test_question_texts(db):
+    t = db.frame("question_texts", ids=["q1", "q4", "nope"]).sort_values("question_id")
+    assert t["question_id"].tolist() == ["q1", "q4"]
+    assert t["question"].tolist() == ["How do refunds work?", "Only A"]
