@@ -26,7 +26,7 @@ class Chart:
 RUN_COLOURS = {"A": "#E69F00", "B": "#56B4E9"}
 OUTCOME_COLOURS = {"B wins": "#0072B2", "tie": "#BBBBBB", "B loses": "#D55E00"}
 _CURVE_ORDER = ("recall", "precision", "hit", "mrr", "ndcg")
-MAX_POINTS = 1000  # a chart draws at most this many per-question marks
+MAX_POINTS = 400  # a chart draws at most this many per-question marks
 WIDTH = 640
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
+_DECIMALS = 12  # differences equal to this many decimals are one value
 _CHUNK = 250  # resamples drawn at once: bounds memory to chunk x (distinct values + tail)
 _COUNT_COST = 15  # one multinomial category costs about 15 index draws
 
@@ -57,11 +58,14 @@ def bootstrap_means(diff: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
     question or two; so the common values ("head") are drawn as counts, and the resample's draws
     that fall on the rest ("tail", one category in the multinomial) are drawn as indices among
     the tail's questions, which is again exact. The head is sized to minimise the cost.
+    Differences are first rounded to 12 decimals: nDCG differences that are equal, computed with
+    sums in another order, then count as the one value they are (a change below 1e-12).
     Distinct values are ordered by count, ties by first appearance (not by value), so that
     swapping A and B, which negates every difference, draws exactly the mirrored resamples.
     """
     rng = np.random.default_rng(seed)
     n = len(diff)
+    diff = np.round(diff, _DECIMALS)
     values, first, counts = np.unique(diff, return_index=True, return_counts=True)
     order = np.lexsort((first, -counts))
     values, counts = values[order], counts[order]
@@ -75,11 +79,21 @@ def bootstrap_means(diff: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
         sums = (draws[:, :head] * values[:head]).sum(axis=1)
         if len(tail):
             in_tail = draws[:, head]
-            picked = np.append(tail[rng.integers(0, len(tail), size=int(in_tail.sum()))], 0.0)
-            offsets = np.concatenate(([0], np.cumsum(in_tail)[:-1]))
-            sums += np.where(in_tail > 0, np.add.reduceat(picked, offsets), 0.0)
+            draws_at = rng.integers(0, len(tail), size=int(in_tail.sum()), dtype=np.uint32)
+            picked = tail[draws_at]
+            sums += segment_sums(picked, in_tail)
         means[start : start + rows] = sums / n
     return means
+
+
+def segment_sums(values: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Sums of consecutive runs of ``values`` with the given ``lengths`` (0 for an empty run)."""
+    sums = np.zeros(len(lengths))
+    filled = lengths > 0
+    starts = np.cumsum(lengths) - lengths
+    if filled.any():
+        sums[filled] = np.add.reduceat(values, starts[filled])
+    return sums
 
 
 def _head_size(counts: np.ndarray) -> int:
