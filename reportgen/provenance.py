@@ -15,5 +15,5 @@ def library_versions() -> dict[str, str]:
 
 def gzip_data_url(text: str) -> tuple[str, int]:
     """A data: URL of ``text`` gzipped (mtime 0, so the same text gives the same bytes)."""
-    packed = gzip.compress(text.encode("utf-8"), compresslevel=6, mtime=0)
+    packed = gzip.compress(text.encode("utf-8"), compresslevel=3, mtime=0)
     return "data:application/gzip;base64," + base64.b64encode(packed).decode("ascii"), len(packed)

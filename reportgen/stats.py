@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -62,8 +64,9 @@ def bootstrap_means(diff: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
     sums in another order, then count as the one value they are (a change below 1e-12).
     Distinct values are ordered by count, ties by first appearance (not by value), so that
     swapping A and B, which negates every difference, draws exactly the mirrored resamples.
+    Resamples are drawn in chunks, each from its own generator seeded by (seed, chunk), on as
+    many threads as there are cores (numpy releases the GIL): same seed, same numbers.
     """
-    rng = np.random.default_rng(seed)
     n = len(diff)
     diff = np.round(diff, _DECIMALS)
     values, first, counts = np.unique(diff, return_index=True, return_counts=True)
@@ -72,18 +75,20 @@ def bootstrap_means(diff: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
     head = _head_size(counts)
     tail = np.repeat(values[head:], counts[head:])
     probs = np.append(counts[:head], len(tail)) / n
-    means = np.empty(n_boot)
-    for start in range(0, n_boot, _CHUNK):
+
+    def chunk(start: int) -> np.ndarray:
         rows = min(_CHUNK, n_boot - start)
+        rng = np.random.default_rng((seed, start))
         draws = rng.multinomial(n, probs, size=rows)
         sums = (draws[:, :head] * values[:head]).sum(axis=1)
         if len(tail):
             in_tail = draws[:, head]
-            draws_at = rng.integers(0, len(tail), size=int(in_tail.sum()), dtype=np.uint32)
-            picked = tail[draws_at]
-            sums += segment_sums(picked, in_tail)
-        means[start : start + rows] = sums / n
-    return means
+            at = rng.integers(0, len(tail), size=int(in_tail.sum()), dtype=np.uint32)
+            sums += segment_sums(tail[at], in_tail)
+        return sums / n
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        return np.concatenate(list(pool.map(chunk, range(0, n_boot, _CHUNK))))
 
 
 def segment_sums(values: np.ndarray, lengths: np.ndarray) -> np.ndarray:
