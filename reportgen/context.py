@@ -305,8 +305,54 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
         ),
         (
             "Retrieval-by-answer",
-            "Over questions with labelled evidence: evidence in context = "
-            "a relevant passage was in the prompt (context_ids, or the top k retrieved).",
+            "Over answerable questions with labelled evidence: evidence in context = a relevant "
+            "passage was in the prompt (context_ids, or the top k retrieved); a good answer is "
+            "correct and supported (faithfulness >= "
+            f"{result.options.supported_threshold:g}) when faithfulness is logged, else correct.",
+        ),
+        (
+            "Slices",
+            "Each slice is compared on its own questions as above; Holm's step-down adjustment "
+            "of the sign-test p runs over the slices of one metric (the i-th smallest of m "
+            "multiplied by m - i + 1, made monotone, capped at 1). A regression: B - A below "
+            "zero in a slice while above zero overall. Under 10 questions: a direction, not "
+            "proof.",
+        ),
+        (
+            "How much the set can tell",
+            "Discordant questions: d = wins + losses. Smallest detectable difference: (2c - d) / n "
+            "times the mean |B - A| of discordant questions, c the fewest wins of d that the "
+            "exact sign test rejects. Questions needed: d* / (d / n) with d* = ((0.5 z(1 - "
+            "alpha/2) + z(0.8) sqrt(p(1 - p))) / |p - 0.5|)^2, p = wins / d (80% power).",
+        ),
+        (
+            "Fair comparison",
+            "Context budget: mean context_tokens (else passages) per question, flagged past "
+            "10% apart. Precision ceiling: the mean of min(R, k) / k over questions with R "
+            "relevant passages.",
+        ),
+        (
+            "Links",
+            "Faithfulness, answer relevance and context utilization (share of an answer's "
+            "distinct citations that are in its context and labelled relevant) are averaged "
+            "over retrieval hits only. Correct refusals: share of unanswerable questions "
+            "abstained on; wrong refusals: share of answerable ones. Citations in context and "
+            "citations relevant: shares of an answer's distinct citations.",
+        ),
+        (
+            "Failure classes",
+            "The first rule that applies: unanswerable and answered wrongly: missed abstention; "
+            "answerable and abstained: wrong abstention; no labelled evidence and wrong: "
+            "unlabelled; correct without evidence in context: answered from memory; wrong, "
+            "evidence among the candidates but not in context: ranking miss, nowhere: retrieval "
+            "miss; wrong with evidence in context: faithfulness below the threshold: "
+            "hallucination, answer relevance below 0.5: off-question, else faithful but wrong.",
+        ),
+        (
+            "Judge agreement",
+            "Over the human-labelled questions of both runs: accuracy, and Cohen's kappa = "
+            "(p_o - p_e) / (1 - p_e), p_o the observed agreement, p_e the agreement expected "
+            "from the two margins.",
         ),
     ]
     if "recall" not in t.metrics:

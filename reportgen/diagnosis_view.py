@@ -264,7 +264,7 @@ def _exemplar(row: Any, group: str, failure_class: str, k: int | None) -> Exempl
     scores = ", ".join(
         f"{name} {fmt_num(value) if isinstance(value, float) else value}"
         for name, value in (
-            ("correct", None if pd.isna(row.correct) else bool(row.correct)),
+            ("correct", None if pd.isna(row.correct) else ("yes" if row.correct else "no")),
             ("faithfulness", row.faithfulness),
             ("answer relevance", row.answer_relevance),
         )
