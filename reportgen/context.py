@@ -20,14 +20,7 @@ from .diagnosis_view import DiagnosisView, diagnosis_view
 from .formatting import fmt_diff, fmt_interval, fmt_num, fmt_p, fmt_pct
 from .metrics import RETRIEVAL
 from .provenance import gzip_data_url, library_versions
-from .stages import CELL_NAMES
-
-CELL_TITLES = {
-    "working_as_designed": "working as designed",
-    "generation_failure": "generation failure",
-    "answered_from_memory": "answered from memory",
-    "retrieval_failure": "retrieval failure",
-}
+from .stages import CELL_NAMES, CELL_TITLES
 
 
 @dataclass(frozen=True)

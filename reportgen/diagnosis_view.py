@@ -12,15 +12,9 @@ from . import charts
 from .charts import Chart
 from .compare import Comparison
 from .formatting import fmt_diff, fmt_interval, fmt_num, fmt_p
-from .stages import CELL_NAMES, FAILURE_CLASSES, OK, OWNERS
+from .stages import CELL_NAMES, CELL_TITLES, FAILURE_CLASSES, OK, OWNERS
 
 CANDIDATES_SHOWN = 20  # ranked candidates drawn per drill-down
-CELL_TITLES = {
-    "working_as_designed": "working as designed",
-    "generation_failure": "generation failure",
-    "answered_from_memory": "answered from memory",
-    "retrieval_failure": "retrieval failure",
-}
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,12 @@ CELL_NAMES = (
     "answered_from_memory",  # no evidence in context, answer correct and supported
     "retrieval_failure",  # no evidence in context, answer wrong or unsupported
 )
+CELL_TITLES = {  # the cells as the report names them
+    "working_as_designed": "working as designed",
+    "generation_failure": "generation failure",
+    "answered_from_memory": "answered from memory",
+    "retrieval_failure": "retrieval failure",
+}
 # Pipeline order: a tie for the dominant class goes to the earlier link, whose fix comes first.
 FAILURE_CLASSES = (
     "retrieval miss",
