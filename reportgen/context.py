@@ -342,6 +342,13 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             "hallucination, answer relevance below 0.5: off-question, else faithful but wrong.",
         ),
         (
+            "Next experiment",
+            "Walk the chain and stop at the first link under 0.8: did the evidence reach the "
+            "candidates (hit at the ranking's full depth)? the prompt (hit@k)? are the hits "
+            "answered correctly and with support? If every link holds, the weakest slice. Hit, "
+            "not recall: one passage that answers the question is all an answer needs.",
+        ),
+        (
             "Judge agreement",
             "Over the human-labelled questions of both runs: accuracy, and Cohen's kappa = "
             "(p_o - p_e) / (1 - p_e), p_o the observed agreement, p_e the agreement expected "

@@ -112,6 +112,7 @@ class DiagnosisView:
     cost: list[CostRow]
     summary: str | None
     exemplars: list[Exemplar]
+    cases_note: str | None = field(metadata={"help": "says so when not every case is drawn"})
 
 
 def _score(mean: float, low: float, high: float, n: int) -> str:
@@ -308,6 +309,18 @@ def _exemplars(result: Comparison) -> list[Exemplar]:
     return out
 
 
+def _cases_note(result: Comparison) -> str | None:
+    shown = set(result.exemplars["question_id"])
+    missing = [q for q in result.diagnosis.broken if q not in shown]
+    if not missing:
+        return None
+    drawn = len(result.diagnosis.broken) - len(missing)
+    return (
+        f"{drawn} of the {len(result.diagnosis.broken)} questions B broke are drawn here; "
+        "the JSON's broken list names them all."
+    )
+
+
 def diagnosis_view(result: Comparison) -> DiagnosisView:
     d = result.diagnosis
     classes, chart = _classes(result)
@@ -334,4 +347,5 @@ def diagnosis_view(result: Comparison) -> DiagnosisView:
         cost=_cost(result),
         summary=d.summary,
         exemplars=_exemplars(result),
+        cases_note=_cases_note(result),
     )
