@@ -18,7 +18,7 @@ WITH problems AS (
     WHERE row_number > first_row
     UNION ALL
     SELECT run, 'grades_length', row_number, question_id,
-           len(relevant_grades) || ' grades for ' || len(relevant_ids) || ' relevant_ids'
+           len(relevant_grades) || ' grades for ' || coalesce(len(relevant_ids), 0) || ' relevant_ids'
     FROM runs
     WHERE relevant_grades IS NOT NULL
       AND len(relevant_grades) <> coalesce(len(relevant_ids), 0)
