@@ -62,6 +62,13 @@ class Experiment:
     numbers: dict[str, float]
     path: tuple[Step, ...]
 
+    @property
+    def text(self) -> str:
+        return (
+            f"{self.change[0].upper()}{self.change[1:]}; judge it by {self.metric}, "
+            f"{self.comparison}; it is refuted if {self.refuted_if}."
+        )
+
 
 @dataclass(frozen=True)
 class CostChange:
@@ -94,12 +101,13 @@ class Diagnosis:
                 "missing": [asdict(m) for m in self.missing],
                 "cells": self.cells_correct,
                 "cells_supported": self.cells,
-                "transitions": None
-                if self.transitions is None
-                else {"counts": self.transitions, "moves": list(self.moves)},
+                "transitions": self.transitions,
+                "transition_moves": list(self.moves),
                 "failure_classes": self.failure_classes,
                 "dominant": {r: d and asdict(d) for r, d in self.dominant.items()},
-                "next_experiment": {r: e and asdict(e) for r, e in self.next_experiment.items()},
+                "next_experiment": {
+                    r: e and {"text": e.text, **asdict(e)} for r, e in self.next_experiment.items()
+                },
                 "judge_agreement": {k: asdict(v) for k, v in self.judge_agreement.items()},
                 "cost": {
                     k: asdict(v.comparison) | {"relative_pct": v.relative_pct}

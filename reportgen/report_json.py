@@ -15,6 +15,7 @@ from pyarrow import csv
 from . import __version__
 from .compare import Comparison
 from .provenance import library_versions
+from .slices import SliceResult
 from .stats import MetricComparison
 
 SCHEMA_VERSION = 1
@@ -35,6 +36,20 @@ def _clean(value: Any) -> Any:
 
 def comparison_fields(c: MetricComparison) -> dict[str, Any]:
     return {k: v for k, v in asdict(c).items() if k != "metric"}
+
+
+def slices_by_value(per_metric: dict[str, list[SliceResult]]) -> dict[str, Any]:
+    """slice value -> metric -> the fields of ``metrics`` plus p_holm, regression, small."""
+    out: dict[str, dict[str, Any]] = {}
+    for metric, rows in per_metric.items():
+        for r in rows:
+            out.setdefault(r.value, {})[metric] = {
+                **comparison_fields(r.comparison),
+                "p_holm": r.p_holm,
+                "regression": r.regression,
+                "small": r.small,
+            }
+    return out
 
 
 def per_question(result: Comparison) -> pd.DataFrame:
@@ -102,19 +117,7 @@ def build(result: Comparison) -> dict[str, Any]:
             ),
             **result.diagnosis.to_json(),
             "slices": {
-                column: {
-                    metric: {
-                        r.value: {
-                            **comparison_fields(r.comparison),
-                            "p_holm": r.p_holm,
-                            "regression": r.regression,
-                            "small": r.small,
-                        }
-                        for r in rows
-                    }
-                    for metric, rows in per_metric.items()
-                }
-                for column, per_metric in result.slices.items()
+                column: slices_by_value(per_metric) for column, per_metric in result.slices.items()
             },
             "audit": {
                 "n_paired": result.audit.n_paired,

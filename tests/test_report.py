@@ -38,9 +38,9 @@ def test_sample_tells_its_story(sample):
     assert doc["verdict"]["outcome"] == "B better"
     assert doc["headline"] == "correct"
     assert doc["metrics"]["correct"]["fixed"] > doc["metrics"]["correct"]["broken"] > 0
-    rule_lookup = doc["slices"]["slice"]["correct"]["rule_lookup"]
+    rule_lookup = doc["slices"]["slice"]["rule_lookup"]["correct"]
     assert rule_lookup["regression"] and rule_lookup["diff"] < 0
-    assert doc["slices"]["slice"]["correct"]["group_travel"]["small"]
+    assert doc["slices"]["slice"]["group_travel"]["correct"]["small"]
     assert len(doc["audit"]["label_changes"]) == 3
     assert doc["fairness"]["context budget"]["flagged"]
     assert doc["dominant"]["a"]["failure_class"] == "ranking miss"
@@ -156,3 +156,15 @@ def test_readme_shows_the_current_help():
     assert block, "README lost its help block"
     result = CliRunner().invoke(cli, ["compare", "--help"], terminal_width=80)
     assert block.group(1) == result.output.replace("Usage: cli compare", "Usage: ragreport compare")
+
+
+def test_json_carries_the_diagnosis(sample):
+    _, doc = sample
+    t = doc["transitions"]
+    assert set(t) == set(t["working_as_designed"]) == set(doc["cells"]["a"])
+    moved = sum(n for row in t.values() for n in row.values())
+    assert moved == sum(doc["cells_supported"]["a"].values())
+    assert doc["transition_moves"][0]["n"] == max(m["n"] for m in doc["transition_moves"])
+    step = doc["next_experiment"]["a"]
+    assert step["text"].startswith("Rerank") and "refuted if" in step["text"]
+    assert {r["failure_class_a"] for r in doc["per_question"]} <= set(doc["failure_classes"]["a"])

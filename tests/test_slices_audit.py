@@ -63,8 +63,9 @@ def test_holm_hand_worked():
 def test_slice_table_numbers_and_flags(tmp_path):
     code, out, doc = compare(tmp_path, *two_slices())
     assert code == 0, out
-    correct = doc["slices"]["slice"]["correct"]
-    big, tiny = correct["big"], correct["tiny"]
+    by_slice = doc["slices"]["slice"]
+    assert set(by_slice["big"]) == set(doc["metrics"])  # every metric, sliced
+    big, tiny = by_slice["big"]["correct"], by_slice["tiny"]["correct"]
     assert (big["n"], big["a"], big["b"]) == (60, 0.5, 0.7)
     assert (big["fixed"], big["broken"], big["wins"], big["losses"]) == (12, 0, 12, 0)
     assert (tiny["n"], tiny["diff"], tiny["broken"]) == (5, pytest.approx(-0.6), 3)
@@ -91,7 +92,7 @@ def test_slice_option_picks_other_columns(tmp_path):
     code, out, doc = compare(tmp_path, a, b, "--slice", "intent", "--slice", "slice")
     assert code == 0, out
     assert list(doc["slices"]) == ["intent", "slice"]
-    assert doc["slices"]["intent"]["correct"]["lookup"]["n"] == 32
+    assert doc["slices"]["intent"]["lookup"]["correct"]["n"] == 32
     assert doc["audit"]["coverage"] == {"how-to": 33, "lookup": 32}
 
 
