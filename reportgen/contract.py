@@ -105,4 +105,4 @@ def type_problem(column: Column, arrow_type: pa.DataType) -> str | None:
     """
     if pa.types.is_null(arrow_type) or column.check(arrow_type):
         return None
-    return f"has type {arrow_type}, expected {column.type_name}"
+    return f"has type {arrow_type}, expected {column.type_name} ({column.meaning})"

@@ -115,10 +115,6 @@ class DiagnosisView:
     cases_note: str | None = field(metadata={"help": "says so when not every case is drawn"})
 
 
-def _score(mean: float, low: float, high: float, n: int) -> str:
-    return f"{fmt_num(mean)} {fmt_interval(low, high)} n={n}".replace("[\u2212", "[-")
-
-
 def _stage_rows(result: Comparison) -> list[StageRow]:
     rows = []
     for s in result.diagnosis.stages:
