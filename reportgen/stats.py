@@ -7,6 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 from scipy import special
 
 _DECIMALS = 12  # differences equal to this many decimals are one value
@@ -69,8 +70,9 @@ def bootstrap_means(diff: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
     """
     n = len(diff)
     diff = np.round(diff, _DECIMALS)
-    values, first, counts = np.unique(diff, return_index=True, return_counts=True)
-    order = np.lexsort((first, -counts))
+    codes, values = pd.factorize(diff)  # distinct values in order of first appearance
+    counts = np.bincount(codes, minlength=len(values))
+    order = np.argsort(-counts, kind="stable")
     values, counts = values[order], counts[order]
     head = _head_size(counts)
     tail = np.repeat(values[head:], counts[head:])
