@@ -108,8 +108,7 @@ def run_comparison(path_a: Path, path_b: Path, options: Options) -> Comparison:
     regressions = [
         r for per_metric in slices.values() for r in per_metric[headline] if r.regression
     ]
-    base = headline.split("@")[0]
-    change = (tables.paired[f"{base}_b"] - tables.paired[f"{base}_a"]).abs()
+    change = tables.difference(headline.split("@")[0]).abs()
     return Comparison(
         options=options,
         runs=runs,
@@ -141,11 +140,10 @@ def headline_metric(tables: MetricTables) -> str:
 def changed_questions(tables: MetricTables, headline: str) -> pd.DataFrame:
     """Paired questions whose headline score changed: fixed (or better) first, then broken (or
     worse), each by the size of the change; "change" names it."""
-    p = tables.paired
     base = headline.split("@")[0]
-    delta = (p[f"{base}_b"] - p[f"{base}_a"]).fillna(0)
+    delta = tables.difference(base).fillna(0)
     up, down = ("fixed", "broken") if base in BINARY else ("better", "worse")
-    changed = p.assign(
+    changed = tables.paired.assign(
         change=np.where(delta > 0, up, down), order=(delta < 0).astype(int), size=-delta.abs()
     )[delta != 0]
     return changed.sort_values(["order", "size"], kind="stable").drop(columns=["order", "size"])

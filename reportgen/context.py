@@ -164,8 +164,7 @@ def metric_row(c: Any) -> MetricRow:
 
 def _charts(result: Comparison) -> list[Chart]:
     tables, c = result.tables, result.comparisons[result.headline]
-    base = result.headline.split("@")[0]
-    diff = (tables.paired[f"{base}_b"] - tables.paired[f"{base}_a"]).to_numpy(dtype=float)
+    diff = tables.difference(result.headline.split("@")[0]).to_numpy(dtype=float)
     keep = ~np.isnan(diff)
     ids = tables.paired["question_id"][keep].tolist()
     label = fmt_pct(result.options.confidence)

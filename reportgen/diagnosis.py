@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .formatting import fmt_pct
+from .formatting import fmt_diff, fmt_pct
 from .stages import (
     CELL_NAMES,
     FAILURE_CLASSES,
@@ -330,14 +330,10 @@ def _next_experiment(
     )
 
 
-def _signed(value: float, digits: int) -> str:
-    return f"{value:+.{digits}f}".replace("-", "\u2212")
-
-
 def _summary(correct: StageScore | None, cost: dict[str, CostChange]) -> str | None:
     """'B is +9.2 points on correct at +37% latency, +11% cost and +6% context tokens.'"""
     parts = [
-        f"{_signed(c.relative_pct, 0)}% {COSTS[name]}"
+        f"{fmt_diff(c.relative_pct, 0)}% {COSTS[name]}"
         for name, c in cost.items()
         if not math.isnan(c.relative_pct)
     ]
@@ -346,4 +342,4 @@ def _summary(correct: StageScore | None, cost: dict[str, CostChange]) -> str | N
     at = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
     if correct is None:
         return f"B runs at {at}."
-    return f"B is {_signed(correct.diff.diff * 100, 1)} points on correct at {at}."
+    return f"B is {fmt_diff(correct.diff.diff * 100, 1)} points on correct at {at}."

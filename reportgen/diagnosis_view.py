@@ -192,7 +192,7 @@ def _cost(result: Comparison) -> list[CostRow]:
                 b=f"{c.b:.{digits}f}",
                 diff=fmt_diff(c.diff, digits),
                 interval=fmt_interval(c.ci_low, c.ci_high, digits),
-                relative=f"{change.relative_pct:+.0f}%".replace("-", "\u2212"),
+                relative=fmt_diff(change.relative_pct, 0) + "%",
             )
         )
     return out

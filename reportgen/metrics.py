@@ -41,6 +41,10 @@ class MetricTables:
     only_b: list[str]
     without_evidence: int  # paired questions left out of the retrieval metrics
 
+    def difference(self, base: str) -> pd.Series:
+        """B - A of one metric per paired question, NaN where a run has no score."""
+        return self.paired[f"{base}_b"] - self.paired[f"{base}_a"]
+
     def name(self, base: str) -> str:
         """The metric's public name: ``ndcg@5`` for retrieval metrics, the base name otherwise."""
         return f"{base}@{self.k}" if base in RETRIEVAL else base
