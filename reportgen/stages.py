@@ -143,7 +143,7 @@ def _run_score(values: np.ndarray, n_boot: int, confidence: float, seed: int) ->
     return RunScore(float(values.mean()), len(values), low, high)
 
 
-_HITS = "retrieval hits (labelled evidence in the run's context)"
+_HITS = "retrieval hits"  # labelled evidence in the run's context, as the page's note says
 STAGES = {  # metric: stage, the column it needs, its questions in each run
     "correct": ("end-to-end", "correct", "all questions"),
     "faithfulness": ("generation", "faithfulness", _HITS),
@@ -201,7 +201,6 @@ def stage_scores(
             metric, a, b, binary=metric in _BINARY, n_boot=n_boot, confidence=confidence, seed=seed
         )
         runs = [_run_score(v, n_boot, confidence, seed) for v in (a, b)]
-        population += " (B \u2212 A: those in both runs)"
         scores.append(StageScore(stage, metric, population, runs[0], runs[1], diff))
     return scores, missing
 
