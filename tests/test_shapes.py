@@ -52,6 +52,13 @@ def deep(d: pd.DataFrame) -> pd.DataFrame:
     return d.assign(retrieved_ids=[list(r) + filler[: 1000 - len(r)] for r in d.retrieved_ids])
 
 
+def many_labels(d: pd.DataFrame) -> pd.DataFrame:
+    """Twenty labelled passages per answerable question, as on collections judged deeply."""
+    extra = [f"judged-{i}" for i in range(18)]
+    ids = [list(r) + extra if len(r) else list(r) for r in d.relevant_ids]
+    return d.assign(relevant_ids=ids, relevant_grades=[[1] * len(r) for r in ids])
+
+
 def generic(d: pd.DataFrame) -> pd.DataFrame:
     """The same generic question asked about different documents."""
     generic_rows = d.index < 40
@@ -69,11 +76,13 @@ SHAPES: dict[str, tuple[Callable[[pd.DataFrame], pd.DataFrame], tuple[str, ...]]
     "without context": (drop(*CONTEXT), ("--k", "5")),
     "without faithfulness": (drop("faithfulness", "human_faithful"), ()),
     "graded ratings": (ratings, ()),
+    "graded ratings judged at 1": (ratings, ("--supported-threshold", "1")),
     "boolean faithfulness": (lambda d: d.assign(faithfulness=(d.faithfulness == 1) * 1.0), ()),
     "ungraded labels": (drop("relevant_grades"), ()),
     "many small slices": (lambda d: d.assign(slice=[f"s{i % 20}" for i in range(len(d))]), ()),
     "no slice": (drop("slice"), ()),
     "deep rankings": (deep, ()),
+    "many labelled passages": (many_labels, ()),
     "generic questions": (generic, ()),
 }
 
@@ -167,12 +176,17 @@ def test_graded_scores_get_a_rule_that_fits_them(shape):
         return
     if name == "boolean faithfulness":
         assert (rule["threshold"], rule["source"]) == (1.0, "0/1 scores")
+    elif name == "graded ratings judged at 1":  # most correct answers are rated under 1
+        assert (rule["threshold"], rule["source"]) == (1.0, "--supported-threshold")
+        assert rule["dominates"] and min(rule["unsupported"].values()) > 0.5
+        assert "The supported rule, more than correctness, sets this number" in text
     else:
         assert (rule["threshold"], rule["source"]) == (0.8, "graded scores")
         assert "default for graded faithfulness" in text
     if name == "graded ratings":
         good = doc["next_experiment"]["b"]["path"][-1]["value"]
-        assert good > 0.3  # not the 0 that supported = 1 gives on ratings
+        assert good > 0.3  # not the near 0 that supported = 1 gives on ratings
+        assert not rule["dominates"] and "sets this number" not in text
 
 
 def test_generic_questions_about_different_documents_are_not_duplicates(shape):
@@ -197,6 +211,17 @@ def test_changed_rows_tell_their_values_apart(shape):
     lost = changes.count("lost evidence")
     assert changes[:lost] == ["lost evidence"] * lost, name  # lost evidence first
     assert ('<th class="text">slice</th>' in table) == (name != "no slice"), name
+
+
+def test_the_capped_metric_is_the_one_warned_about(shape):
+    name, _, _, _, doc = shape
+    if name != "many labelled passages":
+        return
+    recall = doc["fairness"]["recall ceiling"]
+    # about 20 labels for 5 or 6 slots: recall@5 can reach about a quarter
+    assert recall["flagged"] and recall["numbers"]["ceiling"] < 0.35
+    assert "recall@5 cannot exceed" in recall["text"]
+    assert "precision ceiling" not in doc["fairness"]  # 5 slots, 20 labels: precision can reach 1
 
 
 def test_many_small_slices_do_not_pick_a_tiny_weakest_slice(shape):
