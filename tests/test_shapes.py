@@ -224,6 +224,17 @@ def test_the_capped_metric_is_the_one_warned_about(shape):
     assert "precision ceiling" not in doc["fairness"]  # 5 slots, 20 labels: precision can reach 1
 
 
+def test_deep_rankings_draw_k_on_a_log_scale(shape):
+    name, _, page, _, doc = shape
+    if 'id="spec-curve"' not in page:
+        return
+    spec = json.loads(page.split('id="spec-curve">')[1].split("</script>")[0])
+    depth = max(row["k"] for row in doc["metric_curve"])
+    scale = spec["spec"]["layer"][-1]["encoding"]["x"]["scale"]
+    assert scale.get("type", "linear") == ("log" if name == "deep rankings" else "linear"), name
+    assert depth == (1000 if name == "deep rankings" else 20), name
+
+
 def test_many_small_slices_do_not_pick_a_tiny_weakest_slice(shape):
     name, _, _, _, doc = shape
     if name != "many small slices":
