@@ -1,10 +1,11 @@
 -- Questions that look wrong in a golden set or a log, one row per run, kind and question.
--- Reads: table facts. Params: $k INTEGER: the prompt cutoff the metrics are named for.
+-- Reads: table facts, view runs (source_id). Params: $k INTEGER: the prompt cutoff the metrics are named for.
 -- Returns: run, kind, question_id, row_number; kind is one of
 --   short_ranking       retrieved_ids (or, without them, context_ids) holds fewer than $k passages
 --   repeated_passage    a passage id appears twice in the prompt (context_ids, or the first $k)
 --   answerable_unlabelled  marked answerable but has no labelled evidence
---   duplicate_question  the same question text under another question_id in the same run
+--   duplicate_question  the same question text about the same source_id (both NULL when no
+--                       source is logged) under another question_id in the same run
 SELECT run, 'short_ranking' AS kind, question_id, row_number
 FROM facts
 WHERE coalesce(depth, n_context) < $k
@@ -20,8 +21,8 @@ UNION ALL
 SELECT run, 'duplicate_question', question_id, row_number
 FROM (
     SELECT run, question_id, row_number,
-           count(*) OVER (PARTITION BY run, question) AS same_text
-    FROM facts
+           count(*) OVER (PARTITION BY run, question, source_id) AS same_text
+    FROM runs
     WHERE question IS NOT NULL
 )
 WHERE same_text > 1

@@ -32,7 +32,8 @@ WITH unioned AS (
             NULL::BOOLEAN AS human_faithful,
             NULL::DOUBLE AS context_tokens,
             NULL::DOUBLE AS latency_ms,
-            NULL::DOUBLE AS cost_usd
+            NULL::DOUBLE AS cost_usd,
+            NULL::VARCHAR AS source_id
     )
     WHERE false
 )
@@ -58,5 +59,6 @@ SELECT
     human_faithful::BOOLEAN AS human_faithful,
     context_tokens::DOUBLE AS context_tokens,
     latency_ms::DOUBLE AS latency_ms,
-    cost_usd::DOUBLE AS cost_usd
+    cost_usd::DOUBLE AS cost_usd,
+    source_id::VARCHAR AS source_id
 FROM unioned

@@ -17,8 +17,11 @@ SMELL_TITLES = {
     "short_ranking": "rankings shorter than k",
     "repeated_passage": "a passage repeated within the prompt",
     "answerable_unlabelled": "marked answerable but without labelled evidence",
-    "duplicate_question": "duplicated question texts",
+    "duplicate_question": "the same question about the same source",
 }
+NO_SOURCE = (
+    "duplicated question texts (log source_id when one question is asked of several documents)"
+)
 
 
 @dataclass(frozen=True)
@@ -58,8 +61,11 @@ def audit(
         )
     smells_frame = db.frame("data_smells", k=tables.k or 0)
     smells_frame = smells_frame[smells_frame["question_id"].isin(paired_ids)]
+    titles = SMELL_TITLES
+    if not any("source_id" in run.columns for run in db.files.values()):
+        titles = titles | {"duplicate_question": NO_SOURCE}
     smells = []
-    for kind, title in SMELL_TITLES.items():
+    for kind, title in titles.items():
         rows = smells_frame[smells_frame["kind"] == kind]
         if rows.empty:
             continue

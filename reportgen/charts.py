@@ -72,13 +72,22 @@ def differences(question_ids: list[str], diff: np.ndarray, metric: str) -> dict[
     )
 
 
+LOG_K_ABOVE = 100  # deeper rankings draw k on a log scale, so the prompt's few k stay visible
+
+
 def metric_curve(curve: pd.DataFrame, prompt_k: int) -> dict[str, Any]:
     """Mean retrieval metrics of both runs at every cutoff, the prompt cutoff marked."""
     frame = curve.assign(run=curve["run"].str.upper())
     depth = int(frame["k"].max())
     base = alt.Chart()
     lines = base.mark_line().encode(
-        x=alt.X("k:Q", title="cutoff k (passages)", scale=alt.Scale(domain=[1, depth], nice=False)),
+        x=alt.X(
+            "k:Q",
+            title=f"cutoff k (passages{', log scale' if depth > LOG_K_ABOVE else ''})",
+            scale=alt.Scale(
+                domain=[1, depth], nice=False, type="log" if depth > LOG_K_ABOVE else "linear"
+            ),
+        ),
         y=alt.Y("value:Q", title="mean over questions", scale=alt.Scale(domain=[0, 1])),
         color=alt.Color(
             "run:N",

@@ -96,9 +96,9 @@ def cli() -> None:
 @click.option(
     "--supported-threshold",
     type=click.FloatRange(0, 1),
-    default=1.0,
-    show_default=True,
-    help="Faithfulness from which an answer counts as supported by its context.",
+    default=None,
+    help="Faithfulness from which an answer counts as supported by its context "
+    "[default: 1 for 0/1 scores, 0.8 for graded ones].",
 )
 def compare(
     run_a: Path,
@@ -112,7 +112,7 @@ def compare(
     seed: int,
     slices: tuple[str, ...],
     strict: bool,
-    supported_threshold: float,
+    supported_threshold: float | None,
 ) -> None:
     """Compare run log RUN_A with RUN_B (Parquet, one row per question) into an HTML report."""
     from .report import make_report

@@ -21,6 +21,7 @@ from .metrics import BINARY, MetricTables, Options, compute_tables
 from .power import Power, power_of
 from .slices import SliceResult, slice_results
 from .stats import MetricComparison, compare_metric
+from .supported import SupportedRule, supported_rule
 from .verdict import Verdict, decide
 
 MAX_EXEMPLARS = 60  # drill-downs rendered: dominant-class examples first, then broken questions
@@ -45,6 +46,7 @@ class Comparison:
     fairness: list[Check]
     power: Power
     warnings: list[str]
+    supported: SupportedRule  # when an answer counts as supported, and how much that decides
 
     @property
     def paired(self) -> pd.DataFrame:
@@ -77,6 +79,7 @@ def run_comparison(path_a: Path, path_b: Path, options: Options) -> Comparison:
             column: ids.merge(db.frame("slice_values", column=column), how="left")["value"]
             for column in _slice_columns(runs, options)
         }
+        supported = _supported(tables, options)
         golden = audit(db, tables, next(iter(slice_values.values()), None), options.strict)
         diagnosis = diagnose(
             db.frame("answer_stage", k=options.k),
@@ -85,7 +88,7 @@ def run_comparison(path_a: Path, path_b: Path, options: Options) -> Comparison:
             n_boot=options.n_boot,
             confidence=options.confidence,
             seed=options.seed,
-            supported_threshold=options.supported_threshold,
+            supported_threshold=supported.threshold,
         )
         shown = [q for ids in diagnosis.exemplars.values() for q in ids] + diagnosis.broken
         exemplars = db.frame("exemplars", ids=list(dict.fromkeys(shown))[:MAX_EXEMPLARS])
@@ -127,7 +130,16 @@ def run_comparison(path_a: Path, path_b: Path, options: Options) -> Comparison:
             comparisons[headline], options.confidence, float(change[change > 0].mean() or 0)
         ),
         warnings=_warnings(tables, golden),
+        supported=supported,
     )
+
+
+def _supported(tables: MetricTables, options: Options) -> SupportedRule:
+    columns = {
+        name: {r: tables.paired[f"{name}_{r}"].to_numpy(dtype=float, na_value=np.nan) for r in "ab"}
+        for name in ("faithfulness", "correct")
+    }
+    return supported_rule(columns["faithfulness"], columns["correct"], options.supported_threshold)
 
 
 def headline_metric(tables: MetricTables) -> str:
@@ -138,13 +150,19 @@ def headline_metric(tables: MetricTables) -> str:
 
 
 def changed_questions(tables: MetricTables, headline: str) -> pd.DataFrame:
-    """Paired questions whose headline score changed: fixed (or better) first, then broken (or
-    worse), each by the size of the change; "change" names it."""
+    """Paired questions whose headline score changed: those that got worse because B lost every
+    piece of evidence A had in its prompt (hit 1 -> 0) first, then fixed (or better), then broken
+    (or worse), each by the size of the change; "change" names it."""
     base = headline.split("@")[0]
     delta = tables.difference(base).fillna(0)
     up, down = ("fixed", "broken") if base in BINARY else ("better", "worse")
+    lost = (delta < 0) & ("hit" in tables.metrics)
+    if "hit" in tables.metrics:
+        lost &= (tables.paired["hit_a"] == 1) & (tables.paired["hit_b"] == 0)
     changed = tables.paired.assign(
-        change=np.where(delta > 0, up, down), order=(delta < 0).astype(int), size=-delta.abs()
+        change=np.select([lost, delta > 0], ["lost evidence", up], down),
+        order=np.select([lost, delta > 0], [0, 1], 2),
+        size=-delta.abs(),
     )[delta != 0]
     return changed.sort_values(["order", "size"], kind="stable").drop(columns=["order", "size"])
 

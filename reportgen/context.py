@@ -18,9 +18,12 @@ from .charts import Chart
 from .compare import CHANGED_SHOWN, Comparison
 from .diagnosis_view import DiagnosisView, diagnosis_view
 from .formatting import fmt_diff, fmt_interval, fmt_num, fmt_p, fmt_pct
-from .metrics import RETRIEVAL
+from .metrics import BINARY, RETRIEVAL
 from .provenance import gzip_data_url, library_versions
 from .stages import CELL_NAMES, CELL_TITLES
+
+CURVE_EVERY_K = 100  # the metric-vs-k chart draws every k up to here, then log-spaced ones
+MAX_DIGITS = 6  # a change shown with more digits than this reads as no change
 
 
 @dataclass(frozen=True)
@@ -131,6 +134,7 @@ class ReportContext:
     missing: list[str] = field(metadata={"help": "sections left out, each naming the column"})
     definitions: list[tuple[str, str]]
     diagnosis: DiagnosisView
+    changed_slice: bool = field(metadata={"help": "a slice is logged: show its column"})
 
 
 def _size(n: int) -> str:
@@ -188,7 +192,7 @@ def _charts(result: Comparison) -> list[Chart]:
                 reading=f"Over retrieved_ids at k = {tables.k}: nDCG A {fmt_num(ndcg.get('a'))}, "
                 f"B {fmt_num(ndcg.get('b'))}; only the passages up to the prompt cutoff reach "
                 "the generator.",
-                spec=charts.metric_curve(curve, tables.k),
+                spec=charts.metric_curve(_thin(curve, tables.k), tables.k),
             )
         )
     zero_inside = c.ci_low <= 0 <= c.ci_high
@@ -207,6 +211,15 @@ def _charts(result: Comparison) -> list[Chart]:
     return out
 
 
+def _thin(curve: pd.DataFrame, prompt_k: int) -> pd.DataFrame:
+    """The curve at every k up to CURVE_EVERY_K, then at about as many log-spaced k to the
+    ranking's depth: a 1,000-deep ranking draws the same shape from a tenth of the points."""
+    depth = int(curve["k"].max())
+    far: Any = np.geomspace(CURVE_EVERY_K, depth, CURVE_EVERY_K) if depth > CURVE_EVERY_K else []
+    keep = {*range(1, CURVE_EVERY_K + 1), *np.round(far).astype(int), prompt_k, depth}
+    return curve[curve["k"].isin(keep)]
+
+
 def _changed(result: Comparison) -> tuple[list[str], list[ChangedRow], int]:
     """The first rows of the changed questions, with correct, hit and nDCG in both runs."""
     tables = result.tables
@@ -218,13 +231,22 @@ def _changed(result: Comparison) -> tuple[list[str], list[ChangedRow], int]:
             question="" if pd.isna(r.question) else str(r.question),
             change=str(r.change),
             values=[
-                f"{fmt_num(getattr(r, f'{m}_a'), 2)} \u2192 {fmt_num(getattr(r, f'{m}_b'), 2)}"
-                for m in shown
+                _from_to(getattr(r, f"{m}_a"), getattr(r, f"{m}_b"), m in BINARY) for m in shown
             ],
         )
         for r in result.changed.head(CHANGED_SHOWN).itertuples()
     ]
     return [tables.name(m) for m in shown], rows, len(result.changed)
+
+
+def _from_to(a: float, b: float, binary: bool) -> str:
+    """'0.620 \u2192 0.624': binary scores as 0 and 1, others with digits that tell them apart."""
+    if binary:
+        return " \u2192 ".join("n/a" if pd.isna(v) else f"{v:.0f}" for v in (a, b))
+    digits = 3
+    while fmt_num(a, digits) == fmt_num(b, digits) and a != b and digits < MAX_DIGITS:
+        digits += 1
+    return f"{fmt_num(a, digits)} \u2192 {fmt_num(b, digits)}"
 
 
 def _missing(result: Comparison) -> list[str]:
@@ -299,8 +321,8 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             "Retrieval-by-answer",
             "Over answerable questions with labelled evidence: evidence in context = a relevant "
             "passage was in the prompt (context_ids, or the top k retrieved); a good answer is "
-            "correct and supported (faithfulness >= "
-            f"{result.options.supported_threshold:g}) when faithfulness is logged, else correct.",
+            "correct and supported when faithfulness is logged, else correct. "
+            f"{result.supported.text}",
         ),
         (
             "Slices",
@@ -320,8 +342,10 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
         (
             "Fair comparison",
             "Context budget: mean context_tokens (else passages) per question, flagged past "
-            "10% apart. Precision ceiling: the mean of min(R, k) / k over questions with R "
-            "relevant passages.",
+            "10% apart. Ceilings: the best mean a metric can reach at each run's own k over "
+            "questions with R relevant passages, min(R, k) / k for precision and min(R, k) / R "
+            "for recall (hit, MRR and nDCG can reach 1); flagged when the runs' ceilings are "
+            "more than 0.02 apart or one is under 0.5.",
         ),
         (
             "Links",
@@ -349,14 +373,27 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
         ),
         (
             "Judge agreement",
-            "Over the human-labelled questions of both runs: accuracy, and Cohen's kappa = "
-            "(p_o - p_e) / (1 - p_e), p_o the observed agreement, p_e the agreement expected "
-            "from the two margins.",
+            "Over the human-labelled questions of both runs, then of each run alone: accuracy, "
+            "and Cohen's kappa = (p_o - p_e) / (1 - p_e), p_o the observed agreement, p_e the "
+            "agreement expected from the two margins. Flagged when the accuracy on B's answers "
+            "and on A's differ by more than 0.1.",
         ),
     ]
     if "recall" not in t.metrics:
         out = [d for d in out if d[0].split("@")[0] not in RETRIEVAL and d[0] != "Prompt cutoff"]
-    return [d for d in out if d[0] not in ("correct", "faithfulness") or d[0] in t.metrics]
+    d = result.diagnosis
+    shown = {  # a section's definition goes with the section
+        "correct": "correct" in t.metrics,
+        "faithfulness": "faithfulness" in t.metrics,
+        "Retrieval-by-answer": d.cells is not None,
+        "Slices": bool(result.slices),
+        "Fair comparison": bool(result.fairness),
+        "Links": any(s.stage != "end-to-end" for s in d.stages),
+        "Failure classes": d.failure_classes is not None,
+        "Next experiment": any(d.next_experiment.values()),
+        "Judge agreement": bool(d.judge_agreement),
+    }
+    return [entry for entry in out if shown.get(entry[0], True)]
 
 
 def all_charts(context: ReportContext) -> list[Chart]:
@@ -495,4 +532,5 @@ def build_context(
         missing=_missing(result),
         definitions=definitions(result),
         diagnosis=diagnosis_view(result),
+        changed_slice=bool(result.paired["slice"].notna().any()),
     )

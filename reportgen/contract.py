@@ -93,6 +93,12 @@ COLUMNS: tuple[Column, ...] = (
     Column("context_tokens", "number", _number, "tokens of context in the prompt"),
     Column("latency_ms", "number", _number, "end-to-end latency in milliseconds"),
     Column("cost_usd", "number", _number, "cost of the answer in US dollars"),
+    Column(
+        "source_id",
+        "string",
+        _id,
+        "the document the question is about; one question text may be asked of many sources",
+    ),
 )
 
 BY_NAME = {c.name: c for c in COLUMNS}

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .formatting import fmt_diff, fmt_pct
+from .slices import SMALL_SLICE
 from .stages import (
     CELL_NAMES,
     FAILURE_CLASSES,
@@ -108,7 +109,7 @@ class Diagnosis:
                 "next_experiment": {
                     r: e and {"text": e.text, **asdict(e)} for r, e in self.next_experiment.items()
                 },
-                "judge_agreement": {k: asdict(v) for k, v in self.judge_agreement.items()},
+                "judge_agreement": {k: _agreement(v) for k, v in self.judge_agreement.items()},
                 "cost": {
                     k: asdict(v.comparison) | {"relative_pct": v.relative_pct}
                     for k, v in self.cost.items()
@@ -118,6 +119,16 @@ class Diagnosis:
                 "broken": self.broken,
             }
         )
+
+
+def _agreement(agreement: Agreement) -> dict[str, Any]:
+    """The pooled figures, and each run's without the keys that only pooling has."""
+    out = asdict(agreement)
+    out["by_run"] = {
+        run: {k: v for k, v in own.items() if k not in ("by_run", "accuracy_gap")}
+        for run, own in out["by_run"].items()
+    }
+    return out
 
 
 def _plain(value: Any) -> Any:
@@ -153,15 +164,16 @@ def diagnose(
     stages, missing = stage_scores(p, n_boot=n_boot, confidence=confidence, seed=seed)
     has_correct = p.logged("correct")
     evidence_need = p.evidence_need()
+    # Without a way to locate the evidence every wrong answer would read "unlabelled": no classes.
     classes = (
         {r: failure_classes(p, r, supported_threshold, relevance_threshold) for r in RUNS}
-        if has_correct
+        if has_correct and not evidence_need
         else None
     )
     if not has_correct:
         missing += [Missing("failure classes", "correct"), Missing("cells", "correct")]
     elif evidence_need:
-        missing.append(Missing("cells", evidence_need))
+        missing += [Missing("failure classes", evidence_need), Missing("cells", evidence_need)]
     cell = (
         {r: cells(p, r, supported_threshold) for r in RUNS}
         if has_correct and not evidence_need
@@ -267,7 +279,7 @@ def _next_experiment(
         return Experiment(
             stage,
             change,
-            f"{metric} on the same questions",
+            metric,
             COMPARISON,
             refuted,
             numbers,
@@ -302,21 +314,30 @@ def _next_experiment(
                 name,
             )
         scope, population = evidence == 1, "hits"
+        change = (
+            "put the strongest evidence first in the prompt and instruct the model to answer "
+            "only from the passages and abstain otherwise"
+        )
     else:
         scope, population = p.values("answerable", run) == 1, "answerable questions"
+        change = (
+            "instruct the model to answer only from the passages it is given and abstain "
+            "otherwise, and log which passages those were so the next report can tell retrieval "
+            "from generation"
+        )
     if not p.logged("correct"):
         return None
     good = good_answers(p, run, supported_threshold)[scope]
-    metric = f"correct and supported on {population}"
+    faithful = p.logged("faithfulness")
+    metric = f"correct{' and supported' if faithful else ''} on {population}"
     value = float(good.mean()) if len(good) else float("nan")
-    if not step(f"Are the {population} answered correctly and faithfully?", metric, value).passed:
-        return experiment(
-            "generation",
-            "put the strongest evidence first in the context and instruct the model to answer "
-            "only from the passages and abstain otherwise",
-            metric,
-        )
-    by_slice = pd.Series(p.values("correct", run)).groupby(p.frame[f"slice_{run}"]).mean()
+    asked = f"Are the {population} answered correctly{' and faithfully' if faithful else ''}?"
+    if not step(asked, metric, value).passed:
+        return experiment("generation", change, metric)
+    grouped = pd.Series(p.values("correct", run)).groupby(p.frame[f"slice_{run}"])
+    by_slice, sizes = grouped.mean(), grouped.size()
+    if (sizes >= SMALL_SLICE).any():  # a slice of a few questions is weakest by chance
+        by_slice = by_slice[sizes >= SMALL_SLICE]
     if by_slice.empty:
         return experiment(
             "slices", "log a slice column to find where the questions still fail", metric
@@ -324,7 +345,7 @@ def _next_experiment(
     weakest = str(by_slice.idxmin())
     return experiment(
         "slices",
-        f"fix the dominant failure class of the weakest slice, {weakest}",
+        f"find and fix what fails most in the weakest slice, {weakest}",
         f"correct on the {weakest} slice",
         **{f"correct on {weakest}": float(by_slice.min())},
     )

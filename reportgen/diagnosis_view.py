@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -12,7 +12,7 @@ from . import charts
 from .charts import Chart
 from .compare import Comparison
 from .formatting import fmt_diff, fmt_interval, fmt_num, fmt_p
-from .stages import CELL_NAMES, CELL_TITLES, FAILURE_CLASSES, OK, OWNERS
+from .stages import CELL_NAMES, CELL_TITLES, FAILURE_CLASSES, OK, OWNERS, Agreement
 
 CANDIDATES_SHOWN = 20  # ranked candidates drawn per drill-down
 
@@ -71,7 +71,7 @@ class Exemplar:
     candidates: list[Candidate]
     cutoff: int | None = field(metadata={"help": "rank after which the prompt cutoff is drawn"})
     more: int = field(metadata={"help": "candidates not drawn"})
-    context: list[str]
+    context: list[str] | None = field(metadata={"help": "None when context_ids is not logged"})
     answer: str
     reference: str
     scores: str
@@ -85,6 +85,7 @@ class Judge:
     kappa: str
     confusion: list[list[int]] = field(metadata={"help": "rows judge yes/no, columns human"})
     warning: str | None
+    gap: str = field(metadata={"help": "B's accuracy - A's on the pooled row, else ''"})
 
 
 @dataclass(frozen=True)
@@ -113,6 +114,8 @@ class DiagnosisView:
     summary: str | None
     exemplars: list[Exemplar]
     cases_note: str | None = field(metadata={"help": "says so when not every case is drawn"})
+    supported: str | None = field(metadata={"help": "the supported rule; None without it"})
+    supported_dominates: bool = field(metadata={"help": "the rule decides the results"})
 
 
 def _stage_rows(result: Comparison) -> list[StageRow]:
@@ -159,23 +162,32 @@ def _experiments(result: Comparison) -> list[Experiment]:
     return out
 
 
+def _judge_row(label: str, a: Agreement, gap: str) -> Judge:
+    c = a.confusion
+    return Judge(
+        label=label,
+        n=a.n,
+        accuracy=fmt_num(a.accuracy),
+        kappa=fmt_num(a.kappa),
+        confusion=[
+            [c["true"]["true"], c["true"]["false"]],
+            [c["false"]["true"], c["false"]["false"]],
+        ],
+        warning=a.warning,
+        gap=gap,
+    )
+
+
 def _judge(result: Comparison) -> list[Judge]:
+    """Per label: both runs pooled, then each run's answers on their own."""
     out = []
     for label, a in result.diagnosis.judge_agreement.items():
-        c = a.confusion
-        out.append(
-            Judge(
-                label=label,
-                n=a.n,
-                accuracy=fmt_num(a.accuracy),
-                kappa=fmt_num(a.kappa),
-                confusion=[
-                    [c["true"]["true"], c["true"]["false"]],
-                    [c["false"]["true"], c["false"]["false"]],
-                ],
-                warning=a.warning,
-            )
-        )
+        gap = fmt_diff(a.accuracy_gap) if a.accuracy_gap is not None else ""
+        out.append(_judge_row(f"{label}, both runs", a, gap))
+        out += [
+            replace(_judge_row(f"{label}, {run.upper()}'s answers", own, ""), warning=None)
+            for run, own in a.by_run.items()
+        ]
     return out
 
 
@@ -271,7 +283,7 @@ def _exemplar(row: Any, group: str, failure_class: str, k: int | None) -> Exempl
         candidates=candidates,
         cutoff=cutoff,
         more=max(0, len(ranked) - CANDIDATES_SHOWN),
-        context=[str(c) for c in context or []],
+        context=None if context is None else [str(c) for c in context],
         answer=row.answer or "",
         reference=row.reference_answer or "",
         scores=scores,
@@ -344,4 +356,8 @@ def diagnosis_view(result: Comparison) -> DiagnosisView:
         summary=d.summary,
         exemplars=_exemplars(result),
         cases_note=_cases_note(result),
+        supported=result.supported.text
+        if {"correct", "faithfulness"} <= set(result.tables.metrics)
+        else None,
+        supported_dominates=result.supported.dominates,
     )

@@ -25,7 +25,8 @@ class Options:
     seed: int = 0
     slices: tuple[str, ...] = ()  # slice columns; empty: "slice" when logged
     strict: bool = False  # refuse to compare when the golden labels changed between runs
-    supported_threshold: float = 1.0  # faithfulness from which an answer counts as supported
+    supported_threshold: float | None = None  # faithfulness from which an answer is supported;
+    # None: the rule that fits the scores (supported.py)
 
 
 @dataclass(frozen=True)

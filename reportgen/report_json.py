@@ -116,6 +116,7 @@ def build(result: Comparison) -> dict[str, Any]:
                 else None
             ),
             **result.diagnosis.to_json(),
+            "supported": asdict(result.supported),
             "slices": {
                 column: slices_by_value(per_metric) for column, per_metric in result.slices.items()
             },

@@ -8,7 +8,7 @@ retrieval hits, so a retrieval change that adds hard hits does not read as a gen
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -45,6 +45,7 @@ FAILURE_CLASSES = (
 OK = "ok"
 MIN_HUMAN_LABELS = 30  # fewer, or a lower kappa: the judge's scores carry a warning
 MIN_KAPPA = 0.6
+MAX_JUDGE_GAP = 0.1  # judge accuracy further apart between the runs: the judge may favour one
 OWNERS = {
     "retrieval miss": "retrieval/corpus",
     "ranking miss": "ranking",
@@ -94,13 +95,17 @@ class Dominant:
 
 @dataclass(frozen=True)
 class Agreement:
-    """Automatic judge against human labels, pooled over both runs' labelled questions."""
+    """Automatic judge against human labels, pooled over both runs' labelled questions, and per
+    run: a judge that agrees with humans on one variant's answers and not on the other's biases
+    the paired comparison however good its pooled figures look."""
 
     n: int
     accuracy: float
     kappa: float
     confusion: dict[str, dict[str, int]]  # judge verdict ("true"/"false") -> human verdict -> n
     warning: str | None
+    by_run: dict[str, Agreement] = field(default_factory=dict)  # run -> its own labels only
+    accuracy_gap: float | None = None  # B's accuracy - A's, when both runs have human labels
 
 
 class Paired:
@@ -138,7 +143,7 @@ def _run_score(values: np.ndarray, n_boot: int, confidence: float, seed: int) ->
     return RunScore(float(values.mean()), len(values), low, high)
 
 
-_HITS = "retrieval hits (labelled evidence in the run's context)"
+_HITS = "retrieval hits"  # labelled evidence in the run's context, as the page's note says
 STAGES = {  # metric: stage, the column it needs, its questions in each run
     "correct": ("end-to-end", "correct", "all questions"),
     "faithfulness": ("generation", "faithfulness", _HITS),
@@ -189,14 +194,13 @@ def stage_scores(
             missing.append(Missing(metric, needs))
             continue
         if stage == "generation" and evidence_need:
-            missing.append(Missing(metric, evidence_need))
+            missing.append(Missing(f"{metric} on retrieval hits", evidence_need))
             continue
         a, b = values["a"][metric], values["b"][metric]
         diff, _ = compare_metric(
             metric, a, b, binary=metric in _BINARY, n_boot=n_boot, confidence=confidence, seed=seed
         )
         runs = [_run_score(v, n_boot, confidence, seed) for v in (a, b)]
-        population += " (B \u2212 A: those in both runs)"
         scores.append(StageScore(stage, metric, population, runs[0], runs[1], diff))
     return scores, missing
 
@@ -301,18 +305,31 @@ def cohen_kappa(table: np.ndarray) -> float:
 
 
 def judge_agreement(p: Paired, supported_threshold: float) -> dict[str, Agreement]:
-    """Judge against human labels where both exist, pooled over both runs."""
+    """Judge against human labels where both exist, pooled over both runs and per run."""
     result = {}
     for name, judge_column in (("correct", "correct"), ("faithful", "faithfulness")):
-        judge, human = (
-            np.concatenate([p.values(column, run) for run in RUNS])
-            for column in (judge_column, f"human_{name}")
-        )
-        if name == "faithful":
-            judge = np.where(np.isnan(judge), np.nan, judge >= supported_threshold)
-        keep = ~(np.isnan(judge) | np.isnan(human))
-        if keep.any():
-            result[name] = _agreement(judge[keep] == 1, human[keep] == 1)
+        verdicts = {}
+        for run in RUNS:
+            judge, human = p.values(judge_column, run), p.values(f"human_{name}", run)
+            if name == "faithful":
+                judge = np.where(np.isnan(judge), np.nan, judge >= supported_threshold)
+            keep = ~(np.isnan(judge) | np.isnan(human))
+            verdicts[run] = (judge[keep] == 1, human[keep] == 1)
+        judge, human = (np.concatenate([v[i] for v in verdicts.values()]) for i in (0, 1))
+        if not len(judge):
+            continue
+        by_run = {r: _agreement(*v) for r, v in verdicts.items() if len(v[0])}
+        gap = by_run["b"].accuracy - by_run["a"].accuracy if len(by_run) == 2 else None
+        pooled = _agreement(judge, human)
+        warning = pooled.warning
+        if gap is not None and abs(gap) > MAX_JUDGE_GAP:
+            bias = (
+                f"The judge agrees with humans on {by_run['a'].accuracy:.0%} of A's answers and "
+                f"{by_run['b'].accuracy:.0%} of B's: it may favour one variant's style, which "
+                "biases B \u2212 A"
+            )
+            warning = bias if warning is None else f"{bias}. {warning}"
+        result[name] = replace(pooled, warning=warning, by_run=by_run, accuracy_gap=gap)
     return result
 
 

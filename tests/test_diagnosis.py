@@ -328,10 +328,13 @@ def test_without_labels_generation_stages_name_the_labels(tmp_path):
         {"question_id": "q2", "correct": False, "faithfulness": 0.5},
     ]
     d = run(tmp_path, a, a)
-    assert ("faithfulness", "relevant_ids") in [(m.stage, m.needs) for m in d.missing]
-    assert ("cells", "relevant_ids") in [(m.stage, m.needs) for m in d.missing]
+    missing = [(m.stage, m.needs) for m in d.missing]
+    assert ("faithfulness on retrieval hits", "relevant_ids") in missing
+    assert ("cells", "relevant_ids") in missing
     assert d.cells is None and d.transitions is None
-    assert d.failure_classes["a"]["unlabelled"] == 1
+    # without labels no wrong answer can be placed on the chain: no classes, not "unlabelled"
+    assert ("failure classes", "relevant_ids") in missing
+    assert d.failure_classes is None and d.dominant == {"a": None, "b": None}
     experiment = d.next_experiment["a"]
     assert experiment is not None
     assert [s.metric for s in experiment.path] == ["correct and supported on answerable questions"]
@@ -355,7 +358,7 @@ def test_path_candidates_fail(tmp_path):
     assert path_of(d) == [("hit@3", 0.7, False)]
     experiment = d.next_experiment["a"]
     assert experiment.stage == "retrieval"
-    assert experiment.metric == "hit@3 on the same questions"
+    assert experiment.metric == "hit@3"
     assert experiment.numbers == {"hit@3": 0.7}
     assert "interval" in experiment.refuted_if and "paired" in experiment.comparison
 
@@ -428,6 +431,23 @@ def test_judge_agreement_pooled_over_both_runs(tmp_path):
     assert agreement.kappa == pytest.approx(1 / 3)
     assert agreement.warning is not None and agreement.warning.startswith("Only 6 human labels")
     assert "only as good as the judge" in agreement.warning
+    # per run: A agrees on q1, q3 (2 of 3), B on q1, q2 (2 of 3): no gap between the runs
+    assert [agreement.by_run[r].accuracy for r in "ab"] == [pytest.approx(2 / 3)] * 2
+    assert agreement.accuracy_gap == 0
+
+
+def test_judge_that_favours_one_run_is_flagged(tmp_path):
+    # the judge agrees with humans on all 4 of A's answers and on 1 of B's 4
+    a = [row(f"q{i}", correct=i < 2, human_correct=i < 2) for i in range(4)]
+    b = [row(f"q{i}", correct=True, human_correct=i < 1) for i in range(4)]
+    agreement = run(tmp_path, a, b).judge_agreement["correct"]
+    assert (agreement.n, agreement.accuracy) == (8, pytest.approx(5 / 8))
+    assert agreement.by_run["a"].accuracy == 1.0 and agreement.by_run["b"].accuracy == 0.25
+    assert agreement.accuracy_gap == pytest.approx(-0.75)
+    assert agreement.warning is not None
+    assert agreement.warning.startswith(
+        "The judge agrees with humans on 100% of A's answers and 25%"
+    )
 
 
 def test_cost_differences_and_summary(tmp_path):

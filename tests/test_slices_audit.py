@@ -201,6 +201,51 @@ def test_precision_ceiling(tmp_path):
     ceiling = doc["fairness"]["precision ceiling"]
     assert ceiling["flagged"] and ceiling["numbers"]["ceiling"] == pytest.approx(1 / 3)
     assert "precision@3 cannot exceed 0.333" in ceiling["text"]
+    assert "recall ceiling" not in doc["fairness"]  # one relevant passage fits in 3 slots
+
+
+def test_recall_ceiling_and_ceilings_that_differ(tmp_path):
+    many = ["p1", "p2", "p3", "p4"]
+    a, b = two_slices()
+    # 4 relevant passages each: A has 3 slots (recall <= 3/4), B has 4 on the first 13 questions
+    a = [dict(r, relevant_ids=many, relevant_grades=[1] * 4) for r in a]
+    b = [
+        dict(r, relevant_ids=many, relevant_grades=[1] * 4)
+        | ({"context_ids": many} if i < 13 else {})
+        for i, r in enumerate(b)
+    ]
+    _, _, doc = compare(tmp_path, a, b)
+    recall = doc["fairness"]["recall ceiling"]
+    # B: 13 questions at 4/4 and 52 at 3/4 -> (13 + 52 * 0.75) / 65 = 0.8
+    assert recall["numbers"]["a"] == pytest.approx(0.75)
+    assert recall["numbers"]["b"] == pytest.approx(0.8)
+    assert recall["flagged"] and "may be room, not quality" in recall["text"]
+    # precision: min(4, 3) / 3 = 1 in A and min(4, 4) / 4 = 1 in B: no ceiling to show
+    assert "precision ceiling" not in doc["fairness"]
+
+
+def test_same_low_ceiling_reads_against_itself(tmp_path):
+    a, b = two_slices()  # one relevant passage, 3 slots in both runs: precision@3 <= 1/3
+    _, _, doc = compare(tmp_path, a, b)
+    text = doc["fairness"]["precision ceiling"]["text"]
+    assert "read its values against 0.333, not against 1" in text
+
+
+def test_same_question_about_other_sources_is_no_duplicate(tmp_path):
+    a, b = two_slices()
+    same = [dict(r, question="What is the plot?") for r in a[:3]]
+    about = [dict(r, source_id=f"doc{i}") for i, r in enumerate(same)]
+    _, _, doc = compare(tmp_path, same + a[3:], same + a[3:])
+    assert doc["audit"]["smells"]["duplicate_question"]["counts"] == {"a": 3, "b": 3}
+    assert "log source_id" in doc["audit"]["smells"]["duplicate_question"]["title"]
+    _, _, doc = compare(tmp_path, about + a[3:], about + a[3:])
+    assert "duplicate_question" not in doc["audit"]["smells"]
+    twice = [dict(r, source_id="doc0") for r in same]  # same text, same source: a duplicate
+    _, _, doc = compare(tmp_path, twice + a[3:], twice + a[3:])
+    smell = doc["audit"]["smells"]["duplicate_question"]
+    assert smell["counts"] == {"a": 3, "b": 3} and smell["title"] == (
+        "the same question about the same source"
+    )
 
 
 def test_power_hand_worked(tmp_path):

@@ -1,0 +1,48 @@
+"""The supported rule: a threshold that fits the faithfulness scores, and when it decides."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from reportgen.supported import supported_rule
+
+NAN = float("nan")
+
+
+def arrays(a: list[float], b: list[float]) -> dict[str, np.ndarray]:
+    return {"a": np.array(a, dtype=float), "b": np.array(b, dtype=float)}
+
+
+def test_zero_one_scores_are_supported_at_one():
+    rule = supported_rule(arrays([1, 0, 1], [1, 1, NAN]), arrays([1, 1, 0], [1, 1, 1]), None)
+    assert (rule.threshold, rule.source) == (1.0, "0/1 scores")
+    # A: correct q1 (1.0) and q2 (0.0): 1 of 2 below; B: correct and scored q1, q2: none below
+    assert rule.unsupported == {"a": 0.5, "b": 0.0}
+    assert not rule.dominates
+    assert "faithfulness is logged as 0/1" in rule.text
+
+
+def test_graded_scores_get_the_graded_default_and_say_when_it_decides():
+    # means of ratings: never exactly 1
+    faith = arrays([0.75, 0.9, 0.6, 0.85], [0.7, 0.65, 0.95, 0.5])
+    correct = arrays([1, 1, 1, 0], [1, 1, 1, 1])
+    rule = supported_rule(faith, correct, None)
+    assert (rule.threshold, rule.source) == (0.8, "graded scores")
+    # A: correct 0.75, 0.9, 0.6 -> 2 of 3 below 0.8; B: 0.7, 0.65, 0.5 below, 0.95 not -> 3 of 4
+    assert rule.unsupported == {"a": 2 / 3, "b": 0.75}
+    assert rule.dominates
+    assert "67% of A's and 75% of B's correct answers fall below it" in rule.text
+    assert "read correct alone beside it" in rule.text
+
+
+def test_the_option_wins_over_the_fitted_rule():
+    faith = arrays([0.75, 0.9], [0.7, 0.95])
+    rule = supported_rule(faith, arrays([1, 1], [1, 1]), 0.7)
+    assert (rule.threshold, rule.source) == (0.7, "--supported-threshold")
+    assert rule.unsupported == {"a": 0.0, "b": 0.0} and not rule.dominates
+
+
+def test_without_correct_nothing_is_said_to_fall_below():
+    rule = supported_rule(arrays([0.5], [0.6]), arrays([NAN], [NAN]), None)
+    assert rule.unsupported == {"a": None, "b": None}
+    assert rule.text.endswith("sets it).")
