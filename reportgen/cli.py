@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
@@ -12,6 +13,7 @@ from .errors import RagreportError
 from .metrics import Options
 
 _RUN_LOG = click.Path(dir_okay=False, path_type=Path)
+_LOG_IN = click.Path(path_type=Path)  # a file, a folder of Parquet shards or a glob
 
 
 class _UserError(click.ClickException):
@@ -31,6 +33,53 @@ class _Group(click.Group):
             raise _UserError(str(error)) from None
 
 
+def _reading_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The options that say how to read run logs of other formats (compare and convert)."""
+    from .readers import FORMATS
+
+    options = [
+        click.option(
+            "--format",
+            "log_format",
+            type=click.Choice(FORMATS),
+            help="Format of the run logs [default: from the extension; .json is promptfoo "
+            "or BEIR by content; a table with user_input is RAGAS].",
+        ),
+        click.option(
+            "--qrels",
+            type=click.Path(exists=True, dir_okay=False, path_type=Path),
+            help="Relevance judgements of TREC runs (qid iter docno rel) or BEIR results "
+            "(query-id corpus-id score).",
+        ),
+        click.option(
+            "--rel-level",
+            type=int,
+            default=1,
+            show_default=True,
+            help="Lowest qrels grade that is relevant (trec_eval's -l).",
+        ),
+        click.option(
+            "--map",
+            "mapping",
+            multiple=True,
+            metavar="COLUMN=SOURCE",
+            help="Read run-log COLUMN from the file's column SOURCE; repeatable, or the path "
+            "of a file of such lines.",
+        ),
+        click.option(
+            "--run-filter",
+            "run_filters",
+            multiple=True,
+            metavar="NAME",
+            help="The run to read from a promptfoo file holding several (provider or prompt "
+            "label); once for every log or once per log.",
+        ),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
 @click.group(cls=_Group)
 @click.version_option(__version__, prog_name="ragreport")
 def cli() -> None:
@@ -38,8 +87,8 @@ def cli() -> None:
 
 
 @cli.command()
-@click.argument("run_a", type=_RUN_LOG)
-@click.argument("run_b", type=_RUN_LOG)
+@click.argument("run_a", type=_LOG_IN)
+@click.argument("run_b", type=_LOG_IN)
 @click.option("-o", "--output", required=True, type=_RUN_LOG, help="Path of the HTML report.")
 @click.option(
     "--json",
@@ -100,6 +149,7 @@ def cli() -> None:
     show_default=True,
     help="Faithfulness from which an answer counts as supported by its context.",
 )
+@_reading_options
 def compare(
     run_a: Path,
     run_b: Path,
@@ -113,8 +163,18 @@ def compare(
     slices: tuple[str, ...],
     strict: bool,
     supported_threshold: float,
+    log_format: str | None,
+    qrels: Path | None,
+    rel_level: int,
+    mapping: tuple[str, ...],
+    run_filters: tuple[str, ...],
 ) -> None:
-    """Compare run log RUN_A with RUN_B (Parquet, one row per question) into an HTML report."""
+    """Compare run log RUN_A with RUN_B (one row per question) into an HTML report.
+
+    Run logs are Parquet (a file, a folder of shards or a quoted glob), CSV, TSV, JSONL, TREC
+    runs, RAGAS results, promptfoo output or BEIR results; see --format.
+    """
+    from .readers import read_options
     from .report import make_report
 
     options = Options(
@@ -128,7 +188,8 @@ def compare(
         supported_threshold=supported_threshold,
     )
     json_path = json_path or output.with_suffix(".json")
-    verdict = make_report(run_a, run_b, options, output, json_path)
+    a, b = read_options(log_format, qrels, rel_level, mapping, run_filters, 2)
+    verdict = make_report(run_a, run_b, options, output, json_path, (a, b))
     click.echo(f"{verdict.outcome}: {verdict.reason}")
     click.echo(f"wrote {output} and {json_path}")
 
