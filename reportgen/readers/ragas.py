@@ -33,6 +33,11 @@ def looks_like_ragas(names: list[str]) -> bool:
     return QUESTION in names and "question_id" not in names
 
 
+def _no_score(value: Any) -> bool:
+    """A failed RAGAS metric: NaN in pandas, written as an empty cell, null or NaN."""
+    return value is None or is_nan(value) or (isinstance(value, str) and not value.strip())
+
+
 def _hashed(value: Any) -> list[str] | None:
     texts = parse_list(value)
     return None if texts is None else [text_id("text-", str(t)) for t in texts]
@@ -59,10 +64,9 @@ def ragas_columns(path: Path, raw: Columns, lines: list[int]) -> tuple[Columns, 
         if source in raw:
             columns[target] = raw[source]
     for score in SCORES:
-        failed = [row for row, v in enumerate(raw.get(score, [])) if is_nan(v)]
+        failed = [row for row, v in enumerate(raw.get(score, [])) if _no_score(v)]
         if failed:
-            target = RENAMED[score]
-            columns[target] = [None if is_nan(v) else v for v in raw[score]]
+            columns[RENAMED[score]] = [None if _no_score(v) else v for v in raw[score]]
             notes.append(f"{len(failed)} row(s) have no {score} (NaN: the RAGAS metric failed)")
     for target, (ids, texts) in CONTEXTS.items():
         if ids in raw:
