@@ -194,4 +194,30 @@ def compare(
     click.echo(f"wrote {output} and {json_path}")
 
 
+@cli.command()
+@click.argument("log", type=_LOG_IN)
+@click.option(
+    "-o", "--output", required=True, type=_RUN_LOG, help="Path of the Parquet run log to write."
+)
+@_reading_options
+def convert(
+    log: Path,
+    output: Path,
+    log_format: str | None,
+    qrels: Path | None,
+    rel_level: int,
+    mapping: tuple[str, ...],
+    run_filters: tuple[str, ...],
+) -> None:
+    """Write LOG (any format compare reads) as a Parquet run log, for archiving."""
+    from .convert import convert_log
+    from .readers import read_options
+
+    (options,) = read_options(log_format, qrels, rel_level, mapping, run_filters, 1)
+    n_rows, notes = convert_log(log, options, output)
+    for note in notes:
+        click.echo(note)
+    click.echo(f"wrote {output} ({n_rows} rows)")
+
+
 main = cli

@@ -149,3 +149,25 @@ def test_map_renames_house_columns(tmp_path, compare):
     assert "--map correct=ok: no column 'ok'; the file's columns are id, passed" in line
     line = fail("compare", path, path, "-o", tmp_path / "r.html", "--map", "correct=")
     assert "'correct=' is not COLUMN=SOURCE" in line
+
+
+def test_convert_writes_the_log_compare_reads(tmp_path, compare, reference):
+    jsonl = tmp_path / "run.jsonl"
+    jsonl.write_text("".join(json.dumps(r) + "\n" for r in ROWS))
+    converted = tmp_path / "converted.parquet"
+    result = CliRunner().invoke(cli, ["convert", str(jsonl), "-o", str(converted)])
+    assert result.exit_code == 0 and result.output == f"wrote {converted} (3 rows)\n"
+    assert pd.read_parquet(converted).columns.tolist() == list(ROWS[0])
+    out = compare(converted, converted, tmp_path / "out", "--n-boot", 100)
+    assert metrics(out) == metrics(reference)
+
+
+def test_convert_refuses_bad_rows_and_its_input(tmp_path, parquet_log):
+    jsonl = tmp_path / "run.jsonl"
+    jsonl.write_text("".join(json.dumps(r) + "\n" for r in [*ROWS, ROWS[0]]))
+    line = fail("convert", jsonl, "-o", tmp_path / "out.parquet")
+    assert f"{jsonl}: question_id 'q1' appears in rows 1 and 4" in line
+    before = parquet_log.read_bytes()
+    result = CliRunner().invoke(cli, ["convert", str(parquet_log), "-o", str(parquet_log)])
+    assert result.exit_code == 2 and f"{parquet_log}: is one of the input run logs" in result.output
+    assert parquet_log.read_bytes() == before
