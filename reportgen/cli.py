@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import click
 
@@ -12,8 +13,12 @@ from . import __version__
 from .errors import RagreportError
 from .metrics import Options
 
+if TYPE_CHECKING:
+    from .readers import ReadOptions
+
 _RUN_LOG = click.Path(dir_okay=False, path_type=Path)
 _LOG_IN = click.Path(path_type=Path)  # a file, a folder of Parquet shards or a glob
+_Reading = Callable[[int], "tuple[ReadOptions, ...]"]  # the ReadOptions of n run logs
 
 
 class _UserError(click.ClickException):
@@ -34,8 +39,24 @@ class _Group(click.Group):
 
 
 def _reading_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """The options that say how to read run logs of other formats (compare and convert)."""
-    from .readers import FORMATS
+    """The options that say how to read run logs of other formats (compare and convert), given
+    to the command as one ``reading`` argument: the ReadOptions of n logs."""
+    from .readers import FORMATS, read_options
+
+    @functools.wraps(command)
+    def with_reading(
+        *args: Any,
+        log_format: str | None,
+        qrels: Path | None,
+        rel_level: int,
+        mapping: tuple[str, ...],
+        run_filters: tuple[str, ...],
+        **kwargs: Any,
+    ) -> Any:
+        reading = functools.partial(
+            read_options, log_format, qrels, rel_level, mapping, run_filters
+        )
+        return command(*args, reading=reading, **kwargs)
 
     options = [
         click.option(
@@ -76,8 +97,8 @@ def _reading_options(command: Callable[..., Any]) -> Callable[..., Any]:
         ),
     ]
     for option in reversed(options):
-        command = option(command)
-    return command
+        with_reading = option(with_reading)
+    return with_reading
 
 
 @click.group(cls=_Group)
@@ -163,18 +184,13 @@ def compare(
     slices: tuple[str, ...],
     strict: bool,
     supported_threshold: float,
-    log_format: str | None,
-    qrels: Path | None,
-    rel_level: int,
-    mapping: tuple[str, ...],
-    run_filters: tuple[str, ...],
+    reading: _Reading,
 ) -> None:
     """Compare run log RUN_A with RUN_B (one row per question) into an HTML report.
 
     Run logs are Parquet (a file, a folder of shards or a quoted glob), CSV, TSV, JSONL, TREC
     runs, RAGAS results, promptfoo output or BEIR results; see --format.
     """
-    from .readers import read_options
     from .report import make_report
 
     options = Options(
@@ -188,7 +204,7 @@ def compare(
         supported_threshold=supported_threshold,
     )
     json_path = json_path or output.with_suffix(".json")
-    a, b = read_options(log_format, qrels, rel_level, mapping, run_filters, 2)
+    a, b = reading(2)
     verdict = make_report(run_a, run_b, options, output, json_path, (a, b))
     click.echo(f"{verdict.outcome}: {verdict.reason}")
     click.echo(f"wrote {output} and {json_path}")
@@ -203,17 +219,12 @@ def compare(
 def convert(
     log: Path,
     output: Path,
-    log_format: str | None,
-    qrels: Path | None,
-    rel_level: int,
-    mapping: tuple[str, ...],
-    run_filters: tuple[str, ...],
+    reading: _Reading,
 ) -> None:
     """Write LOG (any format compare reads) as a Parquet run log, for archiving."""
     from .convert import convert_log
-    from .readers import read_options
 
-    (options,) = read_options(log_format, qrels, rel_level, mapping, run_filters, 1)
+    (options,) = reading(1)
     n_rows, notes = convert_log(log, options, output)
     for note in notes:
         click.echo(note)
