@@ -2,8 +2,10 @@
 
 ``compare`` reads ``tests/data/trec_eval/results.test`` with ``--format trec --qrels`` (no
 conversion by the test) and every per-topic and ``all`` value must equal trec_eval's to the 4
-decimals it prints: P_k, recall_k, success_k and ndcg_cut_k (linear gain is trec_eval's), with
-``--rel-level 2`` for out.test.aql, which trec_eval wrote with ``-l2``.
+decimals it prints: P_k, recall_k, success_k, map_cut_k and ndcg_cut_k (linear gain is
+trec_eval's), and at k = 1000 (beyond the run's 500 documents, so the whole ranking) map and
+Rprec; with ``--rel-level 2`` for out.test.aql, which trec_eval wrote with ``-l2``. The metric
+curve is checked against every map_cut_k of the ``all`` line.
 """
 
 from __future__ import annotations
@@ -14,15 +16,30 @@ import pytest
 from test_readers import fail
 from test_trec_eval_oracle import DATA, HALF_UNIT, read_output
 
-MEASURES = {"P": "precision", "recall": "recall", "success": "hit", "ndcg_cut": "ndcg"}
+MEASURES = {
+    "P": "precision",
+    "recall": "recall",
+    "success": "hit",
+    "ndcg_cut": "ndcg",
+    "map_cut": "map",
+}
+WHOLE_RANKING = {"map": "map", "Rprec": "rprec"}  # trec_eval measures without a cutoff
+BINARY = ("P", "recall", "success", "map_cut", "map", "Rprec")
 CASES = {  # qrels, --rel-level, trec_eval output, measures it ran with that level
-    "aq": ("qrels.test", 1, "out.test.aq", ("P", "recall", "success", "ndcg_cut")),
-    "aql": ("qrels.rel_level", 2, "out.test.aql", ("P", "recall", "success")),
+    "aq": ("qrels.test", 1, "out.test.aq", (*BINARY, "ndcg_cut")),
+    "aql": ("qrels.rel_level", 2, "out.test.aql", BINARY),
 }
 
 
+def trec_measure(measure: str, k: int) -> tuple[str, str] | None:
+    """(trec_eval's name, the tool's metric) of a measure at cutoff k, None when not comparable."""
+    if measure in WHOLE_RANKING:
+        return (measure, f"{WHOLE_RANKING[measure]}@{k}") if k >= 1000 else None
+    return f"{measure}_{k}", f"{MEASURES[measure]}@{k}"
+
+
 @pytest.mark.parametrize("case", list(CASES))
-@pytest.mark.parametrize("k", [5, 10, 100])
+@pytest.mark.parametrize("k", [5, 10, 100, 1000])
 def test_trec_reader_matches_trec_eval(tmp_path, compare, case, k):
     qrels, level, expected_name, measures = CASES[case]
     run = DATA / "results.test"
@@ -35,17 +52,24 @@ def test_trec_reader_matches_trec_eval(tmp_path, compare, case, k):
     assert sorted(per_topic) == ["301", "302", "303"]
     bad, checked = [], 0
     for measure in measures:
-        metric = f"{MEASURES[measure]}@{k}"
-        if (f"{measure}_{k}", "all") not in expected:  # success_k: k in 1, 5, 10 only
+        names = trec_measure(measure, k)
+        if names is None or (names[0], "all") not in expected:  # success_k: k in 1, 5, 10
             continue
+        trec, metric = names
         checked += 1
         for topic, row in per_topic.items():
-            if abs(row[f"{metric}_a"] - expected[(f"{measure}_{k}", topic)]) > HALF_UNIT:
-                bad.append((measure, topic, row[f"{metric}_a"]))
-        if abs(out["metrics"][metric]["a"] - expected[(f"{measure}_{k}", "all")]) > HALF_UNIT:
-            bad.append((measure, "all", out["metrics"][metric]["a"]))
+            if abs(row[f"{metric}_a"] - expected[(trec, topic)]) > HALF_UNIT:
+                bad.append((trec, topic, row[f"{metric}_a"]))
+        if abs(out["metrics"][metric]["a"] - expected[(trec, "all")]) > HALF_UNIT:
+            bad.append((trec, "all", out["metrics"][metric]["a"]))
     assert checked >= 2
     assert not bad, bad
+    curve = {(r["metric"].split("@")[0], int(r["k"])): r["value"] for r in out["metric_curve"]}
+    cuts = [
+        int(m.rsplit("_", 1)[1]) for m, q in expected if m.startswith("map_cut_") and q == "all"
+    ]
+    for cut in (c for c in cuts if c <= 500):  # the curve runs to the ranking's depth
+        assert abs(curve[("map", cut)] - expected[(f"map_cut_{cut}", "all")]) <= HALF_UNIT
 
 
 def test_ties_broken_by_docno_descending_and_rank_ignored(tmp_path, compare):
@@ -122,3 +146,22 @@ def test_beir_results_with_qrels_tsv(tmp_path, compare):
     results.write_text(json.dumps({"q1": {"d1": "high"}}))
     line = fail("compare", results, results, "-o", tmp_path / "r.html", "--qrels", qrels)
     assert "query 'q1', document 'd1': score 'high' is not a number" in line
+
+
+def test_average_precision_r_precision_and_all_by_hand(tmp_path, compare):
+    run = tmp_path / "run.trec"
+    run.write_text(
+        "1 Q0 d1 1 4 t\n1 Q0 d2 2 3 t\n1 Q0 d3 3 2 t\n1 Q0 d4 4 1 t\n2 Q0 d1 1 4 t\n2 Q0 d2 2 3 t\n"
+    )
+    qrels = tmp_path / "qrels"
+    qrels.write_text("1 0 d2 1\n1 0 d4 1\n1 0 d9 1\n1 0 d1 0\n2 0 d1 1\n")
+    out = compare(run, run, tmp_path / "o", "--qrels", qrels, "--k", 4, "--n-boot", 100)
+    rows = {r["question_id"]: r for r in out["per_question"]}
+    # topic 1: relevant d2 (rank 2), d4 (rank 4), d9 (not retrieved): AP = (1/2 + 2/4) / 3;
+    # R = 3, top 3 = d1 d2 d3 holds one; d9 is missing, so not all. Topic 2: d1 at rank 1.
+    assert rows["1"]["map@4_a"] == pytest.approx(1 / 3)
+    assert rows["1"]["rprec@4_a"] == pytest.approx(1 / 3)
+    assert rows["1"]["all@4_a"] == 0
+    assert (rows["2"]["map@4_a"], rows["2"]["rprec@4_a"], rows["2"]["all@4_a"]) == (1, 1, 1)
+    assert out["metrics"]["map@4"]["a"] == pytest.approx(2 / 3)
+    assert out["metrics"]["all@4"]["a"] == 0.5

@@ -34,8 +34,8 @@ def _run_name(result: dict[str, Any]) -> str:
     provider = result.get("provider") or {}
     if isinstance(provider, dict):
         provider = provider.get("label") or provider.get("id") or "provider"
-    prompt = result.get("prompt") or {}
-    label = prompt.get("label") or prompt.get("raw") or "" if isinstance(prompt, dict) else ""
+    prompt = result.get("prompt")
+    label = (prompt.get("label") or prompt.get("raw") or "") if isinstance(prompt, dict) else ""
     return f"{provider} | {label}" if label else str(provider)
 
 
