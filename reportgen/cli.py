@@ -74,7 +74,7 @@ def _reading_options(command: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option(
             "--rel-level",
-            type=int,
+            type=click.IntRange(min=1),
             default=1,
             show_default=True,
             help="Lowest qrels grade that is relevant (trec_eval's -l).",
