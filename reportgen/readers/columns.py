@@ -92,7 +92,9 @@ def _id(value: Any) -> str:
 def _items(convert: Callable[[Any], Any]) -> Callable[[Any], list[Any] | None]:
     def each(value: Any) -> list[Any] | None:
         items = parse_list(value)
-        return None if items is None else [convert(item) for item in items]
+        if items is None or (convert is _id and all(type(item) is str for item in items)):
+            return items  # ids that are text already: the common case, kept as they are
+        return [convert(item) for item in items]
 
     return each
 
