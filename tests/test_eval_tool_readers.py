@@ -147,6 +147,9 @@ def test_promptfoo_without_description_pairs_on_vars(tmp_path, compare):
     out = compare(a, b, tmp_path / "o", "--n-boot", 100)
     assert out["metrics"]["correct"]["broken"] == 1
     assert out["per_question"][0]["question_id"].startswith("vars-")
+    older = tmp_path / "older.json"  # older promptfoo versions: results as a top-level list
+    older.write_text(json.dumps({"version": 2, "results": rows}))
+    assert compare(older, a, tmp_path / "o2", "--n-boot", 100)["metrics"]["correct"]["n"] == 2
     dup = promptfoo_file(tmp_path / "dup.json", [rows[0], rows[0]])
     line = fail("compare", dup, dup, "-o", tmp_path / "r.html")
     assert "appears twice in run 'p | qa'; give each test a distinct description" in line

@@ -16,7 +16,13 @@ from .columns import Columns, text_id
 
 
 def looks_like_promptfoo(data: Any) -> bool:
-    return isinstance(data, dict) and ("evalId" in data or isinstance(data.get("results"), dict))
+    """promptfoo output: an ``evalId``, or ``results`` as a list (older versions) or as an object
+    holding a ``results`` list; BEIR results map every key to an object of scores."""
+    if not isinstance(data, dict):
+        return False
+    results = data.get("results")
+    nested = isinstance(results, dict) and isinstance(results.get("results"), list)
+    return "evalId" in data or isinstance(results, list) or nested
 
 
 def _results(path: Path, data: Any) -> list[dict[str, Any]]:
