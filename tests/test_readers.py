@@ -138,6 +138,11 @@ def test_unknown_extension_asks_for_format(tmp_path):
     assert "pass --format" in fail("compare", path, path, "-o", tmp_path / "r.html")
 
 
+def test_qrels_with_a_log_that_has_labels(tmp_path, parquet_log):
+    line = fail("compare", parquet_log, parquet_log, "-o", tmp_path / "r.html", "--qrels", __file__)
+    assert f"{parquet_log}: read as parquet, which carries its own labels" in line
+
+
 def test_map_renames_house_columns(tmp_path, compare):
     path = tmp_path / "house.csv"
     pd.DataFrame({"id": ["a", "b", "c"], "passed": [True, False, True]}).to_csv(path, index=False)

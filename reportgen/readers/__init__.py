@@ -205,6 +205,11 @@ def read(path: Path, options: ReadOptions) -> Source:
     """Read ``path`` in its format; raise InputError naming the file and line on bad input."""
     kind = format_of(path, options)
     notes: list[str] = []
+    if options.qrels is not None and kind not in ("trec", "beir"):
+        raise InputError(
+            f"{path}: read as {kind}, which carries its own labels; --qrels is for TREC runs and "
+            "BEIR results (pass --format trec or beir, or drop --qrels)"
+        )
     if kind in ("trec", "beir"):
         qrels_path = _qrels(path, options, kind)
         if kind == "trec":
