@@ -6,7 +6,7 @@
 -- to every k >= p (a "step"); nDCG's ideal DCG is still growing while k < n_relevant, so a
 -- hit's nDCG share there is added at that k alone (a "point"), and as a step from n_relevant on.
 -- Float sums run in a fixed order, so the same input gives the same bits.
--- Returns: run, metric (recall | precision | hit | mrr | ndcg), k, value.
+-- Returns: run, metric (recall | precision | hit | mrr | ndcg | map | rprec | all), k, value.
 WITH paired AS (
     SELECT question_id FROM facts WHERE run = 'a'
     INTERSECT
@@ -39,12 +39,25 @@ hits AS (
 first_hits AS (
     SELECT run, question_id, min(pos) AS pos FROM hits GROUP BY run, question_id
 ),
+numbered AS (
+    SELECT *, row_number() OVER (PARTITION BY run, question_id ORDER BY pos) AS hit_no FROM hits
+),
+complete AS (
+    SELECT run, question_id, max(pos) AS pos
+    FROM hits
+    GROUP BY run, question_id
+    HAVING count(*) = any_value(n_relevant)
+),
 steps AS (
     SELECT run, question_id, 'recall' AS metric, pos AS k, 1.0 / n_relevant AS v FROM hits
     UNION ALL SELECT run, question_id, 'precision', pos, 1.0 FROM hits
     UNION ALL SELECT run, question_id, 'hit', pos, 1.0 FROM first_hits
     UNION ALL SELECT run, question_id, 'mrr', pos, 1.0 / pos FROM first_hits
     UNION ALL SELECT run, question_id, 'ndcg', greatest(pos, n_relevant), dg / idcg_full FROM hits
+    UNION ALL SELECT run, question_id, 'map', pos, hit_no / pos / n_relevant FROM numbered
+    UNION ALL SELECT run, question_id, 'rprec', pos, 1.0 / n_relevant FROM hits
+        WHERE pos <= n_relevant
+    UNION ALL SELECT run, question_id, 'all', pos, 1.0 FROM complete
 ),
 points AS (
     SELECT h.run, h.question_id, 'ndcg' AS metric, i.ideal_rank AS k, h.dg / i.idcg_prefix AS v
@@ -64,7 +77,9 @@ n_questions AS (
 grid AS (
     SELECT n.run, m.metric, t.k, n.n
     FROM n_questions AS n
-    CROSS JOIN (VALUES ('recall'), ('precision'), ('hit'), ('mrr'), ('ndcg')) AS m(metric)
+    CROSS JOIN (
+        VALUES ('recall'), ('precision'), ('hit'), ('mrr'), ('ndcg'), ('map'), ('rprec'), ('all')
+    ) AS m(metric)
     CROSS JOIN range(1, $max_k + 1) AS t(k)
 ),
 summed AS (

@@ -1,7 +1,8 @@
 -- The paired questions: one row per question_id present in both runs, A's and B's scores side by side.
 -- Reads: table question_metrics (queries/question_metrics.sql, one row per run and question).
 -- Returns: question_id, slice (A's, else B's), then <column>_a and <column>_b for
---   k, n_relevant, answerable, context_tokens, evidence_in_context, recall, precision, hit, mrr, ndcg, correct,
+--   k, n_relevant, answerable, context_tokens, evidence_in_context, recall, precision, hit, mrr, ndcg, map, rprec,
+--   all, correct,
 --   faithfulness; in A's file order.
 SELECT
     a.question_id,
@@ -16,6 +17,9 @@ SELECT
     a.hit AS hit_a, b.hit AS hit_b,
     a.mrr AS mrr_a, b.mrr AS mrr_b,
     a.ndcg AS ndcg_a, b.ndcg AS ndcg_b,
+    a.map AS map_a, b.map AS map_b,
+    a.rprec AS rprec_a, b.rprec AS rprec_b,
+    a."all" AS all_a, b."all" AS all_b,
     a.correct AS correct_a, b.correct AS correct_b,
     a.faithfulness AS faithfulness_a, b.faithfulness AS faithfulness_b
 FROM question_metrics AS a

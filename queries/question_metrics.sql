@@ -4,7 +4,9 @@
 --                  context_ids is the ranking and k is its length.
 --         $exponential BOOLEAN: nDCG gain 2^g - 1 when true, g when false.
 -- Returns: run, question_id, row_number, slice, k, n_relevant, evidence_in_context,
---   recall, precision, hit, mrr, ndcg (all NULL when the question has no relevant passage),
+--   recall, precision, hit, mrr, ndcg, map (average precision at k, trec_eval's map_cut_k),
+--   rprec (R-precision: |rel in the top min(R, k)| / R), all (1 when every relevant passage is
+--   in the top k) (all NULL when the question has no relevant passage),
 --   correct (0/1), faithfulness, context_tokens,
 --   answerable (as logged; else: has labelled evidence, or no labels are logged).
 CREATE OR REPLACE TEMP TABLE question_metrics AS
@@ -15,11 +17,16 @@ WITH prompt AS (
     FROM facts
 ),
 scored AS (
-    SELECT rel.run, rel.question_id, rel.n_relevant, rel.ideal_rank, rel.pos_context, p.k,
+    SELECT rel.run, rel.question_id, rel.id, rel.n_relevant, rel.ideal_rank, rel.pos_context, p.k,
            CASE WHEN $k IS NULL THEN rel.pos_context ELSE rel.pos_retrieved END AS pos,
            CASE WHEN $exponential THEN pow(2, rel.grade) - 1 ELSE rel.grade END AS gain
     FROM relevant AS rel
     JOIN prompt AS p USING (run, question_id)
+),
+ranked AS (
+    SELECT *, row_number() OVER (PARTITION BY run, question_id ORDER BY pos NULLS LAST, id)
+              AS hit_no
+    FROM scored
 ),
 per_question AS (
     SELECT run, question_id,
@@ -28,8 +35,10 @@ per_question AS (
            min(pos) FILTER (WHERE pos <= k) AS first_pos,
            coalesce(sum(gain / log2(pos + 1) ORDER BY pos) FILTER (WHERE pos <= k), 0) AS dcg,
            sum(gain / log2(ideal_rank + 1) ORDER BY ideal_rank) FILTER (WHERE ideal_rank <= k) AS idcg,
+           coalesce(sum(hit_no / pos ORDER BY pos) FILTER (WHERE pos <= k), 0) AS precision_sum,
+           count(*) FILTER (WHERE pos <= least(k, n_relevant)) AS r_hits,
            bool_or(pos_context IS NOT NULL) AS in_context
-    FROM scored
+    FROM ranked
     GROUP BY run, question_id
 )
 SELECT
@@ -48,6 +57,9 @@ SELECT
     CASE WHEN q.n_relevant IS NULL THEN NULL ELSE coalesce(1 / q.first_pos, 0.0) END AS mrr,
     CASE WHEN q.n_relevant IS NULL THEN NULL
          WHEN coalesce(q.idcg, 0) = 0 THEN 0.0 ELSE q.dcg / q.idcg END AS ndcg,
+    q.precision_sum / q.n_relevant AS map,
+    q.r_hits / q.n_relevant AS rprec,
+    CASE WHEN q.n_relevant IS NULL THEN NULL ELSE (q.n_hits = q.n_relevant)::DOUBLE END AS "all",
     p.correct::DOUBLE AS correct,
     p.faithfulness,
     p.context_tokens,

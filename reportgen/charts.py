@@ -25,7 +25,7 @@ class Chart:
 
 RUN_COLOURS = {"A": "#E69F00", "B": "#56B4E9"}
 OUTCOME_COLOURS = {"B wins": "#0072B2", "tie": "#BBBBBB", "B loses": "#D55E00"}
-_CURVE_ORDER = ("recall", "precision", "hit", "mrr", "ndcg")
+_CURVE_ORDER = ("recall", "precision", "hit", "mrr", "ndcg")  # drawn; the JSON has every metric
 MAX_POINTS = 400  # a chart draws at most this many per-question marks
 WIDTH = 640
 
@@ -77,6 +77,7 @@ LOG_K_ABOVE = 100  # deeper rankings draw k on a log scale, so the prompt's few 
 
 def metric_curve(curve: pd.DataFrame, prompt_k: int) -> dict[str, Any]:
     """Mean retrieval metrics of both runs at every cutoff, the prompt cutoff marked."""
+    curve = curve[curve["metric"].isin(_CURVE_ORDER)]
     frame = curve.assign(run=curve["run"].str.upper())
     depth = int(frame["k"].max())
     base = alt.Chart()

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import click
 
@@ -11,7 +13,12 @@ from . import __version__
 from .errors import RagreportError
 from .metrics import Options
 
+if TYPE_CHECKING:
+    from .readers import ReadOptions
+
 _RUN_LOG = click.Path(dir_okay=False, path_type=Path)
+_LOG_IN = click.Path(path_type=Path)  # a file, a folder of Parquet shards or a glob
+_Reading = Callable[[int], "tuple[ReadOptions, ...]"]  # the ReadOptions of n run logs
 
 
 class _UserError(click.ClickException):
@@ -31,6 +38,69 @@ class _Group(click.Group):
             raise _UserError(str(error)) from None
 
 
+def _reading_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The options that say how to read run logs of other formats (compare and convert), given
+    to the command as one ``reading`` argument: the ReadOptions of n logs."""
+    from .readers import FORMATS, read_options
+
+    @functools.wraps(command)
+    def with_reading(
+        *args: Any,
+        log_format: str | None,
+        qrels: Path | None,
+        rel_level: int,
+        mapping: tuple[str, ...],
+        run_filters: tuple[str, ...],
+        **kwargs: Any,
+    ) -> Any:
+        reading = functools.partial(
+            read_options, log_format, qrels, rel_level, mapping, run_filters
+        )
+        return command(*args, reading=reading, **kwargs)
+
+    options = [
+        click.option(
+            "--format",
+            "log_format",
+            type=click.Choice(FORMATS),
+            help="Format of the run logs [default: from the extension; .json is promptfoo "
+            "or BEIR by content; a table with user_input is RAGAS].",
+        ),
+        click.option(
+            "--qrels",
+            type=click.Path(exists=True, dir_okay=False, path_type=Path),
+            help="Relevance judgements of TREC runs (qid iter docno rel) or BEIR results "
+            "(query-id corpus-id score).",
+        ),
+        click.option(
+            "--rel-level",
+            type=click.IntRange(min=1),
+            default=1,
+            show_default=True,
+            help="Lowest qrels grade that is relevant (trec_eval's -l).",
+        ),
+        click.option(
+            "--map",
+            "mapping",
+            multiple=True,
+            metavar="COLUMN=SOURCE",
+            help="Read run-log COLUMN from the file's column SOURCE; repeatable, or the path "
+            "of a file of such lines.",
+        ),
+        click.option(
+            "--run-filter",
+            "run_filters",
+            multiple=True,
+            metavar="NAME",
+            help="The run to read from a promptfoo file holding several (provider or prompt "
+            "label); once for every log or once per log.",
+        ),
+    ]
+    for option in reversed(options):
+        with_reading = option(with_reading)
+    return with_reading
+
+
 @click.group(cls=_Group)
 @click.version_option(__version__, prog_name="ragreport")
 def cli() -> None:
@@ -38,8 +108,8 @@ def cli() -> None:
 
 
 @cli.command()
-@click.argument("run_a", type=_RUN_LOG)
-@click.argument("run_b", type=_RUN_LOG)
+@click.argument("run_a", type=_LOG_IN)
+@click.argument("run_b", type=_LOG_IN)
 @click.option("-o", "--output", required=True, type=_RUN_LOG, help="Path of the HTML report.")
 @click.option(
     "--json",
@@ -100,6 +170,7 @@ def cli() -> None:
     help="Faithfulness from which an answer counts as supported by its context "
     "[default: 1 for 0/1 scores, 0.8 for graded ones].",
 )
+@_reading_options
 def compare(
     run_a: Path,
     run_b: Path,
@@ -113,8 +184,13 @@ def compare(
     slices: tuple[str, ...],
     strict: bool,
     supported_threshold: float | None,
+    reading: _Reading,
 ) -> None:
-    """Compare run log RUN_A with RUN_B (Parquet, one row per question) into an HTML report."""
+    """Compare run log RUN_A with RUN_B (one row per question) into an HTML report.
+
+    Run logs are Parquet (a file, a folder of shards or a quoted glob), CSV, TSV, JSONL, TREC
+    runs, RAGAS results, promptfoo output or BEIR results; see --format.
+    """
     from .report import make_report
 
     options = Options(
@@ -128,9 +204,31 @@ def compare(
         supported_threshold=supported_threshold,
     )
     json_path = json_path or output.with_suffix(".json")
-    verdict = make_report(run_a, run_b, options, output, json_path)
+    a, b = reading(2)
+    verdict = make_report(run_a, run_b, options, output, json_path, (a, b))
     click.echo(f"{verdict.outcome}: {verdict.reason}")
     click.echo(f"wrote {output} and {json_path}")
+
+
+@cli.command()
+@click.argument("log", type=_LOG_IN)
+@click.option(
+    "-o", "--output", required=True, type=_RUN_LOG, help="Path of the Parquet run log to write."
+)
+@_reading_options
+def convert(
+    log: Path,
+    output: Path,
+    reading: _Reading,
+) -> None:
+    """Write LOG (any format compare reads) as a Parquet run log, for archiving."""
+    from .convert import convert_log
+
+    (options,) = reading(1)
+    n_rows, notes = convert_log(log, options, output)
+    for note in notes:
+        click.echo(note)
+    click.echo(f"wrote {output} ({n_rows} rows)")
 
 
 main = cli

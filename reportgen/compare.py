@@ -16,9 +16,10 @@ from .database import RunDatabase
 from .diagnosis import Diagnosis, diagnose
 from .errors import InputError
 from .fairness import Check, fairness
-from .load import RunFile, open_run
+from .load import RunFile, open_log
 from .metrics import BINARY, MetricTables, Options, compute_tables
 from .power import Power, power_of
+from .readers import ReadOptions
 from .slices import SliceResult, slice_results
 from .stats import MetricComparison, compare_metric
 from .supported import SupportedRule, supported_rule
@@ -65,8 +66,13 @@ def _slice_columns(runs: dict[str, RunFile], options: Options) -> list[str]:
     return list(dict.fromkeys(options.slices))
 
 
-def run_comparison(path_a: Path, path_b: Path, options: Options) -> Comparison:
-    runs = {"a": open_run(path_a, "A"), "b": open_run(path_b, "B")}
+def run_comparison(
+    path_a: Path,
+    path_b: Path,
+    options: Options,
+    reading: tuple[ReadOptions, ReadOptions] = (ReadOptions(), ReadOptions()),
+) -> Comparison:
+    runs = {"a": open_log(path_a, "A", reading[0]), "b": open_log(path_b, "B", reading[1])}
     db = RunDatabase(runs["a"], runs["b"])
     try:
         tables = compute_tables(db, options)
@@ -129,7 +135,10 @@ def run_comparison(path_a: Path, path_b: Path, options: Options) -> Comparison:
         power=power_of(
             comparisons[headline], options.confidence, float(change[change > 0].mean() or 0)
         ),
-        warnings=_warnings(tables, golden),
+        warnings=[
+            *(f"Run {r.label}: {note}" for r in runs.values() for note in r.notes),
+            *_warnings(tables, golden),
+        ],
         supported=supported,
     )
 

@@ -293,6 +293,17 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             "log2(rank + 1); IDCG orders all labelled passages of the question ideally, retrieved "
             "or not.",
         ),
+        (
+            f"map@{k}",
+            "Average precision at k (trec_eval's map_cut_k): the precision at the rank of each "
+            "relevant passage in the top k, summed, divided by |rel|; its mean is MAP.",
+        ),
+        (
+            f"rprec@{k}",
+            "R-precision: |rel \u2229 top R| / R with R = |rel| (trec_eval's Rprec), the ranking "
+            "cut at k when k < R.",
+        ),
+        (f"all@{k}", "1 if every relevant passage is in the top k, else 0."),
         ("correct", "Share of questions whose answer is correct against the reference."),
         ("faithfulness", "Mean share of the answer's claims supported by its context."),
         (

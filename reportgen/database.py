@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import duckdb
+import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from .errors import InputError
 from .load import RunFile
@@ -19,10 +23,28 @@ class RunDatabase:
         self.files = {"a": a, "b": b}
         self.con = duckdb.connect()
         for key, run in self.files.items():
-            relation = self.con.read_parquet(str(run.path), file_row_number=True)
+            if run.table is not None:
+                relation = self.con.from_arrow(run.table)
+            elif run.files:
+                relation = self._shards(run.files)
+            else:
+                relation = self.con.read_parquet(str(run.path), file_row_number=True)
             relation.create_view(f"raw_{key}")
         self.execute("runs")
         self._check_rows()
+
+    def _shards(self, files: tuple[Path, ...]) -> duckdb.DuckDBPyRelation:
+        """Parquet shards read as one log, rows numbered across the shards in name order."""
+        names = [str(f) for f in files]
+        sizes = [pq.ParquetFile(f).metadata.num_rows for f in files]
+        offsets = pa.table({"filename": names, "row_offset": np.cumsum([0, *sizes[:-1]])})
+        shards = self.con.read_parquet(
+            names, file_row_number=True, filename=True, union_by_name=True
+        )
+        return shards.join(self.con.from_arrow(offsets), "filename").project(
+            "* EXCLUDE (filename, row_offset) "
+            "REPLACE (file_row_number + row_offset AS file_row_number)"
+        )
 
     def prepare(self, k: int | None) -> None:
         """Read both logs once into the tables ``facts`` and ``relevant`` that queries share."""

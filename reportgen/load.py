@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 
 from .contract import BY_NAME, type_problem
 from .errors import InputError
+from .readers import ReadOptions, read
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,9 @@ class RunFile:
     size_bytes: int
     n_rows: int
     columns: frozenset[str]  # every column of the file, contract or not
+    table: pa.Table | None = None  # the log as read from another format; None: Parquet files
+    files: tuple[Path, ...] = ()  # Parquet shards read together (a folder or a glob)
+    notes: tuple[str, ...] = ()  # what the reader of another format did, for the report
 
 
 def sha256_of(path: Path) -> str:
@@ -49,6 +53,19 @@ def open_run(path: Path, label: str) -> RunFile:
             "pandas.DataFrame.to_parquet or pyarrow.parquet.write_table"
         ) from None
     schema = parquet.schema_arrow
+    check_schema(path, schema)
+    return RunFile(
+        label=label,
+        path=path,
+        sha256=sha256_of(path),
+        size_bytes=path.stat().st_size,
+        n_rows=parquet.metadata.num_rows,
+        columns=frozenset(schema.names),
+    )
+
+
+def check_schema(path: Path, schema: pa.Schema) -> None:
+    """Raise InputError unless ``schema`` has a question_id and the contract's types."""
     if "question_id" not in schema.names:
         raise InputError(
             f"{path}: no question_id column; every run log needs one row per question "
@@ -61,11 +78,31 @@ def open_run(path: Path, label: str) -> RunFile:
             raise InputError(
                 f"{path}: column {field.name} {problem}; convert it or drop the column"
             )
+
+
+def open_log(path: Path, label: str, options: ReadOptions) -> RunFile:
+    """Read a run log in any format (see reportgen/readers) and check it against the contract."""
+    source = read(path, options)
+    if source.table is None and source.files == (path,):
+        return open_run(path, label)
+    shards = [open_run(f, label) for f in source.files] if source.table is None else []
+    digest = hashlib.sha256()
+    for file in source.files:
+        digest.update(f"{sha256_of(file)}  {file.name}\n".encode())
+    if source.table is not None:
+        check_schema(path, source.table.schema)
     return RunFile(
         label=label,
         path=path,
-        sha256=sha256_of(path),
-        size_bytes=path.stat().st_size,
-        n_rows=parquet.metadata.num_rows,
-        columns=frozenset(schema.names),
+        sha256=digest.hexdigest() if len(source.files) > 1 else sha256_of(source.files[0]),
+        size_bytes=sum(f.stat().st_size for f in source.files),
+        n_rows=source.table.num_rows if source.table is not None else sum(s.n_rows for s in shards),
+        columns=frozenset(
+            source.table.column_names
+            if source.table is not None
+            else (c for s in shards for c in s.columns)
+        ),
+        table=source.table,
+        files=source.files if source.table is None else (),
+        notes=source.notes,
     )

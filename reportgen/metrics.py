@@ -9,9 +9,9 @@ import pandas as pd
 from .database import RunDatabase
 from .errors import InputError
 
-RETRIEVAL = ("recall", "precision", "hit", "mrr", "ndcg")
+RETRIEVAL = ("recall", "precision", "hit", "mrr", "ndcg", "map", "rprec", "all")
 ANSWER = ("correct", "faithfulness")
-BINARY = frozenset({"hit", "correct"})
+BINARY = frozenset({"hit", "all", "correct"})
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ def _umask() -> int:
     return mask
 
 
-def write_all(files: dict[Path, str], inputs: list[Path]) -> None:
+def write_all(files: dict[Path, str | bytes], inputs: list[Path]) -> None:
     """Write every file to a temporary sibling first, then rename each into place.
 
     An existing report is replaced only once every new file is complete; on any failure the
@@ -38,8 +38,12 @@ def write_all(files: dict[Path, str], inputs: list[Path]) -> None:
         for path, text in files.items():
             descriptor, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
             staged.append((Path(name), path))
-            with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-                handle.write(text)
+            if isinstance(text, bytes):
+                with os.fdopen(descriptor, "wb") as binary:
+                    binary.write(text)
+            else:
+                with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+                    handle.write(text)
             os.chmod(name, 0o666 & ~_umask())
         for temporary, path in staged:
             os.replace(temporary, path)

@@ -11,14 +11,20 @@ from .compare import run_comparison
 from .context import build_context
 from .metrics import Options
 from .output import write_all
+from .readers import ReadOptions
 from .render import render
 from .verdict import Verdict
 
 
 def make_report(
-    path_a: Path, path_b: Path, options: Options, html_path: Path, json_path: Path
+    path_a: Path,
+    path_b: Path,
+    options: Options,
+    html_path: Path,
+    json_path: Path,
+    reading: tuple[ReadOptions, ReadOptions] = (ReadOptions(), ReadOptions()),
 ) -> Verdict:
-    result = run_comparison(path_a, path_b, options)
+    result = run_comparison(path_a, path_b, options, reading)
     document = report_json.build(result)
     questions = report_json.per_question(result)
     downloads = {
@@ -28,6 +34,6 @@ def make_report(
     context = build_context(result, os.environ.get("SOURCE_DATE_EPOCH"), downloads)
     write_all(
         {html_path: render(context), json_path: report_json.dumps(document, questions)},
-        inputs=[path_a, path_b],
+        inputs=[path_a, path_b, *(r.qrels for r in reading if r.qrels)],
     )
     return result.verdict

@@ -17,6 +17,10 @@ Definitions (per question):
 * ndcg@k = DCG@k / IDCG@k, gain 2^g - 1 ("exponential") or g ("linear"),
   discount log2(rank + 1), IDCG from the ideal order of ALL relevant labels of the
   question (also the ones that were never retrieved), truncated at k.
+* map@k = average precision at k: the sum, over the relevant passages in top_k, of the
+  precision at their rank, divided by |rel| (trec_eval's map_cut_k)
+* rprec@k = |rel ∩ top_min(R, k)| / R with R = |rel| (R-precision, cut at k)
+* all@k = 1 if every relevant passage is in top_k else 0
 
 Every metric is ``None`` for a question without any relevant passage.
 """
@@ -26,7 +30,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
-METRICS = ("recall", "precision", "hit", "mrr", "ndcg")
+METRICS = ("recall", "precision", "hit", "mrr", "ndcg", "map", "rprec", "all")
 
 
 def label_grades(
@@ -131,15 +135,44 @@ def ndcg(ranking, k, relevant_ids, relevant_grades=None, kind: str = "exponentia
     return dcg(ranking, k, grades, kind) / idcg(k, grades, kind)
 
 
+def average_precision(ranking, k, relevant_ids, relevant_grades=None):
+    rel = relevant_set(label_grades(relevant_ids, relevant_grades))
+    if not rel:
+        return None
+    hits, total = 0, 0.0
+    for rank, pid in _first_occurrences(ranking, k):
+        if pid in rel:
+            hits += 1
+            total += hits / rank
+    return total / len(rel)
+
+
+def r_precision(ranking, k, relevant_ids, relevant_grades=None):
+    rel = relevant_set(label_grades(relevant_ids, relevant_grades))
+    if not rel:
+        return None
+    top = {pid for _, pid in _first_occurrences(ranking, min(k, len(rel)))}
+    return len(rel & top) / len(rel)
+
+
+def all_relevant(ranking, k, relevant_ids, relevant_grades=None):
+    rel = relevant_set(label_grades(relevant_ids, relevant_grades))
+    if not rel:
+        return None
+    return 1.0 if rel <= {pid for _, pid in _first_occurrences(ranking, k)} else 0.0
+
+
 def all_metrics(ranking, k, relevant_ids, relevant_grades=None, kind="exponential"):
-    """Every metric for one question, keyed ``recall``, ``precision``, ``hit``, ``mrr``,
-    ``ndcg``."""
+    """Every metric for one question, keyed by the names of METRICS."""
     return {
         "recall": recall(ranking, k, relevant_ids, relevant_grades),
         "precision": precision(ranking, k, relevant_ids, relevant_grades),
         "hit": hit(ranking, k, relevant_ids, relevant_grades),
         "mrr": mrr(ranking, k, relevant_ids, relevant_grades),
         "ndcg": ndcg(ranking, k, relevant_ids, relevant_grades, kind),
+        "map": average_precision(ranking, k, relevant_ids, relevant_grades),
+        "rprec": r_precision(ranking, k, relevant_ids, relevant_grades),
+        "all": all_relevant(ranking, k, relevant_ids, relevant_grades),
     }
 
 

@@ -45,6 +45,10 @@ HAND = {
             "mrr": 1.0,
             "ndcg": (1 / L2 + 1 / L5) / (1 / L2 + 1 / L3),  # 1.4307 / 1.6309 = 0.8772
             "ndcg_lin": (1 / L2 + 1 / L5) / (1 / L2 + 1 / L3),  # grade 1: 2^1-1 = 1 = g
+            # AP: d1 at 1 (1/1), d3 at 4 (2/4); top R=2 = d1 d2
+            "map": (1 / 1 + 2 / 4) / 2,
+            "rprec": 1 / 2,
+            "all": 1.0,
         },
     ),
     # Duplicates push the relevant passage down: x x x r -> r is at rank 4, not 2.
@@ -60,6 +64,10 @@ HAND = {
             "mrr": 1 / 4,
             "ndcg": (1 / L5) / 1,  # 0.4307
             "ndcg_lin": (1 / L5) / 1,
+            # AP: r at 4; top R=1 = x
+            "map": 1 / 4,
+            "rprec": 0.0,
+            "all": 1.0,
         },
     ),
     # Fewer retrieved (2) than k (5): precision still divides by 5.
@@ -76,6 +84,10 @@ HAND = {
             "mrr": 1.0,
             "ndcg": 1 / (1 / L2 + 1 / L3 + 1 / L4),  # 1 / 2.1309 = 0.4693
             "ndcg_lin": 1 / (1 / L2 + 1 / L3 + 1 / L4),
+            # AP: r1 at 1, over |rel| = 3; top R=3 = r1 x1
+            "map": (1 / 1) / 3,
+            "rprec": 1 / 3,
+            "all": 0.0,
         },
     ),
     # Graded labels; z (grade 2) is never retrieved but is part of the ideal order.
@@ -94,6 +106,10 @@ HAND = {
             "mrr": 1.0,
             "ndcg": (1 / L2 + 7 / L4) / (7 / L2 + 3 / L3 + 1 / L4),  # 0.4791
             "ndcg_lin": (1 / L2 + 3 / L4) / (3 / L2 + 2 / L3 + 1 / L4),  # 0.5250
+            # AP: a at 1, c at 3; top R=3 = a b c; z missing
+            "map": (1 / 1 + 2 / 3) / 3,
+            "rprec": 2 / 3,
+            "all": 0.0,
         },
     ),
     # Exponential vs linear with a single grade-3 passage at rank 2 and a grade-1 at rank 1,
@@ -110,6 +126,10 @@ HAND = {
             "mrr": 1.0,
             "ndcg": (1 + 7 / L3) / (7 + 1 / L3),  # 5.4165 / 7.6309 = 0.7098
             "ndcg_lin": (1 + 3 / L3) / (3 + 1 / L3),  # 2.8928 / 3.6309 = 0.7967
+            # AP: r1 at 1, r3 at 2; top R=2 = r1 r3
+            "map": (1 / 1 + 2 / 2) / 2,
+            "rprec": 1.0,
+            "all": 1.0,
         },
     ),
     # A label with grade 0 is not relevant: n0 (grade 0) at rank 1 earns nothing,
@@ -126,6 +146,10 @@ HAND = {
             "mrr": 1 / 2,
             "ndcg": 1 / L3,  # 0.6309
             "ndcg_lin": 1 / L3,
+            # AP: r1 at 2; top R=1 = n0
+            "map": 1 / 2,
+            "rprec": 0.0,
+            "all": 1.0,
         },
     ),
     # A label listed twice keeps its highest grade: r with grades 1 and 3 -> one label, g = 3.
@@ -142,6 +166,10 @@ HAND = {
             "mrr": 1 / 2,
             "ndcg": 1 / L3,
             "ndcg_lin": 1 / L3,
+            # AP: r at 2; top R=1 = x
+            "map": 1 / 2,
+            "rprec": 0.0,
+            "all": 1.0,
         },
     ),
     # The only relevant passage is at rank 6, beyond k = 5: every metric is 0.
@@ -149,24 +177,24 @@ HAND = {
         ["x1", "x2", "x3", "x4", "x5", "r"],
         ["r"],
         [2],
-        {"recall": 0.0, "precision": 0.0, "hit": 0.0, "mrr": 0.0, "ndcg": 0.0, "ndcg_lin": 0.0},
+        dict.fromkeys((*ref.METRICS, "ndcg_lin"), 0.0),
     ),
     # No relevant passage: no labels at all -> every metric null, left out of the means.
     "no_labels": (
         ["x1", "x2"],
         [],
         [],
-        dict.fromkeys(("recall", "precision", "hit", "mrr", "ndcg", "ndcg_lin")),
+        dict.fromkeys((*ref.METRICS, "ndcg_lin")),
     ),
     # Only grade-0 labels: still no relevant passage -> null, left out of the means.
     "only_grade_zero": (
         ["n0", "x"],
         ["n0"],
         [0],
-        dict.fromkeys(("recall", "precision", "hit", "mrr", "ndcg", "ndcg_lin")),
+        dict.fromkeys((*ref.METRICS, "ndcg_lin")),
     ),
 }
-METRICS = ref.METRICS  # recall, precision, hit, mrr, ndcg
+METRICS = ref.METRICS  # recall, precision, hit, mrr, ndcg, map, rprec, all
 
 
 def _hand_rows():
@@ -462,7 +490,7 @@ def test_random_wins_losses_ties_fixed_broken(random_runs, random_k_json):
         got = metrics[name]
         for field in ("wins", "losses", "ties"):
             assert got[field] == exp[field], (name, field, got[field], exp[field])
-        if m in ("hit", "correct"):
+        if m in ("hit", "all", "correct"):
             assert (got["fixed"], got["broken"]) == (exp["fixed"], exp["broken"]), name
             # for a 0/1 metric every win is a fix and every loss a break
             assert (exp["fixed"], exp["broken"]) == (exp["wins"], exp["losses"])

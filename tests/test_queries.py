@@ -124,6 +124,9 @@ def test_question_metrics(db):
         "hit",
         "mrr",
         "ndcg",
+        "map",
+        "rprec",
+        "all",
         "correct",
         "faithfulness",
         "context_tokens",
@@ -134,6 +137,8 @@ def test_question_metrics(db):
     # DCG = (2^2 - 1) / log2(3) = 1.8928; IDCG = 3 / log2(2) + 1 / log2(3) = 3.6309
     assert (q1.recall, q1.precision, q1.hit, q1.mrr) == pytest.approx((0.5, 1 / 3, 1, 0.5))
     assert q1.ndcg == pytest.approx(1.892789 / 3.630930, abs=1e-6)
+    # AP = (1/2) / 2 relevant; R = 2: top 2 = p1, p2 holds one; not every relevant is in
+    assert (q1["map"], q1.rprec, q1["all"]) == pytest.approx((0.25, 0.5, 0))
     assert q1.evidence_in_context and q1.k == 3 and q1.n_relevant == 2
     q2 = m[(m.run == "a") & (m.question_id == "q2")].iloc[0]
     assert pd.isna(q2.recall) and pd.isna(q2.ndcg)

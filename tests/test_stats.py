@@ -163,7 +163,7 @@ def test_bootstrap_interval_matches_index_resampling(runs, which, confidence):
     for name, (va, vb) in values.items():
         diff = [y - x for x, y in zip(va, vb, strict=True)]
         low, high, sigma = reference_bootstrap(diff, confidence)
-        step = 1.0 if name.startswith(("hit", "correct")) else 0.0
+        step = 1.0 if name.startswith(("hit", "all", "correct")) else 0.0
         tol = quantile_tolerance(sigma, confidence, len(diff), step)
         got = metrics[name]
         assert abs(got["ci_low"] - low) <= tol, (name, got["ci_low"], low, tol)
@@ -187,7 +187,7 @@ def test_other_seed_slightly_different_interval(runs):
             assert m0[name][field] == m1[name][field], (name, field)
         diff = [y - x for x, y in zip(va, vb, strict=True)]
         sigma = float(np.std(diff) / math.sqrt(len(diff)))
-        step = 1.0 if name.startswith(("hit", "correct")) else 0.0
+        step = 1.0 if name.startswith(("hit", "all", "correct")) else 0.0
         tol = quantile_tolerance(sigma, 0.95, len(diff), step, boots=(5000, 5000))
         for field in ("ci_low", "ci_high"):
             assert abs(m0[name][field] - m1[name][field]) <= tol, (name, field)

@@ -1,0 +1,155 @@
+"""RAGAS and promptfoo outputs read as their tools write them, broken versions included."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pandas as pd
+import pytest
+from test_readers import fail
+
+QUESTIONS = ["How long is the refund window?", "Can I change my flight?", "Is <b>wifi</b> free?"]
+
+
+def ragas_frame(faithfulness: list[float], with_ids: bool) -> pd.DataFrame:
+    """A table shaped like RAGAS' ``EvaluationResult.to_pandas()``."""
+    frame = pd.DataFrame(
+        {
+            "user_input": QUESTIONS,
+            "retrieved_contexts": [["Refunds: 30 days.", "Fees"], ["Changes cost 50."], ["x"]],
+            "reference_contexts": [["Refunds: 30 days."], ["Changes are free."], ["y"]],
+            "response": ["30 days", "Yes, for 50", "Yes"],
+            "reference": ["30 days", "Yes, free", "Yes"],
+            "faithfulness": faithfulness,
+            "answer_relevancy": [0.9, 0.8, 0.7],
+            "context_recall": [1.0, 0.0, 0.0],
+        }
+    )
+    if with_ids:
+        frame.insert(2, "retrieved_context_ids", [["p1", "p2"], ["p3"], ["p9"]])
+        frame.insert(3, "reference_context_ids", [["p1"], ["p4"], ["p8"]])
+    return frame
+
+
+@pytest.mark.parametrize("suffix", ["csv", "jsonl", "parquet"])
+def test_ragas_pairs_on_user_input_and_skips_nan_scores(tmp_path, compare, suffix):
+    a, b = tmp_path / f"a.{suffix}", tmp_path / f"b.{suffix}"
+    frames = {a: ragas_frame([1.0, math.nan, 0.5], True), b: ragas_frame([1.0, 0.25, 1.0], True)}
+    for path, frame in frames.items():
+        frame = frame.iloc[::-1] if path == b else frame  # B lists the questions in reverse
+        if suffix == "csv":
+            frame.to_csv(path, index=False)  # lists written as Python's repr, NaN as ""
+        elif suffix == "jsonl":
+            frame.to_json(path, orient="records", lines=True)  # NaN written as null
+        else:
+            frame.to_parquet(path)
+    out = compare(a, b, tmp_path / "out", "--n-boot", 100)
+    faith = out["metrics"]["faithfulness"]
+    assert faith["n"] == 2  # the NaN row of A is left out of the comparison
+    assert (faith["a"], faith["b"]) == (pytest.approx(0.75), pytest.approx(1.0))
+    hit = out["metrics"]["hit@1"]  # k: the commonest prompt size; evidence in the prompt: q1
+    assert (hit["a"], hit["b"], hit["n"]) == (pytest.approx(1 / 3), pytest.approx(1 / 3), 3)
+    warnings = " ".join(out["warnings"])
+    assert "Run A: Questions paired on a hash of user_input" in warnings
+    assert "Run A: 1 row(s) have no faithfulness (NaN: the RAGAS metric failed)" in warnings
+
+
+def test_ragas_without_context_ids_hashes_texts(tmp_path, compare):
+    path = tmp_path / "ragas.csv"
+    ragas_frame([1.0, 1.0, 1.0], False).to_csv(path, index=False)
+    out = compare(path, path, tmp_path / "out", "--n-boot", 100)
+    # the reference text of q1 is its first retrieved text: recall 1; q2 and q3 miss
+    assert out["metrics"]["recall@1"]["a"] == pytest.approx(1 / 3)
+    assert any("a passage is identified by a hash of its text" in w for w in out["warnings"])
+
+
+def test_ragas_duplicate_question_is_refused(tmp_path):
+    path = tmp_path / "ragas.csv"
+    frame = ragas_frame([1.0, 1.0, 1.0], True)
+    pd.concat([frame, frame.iloc[[0]]]).to_csv(path, index=False)
+    line = fail("compare", path, path, "-o", tmp_path / "r.html")
+    assert f"{path}: lines 2 and 5 have the same user_input" in line
+
+
+def result(provider: str, description: str, test_idx: int, success: bool, **extra) -> dict:
+    """One entry of promptfoo's ``results.results``, as ``promptfoo eval -o out.json`` writes."""
+    return {
+        "provider": {"id": provider, "label": ""},
+        "prompt": {"raw": "Answer: {{question}}", "label": "qa"},
+        "promptIdx": 0,
+        "testIdx": test_idx,
+        "testCase": {"description": description, "vars": {"question": description + "?"}},
+        "vars": {"question": description + "?"},
+        "response": {"output": f"answer to {description}", "tokenUsage": {"total": 10}},
+        "success": success,
+        "score": 1.0 if success else 0.0,
+        "namedScores": {"accuracy": 1.0 if success else 0.0},
+        "latencyMs": 100 + test_idx,
+        "cost": 0.001,
+        "error": None,
+        "gradingResult": {"pass": success, "score": 1.0 if success else 0.0},
+        **extra,
+    }
+
+
+def promptfoo_file(path, results: list[dict]):
+    path.write_text(
+        json.dumps(
+            {
+                "evalId": "eval-2024-01-01",
+                "results": {"version": 3, "timestamp": "2024-01-01", "results": results},
+                "config": {},
+                "shareableUrl": None,
+            }
+        )
+    )
+    return path
+
+
+def test_promptfoo_runs_of_one_file_paired_on_test_description(tmp_path, compare):
+    path = promptfoo_file(
+        tmp_path / "out.json",
+        [
+            result("openai:gpt-4o-mini", "refund", 0, True),
+            result("openai:gpt-4o-mini", "change", 1, False),
+            result("openai:gpt-4o-mini", "wifi", 2, False),
+            # the second provider ran the tests in another order (testIdx differs)
+            result("anthropic:claude", "wifi", 0, True),
+            result("anthropic:claude", "refund", 1, True),
+            result("anthropic:claude", "change", 2, False, error="timeout", response=None),
+        ],
+    )
+    line = fail("compare", path, path, "-o", tmp_path / "r.html")
+    assert line.endswith(
+        f"{path}: holds 2 runs (openai:gpt-4o-mini | qa; anthropic:claude | qa); choose one "
+        "with --run-filter"
+    )
+    out = compare(
+        path, path, tmp_path / "o", "--run-filter", "openai:gpt-4o-mini",
+        "--run-filter", "anthropic:claude", "--n-boot", 100,
+    )  # fmt: skip
+    correct = out["metrics"]["correct"]
+    assert (correct["a"], correct["b"], correct["fixed"], correct["broken"]) == (
+        pytest.approx(1 / 3), pytest.approx(2 / 3), 1, 0,
+    )  # fmt: skip
+    assert any("Run B: 1 result(s) ended in an error" in w for w in out["warnings"])
+    line = fail("compare", path, path, "-o", tmp_path / "r.html", "--run-filter", "qa")
+    assert "--run-filter 'qa' matches 2 of the runs in the file" in line
+
+
+def test_promptfoo_without_description_pairs_on_vars(tmp_path, compare):
+    rows = [result("p", "refund", 0, True), result("p", "change", 1, True)]
+    for row in rows:
+        del row["testCase"]["description"]
+    a = promptfoo_file(tmp_path / "a.json", rows)
+    b = promptfoo_file(tmp_path / "b.json", [dict(rows[1], success=False), rows[0]])
+    out = compare(a, b, tmp_path / "o", "--n-boot", 100)
+    assert out["metrics"]["correct"]["broken"] == 1
+    assert out["per_question"][0]["question_id"].startswith("vars-")
+    older = tmp_path / "older.json"  # older promptfoo versions: results as a top-level list
+    older.write_text(json.dumps({"version": 2, "results": rows}))
+    assert compare(older, a, tmp_path / "o2", "--n-boot", 100)["metrics"]["correct"]["n"] == 2
+    dup = promptfoo_file(tmp_path / "dup.json", [rows[0], rows[0]])
+    line = fail("compare", dup, dup, "-o", tmp_path / "r.html")
+    assert "appears twice in run 'p | qa'; give each test a distinct description" in line

@@ -1,0 +1,178 @@
+"""Each reader on small files written as the producing tool writes them, broken ones included.
+
+Every good file is compared with the same log written as Parquet (the reader must give the same
+numbers), and every broken one must stop ``compare`` with one line naming the file and line,
+exit code 2 and nothing written.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from reportgen.cli import cli
+
+ROWS = [  # a run log: q1 hit at rank 2, q2 misses, q3 hit at rank 1
+    {
+        "question_id": "q1",
+        "retrieved_ids": ["p7", "p2", "p9"],
+        "relevant_ids": ["p2"],
+        "context_ids": ["p7", "p2"],
+        "correct": True,
+        "faithfulness": 1.0,
+    },
+    {
+        "question_id": "q2",
+        "retrieved_ids": ["p4", "p1", "p3"],
+        "relevant_ids": ["p3", "p8"],
+        "context_ids": ["p4", "p1"],
+        "correct": False,
+        "faithfulness": 0.5,
+    },
+    {
+        "question_id": "q3",
+        "retrieved_ids": ["p5", "p6", "p0"],
+        "relevant_ids": ["p5"],
+        "context_ids": ["p5", "p6"],
+        "correct": True,
+        "faithfulness": 0.75,
+    },
+]
+
+
+def fail(*args: object) -> str:
+    """Run the CLI expecting bad input: exit 2, one line on stderr, no report written."""
+    out = Path(str(args[args.index("-o") + 1])) if "-o" in args else None
+    result = CliRunner().invoke(cli, [str(a) for a in args])
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ragreport: error: "), result.output
+    assert out is None or not out.exists()
+    return lines[0]
+
+
+def metrics(out: dict) -> dict[str, float]:
+    return {name: m["a"] for name, m in out["metrics"].items()}
+
+
+@pytest.fixture
+def parquet_log(tmp_path, write_log):
+    return write_log(tmp_path / "run.parquet", ROWS)
+
+
+@pytest.fixture
+def reference(parquet_log, tmp_path, compare):
+    return compare(parquet_log, parquet_log, tmp_path / "ref", "--n-boot", 100)
+
+
+def test_csv_with_json_arrays_matches_parquet(tmp_path, compare, reference):
+    path = tmp_path / "run.csv"
+    frame = pd.DataFrame(ROWS)
+    for column in ("retrieved_ids", "relevant_ids", "context_ids"):
+        frame[column] = frame[column].map(json.dumps)
+    frame.to_csv(path, index=False)
+    out = compare(path, path, tmp_path / "out", "--n-boot", 100)
+    assert metrics(out) == metrics(reference)
+    assert metrics(out)["mrr@2"] == pytest.approx((1 / 2 + 0 + 1) / 3)
+
+
+def test_tsv_with_pandas_list_repr_and_jsonl(tmp_path, compare, reference):
+    tsv = tmp_path / "run.tsv"
+    pd.DataFrame(ROWS).to_csv(tsv, sep="\t", index=False)  # lists as ['p7', 'p2', 'p9']
+    jsonl = tmp_path / "run.jsonl"
+    jsonl.write_text("".join(json.dumps(r) + "\n" for r in ROWS))
+    out = compare(tsv, jsonl, tmp_path / "out", "--n-boot", 100)
+    assert {n: (m["a"], m["b"]) for n, m in out["metrics"].items()} == {
+        n: (v, v) for n, v in metrics(reference).items()
+    }
+
+
+def test_parquet_folder_and_glob_read_as_one_log(tmp_path, write_log, compare, reference):
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    write_log(shards / "part-0.parquet", ROWS[:2])
+    write_log(shards / "part-1.parquet", ROWS[2:])
+    out = compare(shards, f"{shards}/*.parquet", tmp_path / "out", "--n-boot", 100)
+    assert metrics(out) == metrics(reference)
+    assert out["runs"]["a"]["n_questions"] == 3
+
+
+def test_parquet_folder_duplicate_across_shards(tmp_path, write_log):
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    write_log(shards / "part-0.parquet", ROWS)
+    write_log(shards / "part-1.parquet", ROWS[:1])
+    line = fail("compare", shards, shards, "-o", tmp_path / "r.html")
+    assert f"{shards}: question_id 'q1' appears in rows" in line
+
+
+def test_empty_folder_and_unmatched_glob(tmp_path):
+    assert "no .parquet file in the folder" in fail("compare", tmp_path, tmp_path, "-o", "x.html")
+    line = fail("compare", f"{tmp_path}/*.parquet", tmp_path, "-o", tmp_path / "r.html")
+    assert "no file matches the pattern" in line
+
+
+def test_csv_bad_value_names_line_and_column(tmp_path):
+    path = tmp_path / "run.csv"
+    path.write_text('question_id,correct,retrieved_ids\nq1,true,"[""p1""]"\nq2,maybe,"[]"\n')
+    line = fail("compare", path, path, "-o", tmp_path / "r.html")
+    assert f"{path}: line 3, column correct: 'maybe' is not true or false" in line
+    path.write_text("question_id,correct,retrieved_ids\nq1,true,p1 p2\n")
+    line = fail("compare", path, path, "-o", tmp_path / "r.html")
+    assert "line 2, column retrieved_ids: 'p1 p2' is not a list; write it as a JSON array" in line
+
+
+def test_jsonl_broken_line(tmp_path):
+    path = tmp_path / "run.jsonl"
+    path.write_text('{"question_id": "q1", "correct": true}\n\n{"question_id": "q2", \n')
+    assert f"{path}: line 3 is not JSON" in fail("compare", path, path, "-o", tmp_path / "r.html")
+
+
+def test_unknown_extension_asks_for_format(tmp_path):
+    path = tmp_path / "run.log"
+    path.write_text("x")
+    assert "pass --format" in fail("compare", path, path, "-o", tmp_path / "r.html")
+
+
+def test_qrels_with_a_log_that_has_labels(tmp_path, parquet_log):
+    line = fail("compare", parquet_log, parquet_log, "-o", tmp_path / "r.html", "--qrels", __file__)
+    assert f"{parquet_log}: read as parquet, which carries its own labels" in line
+
+
+def test_map_renames_house_columns(tmp_path, compare):
+    path = tmp_path / "house.csv"
+    pd.DataFrame({"id": ["a", "b", "c"], "passed": [True, False, True]}).to_csv(path, index=False)
+    mapping = tmp_path / "mapping.txt"
+    mapping.write_text("# run-log column = house column\nquestion_id = id\n")
+    out = compare(path, path, tmp_path / "out", "--map", mapping, "--map", "correct=passed")
+    assert out["metrics"]["correct"]["a"] == pytest.approx(2 / 3)
+    line = fail("compare", path, path, "-o", tmp_path / "r.html", "--map", "correct=ok")
+    assert "--map correct=ok: no column 'ok'; the file's columns are id, passed" in line
+    line = fail("compare", path, path, "-o", tmp_path / "r.html", "--map", "correct=")
+    assert "'correct=' is not COLUMN=SOURCE" in line
+
+
+def test_convert_writes_the_log_compare_reads(tmp_path, compare, reference):
+    jsonl = tmp_path / "run.jsonl"
+    jsonl.write_text("".join(json.dumps(r) + "\n" for r in ROWS))
+    converted = tmp_path / "converted.parquet"
+    result = CliRunner().invoke(cli, ["convert", str(jsonl), "-o", str(converted)])
+    assert result.exit_code == 0 and result.output == f"wrote {converted} (3 rows)\n"
+    assert pd.read_parquet(converted).columns.tolist() == list(ROWS[0])
+    out = compare(converted, converted, tmp_path / "out", "--n-boot", 100)
+    assert metrics(out) == metrics(reference)
+
+
+def test_convert_refuses_bad_rows_and_its_input(tmp_path, parquet_log):
+    jsonl = tmp_path / "run.jsonl"
+    jsonl.write_text("".join(json.dumps(r) + "\n" for r in [*ROWS, ROWS[0]]))
+    line = fail("convert", jsonl, "-o", tmp_path / "out.parquet")
+    assert f"{jsonl}: question_id 'q1' appears in rows 1 and 4" in line
+    before = parquet_log.read_bytes()
+    result = CliRunner().invoke(cli, ["convert", str(parquet_log), "-o", str(parquet_log)])
+    assert result.exit_code == 2 and f"{parquet_log}: is one of the input run logs" in result.output
+    assert parquet_log.read_bytes() == before

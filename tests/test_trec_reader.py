@@ -1,0 +1,167 @@
+"""The TREC reader against trec_eval's reference outputs, and its handling of broken inputs.
+
+``compare`` reads ``tests/data/trec_eval/results.test`` with ``--format trec --qrels`` (no
+conversion by the test) and every per-topic and ``all`` value must equal trec_eval's to the 4
+decimals it prints: P_k, recall_k, success_k, map_cut_k and ndcg_cut_k (linear gain is
+trec_eval's), and at k = 1000 (beyond the run's 500 documents, so the whole ranking) map and
+Rprec; with ``--rel-level 2`` for out.test.aql, which trec_eval wrote with ``-l2``. The metric
+curve is checked against every map_cut_k of the ``all`` line.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from test_readers import fail
+from test_trec_eval_oracle import DATA, HALF_UNIT, read_output
+
+MEASURES = {
+    "P": "precision",
+    "recall": "recall",
+    "success": "hit",
+    "ndcg_cut": "ndcg",
+    "map_cut": "map",
+}
+WHOLE_RANKING = {"map": "map", "Rprec": "rprec"}  # trec_eval measures without a cutoff
+BINARY = ("P", "recall", "success", "map_cut", "map", "Rprec")
+CASES = {  # qrels, --rel-level, trec_eval output, measures it ran with that level
+    "aq": ("qrels.test", 1, "out.test.aq", (*BINARY, "ndcg_cut")),
+    "aql": ("qrels.rel_level", 2, "out.test.aql", BINARY),
+}
+
+
+def trec_measure(measure: str, k: int) -> tuple[str, str] | None:
+    """(trec_eval's name, the tool's metric) of a measure at cutoff k, None when not comparable."""
+    if measure in WHOLE_RANKING:
+        return (measure, f"{WHOLE_RANKING[measure]}@{k}") if k >= 1000 else None
+    return f"{measure}_{k}", f"{MEASURES[measure]}@{k}"
+
+
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("k", [5, 10, 100, 1000])
+def test_trec_reader_matches_trec_eval(tmp_path, compare, case, k):
+    qrels, level, expected_name, measures = CASES[case]
+    run = DATA / "results.test"
+    out = compare(
+        run, run, tmp_path, "--qrels", DATA / qrels, "--rel-level", level, "--k", k,
+        "--gain", "linear", "--n-boot", 100,
+    )  # fmt: skip
+    expected = read_output(expected_name)
+    per_topic = {r["question_id"]: r for r in out["per_question"]}
+    assert sorted(per_topic) == ["301", "302", "303"]
+    bad, checked = [], 0
+    for measure in measures:
+        names = trec_measure(measure, k)
+        if names is None or (names[0], "all") not in expected:  # success_k: k in 1, 5, 10
+            continue
+        trec, metric = names
+        checked += 1
+        for topic, row in per_topic.items():
+            if abs(row[f"{metric}_a"] - expected[(trec, topic)]) > HALF_UNIT:
+                bad.append((trec, topic, row[f"{metric}_a"]))
+        if abs(out["metrics"][metric]["a"] - expected[(trec, "all")]) > HALF_UNIT:
+            bad.append((trec, "all", out["metrics"][metric]["a"]))
+    assert checked >= 2
+    assert not bad, bad
+    curve = {(r["metric"].split("@")[0], int(r["k"])): r["value"] for r in out["metric_curve"]}
+    cuts = [
+        int(m.rsplit("_", 1)[1]) for m, q in expected if m.startswith("map_cut_") and q == "all"
+    ]
+    for cut in (c for c in cuts if c <= 500):  # the curve runs to the ranking's depth
+        assert abs(curve[("map", cut)] - expected[(f"map_cut_{cut}", "all")]) <= HALF_UNIT
+
+
+def test_ties_broken_by_docno_descending_and_rank_ignored(tmp_path, compare):
+    run = tmp_path / "run.trec"
+    run.write_text("1 Q0 d1 1 0.5 t\n1 Q0 d3 2 0.5 t\n1 Q0 d2 3 0.9 t\n")
+    qrels = tmp_path / "qrels"
+    qrels.write_text("1 0 d1 1\n1 0 d3 0\n")
+    out = compare(run, run, tmp_path / "out", "--qrels", qrels, "--k", 3, "--n-boot", 100)
+    # order d2 (0.9), d3, d1 (tie at 0.5, docno descending): the relevant d1 is third
+    assert out["per_question"][0]["mrr@3_a"] == pytest.approx(1 / 3)
+
+
+def test_several_runs_share_qrels_and_missing_topics_are_listed(tmp_path, compare):
+    a, b = tmp_path / "a.run", tmp_path / "b.run"
+    a.write_text("1 Q0 d1 1 2 a\n2 Q0 d5 1 2 a\n9 Q0 d1 1 2 a\n")
+    b.write_text("1 Q0 d2 1 2 b\n1 Q0 d1 2 1 b\n2 Q0 d5 1 2 b\n")
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("1 0 d1 1\n2 0 d5 2\n3 0 d4 1\n4 0 d4 1\n")
+    out = compare(a, b, tmp_path / "out", "--qrels", qrels, "--k", 2, "--n-boot", 100)
+    assert out["metrics"]["mrr@2"]["a"] == 1.0 and out["metrics"]["mrr@2"]["b"] == 0.75
+    warnings = "\n".join(out["warnings"])
+    assert "Run A: 1 topic(s) of the run have no judgements in qrels.txt and are not scored: 9" in (
+        warnings
+    )
+    assert "2 judged topic(s) of qrels.txt are absent from the run and not scored: 3, 4" in (
+        warnings
+    )
+
+
+def test_rel_level_and_negative_grades(tmp_path, compare):
+    run = tmp_path / "run.trec"
+    run.write_text("1 Q0 d1 1 3 t\n1 Q0 d2 2 2 t\n1 Q0 d3 3 1 t\n")
+    qrels = tmp_path / "qrels"
+    qrels.write_text("1 0 d1 1\n1 0 d2 -1\n1 0 d3 2\n")
+    out = compare(run, run, tmp_path / "o", "--qrels", qrels, "--rel-level", 2, "--k", 3)
+    # grade 1 is "related", not relevant at level 2; only d3 counts
+    assert out["metrics"]["mrr@3"]["a"] == pytest.approx(1 / 3)
+    assert out["metrics"]["recall@3"]["a"] == 1.0
+
+
+def test_repeated_docno_names_both_lines(tmp_path):
+    run = tmp_path / "run.trec"
+    run.write_text("1 Q0 d1 1 3 t\n1 Q0 d2 2 2 t\n2 Q0 d1 1 3 t\n1 Q0 d1 3 1 t\n")
+    qrels = tmp_path / "qrels"
+    qrels.write_text("1 0 d1 1\n")
+    line = fail("compare", run, run, "-o", tmp_path / "r.html", "--qrels", qrels, "--k", 2)
+    assert line.endswith(
+        f"{run}: line 4: docno 'd1' already ranked for topic '1' at line 1; keep one line per "
+        "document and topic"
+    )
+
+
+def test_broken_trec_files(tmp_path):
+    run = tmp_path / "run.trec"
+    run.write_text("1 Q0 d1 1 3\n")
+    qrels = tmp_path / "qrels"
+    qrels.write_text("1 0 d1 high\n")
+    out = ("-o", tmp_path / "r.html", "--k", 2)
+    assert "pass --qrels FILE" in fail("compare", run, run, *out)
+    line = fail("compare", run, run, *out, "--qrels", qrels)
+    assert f"{run}: line 1 has 5 fields; expected 6 (qid Q0 docno rank score tag)" in line
+    run.write_text("1 Q0 d1 1 3 t\n")
+    line = fail("compare", run, run, *out, "--qrels", qrels)
+    assert f"{qrels}: line 1: grade 'high' is not a number" in line
+
+
+def test_beir_results_with_qrels_tsv(tmp_path, compare):
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps({"q1": {"d1": 0.2, "d2": 0.9}, "q2": {"d3": 0.5}}))
+    qrels = tmp_path / "test.tsv"
+    qrels.write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td3\t1\n")
+    out = compare(results, results, tmp_path / "o", "--qrels", qrels, "--k", 2)
+    assert out["metrics"]["mrr@2"]["a"] == pytest.approx((1 / 2 + 1) / 2)
+    results.write_text(json.dumps({"q1": {"d1": "high"}}))
+    line = fail("compare", results, results, "-o", tmp_path / "r.html", "--qrels", qrels)
+    assert "query 'q1', document 'd1': score 'high' is not a number" in line
+
+
+def test_average_precision_r_precision_and_all_by_hand(tmp_path, compare):
+    run = tmp_path / "run.trec"
+    run.write_text(
+        "1 Q0 d1 1 4 t\n1 Q0 d2 2 3 t\n1 Q0 d3 3 2 t\n1 Q0 d4 4 1 t\n2 Q0 d1 1 4 t\n2 Q0 d2 2 3 t\n"
+    )
+    qrels = tmp_path / "qrels"
+    qrels.write_text("1 0 d2 1\n1 0 d4 1\n1 0 d9 1\n1 0 d1 0\n2 0 d1 1\n")
+    out = compare(run, run, tmp_path / "o", "--qrels", qrels, "--k", 4, "--n-boot", 100)
+    rows = {r["question_id"]: r for r in out["per_question"]}
+    # topic 1: relevant d2 (rank 2), d4 (rank 4), d9 (not retrieved): AP = (1/2 + 2/4) / 3;
+    # R = 3, top 3 = d1 d2 d3 holds one; d9 is missing, so not all. Topic 2: d1 at rank 1.
+    assert rows["1"]["map@4_a"] == pytest.approx(1 / 3)
+    assert rows["1"]["rprec@4_a"] == pytest.approx(1 / 3)
+    assert rows["1"]["all@4_a"] == 0
+    assert (rows["2"]["map@4_a"], rows["2"]["rprec@4_a"], rows["2"]["all@4_a"]) == (1, 1, 1)
+    assert out["metrics"]["map@4"]["a"] == pytest.approx(2 / 3)
+    assert out["metrics"]["all@4"]["a"] == 0.5
