@@ -5,7 +5,7 @@
 --   The prompt is context_ids whenever it is logged, else the first $k of retrieved_ids.
 -- Returns (temp table facts): run, row_number, question_id, question, slice, correct,
 --   faithfulness, answer_relevance, answerable (as logged), abstained, human_correct,
---   human_faithful, context_tokens, latency_ms, cost_usd, has_labels, relevant_ids,
+--   human_faithful, context_tokens, latency_ms, cost_usd (NULL where not finite), has_labels, relevant_ids,
 --   relevant_grades (1 where absent), has_retrieved, depth, has_context, n_context, has_prompt,
 --   repeated_in_prompt (a passage id twice in the prompt; the rest of a ranking is not checked:
 --     a repeat there wastes no prompt slot, and distinct-counting every list would dominate the
@@ -15,7 +15,11 @@
 CREATE OR REPLACE TEMP TABLE facts AS
 SELECT
     run, row_number, question_id, question, slice, correct, faithfulness, answer_relevance,
-    answerable, abstained, human_correct, human_faithful, context_tokens, latency_ms, cost_usd,
+    answerable, abstained, human_correct, human_faithful,
+    -- inf or NaN (a timeout logged as inf) is no measurement: left out, counted by row_problems
+    CASE WHEN isfinite(context_tokens) THEN context_tokens END AS context_tokens,
+    CASE WHEN isfinite(latency_ms) THEN latency_ms END AS latency_ms,
+    CASE WHEN isfinite(cost_usd) THEN cost_usd END AS cost_usd,
     relevant_ids IS NOT NULL AS has_labels,
     relevant_ids,
     coalesce(relevant_grades, list_transform(relevant_ids, lambda x: 1)) AS relevant_grades,

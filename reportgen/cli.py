@@ -11,7 +11,20 @@ from . import __version__
 from .errors import RagreportError
 from .metrics import Options
 
-_RUN_LOG = click.Path(dir_okay=False, path_type=Path)
+# Paths are checked by the package (load.open_run, output.check_outputs), so that a folder or an
+# unreadable file gets the tool's one-line error rather than click's usage block.
+_PATH = click.Path(path_type=Path)
+MAX_N_BOOT = 100_000  # 20 times the default: the interval's bounds no longer move visibly
+
+
+class _Finite(click.FloatRange):
+    """A FloatRange that also refuses nan (which every comparison lets through)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if number != number:
+            self.fail(f"{value!r} is not a number.", param, ctx)
+        return number
 
 
 class _UserError(click.ClickException):
@@ -29,6 +42,8 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except RagreportError as error:
             raise _UserError(str(error)) from None
+        except click.BadParameter as error:  # an option's value: one line that names it
+            raise _UserError(error.format_message()) from None
 
 
 @click.group(cls=_Group)
@@ -38,13 +53,16 @@ def cli() -> None:
 
 
 @cli.command()
-@click.argument("run_a", type=_RUN_LOG)
-@click.argument("run_b", type=_RUN_LOG)
-@click.option("-o", "--output", required=True, type=_RUN_LOG, help="Path of the HTML report.")
+@click.argument("run_a", type=_PATH)
+@click.argument("run_b", type=_PATH)
+@click.option(
+    "-o", "--output", required=True, type=_PATH, metavar="FILE", help="Path of the HTML report."
+)
 @click.option(
     "--json",
     "json_path",
-    type=_RUN_LOG,
+    type=_PATH,
+    metavar="FILE",
     help="Path of the JSON of every number [default: the report's path with .json].",
 )
 @click.option(
@@ -62,21 +80,21 @@ def cli() -> None:
 )
 @click.option(
     "--n-boot",
-    type=click.IntRange(min=100),
+    type=click.IntRange(min=100, max=MAX_N_BOOT),
     default=5000,
     show_default=True,
-    help="Bootstrap resamples for each interval.",
+    help="Bootstrap resamples for each interval: 1000 for a draft, 5000 or more to decide.",
 )
 @click.option(
     "--confidence",
-    type=click.FloatRange(0.5, 1, max_open=True),
+    type=_Finite(0.5, 1, max_open=True),
     default=0.95,
     show_default=True,
     help="Confidence level of the intervals.",
 )
 @click.option(
     "--seed",
-    type=int,
+    type=click.IntRange(min=0),
     default=0,
     show_default=True,
     help="Seed of the bootstrap: the same inputs and seed give the same numbers.",
@@ -95,7 +113,7 @@ def cli() -> None:
 )
 @click.option(
     "--supported-threshold",
-    type=click.FloatRange(0, 1),
+    type=_Finite(0, 1),
     default=1.0,
     show_default=True,
     help="Faithfulness from which an answer counts as supported by its context.",
@@ -131,6 +149,25 @@ def compare(
     verdict = make_report(run_a, run_b, options, output, json_path)
     click.echo(f"{verdict.outcome}: {verdict.reason}")
     click.echo(f"wrote {output} and {json_path}")
+
+
+@cli.command()
+@click.argument("logs", nargs=-1, required=True, type=_PATH)
+@click.pass_context
+def validate(ctx: click.Context, logs: tuple[Path, ...]) -> None:
+    """List every problem of each run log LOG: one line per kind, with counts and examples.
+
+    Exit 0 when compare would accept every log (values it leaves out are listed), 2 otherwise.
+    """
+    from .validate import validate as check
+
+    refused = False
+    for path in logs:
+        result = check(path)
+        for line in result.lines:
+            click.echo(line)
+        refused = refused or result.refused
+    ctx.exit(RagreportError.exit_code if refused else 0)
 
 
 main = cli

@@ -1,0 +1,50 @@
+"""``validate``: every problem of a run log, one line per kind, with the checks compare uses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .database import RunDatabase
+from .errors import InputError
+from .load import RunFile, parquet_file, schema_problems, sha256_of
+
+
+@dataclass(frozen=True)
+class Validation:
+    lines: list[str]  # one per kind of problem; a single "ok" line when there is none
+    refused: bool  # compare would refuse this log
+
+
+def validate(path: Path) -> Validation:
+    """The file, then its schema, then (when the schema holds) every row problem.
+
+    Rows are checked only against a schema that holds: a column of the wrong type cannot be read
+    in the contract's type.
+    """
+    try:
+        parquet = parquet_file(path)
+    except InputError as error:
+        return Validation([str(error)], refused=True)
+    schema = parquet.schema_arrow
+    problems = schema_problems(path, schema)
+    if problems:
+        return Validation(problems, refused=True)
+    run = RunFile(
+        "",
+        path,
+        sha256_of(path),
+        path.stat().st_size,
+        parquet.metadata.num_rows,
+        frozenset(schema.names),
+    )
+    db = RunDatabase(run, check=False)
+    try:
+        found = db.row_problems()
+    except InputError as error:
+        return Validation([str(error)], refused=True)
+    finally:
+        db.close()
+    if not found:
+        return Validation([f"{path}: ok, {run.n_rows} rows follow the run-log contract"], False)
+    return Validation([p.summary() for p in found], refused=any(p.refused for p in found))
