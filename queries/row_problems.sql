@@ -1,8 +1,8 @@
--- Every row-level input problem, counted per run, kind and column, with the first five examples.
--- Reads: view runs.
+-- Every row-level input problem, counted per run, kind and column, with the first examples.
+-- Reads: view runs. Params: $examples INTEGER: examples kept per problem.
 -- Returns: run, kind, column_name, severity ('error': the log is refused; 'left_out': the value
 --   is dropped and counted in a warning), n (rows with the problem), row_numbers, question_ids,
---   details (the first five examples, in file order); errors first, then by run and first row.
+--   details (the first $examples examples, in file order); errors first, then by run and first row.
 --   kind is one of null_id, duplicate_id, grades_length, null_in_list, grade_range, share_range,
 --   negative, not_finite.
 WITH problems AS (
@@ -71,9 +71,9 @@ WITH problems AS (
 SELECT run, kind, column_name,
        CASE WHEN kind = 'not_finite' THEN 'left_out' ELSE 'error' END AS severity,
        count(*) AS n,
-       min_by(row_number, row_number, 5) AS row_numbers,
-       min_by(question_id, row_number, 5) AS question_ids,
-       min_by(detail, row_number, 5) AS details
+       list(row_number ORDER BY row_number)[1:$examples] AS row_numbers,
+       list(question_id ORDER BY row_number)[1:$examples] AS question_ids,
+       list(detail ORDER BY row_number)[1:$examples] AS details
 FROM problems
 GROUP BY run, kind, column_name
 ORDER BY severity, run, min(row_number), kind, column_name

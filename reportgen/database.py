@@ -14,7 +14,7 @@ from .contract import BY_NAME
 from .errors import InputError
 from .load import RunFile
 from .resources import query_text
-from .row_checks import RowProblem
+from .row_checks import EXAMPLES, RowProblem
 
 _DATA_ERRORS = (
     duckdb.ConversionException,
@@ -101,5 +101,5 @@ class RunDatabase:
                 question_ids=tuple(p.question_ids),
                 details=tuple(p.details),
             )
-            for p in self.frame("row_problems").itertuples()
+            for p in self.frame("row_problems", examples=EXAMPLES).itertuples()
         ]

@@ -90,9 +90,8 @@ def _check_folder(path: Path, folder: Path) -> None:
     if not folder.is_dir():
         raise OutputError(f"{path}: {folder} is not a folder; choose another output path")
     try:  # the only test of writability that holds for root and read-only file systems
-        descriptor, name = tempfile.mkstemp(dir=folder, prefix=".ragreport-check.")
-        os.close(descriptor)
-        os.unlink(name)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".ragreport-check."):
+            pass
     except OSError as exc:
         raise OutputError(f"{path}: cannot write in {folder} ({exc.strerror})") from None
 
@@ -121,8 +120,8 @@ def write_all(files: dict[Path, str], inputs: list[Path]) -> None:
     An existing report is replaced only once every new file is complete; on any failure (or a
     signal) the temporaries are removed and what was at the output paths is put back.
     """
-    targets = check_outputs(list(files), inputs)
     with _signals_raise():
+        targets = check_outputs(list(files), inputs)
         _commit(list(zip(files, targets, files.values(), strict=True)))
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-EXAMPLES = 5  # examples listed per kind of problem (the query keeps this many)
+EXAMPLES = 5  # examples listed per kind of problem
 
 # kind -> (what is wrong, with {column} and {detail}; what to do)
 _WORDS = {
