@@ -11,7 +11,9 @@
 --     a repeat there wastes no prompt slot, and distinct-counting every list would dominate the
 --     run time of large logs),
 --   pos_retrieved, pos_context (aligned with relevant_ids: first 1-based position, NULL if absent),
---   cited (distinct cited ids, NULL when not logged), cited_in_prompt (aligned with cited).
+--   cited (distinct cited ids, NULL when not logged), cited_in_prompt (aligned with cited),
+--   nulls_in_lists (null items in retrieved_ids, relevant_ids, context_ids, cited_ids and
+--     relevant_grades as logged).
 CREATE OR REPLACE TEMP TABLE facts AS
 SELECT
     run, row_number, question_id, question, slice, correct, faithfulness, answer_relevance,
@@ -32,6 +34,10 @@ SELECT
         < len(coalesce(context_ids, retrieved_ids[1:$k])) AS repeated_in_prompt,
     list_transform(relevant_ids, lambda id: list_position(retrieved_ids, id)) AS pos_retrieved,
     list_transform(relevant_ids, lambda id: list_position(context_ids, id)) AS pos_context,
+    -- null ids inside each list, counted here where the lists are read anyway (row_problems.sql)
+    [len(retrieved_ids) - list_count(retrieved_ids), len(relevant_ids) - list_count(relevant_ids),
+     len(context_ids) - list_count(context_ids), len(cited_ids) - list_count(cited_ids),
+     len(relevant_grades) - list_count(relevant_grades)] AS nulls_in_lists,
     list_distinct(cited_ids) AS cited,
     list_transform(
         list_distinct(cited_ids),

@@ -30,12 +30,10 @@ class RunDatabase:
     ``rows_b`` (contract columns and row_number only, so no column of a log can collide with a
     name the queries use) and the contract view ``runs``.
 
-    Without ``b`` (``validate`` of one log) ``rows_b`` is empty. Unless ``check`` is false, the
-    first row problem that refuses a log raises InputError; the values left out are kept in
-    ``left_out`` for the report's warnings.
+    Without ``b`` (``validate`` of one log) ``rows_b`` is empty.
     """
 
-    def __init__(self, a: RunFile, b: RunFile | None = None, *, check: bool = True) -> None:
+    def __init__(self, a: RunFile, b: RunFile | None = None) -> None:
         self.files = {"a": a, "b": b or a}
         self.con = duckdb.connect()
         for key, run in self.files.items():
@@ -43,13 +41,7 @@ class RunDatabase:
             rows = self._numbered(run)
             (rows if b is not None or key == "a" else rows.limit(0)).create_view(f"rows_{key}")
         self.execute("runs")
-        self.left_out: list[RowProblem] = []
-        if check:
-            problems = self.row_problems()
-            refused = [p for p in problems if p.refused]
-            if refused:
-                raise InputError(refused[0].error())
-            self.left_out = problems
+        self.left_out: list[RowProblem] = []  # values left out, for the report's warnings
 
     def _numbered(self, run: RunFile) -> duckdb.DuckDBPyRelation:
         """The log's contract columns and ``row_number``, its 0-based row in the file."""
@@ -63,8 +55,17 @@ class RunDatabase:
         return self.con.from_arrow(table)
 
     def prepare(self, k: int | None) -> None:
-        """Read both logs once into the tables ``facts`` and ``relevant`` that queries share."""
+        """Read both logs once into the tables ``facts`` and ``relevant`` that queries share.
+
+        Between the two, the rows are checked: the first problem that refuses a log raises
+        InputError; the values left out are kept in ``left_out``.
+        """
         self.execute("facts", k=k)
+        problems = self.row_problems()
+        refused = [p for p in problems if p.refused]
+        if refused:
+            raise InputError(refused[0].error())
+        self.left_out = problems
         self.execute("relevant")
 
     def execute(self, name: str, **params: Any) -> None:
@@ -89,7 +90,7 @@ class RunDatabase:
         self.con.close()
 
     def row_problems(self) -> list[RowProblem]:
-        """Every row problem of the logs: refusals first, then values left out."""
+        """Every row problem of the logs: refusals first, then values left out (needs facts)."""
         return [
             RowProblem(
                 path=self.files[p.run].path,

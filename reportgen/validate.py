@@ -38,8 +38,9 @@ def validate(path: Path) -> Validation:
         parquet.metadata.num_rows,
         frozenset(schema.names),
     )
-    db = RunDatabase(run, check=False)
+    db = RunDatabase(run)
     try:
+        db.execute("facts", k=None)
         found = db.row_problems()
     except InputError as error:
         return Validation([str(error)], refused=True)

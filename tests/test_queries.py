@@ -223,7 +223,8 @@ def test_row_problems_counts_every_row_and_keeps_the_first_examples(tmp_path: Pa
     rows[7]["faithfulness"] = float("nan")
     path = tmp_path / "bad.parquet"
     pd.DataFrame(rows).to_parquet(path)  # pandas writes the NaN as null: no value, no problem
-    db = RunDatabase(open_run(path, "A"), check=False)
+    db = RunDatabase(open_run(path, "A"))
+    db.execute("facts", k=None)
     found = db.frame("row_problems", examples=3)
     db.close()
     assert list(found.columns) == [
@@ -244,6 +245,6 @@ def test_row_problems_counts_every_row_and_keeps_the_first_examples(tmp_path: Pa
     ]
     nulls = found.iloc[0]
     assert list(nulls.row_numbers) == [1, 2, 4] and list(nulls.question_ids) == ["q1", "q2", "q4"]
-    assert list(nulls.details) == ["1 null(s) among 2"] * 3
+    assert list(nulls.details) == ["1 null(s)"] * 3
     assert list(found.iloc[1].details) == ["1.25"]
     assert list(found.iloc[2].details) == ["first seen at row 1"]  # 1-based, as users count
