@@ -14,7 +14,7 @@ from .metrics import Options
 # Paths are checked by the package (load.open_run, output.check_outputs), so that a folder or an
 # unreadable file gets the tool's one-line error rather than click's usage block.
 _PATH = click.Path(path_type=Path)
-MAX_N_BOOT = 100_000  # 20 times the default: the interval's bounds no longer move visibly
+MAX_N_BOOT = 100_000  # 20 times the default; the run time grows linearly with it
 
 
 class _Finite(click.FloatRange):
