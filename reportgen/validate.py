@@ -7,7 +7,7 @@ from pathlib import Path
 
 from .database import RunDatabase
 from .errors import InputError
-from .load import RunFile, parquet_file, schema_problems, sha256_of
+from .load import open_run, parquet_file, schema_problems
 
 
 @dataclass(frozen=True)
@@ -26,18 +26,10 @@ def validate(path: Path) -> Validation:
         parquet = parquet_file(path)
     except InputError as error:
         return Validation([str(error)], refused=True)
-    schema = parquet.schema_arrow
-    problems = schema_problems(path, schema)
+    problems = schema_problems(path, parquet.schema_arrow)
     if problems:
         return Validation(problems, refused=True)
-    run = RunFile(
-        "",
-        path,
-        sha256_of(path),
-        path.stat().st_size,
-        parquet.metadata.num_rows,
-        frozenset(schema.names),
-    )
+    run = open_run(path, "")
     db = RunDatabase(run)
     try:
         db.execute("facts", k=None)
