@@ -5,17 +5,23 @@
 --   The prompt is context_ids whenever it is logged, else the first $k of retrieved_ids.
 -- Returns (temp table facts): run, row_number, question_id, question, slice, correct,
 --   faithfulness, answer_relevance, answerable (as logged), abstained, human_correct,
---   human_faithful, context_tokens, latency_ms, cost_usd, has_labels, relevant_ids,
+--   human_faithful, context_tokens, latency_ms, cost_usd (NULL where not finite), has_labels, relevant_ids,
 --   relevant_grades (1 where absent), has_retrieved, depth, has_context, n_context, has_prompt,
 --   repeated_in_prompt (a passage id twice in the prompt; the rest of a ranking is not checked:
 --     a repeat there wastes no prompt slot, and distinct-counting every list would dominate the
 --     run time of large logs),
 --   pos_retrieved, pos_context (aligned with relevant_ids: first 1-based position, NULL if absent),
---   cited (distinct cited ids, NULL when not logged), cited_in_prompt (aligned with cited).
+--   cited (distinct cited ids, NULL when not logged), cited_in_prompt (aligned with cited),
+--   nulls_in_lists (null items in retrieved_ids, relevant_ids, context_ids, cited_ids and
+--     relevant_grades as logged).
 CREATE OR REPLACE TEMP TABLE facts AS
 SELECT
     run, row_number, question_id, question, slice, correct, faithfulness, answer_relevance,
-    answerable, abstained, human_correct, human_faithful, context_tokens, latency_ms, cost_usd,
+    answerable, abstained, human_correct, human_faithful,
+    -- inf or NaN (a timeout logged as inf) is no measurement: left out, counted by row_problems
+    CASE WHEN isfinite(context_tokens) THEN context_tokens END AS context_tokens,
+    CASE WHEN isfinite(latency_ms) THEN latency_ms END AS latency_ms,
+    CASE WHEN isfinite(cost_usd) THEN cost_usd END AS cost_usd,
     relevant_ids IS NOT NULL AS has_labels,
     relevant_ids,
     coalesce(relevant_grades, list_transform(relevant_ids, lambda x: 1)) AS relevant_grades,
@@ -28,6 +34,10 @@ SELECT
         < len(coalesce(context_ids, retrieved_ids[1:$k])) AS repeated_in_prompt,
     list_transform(relevant_ids, lambda id: list_position(retrieved_ids, id)) AS pos_retrieved,
     list_transform(relevant_ids, lambda id: list_position(context_ids, id)) AS pos_context,
+    -- null ids inside each list, counted here where the lists are read anyway (row_problems.sql)
+    [len(retrieved_ids) - list_count(retrieved_ids), len(relevant_ids) - list_count(relevant_ids),
+     len(context_ids) - list_count(context_ids), len(cited_ids) - list_count(cited_ids),
+     len(relevant_grades) - list_count(relevant_grades)] AS nulls_in_lists,
     list_distinct(cited_ids) AS cited,
     list_transform(
         list_distinct(cited_ids),

@@ -1,33 +1,79 @@
--- Row-level input problems, at most one example per run and kind, in file order.
--- Reads: view runs.
--- Returns: run, kind, row_number, question_id, detail; kind is one of
---   null_id, duplicate_id, grades_length, faithfulness_range.
-WITH problems AS (
-    SELECT run, 'null_id' AS kind, row_number, question_id, NULL AS detail
-    FROM runs
+-- Every row-level input problem, counted per run, kind and column, with the first examples.
+-- Reads: view runs, table facts. Params: $examples INTEGER: examples kept per problem.
+-- Returns: run, kind, column_name, severity ('error': the log is refused; 'left_out': the value
+--   is dropped and counted in a warning), n (rows with the problem), row_numbers, question_ids,
+--   details (the first $examples examples, in file order); errors first, then by run and first row.
+--   kind is one of null_id, duplicate_id, grades_length, null_in_list, grade_range, share_range,
+--   negative, not_finite.
+-- The scalar columns come from runs, the null items of the lists from facts (which reads the
+-- long lists once for every query); each row is reduced to a few numbers, once.
+WITH checked AS MATERIALIZED (
+    SELECT r.run, r.row_number, r.question_id, r.faithfulness, r.answer_relevance,
+           r.context_tokens, r.latency_ms, r.cost_usd,
+           min(r.row_number) OVER (PARTITION BY r.run, r.question_id) AS first_row,
+           len(r.relevant_grades) AS n_grades, coalesce(len(r.relevant_ids), 0) AS n_relevant,
+           list_min(r.relevant_grades) AS min_grade, f.nulls_in_lists AS nulls
+    FROM runs AS r
+    JOIN facts AS f USING (run, row_number)
+),
+problems AS (
+    SELECT run, 'null_id' AS kind, 'question_id' AS column_name, row_number, question_id,
+           NULL AS detail
+    FROM checked
     WHERE question_id IS NULL
     UNION ALL
-    SELECT run, 'duplicate_id', row_number, question_id,
-           'first seen at row ' || first_row
+    SELECT run, 'duplicate_id', 'question_id', row_number, question_id,
+           'first seen at row ' || (first_row + 1)
+    FROM checked
+    WHERE question_id IS NOT NULL AND row_number > first_row
+    UNION ALL
+    SELECT run, 'grades_length', 'relevant_grades', row_number, question_id,
+           n_grades || ' grades for ' || n_relevant || ' relevant_ids'
+    FROM checked
+    WHERE n_grades <> n_relevant
+    UNION ALL
+    SELECT run, 'null_in_list', name, row_number, question_id, n_null || ' null(s)'
     FROM (
         SELECT run, row_number, question_id,
-               min(row_number) OVER (PARTITION BY run, question_id) AS first_row
-        FROM runs
-        WHERE question_id IS NOT NULL
+               unnest(['retrieved_ids', 'relevant_ids', 'context_ids', 'cited_ids',
+                       'relevant_grades']) AS name,
+               unnest(nulls) AS n_null
+        FROM checked
+        WHERE list_max(nulls) > 0
     )
-    WHERE row_number > first_row
+    WHERE n_null > 0
     UNION ALL
-    SELECT run, 'grades_length', row_number, question_id,
-           len(relevant_grades) || ' grades for ' || coalesce(len(relevant_ids), 0) || ' relevant_ids'
-    FROM runs
-    WHERE relevant_grades IS NOT NULL
-      AND len(relevant_grades) <> coalesce(len(relevant_ids), 0)
+    SELECT run, 'grade_range', 'relevant_grades', row_number, question_id, min_grade::VARCHAR
+    FROM checked
+    WHERE min_grade < 0
     UNION ALL
-    SELECT run, 'faithfulness_range', row_number, question_id, faithfulness::VARCHAR
-    FROM runs
-    WHERE faithfulness < 0 OR faithfulness > 1 OR isnan(faithfulness)
+    SELECT run,
+           CASE WHEN kind = 'negative' AND NOT isfinite(value) THEN 'not_finite' ELSE kind END,
+           name, row_number, question_id, value::VARCHAR
+    FROM (
+        SELECT run, row_number, question_id,
+               unnest([
+                   {'kind': 'share_range', 'name': 'faithfulness', 'value': faithfulness},
+                   {'kind': 'share_range', 'name': 'answer_relevance', 'value': answer_relevance},
+                   {'kind': 'negative', 'name': 'context_tokens', 'value': context_tokens},
+                   {'kind': 'negative', 'name': 'latency_ms', 'value': latency_ms},
+                   {'kind': 'negative', 'name': 'cost_usd', 'value': cost_usd}
+               ], recursive := true)
+        FROM checked
+        WHERE NOT (coalesce(faithfulness BETWEEN 0 AND 1, true)
+                   AND coalesce(answer_relevance BETWEEN 0 AND 1, true)
+                   AND coalesce(context_tokens >= 0 AND isfinite(context_tokens), true)
+                   AND coalesce(latency_ms >= 0 AND isfinite(latency_ms), true)
+                   AND coalesce(cost_usd >= 0 AND isfinite(cost_usd), true))
+    )
+    WHERE isnan(value) OR isinf(value) OR value < 0 OR (kind = 'share_range' AND value > 1)
 )
-SELECT run, kind, row_number, question_id, detail
+SELECT run, kind, column_name,
+       CASE WHEN kind = 'not_finite' THEN 'left_out' ELSE 'error' END AS severity,
+       count(*) AS n,
+       list(row_number ORDER BY row_number)[1:$examples] AS row_numbers,
+       list(question_id ORDER BY row_number)[1:$examples] AS question_ids,
+       list(detail ORDER BY row_number)[1:$examples] AS details
 FROM problems
-QUALIFY row_number() OVER (PARTITION BY run, kind ORDER BY row_number) = 1
-ORDER BY run, kind
+GROUP BY run, kind, column_name
+ORDER BY severity, run, min(row_number), kind, column_name

@@ -1,18 +1,19 @@
 -- Both run logs as one view in the run-log contract's types.
--- Reads: views raw_a and raw_b (each run's Parquet, registered from Python with file_row_number).
+-- Reads: views rows_a and rows_b (each run's contract columns and row_number, the 0-based row in
+--   its file, registered from Python; other columns of the logs never reach this view).
 -- Absent optional columns come back NULL: the UNION ALL BY NAME with an empty, typed row adds them.
 -- Returns: run ('a' | 'b'), row_number (0-based row in its file) and every contract column.
 CREATE OR REPLACE TEMP VIEW runs AS
 WITH unioned AS (
-    SELECT 'a' AS run, * FROM raw_a
+    SELECT 'a' AS run, * FROM rows_a
     UNION ALL BY NAME
-    SELECT 'b' AS run, * FROM raw_b
+    SELECT 'b' AS run, * FROM rows_b
     UNION ALL BY NAME
     SELECT *
     FROM (
         SELECT
             NULL::VARCHAR AS run,
-            NULL::BIGINT AS file_row_number,
+            NULL::BIGINT AS row_number,
             NULL::VARCHAR AS question_id,
             NULL::VARCHAR AS question,
             NULL::VARCHAR AS slice,
@@ -39,7 +40,7 @@ WITH unioned AS (
 )
 SELECT
     run,
-    file_row_number AS row_number,
+    row_number,
     question_id::VARCHAR AS question_id,
     question::VARCHAR AS question,
     slice::VARCHAR AS slice,

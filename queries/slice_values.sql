@@ -1,15 +1,22 @@
 -- One slice column's value for every question (A's value where both runs log one).
--- Reads: views raw_a, raw_b (any column, not only the contract's).
+-- Reads: views raw_a, raw_b (every column of each log as written, not only the contract's).
 -- Params: $column VARCHAR: the column's exact name.
 -- Returns: question_id, value (VARCHAR, NULL when neither run gives one).
-WITH both_runs AS (
-    SELECT run, question_id::VARCHAR AS question_id,
+-- Each run is widened to the columns of both (the other's LIMIT 0), so the column exists in
+-- both; nothing is added to a log's own columns, so no column of a log can collide with "run".
+WITH rows_a AS (
+    SELECT * FROM raw_a UNION ALL BY NAME (SELECT * FROM raw_b LIMIT 0)
+),
+rows_b AS (
+    SELECT * FROM raw_b UNION ALL BY NAME (SELECT * FROM raw_a LIMIT 0)
+),
+both_runs AS (
+    SELECT 'a' AS run, question_id::VARCHAR AS question_id,
            COLUMNS(lambda c: c = $column)::VARCHAR AS value
-    FROM (
-        SELECT 'a' AS run, * FROM raw_a
-        UNION ALL BY NAME
-        SELECT 'b' AS run, * FROM raw_b
-    )
+    FROM rows_a
+    UNION ALL
+    SELECT 'b', question_id::VARCHAR, COLUMNS(lambda c: c = $column)::VARCHAR
+    FROM rows_b
 )
 SELECT question_id,
        coalesce(any_value(value) FILTER (WHERE run = 'a'),

@@ -27,6 +27,7 @@ RUN_COLOURS = {"A": "#E69F00", "B": "#56B4E9"}
 OUTCOME_COLOURS = {"B wins": "#0072B2", "tie": "#BBBBBB", "B loses": "#D55E00"}
 _CURVE_ORDER = ("recall", "precision", "hit", "mrr", "ndcg")  # drawn; the JSON has every metric
 MAX_POINTS = 400  # a chart draws at most this many per-question marks
+MAX_CUTOFFS = 200  # the metric-vs-k chart draws at most this many cutoffs per line
 WIDTH = 640
 
 
@@ -76,10 +77,19 @@ LOG_K_ABOVE = 100  # deeper rankings draw k on a log scale, so the prompt's few 
 
 
 def metric_curve(curve: pd.DataFrame, prompt_k: int) -> dict[str, Any]:
-    """Mean retrieval metrics of both runs at every cutoff, the prompt cutoff marked."""
+    """Mean retrieval metrics of both runs at every cutoff, the prompt cutoff marked.
+
+    Rankings deeper than MAX_CUTOFFS are drawn through log-spaced cutoffs (dense where the
+    metrics change fast), always including 1, the prompt's k and the deepest; the title says so.
+    """
     curve = curve[curve["metric"].isin(_CURVE_ORDER)]
     frame = curve.assign(run=curve["run"].str.upper())
     depth = int(frame["k"].max())
+    drawn = ""
+    if depth > MAX_CUTOFFS:
+        cutoffs = np.unique(np.geomspace(1, depth, MAX_CUTOFFS - 1).round().astype(int))
+        frame = frame[frame["k"].isin([*cutoffs, prompt_k])]
+        drawn = f" Drawn at {frame['k'].nunique()} of the {depth} cutoffs."
     base = alt.Chart()
     lines = base.mark_line().encode(
         x=alt.X(
@@ -113,7 +123,7 @@ def metric_curve(curve: pd.DataFrame, prompt_k: int) -> dict[str, Any]:
         )
         .properties(
             title=f"Which run wins depends on k: the prompt holds k = {prompt_k} "
-            "(dashed); the shaded part is headroom, not quality"
+            f"(dashed); the shaded part is headroom, not quality.{drawn}"
         )
         .to_dict()
     )

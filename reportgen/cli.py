@@ -16,9 +16,21 @@ from .metrics import Options
 if TYPE_CHECKING:
     from .readers import ReadOptions
 
-_RUN_LOG = click.Path(dir_okay=False, path_type=Path)
-_LOG_IN = click.Path(path_type=Path)  # a file, a folder of Parquet shards or a glob
 _Reading = Callable[[int], "tuple[ReadOptions, ...]"]  # the ReadOptions of n run logs
+# Paths are checked by the package (load.open_run, output.check_outputs), so that a folder or an
+# unreadable file gets the tool's one-line error rather than click's usage block.
+_PATH = click.Path(path_type=Path)
+MAX_N_BOOT = 100_000  # 20 times the default; the run time grows linearly with it
+
+
+class _Finite(click.FloatRange):
+    """A FloatRange that also refuses nan (which every comparison lets through)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if number != number:
+            self.fail(f"{value!r} is not a number.", param, ctx)
+        return number
 
 
 class _UserError(click.ClickException):
@@ -36,6 +48,8 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except RagreportError as error:
             raise _UserError(str(error)) from None
+        except click.BadParameter as error:  # an option's value: one line that names it
+            raise _UserError(error.format_message()) from None
 
 
 def _reading_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -108,13 +122,16 @@ def cli() -> None:
 
 
 @cli.command()
-@click.argument("run_a", type=_LOG_IN)
-@click.argument("run_b", type=_LOG_IN)
-@click.option("-o", "--output", required=True, type=_RUN_LOG, help="Path of the HTML report.")
+@click.argument("run_a", type=_PATH)
+@click.argument("run_b", type=_PATH)
+@click.option(
+    "-o", "--output", required=True, type=_PATH, metavar="FILE", help="Path of the HTML report."
+)
 @click.option(
     "--json",
     "json_path",
-    type=_RUN_LOG,
+    type=_PATH,
+    metavar="FILE",
     help="Path of the JSON of every number [default: the report's path with .json].",
 )
 @click.option(
@@ -132,21 +149,21 @@ def cli() -> None:
 )
 @click.option(
     "--n-boot",
-    type=click.IntRange(min=100),
+    type=click.IntRange(min=100, max=MAX_N_BOOT),
     default=5000,
     show_default=True,
-    help="Bootstrap resamples for each interval.",
+    help="Bootstrap resamples for each interval: 1000 for a draft, 5000 or more to decide.",
 )
 @click.option(
     "--confidence",
-    type=click.FloatRange(0.5, 1, max_open=True),
+    type=_Finite(0.5, 1, max_open=True),
     default=0.95,
     show_default=True,
     help="Confidence level of the intervals.",
 )
 @click.option(
     "--seed",
-    type=int,
+    type=click.IntRange(min=0),
     default=0,
     show_default=True,
     help="Seed of the bootstrap: the same inputs and seed give the same numbers.",
@@ -165,7 +182,7 @@ def cli() -> None:
 )
 @click.option(
     "--supported-threshold",
-    type=click.FloatRange(0, 1),
+    type=_Finite(0, 1),
     default=None,
     help="Faithfulness from which an answer counts as supported by its context "
     "[default: 1 for 0/1 scores, 0.8 for graded ones].",
@@ -211,9 +228,14 @@ def compare(
 
 
 @cli.command()
-@click.argument("log", type=_LOG_IN)
+@click.argument("log", type=_PATH)
 @click.option(
-    "-o", "--output", required=True, type=_RUN_LOG, help="Path of the Parquet run log to write."
+    "-o",
+    "--output",
+    required=True,
+    type=_PATH,
+    metavar="FILE",
+    help="Path of the Parquet run log to write.",
 )
 @_reading_options
 def convert(
@@ -229,6 +251,26 @@ def convert(
     for note in notes:
         click.echo(note)
     click.echo(f"wrote {output} ({n_rows} rows)")
+
+
+@cli.command()
+@click.argument("logs", nargs=-1, required=True, type=_PATH)
+@_reading_options
+@click.pass_context
+def validate(ctx: click.Context, logs: tuple[Path, ...], reading: _Reading) -> None:
+    """List every problem of each run log LOG: one line per kind, with counts and examples.
+
+    Exit 0 when compare would accept every log (values it leaves out are listed), 2 otherwise.
+    """
+    from .validate import validate as check
+
+    refused = False
+    for path, options in zip(logs, reading(len(logs)), strict=True):
+        result = check(path, options)
+        for line in result.lines:
+            click.echo(line)
+        refused = refused or result.refused
+    ctx.exit(RagreportError.exit_code if refused else 0)
 
 
 main = cli

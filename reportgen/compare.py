@@ -25,6 +25,7 @@ from .stats import MetricComparison, compare_metric
 from .supported import SupportedRule, supported_rule
 from .verdict import Verdict, decide
 
+MAX_SLICE_VALUES = 50  # a slice column with more values is left out: its forest would be unreadable
 MAX_EXEMPLARS = 60  # drill-downs rendered: dominant-class examples first, then broken questions
 CHANGED_SHOWN = 200  # rows of the changed-questions table; the JSON holds every question
 
@@ -66,6 +67,25 @@ def _slice_columns(runs: dict[str, RunFile], options: Options) -> list[str]:
     return list(dict.fromkeys(options.slices))
 
 
+def _slice_values(
+    db: RunDatabase, runs: dict[str, RunFile], options: Options
+) -> tuple[dict[str, pd.DataFrame], list[str]]:
+    """Each slice column's value per question, read before any metric is computed so that a
+    column too fine to slice by is reported once, early, and left out of the report."""
+    kept, warnings = {}, []
+    for column in _slice_columns(runs, options):
+        values = db.frame("slice_values", column=column)
+        n = values["value"].nunique()
+        if n > MAX_SLICE_VALUES:
+            warnings.append(
+                f"Slice column {column!r} has {n} values, more than {MAX_SLICE_VALUES}: it is "
+                "left out of the slices; pick a coarser column with --slice"
+            )
+        else:
+            kept[column] = values
+    return kept, warnings
+
+
 def run_comparison(
     path_a: Path,
     path_b: Path,
@@ -75,6 +95,7 @@ def run_comparison(
     runs = {"a": open_log(path_a, "A", reading[0]), "b": open_log(path_b, "B", reading[1])}
     db = RunDatabase(runs["a"], runs["b"])
     try:
+        by_question, slice_warnings = _slice_values(db, runs, options)
         tables = compute_tables(db, options)
         headline = headline_metric(tables)
         changed = changed_questions(tables, headline)
@@ -82,8 +103,7 @@ def run_comparison(
         changed = changed.merge(texts, on="question_id", how="left")
         ids = tables.paired[["question_id"]]
         slice_values = {
-            column: ids.merge(db.frame("slice_values", column=column), how="left")["value"]
-            for column in _slice_columns(runs, options)
+            column: ids.merge(values, how="left")["value"] for column, values in by_question.items()
         }
         supported = _supported(tables, options)
         golden = audit(db, tables, next(iter(slice_values.values()), None), options.strict)
@@ -137,6 +157,8 @@ def run_comparison(
         ),
         warnings=[
             *(f"Run {r.label}: {note}" for r in runs.values() for note in r.notes),
+            *slice_warnings,
+            *(p.warning() for p in db.left_out),
             *_warnings(tables, golden),
         ],
         supported=supported,

@@ -15,21 +15,35 @@ import pyarrow as pa
 _Check = Callable[[pa.DataType], bool]
 
 
+def _decoded(check: _Check) -> _Check:
+    """``check`` applied to the values of a dictionary-encoded column (a pandas category)."""
+
+    def decoded(t: pa.DataType) -> bool:
+        return check(t.value_type if pa.types.is_dictionary(t) else t)
+
+    return decoded
+
+
+@_decoded
 def _string(t: pa.DataType) -> bool:
     return pa.types.is_string(t) or pa.types.is_large_string(t)
 
 
+@_decoded
 def _id(t: pa.DataType) -> bool:
     return _string(t) or pa.types.is_integer(t)
 
 
+@_decoded
 def _number(t: pa.DataType) -> bool:
     return pa.types.is_floating(t) or pa.types.is_integer(t)
 
 
 def _list_of(item: _Check) -> _Check:
     def check(t: pa.DataType) -> bool:
-        return (pa.types.is_list(t) or pa.types.is_large_list(t)) and item(t.value_type)
+        is_list = pa.types.is_list(t) or pa.types.is_large_list(t)
+        # list<null>: every list empty or all null, as pandas infers it
+        return is_list and (pa.types.is_null(t.value_type) or item(t.value_type))
 
     return check
 

@@ -20,11 +20,14 @@ def convert_log(path: Path, options: ReadOptions, output: Path) -> tuple[int, tu
     file is one ``compare`` accepts.
     """
     run = open_log(path, "A", options)
-    RunDatabase(run, run).close()  # the row checks of compare, on this one log
+    db = RunDatabase(run)
+    try:
+        db.prepare(None)  # the row checks of compare, on this one log
+    finally:
+        db.close()
     table = run.table
     if table is None:
         table = pq.read_table([str(f) for f in run.files or (run.path,)])
-    table = table.drop_columns([c for c in ("file_row_number",) if c in table.column_names])
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink)
     write_all({output: sink.getvalue().to_pybytes()}, inputs=[path, *run.files])

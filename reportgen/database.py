@@ -1,4 +1,4 @@
-"""The DuckDB session that reads both run logs: their views, and the named queries of queries/."""
+"""The DuckDB session that reads the run logs: their views, and the named queries of queries/."""
 
 from __future__ import annotations
 
@@ -11,27 +11,66 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .contract import BY_NAME
 from .errors import InputError
 from .load import RunFile
 from .resources import query_text
+from .row_checks import EXAMPLES, RowProblem
+
+_DATA_ERRORS = (
+    duckdb.ConversionException,
+    duckdb.InvalidInputException,
+    duckdb.IOException,
+    duckdb.OutOfRangeException,
+)
+_ROW_NUMBER = "file_row_number"  # the column DuckDB's Parquet reader adds on request
 
 
 class RunDatabase:
-    """Both run logs registered as ``raw_a`` / ``raw_b`` and the contract view ``runs``."""
+    """The run logs registered as ``raw_a`` / ``raw_b`` (every column as written), ``rows_a`` /
+    ``rows_b`` (contract columns and row_number only, so no column of a log can collide with a
+    name the queries use) and the contract view ``runs``.
 
-    def __init__(self, a: RunFile, b: RunFile) -> None:
-        self.files = {"a": a, "b": b}
+    Without ``b`` (``validate`` of one log) ``rows_b`` is empty.
+    """
+
+    def __init__(self, a: RunFile, b: RunFile | None = None) -> None:
+        self.files = {"a": a, "b": b or a}
         self.con = duckdb.connect()
         for key, run in self.files.items():
-            if run.table is not None:
-                relation = self.con.from_arrow(run.table)
-            elif run.files:
-                relation = self._shards(run.files)
-            else:
-                relation = self.con.read_parquet(str(run.path), file_row_number=True)
-            relation.create_view(f"raw_{key}")
+            self._raw(run).create_view(f"raw_{key}")
+            rows = self._numbered(run)
+            (rows if b is not None or key == "a" else rows.limit(0)).create_view(f"rows_{key}")
         self.execute("runs")
-        self._check_rows()
+        self.left_out: list[RowProblem] = []  # values left out, for the report's warnings
+
+    def _raw(self, run: RunFile) -> duckdb.DuckDBPyRelation:
+        """Every column of the log as written."""
+        if run.table is not None:
+            return self.con.from_arrow(run.table)
+        paths = [str(f) for f in run.files or (run.path,)]
+        return self.con.read_parquet(paths, union_by_name=True)
+
+    def _numbered(self, run: RunFile) -> duckdb.DuckDBPyRelation:
+        """The log's contract columns and ``row_number``, its 0-based row in the file (across
+        the shards of a folder or glob, in name order)."""
+        names = [name for name in BY_NAME if name in run.columns]
+        if run.table is None and _ROW_NUMBER not in run.columns:
+            relation = (
+                self._shards(run.files)
+                if run.files
+                else self.con.read_parquet(str(run.path), file_row_number=True)
+            )
+            return relation.project(", ".join([*names, f"{_ROW_NUMBER} AS row_number"]))
+        # Read from another format, or the log has a column of that name itself: number its
+        # rows in Arrow instead.
+        table = (
+            run.table.select(names)
+            if run.table is not None
+            else pq.read_table([str(f) for f in run.files or (run.path,)], columns=names)
+        )
+        table = table.append_column("row_number", pa.array(np.arange(table.num_rows)))
+        return self.con.from_arrow(table)
 
     def _shards(self, files: tuple[Path, ...]) -> duckdb.DuckDBPyRelation:
         """Parquet shards read as one log, rows numbered across the shards in name order."""
@@ -47,37 +86,52 @@ class RunDatabase:
         )
 
     def prepare(self, k: int | None) -> None:
-        """Read both logs once into the tables ``facts`` and ``relevant`` that queries share."""
+        """Read both logs once into the tables ``facts`` and ``relevant`` that queries share.
+
+        Between the two, the rows are checked: the first problem that refuses a log raises
+        InputError; the values left out are kept in ``left_out``.
+        """
         self.execute("facts", k=k)
+        problems = self.row_problems()
+        refused = [p for p in problems if p.refused]
+        if refused:
+            raise InputError(refused[0].error())
+        self.left_out = problems
         self.execute("relevant")
 
     def execute(self, name: str, **params: Any) -> None:
-        self.con.execute(query_text(name), params or None)
+        self._run(name, params)
 
     def frame(self, name: str, **params: Any) -> pd.DataFrame:
-        return self.con.execute(query_text(name), params or None).df()
+        return self._run(name, params).df()
+
+    def _run(self, name: str, params: dict[str, Any]) -> duckdb.DuckDBPyConnection:
+        """Run a named query; a value DuckDB cannot read or convert is the input's fault."""
+        try:
+            return self.con.execute(query_text(name), params or None)
+        except _DATA_ERRORS as exc:
+            reason = str(exc).splitlines()[0]
+            paths = " and ".join(dict.fromkeys(str(f.path) for f in self.files.values()))
+            raise InputError(
+                f"{paths}: a value cannot be read ({reason}); check the log against the "
+                "run-log contract with ragreport validate"
+            ) from None
 
     def close(self) -> None:
         self.con.close()
 
-    def _check_rows(self) -> None:
-        problems = self.frame("row_problems")
-        if problems.empty:
-            return
-        p = problems.iloc[0]
-        path = self.files[p.run].path
-        row = int(p.row_number) + 1
-        where = f"{path}: row {row} (question_id {p.question_id!r})"
-        if p.kind == "null_id":
-            raise InputError(f"{path}: row {row} has no question_id; give every row one")
-        if p.kind == "duplicate_id":
-            first = int(p.detail.rsplit(" ", 1)[1]) + 1
-            raise InputError(
-                f"{path}: question_id {p.question_id!r} appears in rows {first} and {row}; "
-                "each question must appear once per run"
+    def row_problems(self) -> list[RowProblem]:
+        """Every row problem of the logs: refusals first, then values left out (needs facts)."""
+        return [
+            RowProblem(
+                path=self.files[p.run].path,
+                kind=p.kind,
+                column=p.column_name,
+                refused=p.severity == "error",
+                n=int(p.n),
+                rows=tuple(int(r) + 1 for r in p.row_numbers),
+                question_ids=tuple(p.question_ids),
+                details=tuple(p.details),
             )
-        if p.kind == "grades_length":
-            raise InputError(
-                f"{where}: relevant_grades has {p.detail}; give one grade per relevant id"
-            )
-        raise InputError(f"{where}: faithfulness is {p.detail}; expected a share between 0 and 1")
+            for p in self.frame("row_problems", examples=EXAMPLES).itertuples()
+        ]

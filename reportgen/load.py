@@ -40,18 +40,59 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
-def open_run(path: Path, label: str) -> RunFile:
-    """Check ``path`` against the contract and describe it; raise InputError on any breach."""
+def _name_problems(path: Path, names: list[str]) -> list[str]:
+    """Two columns whose names differ at most in case: SQL cannot tell them apart."""
+    seen: dict[str, str] = {}
+    problems = []
+    for name in names:
+        other = seen.get(name.lower())
+        if other is None:
+            seen[name.lower()] = name
+        elif other == name:
+            problems.append(f"{path}: column {name!r} appears twice; keep one of them")
+        else:
+            problems.append(
+                f"{path}: columns {other!r} and {name!r} differ only in case; rename one"
+            )
+    return problems
+
+
+def schema_problems(path: Path, schema: pa.Schema) -> list[str]:
+    """Every breach of the contract visible in the schema, one line each, in column order."""
+    problems = _name_problems(path, schema.names)
+    if "question_id" not in schema.names:
+        problems.append(
+            f"{path}: no question_id column; every run log needs one row per question "
+            "with a unique question_id"
+        )
+    for field in schema:
+        column = BY_NAME.get(field.name)
+        problem = column and type_problem(column, field.type)
+        if problem:
+            problems.append(f"{path}: column {field.name} {problem}; convert it or drop the column")
+    return problems
+
+
+def parquet_file(path: Path) -> pq.ParquetFile:
+    """The Parquet file at ``path``, its footer read; InputError when there is none."""
+    if path.is_dir():
+        raise InputError(f"{path}: is a folder; pass the path of one Parquet run log")
     if not path.is_file():
-        raise InputError(f"{path}: no such file; pass the path of a Parquet run log")
+        state = "not a regular file" if path.exists() else "no such file"
+        raise InputError(f"{path}: {state}; pass the path of a Parquet run log")
     try:
-        parquet = pq.ParquetFile(path)
-    except (pa.ArrowInvalid, OSError) as exc:
+        return pq.ParquetFile(path)
+    except (pa.ArrowException, OSError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise InputError(
             f"{path}: not a readable Parquet file ({reason}); write the run log with "
             "pandas.DataFrame.to_parquet or pyarrow.parquet.write_table"
         ) from None
+
+
+def open_run(path: Path, label: str) -> RunFile:
+    """Check ``path`` against the contract and describe it; raise InputError on any breach."""
+    parquet = parquet_file(path)
     schema = parquet.schema_arrow
     check_schema(path, schema)
     return RunFile(
@@ -65,19 +106,10 @@ def open_run(path: Path, label: str) -> RunFile:
 
 
 def check_schema(path: Path, schema: pa.Schema) -> None:
-    """Raise InputError unless ``schema`` has a question_id and the contract's types."""
-    if "question_id" not in schema.names:
-        raise InputError(
-            f"{path}: no question_id column; every run log needs one row per question "
-            "with a unique question_id"
-        )
-    for field in schema:
-        column = BY_NAME.get(field.name)
-        problem = column and type_problem(column, field.type)
-        if problem:
-            raise InputError(
-                f"{path}: column {field.name} {problem}; convert it or drop the column"
-            )
+    """Raise InputError with the first breach of the contract that ``schema`` shows."""
+    problems = schema_problems(path, schema)
+    if problems:
+        raise InputError(problems[0])
 
 
 def open_log(path: Path, label: str, options: ReadOptions) -> RunFile:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NoReturn
 
 import pandas as pd
 
@@ -70,13 +71,9 @@ def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
             "drop --k to score context_ids"
         )
     retrieval = has_labels and (has_retrieved if options.k is not None else has_context)
-    metrics = (RETRIEVAL if retrieval else ()) + tuple(m for m in ANSWER if _in_both(db, m))
-    if not metrics:
-        raise InputError(
-            f"{db.files['a'].path} and {db.files['b'].path}: no metric can be computed; "
-            "the logs need relevant_ids with retrieved_ids or context_ids, or correct, "
-            "or faithfulness"
-        )
+    answer = tuple(m for m in ANSWER if _in_both(db, m))
+    if not retrieval and not answer:
+        _no_metric(db)
     exponential = options.gain == "exponential"
     db.prepare(options.k)
     db.execute("question_metrics", k=options.k, exponential=exponential)
@@ -87,8 +84,14 @@ def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
             f"{db.files['a'].path} and {db.files['b'].path}: no question_id in common; "
             "compare two runs of the same question set"
         )
+    unlabelled = paired[["recall_a", "recall_b"]].isna().any(axis=1) if retrieval else None
+    if unlabelled is not None and unlabelled.all():
+        retrieval = False  # no paired question has labelled evidence in both runs
+        if not answer:
+            _no_metric(db)
+    metrics = (RETRIEVAL if retrieval else ()) + answer
     curve = None
-    if has_labels and has_retrieved:
+    if retrieval and has_retrieved:
         depth = int(db.frame("ranking_depth")["depth"].iloc[0] or 0)
         if depth:
             curve = db.frame("metric_curve", max_k=depth, exponential=exponential)
@@ -101,9 +104,15 @@ def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
         curve=curve,
         only_a=unmatched.loc[unmatched.run == "a", "question_id"].tolist(),
         only_b=unmatched.loc[unmatched.run == "b", "question_id"].tolist(),
-        without_evidence=int(paired[["recall_a", "recall_b"]].isna().any(axis=1).sum())
-        if retrieval
-        else 0,
+        without_evidence=0 if unlabelled is None else int(unlabelled.sum()),
+    )
+
+
+def _no_metric(db: RunDatabase) -> NoReturn:
+    raise InputError(
+        f"{db.files['a'].path} and {db.files['b'].path}: no metric can be computed; "
+        "the logs need relevant_ids (with labelled evidence) with retrieved_ids or context_ids, "
+        "or correct, or faithfulness"
     )
 
 

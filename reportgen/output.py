@@ -1,12 +1,38 @@
-"""Writing the report files: all or nothing, never over an input."""
+"""Writing the report files: checked before any computing, all or nothing, never over an input.
+
+Regular files are written to a temporary sibling and renamed into place once every output is
+complete; a failure while renaming puts back what was there. A device or a pipe (``-o
+/dev/stdout``) is written directly: renaming over it would replace it with a regular file.
+Each output records the id of the run that made it, so a pair mixed by a kill between two
+renames is detectable.
+"""
 
 from __future__ import annotations
 
 import os
+import shutil
+import signal
+import stat
 import tempfile
+import threading
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 
 from .errors import OutputError
+
+_SIGNALS = (signal.SIGTERM, signal.SIGHUP)  # SIGINT already raises KeyboardInterrupt
+
+
+def new_run_id(source_date_epoch: str | None, *parts: str) -> str:
+    """A fresh id per run; with SOURCE_DATE_EPOCH (reproducible builds) one derived from
+    ``parts`` (input hashes, options) alone, so the same inputs give the same bytes and the JSON
+    does not depend on the clock."""
+    if source_date_epoch is None:
+        return uuid.uuid4().hex
+    return uuid.uuid5(uuid.NAMESPACE_URL, "\n".join(parts)).hex
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -16,39 +42,154 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
+def _where(path: Path) -> tuple[Path, str]:
+    return path.parent.resolve(), path.name
+
+
+def _is_special(path: Path) -> bool:
+    """An existing path that is not a regular file or a folder (a device, a pipe, a socket)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
 
 
+def check_outputs(outputs: list[Path], inputs: list[Path]) -> list[Path]:
+    """Refuse output paths that cannot be written, before anything is computed.
+
+    Returns the paths to write: a symbolic link is followed, so the file it points to is
+    replaced and the link kept.
+    """
+    targets: list[Path] = []
+    for path in outputs:
+        target = Path(os.path.realpath(path)) if path.is_symlink() else path
+        if any(_same_file(target, source) for source in inputs):
+            raise OutputError(f"{path}: is one of the input run logs; choose another output path")
+        if any(_where(target) == _where(other) or _same_file(target, other) for other in targets):
+            raise OutputError(
+                f"{path}: given for two outputs (-o and --json); give each output its own path"
+            )
+        if target.is_dir():
+            raise OutputError(f"{path}: is a folder; give the path of a file inside it")
+        if not _is_special(target):
+            _check_folder(path, target.parent)
+        targets.append(target)
+    return targets
+
+
+def _check_folder(path: Path, folder: Path) -> None:
+    if not folder.exists():
+        raise OutputError(f"{path}: folder {folder} does not exist; create it first")
+    if not folder.is_dir():
+        raise OutputError(f"{path}: {folder} is not a folder; choose another output path")
+    try:  # the only test of writability that holds for root and read-only file systems
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".ragreport-check."):
+            pass
+    except OSError as exc:
+        raise OutputError(f"{path}: cannot write in {folder} ({exc.strerror})") from None
+
+
+@contextmanager
+def _signals_raise() -> Iterator[None]:
+    """While writing, SIGTERM and SIGHUP raise SystemExit, so cleanup runs as for Ctrl-C."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = {s: signal.signal(s, stop) for s in _SIGNALS}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
 def write_all(files: dict[Path, str | bytes], inputs: list[Path]) -> None:
     """Write every file to a temporary sibling first, then rename each into place.
 
-    An existing report is replaced only once every new file is complete; on any failure the
-    temporaries are removed and what was at the output paths is left as it was.
+    An existing report is replaced only once every new file is complete; on any failure (or a
+    signal) the temporaries are removed and what was at the output paths is put back.
     """
-    for path in files:
-        if any(_same_file(path, source) for source in inputs):
-            raise OutputError(f"{path}: is one of the input run logs; choose another output path")
-        if not path.parent.is_dir():
-            raise OutputError(f"{path}: folder {path.parent} does not exist; create it first")
-    staged: list[tuple[Path, Path]] = []
+    with _signals_raise():
+        targets = check_outputs(list(files), inputs)
+        _commit(list(zip(files, targets, files.values(), strict=True)))
+
+
+def _encoded(content: str | bytes) -> bytes:
+    return content.encode("utf-8") if isinstance(content, str) else content
+
+
+def _commit(files: list[tuple[Path, Path, str | bytes]]) -> None:
+    """Write each (path asked for, path written, content); errors name the path asked for."""
+    staged: list[tuple[Path, Path]] = []  # (temporary, target) of the regular files
+    backups: dict[Path, Path | None] = {}  # target -> hard link to its previous file, or None
+    renamed: list[Path] = []
+    current = files[0][0]  # the path asked for that is being written, for the message
     try:
-        for path, text in files.items():
-            descriptor, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-            staged.append((Path(name), path))
-            if isinstance(text, bytes):
-                with os.fdopen(descriptor, "wb") as binary:
-                    binary.write(text)
-            else:
-                with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-                    handle.write(text)
+        for path, target, content in files:
+            current = path
+            if _is_special(target):
+                with target.open("wb") as device:
+                    device.write(_encoded(content))
+                continue
+            descriptor, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+            staged.append((Path(name), target))
+            with os.fdopen(descriptor, "wb") as handle:
+                handle.write(_encoded(content))
+                handle.flush()
+                os.fsync(handle.fileno())
             os.chmod(name, 0o666 & ~_umask())
-        for temporary, path in staged:
-            os.replace(temporary, path)
+        asked = {target: path for path, target, _ in files}
+        for _, target in staged:
+            current = asked[target]
+            backups[target] = _backup(target)
+        for temporary, target in staged:
+            current = asked[target]
+            os.replace(temporary, target)
+            renamed.append(target)
     except OSError as exc:
-        raise OutputError(f"{exc.filename or 'output'}: cannot write ({exc.strerror})") from None
+        _roll_back(renamed, backups)
+        raise OutputError(f"{current}: cannot write ({exc.strerror})") from None
+    except BaseException:
+        _roll_back(renamed, backups)
+        raise
     finally:
         for temporary, _ in staged:
             temporary.unlink(missing_ok=True)
+        for backup in backups.values():
+            if backup is not None:
+                backup.unlink(missing_ok=True)
+
+
+def _backup(path: Path) -> Path | None:
+    """A hard link to the file now at ``path`` (None when there is none), to put it back."""
+    if not path.exists():
+        return None
+    backup = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.previous")
+    try:
+        os.link(path, backup)
+    except OSError:  # a file system without hard links
+        shutil.copy2(path, backup)
+    return backup
+
+
+def _roll_back(renamed: list[Path], backups: dict[Path, Path | None]) -> None:
+    for path in renamed:
+        backup = backups.get(path)
+        try:
+            if backup is None:
+                path.unlink(missing_ok=True)
+            else:
+                os.replace(backup, path)
+        except OSError:
+            pass

@@ -78,14 +78,16 @@ def _script_hash(code: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(code.encode()).digest()).decode() + "'"
 
 
-def render(context: ReportContext) -> str:
+def render(context: ReportContext, run_id: str) -> str:
     """The page. Its Content-Security-Policy admits only the page's own scripts (by hash), no
     eval (Vega runs its expression interpreter) and no network, so even text that slipped
-    through escaping could neither run nor call out."""
+    through escaping could neither run nor call out. ``run_id`` is recorded in a <meta> element,
+    as in the JSON written beside it."""
     env = environment()
     scripts = [vega_bundle(), env.get_template("_charts.js").render()]
     return env.get_template("report.html").render(
         ctx=context,
+        run_id=run_id,
         svgs={c.id: static_svg(c.spec) for c in all_charts(context)},
         scripts=scripts,
         script_hashes=" ".join(_script_hash(code) for code in scripts),

@@ -22,14 +22,14 @@ SCHEMA_VERSION = 1
 
 
 def _clean(value: Any) -> Any:
-    """JSON-safe: NaN becomes null, numpy scalars become Python numbers."""
+    """JSON-safe: NaN and infinities become null, numpy scalars become Python numbers."""
     if isinstance(value, dict):
         return {k: _clean(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_clean(v) for v in value]
     if hasattr(value, "item"):
         value = value.item()
-    if isinstance(value, float) and math.isnan(value):
+    if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
 

@@ -1,13 +1,14 @@
 """Golden-file test: the sample report's JSON, every number, against the committed gold.
 
-Tool and library versions and input paths are scrubbed. A mismatch writes the new JSON to
-tests/gold-mismatch/ (git-ignored); tests/gold/README.md says how to update the gold.
+Tool and library versions, input paths and the run id are scrubbed. A mismatch writes the new
+JSON to tests/gold-mismatch/ (git-ignored); tests/gold/README.md says how to update the gold.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -20,6 +21,8 @@ MISMATCH = ROOT / "tests" / "gold-mismatch"
 
 
 def scrub(doc: dict) -> dict:
+    assert re.fullmatch("[0-9a-f]{32}", doc["run_id"]), doc["run_id"]
+    doc["run_id"] = "scrubbed: a new id every run"
     doc["tool"] = {"name": doc["tool"]["name"]}
     for run in doc["runs"].values():
         run["path"] = Path(run["path"]).name

@@ -78,7 +78,7 @@ def test_every_query_file_is_tested():
 
 
 def test_row_problems(db):
-    assert db.frame("row_problems").empty
+    assert db.frame("row_problems", examples=5).empty
 
 
 def test_relevant(db):
@@ -217,3 +217,39 @@ def test_question_texts(db):
     t = db.frame("question_texts", ids=["q1", "q4", "nope"]).sort_values("question_id")
     assert t["question_id"].tolist() == ["q1", "q4"]
     assert t["question"].tolist() == ["How do refunds work?", "Only A"]
+
+
+def test_row_problems_counts_every_row_and_keeps_the_first_examples(tmp_path: Path):
+    rows = [dict(A_ROWS[1], question_id=f"q{i}") for i in range(8)]
+    for i in (1, 2, 4, 6):  # four rows with a null among their context ids
+        rows[i]["context_ids"] = ["p4", None]
+    rows[3]["faithfulness"] = 1.25
+    rows[5]["question_id"] = "q0"  # repeats row 0's id
+    rows[7]["faithfulness"] = float("nan")
+    path = tmp_path / "bad.parquet"
+    pd.DataFrame(rows).to_parquet(path)  # pandas writes the NaN as null: no value, no problem
+    db = RunDatabase(open_run(path, "A"))
+    db.execute("facts", k=None)
+    found = db.frame("row_problems", examples=3)
+    db.close()
+    assert list(found.columns) == [
+        "run",
+        "kind",
+        "column_name",
+        "severity",
+        "n",
+        "row_numbers",
+        "question_ids",
+        "details",
+    ]
+    # errors first, then by the row where each kind first occurs
+    assert found[["kind", "column_name", "n"]].values.tolist() == [
+        ["null_in_list", "context_ids", 4],
+        ["share_range", "faithfulness", 1],
+        ["duplicate_id", "question_id", 1],
+    ]
+    nulls = found.iloc[0]
+    assert list(nulls.row_numbers) == [1, 2, 4] and list(nulls.question_ids) == ["q1", "q2", "q4"]
+    assert list(nulls.details) == ["1 null(s)"] * 3
+    assert list(found.iloc[1].details) == ["1.25"]
+    assert list(found.iloc[2].details) == ["first seen at row 1"]  # 1-based, as users count

@@ -74,10 +74,15 @@ def parquet_files(path: Path) -> tuple[Path, ...]:
     elif path.is_file():
         return (path,)
     else:
-        raise InputError(f"{path}: no such file; pass the path of a run log")
+        raise _missing(path)
     if not files:
         raise InputError(f"{path}: {where}; pass a folder or pattern of Parquet run logs")
     return tuple(files)
+
+
+def _missing(path: Path) -> InputError:
+    state = "not a regular file" if path.exists() else "no such file"
+    return InputError(f"{path}: {state}; pass the path of a run log")
 
 
 def format_of(path: Path, options: ReadOptions) -> str:
@@ -86,7 +91,7 @@ def format_of(path: Path, options: ReadOptions) -> str:
     if path.is_dir() or _GLOB & set(str(path)):
         return "parquet"
     if not path.is_file():
-        raise InputError(f"{path}: no such file; pass the path of a run log")
+        raise _missing(path)
     suffix = path.suffix.lower()
     if suffix == ".json":
         return "promptfoo" if looks_like_promptfoo(_json(path)) else "beir"

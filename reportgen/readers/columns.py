@@ -1,8 +1,7 @@
 """Columns read from a text format, turned into one Arrow table in the run-log contract's types.
 
 Readers hand over plain Python columns (a name -> one value per row); this module converts the
-contract's columns to their types, naming the file, line and column of any value it cannot read,
-and adds ``file_row_number`` so row-level problems found later can name the row.
+contract's columns to their types, naming the file, line and column of any value it cannot read.
 """
 
 from __future__ import annotations
@@ -140,8 +139,6 @@ def to_table(path: object, columns: Columns, lines: Sequence[int] | None = None)
                     f"({column.meaning}); fix the value or drop the column"
                 ) from None
         arrays[name] = pa.array(converted, type=arrow_type)
-    n_rows = len(next(iter(columns.values()), []))
-    arrays["file_row_number"] = pa.array(range(n_rows), type=pa.int64())
     return pa.table(arrays)
 
 

@@ -1,0 +1,80 @@
+"""Row-level problems of a run log, as queries/row_problems.sql finds them, in the user's words.
+
+One query finds every problem; ``compare`` refuses a log on its first error, ``validate`` lists
+them all. Values that are left out rather than refused (a timeout logged as inf) become warnings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+EXAMPLES = 5  # examples listed per kind of problem
+
+# kind -> (what is wrong, with {column} and {detail}; what to do)
+_WORDS = {
+    "null_id": ("has no question_id", "give every row one"),
+    "duplicate_id": ("repeats a question_id ({detail})", "each question must appear once per run"),
+    "grades_length": ("relevant_grades has {detail}", "give one grade per relevant id"),
+    "null_in_list": (
+        "{column} has {detail}",
+        "a null is no id or grade and is never evidence: drop it or log the value",
+    ),
+    "grade_range": ("relevant_grades has grade {detail}", "expected 0 or more (0 = not relevant)"),
+    "share_range": ("{column} is {detail}", "expected a share between 0 and 1"),
+    "negative": ("{column} is {detail}", "expected 0 or more"),
+    "not_finite": ("{column} is {detail}", "left out of every mean; log a missing value as null"),
+}
+
+
+@dataclass(frozen=True)
+class RowProblem:
+    """One kind of problem in one column of one log: how many rows, and the first examples."""
+
+    path: Path
+    kind: str
+    column: str
+    refused: bool  # an error (the log is refused), else the values are left out with a warning
+    n: int
+    rows: tuple[int, ...]  # 1-based rows of the first examples
+    question_ids: tuple[str | None, ...]
+    details: tuple[str | None, ...]
+
+    def _example(self, i: int) -> str:
+        where = f"row {self.rows[i]}"
+        if self.question_ids[i] is not None:
+            where += f" (question_id {self.question_ids[i]!r})"
+        if self.kind == "null_id":
+            return where
+        what = _WORDS[self.kind][0].format(column=self.column, detail=self.details[i])
+        return f"{where} {what}" if self.kind == "duplicate_id" else f"{where}: {what}"
+
+    def error(self) -> str:
+        """The first example as compare's one-line refusal."""
+        hint = _WORDS[self.kind][1]
+        if self.kind == "null_id":
+            return f"{self.path}: row {self.rows[0]} has no question_id; {hint}"
+        if self.kind == "duplicate_id":
+            first = str(self.details[0]).rsplit(" ", 1)[1]
+            return (
+                f"{self.path}: question_id {self.question_ids[0]!r} appears in rows {first} "
+                f"and {self.rows[0]}; {hint}"
+            )
+        return f"{self.path}: {self._example(0)}; {hint}"
+
+    def summary(self) -> str:
+        """Every row of this kind in one line: the count and up to EXAMPLES examples."""
+        examples = "; ".join(self._example(i) for i in range(len(self.rows)))
+        more = f" and {self.n - len(self.rows)} more" if self.n > len(self.rows) else ""
+        label = "error" if self.refused else "left out"
+        return (
+            f"{self.path}: {label}: {self.n} row(s) with {self.kind} in {self.column}: "
+            f"{examples}{more}; {_WORDS[self.kind][1]}"
+        )
+
+    def warning(self) -> str:
+        """A value left out, as a report warning."""
+        return (
+            f"{self.n} value(s) of {self.column} in {self.path.name} are not finite (inf or NaN) "
+            f"and are left out, first at row {self.rows[0]}"
+        )

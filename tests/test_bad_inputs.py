@@ -1,0 +1,728 @@
+"""Bad and odd inputs, generated in tmp_path: each case is a correct report (its numbers checked
+against a computation written here) or exit 2 with one line naming the file, column, row or
+option, no traceback, and the previous outputs untouched."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from reportgen import charts, output
+from reportgen.cli import cli
+from reportgen.compare import MAX_SLICE_VALUES, run_comparison
+from reportgen.database import RunDatabase
+from reportgen.errors import OutputError
+from reportgen.load import open_run
+from reportgen.metrics import Options, compute_tables
+
+PREVIOUS = {"r.html": "previous html", "r.json": "previous json"}
+
+
+def rows(n: int = 12, flip: int = 0, **extra) -> list[dict]:
+    """n questions; A answers the first n/2 correctly, B ``flip`` more. p2 is the evidence."""
+    return [
+        {
+            "question_id": f"q{i}",
+            "slice": "s",
+            "retrieved_ids": ["p1", "p2", "p3"],
+            "relevant_ids": ["p2"],
+            "context_ids": ["p1", "p2"] if i % 3 else ["p1"],
+            "correct": i < n // 2 + flip,
+            **extra,
+        }
+        for i in range(n)
+    ]
+
+
+def write(path: Path, data: list[dict] | pa.Table, **parquet_options) -> Path:
+    if not isinstance(data, pa.Table):  # every key of every row (from_pylist reads the first)
+        names = dict.fromkeys(name for row in data for name in row)
+        data = pa.table({name: [row.get(name) for row in data] for name in names})
+    table = data
+    pq.write_table(table, path, **parquet_options)
+    return path
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, [str(a) for a in args])
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception  # a traceback is a failure of the test, shown as one
+    return result.exit_code, result.stdout, result.stderr
+
+
+def compare(tmp_path: Path, a: Path, b: Path, *options: str) -> tuple[int, str, str]:
+    return invoke("compare", a, b, "-o", tmp_path / "out" / "r.html", "--n-boot", "100", *options)
+
+
+def out_folder(tmp_path: Path) -> Path:
+    """The output folder, holding a previous report that a refusal must leave as it was."""
+    folder = tmp_path / "out"
+    folder.mkdir(exist_ok=True)
+    for name, text in PREVIOUS.items():
+        (folder / name).write_text(text)
+    return folder
+
+
+def refused(tmp_path: Path, a: Path, b: Path, *needles: str, options: tuple = ()) -> str:
+    """Exit 2, one line with every needle, no traceback, the previous report untouched."""
+    folder = out_folder(tmp_path)
+    code, _, err = compare(tmp_path, a, b, *options)
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1, err
+    assert lines[0].startswith("ragreport: error: ") and "Traceback" not in err
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+    assert {p.name: p.read_text() for p in folder.iterdir()} == PREVIOUS
+    return lines[0]
+
+
+def report(tmp_path: Path, a: Path, b: Path, *options: str) -> dict:
+    (tmp_path / "out").mkdir(exist_ok=True)
+    code, _, err = compare(tmp_path, a, b, *options)
+    assert code == 0, err
+    return json.loads((tmp_path / "out" / "r.json").read_text())
+
+
+@pytest.fixture
+def good(tmp_path: Path) -> Path:
+    return write(tmp_path / "good.parquet", rows())
+
+
+# ---------------------------------------------------------------- malformed files
+
+
+def _truncated(path: Path) -> None:
+    write(path, rows())
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+def _garbage_between_magic(path: Path) -> None:
+    path.write_bytes(b"PAR1" + b"\x00garbage" * 50 + b"PAR1")
+
+
+MALFORMED = {
+    "empty file": lambda p: p.write_bytes(b""),
+    "csv named .parquet": lambda p: p.write_text("question_id,correct\nq1,true\n"),
+    "truncated parquet": _truncated,
+    "garbage between magic bytes": _garbage_between_magic,
+    "json": lambda p: p.write_text('[{"question_id": "q1"}]'),
+    "nul bytes only": lambda p: p.write_bytes(b"\x00" * 4096),
+}
+
+
+@pytest.mark.parametrize("make", MALFORMED.values(), ids=MALFORMED.keys())
+def test_malformed_file(tmp_path, good, make):
+    bad = tmp_path / "bad.parquet"
+    make(bad)
+    refused(tmp_path, good, bad, "bad.parquet", "not a readable Parquet file")
+
+
+def test_missing_file(tmp_path, good):
+    refused(tmp_path, good, tmp_path / "nope.parquet", "nope.parquet", "no such file")
+
+
+def test_folder_without_parquet_as_run_log(tmp_path, good):
+    # A folder is read as Parquet shards; one without any is refused, naming it.
+    folder = tmp_path / "logs.parquet"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("not a log")
+    refused(tmp_path, folder, good, "logs.parquet", "no .parquet file in the folder")
+
+
+def test_pipe_as_run_log(tmp_path, good):
+    pipe = tmp_path / "pipe.parquet"
+    os.mkfifo(pipe)
+    refused(tmp_path, good, pipe, "pipe.parquet", "not a regular file")
+
+
+# ---------------------------------------------------------------- schema problems
+
+
+def _typed(column: str, array: pa.Array) -> pa.Table:
+    table = pa.Table.from_pylist(rows())
+    if column in table.column_names:
+        table = table.drop_columns([column])
+    return table.append_column(column, array)
+
+
+SCHEMA = {
+    "no question_id": (
+        pa.Table.from_pylist(rows()).drop_columns(["question_id"]),
+        "no question_id column",
+    ),
+    "correct as string": (_typed("correct", pa.array(["yes"] * 12)), "column correct"),
+    "faithfulness as string": (_typed("faithfulness", pa.array(["1"] * 12)), "faithfulness"),
+    "retrieved_ids as string": (_typed("retrieved_ids", pa.array(["p1"] * 12)), "retrieved_ids"),
+    "grades as floats": (
+        _typed("relevant_grades", pa.array([[1.0]] * 12)),
+        "column relevant_grades",
+    ),
+    "nested id lists": (_typed("relevant_ids", pa.array([[["p2"]]] * 12)), "relevant_ids"),
+    "float question_id": (
+        _typed("question_id", pa.array(np.arange(12, dtype=float))),
+        "column question_id",
+    ),
+    "struct slice": (_typed("slice", pa.array([{"x": 1}] * 12)), "column slice"),
+    "same name twice": (
+        pa.Table.from_pylist(rows()).append_column("correct", pa.array([True] * 12)),
+        "column 'correct' appears twice",
+    ),
+    "names differing in case": (
+        pa.Table.from_pylist(rows()).append_column("Correct", pa.array([True] * 12)),
+        "'correct' and 'Correct' differ only in case",
+    ),
+}
+
+
+@pytest.mark.parametrize("table, needle", SCHEMA.values(), ids=SCHEMA.keys())
+def test_schema_problem(tmp_path, good, table, needle):
+    bad = write(tmp_path / "schema.parquet", table)
+    refused(tmp_path, good, bad, "schema.parquet", needle)
+
+
+# ---------------------------------------------------------------- row problems
+
+
+def _with(row: int, **values) -> list[dict]:
+    data = rows(flip=3)
+    data[row].update(values)
+    return data
+
+
+ROWS = {
+    "null question_id": (_with(4, question_id=None), ["row 5 has no question_id"]),
+    "duplicate question_id": (_with(7, question_id="q2"), ["'q2'", "rows 3 and 8"]),
+    "grades misaligned": (_with(4, relevant_grades=[2, 1]), ["row 5", "2 grades for 1"]),
+    "null in relevant_ids": (_with(3, relevant_ids=[None]), ["row 4", "relevant_ids has 1 null"]),
+    "null in context_ids": (_with(3, context_ids=[None, "p9"]), ["row 4", "context_ids"]),
+    "null in retrieved_ids": (_with(3, retrieved_ids=["p1", None]), ["row 4", "retrieved_ids"]),
+    "null in cited_ids": (_with(3, cited_ids=[None]), ["row 4", "cited_ids"]),
+    "null grade": (_with(3, relevant_grades=[None]), ["row 4", "relevant_grades has 1 null"]),
+    "negative grade": (_with(3, relevant_grades=[-1]), ["row 4", "grade -1"]),
+    "faithfulness above 1": (_with(1, faithfulness=1.5), ["row 2", "faithfulness is 1.5"]),
+    "faithfulness below 0": (_with(1, faithfulness=-0.1), ["row 2", "faithfulness is -0.1"]),
+    "faithfulness NaN": (_with(1, faithfulness=float("nan")), ["row 2", "faithfulness is nan"]),
+    "faithfulness inf": (_with(1, faithfulness=float("inf")), ["row 2", "faithfulness is inf"]),
+    "answer_relevance 1.5": (_with(2, answer_relevance=1.5), ["row 3", "answer_relevance is 1.5"]),
+    "answer_relevance NaN": (
+        _with(2, answer_relevance=float("nan")),
+        ["row 3", "answer_relevance is nan"],
+    ),
+    "negative latency": (_with(5, latency_ms=-3.0), ["row 6", "latency_ms is -3.0"]),
+    "negative cost": (_with(5, cost_usd=-0.5), ["row 6", "cost_usd is -0.5"]),
+    "negative context_tokens": (_with(5, context_tokens=-1), ["row 6", "context_tokens is -1.0"]),
+}
+
+
+@pytest.mark.parametrize("data, needles", ROWS.values(), ids=ROWS.keys())
+def test_row_problem(tmp_path, good, data, needles):
+    bad = write(tmp_path / "rows.parquet", data)
+    refused(tmp_path, good, bad, "rows.parquet", *needles)
+
+
+def test_nan_written_by_pandas_is_checked_like_nan_written_by_arrow(tmp_path, good):
+    frame = pd.DataFrame(rows())
+    frame["faithfulness"] = 0.5
+    frame.loc[3, "faithfulness"] = np.nan  # pandas writes NaN as null: no value, not a breach
+    frame.loc[5, "faithfulness"] = np.inf
+    frame.to_parquet(tmp_path / "pd.parquet")
+    refused(tmp_path, good, tmp_path / "pd.parquet", "row 6", "faithfulness is inf")
+
+
+# ---------------------------------------------------------------- options
+
+
+OPTIONS = {
+    "negative seed": (["--seed", "-1"], "'--seed'"),
+    "nan confidence": (["--confidence", "nan"], "'--confidence'"),
+    "confidence 1": (["--confidence", "1"], "'--confidence'"),
+    "confidence 0.4": (["--confidence", "0.4"], "'--confidence'"),
+    "nan threshold": (["--supported-threshold", "nan"], "'--supported-threshold'"),
+    "threshold 2": (["--supported-threshold", "2"], "'--supported-threshold'"),
+    "a billion resamples": (["--n-boot", "1000000000"], "100<=x<=100000"),
+    "ten resamples": (["--n-boot", "10"], "'--n-boot'"),
+    "k zero": (["--k", "0"], "'--k'"),
+    "k not a number": (["--k", "abc"], "'--k'"),
+    "unknown gain": (["--gain", "cubic"], "'--gain'"),
+    "unknown slice column": (["--slice", "nope"], "'nope'"),
+}
+
+
+@pytest.mark.parametrize("options, needle", OPTIONS.values(), ids=OPTIONS.keys())
+def test_option_out_of_range(tmp_path, good, options, needle):
+    refused(tmp_path, good, good, needle, options=tuple(options))
+
+
+# ---------------------------------------------------------------- odd but valid content
+
+
+def diff_of_correct(a: list[dict], b: list[dict]) -> float:
+    """B - A in correct over the shared question ids, computed here in plain Python."""
+    ca = {r["question_id"]: r["correct"] for r in a}
+    cb = {r["question_id"]: r["correct"] for r in b}
+    shared = ca.keys() & cb.keys()
+    return sum(cb[q] - ca[q] for q in shared) / len(shared)
+
+
+def recall(data: list[dict]) -> float:
+    """Mean share of relevant ids in context_ids, over questions with evidence."""
+    scores = [
+        len(set(r["relevant_ids"]) & set(r["context_ids"])) / len(set(r["relevant_ids"]))
+        for r in data
+        if r["relevant_ids"]
+    ]
+    return sum(scores) / len(scores)
+
+
+def scored(tmp_path: Path, a: list[dict], b: list[dict], **options) -> dict:
+    """The comparison (no rendering) of two logs written from ``a`` and ``b``."""
+    pa_, pb = write(tmp_path / "a.parquet", a), write(tmp_path / "b.parquet", b)
+    result = run_comparison(pa_, pb, Options(n_boot=100, **options))
+    return {name: (c.a, c.b, c.diff) for name, c in result.comparisons.items()} | {
+        "warnings": result.warnings,
+        "slices": result.slices,
+    }
+
+
+def test_unicode_and_nul_bytes_in_ids_and_text(tmp_path):
+    a = rows()
+    for i, r in enumerate(a):
+        r["question_id"] = f"q\u00e9\u4e2d\U0001f600\x00{i}"
+        r["question"] = "\x00\u202e<script>alert(1)</script>"
+        r["relevant_ids"] = ["\u00fc\x00p"]
+        r["context_ids"] = ["\u00fc\x00p"] if i % 2 else ["x"]
+        r["slice"] = "\u0645\u0631\u062d\u0628\u0627"
+    b = [dict(r, correct=not r["correct"]) for r in a]
+    got = scored(tmp_path, a, b)
+    assert got["correct"][2] == pytest.approx(diff_of_correct(a, b))
+    assert got["recall@1"][0] == pytest.approx(recall(a)) == 0.5
+
+
+def test_megabyte_answers(tmp_path):
+    a = rows(answer="\u00e9" * 500_000 + "\x00")  # 1 MB of UTF-8 each
+    got = scored(tmp_path, a, rows(flip=3))
+    assert got["correct"][2] == pytest.approx(3 / 12)
+
+
+@pytest.mark.parametrize("column", ["run", "file_row_number", "row_number", "rows_a", "value"])
+def test_log_columns_named_like_internal_ones(tmp_path, column):
+    a = [dict(r, **{column: f"v{i % 2}"}) for i, r in enumerate(rows())]
+    b = [dict(r, **{column: f"v{i % 2}"}) for i, r in enumerate(rows(flip=3))]
+    got = scored(tmp_path, a, b, slices=(column,))
+    assert got["correct"][2] == pytest.approx(diff_of_correct(a, b))
+    per_slice = {r.value: r.comparison.diff for r in got["slices"][column]["correct"]}
+    assert per_slice == pytest.approx({"v0": 2 / 6, "v1": 1 / 6})  # q6, q8 | q7 fixed
+
+
+def test_dictionary_encoded_and_large_types(tmp_path):
+    frame = pd.DataFrame(rows())
+    frame["slice"] = pd.Categorical(["x", "y"] * 6)
+    frame["question_id"] = frame["question_id"].astype("category")
+    frame.to_parquet(tmp_path / "cat.parquet")
+    large = pa.Table.from_pylist(rows(flip=3))
+    large = large.cast(
+        pa.schema(
+            [
+                pa.field(f.name, pa.large_list(pa.large_string()))
+                if pa.types.is_list(f.type)
+                else pa.field(f.name, pa.large_string())
+                if pa.types.is_string(f.type)
+                else f
+                for f in large.schema
+            ]
+        )
+    )
+    write(tmp_path / "large.parquet", large)
+    result = run_comparison(tmp_path / "cat.parquet", tmp_path / "large.parquet", Options(100))
+    assert result.comparisons["correct"].diff == pytest.approx(3 / 12)
+    assert {r.value for r in result.slices["slice"]["correct"]} == {"x", "y"}
+
+
+def test_integer_question_ids(tmp_path):
+    a = [dict(r, question_id=i) for i, r in enumerate(rows())]
+    b = [dict(r, question_id=i) for i, r in enumerate(rows(flip=3))]
+    assert scored(tmp_path, a, b)["correct"][2] == pytest.approx(3 / 12)
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan")])
+def test_non_finite_latency_is_left_out_and_counted(tmp_path, value):
+    a = [dict(r, latency_ms=100.0 * (i + 1)) for i, r in enumerate(rows())]
+    for i in (2, 5, 9):
+        a[i]["latency_ms"] = value
+    got = scored(tmp_path, a, rows(flip=3))
+    assert any("3 value(s) of latency_ms" in w and "row 3" in w for w in got["warnings"])
+
+
+def test_inf_latency_through_the_whole_command(tmp_path):
+    a = write(tmp_path / "a.parquet", rows(latency_ms=float("inf")))
+    b = write(tmp_path / "b.parquet", rows(flip=3, latency_ms=250.0))
+    doc = report(tmp_path, a, b)
+    assert any("12 value(s) of latency_ms" in w for w in doc["warnings"])
+    assert doc["metrics"]["correct"]["diff"] == pytest.approx(3 / 12)
+
+
+def test_no_labelled_evidence_compares_correct(tmp_path):
+    a = rows(relevant_ids=[])
+    b = rows(relevant_ids=[], flip=3)
+    got = scored(tmp_path, a, b)
+    assert "recall@2" not in got and got["correct"][2] == pytest.approx(3 / 12)
+    assert any("12 paired question(s) have no labelled evidence" in w for w in got["warnings"])
+
+
+def test_no_labelled_evidence_and_no_correct_is_one_line(tmp_path):
+    data = [{k: v for k, v in r.items() if k != "correct"} for r in rows(relevant_ids=[])]
+    log = write(tmp_path / "a.parquet", data)
+    refused(tmp_path, log, log, "no metric can be computed")
+
+
+def test_empty_lists_only(tmp_path):
+    a = rows(retrieved_ids=[], context_ids=[], relevant_ids=["p2"])
+    got = scored(tmp_path, a, rows(flip=3))
+    name = next(n for n in got if n.startswith("recall@"))
+    assert got[name][0] == 0.0 and got[name][1] == pytest.approx(recall(rows()))
+
+
+def test_fifty_thousand_passage_rankings(tmp_path):
+    deep = [f"p{j}" for j in range(50_000)]
+    a = [dict(r, retrieved_ids=deep, relevant_ids=[f"p{1000 * i}"]) for i, r in enumerate(rows())]
+    b = [dict(r, retrieved_ids=deep[::-1]) for r in a]
+    write(tmp_path / "a.parquet", a), write(tmp_path / "b.parquet", b)
+    result = run_comparison(tmp_path / "a.parquet", tmp_path / "b.parquet", Options(n_boot=100))
+    curve = result.tables.curve
+    # recall at k over retrieved_ids: question i's evidence is at position 1000 i + 1 in A
+    at = curve[(curve.run == "a") & (curve.metric == "recall")].set_index("k")["value"]
+    assert at[1] == pytest.approx(1 / 12) and at[5001] == pytest.approx(6 / 12)
+    assert at[50_000] == 1.0 and len(at) == 50_000
+    spec = charts.metric_curve(curve, result.tables.k)
+    assert len(spec["datasets"][next(iter(spec["datasets"]))]) <= 2 * 5 * charts.MAX_CUTOFFS
+    assert "Drawn at" in json.dumps(spec) and "of the 50000 cutoffs" in json.dumps(spec)
+
+
+def test_six_hundred_deep_rankings_draw(tmp_path):
+    deep = [f"p{j}" for j in range(600)]
+    a = [dict(r, retrieved_ids=deep) for r in rows()]
+    doc = report(tmp_path, write(tmp_path / "a.parquet", a), write(tmp_path / "b.parquet", a))
+    assert doc["metrics"]["recall@2"]["diff"] == 0.0
+
+
+def test_ten_thousand_slices_are_reported_once_and_left_out(tmp_path):
+    n = 10_000
+    a = [dict(r, slice=f"s{i}", context_ids=["p2"]) for i, r in enumerate(rows(n))]
+    b = [dict(r, correct=not r["correct"]) for r in a]
+    doc = report(tmp_path, write(tmp_path / "a.parquet", a), write(tmp_path / "b.parquet", b))
+    notes = [w for w in doc["warnings"] if "Slice column 'slice'" in w]
+    assert len(notes) == 1 and f"{n} values, more than {MAX_SLICE_VALUES}" in notes[0]
+    assert doc["slices"] == {} and doc["metrics"]["correct"]["diff"] == 0.0
+
+
+def test_fifty_slices_are_kept(tmp_path):
+    a = [dict(r, slice=f"s{i % MAX_SLICE_VALUES}") for i, r in enumerate(rows(100))]
+    got = scored(tmp_path, a, rows(100, flip=3))
+    assert len(got["slices"]["slice"]["correct"]) == MAX_SLICE_VALUES
+
+
+# ---------------------------------------------------------------- files written many ways
+
+
+def metrics_of(path: Path) -> tuple[float, float]:
+    """Mean correct and recall@k of the log paired with itself, as the SQL layer scores them."""
+    db = RunDatabase(open_run(path, "A"), open_run(path, "B"))
+    try:
+        paired = compute_tables(db, Options()).paired
+    finally:
+        db.close()
+    return paired["correct_a"].mean(), paired["recall_a"].mean()
+
+
+EXPECTED = (6 / 12, recall(rows()))
+
+
+@pytest.mark.parametrize("codec", ["NONE", "SNAPPY", "GZIP", "BROTLI", "ZSTD", "LZ4"])
+def test_every_compression(tmp_path, codec):
+    path = write(tmp_path / "c.parquet", rows(), compression=codec)
+    assert metrics_of(path) == pytest.approx(EXPECTED)
+
+
+@pytest.mark.parametrize("version", ["1.0", "2.4", "2.6"])
+@pytest.mark.parametrize("page", ["1.0", "2.0"])
+def test_every_format_version(tmp_path, version, page):
+    path = write(tmp_path / "v.parquet", rows(), version=version, data_page_version=page)
+    assert metrics_of(path) == pytest.approx(EXPECTED)
+
+
+def test_written_by_duckdb(tmp_path):
+    frame = pd.DataFrame(rows())  # noqa: F841  (read by DuckDB by name)
+    path = tmp_path / "duck.parquet"
+    duckdb.sql(f"COPY (SELECT * FROM frame) TO '{path}' (FORMAT parquet)")
+    assert metrics_of(path) == pytest.approx(EXPECTED)
+
+
+def test_written_by_pandas_with_an_index(tmp_path):
+    path = tmp_path / "pandas.parquet"
+    pd.DataFrame(rows()).set_index("slice").to_parquet(path)  # slice becomes an index column
+    assert metrics_of(path) == pytest.approx(EXPECTED)
+
+
+def test_small_row_groups(tmp_path):
+    path = write(tmp_path / "groups.parquet", rows(), row_group_size=1)
+    assert metrics_of(path) == pytest.approx(EXPECTED)
+
+
+# ---------------------------------------------------------------- outputs
+
+
+def test_html_and_json_at_one_path(tmp_path, good):
+    folder = out_folder(tmp_path)
+    for args in (["-o", folder / "r.json"], ["-o", folder / "r.html", "--json", folder / "r.html"]):
+        code, _, err = invoke("compare", good, good, *args)
+        assert code == 2 and "given for two outputs" in err and len(err.splitlines()) == 1
+    assert {p.name: p.read_text() for p in folder.iterdir()} == PREVIOUS
+
+
+def test_output_is_a_folder(tmp_path, good):
+    folder = out_folder(tmp_path)
+    code, _, err = invoke("compare", good, good, "-o", folder)
+    assert code == 2 and "is a folder" in err and len(err.splitlines()) == 1
+
+
+def test_output_under_a_regular_file(tmp_path, good):
+    # fails for root too: a regular file cannot hold a folder
+    code, _, err = invoke("compare", good, good, "-o", good / "r.html")
+    assert code == 2 and "is not a folder" in err and len(err.splitlines()) == 1
+
+
+def test_output_folder_missing(tmp_path, good):
+    code, _, err = invoke("compare", good, good, "-o", tmp_path / "none" / "r.html")
+    assert code == 2 and "folder" in err and "does not exist" in err
+
+
+def test_output_checked_before_computing(tmp_path):
+    # a log that would be refused later, at its rows: the output problem is named first
+    bad = write(tmp_path / "a.parquet", _with(1, faithfulness=7.0))
+    code, _, err = invoke("compare", bad, bad, "-o", tmp_path / "none" / "r.html")
+    assert code == 2 and "does not exist" in err
+
+
+def test_output_over_an_input(tmp_path, good):
+    before = good.read_bytes()
+    code, _, err = invoke("compare", good, good, "-o", tmp_path / "r.html", "--json", good)
+    assert code == 2 and "is one of the input run logs" in err
+    assert good.read_bytes() == before
+
+
+def test_device_output_is_written_not_replaced(tmp_path, good):
+    code, _, err = invoke("compare", good, good, "-o", "/dev/null", "--json", tmp_path / "r.json")
+    assert code == 0, err
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    assert json.loads((tmp_path / "r.json").read_text())["n_paired"] == 12
+
+
+def test_full_device_is_one_line_and_the_other_output_untouched(tmp_path, good):
+    folder = out_folder(tmp_path)
+    code, _, err = invoke("compare", good, good, "-o", folder / "r.html", "--json", "/dev/full")
+    assert (
+        code == 2
+        and err.strip() == "ragreport: error: /dev/full: cannot write (No space left on device)"
+    )
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
+    assert {p.name: p.read_text() for p in folder.iterdir()} == PREVIOUS
+
+
+def test_both_outputs_carry_one_run_id(tmp_path, good):
+    doc = report(tmp_path, good, good)
+    html = (tmp_path / "out" / "r.html").read_text()
+    assert f'<meta name="ragreport-run-id" content="{doc["run_id"]}">' in html
+    again = report(tmp_path, good, good)
+    assert again["run_id"] != doc["run_id"]
+
+
+def test_symlinked_output_replaces_its_target(tmp_path, good):
+    folder = out_folder(tmp_path)
+    (tmp_path / "link.html").symlink_to(folder / "r.html")
+    code, _, err = invoke("compare", good, good, "-o", tmp_path / "link.html")
+    assert code == 0, err
+    assert (tmp_path / "link.html").is_symlink()
+    assert (folder / "r.html").read_text().startswith("<!DOCTYPE html>")
+
+
+def staged_files(folder: Path) -> dict[Path, str]:
+    return {folder / "r.html": "new html", folder / "r.json": "new json"}
+
+
+# mkstemp 1 and 2 test each folder; 3 and 4 stage the files; fsync and link run once per file
+STEPS = ["mkstemp-1", "mkstemp-3", "mkstemp-4", "fsync-2", "link-1", "replace-1", "replace-2"]
+
+
+def _fault(monkeypatch, step: str, fault: BaseException | None) -> None:
+    """Make the ``step`` of writing fail with ``fault`` (None: a SIGTERM to this process)."""
+
+    def strike() -> None:
+        if fault is None:
+            os.kill(os.getpid(), signal.SIGTERM)
+        else:
+            raise fault
+
+    def wrap(module, name, nth=1):
+        real = getattr(module, name)
+        calls = []
+
+        def patched(*args, **kwargs):
+            calls.append(1)
+            if len(calls) == nth:
+                strike()
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, patched)
+
+    name, _, nth = step.partition("-")
+    module = output.tempfile if name == "mkstemp" else output.os
+    if name == "mkstemp":  # NamedTemporaryFile goes through tempfile._mkstemp_inner
+        name = "_mkstemp_inner"
+    wrap(module, name, int(nth or 1))
+
+
+@pytest.mark.parametrize(
+    "fault, step",
+    [("SIGTERM", step) for step in STEPS]
+    # a failed hard link falls back to a copy, so "link" is tested with a signal only
+    + [("disk full", step) for step in STEPS if step != "link-1"],
+)
+def test_a_fault_at_each_step_leaves_the_previous_report(tmp_path, monkeypatch, step, fault):
+    folder = out_folder(tmp_path)
+    error = OSError(28, "No space left on device") if fault == "disk full" else None
+    _fault(monkeypatch, step, error)
+    expected = OutputError if fault == "disk full" else SystemExit
+    with pytest.raises(expected) as raised:
+        output.write_all(staged_files(folder), inputs=[])
+    if fault == "disk full":
+        assert str(raised.value).startswith(str(folder / "r."))  # the path given, no temp name
+        assert "No space left on device" in str(raised.value)
+    else:
+        assert raised.value.code == 128 + signal.SIGTERM
+    assert sorted(p.name for p in folder.iterdir()) == sorted(PREVIOUS)  # no temporaries
+    assert {p.name: p.read_text() for p in folder.iterdir()} == PREVIOUS
+    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+
+
+def test_write_all_commits_both(tmp_path):
+    folder = out_folder(tmp_path)
+    output.write_all(staged_files(folder), inputs=[])
+    assert {p.name: p.read_text() for p in folder.iterdir()} == {
+        "r.html": "new html",
+        "r.json": "new json",
+    }
+
+
+# ---------------------------------------------------------------- validate
+
+
+def test_validate_clean_log(good):
+    code, out, _ = invoke("validate", good)
+    assert code == 0 and out.strip() == f"{good}: ok, 12 rows follow the run-log contract"
+
+
+def test_validate_lists_every_kind_with_counts(tmp_path):
+    data = rows(20)
+    for i in range(8):
+        data[i]["relevant_ids"] = [None]
+    data[3]["question_id"] = "q1"
+    for i in (10, 11):
+        data[i]["faithfulness"] = 2.0
+    data[12]["latency_ms"] = float("inf")
+    log = write(tmp_path / "v.parquet", data)
+    code, out, _ = invoke("validate", log)
+    lines = out.strip().splitlines()
+    assert code == 2 and len(lines) == 4
+    nulls = next(line for line in lines if "null_in_list" in line)
+    assert "8 row(s)" in nulls and "row 5 (question_id 'q4')" in nulls and "and 3 more" in nulls
+    assert "row 6" not in nulls  # five examples, then a count
+    assert any("1 row(s) with duplicate_id" in line and "row 4" in line for line in lines)
+    assert any("2 row(s) with share_range in faithfulness" in line for line in lines)
+    assert lines[-1].startswith(f"{log}: left out: 1 row(s) with not_finite in latency_ms")
+
+
+def test_validate_left_out_values_only_exit_0(tmp_path):
+    log = write(tmp_path / "v.parquet", rows(cost_usd=float("nan")))
+    code, out, _ = invoke("validate", log)
+    assert code == 0 and "left out: 12 row(s)" in out
+
+
+def test_validate_schema_problems_all_listed(tmp_path, good):
+    table = _typed("correct", pa.array(["yes"] * 12)).append_column("Slice", pa.array(["x"] * 12))
+    log = write(tmp_path / "s.parquet", table)
+    code, out, _ = invoke("validate", log, good, tmp_path / "missing.parquet")
+    lines = out.strip().splitlines()
+    assert code == 2 and len(lines) == 4
+    assert "differ only in case" in lines[0] and "column correct" in lines[1]
+    assert lines[2].endswith("rows follow the run-log contract") and "no such file" in lines[3]
+
+
+def test_validate_and_compare_agree(tmp_path, good):
+    bad = write(tmp_path / "bad.parquet", _with(2, relevant_ids=["p2", None]))
+    _, out, _ = invoke("validate", bad)
+    line = refused(tmp_path, good, bad, "row 3")
+    assert line.split(": ", 3)[3].split(";")[0] in out
+
+
+# ---------------------------------------------------------------- never a traceback
+
+_ids = st.one_of(st.none(), st.text(max_size=3), st.sampled_from(["p1", "p2", "p3"]))
+_share = st.one_of(
+    st.none(), st.floats(allow_nan=True, allow_infinity=True), st.sampled_from([0.0, 0.5, 1.0])
+)
+_row = st.fixed_dictionaries(
+    {"question_id": st.one_of(st.none(), st.sampled_from(["q1", "q2", "q3", "q4"]))},
+    optional={
+        "retrieved_ids": st.one_of(st.none(), st.lists(_ids, max_size=4)),
+        "relevant_ids": st.one_of(st.none(), st.lists(_ids, max_size=2)),
+        "context_ids": st.one_of(st.none(), st.lists(_ids, max_size=3)),
+        "correct": st.one_of(st.none(), st.booleans()),
+        "faithfulness": _share,
+        "latency_ms": _share,
+        "slice": st.one_of(st.none(), st.text(max_size=2)),
+    },
+)
+
+
+@settings(
+    max_examples=15,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(a=st.lists(_row, min_size=1, max_size=6), b=st.lists(_row, min_size=1, max_size=6))
+def test_any_log_gives_a_report_or_one_line(tmp_path, a, b):
+    folder = tmp_path / "h"
+    folder.mkdir(exist_ok=True)
+    for name, data in (("a", a), ("b", b)):
+        if not any(data[0].keys() - {"question_id"}):
+            data[0]["correct"] = True
+        frame = pd.DataFrame(data)
+        try:
+            frame.to_parquet(folder / f"{name}.parquet")
+        except (pa.ArrowException, ValueError):
+            return  # pandas cannot write this mix of types: no log to test
+    code, _, err = invoke(
+        "compare",
+        folder / "a.parquet",
+        folder / "b.parquet",
+        "-o",
+        folder / "r.html",
+        "--n-boot",
+        "100",
+    )
+    assert code in (0, 2), err
+    if code == 2:
+        assert len(err.strip().splitlines()) == 1 and err.startswith("ragreport: error: ")
