@@ -176,3 +176,19 @@ def test_convert_refuses_bad_rows_and_its_input(tmp_path, parquet_log):
     result = CliRunner().invoke(cli, ["convert", str(parquet_log), "-o", str(parquet_log)])
     assert result.exit_code == 2 and f"{parquet_log}: is one of the input run logs" in result.output
     assert parquet_log.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("log.jsonl", '{"question_id": "q1", "relevant_ids": ["p1", null], "correct": true}\n'),
+        ("log.csv", 'question_id,relevant_ids,correct\nq1,"[""p1"", NaN]",true\n'),
+    ],
+)
+def test_a_null_inside_an_id_list_of_a_text_log_is_refused(tmp_path, name, text):
+    # A null id is no evidence: it must reach the row checks as a null, not as the text "null".
+    log = tmp_path / name
+    log.write_text(text)
+    result = CliRunner().invoke(cli, ["validate", str(log)])
+    assert result.exit_code == 2, result.output
+    assert "null_in_list in relevant_ids" in result.output and "row 1" in result.output

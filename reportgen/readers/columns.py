@@ -93,9 +93,14 @@ def _items(convert: Callable[[Any], Any]) -> Callable[[Any], list[Any] | None]:
         items = parse_list(value)
         if items is None or (convert is _id and all(type(item) is str for item in items)):
             return items  # ids that are text already: the common case, kept as they are
-        return [convert(item) for item in items]
+        # A missing item stays missing: the row checks refuse it, since a null is never evidence.
+        return [None if _null_item(item) else convert(item) for item in items]
 
     return each
+
+
+def _null_item(item: Any) -> bool:
+    return item is None or (isinstance(item, float) and math.isnan(item))
 
 
 # contract type name -> (Arrow type, conversion of one non-missing cell)
