@@ -105,10 +105,7 @@ def run_comparison(path_a: Path, path_b: Path, options: Options) -> Comparison:
             seed=options.seed,
         )
     slices = slice_results(tables, slice_values, comparisons, options)
-    regressions = [
-        r for per_metric in slices.values() for r in per_metric[headline] if r.regression
-    ]
-    change = tables.difference(headline.split("@")[0]).abs()
+    regressions = [r for per_metric in slices.values() for r in per_metric[headline] if r.finding]
     return Comparison(
         options=options,
         runs=runs,
@@ -123,9 +120,7 @@ def run_comparison(path_a: Path, path_b: Path, options: Options) -> Comparison:
         slices=slices,
         audit=golden,
         fairness=fairness(tables),
-        power=power_of(
-            comparisons[headline], options.confidence, float(change[change > 0].mean() or 0)
-        ),
+        power=power_of(comparisons[headline], options.confidence),
         warnings=_warnings(tables, golden),
     )
 

@@ -18,14 +18,17 @@ class Verdict:
     metric: str
     outcome: str  # B_BETTER, B_WORSE or NO_EVIDENCE
     reason: str
-    regressions: list[str]  # slices where B - A is negative while positive overall
+    regressions: list[str]  # slice regressions that survive Holm's adjustment (findings)
 
 
 def decide(c: MetricComparison, confidence: float, regressions: list[SliceResult]) -> Verdict:
     """B is better (worse) when the whole interval of B - A lies above (below) zero.
 
-    The sign test and the fixed/broken counts are stated beside it; when the sign test does not
-    agree at the same level, the reason says so, since the gain then rests on a few questions.
+    The paired test of the same mean (McNemar's exact test on a binary outcome, else the
+    permutation test) and the counts are stated beside it; the two rarely disagree, and when
+    they do the reason says the evidence is borderline. ``regressions`` are the slices to name:
+    only findings (``SliceResult.finding``), so a negative direction in a slice stays in the
+    slice table and the verdict's false-alarm rate stays at 1 - confidence.
     """
     interval = (
         f"the {fmt_pct(confidence)} interval of B \u2212 A for {c.metric} is "
@@ -43,15 +46,17 @@ def decide(c: MetricComparison, confidence: float, regressions: list[SliceResult
         if c.fixed is not None
         else f"{c.wins} wins, {c.losses} losses, {c.ties} ties"
     )
-    parts.append(f"sign test {p_clause(c.p_sign)} ({counts}, over {c.n} questions)")
+    parts.append(f"{c.test} test {p_clause(c.p)} ({counts}, over {c.n} questions)")
     reason = "; ".join(parts)
-    alpha = 1 - confidence
-    if outcome != NO_EVIDENCE and c.p_sign >= alpha:
-        reason += "; the sign test does not confirm it, so the change rests on few questions"
+    if (outcome == NO_EVIDENCE) != (c.p >= 1 - confidence):
+        reason += (
+            f"; the {c.test} test and the interval disagree at {fmt_pct(confidence)}, "
+            "so the evidence is borderline"
+        )
     flagged = [
         f"B regresses on {r.column} = {r.value}: {fmt_diff(r.comparison.diff)} "
         f"{fmt_interval(r.comparison.ci_low, r.comparison.ci_high)} over {r.comparison.n} "
-        f"questions" + (" (under 10: a direction, not proof)" if r.small else "")
+        f"questions (Holm-adjusted {p_clause(r.p_holm)})"
         for r in regressions
     ]
     return Verdict(c.metric, outcome, reason[0].upper() + reason[1:] + ".", flagged)
