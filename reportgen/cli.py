@@ -31,6 +31,27 @@ class _Group(click.Group):
             raise _UserError(str(error)) from None
 
 
+def _margins(
+    ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
+) -> tuple[tuple[str, float], ...]:
+    return tuple(_margin(value) for value in values)
+
+
+def _margin(value: str) -> tuple[str, float]:
+    """'0.02' -> ("", 0.02) for every metric; 'ndcg@5=0.02' -> ("ndcg@5", 0.02)."""
+    metric, _, number = value.rpartition("=")
+    try:
+        margin = float(number)
+    except ValueError:
+        margin = -1.0
+    if not margin >= 0 or margin == float("inf"):
+        raise click.BadParameter(
+            f"{value!r}: give a number >= 0, for all metrics (0.02) or one (correct=0.02)",
+            param_hint="'--margin'",
+        )
+    return metric, margin
+
+
 @click.group(cls=_Group)
 @click.version_option(__version__, prog_name="ragreport")
 def cli() -> None:
@@ -100,6 +121,16 @@ def cli() -> None:
     show_default=True,
     help="Faithfulness from which an answer counts as supported by its context.",
 )
+@click.option(
+    "--margin",
+    "margins",
+    multiple=True,
+    metavar="[METRIC=]M",
+    callback=_margins,
+    help="Smallest difference that matters, for one metric (correct=0.02) or all (0.02); "
+    "the verdict then says whether B is better by at least M, by less, or equivalent "
+    "within M; repeatable.",
+)
 def compare(
     run_a: Path,
     run_b: Path,
@@ -113,6 +144,7 @@ def compare(
     slices: tuple[str, ...],
     strict: bool,
     supported_threshold: float,
+    margins: tuple[tuple[str, float], ...],
 ) -> None:
     """Compare run log RUN_A with RUN_B (Parquet, one row per question) into an HTML report."""
     from .report import make_report
@@ -126,6 +158,7 @@ def compare(
         slices=slices,
         strict=strict,
         supported_threshold=supported_threshold,
+        margins=margins,
     )
     json_path = json_path or output.with_suffix(".json")
     verdict = make_report(run_a, run_b, options, output, json_path)

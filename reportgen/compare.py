@@ -21,7 +21,7 @@ from .metrics import BINARY, MetricTables, Options, compute_tables
 from .power import Power, power_of
 from .slices import SliceResult, slice_results
 from .stats import MetricComparison, compare_metric
-from .verdict import Verdict, decide
+from .verdict import Verdict, decide, margin_for
 
 MAX_EXEMPLARS = 60  # drill-downs rendered: dominant-class examples first, then broken questions
 CHANGED_SHOWN = 200  # rows of the changed-questions table; the JSON holds every question
@@ -104,6 +104,7 @@ def run_comparison(path_a: Path, path_b: Path, options: Options) -> Comparison:
             confidence=options.confidence,
             seed=options.seed,
         )
+    _check_margins(options, comparisons)
     slices = slice_results(tables, slice_values, comparisons, options)
     regressions = [r for per_metric in slices.values() for r in per_metric[headline] if r.finding]
     return Comparison(
@@ -113,7 +114,12 @@ def run_comparison(path_a: Path, path_b: Path, options: Options) -> Comparison:
         comparisons=comparisons,
         headline=headline,
         headline_means=means[headline],
-        verdict=decide(comparisons[headline], options.confidence, regressions),
+        verdict=decide(
+            comparisons[headline],
+            options.confidence,
+            regressions,
+            margin_for(options.margins, headline),
+        ),
         diagnosis=diagnosis,
         exemplars=exemplars,
         changed=changed,
@@ -123,6 +129,16 @@ def run_comparison(path_a: Path, path_b: Path, options: Options) -> Comparison:
         power=power_of(comparisons[headline], options.confidence),
         warnings=_warnings(tables, golden),
     )
+
+
+def _check_margins(options: Options, comparisons: dict[str, MetricComparison]) -> None:
+    known = set(comparisons) | {name.split("@")[0] for name in comparisons}
+    for name, margin in options.margins:
+        if name and name not in known:
+            raise InputError(
+                f"--margin {name}={margin:g}: no metric {name!r} in this report; name one of "
+                + ", ".join(comparisons)
+            )
 
 
 def headline_metric(tables: MetricTables) -> str:

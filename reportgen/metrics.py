@@ -26,6 +26,7 @@ class Options:
     slices: tuple[str, ...] = ()  # slice columns; empty: "slice" when logged
     strict: bool = False  # refuse to compare when the golden labels changed between runs
     supported_threshold: float = 1.0  # faithfulness from which an answer counts as supported
+    margins: tuple[tuple[str, float], ...] = ()  # --margin: (metric, or "" for all, margin)
 
 
 @dataclass(frozen=True)

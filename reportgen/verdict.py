@@ -19,9 +19,46 @@ class Verdict:
     outcome: str  # B_BETTER, B_WORSE or NO_EVIDENCE
     reason: str
     regressions: list[str]  # slice regressions that survive Holm's adjustment (findings)
+    margin: float | None = None  # --margin for this metric
+    relevance: str | None = None  # with a margin: what the interval says about it
 
 
-def decide(c: MetricComparison, confidence: float, regressions: list[SliceResult]) -> Verdict:
+def relevance(low: float, high: float, margin: float) -> str:
+    """Where the interval [low, high] of B - A lies against the margin M that matters.
+
+    Equivalence is the interval inside (-M, M), a stricter form of the two one-sided tests
+    (Schuirmann, 1987), which use the interval at 1 - 2 alpha.
+    """
+    m = f"{margin:g}"
+    for sign, side in ((1, "better"), (-1, "worse")):
+        near, far = (low, high) if sign > 0 else (-high, -low)
+        if near >= margin:
+            return f"B {side} by at least {m}"
+        if near > 0:
+            if far < margin:
+                return f"B {side}, but by less than {m}"
+            return f"B {side}; whether by at least {m} is not settled"
+    if -margin < low and high < margin:
+        return f"equivalent within {m}"
+    return NO_EVIDENCE
+
+
+def margin_for(margins: tuple[tuple[str, float], ...], metric: str) -> float | None:
+    """The margin of ``metric`` (e.g. "ndcg@5", named in full or as "ndcg"), else the one for
+    all metrics, else None."""
+    named = {name: m for name, m in margins}
+    for key in (metric, metric.split("@")[0], ""):
+        if key in named:
+            return named[key]
+    return None
+
+
+def decide(
+    c: MetricComparison,
+    confidence: float,
+    regressions: list[SliceResult],
+    margin: float | None = None,
+) -> Verdict:
     """B is better (worse) when the whole interval of B - A lies above (below) zero.
 
     The paired test of the same mean (McNemar's exact test on a binary outcome, else the
@@ -47,6 +84,9 @@ def decide(c: MetricComparison, confidence: float, regressions: list[SliceResult
         else f"{c.wins} wins, {c.losses} losses, {c.ties} ties"
     )
     parts.append(f"{c.test} test {p_clause(c.p)} ({counts}, over {c.n} questions)")
+    practical = None if margin is None else relevance(c.ci_low, c.ci_high, margin)
+    if practical is not None:
+        parts.append(f"against the margin of {margin:g} that matters: {practical}")
     reason = "; ".join(parts)
     if (outcome == NO_EVIDENCE) != (c.p >= 1 - confidence):
         reason += (
@@ -59,4 +99,6 @@ def decide(c: MetricComparison, confidence: float, regressions: list[SliceResult
         f"questions (Holm-adjusted {p_clause(r.p_holm)})"
         for r in regressions
     ]
-    return Verdict(c.metric, outcome, reason[0].upper() + reason[1:] + ".", flagged)
+    return Verdict(
+        c.metric, outcome, reason[0].upper() + reason[1:] + ".", flagged, margin, practical
+    )
