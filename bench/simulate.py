@@ -1,6 +1,7 @@
 """Check the statistics against known truth: simulated paired data sets, thousands per cell.
 
-Usage: ``python bench/simulate.py [--reps 2000] [--power-reps 1000] [--seed 0]``
+Usage: ``python bench/simulate.py [--reps 2000] [--power-reps 1000] [--slice-reps 1000]
+[--checks coverage,power,clusters,slices] [--seed 0]``
 
 Prints one table per check (tests/test_simulation.py runs a quick version of each):
 
@@ -14,12 +15,16 @@ Prints one table per check (tests/test_simulation.py runs a quick version of eac
   beside it for contrast);
 - power: a pilot data set gives the stated detectable difference X; a fresh data set with true
   difference X is drawn from the same population and the verdict checked (80% expected);
+- clusters: questions asked in groups about one document, half the variance of B - A shared
+  within the document; coverage of the naive interval and of --cluster's;
 - slices: 5 slices of 40 questions under no true difference; the share of data sets with any
   slice regression in the verdict (family-wise error, 5% allowed).
 
-Outcome types (true mean difference ``effect`` in each):
+Outcome types (true mean difference ``effect`` in each; for continuous ones every question
+shifts by ``effect``, the spread staying the same, as the power sentence assumes):
 - binary: a 0/1 outcome, 30% of questions change between A and B (fixed or broken);
-- ties: nDCG-like, half the questions tie, the others move by a normal amount (sd 0.3);
+- ties: nDCG-like, with no difference half the questions tie and the others move by a normal
+  amount (sd 0.3);
 - skewed: faithfulness-like, most questions lose a little while a few gain a lot
   (0.2 x (Exp(1) - 1), skewness 2): the case where the median and the mean disagree.
 """
@@ -59,8 +64,7 @@ def draw(kind: str, n: int, effect: float, rng: np.random.Generator, changed: fl
         a = np.where(d > 0, 0.0, np.where(d < 0, 1.0, tie))
         return a, a + d
     if kind == "ties":
-        moved = rng.random(n) < 0.5
-        d = np.where(moved, rng.normal(effect / 0.5, 0.3, n), 0.0)
+        d = np.where(rng.random(n) < 0.5, rng.normal(0.0, 0.3, n), 0.0) + effect
     else:
         d = 0.2 * (rng.exponential(1.0, n) - 1) + effect
     a = rng.random(n)
@@ -124,6 +128,31 @@ def slice_fwer(kind: str, reps: int, seed: int, slices: int = 5, size: int = 40)
     return alarms / reps
 
 
+def cluster_coverage(
+    groups: int, size: int, reps: int, seed: int, share: float = 0.5
+) -> tuple[float, float, float]:
+    """(naive coverage, cluster coverage, mean design effect) on clustered data: ``groups``
+    documents of ``size`` questions each; ``share`` of the variance of B - A is the document's
+    (a retriever change that helps or hurts every question about one document)."""
+    rng = np.random.default_rng((seed, groups, size, 3))
+    labels = np.repeat(np.arange(groups), size)
+    naive = clustered = 0
+    effects = []
+    for rep in range(reps):
+        shared = rng.normal(0, np.sqrt(share), groups)[labels]
+        d = 0.3 * (shared + rng.normal(0, np.sqrt(1 - share), groups * size))
+        a = rng.random(groups * size)
+        c, _ = _compare("ties", a, a + d, rep)
+        k, _ = compare_metric(
+            "m", a, a + d, binary=False, n_boot=N_BOOT, confidence=CONFIDENCE, seed=rep,
+            clusters=labels,
+        )  # fmt: skip
+        naive += c.ci_low <= 0 <= c.ci_high
+        clustered += k.ci_low <= 0 <= k.ci_high
+        effects.append(k.design_effect)
+    return naive / reps, clustered / reps, float(np.mean(effects))
+
+
 def _table(title: str, header: list[str], rows: list[list[str]]) -> None:
     print(f"\n{title}\n")
     print("| " + " | ".join(header) + " |")
@@ -142,38 +171,60 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--power-reps", type=int, default=1000)
     parser.add_argument("--slice-reps", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--checks", default="coverage,power,clusters,slices")
     args = parser.parse_args(argv)
-    se = np.sqrt(0.95 * 0.05 / args.reps)
+    checks = args.checks.split(",")
+    if "coverage" in checks:
+        _coverage(args.reps, args.seed)
+    if "power" in checks:
+        _power(args.power_reps, args.seed)
+    if "clusters" in checks:
+        rows = []
+        for groups, size in ((20, 5), (40, 5), (100, 10)):
+            naive, clustered, effect = cluster_coverage(groups, size, args.reps // 2, args.seed)
+            rows.append([str(groups), str(size), _pct(naive), _pct(clustered), f"{effect:.1f}"])
+        _table(
+            f"Clustered questions (half the variance per document), {args.reps // 2} data sets",
+            ["documents", "questions each", "naive", "--cluster", "design effect"],
+            rows,
+        )
+    if "slices" in checks:
+        _table(
+            f"Slice regressions in the verdict, 5 slices of 40, {args.slice_reps} null data sets",
+            ["outcome", "family-wise error"],
+            [[kind, _pct(slice_fwer(kind, args.slice_reps, args.seed))] for kind in KINDS],
+        )
+
+
+def _coverage(reps: int, seed: int) -> None:
+    se = np.sqrt(0.95 * 0.05 / reps)
     rows = []
     for kind in KINDS:
         for n in SIZES:
-            r = null_rates(kind, n, args.reps, args.seed)
+            r = null_rates(kind, n, reps, seed)
             rows.append(
                 [kind, str(n)]
                 + [_pct(r[k]) for k in ("report", "percentile")]
                 + [_pct(1 - r["report"]), _pct(r["test"]), _pct(r["sign"])]
             )
     _table(
-        f"Coverage and size, {args.reps} null data sets per row (MC s.e. of a 95% coverage "
+        f"Coverage and size, {reps} null data sets per row (MC s.e. of a 95% coverage "
         f"{100 * se:.2f} points)",
         ["outcome", "n", "report interval", "percentile", "verdict size", "test size", "sign test"],
         rows,
     )
+
+
+def _power(reps: int, seed: int) -> None:
     rows = []
     for kind in KINDS:
         for n in SIZES:
-            rate, stated = power_rate(kind, n, args.power_reps, args.seed)
+            rate, stated = power_rate(kind, n, reps, seed)
             rows.append([kind, str(n), f"{stated:.4f}", _pct(rate)])
     _table(
-        f"Stated detectable difference, found in {args.power_reps} data sets per row (80% "
-        "expected)",
+        f"Stated detectable difference, found in {reps} data sets per row (80% expected)",
         ["outcome", "n", "mean stated X", "found"],
         rows,
-    )
-    _table(
-        f"Slice regressions in the verdict, 5 slices of 40, {args.slice_reps} null data sets",
-        ["outcome", "family-wise error"],
-        [[kind, _pct(slice_fwer(kind, args.slice_reps, args.seed))] for kind in KINDS],
     )
 
 

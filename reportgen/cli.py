@@ -131,6 +131,12 @@ def cli() -> None:
     "the verdict then says whether B is better by at least M, by less, or equivalent "
     "within M; repeatable.",
 )
+@click.option(
+    "--cluster",
+    metavar="COLUMN",
+    help="Column naming the document or conversation a question is about: questions that "
+    "share it are resampled and permuted together.",
+)
 def compare(
     run_a: Path,
     run_b: Path,
@@ -145,6 +151,7 @@ def compare(
     strict: bool,
     supported_threshold: float,
     margins: tuple[tuple[str, float], ...],
+    cluster: str | None,
 ) -> None:
     """Compare run log RUN_A with RUN_B (Parquet, one row per question) into an HTML report."""
     from .report import make_report
@@ -159,6 +166,7 @@ def compare(
         strict=strict,
         supported_threshold=supported_threshold,
         margins=margins,
+        cluster=cluster,
     )
     json_path = json_path or output.with_suffix(".json")
     verdict = make_report(run_a, run_b, options, output, json_path)

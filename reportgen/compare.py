@@ -77,6 +77,7 @@ def run_comparison(path_a: Path, path_b: Path, options: Options) -> Comparison:
             column: ids.merge(db.frame("slice_values", column=column), how="left")["value"]
             for column in _slice_columns(runs, options)
         }
+        clusters = _cluster_labels(db, runs, options, ids)
         golden = audit(db, tables, next(iter(slice_values.values()), None), options.strict)
         diagnosis = diagnose(
             db.frame("answer_stage", k=options.k),
@@ -103,6 +104,7 @@ def run_comparison(path_a: Path, path_b: Path, options: Options) -> Comparison:
             n_boot=options.n_boot,
             confidence=options.confidence,
             seed=options.seed,
+            clusters=clusters,
         )
     _check_margins(options, comparisons)
     slices = slice_results(tables, slice_values, comparisons, options)
@@ -127,8 +129,41 @@ def run_comparison(path_a: Path, path_b: Path, options: Options) -> Comparison:
         audit=golden,
         fairness=fairness(tables),
         power=power_of(comparisons[headline], options.confidence),
-        warnings=_warnings(tables, golden),
+        warnings=_warnings(tables, golden) + _cluster_hint(runs, options),
     )
+
+
+LIKELY_CLUSTERS = ("doc_id", "document_id", "source_id", "conversation_id", "session_id")
+
+
+def _cluster_labels(
+    db: RunDatabase, runs: dict[str, RunFile], options: Options, ids: pd.DataFrame
+) -> np.ndarray | None:
+    """--cluster's value for every paired question (a question without one is its own)."""
+    column = options.cluster
+    if column is None:
+        return None
+    if not any(column in r.columns for r in runs.values()):
+        raise InputError(
+            f"{runs['a'].path}: no column {column!r} (asked for by --cluster) in either run "
+            "log; name a column the logs have"
+        )
+    values = ids.merge(db.frame("slice_values", column=column), how="left")["value"]
+    alone = "\x00" + ids["question_id"].astype(str)
+    return values.fillna(alone).astype(str).to_numpy()
+
+
+def _cluster_hint(runs: dict[str, RunFile], options: Options) -> list[str]:
+    """Name a logged column that looks like a document or conversation id, when unused."""
+    if options.cluster is not None:
+        return []
+    logged = [c for c in LIKELY_CLUSTERS if any(c in r.columns for r in runs.values())]
+    return [
+        f"Column {column} looks like the document or conversation each question is about; "
+        f"questions that share one are not independent: --cluster {column} resamples them "
+        "together (intervals can otherwise be too narrow)"
+        for column in logged[:1]
+    ]
 
 
 def _check_margins(options: Options, comparisons: dict[str, MetricComparison]) -> None:

@@ -27,6 +27,7 @@ class Options:
     strict: bool = False  # refuse to compare when the golden labels changed between runs
     supported_threshold: float = 1.0  # faithfulness from which an answer counts as supported
     margins: tuple[tuple[str, float], ...] = ()  # --margin: (metric, or "" for all, margin)
+    cluster: str | None = None  # --cluster: column of the document or conversation asked about
 
 
 @dataclass(frozen=True)

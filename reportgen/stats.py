@@ -23,6 +23,8 @@ MCNEMAR = "McNemar exact"
 PERMUTATION = "paired permutation"
 INTERVAL = "expanded percentile bootstrap"
 STUDENTIZED = "studentized bootstrap and t, the wider on each side"
+CLUSTERED = "cluster bootstrap, expanded percentile over clusters"
+CLUSTER_TEST = "paired permutation of clusters"
 STUDENTIZED_BELOW = 1_000  # continuous metrics on fewer questions: the STUDENTIZED interval
 
 
@@ -46,6 +48,8 @@ class MetricComparison:
     test: str  # MCNEMAR (binary) or PERMUTATION
     interval: str  # how ci_low, ci_high were computed (INTERVAL)
     sd: float  # standard deviation of B - A over the n questions (ddof 1; 0 when n < 2)
+    clusters: int | None = None  # with --cluster: how many clusters the n questions form
+    design_effect: float | None = None  # with --cluster: variance of the mean / naive variance
 
 
 def sign_test(wins: int, losses: int) -> float:
@@ -254,6 +258,38 @@ def small_sample_interval(
     return float(low), float(high)
 
 
+def cluster_means(sums: np.ndarray, sizes: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
+    """``n_boot`` means of B - A with whole clusters resampled (the cluster bootstrap).
+
+    Questions about one document or conversation are not independent; resampling clusters
+    keeps that dependence (Field & Welsh, 2007; Miller 2024, "Adding Error Bars to Evals").
+    ``sums``, ``sizes``: per cluster, the sum of B - A and the number of questions. A resample
+    draws as many clusters as there are, with replacement; its mean is sum / questions drawn.
+    """
+    rng = np.random.default_rng(seed)
+    out = []
+    for start in range(0, n_boot, _CHUNK):
+        picked = rng.integers(0, len(sums), size=(min(_CHUNK, n_boot - start), len(sums)))
+        out.append(sums[picked].sum(axis=1) / sizes[picked].sum(axis=1))
+    return np.concatenate(out)
+
+
+def design_effect(diff: np.ndarray, codes: np.ndarray) -> float:
+    """Variance of the mean with clusters / its variance with independent questions.
+
+    Cluster-robust (ratio-estimator) variance: G / (G - 1) sum_g (S_g - mean n_g)^2 / n^2, over
+    the naive s^2 / n (Kish, 1965). 1 when questions in a cluster are as unrelated as any two.
+    """
+    n, groups = len(diff), codes.max() + 1
+    sd = diff.std(ddof=1) if n > 1 else 0.0
+    if groups < 2 or sd == 0:
+        return 1.0
+    sums, sizes = np.bincount(codes, weights=diff), np.bincount(codes)
+    residual = sums - diff.mean() * sizes
+    clustered = groups / (groups - 1) * (residual * residual).sum() / n**2
+    return float(clustered / (sd * sd / n))
+
+
 def compare_metric(
     metric: str,
     a: np.ndarray,
@@ -263,13 +299,17 @@ def compare_metric(
     n_boot: int,
     confidence: float,
     seed: int,
+    clusters: np.ndarray | None = None,
 ) -> tuple[MetricComparison, np.ndarray]:
     """Compare paired scores; questions with a missing score in either run are left out.
 
     The interval is the studentized bootstrap interval for continuous metrics on fewer than
     STUDENTIZED_BELOW questions (when defined), else the expanded percentile interval, which
     covers 95% there; ``binary`` outcomes (0/1) are tested with McNemar's exact test on fixed vs
-    broken, others with the permutation test.
+    broken, others with the permutation test. With ``clusters`` (a label per question) the
+    interval resamples clusters and the permutation test flips whole clusters (H0: A and B
+    exchangeable within each cluster), whatever the outcome, since McNemar's test assumes
+    independent questions; counts stay per question.
 
     Returns the comparison and the bootstrap means of B - A (for the distribution chart).
     """
@@ -284,12 +324,23 @@ def compare_metric(
             metric, 0, nan, nan, nan, nan, nan, 0, 0, 0, 1.0, None, None, test, INTERVAL, nan
         )
         return empty, np.empty(0)
-    studentize = not binary and n < STUDENTIZED_BELOW
-    means, squares = bootstrap_moments(diff, n_boot, seed, squares=studentize)
-    interval = small_sample_interval(diff, means, squares, confidence) if studentize else None
-    method = STUDENTIZED if interval else INTERVAL
-    low, high = interval or percentile_interval(means, expanded_confidence(confidence, n))
     wins, losses = int((diff > 0).sum()), int((diff < 0).sum())
+    groups: int | None = None
+    effect: float | None = None
+    if clusters is not None:
+        codes = pd.factorize(clusters[keep])[0]
+        sums, sizes = np.bincount(codes, weights=diff), np.bincount(codes)
+        means = cluster_means(sums, sizes, n_boot, seed)
+        low, high = percentile_interval(means, expanded_confidence(confidence, len(sums)))
+        test, method, p = CLUSTER_TEST, CLUSTERED, permutation_test(sums, seed)
+        groups, effect = len(sums), design_effect(diff, codes)
+    else:
+        studentize = not binary and n < STUDENTIZED_BELOW
+        means, squares = bootstrap_moments(diff, n_boot, seed, squares=studentize)
+        interval = small_sample_interval(diff, means, squares, confidence) if studentize else None
+        method = STUDENTIZED if interval else INTERVAL
+        low, high = interval or percentile_interval(means, expanded_confidence(confidence, n))
+        p = sign_test(wins, losses) if binary else permutation_test(diff, seed)
     comparison = MetricComparison(
         metric=metric,
         n=n,
@@ -301,12 +352,14 @@ def compare_metric(
         wins=wins,
         losses=losses,
         ties=n - wins - losses,
-        p=sign_test(wins, losses) if binary else permutation_test(diff, seed),
+        p=p,
         fixed=int(((a == 0) & (b == 1)).sum()) if binary else None,
         broken=int(((a == 1) & (b == 0)).sum()) if binary else None,
         test=test,
         interval=method,
         sd=float(diff.std(ddof=1)) if n > 1 else 0.0,
+        clusters=groups,
+        design_effect=effect,
     )
     return comparison, means
 

@@ -84,6 +84,11 @@ def decide(
         else f"{c.wins} wins, {c.losses} losses, {c.ties} ties"
     )
     parts.append(f"{c.test} test {p_clause(c.p)} ({counts}, over {c.n} questions)")
+    if c.clusters is not None and c.design_effect is not None:
+        parts.append(
+            f"questions resampled in {c.clusters} clusters, design effect "
+            f"{c.design_effect:.2f} (the variance of the mean over that of independent questions)"
+        )
     practical = None if margin is None else relevance(c.ci_low, c.ci_high, margin)
     if practical is not None:
         parts.append(f"against the margin of {margin:g} that matters: {practical}")

@@ -32,9 +32,10 @@ def test_interval_covers_95_at_n_20(kind):
     assert abs(rates["report"] - 0.95) <= 0.01 + mc_error(0.95, reps), rates
 
 
-def test_stated_detectable_difference_is_found_80_percent_of_the_time():
+@pytest.mark.parametrize("kind,n", [("binary", 50), ("skewed", 200)])
+def test_stated_detectable_difference_is_found_80_percent_of_the_time(kind, n):
     reps = 300
-    rate, _ = simulate.power_rate("ties", 50, reps, SEED)
+    rate, _ = simulate.power_rate(kind, n, reps, SEED)
     assert abs(rate - 0.8) <= 0.03 + mc_error(0.8, reps), rate
 
 
