@@ -283,14 +283,21 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
         ),
         (
             "Interval",
-            f"Paired percentile bootstrap of the mean of B \u2212 A: "
+            f"Paired bootstrap of the mean of B \u2212 A: "
             f"{result.options.n_boot} resamples of the questions with replacement, seed "
-            f"{result.options.seed}, central {fmt_pct(result.options.confidence)}.",
+            f"{result.options.seed}, {fmt_pct(result.options.confidence)}. Continuous metrics "
+            "under 1,000 questions: on each side the wider of the studentized bootstrap and "
+            "Student's t interval; otherwise the expanded percentile interval (quantiles at "
+            "Phi(sqrt(n / (n - 1)) t(n - 1, tail))). With --cluster, whole clusters are "
+            "resampled.",
         ),
         (
-            "Sign test",
-            "Two-sided exact binomial test of wins against losses (ties dropped), "
-            "null hypothesis P(win) = 1/2.",
+            "Test",
+            "Binary outcomes: McNemar's exact test, two-sided binomial test of fixed against "
+            "broken, null hypothesis P(fixed) = 1/2. Continuous metrics: paired permutation "
+            "test of the mean, each difference's sign flipped (exact up to 12 changed "
+            "questions, else 10,000 seeded flips, from 1,000 the normal limit); with "
+            "--cluster, whole clusters flipped.",
         ),
         (
             "Verdict",
