@@ -7,8 +7,9 @@ delta is detected with probability ``POWER`` when delta sqrt(n) / sd = t(1 - alp
 metric sd is the observed spread of B - A, taken to stay the same under other differences.
 For a binary outcome the share of changed questions psi stays fixed and the spread follows
 the difference, sd^2 = psi - delta^2, which gives delta = k sqrt(psi / (n + k^2)) with k the
-sum of the two t quantiles. bench/simulate.py checks that a difference of the stated size is
-detected 80% of the time.
+sum of the two t quantiles. With --cluster, n is the effective number of independent
+questions, n / design effect, and the size needed is multiplied by it. bench/simulate.py
+checks that a difference of the stated size is detected 80% of the time.
 """
 
 from __future__ import annotations
@@ -90,11 +91,19 @@ def power_of(c: MetricComparison, confidence: float) -> Power:
             None,
             head + "Nothing to measure a difference against: no larger set would settle it.",
         )
-    min_detectable = detectable(c.n, alpha, sd=c.sd, changed_share=share)
+    # clustered questions count as n / design effect independent ones (Kish, 1965)
+    inflation = c.design_effect or 1.0
+    effective = max(2, int(c.n / inflation))
+    min_detectable = detectable(effective, alpha, sd=c.sd, changed_share=share)
+    clustered = (
+        f" (clustered: worth about {effective} independent questions)"
+        if c.design_effect is not None
+        else ""
+    )
     detect = (
         f"A true difference of {_points(min_detectable, binary)} would be found "
         f"(the {level} interval excluding zero) in about {fmt_pct(POWER)} of sets this size "
-        "with this spread; smaller ones are usually missed. "
+        f"with this spread{clustered}; smaller ones are usually missed. "
     )
     if c.diff == 0:
         return Power(
@@ -106,7 +115,7 @@ def power_of(c: MetricComparison, confidence: float) -> Power:
             head + detect + "A and B are level on average, so no larger set would say which "
             "is better.",
         )
-    needed = needed_size(c.diff, alpha, sd=c.sd, changed_share=share)
+    needed = math.ceil(needed_size(c.diff, alpha, sd=c.sd, changed_share=share) * inflation)
     need = (
         f"To find the observed difference of {_points(abs(c.diff), binary)} "
         f"{fmt_pct(POWER)} of the time takes about {needed} questions (you have {c.n})."

@@ -62,6 +62,10 @@ def test_cluster_option_end_to_end(tmp_path):
         naive["metrics"]["correct"]["ci_high"] - naive["metrics"]["correct"]["ci_low"]
     )
     assert "6 clusters, design effect" in doc["verdict"]["reason"]
+    # power: the 60 questions count as 60 / design effect independent ones
+    effective = int(60 / c["design_effect"])
+    assert f"worth about {effective} independent questions" in doc["power"]["sentence"]
+    assert doc["power"]["min_detectable"] > naive["power"]["min_detectable"]
     assert not any("--cluster" in w for w in doc["warnings"])
     code, out, _ = compare(tmp_path, a, b, "--cluster", "conversation")
     assert code == 2 and "no column 'conversation' (asked for by --cluster)" in out
