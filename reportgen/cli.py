@@ -115,6 +115,27 @@ def _reading_options(command: Callable[..., Any]) -> Callable[..., Any]:
     return with_reading
 
 
+def _margins(
+    ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
+) -> tuple[tuple[str, float], ...]:
+    return tuple(_margin(value) for value in values)
+
+
+def _margin(value: str) -> tuple[str, float]:
+    """'0.02' -> ("", 0.02) for every metric; 'ndcg@5=0.02' -> ("ndcg@5", 0.02)."""
+    metric, _, number = value.rpartition("=")
+    try:
+        margin = float(number)
+    except ValueError:
+        margin = -1.0
+    if not margin >= 0 or margin == float("inf"):
+        raise click.BadParameter(
+            f"{value!r}: give a number >= 0, for all metrics (0.02) or one (correct=0.02)",
+            param_hint="'--margin'",
+        )
+    return metric, margin
+
+
 @click.group(cls=_Group)
 @click.version_option(__version__, prog_name="ragreport")
 def cli() -> None:
@@ -187,6 +208,22 @@ def cli() -> None:
     help="Faithfulness from which an answer counts as supported by its context "
     "[default: 1 for 0/1 scores, 0.8 for graded ones].",
 )
+@click.option(
+    "--margin",
+    "margins",
+    multiple=True,
+    metavar="[METRIC=]M",
+    callback=_margins,
+    help="Smallest difference that matters, for one metric (correct=0.02) or all (0.02); "
+    "the verdict then says whether B is better by at least M, by less, or equivalent "
+    "within M; repeatable.",
+)
+@click.option(
+    "--cluster",
+    metavar="COLUMN",
+    help="Column naming the document or conversation a question is about: questions that "
+    "share it are resampled and permuted together.",
+)
 @_reading_options
 def compare(
     run_a: Path,
@@ -201,6 +238,8 @@ def compare(
     slices: tuple[str, ...],
     strict: bool,
     supported_threshold: float | None,
+    margins: tuple[tuple[str, float], ...],
+    cluster: str | None,
     reading: _Reading,
 ) -> None:
     """Compare run log RUN_A with RUN_B (one row per question) into an HTML report.
@@ -219,6 +258,8 @@ def compare(
         slices=slices,
         strict=strict,
         supported_threshold=supported_threshold,
+        margins=margins,
+        cluster=cluster,
     )
     json_path = json_path or output.with_suffix(".json")
     a, b = reading(2)

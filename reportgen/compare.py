@@ -23,7 +23,7 @@ from .readers import ReadOptions
 from .slices import SliceResult, slice_results
 from .stats import MetricComparison, compare_metric
 from .supported import SupportedRule, supported_rule
-from .verdict import Verdict, decide
+from .verdict import Verdict, decide, margin_for
 
 MAX_SLICE_VALUES = 50  # a slice column with more values is left out: its forest would be unreadable
 MAX_EXEMPLARS = 60  # drill-downs rendered: dominant-class examples first, then broken questions
@@ -106,6 +106,7 @@ def run_comparison(
             column: ids.merge(values, how="left")["value"] for column, values in by_question.items()
         }
         supported = _supported(tables, options)
+        clusters = _cluster_labels(db, runs, options, ids)
         golden = audit(db, tables, next(iter(slice_values.values()), None), options.strict)
         diagnosis = diagnose(
             db.frame("answer_stage", k=options.k),
@@ -132,12 +133,11 @@ def run_comparison(
             n_boot=options.n_boot,
             confidence=options.confidence,
             seed=options.seed,
+            clusters=clusters,
         )
+    _check_margins(options, comparisons)
     slices = slice_results(tables, slice_values, comparisons, options)
-    regressions = [
-        r for per_metric in slices.values() for r in per_metric[headline] if r.regression
-    ]
-    change = tables.difference(headline.split("@")[0]).abs()
+    regressions = [r for per_metric in slices.values() for r in per_metric[headline] if r.finding]
     return Comparison(
         options=options,
         runs=runs,
@@ -145,21 +145,25 @@ def run_comparison(
         comparisons=comparisons,
         headline=headline,
         headline_means=means[headline],
-        verdict=decide(comparisons[headline], options.confidence, regressions),
+        verdict=decide(
+            comparisons[headline],
+            options.confidence,
+            regressions,
+            margin_for(options.margins, headline),
+        ),
         diagnosis=diagnosis,
         exemplars=exemplars,
         changed=changed,
         slices=slices,
         audit=golden,
         fairness=fairness(tables),
-        power=power_of(
-            comparisons[headline], options.confidence, float(change[change > 0].mean() or 0)
-        ),
+        power=power_of(comparisons[headline], options.confidence),
         warnings=[
             *(f"Run {r.label}: {note}" for r in runs.values() for note in r.notes),
             *slice_warnings,
             *(p.warning() for p in db.left_out),
             *_warnings(tables, golden),
+            *_cluster_hint(runs, options),
         ],
         supported=supported,
     )
@@ -171,6 +175,49 @@ def _supported(tables: MetricTables, options: Options) -> SupportedRule:
         for name in ("faithfulness", "correct")
     }
     return supported_rule(columns["faithfulness"], columns["correct"], options.supported_threshold)
+
+
+LIKELY_CLUSTERS = ("doc_id", "document_id", "source_id", "conversation_id", "session_id")
+
+
+def _cluster_labels(
+    db: RunDatabase, runs: dict[str, RunFile], options: Options, ids: pd.DataFrame
+) -> np.ndarray | None:
+    """--cluster's value for every paired question (a question without one is its own)."""
+    column = options.cluster
+    if column is None:
+        return None
+    if not any(column in r.columns for r in runs.values()):
+        raise InputError(
+            f"{runs['a'].path}: no column {column!r} (asked for by --cluster) in either run "
+            "log; name a column the logs have"
+        )
+    values = ids.merge(db.frame("slice_values", column=column), how="left")["value"]
+    alone = "\x00" + ids["question_id"].astype(str)
+    return values.fillna(alone).astype(str).to_numpy()
+
+
+def _cluster_hint(runs: dict[str, RunFile], options: Options) -> list[str]:
+    """Name a logged column that looks like a document or conversation id, when unused."""
+    if options.cluster is not None:
+        return []
+    logged = [c for c in LIKELY_CLUSTERS if any(c in r.columns for r in runs.values())]
+    return [
+        f"Column {column} looks like the document or conversation each question is about; "
+        f"questions that share one are not independent: --cluster {column} resamples them "
+        "together (intervals can otherwise be too narrow)"
+        for column in logged[:1]
+    ]
+
+
+def _check_margins(options: Options, comparisons: dict[str, MetricComparison]) -> None:
+    known = set(comparisons) | {name.split("@")[0] for name in comparisons}
+    for name, margin in options.margins:
+        if name and name not in known:
+            raise InputError(
+                f"--margin {name}={margin:g}: no metric {name!r} in this report; name one of "
+                + ", ".join(comparisons)
+            )
 
 
 def headline_metric(tables: MetricTables) -> str:

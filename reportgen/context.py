@@ -70,7 +70,9 @@ class SliceRow:
     value: str
     metric: MetricRow
     p_holm: str
-    flags: list[str] = field(metadata={"help": "'regression', 'direction, not proof'"})
+    flags: list[str] = field(
+        metadata={"help": "'regression', 'lower here (direction)', 'direction, not proof'"}
+    )
 
 
 @dataclass(frozen=True)
@@ -161,7 +163,7 @@ def metric_row(c: Any) -> MetricRow:
         interval=fmt_interval(c.ci_low, c.ci_high),
         wlt=f"{c.wins} / {c.losses} / {c.ties}",
         fixed_broken=f"{c.fixed} / {c.broken}" if c.fixed is not None else "",
-        p=fmt_p(c.p_sign),
+        p=fmt_p(c.p),
         direction=direction,
     )
 
@@ -314,14 +316,21 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
         ),
         (
             "Interval",
-            f"Paired percentile bootstrap of the mean of B \u2212 A: "
+            f"Paired bootstrap of the mean of B \u2212 A: "
             f"{result.options.n_boot} resamples of the questions with replacement, seed "
-            f"{result.options.seed}, central {fmt_pct(result.options.confidence)}.",
+            f"{result.options.seed}, {fmt_pct(result.options.confidence)}. Continuous metrics "
+            "under 1,000 questions: on each side the wider of the studentized bootstrap and "
+            "Student's t interval; otherwise the expanded percentile interval (quantiles at "
+            "Phi(sqrt(n / (n - 1)) t(n - 1, tail))). With --cluster, whole clusters are "
+            "resampled.",
         ),
         (
-            "Sign test",
-            "Two-sided exact binomial test of wins against losses (ties dropped), "
-            "null hypothesis P(win) = 1/2.",
+            "Test",
+            "Binary outcomes: McNemar's exact test, two-sided binomial test of fixed against "
+            "broken, null hypothesis P(fixed) = 1/2. Continuous metrics: paired permutation "
+            "test of the mean, each difference's sign flipped (exact up to 12 changed "
+            "questions, else 10,000 seeded flips, from 1,000 the normal limit); with "
+            "--cluster, whole clusters flipped.",
         ),
         (
             "Verdict",
@@ -338,17 +347,17 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
         (
             "Slices",
             "Each slice is compared on its own questions as above; Holm's step-down adjustment "
-            "of the sign-test p runs over the slices of one metric (the i-th smallest of m "
+            "of the test's p runs over all slices of one metric (the i-th smallest of m "
             "multiplied by m - i + 1, made monotone, capped at 1). A regression: B - A below "
-            "zero in a slice while above zero overall. Under 10 questions: a direction, not "
-            "proof.",
+            "zero in a slice while above zero overall, with adjusted p below 1 - confidence "
+            "(else a direction only). Under 10 questions: a direction, not proof.",
         ),
         (
             "How much the set can tell",
-            "Discordant questions: d = wins + losses. Smallest detectable difference: (2c - d) / n "
-            "times the mean |B - A| of discordant questions, c the fewest wins of d that the "
-            "exact sign test rejects. Questions needed: d* / (d / n) with d* = ((0.5 z(1 - "
-            "alpha/2) + z(0.8) sqrt(p(1 - p))) / |p - 0.5|)^2, p = wins / d (80% power).",
+            "Detectable difference (found 80% of the time): k sd / sqrt(n), k = t(1 - alpha/2) "
+            "+ t(0.8) with n - 1 degrees of freedom and sd the spread of B - A; for a binary "
+            "outcome k sqrt(psi / (n + k^2)), psi the share of changed questions. Questions "
+            "needed: the n at which the observed difference is that detectable difference.",
         ),
         (
             "Fair comparison",
@@ -452,7 +461,13 @@ def _slices(result: Comparison) -> list[SliceTable]:
                         value=r.value,
                         metric=metric_row(r.comparison),
                         p_holm=fmt_p(r.p_holm),
-                        flags=(["regression"] if r.regression else [])
+                        flags=(
+                            ["regression"]
+                            if r.finding
+                            else ["lower here (direction)"]
+                            if r.regression
+                            else []
+                        )
                         + (["direction, not proof"] if r.small else []),
                     )
                     for r in rows

@@ -40,7 +40,7 @@ TARGET = 0.8  # the decision path's bar at every step
 N_EXEMPLARS = 5
 COSTS = {"latency_ms": "latency", "cost_usd": "cost", "context_tokens": "context tokens"}
 COMPARISON = (
-    "paired per question on the same questions and golden set (bootstrap interval, sign test)"
+    "paired per question on the same questions and golden set (bootstrap interval, paired test)"
 )
 
 

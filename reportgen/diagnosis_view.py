@@ -132,7 +132,7 @@ def _stage_rows(result: Comparison) -> list[StageRow]:
                 diff=fmt_diff(d.diff),
                 interval=fmt_interval(d.ci_low, d.ci_high),
                 n=d.n,
-                p=fmt_p(d.p_sign),
+                p=fmt_p(d.p),
                 direction="up" if d.ci_low > 0 else "down" if d.ci_high < 0 else "none",
             )
         )

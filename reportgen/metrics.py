@@ -28,6 +28,8 @@ class Options:
     strict: bool = False  # refuse to compare when the golden labels changed between runs
     supported_threshold: float | None = None  # faithfulness from which an answer is supported;
     # None: the rule that fits the scores (supported.py)
+    margins: tuple[tuple[str, float], ...] = ()  # --margin: (metric, or "" for all, margin)
+    cluster: str | None = None  # --cluster: column of the document or conversation asked about
 
 
 @dataclass(frozen=True)

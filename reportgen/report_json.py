@@ -39,7 +39,7 @@ def comparison_fields(c: MetricComparison) -> dict[str, Any]:
 
 
 def slices_by_value(per_metric: dict[str, list[SliceResult]]) -> dict[str, Any]:
-    """slice value -> metric -> the fields of ``metrics`` plus p_holm, regression, small."""
+    """slice value -> metric -> ``metrics`` fields plus p_holm, regression, finding, small."""
     out: dict[str, dict[str, Any]] = {}
     for metric, rows in per_metric.items():
         for r in rows:
@@ -47,6 +47,7 @@ def slices_by_value(per_metric: dict[str, list[SliceResult]]) -> dict[str, Any]:
                 **comparison_fields(r.comparison),
                 "p_holm": r.p_holm,
                 "regression": r.regression,
+                "finding": r.finding,
                 "small": r.small,
             }
     return out

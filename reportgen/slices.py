@@ -20,7 +20,8 @@ class SliceResult:
     value: str
     comparison: MetricComparison
     p_holm: float
-    regression: bool  # B - A is negative here while positive overall
+    regression: bool  # B - A is negative here while positive overall: a direction
+    finding: bool  # a regression whose Holm-adjusted p is below 1 - confidence
 
     @property
     def small(self) -> bool:
@@ -36,17 +37,18 @@ def slice_results(
     """column -> metric name -> one result per slice value (sorted by value).
 
     ``values`` maps a slice column to its value for each paired question (aligned with
-    ``tables.paired``). Holm's adjustment runs over the slices of one metric and column.
+    ``tables.paired``). Holm's adjustment runs over every slice of one metric, of all slice
+    columns together, so that the chance of any false regression finding on a metric stays
+    at 1 - confidence (the family-wise error rate).
     """
-    out: dict[str, dict[str, list[SliceResult]]] = {}
+    scored: dict[tuple[str, str], list[tuple[str, MetricComparison]]] = {}
     for column, series in values.items():
         labels = series.fillna(MISSING).astype(str).to_numpy()
-        out[column] = {}
         for base in tables.metrics:
             name = tables.name(base)
             a = tables.paired[f"{base}_a"].to_numpy(dtype=float)
             b = tables.paired[f"{base}_b"].to_numpy(dtype=float)
-            scored = []
+            scored[column, name] = []
             for value in np.unique(labels):
                 mask = labels == value
                 c, _ = compare_metric(
@@ -59,16 +61,20 @@ def slice_results(
                     seed=options.seed,
                 )
                 if c.n:
-                    scored.append((str(value), c))
-            adjusted = holm([c.p_sign for _, c in scored])
-            out[column][name] = [
-                SliceResult(
-                    column=column,
-                    value=value,
-                    comparison=c,
-                    p_holm=p,
-                    regression=overall[name].diff > 0 and c.diff < 0,
-                )
-                for (value, c), p in zip(scored, adjusted, strict=True)
-            ]
+                    scored[column, name].append((str(value), c))
+    adjusted: dict[tuple[str, str], list[float]] = {}
+    for name in overall:
+        family = [key for key in scored if key[1] == name]
+        p_values = holm([c.p for key in family for _, c in scored[key]])
+        for key in family:
+            adjusted[key], p_values = p_values[: len(scored[key])], p_values[len(scored[key]) :]
+    out: dict[str, dict[str, list[SliceResult]]] = {column: {} for column in values}
+    alpha = 1 - options.confidence
+    for (column, name), rows in scored.items():
+        out[column][name] = []
+        for (value, c), p in zip(rows, adjusted[column, name], strict=True):
+            regression = overall[name].diff > 0 and c.diff < 0
+            out[column][name].append(
+                SliceResult(column, value, c, p, regression, regression and p < alpha)
+            )
     return out

@@ -11,7 +11,6 @@ from click.testing import CliRunner
 from scipy.stats import binomtest
 
 from reportgen.cli import cli
-from reportgen.power import needed_discordant
 from reportgen.stats import holm
 
 
@@ -70,8 +69,9 @@ def test_slice_table_numbers_and_flags(tmp_path):
     assert (big["fixed"], big["broken"], big["wins"], big["losses"]) == (12, 0, 12, 0)
     assert (tiny["n"], tiny["diff"], tiny["broken"]) == (5, pytest.approx(-0.6), 3)
     p_big, p_tiny = binomtest(12, 12).pvalue, binomtest(0, 3).pvalue
-    assert big["p_sign"] == pytest.approx(p_big)
-    assert tiny["p_sign"] == pytest.approx(p_tiny)
+    assert big["test"] == tiny["test"] == "McNemar exact"
+    assert big["p"] == pytest.approx(p_big)
+    assert tiny["p"] == pytest.approx(p_tiny)
     # Holm over two slices: the smaller p doubled, the larger kept (monotone, capped at 1)
     assert big["p_holm"] == pytest.approx(2 * p_big)
     assert tiny["p_holm"] == pytest.approx(max(2 * p_big, p_tiny))
@@ -79,10 +79,30 @@ def test_slice_table_numbers_and_flags(tmp_path):
     assert doc["metrics"]["correct"]["diff"] == pytest.approx(9 / 65)
     assert tiny["regression"] and tiny["small"]
     assert not big["regression"] and not big["small"]
-    assert any("slice = tiny" in r and "not proof" in r for r in doc["verdict"]["regressions"])
+    # 3 broken of 5 cannot survive Holm (adjusted p 0.25): a direction in the table, not a
+    # finding in the verdict
+    assert not tiny["finding"] and not big["finding"]
+    assert doc["verdict"]["regressions"] == []
     html = (tmp_path / "r.html").read_text()
-    assert "B regresses on slice = tiny" in html
-    assert "direction, not proof" in html
+    assert "B regresses on" not in html
+    assert "lower here (direction)" in html and "direction, not proof" in html
+
+
+def test_slice_regression_that_survives_holm_is_a_finding(tmp_path):
+    """Slice "big" gains 30 of 100; slice "worse" (40 questions) loses 12 with none fixed:
+    McNemar p = 2 x 0.5^12 = 0.000488; Holm over the 2 slices doubles big's smaller p
+    (2 x 2 x 0.5^30) and keeps the larger, 0.000488 < 0.05."""
+    a = [question(i, "big", i < 30) for i in range(100)]
+    b = [question(i, "big", i < 60) for i in range(100)]
+    a += [question(100 + i, "worse", i < 20) for i in range(40)]
+    b += [question(100 + i, "worse", i < 8) for i in range(40)]
+    code, out, doc = compare(tmp_path, a, b)
+    assert code == 0, out
+    worse = doc["slices"]["slice"]["worse"]["correct"]
+    assert worse["p_holm"] == pytest.approx(binomtest(0, 12).pvalue)
+    assert worse["regression"] and worse["finding"]
+    (flag,) = doc["verdict"]["regressions"]
+    assert flag.startswith("B regresses on slice = worse") and "Holm-adjusted p < 0.001" in flag
 
 
 def test_slice_option_picks_other_columns(tmp_path):
@@ -257,14 +277,14 @@ def test_power_hand_worked(tmp_path):
     assert (c["fixed"], c["broken"]) == (15, 5)
     power = doc["power"]
     assert power["discordant"] == 20
-    # exact sign test on 20: 15 wins gives p = 0.041 < 0.05, 14 gives 0.115 -> net 15 - 5 = 10
-    assert binomtest(15, 20).pvalue < 0.05 < binomtest(14, 20).pvalue
-    assert power["min_detectable"] == pytest.approx(10 / 100)
-    # P(win) = 0.75: ((0.5 x 1.959964 + 0.841621 x sqrt(0.1875)) / 0.25)^2 = 28.919 discordant,
-    # 20% of questions are discordant -> 144.6 -> 145 questions
-    assert needed_discordant(0.75, 0.05) == pytest.approx(28.919, abs=1e-3)
-    assert power["needed_n"] == 145
-    assert "about 10.0 points" in power["sentence"] and "about 145 questions" in power["sentence"]
+    # k = t(0.975, 99) + t(0.8, 99) = 1.984217 + 0.845267 = 2.829484; psi = 20 / 100 changed:
+    # delta = k sqrt(psi / (n + k^2)) = 2.829484 x sqrt(0.2 / 108.005980) = 0.121758
+    assert power["min_detectable"] == pytest.approx(0.121758, abs=1e-6)
+    # observed delta 0.10, spread sqrt(0.2 - 0.01) = 0.435890: n = (k(n) x 0.435890 / 0.1)^2;
+    # at n = 152, k = 1.975799 + 0.844008 = 2.819807 -> 151.07 <= 152 (at 151 it is 151.08 > 151)
+    assert power["needed_n"] == 152
+    assert "difference of 12.2 points" in power["sentence"]
+    assert "about 152 questions" in power["sentence"]
 
 
 def test_power_when_nothing_changed(tmp_path):

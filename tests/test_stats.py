@@ -1,12 +1,15 @@
-"""Paired statistics of ``compare``: sign test, bootstrap interval, seeds, confidence level,
+"""Paired statistics of ``compare``: paired tests, bootstrap interval, seeds, confidence level,
 and property tests of ``reportgen.stats``.
 
-Oracles: ``scipy.stats.binomtest`` on wins / losses counted here from the reference metrics,
-and a plain numpy percentile bootstrap that resamples question indices.
+Oracles: ``scipy.stats.binomtest`` on wins / losses counted here from the reference metrics
+(McNemar's exact test), ``scipy.stats.permutation_test`` and a brute-force enumeration of sign
+flips (the permutation test), and a plain numpy percentile bootstrap that resamples question
+indices, taken at the expanded level of Hesterberg (2015).
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 
@@ -103,7 +106,25 @@ def test_defaults_in_params(runs):
     assert outs["seed1"]["params"]["seed"] == 1
 
 
-def test_sign_test_from_own_counts(runs):
+def binary_name(name: str) -> bool:
+    return name.startswith(("hit", "all", "correct"))
+
+
+def scipy_permutation_p(diff, n_resamples=20_000):
+    """Two-sided sign-flip test of the mean by scipy (paired samples, B vs A)."""
+    diff = np.asarray(diff, dtype=float)
+    result = scipy_stats.permutation_test(
+        (diff, np.zeros_like(diff)),
+        lambda x, y, axis: np.mean(x - y, axis=axis),
+        permutation_type="samples",
+        n_resamples=n_resamples,
+        vectorized=True,
+        random_state=np.random.default_rng(99),
+    )
+    return result.pvalue
+
+
+def test_paired_test_from_own_counts(runs):
     values, outs = runs
     metrics = outs["default"]["metrics"]
     assert set(values) <= set(metrics)
@@ -111,18 +132,43 @@ def test_sign_test_from_own_counts(runs):
         wins = sum(y > x for x, y in zip(va, vb, strict=True))
         losses = sum(y < x for x, y in zip(va, vb, strict=True))
         assert wins + losses > 0
-        expected = scipy_stats.binomtest(wins, wins + losses, 0.5).pvalue
         got = metrics[name]
         assert (got["wins"], got["losses"]) == (wins, losses), name
-        assert got["p_sign"] == pytest.approx(expected, rel=1e-12, abs=1e-300), name
+        if binary_name(name):
+            expected = scipy_stats.binomtest(wins, wins + losses, 0.5).pvalue
+            assert got["test"] == "McNemar exact", name
+            assert got["p"] == pytest.approx(expected, rel=1e-12, abs=1e-300), name
+        else:
+            # two Monte-Carlo estimates (10,000 and 20,000 flips): 5 standard errors apart
+            expected = scipy_permutation_p([y - x for x, y in zip(va, vb, strict=True)])
+            tol = 5 * math.sqrt(max(expected * (1 - expected), 1e-4) * (1e-4 + 5e-5)) + 1e-4
+            assert got["test"] == "paired permutation", name
+            assert abs(got["p"] - expected) <= tol, (name, got["p"], expected)
 
 
 def test_identical_runs_have_p_one_and_zero_interval(runs):
     _, outs = runs
     for name, m in outs["same"]["metrics"].items():
         assert (m["wins"], m["losses"]) == (0, 0), name
-        assert m["p_sign"] == 1.0, name
+        assert m["p"] == 1.0, name
         assert m["diff"] == 0.0 and m["ci_low"] == 0.0 and m["ci_high"] == 0.0, name
+
+
+def expanded(confidence, n):
+    """Hesterberg's expanded percentile level: tails at Phi(sqrt(n / (n - 1)) t(n - 1, tail))."""
+    tail = scipy_stats.norm.cdf(
+        math.sqrt(n / (n - 1)) * scipy_stats.t.ppf((1 - confidence) / 2, n - 1)
+    )
+    return 1 - 2 * tail
+
+
+def test_expanded_level_hand_worked():
+    from reportgen.stats import expanded_confidence
+
+    # n = 20: t(19, 0.025) = -2.093024, x sqrt(20 / 19) = -2.147397, Phi = 0.0158808
+    assert expanded_confidence(0.95, 20) == pytest.approx(1 - 2 * 0.0158808, abs=1e-6)
+    # the correction fades: at n = 100,000 the level is 95% to 4 decimals
+    assert expanded_confidence(0.95, 100_000) == pytest.approx(0.95, abs=1e-4)
 
 
 def reference_bootstrap(diff, confidence, n_boot=20_000, seed=12345):
@@ -156,15 +202,52 @@ def quantile_tolerance(sigma, confidence, n, binary_step, boots=(5000, 20_000)):
     return 5 * se + (binary_step / n if binary_step else 0.0)
 
 
+def reference_studentized(diff, confidence, n_boot=20_000, seed=12345):
+    """Bootstrap-t by index resampling: mean - t*(1 - tail) se, mean - t*(tail) se."""
+    diff = np.asarray(diff, dtype=float)
+    n, rng = len(diff), np.random.default_rng(seed)
+    idx = rng.integers(0, n, size=(n_boot, n))
+    resampled = diff[idx]
+    t = (resampled.mean(axis=1) - diff.mean()) / (resampled.std(axis=1, ddof=1) / math.sqrt(n))
+    tail = (1 - confidence) / 2
+    lo_t, hi_t = np.quantile(t, [tail, 1 - tail])
+    se = diff.std(ddof=1) / math.sqrt(n)
+    return diff.mean() - hi_t * se, diff.mean() - lo_t * se
+
+
+@pytest.mark.parametrize("which,confidence", [("default", 0.95), ("conf90", 0.9)])
+def test_small_sample_interval_is_outer_bound_of_t_and_bootstrap_t(runs, which, confidence):
+    """Continuous metrics on 150 questions: each bound is the outer of Student's t (scipy) and
+    the bootstrap-t bound (index resampling here; Monte-Carlo tolerance 10% of the width)."""
+    values, outs = runs
+    metrics = outs[which]["metrics"]
+    for name, (va, vb) in values.items():
+        if binary_name(name):
+            continue
+        diff = np.array([y - x for x, y in zip(va, vb, strict=True)])
+        got = metrics[name]
+        assert got["interval"] == "studentized bootstrap and t, the wider on each side", name
+        t_low, t_high = scipy_stats.ttest_1samp(diff, 0).confidence_interval(confidence)
+        s_low, s_high = reference_studentized(diff, confidence)
+        tol = 0.1 * (t_high - t_low)
+        assert got["ci_low"] <= t_low + EPS and got["ci_high"] >= t_high - EPS, name
+        assert abs(got["ci_low"] - min(t_low, s_low)) <= tol, (name, got["ci_low"], s_low)
+        assert abs(got["ci_high"] - max(t_high, s_high)) <= tol, (name, got["ci_high"], s_high)
+
+
 @pytest.mark.parametrize("which,confidence", [("default", 0.95), ("conf90", 0.9)])
 def test_bootstrap_interval_matches_index_resampling(runs, which, confidence):
     values, outs = runs
     metrics = outs[which]["metrics"]
     for name, (va, vb) in values.items():
+        if not binary_name(name):
+            continue
+        assert metrics[name]["interval"] == "expanded percentile bootstrap", name
         diff = [y - x for x, y in zip(va, vb, strict=True)]
-        low, high, sigma = reference_bootstrap(diff, confidence)
-        step = 1.0 if name.startswith(("hit", "all", "correct")) else 0.0
-        tol = quantile_tolerance(sigma, confidence, len(diff), step)
+        level = expanded(confidence, len(diff))
+        low, high, sigma = reference_bootstrap(diff, level)
+        step = 1.0 if binary_name(name) else 0.0
+        tol = quantile_tolerance(sigma, level, len(diff), step)
         got = metrics[name]
         assert abs(got["ci_low"] - low) <= tol, (name, got["ci_low"], low, tol)
         assert abs(got["ci_high"] - high) <= tol, (name, got["ci_high"], high, tol)
@@ -183,7 +266,9 @@ def test_other_seed_slightly_different_interval(runs):
     m0, m1 = outs["default"]["metrics"], outs["seed1"]["metrics"]
     changed = 0
     for name, (va, vb) in values.items():
-        for field in ("a", "b", "diff", "wins", "losses", "ties", "p_sign", "n"):
+        # the seed also drives the permutation test's random flips: only McNemar's p is fixed
+        fixed = ("a", "b", "diff", "wins", "losses", "ties", "n") + (("p",) * binary_name(name))
+        for field in fixed:
             assert m0[name][field] == m1[name][field], (name, field)
         diff = [y - x for x, y in zip(va, vb, strict=True)]
         sigma = float(np.std(diff) / math.sqrt(len(diff)))
@@ -251,7 +336,7 @@ def test_swap_runs_flips_diff_and_counts_keeps_p(data, seed):
     assert (ba.wins, ba.losses) == (ab.losses, ab.wins)
     assert (ba.a, ba.b) == (ab.b, ab.a)
     assert abs(ba.diff + ab.diff) <= EPS
-    assert ba.p_sign == pytest.approx(ab.p_sign, rel=1e-12, abs=1e-15)
+    assert ba.p == pytest.approx(ab.p, rel=1e-12, abs=1e-15)
     if binary:
         assert (ba.fixed, ba.broken) == (ab.broken, ab.fixed)
 
@@ -273,7 +358,7 @@ def test_swap_runs_mirrors_interval(data, seed):
 def test_p_in_unit_interval_and_interval_contains_estimate(data, seed, confidence):
     a, b, binary = data
     r = _compare(a, b, binary, seed, confidence)
-    assert 0.0 <= r.p_sign <= 1.0
+    assert 0.0 <= r.p <= 1.0
     assert r.ci_low <= r.ci_high
     assert r.ci_low - EPS <= r.diff <= r.ci_high + EPS, (r.ci_low, r.diff, r.ci_high)
     assert abs(r.diff - (r.b - r.a)) <= 1e-9
@@ -338,3 +423,51 @@ def test_multinomial_path_has_index_resampling_distribution():
     table = np.vstack([cm[keep], ci[keep]])
     p = scipy_stats.chi2_contingency(table).pvalue
     assert p > 1e-4, p
+
+
+def brute_force_flip_p(diff):
+    """Every assignment of signs to the differences, counted one by one."""
+    observed = abs(sum(diff))
+    sums = [abs(sum(s * d for s, d in zip(signs, diff, strict=True)))
+            for signs in itertools.product((1, -1), repeat=len(diff))]  # fmt: skip
+    return sum(x >= observed - 1e-9 for x in sums) / len(sums)
+
+
+@HYP
+@given(st.lists(st.floats(-1, 1, allow_nan=False), min_size=1, max_size=12),
+       st.integers(0, 2**31 - 1))  # fmt: skip
+def test_permutation_test_exact_for_small_n(diff, seed):
+    from reportgen.stats import permutation_test
+
+    nonzero = [d for d in np.round(diff, 12) if d != 0]
+    expected = brute_force_flip_p(nonzero) if nonzero else 1.0
+    assert permutation_test(np.array(diff), seed) == pytest.approx(expected, abs=1e-12)
+
+
+@pytest.mark.parametrize("n", [40, 400, 1500])
+def test_permutation_test_matches_scipy(n):
+    """Monte-Carlo flips (n = 40, 400) and the normal limit (n = 1500) against scipy's test;
+    a skewed difference whose mean is 2 standard errors above zero, so p is about 0.05."""
+    from reportgen.stats import permutation_test
+
+    e = np.random.default_rng(n).exponential(1.0, n)
+    diff = e - e.mean() + 2.0 * e.std() / math.sqrt(n)
+    expected = scipy_permutation_p(diff)
+    tol = 5 * math.sqrt(expected * (1 - expected) * (1e-4 + 5e-5)) + 2e-3
+    got = permutation_test(diff, 0)
+    assert 0.02 < expected < 0.1
+    assert abs(got - expected) <= tol, (got, expected)
+
+
+@HYP
+@given(st.integers(0, 40), st.integers(0, 40), st.integers(0, 2**31 - 1))
+def test_permutation_test_on_binary_is_mcnemar(wins, losses, seed):
+    from reportgen.stats import permutation_test, sign_test
+
+    diff = np.array([1.0] * wins + [-1.0] * losses + [0.0] * 3)
+    exact = sign_test(wins, losses)
+    got = permutation_test(diff, seed)
+    if wins + losses <= 12:
+        assert got == pytest.approx(exact, rel=1e-12)
+    else:  # 10,000 random flips
+        assert abs(got - exact) <= 5 * math.sqrt(max(exact * (1 - exact), 1e-4) / 1e4) + 1e-4

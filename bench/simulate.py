@@ -1,0 +1,232 @@
+"""Check the statistics against known truth: simulated paired data sets, thousands per cell.
+
+Usage: ``python bench/simulate.py [--reps 2000] [--power-reps 1000] [--slice-reps 1000]
+[--checks coverage,power,clusters,slices] [--seed 0]``
+
+Prints one table per check (tests/test_simulation.py runs a quick version of each):
+
+- coverage: share of 95% intervals that contain the true mean difference, for the interval
+  the report uses (stats.compare_metric: studentized bootstrap and t for continuous metrics
+  under 1,000 questions, else the expanded percentile) and the plain percentile interval it
+  replaced; on these additive models coverage is the same at any true difference, so it is
+  measured where the truth is 0;
+  "verdict size" is the share of null data sets (true difference 0) called "B better" or
+  "B worse", and "test size" the share where the paired test's p < 0.05 (the old sign test
+  beside it for contrast);
+- power: a pilot data set gives the stated detectable difference X; a fresh data set with true
+  difference X is drawn from the same population and the verdict checked (80% expected);
+- clusters: questions asked in groups about one document, half the variance of B - A shared
+  within the document; coverage of the naive interval and of --cluster's;
+- slices: 5 slices of 40 questions under no true difference; the share of data sets with any
+  slice regression in the verdict (family-wise error, 5% allowed).
+
+Outcome types (true mean difference ``effect`` in each; for continuous ones every question
+shifts by ``effect``, the spread staying the same, as the power sentence assumes):
+- binary: a 0/1 outcome, 30% of questions change between A and B (fixed or broken);
+- ties: nDCG-like, with no difference half the questions tie and the others move by a normal
+  amount (sd 0.3);
+- skewed: faithfulness-like, most questions lose a little while a few gain a lot
+  (0.2 x (Exp(1) - 1), skewness 2): the case where the median and the mean disagree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from reportgen.power import power_of  # noqa: E402
+from reportgen.stats import (  # noqa: E402
+    compare_metric,
+    holm,
+    percentile_interval,
+    sign_test,
+)
+
+KINDS = ("binary", "ties", "skewed")
+SIZES = (20, 50, 200, 1000)
+CONFIDENCE = 0.95
+N_BOOT = 2000  # per data set; the quantiles' Monte-Carlo error averages out over data sets
+CHANGED = 0.3  # binary: share of questions that differ between A and B
+
+
+def draw(kind: str, n: int, effect: float, rng: np.random.Generator, changed: float = CHANGED):
+    """Paired scores (a, b) of n questions whose true mean difference B - A is ``effect``."""
+    if kind == "binary":
+        u = rng.random(n)
+        fixed, broken = (changed + effect) / 2, (changed - effect) / 2
+        d = np.where(u < fixed, 1.0, np.where(u < fixed + broken, -1.0, 0.0))
+        tie = (rng.random(n) < 0.6).astype(float)
+        a = np.where(d > 0, 0.0, np.where(d < 0, 1.0, tie))
+        return a, a + d
+    if kind == "ties":
+        d = np.where(rng.random(n) < 0.5, rng.normal(0.0, 0.3, n), 0.0) + effect
+    else:
+        d = 0.2 * (rng.exponential(1.0, n) - 1) + effect
+    a = rng.random(n)
+    return a, a + d
+
+
+def _compare(kind: str, a: np.ndarray, b: np.ndarray, seed: int):
+    c, means = compare_metric(
+        "m", a, b, binary=kind == "binary", n_boot=N_BOOT, confidence=CONFIDENCE, seed=seed
+    )
+    return c, means
+
+
+def null_rates(kind: str, n: int, reps: int, seed: int) -> dict[str, float]:
+    """Coverage and error rates over ``reps`` data sets with no true difference."""
+    rng = np.random.default_rng((seed, n, KINDS.index(kind)))
+    hits = {"report": 0, "percentile": 0, "test": 0, "sign": 0}
+    for rep in range(reps):
+        a, b = draw(kind, n, 0.0, rng)
+        c, means = _compare(kind, a, b, rep)
+        low, high = percentile_interval(means, CONFIDENCE)
+        hits["report"] += c.ci_low <= 0 <= c.ci_high
+        hits["percentile"] += low <= 0 <= high
+        hits["test"] += c.p < 1 - CONFIDENCE
+        hits["sign"] += sign_test(c.wins, c.losses) < 1 - CONFIDENCE
+    return {key: value / reps for key, value in hits.items()}
+
+
+def power_rate(kind: str, n: int, reps: int, seed: int) -> tuple[float, float]:
+    """(share of data sets where the stated detectable difference was found, its mean)."""
+    rng = np.random.default_rng((seed, n, KINDS.index(kind), 1))
+    found, stated = 0, []
+    for rep in range(reps):
+        pilot, _ = _compare(kind, *draw(kind, n, 0.0, rng), rep)
+        x = power_of(pilot, CONFIDENCE).min_detectable
+        assert x is not None
+        changed = (pilot.wins + pilot.losses) / n
+        a, b = draw(kind, n, x, rng, changed=max(changed, x))
+        c, _ = _compare(kind, a, b, rep)
+        found += c.ci_low > 0 or c.ci_high < 0
+        stated.append(x)
+    return found / reps, float(np.mean(stated))
+
+
+def slice_fwer(kind: str, reps: int, seed: int, slices: int = 5, size: int = 40) -> float:
+    """Share of null data sets with any slice regression that survives Holm (the verdict's)."""
+    rng = np.random.default_rng((seed, KINDS.index(kind), 2))
+    alarms = 0
+    for rep in range(reps):
+        a, b = draw(kind, slices * size, 0.0, rng)
+        overall, _ = _compare(kind, a, b, rep)
+        parts = [
+            _compare(kind, a[i : i + size], b[i : i + size], rep)[0]
+            for i in range(0, slices * size, size)
+        ]
+        adjusted = holm([c.p for c in parts])
+        alarms += any(
+            overall.diff > 0 and c.diff < 0 and p < 1 - CONFIDENCE
+            for c, p in zip(parts, adjusted, strict=True)
+        )
+    return alarms / reps
+
+
+def cluster_coverage(
+    groups: int, size: int, reps: int, seed: int, share: float = 0.5
+) -> tuple[float, float, float]:
+    """(naive coverage, cluster coverage, mean design effect) on clustered data: ``groups``
+    documents of ``size`` questions each; ``share`` of the variance of B - A is the document's
+    (a retriever change that helps or hurts every question about one document)."""
+    rng = np.random.default_rng((seed, groups, size, 3))
+    labels = np.repeat(np.arange(groups), size)
+    naive = clustered = 0
+    effects = []
+    for rep in range(reps):
+        shared = rng.normal(0, np.sqrt(share), groups)[labels]
+        d = 0.3 * (shared + rng.normal(0, np.sqrt(1 - share), groups * size))
+        a = rng.random(groups * size)
+        c, _ = _compare("ties", a, a + d, rep)
+        k, _ = compare_metric(
+            "m", a, a + d, binary=False, n_boot=N_BOOT, confidence=CONFIDENCE, seed=rep,
+            clusters=labels,
+        )  # fmt: skip
+        naive += c.ci_low <= 0 <= c.ci_high
+        clustered += k.ci_low <= 0 <= k.ci_high
+        effects.append(k.design_effect)
+    return naive / reps, clustered / reps, float(np.mean(effects))
+
+
+def _table(title: str, header: list[str], rows: list[list[str]]) -> None:
+    print(f"\n{title}\n")
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=2000)
+    parser.add_argument("--power-reps", type=int, default=1000)
+    parser.add_argument("--slice-reps", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--checks", default="coverage,power,clusters,slices")
+    args = parser.parse_args(argv)
+    checks = args.checks.split(",")
+    if "coverage" in checks:
+        _coverage(args.reps, args.seed)
+    if "power" in checks:
+        _power(args.power_reps, args.seed)
+    if "clusters" in checks:
+        rows = []
+        for groups, size in ((20, 5), (40, 5), (100, 10)):
+            naive, clustered, effect = cluster_coverage(groups, size, args.reps // 2, args.seed)
+            rows.append([str(groups), str(size), _pct(naive), _pct(clustered), f"{effect:.1f}"])
+        _table(
+            f"Clustered questions (half the variance per document), {args.reps // 2} data sets",
+            ["documents", "questions each", "naive", "--cluster", "design effect"],
+            rows,
+        )
+    if "slices" in checks:
+        _table(
+            f"Slice regressions in the verdict, 5 slices of 40, {args.slice_reps} null data sets",
+            ["outcome", "family-wise error"],
+            [[kind, _pct(slice_fwer(kind, args.slice_reps, args.seed))] for kind in KINDS],
+        )
+
+
+def _coverage(reps: int, seed: int) -> None:
+    se = np.sqrt(0.95 * 0.05 / reps)
+    rows = []
+    for kind in KINDS:
+        for n in SIZES:
+            r = null_rates(kind, n, reps, seed)
+            rows.append(
+                [kind, str(n)]
+                + [_pct(r[k]) for k in ("report", "percentile")]
+                + [_pct(1 - r["report"]), _pct(r["test"]), _pct(r["sign"])]
+            )
+    _table(
+        f"Coverage and size, {reps} null data sets per row (MC s.e. of a 95% coverage "
+        f"{100 * se:.2f} points)",
+        ["outcome", "n", "report interval", "percentile", "verdict size", "test size", "sign test"],
+        rows,
+    )
+
+
+def _power(reps: int, seed: int) -> None:
+    rows = []
+    for kind in KINDS:
+        for n in SIZES:
+            rate, stated = power_rate(kind, n, reps, seed)
+            rows.append([kind, str(n), f"{stated:.4f}", _pct(rate)])
+    _table(
+        f"Stated detectable difference, found in {reps} data sets per row (80% expected)",
+        ["outcome", "n", "mean stated X", "found"],
+        rows,
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,79 @@
+"""--cluster: questions about one document are resampled and permuted together."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_slices_audit import compare, question
+
+from reportgen.stats import compare_metric, design_effect
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+
+import simulate  # noqa: E402
+
+
+def test_design_effect_hand_worked():
+    # two documents: both questions of the first gain 1, both of the second 0.
+    # mean 0.5; cluster residuals S_g - mean n_g = 2 - 1, 0 - 1 = +1, -1;
+    # clustered variance 2 / (2 - 1) x (1 + 1) / 4^2 = 0.25; naive s^2 / n = (1/3) / 4;
+    # design effect 0.25 / (1/12) = 3
+    diff = np.array([1.0, 1.0, 0.0, 0.0])
+    assert design_effect(diff, np.array([0, 0, 1, 1])) == pytest.approx(3.0)
+    # one question per cluster: (n / (n - 1)) sum (d - mean)^2 / n^2 = s^2 / n exactly
+    assert design_effect(diff, np.arange(4)) == pytest.approx(1.0)
+
+
+def test_cluster_interval_resamples_whole_clusters():
+    """Every question of a document moves together: the cluster bootstrap's means take only
+    the values of cluster resamples, the test flips clusters (2^4 = 16 flips, exact)."""
+    labels = np.repeat(np.arange(4), 5)
+    diff = np.repeat([0.4, 0.2, -0.1, 0.3], 5)
+    a = np.zeros(20)
+    c, means = compare_metric(
+        "m", a, a + diff, binary=False, n_boot=2000, confidence=0.95, seed=1, clusters=labels
+    )
+    assert (c.clusters, c.n) == (4, 20)
+    # equal sizes: a resample's mean is the mean of 4 drawn cluster values (multiples of 0.1),
+    # so 40 x mean is a whole number; resampling questions would give multiples of 0.1 / 20
+    assert np.allclose(means * 40, np.round(means * 40))
+    assert not np.allclose(means * 40, np.round(means * 40)[0])  # and they vary
+    # flips of the cluster sums (2, 1, -0.5, 1.5), total 4: |sum| >= 4 for (+,+,+,+) = 4 and
+    # (+,+,-,+) = 5 and their two negations: 4 of 16
+    assert c.p == pytest.approx(4 / 16)
+    assert c.test == "paired permutation of clusters"
+
+
+def test_cluster_option_end_to_end(tmp_path):
+    """60 questions about 6 documents: B fixes all of 3 documents, breaks none elsewhere."""
+    a = [question(i, "s", False, doc_id=f"d{i // 10}") for i in range(60)]
+    b = [question(i, "s", i < 30, doc_id=f"d{i // 10}") for i in range(60)]
+    code, out, naive = compare(tmp_path, a, b)
+    assert code == 0, out
+    assert any("--cluster doc_id" in w for w in naive["warnings"])
+    code, out, doc = compare(tmp_path, a, b, "--cluster", "doc_id")
+    assert code == 0, out
+    c = doc["metrics"]["correct"]
+    assert c["clusters"] == 6 and c["design_effect"] > 5
+    assert c["ci_high"] - c["ci_low"] > 2 * (
+        naive["metrics"]["correct"]["ci_high"] - naive["metrics"]["correct"]["ci_low"]
+    )
+    assert "6 clusters, design effect" in doc["verdict"]["reason"]
+    # power: the 60 questions count as 60 / design effect independent ones
+    effective = int(60 / c["design_effect"])
+    assert f"worth about {effective} independent questions" in doc["power"]["sentence"]
+    assert doc["power"]["min_detectable"] > naive["power"]["min_detectable"]
+    assert not any("--cluster" in w for w in doc["warnings"])
+    code, out, _ = compare(tmp_path, a, b, "--cluster", "conversation")
+    assert code == 2 and "no column 'conversation' (asked for by --cluster)" in out
+
+
+def test_cluster_intervals_cover_where_naive_ones_do_not():
+    reps = 200
+    naive, clustered, effect = simulate.cluster_coverage(40, 5, reps, 20260101)
+    tolerance = 0.01 + 2.5 * np.sqrt(0.95 * 0.05 / reps)
+    assert abs(clustered - 0.95) <= tolerance, clustered
+    assert naive < 0.85 and effect > 2, (naive, effect)
