@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import IO, Any
 
@@ -37,7 +38,12 @@ def cli() -> None:
     """Decide, with evidence, whether variant B of a RAG assistant is better than variant A."""
 
 
-@cli.command()
+_EXIT_CODES = """\b
+Exit codes: 0 every rule passes (or no rule is given), 1 a rule fails (all
+outputs are written first), 2 bad input or a bad rule (nothing is written)."""
+
+
+@cli.command(epilog=_EXIT_CODES)
 @click.argument("run_a", type=_RUN_LOG)
 @click.argument("run_b", type=_RUN_LOG)
 @click.option("-o", "--output", required=True, type=_RUN_LOG, help="Path of the HTML report.")
@@ -72,7 +78,7 @@ def cli() -> None:
     type=click.FloatRange(0.5, 1, max_open=True),
     default=0.95,
     show_default=True,
-    help="Confidence level of the intervals.",
+    help="Confidence level of the intervals; each bound is one-sided at (1 + confidence) / 2.",
 )
 @click.option(
     "--seed",
@@ -100,6 +106,37 @@ def cli() -> None:
     show_default=True,
     help="Faithfulness from which an answer counts as supported by its context.",
 )
+@click.option(
+    "--require",
+    "rules",
+    multiple=True,
+    metavar="RULE",
+    help="Gate rule on B - A, repeatable: 'correct >= -0.02', 'ndcg@5 > 0', "
+    "'latency_ms <= 150', 'candidate.correct >= 0.8', 'correct[slice] >= -0.05', "
+    "'faithfulness within 0.01'. See README, Use in CI.",
+)
+@click.option(
+    "--gate",
+    "gate_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help='TOML file of gate rules: require = ["RULE", ...].',
+)
+@click.option(
+    "--inconclusive",
+    type=click.Choice(["fail", "pass"]),
+    default="fail",
+    show_default=True,
+    help="What a rule whose interval straddles its margin counts as.",
+)
+@click.option(
+    "--markdown",
+    "markdown_path",
+    type=_RUN_LOG,
+    help="Path of a Markdown summary for a pull request or a CI job page.",
+)
+@click.option(
+    "--junit", "junit_path", type=_RUN_LOG, help="Path of a JUnit XML: one test case per rule."
+)
 def compare(
     run_a: Path,
     run_b: Path,
@@ -113,9 +150,15 @@ def compare(
     slices: tuple[str, ...],
     strict: bool,
     supported_threshold: float,
+    rules: tuple[str, ...],
+    gate_file: Path | None,
+    inconclusive: str,
+    markdown_path: Path | None,
+    junit_path: Path | None,
 ) -> None:
     """Compare run log RUN_A with RUN_B (Parquet, one row per question) into an HTML report."""
-    from .report import make_report
+    from .gates import EXIT_FAIL, requirements_from
+    from .report import Outputs, make_report
 
     options = Options(
         k=k,
@@ -127,10 +170,17 @@ def compare(
         strict=strict,
         supported_threshold=supported_threshold,
     )
-    json_path = json_path or output.with_suffix(".json")
-    verdict = make_report(run_a, run_b, options, output, json_path)
-    click.echo(f"{verdict.outcome}: {verdict.reason}")
-    click.echo(f"wrote {output} and {json_path}")
+    requirements = requirements_from(rules, gate_file, inconclusive)
+    outputs = Outputs(output, json_path or output.with_suffix(".json"), markdown_path, junit_path)
+    result = make_report(run_a, run_b, options, outputs, requirements)
+    click.echo(f"{result.verdict.outcome}: {result.verdict.reason}")
+    if result.gate is not None:
+        click.echo(result.gate.headline)
+        for line in result.gate.results:
+            click.echo(f"  {line.line}")
+    click.echo(f"wrote {', '.join(str(p) for p in outputs.paths)}")
+    if result.gate is not None and not result.gate.passed:
+        sys.exit(EXIT_FAIL)
 
 
 main = cli

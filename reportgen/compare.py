@@ -13,9 +13,10 @@ import pandas as pd
 
 from .audit import Audit, audit
 from .database import RunDatabase
-from .diagnosis import Diagnosis, diagnose
+from .diagnosis import COSTS, Diagnosis, diagnose
 from .errors import InputError
 from .fairness import Check, fairness
+from .gates import GateResult, Requirements, candidate_evidence, check_rules, evaluate
 from .load import RunFile, open_run
 from .metrics import BINARY, MetricTables, Options, compute_tables
 from .power import Power, power_of
@@ -45,6 +46,7 @@ class Comparison:
     fairness: list[Check]
     power: Power
     warnings: list[str]
+    gate: GateResult | None = None  # None without rules
 
     @property
     def paired(self) -> pd.DataFrame:
@@ -63,11 +65,20 @@ def _slice_columns(runs: dict[str, RunFile], options: Options) -> list[str]:
     return list(dict.fromkeys(options.slices))
 
 
-def run_comparison(path_a: Path, path_b: Path, options: Options) -> Comparison:
+def run_comparison(
+    path_a: Path, path_b: Path, options: Options, requirements: Requirements | None = None
+) -> Comparison:
     runs = {"a": open_run(path_a, "A"), "b": open_run(path_b, "B")}
     db = RunDatabase(runs["a"], runs["b"])
     try:
         tables = compute_tables(db, options)
+        if requirements:
+            check_rules(
+                requirements.rules,
+                scores=[tables.name(base) for base in tables.metrics],
+                costs=[c for c in COSTS if all(c in r.columns for r in runs.values())],
+                columns=_slice_columns(runs, options),
+            )
         headline = headline_metric(tables)
         changed = changed_questions(tables, headline)
         texts = db.frame("question_texts", ids=changed["question_id"][:CHANGED_SHOWN].tolist())
@@ -109,6 +120,13 @@ def run_comparison(path_a: Path, path_b: Path, options: Options) -> Comparison:
         r for per_metric in slices.values() for r in per_metric[headline] if r.regression
     ]
     change = tables.difference(headline.split("@")[0]).abs()
+    gate = None
+    if requirements:
+        costs = {name: cost.comparison for name, cost in diagnosis.cost.items()}
+        candidate = candidate_evidence(
+            runs["b"].label, requirements.rules, tables, slice_values, comparisons | costs, options
+        )
+        gate = evaluate(requirements, [candidate], options.confidence)
     return Comparison(
         options=options,
         runs=runs,
@@ -127,6 +145,7 @@ def run_comparison(path_a: Path, path_b: Path, options: Options) -> Comparison:
             comparisons[headline], options.confidence, float(change[change > 0].mean() or 0)
         ),
         warnings=_warnings(tables, golden),
+        gate=gate,
     )
 
 

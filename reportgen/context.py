@@ -18,6 +18,7 @@ from .charts import Chart
 from .compare import CHANGED_SHOWN, Comparison
 from .diagnosis_view import DiagnosisView, diagnosis_view
 from .formatting import fmt_diff, fmt_interval, fmt_num, fmt_p, fmt_pct
+from .gates import GateResult
 from .metrics import RETRIEVAL
 from .provenance import gzip_data_url, library_versions
 from .stages import CELL_NAMES, CELL_TITLES
@@ -131,6 +132,7 @@ class ReportContext:
     missing: list[str] = field(metadata={"help": "sections left out, each naming the column"})
     definitions: list[tuple[str, str]]
     diagnosis: DiagnosisView
+    gate: GateResult | None = field(default=None, metadata={"help": "rule results; None: no rule"})
 
 
 def _size(n: int) -> str:
@@ -495,4 +497,5 @@ def build_context(
         missing=_missing(result),
         definitions=definitions(result),
         diagnosis=diagnosis_view(result),
+        gate=result.gate,
     )
