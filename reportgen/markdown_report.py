@@ -7,6 +7,7 @@ piece of user text at a fixed length; the whole is cut at a line as a last resor
 
 from __future__ import annotations
 
+import math
 import re
 
 from .compare import Comparison
@@ -18,16 +19,18 @@ MAX_CHARS = 65_536  # GitHub's limit on a comment and on a job summary
 MAX_TEXT = 120  # characters of one piece of user text (a file name, a rule, a slice value)
 MAX_RULE_ROWS = 60  # gate results shown; the JSON and JUnit hold every one
 MAX_SLICE_ROWS = 30  # flagged slices shown
+MAX_REASON = 1_000  # characters of the verdict's reason (the tool's text, naming a metric)
+COST_DIGITS = 4  # significant digits of a cost (latency, dollars, tokens)
 SHA_SHOWN = 12  # hex digits of each input's sha256
 
 _SPECIAL = re.compile(r"([\\`*_\[\]|~#])")
 
 
-def escape(text: str) -> str:
+def escape(text: str, limit: int = MAX_TEXT) -> str:
     """User text as literal Markdown: no emphasis, code, link, table cell break or HTML tag."""
     text = " ".join(str(text).split())
-    if len(text) > MAX_TEXT:
-        text = text[: MAX_TEXT - 1] + "\u2026"
+    if len(text) > limit:
+        text = text[: limit - 1] + "\u2026"
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return _SPECIAL.sub(r"\\\1", text)
 
@@ -42,17 +45,25 @@ def _metric_rows(result: Comparison) -> list[list[str]]:
     rows = []
     for name, c in (result.comparisons | costs).items():
         shown = f"**{escape(name)}**" if name == result.headline else escape(name)
+        digits = 3 if name in result.comparisons else _cost_digits(c.a)
         rows.append(
             [
                 shown,
-                fmt_num(c.a),
-                fmt_num(c.b),
-                fmt_diff(c.diff),
-                fmt_interval(c.ci_low, c.ci_high),
+                fmt_num(c.a, digits),
+                fmt_num(c.b, digits),
+                fmt_diff(c.diff, digits),
+                fmt_interval(c.ci_low, c.ci_high, digits),
                 fmt_p(c.p_sign),
             ]
         )
     return rows
+
+
+def _cost_digits(scale: float) -> int:
+    """Decimals that show a cost such as 1540 ms or 0.004123 USD to four significant digits."""
+    if not math.isfinite(scale) or scale == 0:
+        return 3
+    return max(0, COST_DIGITS - 1 - math.floor(math.log10(abs(scale))))
 
 
 def _gate_lines(gate: GateResult) -> list[str]:
@@ -113,7 +124,7 @@ def render(result: Comparison, html_name: str) -> str:
         f"## ragreport: {escape(runs['a'].path.name)} vs {escape(runs['b'].path.name)}",
         "",
         f"**{result.verdict.outcome}** on **{escape(result.headline)}**. "
-        f"{escape(result.verdict.reason)}",
+        f"{escape(result.verdict.reason, MAX_REASON)}",
         "",
     ]
     if result.gate is not None:
@@ -149,10 +160,10 @@ def render(result: Comparison, html_name: str) -> str:
         ],
     )
     lines.append(f"The full report is the attached HTML, {escape(html_name)}.")
-    return _fit("\n".join(lines) + "\n")
+    return fit("\n".join(lines) + "\n")
 
 
-def _fit(text: str) -> str:
+def fit(text: str) -> str:
     """The text whole when under MAX_CHARS, else cut at a line with a note saying so."""
     if len(text) < MAX_CHARS:
         return text
