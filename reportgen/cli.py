@@ -183,4 +183,24 @@ def compare(
         sys.exit(EXIT_FAIL)
 
 
+_VERIFY_EXIT_CODES = """\b
+Exit codes: 0 every number matches, 1 a log or a number differs (the first
+is named), 2 bad input."""
+
+
+@cli.command(epilog=_VERIFY_EXIT_CODES)
+@click.argument("report", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("logs", nargs=-1, type=_RUN_LOG)
+def verify(report: Path, logs: tuple[Path, ...]) -> None:
+    """Check archived REPORT (its JSON) against LOGS (default: the paths it records): the
+    logs' sha256, then every number of a re-run with the recorded options."""
+    from .verify import verify as check
+
+    result = check(report, list(logs))
+    if result.difference is not None:
+        click.echo(f"{report}: differs at {result.difference}")
+        sys.exit(1)
+    click.echo(f"{report}: verified, {result.checked} numbers match a re-run")
+
+
 main = cli
