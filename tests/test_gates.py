@@ -206,6 +206,38 @@ def test_non_inferiority_at_the_margin_passes_at_most_the_one_sided_rate():
     assert 0.005 <= rate <= 0.05, rate  # 2.5% +- 3 binomial standard errors, roughly
 
 
+def slice_rule_fails(truths: list[float], sims: int, seed: int) -> float:
+    """Share of simulations in which ``m[slice] >= -0.05`` fails, slices of 80 questions with
+    true differences ``truths`` (normal noise, sd 0.2)."""
+    rng = np.random.default_rng(seed)
+    rule = parse_rule("m[slice] >= -0.05")
+    fails = 0
+    for i in range(sims):
+        slices = []
+        for j, truth in enumerate(truths):
+            diffs = rng.normal(truth, 0.2, 80)
+            c, means = compare_metric(
+                "m", np.zeros(80), diffs, binary=False, n_boot=500, confidence=0.95, seed=i
+            )
+            slices.append(SliceEvidence(str(j), c, means))
+        candidate = Candidate("B", {}, {}, {("m", "slice"): slices})
+        fails += not evaluate(Requirements((rule,)), [candidate], 0.95).passed
+    return fails / sims
+
+
+def test_slice_rule_false_alarms_stay_under_the_one_sided_level():
+    """Known truth: five slices exactly at the margin, none below it, so any failure is a false
+    alarm; Holm keeps the chance of one across the five near or under 2.5% (unadjusted, it
+    would approach 1 - 0.975^5 = 12%)."""
+    assert slice_rule_fails([-0.05] * 5, sims=300, seed=11) <= 0.05
+
+
+def test_slice_rule_catches_a_slice_well_below_the_margin():
+    """Known truth: one slice of five sits at -0.2, 0.15 below the margin (about 5.3 standard
+    errors); the rule should fail nearly always."""
+    assert slice_rule_fails([0.0, 0.0, 0.0, 0.0, -0.2], sims=100, seed=12) >= 0.95
+
+
 # --- the command ----------------------------------------------------------------------------
 
 
