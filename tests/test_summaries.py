@@ -186,3 +186,15 @@ def test_fit_cuts_at_a_line_under_the_limit():
     assert len(cut) < MAX_CHARS and cut.endswith("the full report is the attached HTML.)\n")
     assert cut.split("\n\n(Summary cut")[0] == text[: len(cut.split("\n\n(Summary cut")[0])]
     assert fit("short\n") == "short\n"
+
+
+def test_two_outputs_on_one_path_exit_2(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    result = CliRunner().invoke(
+        cli,
+        ["compare", str(SAMPLE_A), str(SAMPLE_B), "-o", str(out / "r.html")]
+        + ["--markdown", str(out / "r.json")],
+    )
+    assert result.exit_code == 2 and "two outputs share one path" in result.stderr
+    assert list(out.iterdir()) == []
