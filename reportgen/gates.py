@@ -272,42 +272,41 @@ def _slice_outcome(
     return (FAIL if adjusted[worst] < alpha else PASS), scored[worst], adjusted[worst]
 
 
+_WRONG_SIDE = {">=": "below", ">": "at or below", "<=": "above", "<": "at or above"}
+
+
+def _unscored(rule: Rule, candidate: Candidate, why: str) -> RuleResult:
+    nan = float("nan")
+    return RuleResult(rule.text, candidate.label, INCONCLUSIVE, INCONCLUSIVE, nan, nan, nan, why)
+
+
+def _slice_rule(rule: Rule, candidate: Candidate, level: float) -> RuleResult:
+    assert rule.column is not None
+    slices = candidate.slices[(rule.metric, rule.column)]
+    outcome, worst, p = _slice_outcome(rule, slices, 1 - level)
+    if worst is None:
+        return _unscored(rule, candidate, "no slice has a scored question")
+    c = worst.comparison
+    detail = (
+        f"slice {rule.column} = {worst.value} is the likeliest {_WRONG_SIDE[rule.op]} "
+        f"{rule.margin:g}: difference {c.diff:.4g}, interval [{c.ci_low:.4g}, {c.ci_high:.4g}]; "
+        f"one-sided p {p:.4g}, Holm-adjusted over {len(slices)} slices, vs {1 - level:.4g}"
+    )
+    return RuleResult(
+        rule.text, candidate.label, outcome, outcome, c.diff, c.ci_low, c.ci_high, detail
+    )
+
+
 def _evaluate_rule(rule: Rule, candidate: Candidate, confidence: float) -> RuleResult:
     level = one_sided_level(confidence)
     if rule.kind == SLICE:
-        assert rule.column is not None
-        outcome, worst, p = _slice_outcome(
-            rule, candidate.slices[(rule.metric, rule.column)], 1 - level
-        )
-        c = worst.comparison if worst else None
-        wrong_side = {">=": "below", ">": "at or below", "<=": "above", "<": "at or above"}
-        detail = (
-            "no slice has a scored question"
-            if worst is None or c is None
-            else f"slice {rule.column} = {worst.value} is the likeliest {wrong_side[rule.op]} "
-            f"{rule.margin:g}: difference {c.diff:.4g}, interval [{c.ci_low:.4g}, "
-            f"{c.ci_high:.4g}]; one-sided p {p:.4g}, Holm-adjusted over "
-            f"{len(candidate.slices[(rule.metric, rule.column)])} slices, vs {1 - level:.4g}"
-        )
-        nan = float("nan")
-        estimate, low, high = (c.diff, c.ci_low, c.ci_high) if c else (nan, nan, nan)
-        return RuleResult(rule.text, candidate.label, outcome, outcome, estimate, low, high, detail)
+        return _slice_rule(rule, candidate, level)
     if rule.kind == CANDIDATE:
         c, what = candidate.own.get(rule.metric), "candidate mean"
     else:
         c, what = candidate.differences.get(rule.metric), "difference"
     if c is None or c.n == 0:
-        nan = float("nan")
-        return RuleResult(
-            rule.text,
-            candidate.label,
-            INCONCLUSIVE,
-            INCONCLUSIVE,
-            nan,
-            nan,
-            nan,
-            "no question scored",
-        )
+        return _unscored(rule, candidate, "no question scored")
     outcome = _judge(rule.op, rule.margin, c.ci_low, c.ci_high)
     detail = _bound_sentence(rule, c, what, level)
     return RuleResult(
