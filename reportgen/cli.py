@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -142,7 +143,12 @@ def cli() -> None:
     """Decide, with evidence, whether variant B of a RAG assistant is better than variant A."""
 
 
-@cli.command()
+_EXIT_CODES = """\b
+Exit codes: 0 every rule passes (or no rule is given), 1 a rule fails (all
+outputs are written first), 2 bad input or a bad rule (nothing is written)."""
+
+
+@cli.command(epilog=_EXIT_CODES)
 @click.argument("run_a", type=_PATH)
 @click.argument("run_b", type=_PATH)
 @click.option(
@@ -180,7 +186,7 @@ def cli() -> None:
     type=_Finite(0.5, 1, max_open=True),
     default=0.95,
     show_default=True,
-    help="Confidence level of the intervals.",
+    help="Confidence level of the intervals; each bound is one-sided at (1 + confidence) / 2.",
 )
 @click.option(
     "--seed",
@@ -224,6 +230,37 @@ def cli() -> None:
     help="Column naming the document or conversation a question is about: questions that "
     "share it are resampled and permuted together.",
 )
+@click.option(
+    "--require",
+    "rules",
+    multiple=True,
+    metavar="RULE",
+    help="Gate rule on B - A, repeatable: 'correct >= -0.02', 'ndcg@5 > 0', "
+    "'latency_ms <= 150', 'candidate.correct >= 0.8', 'correct[slice] >= -0.05', "
+    "'faithfulness within 0.01'. See README, Use in CI.",
+)
+@click.option(
+    "--gate",
+    "gate_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help='TOML file of gate rules: require = ["RULE", ...].',
+)
+@click.option(
+    "--inconclusive",
+    type=click.Choice(["fail", "pass"]),
+    default="fail",
+    show_default=True,
+    help="What a rule whose interval straddles its margin counts as.",
+)
+@click.option(
+    "--markdown",
+    "markdown_path",
+    type=_PATH,
+    help="Path of a Markdown summary for a pull request or a CI job page.",
+)
+@click.option(
+    "--junit", "junit_path", type=_PATH, help="Path of a JUnit XML: one test case per rule."
+)
 @_reading_options
 def compare(
     run_a: Path,
@@ -240,6 +277,11 @@ def compare(
     supported_threshold: float | None,
     margins: tuple[tuple[str, float], ...],
     cluster: str | None,
+    rules: tuple[str, ...],
+    gate_file: Path | None,
+    inconclusive: str,
+    markdown_path: Path | None,
+    junit_path: Path | None,
     reading: _Reading,
 ) -> None:
     """Compare run log RUN_A with RUN_B (one row per question) into an HTML report.
@@ -247,7 +289,8 @@ def compare(
     Run logs are Parquet (a file, a folder of shards or a quoted glob), CSV, TSV, JSONL, TREC
     runs, RAGAS results, promptfoo output or BEIR results; see --format.
     """
-    from .report import make_report
+    from .gates import EXIT_FAIL, requirements_from
+    from .report import Outputs, make_report
 
     options = Options(
         k=k,
@@ -261,11 +304,38 @@ def compare(
         margins=margins,
         cluster=cluster,
     )
-    json_path = json_path or output.with_suffix(".json")
+    requirements = requirements_from(rules, gate_file, inconclusive)
+    outputs = Outputs(output, json_path or output.with_suffix(".json"), markdown_path, junit_path)
     a, b = reading(2)
-    verdict = make_report(run_a, run_b, options, output, json_path, (a, b))
-    click.echo(f"{verdict.outcome}: {verdict.reason}")
-    click.echo(f"wrote {output} and {json_path}")
+    result = make_report(run_a, run_b, options, outputs, requirements, (a, b))
+    click.echo(f"{result.verdict.outcome}: {result.verdict.reason}")
+    if result.gate is not None:
+        click.echo(result.gate.headline)
+        for line in result.gate.results:
+            click.echo(f"  {line.line}")
+    click.echo(f"wrote {', '.join(str(p) for p in outputs.paths)}")
+    if result.gate is not None and not result.gate.passed:
+        sys.exit(EXIT_FAIL)
+
+
+_VERIFY_EXIT_CODES = """\b
+Exit codes: 0 every number matches, 1 a log or a number differs (the first
+is named), 2 bad input."""
+
+
+@cli.command(epilog=_VERIFY_EXIT_CODES)
+@click.argument("report", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("logs", nargs=-1, type=_PATH)
+def verify(report: Path, logs: tuple[Path, ...]) -> None:
+    """Check archived REPORT (its JSON) against LOGS (default: the paths it records): the
+    logs' sha256, then every number of a re-run with the recorded options."""
+    from .verify import verify as check
+
+    result = check(report, list(logs))
+    if result.difference is not None:
+        click.echo(f"{report}: differs at {result.difference}")
+        sys.exit(1)
+    click.echo(f"{report}: verified, {result.checked} numbers match a re-run")
 
 
 @cli.command()

@@ -13,9 +13,10 @@ import pandas as pd
 
 from .audit import Audit, audit
 from .database import RunDatabase
-from .diagnosis import Diagnosis, diagnose
+from .diagnosis import COSTS, Diagnosis, diagnose
 from .errors import InputError
 from .fairness import Check, fairness
+from .gates import GateResult, Requirements, candidate_evidence, check_rules, evaluate
 from .load import RunFile, open_log
 from .metrics import BINARY, MetricTables, Options, compute_tables
 from .power import Power, power_of
@@ -49,6 +50,7 @@ class Comparison:
     power: Power
     warnings: list[str]
     supported: SupportedRule  # when an answer counts as supported, and how much that decides
+    gate: GateResult | None = None  # None without rules
 
     @property
     def paired(self) -> pd.DataFrame:
@@ -90,6 +92,7 @@ def run_comparison(
     path_a: Path,
     path_b: Path,
     options: Options,
+    requirements: Requirements | None = None,
     reading: tuple[ReadOptions, ReadOptions] = (ReadOptions(), ReadOptions()),
 ) -> Comparison:
     runs = {"a": open_log(path_a, "A", reading[0]), "b": open_log(path_b, "B", reading[1])}
@@ -97,6 +100,13 @@ def run_comparison(
     try:
         by_question, slice_warnings = _slice_values(db, runs, options)
         tables = compute_tables(db, options)
+        if requirements:
+            check_rules(
+                requirements.rules,
+                scores=[tables.name(base) for base in tables.metrics],
+                costs=[c for c in COSTS if all(c in r.columns for r in runs.values())],
+                columns=_slice_columns(runs, options),
+            )
         headline = headline_metric(tables)
         changed = changed_questions(tables, headline)
         texts = db.frame("question_texts", ids=changed["question_id"][:CHANGED_SHOWN].tolist())
@@ -138,6 +148,13 @@ def run_comparison(
     _check_margins(options, comparisons)
     slices = slice_results(tables, slice_values, comparisons, options)
     regressions = [r for per_metric in slices.values() for r in per_metric[headline] if r.finding]
+    gate = None
+    if requirements:
+        costs = {name: cost.comparison for name, cost in diagnosis.cost.items()}
+        candidate = candidate_evidence(
+            runs["b"].label, requirements.rules, tables, slice_values, comparisons | costs, options
+        )
+        gate = evaluate(requirements, [candidate], options.confidence)
     return Comparison(
         options=options,
         runs=runs,
@@ -166,6 +183,7 @@ def run_comparison(
             *_cluster_hint(runs, options),
         ],
         supported=supported,
+        gate=gate,
     )
 
 

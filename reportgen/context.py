@@ -18,6 +18,7 @@ from .charts import Chart
 from .compare import CHANGED_SHOWN, Comparison
 from .diagnosis_view import DiagnosisView, diagnosis_view
 from .formatting import fmt_diff, fmt_interval, fmt_num, fmt_p, fmt_pct
+from .gates import GateResult
 from .metrics import BINARY, RETRIEVAL
 from .provenance import gzip_data_url, library_versions
 from .stages import CELL_NAMES, CELL_TITLES
@@ -137,6 +138,7 @@ class ReportContext:
     definitions: list[tuple[str, str]]
     diagnosis: DiagnosisView
     changed_slice: bool = field(metadata={"help": "a slice is logged: show its column"})
+    gate: GateResult | None = field(default=None, metadata={"help": "rule results; None: no rule"})
 
 
 def _size(n: int) -> str:
@@ -559,4 +561,5 @@ def build_context(
         definitions=definitions(result),
         diagnosis=diagnosis_view(result),
         changed_slice=bool(result.paired["slice"].notna().any()),
+        gate=result.gate,
     )

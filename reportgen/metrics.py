@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import NoReturn
+from dataclasses import asdict, dataclass, fields
+from typing import Any, NoReturn
 
 import pandas as pd
 
@@ -30,6 +30,18 @@ class Options:
     # None: the rule that fits the scores (supported.py)
     margins: tuple[tuple[str, float], ...] = ()  # --margin: (metric, or "" for all, margin)
     cluster: str | None = None  # --cluster: column of the document or conversation asked about
+
+    def to_json(self) -> dict[str, Any]:
+        """Every field, as the JSON's ``params`` records it (tuples become lists)."""
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, params: dict[str, Any]) -> Options:
+        """The options a report's ``params`` records; KeyError names a field it lacks."""
+        values = {f.name: params[f.name] for f in fields(cls)}
+        values["slices"] = tuple(values["slices"])
+        values["margins"] = tuple((str(m), float(v)) for m, v in values["margins"])
+        return cls(**values)
 
 
 @dataclass(frozen=True)

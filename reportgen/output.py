@@ -16,7 +16,7 @@ import stat
 import tempfile
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
@@ -73,9 +73,7 @@ def check_outputs(outputs: list[Path], inputs: list[Path]) -> list[Path]:
         if any(_same_file(target, source) for source in inputs):
             raise OutputError(f"{path}: is one of the input run logs; choose another output path")
         if any(_where(target) == _where(other) or _same_file(target, other) for other in targets):
-            raise OutputError(
-                f"{path}: given for two outputs (-o and --json); give each output its own path"
-            )
+            raise OutputError(f"{path}: two outputs share one path; give each output its own path")
         if target.is_dir():
             raise OutputError(f"{path}: is a folder; give the path of a file inside it")
         if not _is_special(target):
@@ -114,7 +112,7 @@ def _signals_raise() -> Iterator[None]:
             signal.signal(s, handler)
 
 
-def write_all(files: dict[Path, str | bytes], inputs: list[Path]) -> None:
+def write_all(files: Mapping[Path, str | bytes], inputs: list[Path]) -> None:
     """Write every file to a temporary sibling first, then rename each into place.
 
     An existing report is replaced only once every new file is complete; on any failure (or a

@@ -14,6 +14,7 @@ from pyarrow import csv
 
 from . import __version__
 from .compare import Comparison
+from .gates import GateResult
 from .provenance import library_versions
 from .slices import SliceResult
 from .stats import MetricComparison
@@ -77,6 +78,21 @@ def to_csv(frame: pd.DataFrame) -> str:
     return sink.getvalue().decode("utf-8")
 
 
+def gate_fields(gate: GateResult | None) -> dict[str, Any] | None:
+    """The rules, the policy for inconclusive ones, the level of each bound, every result."""
+    if gate is None:
+        return None
+    return {
+        "outcome": gate.outcome,
+        "rules": list(gate.rules),
+        "inconclusive": gate.inconclusive,
+        "confidence": gate.confidence,
+        "one_sided_level": gate.one_sided_level,
+        "passing_candidates": gate.passing_candidates(),
+        "results": [asdict(r) for r in gate.results],
+    }
+
+
 def build(result: Comparison) -> dict[str, Any]:
     o = result.options
     return _clean(
@@ -88,13 +104,9 @@ def build(result: Comparison) -> dict[str, Any]:
                 "libraries": library_versions(),
             },
             "params": {
-                "k": o.k,
+                **o.to_json(),
                 "k_source": result.tables.k_source,
                 "k_named": result.tables.k,
-                "gain": o.gain,
-                "n_boot": o.n_boot,
-                "confidence": o.confidence,
-                "seed": o.seed,
             },
             "runs": {
                 key: {
@@ -135,6 +147,7 @@ def build(result: Comparison) -> dict[str, Any]:
             "fairness": {c.name: asdict(c) for c in result.fairness},
             "power": asdict(result.power),
             "warnings": result.warnings,
+            "gate": gate_fields(result.gate),
         }
     )
 

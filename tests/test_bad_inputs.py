@@ -488,7 +488,7 @@ def test_html_and_json_at_one_path(tmp_path, good):
     folder = out_folder(tmp_path)
     for args in (["-o", folder / "r.json"], ["-o", folder / "r.html", "--json", folder / "r.html"]):
         code, _, err = invoke("compare", good, good, *args)
-        assert code == 2 and "given for two outputs" in err and len(err.splitlines()) == 1
+        assert code == 2 and "two outputs share one path" in err and len(err.splitlines()) == 1
     assert {p.name: p.read_text() for p in folder.iterdir()} == PREVIOUS
 
 

@@ -1,0 +1,142 @@
+"""``verify``: check an archived report against its logs by re-running it with its options.
+
+The logs' sha256 must match the report's; the comparison is then re-run with the options the
+report records (``params``, and the gate's rules) and every number of the new JSON is compared
+with the archived one, floats to RELATIVE_TOLERANCE. ``tool`` (versions) and the logs' paths
+are not compared: a report may be verified on another machine, from another folder.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import report_json
+from .compare import run_comparison
+from .errors import InputError
+from .gates import Requirements, parse_rule
+from .load import sha256_of
+from .metrics import Options
+
+RELATIVE_TOLERANCE = 1e-9  # the last bits of a float may differ across machines
+RUN_KEYS = ("a", "b")
+_NOT_COMPARED = ("tool", "run_id")  # versions, and the id of each run, differ by design
+
+
+@dataclass(frozen=True)
+class Verification:
+    checked: int  # numbers compared
+    difference: str | None  # the first differing value, by JSON path; None when all match
+
+
+def _read_report(path: Path) -> dict[str, Any]:
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the report ({exc.strerror})") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(
+            f"{path}: not a report JSON ({exc}); pass the .json compare wrote"
+        ) from None
+    missing = [
+        k for k in ("params", "runs", "gate") if not isinstance(document, dict) or k not in document
+    ]
+    if missing:
+        raise InputError(
+            f"{path}: no {', '.join(missing)} in this JSON; verify reads reports written by "
+            "ragreport compare from this version on"
+        )
+    return document
+
+
+def _options(path: Path, params: dict[str, Any]) -> Options:
+    try:
+        return Options.from_json(params)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InputError(f"{path}: params lacks {exc}; the report cannot be re-run") from None
+
+
+def _requirements(gate: dict[str, Any] | None) -> Requirements | None:
+    if gate is None:
+        return None
+    return Requirements(tuple(parse_rule(r) for r in gate["rules"]), gate["inconclusive"])
+
+
+def first_difference(actual: Any, expected: Any, path: str = "") -> tuple[str | None, int]:
+    """The JSON path of the first value that differs (floats to RELATIVE_TOLERANCE), and how
+    many numbers were compared up to there."""
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        checked = 0
+        for key in dict.fromkeys([*expected, *actual]):
+            where = f"{path}.{key}" if path else key
+            if key not in actual or key not in expected:
+                return where, checked
+            found, n = first_difference(actual[key], expected[key], where)
+            checked += n
+            if found:
+                return found, checked
+        return None, checked
+    if isinstance(expected, list) and isinstance(actual, list):
+        checked = 0
+        for i in range(max(len(actual), len(expected))):
+            if i >= len(actual) or i >= len(expected):
+                return f"{path}[{i}]", checked
+            found, n = first_difference(actual[i], expected[i], f"{path}[{i}]")
+            checked += n
+            if found:
+                return found, checked
+        return None, checked
+    numbers = (int, float)
+    if isinstance(expected, numbers) and isinstance(actual, numbers):
+        if isinstance(expected, bool) or isinstance(actual, bool):
+            return (None if actual is expected else path), 1
+        same = math.isclose(actual, expected, rel_tol=RELATIVE_TOLERANCE, abs_tol=1e-12)
+        return (None if same else path), 1
+    return (None if actual == expected else path), 0
+
+
+def _describe(path: str, actual: Any, expected: Any) -> str:
+    def at(document: Any) -> Any:
+        for part in path.replace("[", ".[").split("."):
+            if not part:
+                continue
+            try:
+                document = document[int(part[1:-1])] if part.startswith("[") else document[part]
+            except (KeyError, IndexError, TypeError):
+                return "(absent)"
+        return document
+
+    return f"{path}: report {at(expected)!r}, re-run {at(actual)!r}"
+
+
+def verify(report: Path, logs: list[Path]) -> Verification:
+    """Re-run ``report`` on ``logs`` (default: the paths it records) and compare every number."""
+    document = _read_report(report)
+    runs = document["runs"]
+    if logs and len(logs) != len(RUN_KEYS):
+        raise InputError(
+            f"{report}: the report compares {len(RUN_KEYS)} logs; pass {len(RUN_KEYS)} "
+            f"(A then B) or none to use the recorded paths"
+        )
+    paths = logs or [Path(runs[key]["path"]) for key in RUN_KEYS]
+    for key, path in zip(RUN_KEYS, paths, strict=True):
+        if not path.is_file():
+            raise InputError(f"{path}: no such log (run {key.upper()} of {report}); pass its path")
+        if sha256_of(path) != runs[key]["sha256"]:
+            return Verification(0, f"runs.{key}.sha256: {path} is not the log the report read")
+    result = run_comparison(
+        paths[0], paths[1], _options(report, document["params"]), _requirements(document["gate"])
+    )
+    fresh = json.loads(
+        report_json.dumps(report_json.build(result), report_json.per_question(result))
+    )
+    for name in _NOT_COMPARED:
+        fresh.pop(name, None)
+        document.pop(name, None)
+    for key in RUN_KEYS:
+        fresh["runs"][key]["path"] = document["runs"][key]["path"]
+    found, checked = first_difference(fresh, document)
+    return Verification(checked, found and _describe(found, fresh, document))

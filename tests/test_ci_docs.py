@@ -1,0 +1,67 @@
+"""README's "Use in CI": the gate file, the GitHub Actions commands and the shell script run as
+written, on the sample logs."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from reportgen.gates import parse_rule, read_gate_file
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text()
+SAMPLE_A = ROOT / "sample_runs" / "fare_rules_a_baseline.parquet"
+SAMPLE_B = ROOT / "sample_runs" / "fare_rules_b_reranker.parquet"
+CI = README.split("## Use in CI", 1)[1].split("\n## ", 1)[0]
+
+
+def block(language: str, after: str) -> str:
+    found = re.search(rf"{re.escape(after)}.*?```{language}\n(.*?)```", CI, re.S)
+    assert found, f"README lost its {language} block after {after!r}"
+    return found.group(1)
+
+
+def shell(script: str, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    return subprocess.run(
+        ["sh", "-c", script, "sh", *args], cwd=cwd, env=env, capture_output=True, text=True
+    )
+
+
+def gate_file(tmp_path: Path) -> Path:
+    path = tmp_path / "release-gate.toml"
+    path.write_text(block("toml", "A gate file"))
+    return path
+
+
+def test_gate_file_example_reads(tmp_path):
+    rules = [parse_rule(r) for r in read_gate_file(gate_file(tmp_path))]
+    assert [r.kind for r in rules] == ["difference", "difference", "difference", "slice"]
+
+
+def test_github_actions_compare_step_fails_the_job_after_writing_everything(tmp_path):
+    yaml = block("yaml", "### GitHub Actions")
+    step = yaml.split("run: |\n", 1)[1].split("      - name: Job summary")[0]
+    script = textwrap.dedent(step)
+    script = script.replace("runs/baseline.parquet", str(SAMPLE_A))
+    script = script.replace("runs/candidate.parquet", str(SAMPLE_B))
+    gate_file(tmp_path)
+    done = shell(script, tmp_path)
+    assert done.returncode == 1, done.stderr  # the sample's latency rises by ~630 ms
+    assert "fail  B  latency_ms <= 150" in done.stdout
+    written = sorted(p.name for p in (tmp_path / "ragreport").iterdir())
+    assert written == ["gate.xml", "report.html", "report.json", "summary.md"]
+    assert 'cat ragreport/summary.md >> "$GITHUB_STEP_SUMMARY"' in yaml
+    assert "path: ragreport/" in yaml
+
+
+def test_shell_script_passes_on_the_sample_and_prints_the_summary(tmp_path):
+    done = shell(block("sh", "### A plain shell script"), tmp_path, str(SAMPLE_A), str(SAMPLE_B))
+    assert done.returncode == 0, done.stderr
+    assert "### Gate: PASS" in done.stdout
+    bad = shell(block("sh", "### A plain shell script"), tmp_path, str(SAMPLE_A), "missing.pq")
+    assert bad.returncode == 2 and "missing.pq" in bad.stderr

@@ -1,0 +1,410 @@
+"""Release gates: the rule grammar, each rule's verdict on hand-made intervals, the one-sided
+level checked by simulation, and the command's exit codes end to end."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from reportgen.cli import cli
+from reportgen.gates import (
+    Candidate,
+    Requirements,
+    RuleError,
+    SliceEvidence,
+    evaluate,
+    one_sided_level,
+    parse_rule,
+)
+from reportgen.stats import MetricComparison, compare_metric
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE_A = ROOT / "sample_runs" / "fare_rules_a_baseline.parquet"
+SAMPLE_B = ROOT / "sample_runs" / "fare_rules_b_reranker.parquet"
+
+
+def interval(diff: float, low: float, high: float, n: int = 100) -> MetricComparison:
+    return MetricComparison(
+        "m", n, 0.5, 0.5 + diff, diff, low, high, 0, 0, n, 1.0, None, None, "test", "interval", 0.1
+    )
+
+
+def judge(text: str, low: float, high: float, inconclusive: str = "fail") -> tuple[str, str]:
+    rule = parse_rule(text)
+    c = interval((low + high) / 2, low, high)
+    candidate = Candidate("B", {rule.metric: c}, {rule.metric: c}, {})
+    result = evaluate(Requirements((rule,), inconclusive), [candidate], 0.95).results[0]
+    return result.outcome, result.counts_as
+
+
+# --- grammar --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "metric", "op", "margin", "column"),
+    [
+        ("correct >= -0.02", "difference", "correct", ">=", -0.02, None),
+        ("ndcg@5 > 0", "difference", "ndcg@5", ">", 0.0, None),
+        ("latency_ms<=150", "difference", "latency_ms", "<=", 150.0, None),
+        ("candidate.correct >= 0.80", "candidate", "correct", ">=", 0.8, None),
+        ("correct[slice] >= -0.05", "slice", "correct", ">=", -0.05, "slice"),
+        ("faithfulness within 0.01", "equivalence", "faithfulness", "within", 0.01, None),
+        ("  cost_usd < 1e-3 ", "difference", "cost_usd", "<", 0.001, None),
+    ],
+)
+def test_rules_parse(text, kind, metric, op, margin, column):
+    rule = parse_rule(text)
+    assert (rule.kind, rule.metric, rule.op, rule.margin, rule.column) == (
+        kind,
+        metric,
+        op,
+        margin,
+        column,
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("correct => 0", "cannot read it"),
+        ("correct >= ", "cannot read it"),
+        ("correct >= 0 and ndcg > 0", "cannot read it"),
+        ("candidate.correct[slice] >= 0.8", "cannot be per slice"),
+        ("candidate.correct within 0.1", "overall difference only"),
+        ("correct within 0", "above 0"),
+    ],
+)
+def test_bad_rules_say_why(text, needle):
+    with pytest.raises(RuleError, match=needle):
+        parse_rule(text)
+
+
+# --- verdicts on hand-made intervals ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "low", "high", "outcome"),
+    [
+        # non-inferiority reads the lower bound
+        ("correct >= -0.02", -0.02, 0.05, "pass"),  # bound exactly on the margin: holds
+        ("correct >= -0.02", -0.03, 0.05, "inconclusive"),  # straddles -0.02
+        ("correct >= -0.02", -0.09, -0.021, "fail"),  # wholly below
+        # superiority: strictly above
+        ("ndcg@5 > 0", 0.001, 0.02, "pass"),
+        ("ndcg@5 > 0", 0.0, 0.02, "inconclusive"),
+        ("ndcg@5 > 0", -0.02, 0.0, "fail"),
+        # a ceiling reads the upper bound
+        ("latency_ms <= 150", 80, 150, "pass"),
+        ("latency_ms <= 150", 120, 151, "inconclusive"),
+        ("latency_ms <= 150", 150.5, 200, "fail"),
+        ("latency_ms < 150", 80, 150, "inconclusive"),
+        ("latency_ms < 150", 150, 160, "fail"),
+        # the candidate's own interval
+        ("candidate.correct >= 0.80", 0.81, 0.9, "pass"),
+        ("candidate.correct >= 0.80", 0.7, 0.79, "fail"),
+        # equivalence: the whole interval inside +-0.01
+        ("faithfulness within 0.01", -0.01, 0.01, "pass"),
+        ("faithfulness within 0.01", -0.005, 0.02, "inconclusive"),
+        ("faithfulness within 0.01", 0.011, 0.03, "fail"),
+        ("faithfulness within 0.01", -0.03, -0.011, "fail"),
+    ],
+)
+def test_rule_verdicts(text, low, high, outcome):
+    assert judge(text, low, high)[0] == outcome
+
+
+def test_inconclusive_counts_as_the_policy_says():
+    assert judge("correct >= -0.02", -0.03, 0.05) == ("inconclusive", "fail")
+    assert judge("correct >= -0.02", -0.03, 0.05, inconclusive="pass") == ("inconclusive", "pass")
+    assert judge("correct >= -0.02", -0.09, -0.03, inconclusive="pass") == ("fail", "fail")
+
+
+def test_no_scored_question_is_inconclusive():
+    rule = parse_rule("correct >= 0")
+    empty = interval(float("nan"), float("nan"), float("nan"), n=0)
+    result = evaluate(Requirements((rule,)), [Candidate("B", {"correct": empty}, {}, {})], 0.95)
+    assert result.results[0].outcome == "inconclusive" and not result.passed
+
+
+def test_every_rule_applies_to_every_candidate():
+    rules = (parse_rule("correct >= 0"), parse_rule("ndcg@5 > 0"))
+    good = {"correct": interval(0.1, 0.05, 0.15), "ndcg@5": interval(0.1, 0.05, 0.15)}
+    bad = {"correct": interval(0.1, 0.05, 0.15), "ndcg@5": interval(-0.1, -0.15, -0.05)}
+    gate = evaluate(
+        Requirements(rules), [Candidate("B", good, {}, {}), Candidate("C", bad, {}, {})], 0.9
+    )
+    assert [(r.candidate, r.rule, r.outcome) for r in gate.results] == [
+        ("B", "correct >= 0", "pass"),
+        ("B", "ndcg@5 > 0", "pass"),
+        ("C", "correct >= 0", "pass"),
+        ("C", "ndcg@5 > 0", "fail"),
+    ]
+    assert gate.passing_candidates() == ["B"] and gate.outcome == "fail"
+    assert gate.one_sided_level == pytest.approx(0.95)
+
+
+def test_one_sided_level_of_a_two_sided_interval():
+    assert one_sided_level(0.95) == pytest.approx(0.975)
+    assert one_sided_level(0.90) == pytest.approx(0.95)
+
+
+def slice_evidence(value: str, diffs: np.ndarray) -> SliceEvidence:
+    c, means = compare_metric(
+        "m", np.zeros_like(diffs), diffs, binary=False, n_boot=2000, confidence=0.95, seed=1
+    )
+    return SliceEvidence(value, c, means)
+
+
+def test_slice_rule_fails_only_on_a_slice_credibly_below():
+    rng = np.random.default_rng(3)
+    fine = [slice_evidence(v, rng.normal(0.0, 0.1, 200)) for v in "abc"]
+    harmed = slice_evidence("d", rng.normal(-0.3, 0.1, 200))  # far below -0.05
+    rule = parse_rule("m[slice] >= -0.05")
+    ok = evaluate(Requirements((rule,)), [Candidate("B", {}, {}, {("m", "slice"): fine})], 0.95)
+    bad = evaluate(
+        Requirements((rule,)), [Candidate("B", {}, {}, {("m", "slice"): [*fine, harmed]})], 0.95
+    )
+    assert ok.results[0].outcome == "pass"
+    assert bad.results[0].outcome == "fail" and "slice = d" in bad.results[0].detail
+
+
+def test_slice_rule_adjusts_for_the_number_of_slices():
+    """A slice whose unadjusted one-sided p is 0.01 is credibly below alone (0.01 < 0.025) but
+    not among five slices, where Holm multiplies it by 5."""
+    rule = parse_rule("m[slice] >= 0")
+    means = np.r_[np.full(9, 0.1), np.full(991, -0.1)]  # (9 + 1) / 1001 ~ 0.01 at or above 0
+    c = interval(-0.1, -0.2, 0.0)
+    edge = SliceEvidence("edge", c, means)
+    calm = [SliceEvidence(f"s{i}", interval(0.1, 0.0, 0.2), np.full(1000, 0.1)) for i in range(4)]
+
+    def outcome(slices: list[SliceEvidence]) -> str:
+        candidate = Candidate("B", {}, {}, {("m", "slice"): slices})
+        return evaluate(Requirements((rule,)), [candidate], 0.95).results[0].outcome
+
+    assert outcome([edge]) == "fail"
+    assert outcome([edge, *calm]) == "pass"
+
+
+def test_non_inferiority_at_the_margin_passes_at_most_the_one_sided_rate():
+    """Known truth: the true difference sits exactly on the margin, so any pass is wrong; a
+    95% interval's lower bound should let through about 2.5% (one-sided 97.5%)."""
+    rng = np.random.default_rng(20261130)
+    rule = parse_rule("m >= -0.02")
+    passes = 0
+    sims = 600
+    for i in range(sims):
+        diffs = rng.normal(-0.02, 0.2, 300)
+        c, _ = compare_metric(
+            "m", np.zeros(300), diffs, binary=False, n_boot=1000, confidence=0.95, seed=i
+        )
+        gate = evaluate(Requirements((rule,)), [Candidate("B", {"m": c}, {}, {})], 0.95)
+        passes += gate.passed
+    rate = passes / sims
+    assert 0.005 <= rate <= 0.05, rate  # 2.5% +- 3 binomial standard errors, roughly
+
+
+def slice_rule_fails(truths: list[float], sims: int, seed: int) -> float:
+    """Share of simulations in which ``m[slice] >= -0.05`` fails, slices of 80 questions with
+    true differences ``truths`` (normal noise, sd 0.2)."""
+    rng = np.random.default_rng(seed)
+    rule = parse_rule("m[slice] >= -0.05")
+    fails = 0
+    for i in range(sims):
+        slices = []
+        for j, truth in enumerate(truths):
+            diffs = rng.normal(truth, 0.2, 80)
+            c, means = compare_metric(
+                "m", np.zeros(80), diffs, binary=False, n_boot=500, confidence=0.95, seed=i
+            )
+            slices.append(SliceEvidence(str(j), c, means))
+        candidate = Candidate("B", {}, {}, {("m", "slice"): slices})
+        fails += not evaluate(Requirements((rule,)), [candidate], 0.95).passed
+    return fails / sims
+
+
+def test_slice_rule_false_alarms_stay_under_the_one_sided_level():
+    """Known truth: five slices exactly at the margin, none below it, so any failure is a false
+    alarm; Holm keeps the chance of one across the five near or under 2.5% (unadjusted, it
+    would approach 1 - 0.975^5 = 12%)."""
+    assert slice_rule_fails([-0.05] * 5, sims=300, seed=11) <= 0.05
+
+
+def test_slice_rule_catches_a_slice_well_below_the_margin():
+    """Known truth: one slice of five sits at -0.2, 0.15 below the margin (about 5.3 standard
+    errors); the rule should fail nearly always."""
+    assert slice_rule_fails([0.0, 0.0, 0.0, 0.0, -0.2], sims=100, seed=12) >= 0.95
+
+
+# --- the command ----------------------------------------------------------------------------
+
+
+def rows(n: int, correct_upto: int, latency: float) -> list[dict]:
+    return [
+        {
+            "question_id": f"q{i}",
+            "slice": "odd" if i % 2 else "even",
+            "correct": i < correct_upto,
+            "faithfulness": 0.5,
+            "latency_ms": latency + i % 3,
+        }
+        for i in range(n)
+    ]
+
+
+@pytest.fixture
+def logs(tmp_path: Path) -> tuple[Path, Path]:
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    pd.DataFrame(rows(40, 20, 100.0)).to_parquet(a)
+    pd.DataFrame(rows(40, 34, 160.0)).to_parquet(b)  # +14 correct, +60 ms
+    return a, b
+
+
+def compare(tmp_path: Path, a: Path, b: Path, *extra: str) -> tuple[int, str, str, Path]:
+    out = tmp_path / "out"
+    out.mkdir(exist_ok=True)
+    args = ["compare", str(a), str(b), "-o", str(out / "r.html"), *extra]
+    result = CliRunner().invoke(cli, args)
+    return result.exit_code, result.stdout, result.stderr, out
+
+
+def test_passing_gate_exits_0_and_prints_each_rule(logs, tmp_path):
+    code, out, err, folder = compare(
+        tmp_path, *logs, "--require", "correct > 0", "--require", "faithfulness within 0.01"
+    )
+    assert code == 0, err
+    assert "gate: pass" in out
+    assert "pass  B  correct > 0: difference 0.35" in out
+    gate = json.loads((folder / "r.json").read_text())["gate"]
+    assert gate["outcome"] == "pass" and gate["one_sided_level"] == pytest.approx(0.975)
+    assert [r["outcome"] for r in gate["results"]] == ["pass", "pass"]
+
+
+def test_failing_gate_exits_1_after_writing_every_output(logs, tmp_path):
+    code, out, err, folder = compare(
+        tmp_path,
+        *logs,
+        "--require",
+        "latency_ms <= 50",
+        "--markdown",
+        str(tmp_path / "out" / "s.md"),
+        "--junit",
+        str(tmp_path / "out" / "g.xml"),
+    )
+    assert code == 1, err
+    assert "Traceback" not in err
+    assert sorted(p.name for p in folder.iterdir()) == ["g.xml", "r.html", "r.json", "s.md"]
+    result = json.loads((folder / "r.json").read_text())["gate"]["results"][0]
+    assert result["outcome"] == "fail"
+    assert result["low"] == pytest.approx(60, abs=1)  # +60 ms in every question, +-1 from i % 3
+    assert "fail  B  latency_ms <= 50" in out
+
+
+def test_inconclusive_rule_follows_the_option(logs, tmp_path):
+    rule = ("--require", "correct >= 0.3")  # the difference is 0.35, its interval straddles 0.3
+    code, out, _, _ = compare(tmp_path, *logs, *rule)
+    assert code == 1 and "inconclusive (counts as fail)" in out
+    code, out, _, _ = compare(tmp_path, *logs, *rule, "--inconclusive", "pass")
+    assert code == 0 and "inconclusive (counts as pass)" in out
+
+
+def test_gate_file_rules_join_the_command_line_ones(logs, tmp_path):
+    gate = tmp_path / "gate.toml"
+    gate.write_text('require = ["correct >= -0.02", "candidate.correct >= 0.97"]\n')
+    code, out, err, folder = compare(
+        tmp_path, *logs, "--gate", str(gate), "--require", "correct[slice] >= -0.05"
+    )
+    assert code == 1, err  # the candidate is 34/40 = 0.85 correct
+    results = json.loads((folder / "r.json").read_text())["gate"]["results"]
+    assert [(r["rule"], r["outcome"]) for r in results] == [
+        ("correct[slice] >= -0.05", "pass"),
+        ("correct >= -0.02", "pass"),
+        ("candidate.correct >= 0.97", "fail"),
+    ]
+    assert results[2]["estimate"] == pytest.approx(34 / 40)
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        (("--require", "recall@5 >= 0"), "no metric 'recall@5' in these logs; name one of correct"),
+        (("--require", "correct >> 0"), "cannot read it"),
+        (("--require", "candidate.latency_ms <= 100"), "no metric 'latency_ms'"),
+        (("--require", "correct[topic] >= 0"), "pass --slice topic"),
+    ],
+)
+def test_bad_rule_exits_2_and_writes_nothing(logs, tmp_path, extra, needle):
+    code, out, err, folder = compare(tmp_path, *logs, *extra)
+    assert code == 2, out
+    assert err.strip().splitlines() == [err.strip()] and needle in err
+    assert err.startswith("ragreport: error: rule ")
+    assert list(folder.iterdir()) == []
+
+
+def test_bad_gate_file_exits_2(logs, tmp_path):
+    gate = tmp_path / "gate.toml"
+    gate.write_text("require = 'correct >= 0'\n")
+    code, _, err, folder = compare(tmp_path, *logs, "--gate", str(gate))
+    assert code == 2 and "gate.toml" in err and "a list of strings" in err
+    gate.write_text("require = [\n")
+    code, _, err, _ = compare(tmp_path, *logs, "--gate", str(gate))
+    assert code == 2 and "not valid TOML" in err
+    assert list(folder.iterdir()) == []
+
+
+def test_without_rules_the_exit_code_stays_0(logs, tmp_path):
+    code, out, err, folder = compare(tmp_path, *logs)
+    assert code == 0, err
+    assert "gate:" not in out
+    assert json.loads((folder / "r.json").read_text())["gate"] is None
+
+
+def test_sample_runs_gate(tmp_path):
+    """The six kinds of rule on the sample logs, each checked against the report's own
+    numbers (difference rules) or an independent percentile bootstrap (the candidate's mean)."""
+    rules = [
+        "correct >= -0.02",
+        "ndcg@5 > 0",
+        "latency_ms <= 150",
+        "candidate.correct >= 0.80",
+        "correct[slice] >= -0.05",
+        "faithfulness within 0.01",
+    ]
+    extra = [arg for rule in rules for arg in ("--require", rule)]
+    code, _, err, folder = compare(tmp_path, SAMPLE_A, SAMPLE_B, *extra)
+    assert code == 1, err
+    doc = json.loads((folder / "r.json").read_text())
+    results = {r["rule"]: r for r in doc["gate"]["results"]}
+    m = doc["metrics"]
+    assert results["correct >= -0.02"]["outcome"] == "pass"
+    assert m["correct"]["ci_low"] >= -0.02
+    assert results["ndcg@5 > 0"]["outcome"] == "pass" and m["ndcg@5"]["ci_low"] > 0
+    assert results["latency_ms <= 150"]["outcome"] == "fail"
+    assert doc["cost"]["latency_ms"]["ci_low"] > 150
+    own = results["candidate.correct >= 0.80"]
+    b = np.array([q["correct_b"] for q in doc["per_question"]], dtype=float)
+    rng = np.random.default_rng(0)
+    boot = b[rng.integers(0, len(b), size=(5000, len(b)))].mean(axis=1)
+    assert own["estimate"] == pytest.approx(b.mean())
+    assert own["low"] == pytest.approx(np.quantile(boot, 0.025), abs=0.01)
+    assert own["high"] == pytest.approx(np.quantile(boot, 0.975), abs=0.01)
+    assert own["outcome"] == ("fail" if own["high"] < 0.8 else "inconclusive")
+    equivalence = results["faithfulness within 0.01"]
+    assert (equivalence["low"], equivalence["high"]) == (
+        m["faithfulness"]["ci_low"],
+        m["faithfulness"]["ci_high"],
+    )
+    assert equivalence["outcome"] == "inconclusive"
+
+
+def test_html_shows_the_gate_beside_the_verdict(logs, tmp_path):
+    code, _, err, folder = compare(tmp_path, *logs, "--require", "latency_ms <= 50")
+    assert code == 1, err
+    html = (folder / "r.html").read_text()
+    verdict, gate = html.index('id="verdict"'), html.index('id="gate"')
+    assert verdict < gate < html.index("Every metric, question by question")
+    assert "Gate: fail" in html and "<code>latency_ms &lt;= 50</code>" in html

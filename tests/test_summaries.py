@@ -1,0 +1,201 @@
+"""The Markdown and JUnit summaries, read back by real parsers: markdown-it-py with GFM tables,
+junitparser."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from junitparser import Failure, JUnitXml
+from markdown_it import MarkdownIt
+
+from reportgen.cli import cli
+from reportgen.markdown_report import MAX_CHARS, fit
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE_A = ROOT / "sample_runs" / "fare_rules_a_baseline.parquet"
+SAMPLE_B = ROOT / "sample_runs" / "fare_rules_b_reranker.parquet"
+RULES = ("correct >= -0.02", "latency_ms <= 150", "faithfulness within 0.01")
+
+
+def run(a: Path, b: Path, out: Path, *extra: str) -> tuple[int, str, str, Path, Path]:
+    out.mkdir(exist_ok=True)
+    md, xml = out / "summary.md", out / "gate.xml"
+    args = ["compare", str(a), str(b), "-o", str(out / "report.html")]
+    args += ["--markdown", str(md), "--junit", str(xml), *extra]
+    result = CliRunner().invoke(cli, args)
+    return result.exit_code, result.stdout, result.stderr, md, xml
+
+
+def tables(markdown: str) -> list[list[list[str]]]:
+    """Every GFM table as rows of cell texts (header first), as markdown-it-py parses it."""
+    tokens = MarkdownIt("commonmark").enable("table").parse(markdown)
+    out: list[list[list[str]]] = []
+    for before, t in zip(tokens, tokens[1:], strict=False):
+        if t.type == "table_open":
+            out.append([])
+        elif t.type == "tr_open":
+            out[-1].append([])
+        elif t.type == "inline" and before.type in ("th_open", "td_open"):
+            parts = [c.content for c in t.children or [] if c.type in ("text", "code_inline")]
+            out[-1][-1].append("".join(parts))
+    return out
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory):
+    out = tmp_path_factory.mktemp("sample")
+    extra = [arg for rule in RULES for arg in ("--require", rule)]
+    code, _, err, md, xml = run(SAMPLE_A, SAMPLE_B, out, *extra)
+    assert code == 1, err
+    return md.read_text(), xml, json.loads((out / "report.json").read_text())
+
+
+def test_markdown_tables_render_with_the_numbers(sample):
+    markdown, _, doc = sample
+    gate, metrics, regressions, inputs = tables(markdown)
+    assert gate[0] == ["Candidate", "Rule", "Result", "Estimate", "Interval", "Numbers"]
+    assert [(row[1], row[2]) for row in gate[1:]] == [
+        ("correct >= -0.02", "pass"),
+        ("latency_ms <= 150", "fail"),
+        ("faithfulness within 0.01", "inconclusive (counts as fail)"),
+    ]
+    names = [row[0] for row in metrics[1:]]
+    assert names == [*doc["metrics"], *doc["cost"]]
+    correct = metrics[1 + names.index("correct")]
+    m = doc["metrics"]["correct"]
+    assert correct[1:4] == [f"{m['a']:.3f}", f"{m['b']:.3f}", f"+{m['diff']:.3f}"]
+    latency = metrics[1 + names.index("latency_ms")]  # four significant digits of A
+    assert latency[1:3] == [f"{doc['cost']['latency_ms'][k]:.0f}" for k in ("a", "b")]
+    flagged = [r for r in regressions[1:]]
+    expected = [
+        (value, metric)
+        for value, per_metric in doc["slices"]["slice"].items()
+        for metric, s in per_metric.items()
+        if s["regression"]
+    ]
+    assert sorted((r[1], r[2]) for r in flagged) == sorted(expected)
+    assert [row[2] for row in inputs[1:]] == [doc["runs"][k]["sha256"][:12] for k in ("a", "b")]
+
+
+def test_markdown_states_verdict_changes_and_the_attachment(sample):
+    markdown, _, doc = sample
+    m = doc["metrics"]["correct"]
+    assert f"**{doc['verdict']['outcome']}** on **correct**" in markdown
+    reason = MarkdownIt("commonmark").renderInline(markdown.split("\n")[2])
+    assert doc["verdict"]["reason"].replace("<", "&lt;") in reason  # whole, not cut
+    assert "### Gate: FAIL" in markdown and "one-sided at the 97.5% level" in markdown
+    assert f"Fixed {m['fixed']}, broken {m['broken']}" in markdown
+    assert "The full report is the attached HTML, report.html." in markdown
+
+
+def rows(n: int, slice_of, correct_b) -> list[dict]:
+    return [
+        {"question_id": f"q{i}", "slice": slice_of(i), "correct": i % 2 == 0, "b": correct_b(i)}
+        for i in range(n)
+    ]
+
+
+def write(path: Path, records: list[dict], run: str) -> Path:
+    frame = pd.DataFrame(records)
+    if run == "b":
+        frame["correct"] = frame["b"]
+    frame.drop(columns="b").to_parquet(path)
+    return path
+
+
+def test_user_text_is_escaped(tmp_path):
+    hostile = "a|b *em* _u_ `code` <script>x</script> [l](http://x)"
+    # B fixes the "big" slice and breaks one question of the hostile slice: a regression there
+    records = rows(60, lambda i: hostile if i < 10 else "big", lambda i: i >= 10 or i % 2 == 0)
+    for r in records[:10]:
+        r["b"] = r["correct"] and r["question_id"] != "q0"
+    folder = tmp_path / "x|y*_<z>"
+    folder.mkdir()
+    a = write(folder / "a|*_<a>.parquet", records, "a")
+    b = write(folder / "b`.parquet", records, "b")
+    code, _, err, md, _ = run(a, b, tmp_path / "out", "--n-boot", "200")
+    assert code == 0, err
+    markdown = md.read_text()
+    html = MarkdownIt("commonmark").enable("table").render(markdown)
+    assert "<script>" not in html and "<em>" not in html and "<a " not in html
+    assert "<code>" not in html.split("sha256")[0]  # the only code spans are the sha256 digests
+    *_, regressions, inputs = tables(markdown)
+    assert regressions[1][:3] == ["slice", hostile, "correct"]
+    assert [row[1] for row in inputs[1:]] == ["a|*_<a>.parquet", "b`.parquet"]
+    assert "ragreport: a|\\*" not in html
+
+
+def test_markdown_stays_under_githubs_limit(tmp_path):
+    """45 regressing slices with 300-character names and 150 rules: still under 65,536."""
+    name = "s" * 300
+
+    def slice_of(i: int) -> str:
+        return f"{i // 2:04d}{name}" if i < 90 else "big"
+
+    def correct_b(i: int) -> bool:
+        return i >= 90  # B breaks the one correct question of each small slice
+
+    records = rows(400, slice_of, correct_b)
+    for r in records[90:]:
+        r["correct"] = False  # and fixes every question of "big"
+    a, b = write(tmp_path / "a.parquet", records, "a"), write(tmp_path / "b.parquet", records, "b")
+    rules = [arg for i in range(150) for arg in ("--require", f"correct >= -0.{i:03d}")]
+    code, _, err, md, xml = run(a, b, tmp_path / "out", "--n-boot", "100", *rules)
+    assert code in (0, 1), err
+    markdown = md.read_text()
+    assert len(markdown) < MAX_CHARS
+    gate, _, regressions, _ = tables(markdown)
+    assert len(gate) - 1 == 60 and "90 more rule results are in the JSON" in markdown
+    assert len(regressions) - 1 == 30 and "15 more flagged slices" in markdown
+    assert {row[-1] for row in regressions[1:]} == {"direction"}  # 2 questions: never a finding
+    assert len(JUnitXml.fromfile(str(xml))) == 1
+
+
+def test_junit_has_one_case_per_rule_with_the_numbers(sample):
+    _, xml, doc = sample
+    suites = list(JUnitXml.fromfile(str(xml)))
+    assert len(suites) == 1
+    suite = suites[0]
+    assert (suite.tests, suite.failures, suite.errors) == (3, 2, 0)
+    cases = {case.name: case for case in suite}
+    assert list(cases) == list(RULES)
+    assert cases["correct >= -0.02"].is_passed
+    latency = doc["gate"]["results"][1]
+    (failure,) = cases["latency_ms <= 150"].result
+    assert isinstance(failure, Failure) and failure.type == "fail"
+    assert f"{latency['high']:.4g}" in failure.message and "vs <= 150" in failure.message
+    assert f"interval [{latency['low']:.6g}, {latency['high']:.6g}]" in failure.text
+    (inconclusive,) = cases["faithfulness within 0.01"].result
+    assert inconclusive.type == "inconclusive"
+    assert cases["correct >= -0.02"].classname == "ragreport gate.B"
+
+
+def test_junit_without_rules_is_an_empty_suite(tmp_path):
+    code, _, err, _, xml = run(SAMPLE_A, SAMPLE_B, tmp_path / "out", "--n-boot", "200")
+    assert code == 0, err
+    (suite,) = list(JUnitXml.fromfile(str(xml)))
+    assert suite.tests == 0 and list(suite) == []
+
+
+def test_fit_cuts_at_a_line_under_the_limit():
+    text = "".join(f"| row {i} |\n" for i in range(10_000))
+    cut = fit(text)
+    assert len(cut) < MAX_CHARS and cut.endswith("the full report is the attached HTML.)\n")
+    assert cut.split("\n\n(Summary cut")[0] == text[: len(cut.split("\n\n(Summary cut")[0])]
+    assert fit("short\n") == "short\n"
+
+
+def test_two_outputs_on_one_path_exit_2(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    result = CliRunner().invoke(
+        cli,
+        ["compare", str(SAMPLE_A), str(SAMPLE_B), "-o", str(out / "r.html")]
+        + ["--markdown", str(out / "r.json")],
+    )
+    assert result.exit_code == 2 and "two outputs share one path" in result.stderr
+    assert list(out.iterdir()) == []

@@ -1,0 +1,152 @@
+"""``ragreport verify``: an archived report re-checked against its logs, end to end."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from reportgen.cli import cli
+from reportgen.verify import first_difference
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE_A = ROOT / "sample_runs" / "fare_rules_a_baseline.parquet"
+SAMPLE_B = ROOT / "sample_runs" / "fare_rules_b_reranker.parquet"
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, [str(a) for a in args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def tiny_rows(n: int, shift: int) -> list[dict]:
+    return [
+        {
+            "question_id": f"q{i}",
+            "slice": "odd" if i % 2 else "even",
+            "topic": "t" + str(i % 3),
+            "retrieved_ids": ["p1", "p2", "p3", f"p{i}"],
+            "relevant_ids": [f"p{(i + shift) % 4 + 1}"],
+            "relevant_grades": [1 + i % 2],
+            "context_ids": ["p1", "p2"],
+            "correct": (i + shift) % 3 != 0,
+            "faithfulness": ((i * 7 + shift) % 10) / 10,
+        }
+        for i in range(30)
+    ]
+
+
+@pytest.fixture
+def archived(tmp_path) -> tuple[Path, Path, Path]:
+    """A report made with options that are not the defaults, and its two logs."""
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    pd.DataFrame(tiny_rows(30, 0)).to_parquet(a)
+    pd.DataFrame(tiny_rows(30, 1)).to_parquet(b)
+    report = tmp_path / "r.json"
+    code, out, err = invoke(
+        "compare", a, b, "-o", tmp_path / "r.html", "--k", "3", "--gain", "linear",
+        "--n-boot", "300", "--confidence", "0.9", "--seed", "7", "--slice", "topic",
+        "--slice", "slice", "--supported-threshold", "0.6", "--require", "correct >= -0.5",
+        "--require", "correct[slice] >= -0.9",
+    )  # fmt: skip
+    assert code == 0, err + out
+    return report, a, b
+
+
+def edit(report: Path, change) -> Path:
+    doc = json.loads(report.read_text())
+    change(doc)
+    out = report.with_name("edited.json")
+    out.write_text(json.dumps(doc))
+    return out
+
+
+def test_an_untouched_report_verifies(archived):
+    report, _, _ = archived
+    code, out, err = invoke("verify", report)
+    assert code == 0, err
+    assert out.startswith(f"{report}: verified, ") and "numbers match a re-run" in out
+    assert int(out.split("verified, ")[1].split()[0]) > 500
+
+
+def test_sample_report_verifies_from_another_folder(tmp_path):
+    code, _, err = invoke("compare", SAMPLE_A, SAMPLE_B, "-o", tmp_path / "r.html")
+    assert code == 0, err
+    moved = tmp_path / "moved"
+    moved.mkdir()
+    logs = [Path(shutil.copy(p, moved)) for p in (SAMPLE_A, SAMPLE_B)]
+    code, out, err = invoke("verify", tmp_path / "r.json", *logs)
+    assert code == 0, err + out
+
+
+@pytest.mark.parametrize(
+    ("path", "change"),
+    [
+        ("metrics.correct.ci_low", lambda d: d["metrics"]["correct"].update(ci_low=d["metrics"]["correct"]["ci_low"] * (1 + 1e-7))),  # noqa: E501
+        ("per_question[3].correct_b", lambda d: d["per_question"][3].update(correct_b=7)),
+        ("gate.results[1].outcome", lambda d: d["gate"]["results"][1].update(outcome="fail")),
+        ("n_paired", lambda d: d.update(n_paired=29)),
+    ],
+)  # fmt: skip
+def test_the_first_differing_number_is_named(archived, path, change):
+    report, _, _ = archived
+    code, out, _ = invoke("verify", edit(report, change))
+    assert code == 1
+    assert f"differs at {path}: report " in out
+
+
+def test_floats_within_the_tolerance_match(archived):
+    report, _, _ = archived
+
+    def nudge(d: dict) -> None:
+        d["metrics"]["correct"]["ci_low"] *= 1 + 1e-11
+
+    code, out, err = invoke("verify", edit(report, nudge))
+    assert code == 0, out + err
+
+
+def test_the_recorded_options_are_replayed(archived):
+    """Verify passes with the recorded options (previous tests); with another seed recorded,
+    the re-run differs, so the options are read, not assumed."""
+    report, _, _ = archived
+    code, out, _ = invoke("verify", edit(report, lambda d: d["params"].update(seed=8)))
+    assert code == 1 and "differs at params.seed" not in out  # params match: a number differs
+
+
+def test_another_log_fails_on_its_sha256(archived):
+    report, a, _ = archived
+    code, out, _ = invoke("verify", report, a, a)
+    assert code == 1 and "differs at runs.b.sha256" in out and str(a) in out
+
+
+@pytest.mark.parametrize(
+    ("make", "needle"),
+    [
+        (lambda r, a: (r.with_name("r.html"),), "not a report JSON"),
+        (lambda r, a: (edit(r, lambda d: d.pop("params")),), "no params in this JSON"),
+        (lambda r, a: (r, a), "pass 2 (A then B) or none"),
+        (lambda r, a: (r, a, a.with_name("gone.parquet")), "gone.parquet: no such log"),
+        (lambda r, a: (r.with_name("absent.json"),), "cannot read the report"),
+    ],
+)
+def test_bad_input_exits_2(archived, make, needle):
+    report, a, _ = archived
+    code, out, err = invoke("verify", *make(report, a))
+    assert code == 2, out
+    assert err.startswith("ragreport: error: ") and needle in err and len(err.splitlines()) == 1
+
+
+def test_first_difference_walks_dicts_and_lists():
+    expected = {"a": 1.0, "b": [{"c": 2, "d": "x"}, {"c": 3}]}
+    assert first_difference(expected, expected) == (None, 3)
+    assert first_difference({"a": 1.0, "b": [{"c": 2, "d": "y"}, {"c": 3}]}, expected)[0] == (
+        "b[0].d"
+    )
+    assert first_difference({"a": 1.0, "b": [{"c": 2, "d": "x"}]}, expected)[0] == "b[1]"
+    assert first_difference({"a": 1.0 + 1e-8, "b": []}, expected)[0] == "a"
+    assert first_difference({"b": [], "a": 1.0}, expected)[0] == "b[0]"  # key order is irrelevant
+    assert first_difference({"a": True, "b": expected["b"]}, {"a": 1, "b": expected["b"]})[0] == "a"
