@@ -319,7 +319,8 @@ def _next_experiment(
             "only from the passages and abstain otherwise"
         )
     else:
-        scope, population = p.values("answerable", run) == 1, "answerable questions"
+        scope = p.values("answerable", run) == 1
+        population = "all questions" if scope.all() else "answerable questions"
         change = (
             "instruct the model to answer only from the passages it is given and abstain "
             "otherwise, and log which passages those were so the next report can tell retrieval "

@@ -109,6 +109,9 @@ class DiagnosisView:
     dominant: list[str]
     chart: Chart | None
     experiments: list[Experiment]
+    experiment_notes: list[str] = field(
+        metadata={"help": "why a run has no next experiment (the column that would give one)"}
+    )
     judge: list[Judge]
     cost: list[CostRow]
     summary: str | None
@@ -137,6 +140,16 @@ def _stage_rows(result: Comparison) -> list[StageRow]:
             )
         )
     return rows
+
+
+def _experiment_notes(result: Comparison) -> list[str]:
+    """A run without a next experiment reached generation, which only ``correct`` can judge."""
+    return [
+        f"Run {run.upper()}: no next experiment is proposed: the walk along the chain reached "
+        "generation, which needs correct to be judged (log correct)."
+        for run in ("b", "a")
+        if result.diagnosis.next_experiment.get(run) is None
+    ]
 
 
 def _experiments(result: Comparison) -> list[Experiment]:
@@ -351,6 +364,7 @@ def diagnosis_view(result: Comparison) -> DiagnosisView:
         dominant=_dominant(result),
         chart=chart,
         experiments=_experiments(result),
+        experiment_notes=_experiment_notes(result),
         judge=_judge(result),
         cost=_cost(result),
         summary=d.summary,

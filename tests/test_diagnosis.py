@@ -337,8 +337,21 @@ def test_without_labels_generation_stages_name_the_labels(tmp_path):
     assert d.failure_classes is None and d.dominant == {"a": None, "b": None}
     experiment = d.next_experiment["a"]
     assert experiment is not None
-    assert [s.metric for s in experiment.path] == ["correct and supported on answerable questions"]
+    # nothing marks a question unanswerable, so the population is every question
+    assert [s.metric for s in experiment.path] == ["correct and supported on all questions"]
     assert experiment.path[0].value == 0.5 and experiment.stage == "generation"
+
+
+def test_without_labels_an_answerable_column_narrows_the_population(tmp_path):
+    a = [
+        {"question_id": "q1", "correct": True, "faithfulness": 1.0, "answerable": True},
+        {"question_id": "q2", "correct": False, "faithfulness": 0.5, "answerable": True},
+        {"question_id": "q3", "correct": False, "faithfulness": 1.0, "answerable": False},
+    ]
+    experiment = run(tmp_path, a, a).next_experiment["a"]
+    assert experiment is not None
+    assert [s.metric for s in experiment.path] == ["correct and supported on answerable questions"]
+    assert experiment.path[0].value == 0.5  # q1 of q1, q2: q3 is not answerable
 
 
 # --- the decision path -------------------------------------------------------------------------

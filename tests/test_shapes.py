@@ -243,3 +243,18 @@ def test_many_small_slices_do_not_pick_a_tiny_weakest_slice(shape):
         if experiment and experiment["stage"] == "slices":
             slice_name = experiment["metric"].removeprefix("correct on the ").split()[0]
             assert doc["audit"]["coverage"][slice_name] >= 10
+
+
+def test_a_run_without_a_next_experiment_says_why(shape):
+    name, absent, _, text, doc = shape
+    for run in ("a", "b"):
+        if doc["next_experiment"][run] is None:
+            assert f"Run {run.upper()}: no next experiment is proposed" in text, name
+            assert "log correct" in text, name
+
+
+def test_the_population_is_named_as_it_is(shape):
+    # Without answerable or labels every question counts as answerable: call them all questions.
+    name, absent, _, text, _ = shape
+    if {"answerable", "relevant_ids"} <= absent:
+        assert "answerable questions" not in text.split("What was compared")[0].lower(), name
