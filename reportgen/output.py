@@ -69,14 +69,17 @@ def check_outputs(outputs: list[Path], inputs: list[Path]) -> list[Path]:
     """
     targets: list[Path] = []
     for path in outputs:
-        target = Path(os.path.realpath(path)) if path.is_symlink() else path
+        # A link to a device or pipe (/dev/stdout into a pipe resolves to no real path) is
+        # written through; a link to a file is followed, so the file is replaced, the link kept.
+        special = _is_special(path)
+        target = Path(os.path.realpath(path)) if path.is_symlink() and not special else path
         if any(_same_file(target, source) for source in inputs):
             raise OutputError(f"{path}: is one of the input run logs; choose another output path")
         if any(_where(target) == _where(other) or _same_file(target, other) for other in targets):
             raise OutputError(f"{path}: two outputs share one path; give each output its own path")
         if target.is_dir():
             raise OutputError(f"{path}: is a folder; give the path of a file inside it")
-        if not _is_special(target):
+        if not special:
             _check_folder(path, target.parent)
         targets.append(target)
     return targets

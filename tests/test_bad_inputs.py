@@ -8,6 +8,8 @@ import json
 import os
 import signal
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import duckdb
@@ -528,6 +530,16 @@ def test_device_output_is_written_not_replaced(tmp_path, good):
     assert code == 0, err
     assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
     assert json.loads((tmp_path / "r.json").read_text())["n_paired"] == 12
+
+
+def test_json_to_stdout_through_a_pipe(tmp_path, good):
+    # /dev/stdout into a pipe is a link to no real path: it is written through, not refused.
+    command = [sys.executable, "-m", "reportgen", "compare", str(good), str(good)]
+    command += ["-o", str(tmp_path / "r.html"), "--json", "/dev/stdout", "--n-boot", "100"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    document, end = json.JSONDecoder().raw_decode(done.stdout)  # the verdict lines follow it
+    assert document["n_paired"] == 12 and "wrote" in done.stdout[end:]
 
 
 def test_full_device_is_one_line_and_the_other_output_untouched(tmp_path, good):
