@@ -1,0 +1,117 @@
+"""Span labels: hand-worked matches, a plain-Python reference, the CLI end to end."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from reportgen.database import RunDatabase
+from reportgen.load import open_run
+from tests.span_reference import span_metrics
+
+METRICS = ("recall", "precision", "hit", "mrr", "ndcg", "map", "rprec", "all")
+
+
+def _span(doc: str, start: int, end: int, grade: int | None = None) -> dict:
+    span = {"doc_id": doc, "start": start, "end": end}
+    return span if grade is None else dict(span, grade=grade)
+
+
+# d1[100, 200) (grade 2) and d1[150, 250) overlap: one label d1[100, 250) of grade 2.
+LABELS = [_span("d1", 100, 200, 2), _span("d1", 150, 250, 1), _span("d1", 600, 700, 1)]
+SMALL = [_span("d1", 100, 200), _span("d1", 500, 600), _span("d1", 200, 300), _span("d1", 650, 750)]
+LARGE = [_span("d1", 0, 300), _span("d1", 600, 900)]
+A_ROWS = [  # 100-character passages; the prompt is the first two
+    {"question_id": "q1", "relevant_spans": LABELS, "retrieved_spans": SMALL,
+     "context_spans": SMALL[:2]},
+    {"question_id": "q2", "relevant_spans": [_span("d1", 10, 20), _span("d1", 30, 40)],
+     "retrieved_spans": [_span("d1", 0, 100)], "context_spans": [_span("d1", 0, 100)]},
+]  # fmt: skip
+B_ROWS = [  # 300-character passages; the prompt is both
+    dict(A_ROWS[0], retrieved_spans=LARGE, context_spans=LARGE),
+    dict(A_ROWS[1], retrieved_spans=[_span("d1", 0, 300)], context_spans=[_span("d1", 0, 300)]),
+]
+
+
+def _logs(tmp_path: Path, a_rows: list[dict], b_rows: list[dict]) -> tuple[Path, Path]:
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    pd.DataFrame(a_rows).to_parquet(a)
+    pd.DataFrame(b_rows).to_parquet(b)
+    return a, b
+
+
+def _metrics(a: Path, b: Path, k: int | None, coverage: float = 0.0) -> pd.DataFrame:
+    db = RunDatabase(open_run(a, "A"), open_run(b, "B"))
+    try:
+        db.prepare(k, coverage)
+        db.execute("question_metrics", k=k, exponential=True)
+        db.execute("span_precision", k=k)
+        return db.frame("paired").set_index("question_id")
+    finally:
+        db.close()
+
+
+def test_hand_worked_spans_any_overlap(tmp_path: Path):
+    m = _metrics(*_logs(tmp_path, A_ROWS, B_ROWS), k=None)
+    q1 = m.loc["q1"]
+    # A's prompt d1[100,200) d1[500,600): the first covers d1[100,250); d1[500,600) ends where
+    # d1[600,700) starts, so it covers nothing. recall 1/2, precision 1/2, first hit at 1;
+    # DCG = (2^2 - 1) / log2(2) = 3, IDCG = 3 + 1 / log2(3) = 3.6309
+    assert (q1.recall_a, q1.precision_a, q1.mrr_a) == pytest.approx((0.5, 0.5, 1.0))
+    assert q1.ndcg_a == pytest.approx(3 / (3 + 1 / 1.5849625), abs=1e-6)
+    # B's two 300-character passages cover one label each
+    assert (q1.recall_b, q1.precision_b, q1.ndcg_b, q1.all_b) == pytest.approx((1, 1, 1, 1))
+    assert (q1.n_relevant_a, q1.n_relevant_b) == (2, 2)  # three labels, two after merging
+    # q2: one passage covers both labels: precision 1/1, not 2/1; nDCG and AP stay at 1
+    q2 = m.loc["q2"]
+    assert (q2.recall_a, q2.precision_a, q2.ndcg_a, q2.map_a) == pytest.approx((1, 1, 1, 1))
+
+
+def test_coverage_fraction_decides_which_passage_counts(tmp_path: Path):
+    a, b = _logs(tmp_path, A_ROWS, B_ROWS)
+    # ranking SMALL at k = 4: d1[100,200) covers 100/150 of d1[100,250), d1[200,300) 50/150,
+    # d1[650,750) 50/100 of d1[600,700)
+    half = _metrics(a, b, k=4, coverage=0.5).loc["q1"]
+    assert (half.recall_a, half.precision_a) == pytest.approx((1.0, 2 / 4))
+    most = _metrics(a, b, k=4, coverage=0.7).loc["q1"]
+    assert (most.recall_a, most.precision_a, most.hit_a) == pytest.approx((0.0, 0.0, 0.0))
+    anything = _metrics(a, b, k=4).loc["q1"]
+    assert (anything.recall_a, anything.precision_a, anything.mrr_a) == pytest.approx(
+        (1.0, 3 / 4, 1.0)
+    )
+
+
+def _random_spans(rng: random.Random, n: int, length: int) -> list[dict]:
+    spans = []
+    for _ in range(n):
+        start = rng.randrange(0, 1000)
+        spans.append(_span(rng.choice(["d1", "d2"]), start, start + rng.randrange(1, length)))
+    return spans
+
+
+@pytest.mark.parametrize("coverage", [0.0, 0.3, 1.0])
+def test_span_metrics_match_the_plain_python_reference(tmp_path: Path, coverage: float):
+    rng = random.Random(7)
+    rows = []
+    for i in range(40):
+        labels = [dict(s, grade=rng.choice([0, 1, 2])) for s in _random_spans(rng, 4, 120)]
+        ranking = _random_spans(rng, 8, 300)
+        rows.append({"question_id": f"q{i}", "relevant_spans": labels, "retrieved_spans": ranking})
+    m = _metrics(*_logs(tmp_path, rows, rows), k=5, coverage=coverage)
+    checked = 0
+    for row in rows:
+        labels = [(s["doc_id"], s["start"], s["end"], s["grade"]) for s in row["relevant_spans"]]
+        if not any(g > 0 for *_, g in labels):
+            assert pd.isna(m.loc[row["question_id"], "recall_a"])
+            continue
+        ranking = [(s["doc_id"], s["start"], s["end"]) for s in row["retrieved_spans"]]
+        expected = span_metrics(ranking, 5, labels, coverage)
+        got = m.loc[row["question_id"]]
+        for metric in METRICS:
+            assert got[f"{metric}_a"] == pytest.approx(expected[metric]), (row, metric)
+            assert 0 <= got[f"{metric}_a"] <= 1
+        checked += 1
+    assert checked > 30
