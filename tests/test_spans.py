@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from click.testing import CliRunner
 
+from reportgen.cli import cli
 from reportgen.database import RunDatabase
 from reportgen.load import open_run
 from tests.span_reference import span_metrics
 
+RANGE = "; expected character offsets 0 <= start < end (end exclusive)"
 METRICS = ("recall", "precision", "hit", "mrr", "ndcg", "map", "rprec", "all")
 
 
@@ -115,3 +119,46 @@ def test_span_metrics_match_the_plain_python_reference(tmp_path: Path, coverage:
             assert 0 <= got[f"{metric}_a"] <= 1
         checked += 1
     assert checked > 30
+
+
+def _compare(tmp_path: Path, a: Path, b: Path, *options: str) -> tuple[int, str]:
+    result = CliRunner().invoke(
+        cli,
+        ["compare", str(a), str(b), "-o", str(tmp_path / "r.html"), "--n-boot", "200", *options],
+    )
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    return result.exit_code, result.stderr
+
+
+@pytest.mark.parametrize(
+    ("column", "span", "says"),
+    [
+        ("relevant_spans", _span("d1", 30, 10), "relevant_spans has span d1 [30, 10)" + RANGE),
+        ("retrieved_spans", _span("d1", -5, 10), "retrieved_spans has span d1 [-5, 10)" + RANGE),
+        ("context_spans", _span("d1", 7, 7), "context_spans has span d1 [7, 7)" + RANGE),
+        (
+            "relevant_spans",
+            _span(None, 0, 10),  # type: ignore[arg-type]
+            "relevant_spans has a span with no doc_id; name the document of every span",
+        ),
+    ],
+)
+def test_a_bad_span_is_refused_with_its_row(tmp_path: Path, column: str, span: dict, says: str):
+    bad = [A_ROWS[0], dict(A_ROWS[1], **{column: [*A_ROWS[1][column], span]})]
+    a, b = _logs(tmp_path, A_ROWS, bad)
+    code, stderr = _compare(tmp_path, a, b)
+    assert code == 2
+    assert stderr.strip().splitlines() == [
+        f"ragreport: error: {b}: row 2 (question_id 'q2'): {says}"
+    ]
+    assert not (tmp_path / "r.html").exists() and not (tmp_path / "r.json").exists()
+
+
+def test_cli_scores_two_chunkings_against_the_same_spans(tmp_path: Path):
+    code, stderr = _compare(tmp_path, *_logs(tmp_path, A_ROWS, B_ROWS))
+    assert code == 0, stderr
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["params"]["span_coverage"] == 0.0
+    # both questions of each run have overlapping labels? only q1's: said once per log
+    merged = [w for w in doc["warnings"] if "overlapping relevant_spans" in w]
+    assert len(merged) == 2 and all(w.startswith("1 question(s)") for w in merged)
