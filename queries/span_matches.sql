@@ -5,7 +5,7 @@
 -- Labels of grade 0 are dropped; overlapping labels of one question and document are merged first
 --   (one label, the highest grade), so a character is never counted twice.
 -- Returns (temp table span_matches): run, question_id, id (doc_id:start-end of the merged label),
---   grade, n_merged (labels merged into it), pos_retrieved, pos_context (1-based rank of one
+--   grade, n_merged (labels merged into it), doc_id, start, end (its offsets), pos_retrieved, pos_context (1-based rank of one
 --   covering passage, the other NULL); one row per (label, covering passage), and one row with
 --   both NULL for a label no passage covers.
 CREATE OR REPLACE TEMP TABLE span_matches AS
@@ -53,7 +53,7 @@ covering AS (
           >= $coverage * (l."end" - l.start)
 )
 SELECT l.run, l.question_id, l.doc_id || ':' || l.start || '-' || l."end" AS id, l.grade,
-       l.n_merged,
+       l.n_merged, l.doc_id, l.start, l."end",
        CASE WHEN c.list = 'retrieved' THEN c.pos END AS pos_retrieved,
        CASE WHEN c.list = 'context' THEN c.pos END AS pos_context
 FROM labels AS l

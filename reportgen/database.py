@@ -98,6 +98,7 @@ class RunDatabase:
             raise InputError(refused[0].error())
         self.left_out = problems
         self.execute("span_matches", coverage=span_coverage)
+        self.execute("span_chars", k=k)
         self.execute("relevant")
 
     def execute(self, name: str, **params: Any) -> None:

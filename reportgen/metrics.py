@@ -9,6 +9,7 @@ import pandas as pd
 
 from .database import RunDatabase
 from .errors import InputError
+from .spans import CHAR_METRICS
 
 RETRIEVAL = ("recall", "precision", "hit", "mrr", "ndcg", "map", "rprec", "all")
 ANSWER = ("correct", "faithfulness")
@@ -106,7 +107,9 @@ def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
         retrieval = False  # no paired question has labelled evidence in both runs
         if not answer:
             _no_metric(db)
-    metrics = (RETRIEVAL if retrieval else ()) + answer
+    metrics = (
+        (RETRIEVAL if retrieval else ()) + (CHAR_METRICS if retrieval and spans else ()) + answer
+    )
     curve = None
     if retrieval and has_retrieved and not spans:  # the curve counts passage labels
         depth = int(db.frame("ranking_depth")["depth"].iloc[0] or 0)

@@ -78,3 +78,21 @@ def span_metrics(
         "rprec": sum(f <= min(n, k) for f, _ in hits) / n,
         "all": float(len(hits) == n),
     }
+
+
+def _union(spans: Sequence[Span]) -> set[tuple[str, int]]:
+    return {(doc, c) for doc, start, end in spans for c in range(start, end)}
+
+
+def char_measures(
+    prompt: Sequence[Span], labels: Sequence[tuple[str, int, int, int | None]]
+) -> dict[str, float]:
+    """Character sets, counted one by one: labelled, in the prompt, and both."""
+    evidence = _union([(d, s, e) for d, s, e, _ in merge(labels)])
+    shown = _union(prompt)
+    both = len(evidence & shown)
+    return {
+        "evidence_recall": both / len(evidence),
+        "context_precision": both / len(shown) if shown else 0.0,
+        "evidence_iou": both / len(evidence | shown),
+    }

@@ -282,7 +282,8 @@ def test_span_matches(tmp_path: Path):
     db = _span_db(tmp_path)
     m = db.con.execute("SELECT * FROM span_matches WHERE run = 'a' ORDER BY id, pos_retrieved").df()
     assert list(m.columns) == [
-        "run", "question_id", "id", "grade", "n_merged", "pos_retrieved", "pos_context"
+        "run", "question_id", "id", "grade", "n_merged", "doc_id", "start", "end",
+        "pos_retrieved", "pos_context",
     ]  # fmt: skip
     assert m[["id", "grade", "n_merged", "pos_retrieved"]].values.tolist() == [
         ["d1:0-20", 2, 2, 1],  # the two overlapping labels, merged with the higher grade
@@ -302,4 +303,21 @@ def test_span_precision(tmp_path: Path):
     # passages 1 and 2 cover a label, 3 does not: 2 / 3 (the per-label count would give 3 / 3).
     # Both labels at rank 1 take slots 1 and 2: DCG = 2 + 1 / log2(3) = IDCG
     assert got.fetchone() == pytest.approx((2 / 3, 1.0))
+    db.close()
+
+
+def test_span_chars(tmp_path: Path):
+    db = _span_db(tmp_path)
+    db.execute("question_metrics", k=3, exponential=False)
+    got = db.frame("paired")
+    # labels d1[0,20) and d1[40,50): 30 characters; prompt d1[0,45) d1[45,60) d1[100,110): 70;
+    # labelled characters in it: 20 + 5 + 5 = 30
+    assert db.con.execute(
+        "SELECT evidence_chars, prompt_chars, overlap_chars FROM span_chars WHERE run = 'a'"
+    ).fetchall() == [(30, 70, 30)]
+    assert (got.evidence_recall_a[0], got.context_precision_b[0], got.evidence_iou_a[0]) == (
+        pytest.approx(1.0),
+        pytest.approx(30 / 70),
+        pytest.approx(30 / 70),
+    )
     db.close()

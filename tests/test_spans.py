@@ -13,7 +13,8 @@ from click.testing import CliRunner
 from reportgen.cli import cli
 from reportgen.database import RunDatabase
 from reportgen.load import open_run
-from tests.span_reference import span_metrics
+from reportgen.spans import CHAR_METRICS
+from tests.span_reference import char_measures, span_metrics
 
 RANGE = "; expected character offsets 0 <= start < end (end exclusive)"
 METRICS = ("recall", "precision", "hit", "mrr", "ndcg", "map", "rprec", "all")
@@ -69,6 +70,14 @@ def test_hand_worked_spans_any_overlap(tmp_path: Path):
     # B's two 300-character passages cover one label each
     assert (q1.recall_b, q1.precision_b, q1.ndcg_b, q1.all_b) == pytest.approx((1, 1, 1, 1))
     assert (q1.n_relevant_a, q1.n_relevant_b) == (2, 2)  # three labels, two after merging
+    # characters: labels d1[100,250) and d1[600,700) = 250. A's prompt: 200 characters, 100 of
+    # them labelled; B's: 600, all 250 labelled. The small chunks are more precise and miss more.
+    assert (q1.evidence_recall_a, q1.context_precision_a, q1.evidence_iou_a) == pytest.approx(
+        (100 / 250, 100 / 200, 100 / 350)
+    )
+    assert (q1.evidence_recall_b, q1.context_precision_b, q1.evidence_iou_b) == pytest.approx(
+        (1, 250 / 600, 250 / 600)
+    )
     # q2: one passage covers both labels: precision 1/1, not 2/1; nDCG and AP stay at 1
     q2 = m.loc["q2"]
     assert (q2.recall_a, q2.precision_a, q2.ndcg_a, q2.map_a) == pytest.approx((1, 1, 1, 1))
@@ -114,7 +123,8 @@ def test_span_metrics_match_the_plain_python_reference(tmp_path: Path, coverage:
         ranking = [(s["doc_id"], s["start"], s["end"]) for s in row["retrieved_spans"]]
         expected = span_metrics(ranking, 5, labels, coverage)
         got = m.loc[row["question_id"]]
-        for metric in METRICS:
+        expected |= char_measures(ranking[:5], labels)  # the prompt: the top 5
+        for metric in METRICS + CHAR_METRICS:
             assert got[f"{metric}_a"] == pytest.approx(expected[metric]), (row, metric)
             assert 0 <= got[f"{metric}_a"] <= 1
         checked += 1
