@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import random
 from pathlib import Path
@@ -172,3 +173,35 @@ def test_cli_scores_two_chunkings_against_the_same_spans(tmp_path: Path):
     # both questions of each run have overlapping labels? only q1's: said once per log
     merged = [w for w in doc["warnings"] if "overlapping relevant_spans" in w]
     assert len(merged) == 2 and all(w.startswith("1 question(s)") for w in merged)
+
+
+SAMPLE = Path(__file__).resolve().parents[1] / "sample_runs"
+
+
+def test_the_chunking_sample_tells_its_story(tmp_path: Path):
+    a, b = SAMPLE / "manuals_a_chunk400.parquet", SAMPLE / "manuals_b_chunk1000.parquet"
+    code, stderr = _compare(tmp_path, a, b, "--n-boot", "1000")
+    assert code == 0, stderr
+    doc = json.loads((tmp_path / "r.json").read_text())
+    m = doc["metrics"]
+    # the 400-character chunks: more precise prompts, less of the evidence; both intervals
+    # exclude 0
+    assert m["context_precision"]["ci_high"] < 0 and m["evidence_iou"]["ci_high"] < 0
+    assert m["evidence_recall"]["ci_low"] > 0
+    budget = doc["fairness"]["context budget"]
+    assert budget["flagged"] and (budget["numbers"]["a"], budget["numbers"]["b"]) == (1200, 3000)
+    assert "characters" in budget["text"]
+    assert "precision ceiling" not in doc["fairness"]  # no passage-count ceiling on spans
+    html = (tmp_path / "r.html").read_text()
+    assert "Span labels" in html and "evidence_recall" in html
+
+
+def test_the_chunking_sample_is_reproducible(tmp_path: Path):
+    spec = importlib.util.spec_from_file_location("chunking", SAMPLE / "make_chunking_runs.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.OUT = tmp_path
+    module.main()
+    for name in ("manuals_a_chunk400.parquet", "manuals_b_chunk1000.parquet"):
+        assert (tmp_path / name).read_bytes() == (SAMPLE / name).read_bytes(), name
