@@ -50,11 +50,11 @@ SELECT
     slice::VARCHAR AS slice,
     -- span logs: each span named doc_id:start-end where its run logs no passage ids (a null
     -- span stays null, so the row checks name it)
-    coalesce(retrieved_ids::VARCHAR[], list_transform(retrieved_spans, lambda s: CASE WHEN s IS NOT NULL THEN concat(s.doc_id, ':', s.start, '-', s."end") END)) AS retrieved_ids,
-    coalesce(relevant_ids::VARCHAR[], list_transform(relevant_spans, lambda s: CASE WHEN s IS NOT NULL THEN concat(s.doc_id, ':', s.start, '-', s."end") END)) AS relevant_ids,
+    coalesce(retrieved_ids::VARCHAR[], list_transform(retrieved_spans, lambda s: CASE WHEN s IS NOT NULL THEN coalesce(printf('%s:%d-%d', s.doc_id, s.start, s."end"), 'NULL') END)) AS retrieved_ids,
+    coalesce(relevant_ids::VARCHAR[], list_transform(relevant_spans, lambda s: CASE WHEN s IS NOT NULL THEN coalesce(printf('%s:%d-%d', s.doc_id, s.start, s."end"), 'NULL') END)) AS relevant_ids,
     coalesce(relevant_grades::BIGINT[], list_transform(relevant_spans, lambda s: coalesce(s.grade, 1)))
         AS relevant_grades,
-    coalesce(context_ids::VARCHAR[], list_transform(context_spans, lambda s: CASE WHEN s IS NOT NULL THEN concat(s.doc_id, ':', s.start, '-', s."end") END)) AS context_ids,
+    coalesce(context_ids::VARCHAR[], list_transform(context_spans, lambda s: CASE WHEN s IS NOT NULL THEN coalesce(printf('%s:%d-%d', s.doc_id, s.start, s."end"), 'NULL') END)) AS context_ids,
     correct::BOOLEAN AS correct,
     faithfulness::DOUBLE AS faithfulness,
     answer::VARCHAR AS answer,
