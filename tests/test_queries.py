@@ -321,3 +321,14 @@ def test_span_chars(tmp_path: Path):
         pytest.approx(30 / 70),
     )
     db.close()
+
+
+def test_data_smells_finds_a_label_across_a_cut(tmp_path: Path):
+    db = _span_db(tmp_path)
+    # d1[0,20) lies inside d1[0,45); d1[40,50) is cut at 45 between d1[0,45) and d1[45,60)
+    s = db.frame("data_smells", k=3)
+    assert s[["run", "kind", "question_id"]].values.tolist() == [
+        ["a", "span_across_cut", "s1"],
+        ["b", "span_across_cut", "s1"],
+    ]
+    db.close()

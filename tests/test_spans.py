@@ -192,6 +192,9 @@ def test_the_chunking_sample_tells_its_story(tmp_path: Path):
     assert budget["flagged"] and (budget["numbers"]["a"], budget["numbers"]["b"]) == (1200, 3000)
     assert "characters" in budget["text"]
     assert "precision ceiling" not in doc["fairness"]  # no passage-count ceiling on spans
+    # labels of 150 to 500 characters straddle a 400-character cut far more often
+    cut = doc["audit"]["smells"]["span_across_cut"]["counts"]
+    assert (cut["a"], cut["b"]) == (140, 64)
     html = (tmp_path / "r.html").read_text()
     assert "Span labels" in html and "evidence_recall" in html
 
