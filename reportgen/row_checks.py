@@ -72,7 +72,7 @@ class RowProblem:
         """Every row of this kind in one line: the count and up to EXAMPLES examples."""
         examples = "; ".join(self._example(i) for i in range(len(self.rows)))
         more = f" and {self.n - len(self.rows)} more" if self.n > len(self.rows) else ""
-        label = "error" if self.refused else "left out"
+        label = "error" if self.refused else "merged" if self.kind == "merged_spans" else "left out"
         return (
             f"{self.path}: {label}: {self.n} row(s) with {self.kind} in {self.column}: "
             f"{examples}{more}; {_WORDS[self.kind][1]}"

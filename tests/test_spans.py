@@ -208,3 +208,13 @@ def test_the_chunking_sample_is_reproducible(tmp_path: Path):
     module.main()
     for name in ("manuals_a_chunk400.parquet", "manuals_b_chunk1000.parquet"):
         assert (tmp_path / name).read_bytes() == (SAMPLE / name).read_bytes(), name
+
+
+def test_validate_lists_merged_labels_and_accepts_the_log():
+    log = SAMPLE / "manuals_a_chunk400.parquet"
+    result = CliRunner().invoke(cli, ["validate", str(log)])
+    assert result.exit_code == 0
+    assert result.output.startswith(
+        f"{log}: merged: 9 row(s) with merged_spans in relevant_spans: row 2 (question_id 'm001'): "
+        "relevant_spans has 1 span(s) overlapping an earlier one;"
+    )
