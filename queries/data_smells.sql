@@ -1,11 +1,12 @@
 -- Questions that look wrong in a golden set or a log, one row per run, kind and question.
--- Reads: table facts, view runs (source_id). Params: $k INTEGER: the prompt cutoff the metrics are named for.
+-- Reads: tables facts and span_matches, view runs (source_id, spans). Params: $k INTEGER: the prompt cutoff the metrics are named for.
 -- Returns: run, kind, question_id, row_number; kind is one of
 --   short_ranking       retrieved_ids (or, without them, context_ids) holds fewer than $k passages
 --   repeated_passage    a passage id appears twice in the prompt (context_ids, or the first $k)
 --   answerable_unlabelled  marked answerable but has no labelled evidence
 --   duplicate_question  the same question text about the same source_id (both NULL when no
 --                       source is logged) under another question_id in the same run
+--   span_across_cut     a labelled span that passages of the run overlap but none contains whole
 SELECT run, 'short_ranking' AS kind, question_id, row_number
 FROM facts
 WHERE coalesce(depth, n_context) < $k
@@ -26,4 +27,20 @@ FROM (
     WHERE question IS NOT NULL
 )
 WHERE same_text > 1
+UNION ALL
+-- a label across a cut: passages this run logged (for any question) overlap the labelled span,
+-- but none contains it whole
+SELECT DISTINCT l.run, 'span_across_cut', l.question_id, f.row_number
+FROM span_matches AS l
+JOIN facts AS f USING (run, question_id)
+JOIN (
+    SELECT DISTINCT run, p.doc_id, p.start, p."end"
+    FROM (
+        SELECT run, unnest(retrieved_spans) AS p FROM runs
+        UNION ALL
+        SELECT run, unnest(context_spans) FROM runs
+    )
+) AS p ON p.run = l.run AND p.doc_id = l.doc_id AND p.start < l."end" AND p."end" > l.start
+GROUP BY l.run, l.question_id, f.row_number, l.doc_id, l.start, l."end"
+HAVING NOT bool_or(p.start <= l.start AND p."end" >= l."end")
 ORDER BY run, kind, row_number

@@ -1,9 +1,10 @@
 -- The paired questions: one row per question_id present in both runs, A's and B's scores side by side.
--- Reads: table question_metrics (queries/question_metrics.sql, one row per run and question).
+-- Reads: tables question_metrics (queries/question_metrics.sql, one row per run and question) and
+--   span_chars (queries/span_chars.sql: NULL for questions without span labels).
 -- Returns: question_id, slice (A's, else B's), then <column>_a and <column>_b for
 --   k, n_relevant, answerable, context_tokens, evidence_in_context, recall, precision, hit, mrr, ndcg, map, rprec,
 --   all, correct,
---   faithfulness; in A's file order.
+--   faithfulness, evidence_recall, context_precision, evidence_iou, prompt_chars; in A's file order.
 SELECT
     a.question_id,
     coalesce(a.slice, b.slice) AS slice,
@@ -21,8 +22,14 @@ SELECT
     a.rprec AS rprec_a, b.rprec AS rprec_b,
     a."all" AS all_a, b."all" AS all_b,
     a.correct AS correct_a, b.correct AS correct_b,
-    a.faithfulness AS faithfulness_a, b.faithfulness AS faithfulness_b
+    a.faithfulness AS faithfulness_a, b.faithfulness AS faithfulness_b,
+    ca.evidence_recall AS evidence_recall_a, cb.evidence_recall AS evidence_recall_b,
+    ca.context_precision AS context_precision_a, cb.context_precision AS context_precision_b,
+    ca.evidence_iou AS evidence_iou_a, cb.evidence_iou AS evidence_iou_b,
+    ca.prompt_chars AS prompt_chars_a, cb.prompt_chars AS prompt_chars_b
 FROM question_metrics AS a
 JOIN question_metrics AS b ON a.question_id = b.question_id AND b.run = 'b'
+LEFT JOIN span_chars AS ca ON ca.run = 'a' AND ca.question_id = a.question_id
+LEFT JOIN span_chars AS cb ON cb.run = 'b' AND cb.question_id = b.question_id
 WHERE a.run = 'a'
 ORDER BY a.row_number

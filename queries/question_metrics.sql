@@ -33,9 +33,13 @@ per_question AS (
            any_value(n_relevant) AS n_relevant,
            count(*) FILTER (WHERE pos <= k) AS n_hits,
            min(pos) FILTER (WHERE pos <= k) AS first_pos,
-           coalesce(sum(gain / log2(pos + 1) ORDER BY pos) FILTER (WHERE pos <= k), 0) AS dcg,
+           -- slot = max(pos, hit_no), NULL when unranked: pos itself for passage labels; with span labels one
+           -- passage may cover several, which then take the next slots (nDCG and AP stay <= 1)
+           coalesce(sum(gain / log2((pos + greatest(hit_no - pos, 0)) + 1) ORDER BY pos)
+                    FILTER (WHERE (pos + greatest(hit_no - pos, 0)) <= k), 0) AS dcg,
            sum(gain / log2(ideal_rank + 1) ORDER BY ideal_rank) FILTER (WHERE ideal_rank <= k) AS idcg,
-           coalesce(sum(hit_no / pos ORDER BY pos) FILTER (WHERE pos <= k), 0) AS precision_sum,
+           coalesce(sum(hit_no / (pos + greatest(hit_no - pos, 0)) ORDER BY pos) FILTER (WHERE pos <= k), 0)
+               AS precision_sum,
            count(*) FILTER (WHERE pos <= least(k, n_relevant)) AS r_hits,
            bool_or(pos_context IS NOT NULL) AS in_context
     FROM ranked

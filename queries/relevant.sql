@@ -1,5 +1,6 @@
 -- Every labelled evidence passage (grade > 0) of every question, with where each ranking put it.
--- Reads: table facts. A label listed twice keeps its highest grade.
+-- Reads: tables facts and span_matches (a question labelled with spans takes its labels from
+--   there, each merged span one label). A label listed twice keeps its highest grade.
 -- Returns (temp table relevant): run, question_id, id, grade, ideal_rank (1 = highest grade),
 --   n_relevant, pos_retrieved, pos_context (1-based first position, NULL when absent).
 CREATE OR REPLACE TEMP TABLE relevant AS
@@ -10,6 +11,9 @@ WITH labels AS (
            unnest(pos_retrieved) AS pos_retrieved,
            unnest(pos_context) AS pos_context
     FROM facts
+    ANTI JOIN span_matches USING (run, question_id)
+    UNION ALL
+    SELECT run, question_id, id, grade, pos_retrieved, pos_context FROM span_matches
 ),
 graded AS (
     SELECT run, question_id, id, max(grade) AS grade,

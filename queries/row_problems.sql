@@ -4,7 +4,8 @@
 --   is dropped and counted in a warning), n (rows with the problem), row_numbers, question_ids,
 --   details (the first $examples examples, in file order); errors first, then by run and first row.
 --   kind is one of null_id, duplicate_id, grades_length, null_in_list, grade_range, share_range,
---   negative, not_finite.
+--   negative, not_finite, span_doc, span_range, merged_spans (overlapping labels, merged: not
+--   refused, listed with the values left out).
 -- The scalar columns come from runs, the null items of the lists from facts (which reads the
 -- long lists once for every query); each row is reduced to a few numbers, once.
 WITH checked AS MATERIALIZED (
@@ -67,9 +68,42 @@ problems AS (
                    AND coalesce(cost_usd >= 0 AND isfinite(cost_usd), true))
     )
     WHERE isnan(value) OR isinf(value) OR value < 0 OR (kind = 'share_range' AND value > 1)
+    UNION ALL
+    -- the first bad span of each span list: no document, a negative offset or start >= end
+    SELECT run, CASE WHEN s.doc_id IS NULL THEN 'span_doc' ELSE 'span_range' END, name,
+           row_number, question_id,
+           coalesce(s.doc_id, 'NULL') || ' [' || coalesce(s.start::VARCHAR, 'NULL') || ', '
+           || coalesce(s."end"::VARCHAR, 'NULL') || ')'
+    FROM (
+        SELECT run, row_number, question_id,
+               unnest(['relevant_spans', 'retrieved_spans', 'context_spans']) AS name,
+               unnest([list_filter(relevant_spans, lambda s: NOT coalesce(s.doc_id IS NOT NULL AND 0 <= s.start AND s.start < s."end", false))[1]::STRUCT(doc_id VARCHAR, start BIGINT, "end" BIGINT),
+                       list_filter(retrieved_spans, lambda s: NOT coalesce(s.doc_id IS NOT NULL AND 0 <= s.start AND s.start < s."end", false))[1],
+                       list_filter(context_spans, lambda s: NOT coalesce(s.doc_id IS NOT NULL AND 0 <= s.start AND s.start < s."end", false))[1]]) AS s
+        FROM runs
+        WHERE relevant_spans IS NOT NULL OR retrieved_spans IS NOT NULL
+              OR context_spans IS NOT NULL
+    )
+    WHERE s IS NOT NULL
+    UNION ALL
+    -- labels of one question that overlap: merged into one label before measuring
+    SELECT run, 'merged_spans', 'relevant_spans', row_number, any_value(question_id),
+           count(*) || ' span(s) overlapping an earlier one'
+    FROM (
+        SELECT run, row_number, question_id,
+               s.start < max(s."end") OVER (
+                   PARTITION BY run, row_number, s.doc_id ORDER BY s.start, s."end"
+                   ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING
+               ) AS overlapping
+        FROM (SELECT run, row_number, question_id, unnest(relevant_spans) AS s
+              FROM runs WHERE len(relevant_spans) > 1)
+    )
+    WHERE overlapping
+    GROUP BY run, row_number
 )
 SELECT run, kind, column_name,
-       CASE WHEN kind = 'not_finite' THEN 'left_out' ELSE 'error' END AS severity,
+       CASE WHEN kind IN ('not_finite', 'merged_spans') THEN 'left_out' ELSE 'error' END
+           AS severity,
        count(*) AS n,
        list(row_number ORDER BY row_number)[1:$examples] AS row_numbers,
        list(question_id ORDER BY row_number)[1:$examples] AS question_ids,

@@ -2,7 +2,8 @@
 -- Reads: views rows_a and rows_b (each run's contract columns and row_number, the 0-based row in
 --   its file, registered from Python; other columns of the logs never reach this view).
 -- Absent optional columns come back NULL: the UNION ALL BY NAME with an empty, typed row adds them.
--- Returns: run ('a' | 'b'), row_number (0-based row in its file) and every contract column.
+-- Returns: run ('a' | 'b'), row_number (0-based row in its file) and every contract column;
+--   a log of spans gets its id lists from them (each span named doc_id:start-end).
 CREATE OR REPLACE TEMP VIEW runs AS
 WITH unioned AS (
     SELECT 'a' AS run, * FROM rows_a
@@ -34,7 +35,10 @@ WITH unioned AS (
             NULL::DOUBLE AS context_tokens,
             NULL::DOUBLE AS latency_ms,
             NULL::DOUBLE AS cost_usd,
-            NULL::VARCHAR AS source_id
+            NULL::VARCHAR AS source_id,
+            NULL::STRUCT(doc_id VARCHAR, start BIGINT, "end" BIGINT, grade BIGINT)[] AS relevant_spans,
+            NULL::STRUCT(doc_id VARCHAR, start BIGINT, "end" BIGINT)[] AS retrieved_spans,
+            NULL::STRUCT(doc_id VARCHAR, start BIGINT, "end" BIGINT)[] AS context_spans
     )
     WHERE false
 )
@@ -44,10 +48,13 @@ SELECT
     question_id::VARCHAR AS question_id,
     question::VARCHAR AS question,
     slice::VARCHAR AS slice,
-    retrieved_ids::VARCHAR[] AS retrieved_ids,
-    relevant_ids::VARCHAR[] AS relevant_ids,
-    relevant_grades::BIGINT[] AS relevant_grades,
-    context_ids::VARCHAR[] AS context_ids,
+    -- span logs: each span named doc_id:start-end where its run logs no passage ids (a null
+    -- span stays null, so the row checks name it)
+    coalesce(retrieved_ids::VARCHAR[], list_transform(retrieved_spans, lambda s: CASE WHEN s IS NOT NULL THEN coalesce(printf('%s:%d-%d', s.doc_id, s.start, s."end"), 'NULL') END)) AS retrieved_ids,
+    coalesce(relevant_ids::VARCHAR[], list_transform(relevant_spans, lambda s: CASE WHEN s IS NOT NULL THEN coalesce(printf('%s:%d-%d', s.doc_id, s.start, s."end"), 'NULL') END)) AS relevant_ids,
+    coalesce(relevant_grades::BIGINT[], list_transform(relevant_spans, lambda s: coalesce(s.grade, 1)))
+        AS relevant_grades,
+    coalesce(context_ids::VARCHAR[], list_transform(context_spans, lambda s: CASE WHEN s IS NOT NULL THEN coalesce(printf('%s:%d-%d', s.doc_id, s.start, s."end"), 'NULL') END)) AS context_ids,
     correct::BOOLEAN AS correct,
     faithfulness::DOUBLE AS faithfulness,
     answer::VARCHAR AS answer,
@@ -61,5 +68,8 @@ SELECT
     context_tokens::DOUBLE AS context_tokens,
     latency_ms::DOUBLE AS latency_ms,
     cost_usd::DOUBLE AS cost_usd,
-    source_id::VARCHAR AS source_id
+    source_id::VARCHAR AS source_id,
+    relevant_spans::STRUCT(doc_id VARCHAR, start BIGINT, "end" BIGINT, grade BIGINT)[] AS relevant_spans,
+    retrieved_spans::STRUCT(doc_id VARCHAR, start BIGINT, "end" BIGINT)[] AS retrieved_spans,
+    context_spans::STRUCT(doc_id VARCHAR, start BIGINT, "end" BIGINT)[] AS context_spans
 FROM unioned

@@ -231,6 +231,14 @@ outputs are written first), 2 bad input or a bad rule (nothing is written)."""
     "share it are resampled and permuted together.",
 )
 @click.option(
+    "--span-coverage",
+    type=_Finite(0, 1),
+    default=0.0,
+    show_default=True,
+    help="Share of a labelled span (relevant_spans) a passage must cover to count as relevant "
+    "to it; 0: any overlap.",
+)
+@click.option(
     "--require",
     "rules",
     multiple=True,
@@ -277,6 +285,7 @@ def compare(
     supported_threshold: float | None,
     margins: tuple[tuple[str, float], ...],
     cluster: str | None,
+    span_coverage: float,
     rules: tuple[str, ...],
     gate_file: Path | None,
     inconclusive: str,
@@ -303,6 +312,7 @@ def compare(
         supported_threshold=supported_threshold,
         margins=margins,
         cluster=cluster,
+        span_coverage=span_coverage,
     )
     requirements = requirements_from(rules, gate_file, inconclusive)
     outputs = Outputs(output, json_path or output.with_suffix(".json"), markdown_path, junit_path)

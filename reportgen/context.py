@@ -21,6 +21,7 @@ from .formatting import fmt_diff, fmt_interval, fmt_num, fmt_p, fmt_pct
 from .gates import GateResult
 from .metrics import BINARY, RETRIEVAL
 from .provenance import gzip_data_url, library_versions
+from .spans import definitions as span_definitions
 from .stages import CELL_NAMES, CELL_TITLES
 
 CURVE_EVERY_K = 100  # the metric-vs-k chart draws every k up to here, then log-spaced ones
@@ -415,6 +416,7 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
         "Next experiment": any(d.next_experiment.values()),
         "Judge agreement": bool(d.judge_agreement),
     }
+    out += span_definitions(t.metrics, result.options.span_coverage)
     return [entry for entry in out if shown.get(entry[0], True)]
 
 

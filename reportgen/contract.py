@@ -48,6 +48,17 @@ def _list_of(item: _Check) -> _Check:
     return check
 
 
+def _spans(t: pa.DataType) -> bool:
+    """A list of document spans: structs with doc_id, start and end (and grade, optional)."""
+    item = t.value_type if pa.types.is_list(t) or pa.types.is_large_list(t) else None
+    if item is None or pa.types.is_null(item):
+        return item is not None
+    names = (
+        {item.field(i).name for i in range(item.num_fields)} if pa.types.is_struct(item) else set()
+    )
+    return {"doc_id", "start", "end"} <= names
+
+
 @dataclass(frozen=True)
 class Column:
     name: str
@@ -112,6 +123,26 @@ COLUMNS: tuple[Column, ...] = (
         "string",
         _id,
         "the document the question is about; one question text may be asked of many sources",
+    ),
+)
+
+SPANS = "list<struct<doc_id string, start int, end int>>"
+COLUMNS += (
+    Column(
+        "relevant_spans",
+        SPANS.replace("end int", "end int, grade int"),
+        _spans,
+        "labelled evidence as character spans of the source documents (end exclusive; grade "
+        "optional, default 1), shared by runs that cut the documents differently",
+    ),
+    Column(
+        "retrieved_spans",
+        SPANS,
+        _spans,
+        "where each retrieved passage lies in its document, ranked like retrieved_ids",
+    ),
+    Column(
+        "context_spans", SPANS, _spans, "where each passage of the prompt lies, in prompt order"
     ),
 )
 

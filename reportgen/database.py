@@ -85,7 +85,7 @@ class RunDatabase:
             "REPLACE (file_row_number + row_offset AS file_row_number)"
         )
 
-    def prepare(self, k: int | None) -> None:
+    def prepare(self, k: int | None, span_coverage: float = 0.0) -> None:
         """Read both logs once into the tables ``facts`` and ``relevant`` that queries share.
 
         Between the two, the rows are checked: the first problem that refuses a log raises
@@ -97,6 +97,8 @@ class RunDatabase:
         if refused:
             raise InputError(refused[0].error())
         self.left_out = problems
+        self.execute("span_matches", coverage=span_coverage)
+        self.execute("span_chars", k=k)
         self.execute("relevant")
 
     def execute(self, name: str, **params: Any) -> None:

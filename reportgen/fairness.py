@@ -8,6 +8,7 @@ import numpy as np
 
 from .formatting import fmt_num
 from .metrics import MetricTables
+from .spans import CHAR_METRICS
 
 BUDGET_TOLERANCE = 0.10  # relative difference of the mean context budget
 CEILING_GAP = 0.02  # best possible means further apart: the runs have different room
@@ -33,10 +34,18 @@ def fairness(tables: MetricTables) -> list[Check]:
     p = tables.paired
     checks = []
     tokens = p["context_tokens_a"].notna().all() and p["context_tokens_b"].notna().all()
-    unit, column = ("tokens", "context_tokens") if tokens else ("passages", "k")
+    # span logs: the prompt's characters, which compare chunkings of different sizes
+    chars = not tokens and bool(p[["prompt_chars_a", "prompt_chars_b"]].notna().all().all())
+    unit, column = (
+        ("tokens", "context_tokens")
+        if tokens
+        else ("characters", "prompt_chars")
+        if chars
+        else ("passages", "k")
+    )
     # k is 0 where no context_ids is logged: no passage budget to compare then
     passages = tables.k_source == "context_ids" and bool((p[["k_a", "k_b"]] > 0).any().all())
-    if tokens or passages:
+    if tokens or chars or passages:
         a, b = float(p[f"{column}_a"].mean()), float(p[f"{column}_b"].mean())
         relative = (b - a) / a if a else None
         flagged = relative is not None and abs(relative) > BUDGET_TOLERANCE
@@ -68,7 +77,8 @@ def fairness(tables: MetricTables) -> list[Check]:
             + (" Retrieval metrics then compare different cutoffs." if flagged else "")
         )
         checks.append(Check("prompt k", flagged, text, {"a": k_a, "b": k_b, "share_differ": share}))
-    if "precision" in tables.metrics and tables.k:
+    # one passage may cover several span labels and one label need several passages: no ceiling
+    if "precision" in tables.metrics and tables.k and CHAR_METRICS[0] not in tables.metrics:
         checks += _ceilings(tables)
     return checks
 

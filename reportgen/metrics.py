@@ -9,6 +9,7 @@ import pandas as pd
 
 from .database import RunDatabase
 from .errors import InputError
+from .spans import CHAR_METRICS
 
 RETRIEVAL = ("recall", "precision", "hit", "mrr", "ndcg", "map", "rprec", "all")
 ANSWER = ("correct", "faithfulness")
@@ -30,6 +31,7 @@ class Options:
     # None: the rule that fits the scores (supported.py)
     margins: tuple[tuple[str, float], ...] = ()  # --margin: (metric, or "" for all, margin)
     cluster: str | None = None  # --cluster: column of the document or conversation asked about
+    span_coverage: float = 0.0  # --span-coverage: share of a labelled span a passage must cover
 
     def to_json(self) -> dict[str, Any]:
         """Every field, as the JSON's ``params`` records it (tuples become lists)."""
@@ -71,9 +73,10 @@ def _in_both(db: RunDatabase, column: str) -> bool:
 
 
 def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
-    has_labels = _in_both(db, "relevant_ids")
-    has_retrieved = _in_both(db, "retrieved_ids")
-    has_context = _in_both(db, "context_ids")
+    spans = _in_both(db, "relevant_spans")
+    has_labels = _in_both(db, "relevant_ids") or spans
+    has_retrieved = _in_both(db, "retrieved_ids") or _in_both(db, "retrieved_spans")
+    has_context = _in_both(db, "context_ids") or _in_both(db, "context_spans")
     if has_labels and has_retrieved and options.k is None and not has_context:
         raise InputError(
             f"{db.files['a'].path}: no context_ids column, so the prompt cutoff is unknown; "
@@ -89,8 +92,9 @@ def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
     if not retrieval and not answer:
         _no_metric(db)
     exponential = options.gain == "exponential"
-    db.prepare(options.k)
+    db.prepare(options.k, options.span_coverage)
     db.execute("question_metrics", k=options.k, exponential=exponential)
+    db.execute("span_precision", k=options.k)
     paired = db.frame("paired")
     unmatched = db.frame("unmatched")
     if paired.empty:
@@ -103,9 +107,11 @@ def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
         retrieval = False  # no paired question has labelled evidence in both runs
         if not answer:
             _no_metric(db)
-    metrics = (RETRIEVAL if retrieval else ()) + answer
+    metrics = (
+        (RETRIEVAL if retrieval else ()) + (CHAR_METRICS if retrieval and spans else ()) + answer
+    )
     curve = None
-    if retrieval and has_retrieved:
+    if retrieval and has_retrieved and not spans:  # the curve counts passage labels
         depth = int(db.frame("ranking_depth")["depth"].iloc[0] or 0)
         if depth:
             curve = db.frame("metric_curve", max_k=depth, exponential=exponential)

@@ -24,6 +24,12 @@ _WORDS = {
     "share_range": ("{column} is {detail}", "expected a share between 0 and 1"),
     "negative": ("{column} is {detail}", "expected 0 or more"),
     "not_finite": ("{column} is {detail}", "left out of every mean; log a missing value as null"),
+    "span_doc": ("{column} has a span with no doc_id", "name the document of every span"),
+    "span_range": (
+        "{column} has span {detail}",
+        "expected character offsets 0 <= start < end (end exclusive)",
+    ),
+    "merged_spans": ("{column} has {detail}", "merged into one label before measuring"),
 }
 
 
@@ -66,7 +72,7 @@ class RowProblem:
         """Every row of this kind in one line: the count and up to EXAMPLES examples."""
         examples = "; ".join(self._example(i) for i in range(len(self.rows)))
         more = f" and {self.n - len(self.rows)} more" if self.n > len(self.rows) else ""
-        label = "error" if self.refused else "left out"
+        label = "error" if self.refused else "merged" if self.kind == "merged_spans" else "left out"
         return (
             f"{self.path}: {label}: {self.n} row(s) with {self.kind} in {self.column}: "
             f"{examples}{more}; {_WORDS[self.kind][1]}"
@@ -74,6 +80,11 @@ class RowProblem:
 
     def warning(self) -> str:
         """A value left out, as a report warning."""
+        if self.kind == "merged_spans":
+            return (
+                f"{self.n} question(s) of {self.path.name} have overlapping relevant_spans, "
+                f"merged into one label each before measuring, first at row {self.rows[0]}"
+            )
         return (
             f"{self.n} value(s) of {self.column} in {self.path.name} are not finite (inf or NaN) "
             f"and are left out, first at row {self.rows[0]}"

@@ -253,3 +253,82 @@ def test_row_problems_counts_every_row_and_keeps_the_first_examples(tmp_path: Pa
     assert list(nulls.details) == ["1 null(s)"] * 3
     assert list(found.iloc[1].details) == ["1.25"]
     assert list(found.iloc[2].details) == ["first seen at row 1"]  # 1-based, as users count
+
+
+def _span_db(tmp_path: Path) -> RunDatabase:
+    """One question labelled d1[0,10) and d1[5,20) (merged) and d1[40,50); passages d1[0,45) then
+    d1[45,60) then d1[100,110): the first covers both labels, the second the last."""
+    spans = {
+        "question_id": "s1",
+        "relevant_spans": [
+            {"doc_id": "d1", "start": 0, "end": 10, "grade": 1},
+            {"doc_id": "d1", "start": 5, "end": 20, "grade": 2},
+            {"doc_id": "d1", "start": 40, "end": 50, "grade": 1},
+        ],
+        "retrieved_spans": [
+            {"doc_id": "d1", "start": 0, "end": 45},
+            {"doc_id": "d1", "start": 45, "end": 60},
+            {"doc_id": "d1", "start": 100, "end": 110},
+        ],
+    }
+    path = tmp_path / "spans.parquet"
+    pd.DataFrame([spans]).to_parquet(path)
+    database = RunDatabase(open_run(path, "A"), open_run(path, "B"))
+    database.prepare(3)
+    return database
+
+
+def test_span_matches(tmp_path: Path):
+    db = _span_db(tmp_path)
+    m = db.con.execute("SELECT * FROM span_matches WHERE run = 'a' ORDER BY id, pos_retrieved").df()
+    assert list(m.columns) == [
+        "run", "question_id", "id", "grade", "n_merged", "doc_id", "start", "end",
+        "pos_retrieved", "pos_context",
+    ]  # fmt: skip
+    assert m[["id", "grade", "n_merged", "pos_retrieved"]].values.tolist() == [
+        ["d1:0-20", 2, 2, 1],  # the two overlapping labels, merged with the higher grade
+        ["d1:40-50", 1, 1, 1],
+        ["d1:40-50", 1, 1, 2],
+    ]
+    rel = db.con.execute("SELECT id, pos_retrieved FROM relevant WHERE run = 'a' ORDER BY id")
+    assert rel.fetchall() == [("d1:0-20", 1), ("d1:40-50", 1)]
+    db.close()
+
+
+def test_span_precision(tmp_path: Path):
+    db = _span_db(tmp_path)
+    db.execute("question_metrics", k=3, exponential=False)
+    db.execute("span_precision", k=3)
+    got = db.con.execute("SELECT precision, ndcg FROM question_metrics WHERE run = 'a'")
+    # passages 1 and 2 cover a label, 3 does not: 2 / 3 (the per-label count would give 3 / 3).
+    # Both labels at rank 1 take slots 1 and 2: DCG = 2 + 1 / log2(3) = IDCG
+    assert got.fetchone() == pytest.approx((2 / 3, 1.0))
+    db.close()
+
+
+def test_span_chars(tmp_path: Path):
+    db = _span_db(tmp_path)
+    db.execute("question_metrics", k=3, exponential=False)
+    got = db.frame("paired")
+    # labels d1[0,20) and d1[40,50): 30 characters; prompt d1[0,45) d1[45,60) d1[100,110): 70;
+    # labelled characters in it: 20 + 5 + 5 = 30
+    assert db.con.execute(
+        "SELECT evidence_chars, prompt_chars, overlap_chars FROM span_chars WHERE run = 'a'"
+    ).fetchall() == [(30, 70, 30)]
+    assert (got.evidence_recall_a[0], got.context_precision_b[0], got.evidence_iou_a[0]) == (
+        pytest.approx(1.0),
+        pytest.approx(30 / 70),
+        pytest.approx(30 / 70),
+    )
+    db.close()
+
+
+def test_data_smells_finds_a_label_across_a_cut(tmp_path: Path):
+    db = _span_db(tmp_path)
+    # d1[0,20) lies inside d1[0,45); d1[40,50) is cut at 45 between d1[0,45) and d1[45,60)
+    s = db.frame("data_smells", k=3)
+    assert s[["run", "kind", "question_id"]].values.tolist() == [
+        ["a", "span_across_cut", "s1"],
+        ["b", "span_across_cut", "s1"],
+    ]
+    db.close()

@@ -1,0 +1,115 @@
+"""Time span matching against the passage-level metrics it replaces, on N questions x 100.
+
+Usage: ``python bench/span_bench.py N OUT_DIR [--seed S]``.
+
+Writes a seeded pair of span logs (``OUT_DIR/spans_a.parquet``, ``spans_b.parquet``): each
+question has a home manual; its 100 retrieved passages are 500-character chunks (A) or
+1000-character chunks (B), about a tenth of them from the home manual, and 0 to 4 labelled
+spans of 100 to 600 characters in that manual; the first 5 passages are the prompt. Then it
+times, in one DuckDB session each, what ``compare`` runs before the statistics: the row checks,
+``relevant`` and ``question_metrics``, once on the passage-level logs of ``make_logs.py`` (same
+N, ranking depth 100) and once on the span logs (plus span matching, span precision and the
+character measures). Prints both wall times and their ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from make_logs import write_logs
+
+from reportgen.database import RunDatabase
+from reportgen.load import open_run
+
+DEPTH, CONTEXT = 100, 5
+N_DOCS = 100_000
+HOME_SHARE = 0.1  # passages of the ranking from the question's own manual
+CHUNKS_PER_DOC = 40  # passage start = chunk * size, chunk in 0..CHUNKS_PER_DOC-1 (at 500 chars)
+MAX_LABELS = 4
+
+
+def _spans(docs: np.ndarray, starts: np.ndarray, ends: np.ndarray, lengths: np.ndarray):
+    structs = pa.StructArray.from_arrays(
+        [
+            pc.utf8_replace_slice(pc.cast(pa.array(docs), pa.string()), 0, 0, "m"),
+            pa.array(starts),
+            pa.array(ends),
+        ],
+        names=["doc_id", "start", "end"],
+    )
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    return pa.ListArray.from_arrays(pa.array(offsets), structs)
+
+
+def write_span_logs(n: int, out_dir: Path, seed: int = 0) -> tuple[Path, Path]:
+    rng = np.random.default_rng(seed)
+    home = rng.integers(N_DOCS, size=n)
+    n_labels = rng.integers(0, MAX_LABELS + 1, size=n)
+    label_docs = np.repeat(home, n_labels)
+    label_starts = rng.integers(0, CHUNKS_PER_DOC * 500 - 600, size=len(label_docs))
+    label_ends = label_starts + rng.integers(100, 600, size=len(label_docs))
+    labels = _spans(label_docs, label_starts, label_ends, n_labels)
+    paths = []
+    for name, size in (("a", 500), ("b", 1000)):
+        own = rng.random((n, DEPTH)) < HOME_SHARE
+        docs = np.where(own, home[:, None], rng.integers(N_DOCS, size=(n, DEPTH))).ravel()
+        chunks = rng.integers(0, CHUNKS_PER_DOC * 500 // size, size=n * DEPTH)
+        lengths = np.full(n, DEPTH)
+        ranked = _spans(docs, chunks * size, chunks * size + size, lengths)
+        prompt = _spans(
+            docs.reshape(n, DEPTH)[:, :CONTEXT].ravel(),
+            (chunks * size).reshape(n, DEPTH)[:, :CONTEXT].ravel(),
+            (chunks * size + size).reshape(n, DEPTH)[:, :CONTEXT].ravel(),
+            np.full(n, CONTEXT),
+        )
+        table = pa.table(
+            {
+                "question_id": pc.cast(pa.array(np.arange(n)), pa.string()),
+                "relevant_spans": labels,
+                "retrieved_spans": ranked,
+                "context_spans": prompt,
+                "correct": rng.random(n) < 0.5,
+            }
+        )
+        path = out_dir / f"spans_{name}.parquet"
+        pq.write_table(table, path, row_group_size=50_000)
+        paths.append(path)
+    return paths[0], paths[1]
+
+
+def time_metrics(a: Path, b: Path, coverage: float | None) -> float:
+    """Seconds from opening the logs to the per-question metrics table."""
+    start = time.perf_counter()
+    db = RunDatabase(open_run(a, "A"), open_run(b, "B"))
+    db.prepare(None, coverage or 0.0)
+    db.execute("question_metrics", k=None, exponential=True)
+    if coverage is not None:
+        db.execute("span_precision", k=None)
+    db.close()
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("n", type=int)
+    parser.add_argument("out_dir", type=Path)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    passage_logs = write_logs(args.n, args.out_dir, args.seed)
+    span_logs = write_span_logs(args.n, args.out_dir, args.seed)
+    passages = time_metrics(*passage_logs, coverage=None)
+    spans = time_metrics(*span_logs, coverage=0.0)
+    print(f"{args.n} questions x {DEPTH} passages")
+    print(f"passage labels: {passages:.2f} s")
+    print(f"span labels:    {spans:.2f} s ({spans / passages:.2f}x)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,63 @@
+-- Character-level evidence measures of span-labelled questions, which do not depend on how the
+-- documents were cut: how much labelled text reached the prompt, and how much of the prompt
+-- was labelled text.
+-- Reads: view runs (context_spans, retrieved_spans), table span_matches (the merged labels).
+-- Params: $k INTEGER: the prompt is the first $k of retrieved_spans; NULL: context_spans.
+-- Overlapping prompt passages count their shared characters once: the union of intervals of one
+-- document is measured by sorting them by start and adding what each reaches past the furthest
+-- end before it.
+-- Returns (temp table span_chars): run, question_id, evidence_chars (labelled characters),
+--   prompt_chars, overlap_chars (labelled characters in the prompt), evidence_recall =
+--   overlap / evidence, context_precision = overlap / prompt (0 for an empty prompt),
+--   evidence_iou = overlap / (evidence + prompt - overlap).
+CREATE OR REPLACE TEMP TABLE span_chars AS
+WITH labels AS (
+    SELECT DISTINCT run, question_id, doc_id, start, "end" FROM span_matches
+),
+prompt AS (
+    SELECT run, question_id,
+           unnest(CASE WHEN $k IS NULL THEN context_spans ELSE retrieved_spans[1:$k] END,
+                  recursive := true)
+    FROM runs
+    SEMI JOIN labels USING (run, question_id)
+),
+parts AS (
+    SELECT run, question_id, 'prompt' AS part, doc_id, start, "end" FROM prompt
+    UNION ALL
+    SELECT l.run, l.question_id, 'overlap', l.doc_id,
+           greatest(p.start, l.start), least(p."end", l."end")
+    FROM labels AS l
+    JOIN prompt AS p
+      ON p.run = l.run AND p.question_id = l.question_id AND p.doc_id = l.doc_id
+     AND p.start < l."end" AND p."end" > l.start
+),
+reached AS (
+    SELECT run, question_id, part,
+           greatest(0, "end" - greatest(start, coalesce(max("end") OVER (
+               PARTITION BY run, question_id, part, doc_id ORDER BY start, "end"
+               ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING
+           ), start))) AS chars
+    FROM parts
+),
+totals AS (
+    SELECT run, question_id,
+           coalesce(sum(chars) FILTER (WHERE part = 'prompt'), 0) AS prompt_chars,
+           coalesce(sum(chars) FILTER (WHERE part = 'overlap'), 0) AS overlap_chars
+    FROM reached
+    GROUP BY run, question_id
+),
+evidence AS (
+    SELECT run, question_id, sum("end" - start) AS evidence_chars
+    FROM labels
+    GROUP BY run, question_id
+)
+SELECT e.run, e.question_id, e.evidence_chars,
+       coalesce(t.prompt_chars, 0) AS prompt_chars,
+       coalesce(t.overlap_chars, 0) AS overlap_chars,
+       coalesce(t.overlap_chars, 0) / e.evidence_chars AS evidence_recall,
+       CASE WHEN coalesce(t.prompt_chars, 0) = 0 THEN 0.0
+            ELSE t.overlap_chars / t.prompt_chars END AS context_precision,
+       coalesce(t.overlap_chars, 0) / (e.evidence_chars + coalesce(t.prompt_chars, 0)
+                                      - coalesce(t.overlap_chars, 0)) AS evidence_iou
+FROM evidence AS e
+LEFT JOIN totals AS t USING (run, question_id)

@@ -1,0 +1,51 @@
+"""Evidence labelled as document spans: the character-level measures and their definitions.
+
+Span labels (``relevant_spans``) survive re-chunking, so two runs that cut the documents
+differently are scored against the same labels: the passage-level metrics through the passages
+that cover each label (queries/span_matches.sql), and the measures here on characters, which do
+not depend on the cutting at all (queries/span_chars.sql).
+"""
+
+from __future__ import annotations
+
+CHAR_METRICS = ("evidence_recall", "context_precision", "evidence_iou")
+
+
+def definitions(metrics: tuple[str, ...], coverage: float) -> list[tuple[str, str]]:
+    """The definitions of span-labelled scoring, when the report scores span labels."""
+    if CHAR_METRICS[0] not in metrics:
+        return []
+    covers = (
+        "overlaps it by at least one character"
+        if coverage == 0
+        else f"covers at least {coverage:g} of its characters (--span-coverage)"
+    )
+    return [
+        (
+            "Span labels",
+            "Evidence is labelled as character spans of the documents (relevant_spans, end "
+            "exclusive); overlapping labels of one question are merged into one, with the highest "
+            f"grade. A passage is relevant to a label when it {covers}; each label counts as "
+            "found at the rank of the first passage relevant to it, so recall, hit, MRR, R-"
+            "precision and all are those of passage labels. Precision@k: passages of the top k "
+            "relevant to any label / k. nDCG and AP: labels found by one passage take "
+            "consecutive slots (slot = max(rank, number of labels found up to it)), so neither "
+            "exceeds 1.",
+        ),
+        (
+            "evidence_recall",
+            "Labelled characters that reached the prompt / labelled characters, whatever the "
+            "cutting.",
+        ),
+        (
+            "context_precision",
+            "Labelled characters in the prompt / characters in the prompt (overlapping "
+            "passages count their shared characters once; 0 for an empty prompt).",
+        ),
+        (
+            "evidence_iou",
+            "Labelled characters in the prompt / characters that are labelled or in the prompt "
+            "(intersection over union, as in Chroma's technical report on chunking evaluation, "
+            "2024).",
+        ),
+    ]

@@ -1,0 +1,220 @@
+"""Span labels: hand-worked matches, a plain-Python reference, the CLI end to end."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import random
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from reportgen.cli import cli
+from reportgen.database import RunDatabase
+from reportgen.load import open_run
+from reportgen.spans import CHAR_METRICS
+from tests.span_reference import char_measures, span_metrics
+
+RANGE = "; expected character offsets 0 <= start < end (end exclusive)"
+METRICS = ("recall", "precision", "hit", "mrr", "ndcg", "map", "rprec", "all")
+
+
+def _span(doc: str, start: int, end: int, grade: int | None = None) -> dict:
+    span = {"doc_id": doc, "start": start, "end": end}
+    return span if grade is None else dict(span, grade=grade)
+
+
+# d1[100, 200) (grade 2) and d1[150, 250) overlap: one label d1[100, 250) of grade 2.
+LABELS = [_span("d1", 100, 200, 2), _span("d1", 150, 250, 1), _span("d1", 600, 700, 1)]
+SMALL = [_span("d1", 100, 200), _span("d1", 500, 600), _span("d1", 200, 300), _span("d1", 650, 750)]
+LARGE = [_span("d1", 0, 300), _span("d1", 600, 900)]
+A_ROWS = [  # 100-character passages; the prompt is the first two
+    {"question_id": "q1", "relevant_spans": LABELS, "retrieved_spans": SMALL,
+     "context_spans": SMALL[:2]},
+    {"question_id": "q2", "relevant_spans": [_span("d1", 10, 20), _span("d1", 30, 40)],
+     "retrieved_spans": [_span("d1", 0, 100)], "context_spans": [_span("d1", 0, 100)]},
+]  # fmt: skip
+B_ROWS = [  # 300-character passages; the prompt is both
+    dict(A_ROWS[0], retrieved_spans=LARGE, context_spans=LARGE),
+    dict(A_ROWS[1], retrieved_spans=[_span("d1", 0, 300)], context_spans=[_span("d1", 0, 300)]),
+]
+
+
+def _logs(tmp_path: Path, a_rows: list[dict], b_rows: list[dict]) -> tuple[Path, Path]:
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    pd.DataFrame(a_rows).to_parquet(a)
+    pd.DataFrame(b_rows).to_parquet(b)
+    return a, b
+
+
+def _metrics(a: Path, b: Path, k: int | None, coverage: float = 0.0) -> pd.DataFrame:
+    db = RunDatabase(open_run(a, "A"), open_run(b, "B"))
+    try:
+        db.prepare(k, coverage)
+        db.execute("question_metrics", k=k, exponential=True)
+        db.execute("span_precision", k=k)
+        return db.frame("paired").set_index("question_id")
+    finally:
+        db.close()
+
+
+def test_hand_worked_spans_any_overlap(tmp_path: Path):
+    m = _metrics(*_logs(tmp_path, A_ROWS, B_ROWS), k=None)
+    q1 = m.loc["q1"]
+    # A's prompt d1[100,200) d1[500,600): the first covers d1[100,250); d1[500,600) ends where
+    # d1[600,700) starts, so it covers nothing. recall 1/2, precision 1/2, first hit at 1;
+    # DCG = (2^2 - 1) / log2(2) = 3, IDCG = 3 + 1 / log2(3) = 3.6309
+    assert (q1.recall_a, q1.precision_a, q1.mrr_a) == pytest.approx((0.5, 0.5, 1.0))
+    assert q1.ndcg_a == pytest.approx(3 / (3 + 1 / 1.5849625), abs=1e-6)
+    # B's two 300-character passages cover one label each
+    assert (q1.recall_b, q1.precision_b, q1.ndcg_b, q1.all_b) == pytest.approx((1, 1, 1, 1))
+    assert (q1.n_relevant_a, q1.n_relevant_b) == (2, 2)  # three labels, two after merging
+    # characters: labels d1[100,250) and d1[600,700) = 250. A's prompt: 200 characters, 100 of
+    # them labelled; B's: 600, all 250 labelled. The small chunks are more precise and miss more.
+    assert (q1.evidence_recall_a, q1.context_precision_a, q1.evidence_iou_a) == pytest.approx(
+        (100 / 250, 100 / 200, 100 / 350)
+    )
+    assert (q1.evidence_recall_b, q1.context_precision_b, q1.evidence_iou_b) == pytest.approx(
+        (1, 250 / 600, 250 / 600)
+    )
+    # q2: one passage covers both labels: precision 1/1, not 2/1; nDCG and AP stay at 1
+    q2 = m.loc["q2"]
+    assert (q2.recall_a, q2.precision_a, q2.ndcg_a, q2.map_a) == pytest.approx((1, 1, 1, 1))
+
+
+def test_coverage_fraction_decides_which_passage_counts(tmp_path: Path):
+    a, b = _logs(tmp_path, A_ROWS, B_ROWS)
+    # ranking SMALL at k = 4: d1[100,200) covers 100/150 of d1[100,250), d1[200,300) 50/150,
+    # d1[650,750) 50/100 of d1[600,700)
+    half = _metrics(a, b, k=4, coverage=0.5).loc["q1"]
+    assert (half.recall_a, half.precision_a) == pytest.approx((1.0, 2 / 4))
+    most = _metrics(a, b, k=4, coverage=0.7).loc["q1"]
+    assert (most.recall_a, most.precision_a, most.hit_a) == pytest.approx((0.0, 0.0, 0.0))
+    anything = _metrics(a, b, k=4).loc["q1"]
+    assert (anything.recall_a, anything.precision_a, anything.mrr_a) == pytest.approx(
+        (1.0, 3 / 4, 1.0)
+    )
+
+
+def _random_spans(rng: random.Random, n: int, length: int) -> list[dict]:
+    spans = []
+    for _ in range(n):
+        start = rng.randrange(0, 1000)
+        spans.append(_span(rng.choice(["d1", "d2"]), start, start + rng.randrange(1, length)))
+    return spans
+
+
+@pytest.mark.parametrize("coverage", [0.0, 0.3, 1.0])
+def test_span_metrics_match_the_plain_python_reference(tmp_path: Path, coverage: float):
+    rng = random.Random(7)
+    rows = []
+    for i in range(40):
+        labels = [dict(s, grade=rng.choice([0, 1, 2])) for s in _random_spans(rng, 4, 120)]
+        ranking = _random_spans(rng, 8, 300)
+        rows.append({"question_id": f"q{i}", "relevant_spans": labels, "retrieved_spans": ranking})
+    m = _metrics(*_logs(tmp_path, rows, rows), k=5, coverage=coverage)
+    checked = 0
+    for row in rows:
+        labels = [(s["doc_id"], s["start"], s["end"], s["grade"]) for s in row["relevant_spans"]]
+        if not any(g > 0 for *_, g in labels):
+            assert pd.isna(m.loc[row["question_id"], "recall_a"])
+            continue
+        ranking = [(s["doc_id"], s["start"], s["end"]) for s in row["retrieved_spans"]]
+        expected = span_metrics(ranking, 5, labels, coverage)
+        got = m.loc[row["question_id"]]
+        expected |= char_measures(ranking[:5], labels)  # the prompt: the top 5
+        for metric in METRICS + CHAR_METRICS:
+            assert got[f"{metric}_a"] == pytest.approx(expected[metric]), (row, metric)
+            assert 0 <= got[f"{metric}_a"] <= 1
+        checked += 1
+    assert checked > 30
+
+
+def _compare(tmp_path: Path, a: Path, b: Path, *options: str) -> tuple[int, str]:
+    result = CliRunner().invoke(
+        cli,
+        ["compare", str(a), str(b), "-o", str(tmp_path / "r.html"), "--n-boot", "200", *options],
+    )
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    return result.exit_code, result.stderr
+
+
+@pytest.mark.parametrize(
+    ("column", "span", "says"),
+    [
+        ("relevant_spans", _span("d1", 30, 10), "relevant_spans has span d1 [30, 10)" + RANGE),
+        ("retrieved_spans", _span("d1", -5, 10), "retrieved_spans has span d1 [-5, 10)" + RANGE),
+        ("context_spans", _span("d1", 7, 7), "context_spans has span d1 [7, 7)" + RANGE),
+        (
+            "relevant_spans",
+            _span(None, 0, 10),  # type: ignore[arg-type]
+            "relevant_spans has a span with no doc_id; name the document of every span",
+        ),
+    ],
+)
+def test_a_bad_span_is_refused_with_its_row(tmp_path: Path, column: str, span: dict, says: str):
+    bad = [A_ROWS[0], dict(A_ROWS[1], **{column: [*A_ROWS[1][column], span]})]
+    a, b = _logs(tmp_path, A_ROWS, bad)
+    code, stderr = _compare(tmp_path, a, b)
+    assert code == 2
+    assert stderr.strip().splitlines() == [
+        f"ragreport: error: {b}: row 2 (question_id 'q2'): {says}"
+    ]
+    assert not (tmp_path / "r.html").exists() and not (tmp_path / "r.json").exists()
+
+
+def test_cli_scores_two_chunkings_against_the_same_spans(tmp_path: Path):
+    code, stderr = _compare(tmp_path, *_logs(tmp_path, A_ROWS, B_ROWS))
+    assert code == 0, stderr
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["params"]["span_coverage"] == 0.0
+    # both questions of each run have overlapping labels? only q1's: said once per log
+    merged = [w for w in doc["warnings"] if "overlapping relevant_spans" in w]
+    assert len(merged) == 2 and all(w.startswith("1 question(s)") for w in merged)
+
+
+SAMPLE = Path(__file__).resolve().parents[1] / "sample_runs"
+
+
+def test_the_chunking_sample_tells_its_story(tmp_path: Path):
+    a, b = SAMPLE / "manuals_a_chunk400.parquet", SAMPLE / "manuals_b_chunk1000.parquet"
+    code, stderr = _compare(tmp_path, a, b, "--n-boot", "1000")
+    assert code == 0, stderr
+    doc = json.loads((tmp_path / "r.json").read_text())
+    m = doc["metrics"]
+    # the 400-character chunks: more precise prompts, less of the evidence; both intervals
+    # exclude 0
+    assert m["context_precision"]["ci_high"] < 0 and m["evidence_iou"]["ci_high"] < 0
+    assert m["evidence_recall"]["ci_low"] > 0
+    budget = doc["fairness"]["context budget"]
+    assert budget["flagged"] and (budget["numbers"]["a"], budget["numbers"]["b"]) == (1200, 3000)
+    assert "characters" in budget["text"]
+    assert "precision ceiling" not in doc["fairness"]  # no passage-count ceiling on spans
+    # labels of 150 to 500 characters straddle a 400-character cut far more often
+    cut = doc["audit"]["smells"]["span_across_cut"]["counts"]
+    assert (cut["a"], cut["b"]) == (140, 64)
+    html = (tmp_path / "r.html").read_text()
+    assert "Span labels" in html and "evidence_recall" in html
+
+
+def test_the_chunking_sample_is_reproducible(tmp_path: Path):
+    spec = importlib.util.spec_from_file_location("chunking", SAMPLE / "make_chunking_runs.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.OUT = tmp_path
+    module.main()
+    for name in ("manuals_a_chunk400.parquet", "manuals_b_chunk1000.parquet"):
+        assert (tmp_path / name).read_bytes() == (SAMPLE / name).read_bytes(), name
+
+
+def test_validate_lists_merged_labels_and_accepts_the_log():
+    log = SAMPLE / "manuals_a_chunk400.parquet"
+    result = CliRunner().invoke(cli, ["validate", str(log)])
+    assert result.exit_code == 0
+    assert result.output.startswith(
+        f"{log}: merged: 9 row(s) with merged_spans in relevant_spans: row 2 (question_id 'm001'): "
+        "relevant_spans has 1 span(s) overlapping an earlier one;"
+    )
