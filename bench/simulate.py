@@ -11,10 +11,12 @@ Prints one table per check (tests/test_simulation.py runs a quick version of eac
   replaced; on these additive models coverage is the same at any true difference, so it is
   measured where the truth is 0;
   "verdict size" is the share of null data sets (true difference 0) called "B better" or
-  "B worse", and "test size" the share where the paired test's p < 0.05 (the old sign test
-  beside it for contrast);
+  "B worse", and "test size" the share where the paired test's p < 0.05; beside it the
+  candidates for continuous metrics (the sign-flip permutation test, and the larger of its p
+  and the report's) and the old sign test for contrast;
 - power: a pilot data set gives the stated detectable difference X; a fresh data set with true
-  difference X is drawn from the same population and the verdict checked (80% expected);
+  difference +X or -X (alternately) is drawn from the same population and the verdict checked
+  (80% expected), and the power of the paired tests at that difference;
 - clusters: questions asked in groups about one document, half the variance of B - A shared
   within the document; coverage of the naive interval and of --cluster's;
 - slices: 5 slices of 40 questions under no true difference; the share of data sets with any
@@ -44,6 +46,7 @@ from reportgen.stats import (  # noqa: E402
     compare_metric,
     holm,
     percentile_interval,
+    permutation_test,
     sign_test,
 )
 
@@ -81,32 +84,54 @@ def _compare(kind: str, a: np.ndarray, b: np.ndarray, seed: int):
 def null_rates(kind: str, n: int, reps: int, seed: int) -> dict[str, float]:
     """Coverage and error rates over ``reps`` data sets with no true difference."""
     rng = np.random.default_rng((seed, n, KINDS.index(kind)))
-    hits = {"report": 0, "percentile": 0, "test": 0, "sign": 0}
+    hits = {"report": 0, "percentile": 0, "test": 0, "sign-flip": 0, "max": 0, "sign": 0}
     for rep in range(reps):
         a, b = draw(kind, n, 0.0, rng)
         c, means = _compare(kind, a, b, rep)
         low, high = percentile_interval(means, CONFIDENCE)
+        flipped = permutation_test(b - a, rep)
         hits["report"] += c.ci_low <= 0 <= c.ci_high
         hits["percentile"] += low <= 0 <= high
         hits["test"] += c.p < 1 - CONFIDENCE
+        hits["sign-flip"] += flipped < 1 - CONFIDENCE
+        hits["max"] += max(c.p, flipped) < 1 - CONFIDENCE
         hits["sign"] += sign_test(c.wins, c.losses) < 1 - CONFIDENCE
     return {key: value / reps for key, value in hits.items()}
 
 
-def power_rate(kind: str, n: int, reps: int, seed: int) -> tuple[float, float]:
-    """(share of data sets where the stated detectable difference was found, its mean)."""
+def power_rate(kind: str, n: int, reps: int, seed: int) -> dict[str, float]:
+    """How often the stated detectable difference X was found, over ``reps`` pilot data sets.
+
+    The sentence speaks of "a true difference of X", either way, so the fresh data set's true
+    difference is +X in even reps and -X in odd ones (on skewed differences a gain of X is
+    found more often than a loss of X). Keys: "found" (the verdict, both signs), "up" and
+    "down" (each sign), "test" and "sign-flip" (the report's paired test and the sign-flip
+    permutation test at p < 0.05, both signs), "x" (mean stated X).
+    """
     rng = np.random.default_rng((seed, n, KINDS.index(kind), 1))
-    found, stated = 0, []
+    found = {"up": 0, "down": 0, "test": 0, "sign-flip": 0}
+    stated = []
     for rep in range(reps):
         pilot, _ = _compare(kind, *draw(kind, n, 0.0, rng), rep)
         x = power_of(pilot, CONFIDENCE).min_detectable
         assert x is not None
+        effect = x if rep % 2 == 0 else -x
         changed = (pilot.wins + pilot.losses) / n
-        a, b = draw(kind, n, x, rng, changed=max(changed, x))
+        a, b = draw(kind, n, effect, rng, changed=max(changed, x))
         c, _ = _compare(kind, a, b, rep)
-        found += c.ci_low > 0 or c.ci_high < 0
+        found["up" if effect > 0 else "down"] += c.ci_low > 0 or c.ci_high < 0
+        found["test"] += c.p < 1 - CONFIDENCE
+        found["sign-flip"] += permutation_test(b - a, rep) < 1 - CONFIDENCE
         stated.append(x)
-    return found / reps, float(np.mean(stated))
+    ups = (reps + 1) // 2
+    return {
+        "found": (found["up"] + found["down"]) / reps,
+        "up": found["up"] / ups,
+        "down": found["down"] / max(reps - ups, 1),
+        "test": found["test"] / reps,
+        "sign-flip": found["sign-flip"] / reps,
+        "x": float(np.mean(stated)),
+    }
 
 
 def slice_fwer(kind: str, reps: int, seed: int, slices: int = 5, size: int = 40) -> float:
@@ -205,12 +230,14 @@ def _coverage(reps: int, seed: int) -> None:
             rows.append(
                 [kind, str(n)]
                 + [_pct(r[k]) for k in ("report", "percentile")]
-                + [_pct(1 - r["report"]), _pct(r["test"]), _pct(r["sign"])]
+                + [_pct(1 - r["report"])]
+                + [_pct(r[k]) for k in ("test", "sign-flip", "max", "sign")]
             )
     _table(
         f"Coverage and size, {reps} null data sets per row (MC s.e. of a 95% coverage "
         f"{100 * se:.2f} points)",
-        ["outcome", "n", "report interval", "percentile", "verdict size", "test size", "sign test"],
+        ["outcome", "n", "report interval", "percentile", "verdict size", "test size"]
+        + ["sign-flip", "max of both", "sign test"],
         rows,
     )
 
@@ -219,11 +246,15 @@ def _power(reps: int, seed: int) -> None:
     rows = []
     for kind in KINDS:
         for n in SIZES:
-            rate, stated = power_rate(kind, n, reps, seed)
-            rows.append([kind, str(n), f"{stated:.4f}", _pct(rate)])
+            r = power_rate(kind, n, reps, seed)
+            rows.append(
+                [kind, str(n), f"{r['x']:.4f}"]
+                + [_pct(r[k]) for k in ("found", "up", "down", "test", "sign-flip")]
+            )
     _table(
-        f"Stated detectable difference, found in {reps} data sets per row (80% expected)",
-        ["outcome", "n", "mean stated X", "found"],
+        f"Stated detectable difference, found in {reps} data sets per row (80% expected), "
+        "half with true difference +X, half -X",
+        ["outcome", "n", "mean stated X", "found", "+X", "-X", "test p < 0.05", "sign-flip"],
         rows,
     )
 

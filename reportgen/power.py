@@ -5,6 +5,10 @@ about as wide as Student's t interval, mean +- t(n - 1) sd / sqrt(n). So a true 
 delta is detected with probability ``POWER`` when delta sqrt(n) / sd = t(1 - alpha/2) + t(POWER)
 (the usual normal-theory power of a paired test, with t for small sets). For a continuous
 metric sd is the observed spread of B - A, taken to stay the same under other differences.
+That formula is optimistic for continuous metrics on small sets: the spread it plugs in is
+itself uncertain (more so with ties), and the interval used there (studentized bootstrap and
+t) is wider than t; so under STUDENTIZED_BELOW questions the detectable difference is found by
+resampling the observed differences instead (stats.resampled_detectable), which keeps both.
 For a binary outcome the share of changed questions psi stays fixed and the spread follows
 the difference, sd^2 = psi - delta^2, which gives delta = k sqrt(psi / (n + k^2)) with k the
 sum of the two t quantiles. With --cluster, n is the effective number of independent
@@ -20,9 +24,8 @@ from dataclasses import dataclass
 from scipy import stats
 
 from .formatting import fmt_pct
-from .stats import MetricComparison
+from .stats import POWER, MetricComparison
 
-POWER = 0.8
 _MAX_N = 10**9  # beyond this size the needed-size search stops
 
 
@@ -94,7 +97,16 @@ def power_of(c: MetricComparison, confidence: float) -> Power:
     # clustered questions count as n / design effect independent ones (Kish, 1965)
     inflation = c.design_effect or 1.0
     effective = max(2, int(c.n / inflation))
-    min_detectable = detectable(effective, alpha, sd=c.sd, changed_share=share)
+    min_detectable = (
+        c.detectable
+        if c.detectable is not None
+        else detectable(effective, alpha, sd=c.sd, changed_share=share)
+    )
+    basis = (
+        "sets this size resampled from this one and shifted by that much either way"
+        if c.detectable is not None
+        else "sets this size with this spread"
+    )
     clustered = (
         f" (clustered: worth about {effective} independent questions)"
         if c.design_effect is not None
@@ -102,8 +114,8 @@ def power_of(c: MetricComparison, confidence: float) -> Power:
     )
     detect = (
         f"A true difference of {_points(min_detectable, binary)} would be found "
-        f"(the {level} interval excluding zero) in about {fmt_pct(POWER)} of sets this size "
-        f"with this spread{clustered}; smaller ones are usually missed. "
+        f"(the {level} interval excluding zero) in about {fmt_pct(POWER)} of {basis}"
+        f"{clustered}; smaller ones are usually missed. "
     )
     if c.diff == 0:
         return Power(

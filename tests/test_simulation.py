@@ -3,11 +3,14 @@
 Each check simulates a few hundred paired data sets and allows the nominal rate plus 2.5
 Monte-Carlo standard errors (binomial, sqrt(r (1 - r) / reps)) plus the stated tolerance; the
 methods these replaced sit outside (percentile interval at n = 20: 90-91%; slice flags without
-Holm: about 40%; the sign test's detectable difference: found 53-68% of the time).
+Holm: about 40%; the sign test's detectable difference: found 53-68% of the time; the sign-flip
+test on skewed differences at n = 20: 7.8% size; the normal formula's detectable difference on
+tied differences at n = 20: found 68% of the time).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 from pathlib import Path
@@ -25,18 +28,37 @@ def mc_error(rate: float, reps: int) -> float:
     return 2.5 * math.sqrt(rate * (1 - rate) / reps)
 
 
+NULL_REPS = 600
+
+
+@functools.cache
+def null_rates_at_20(kind: str) -> dict[str, float]:
+    """One simulation of null data sets at n = 20 per outcome type, shared by the checks."""
+    return simulate.null_rates(kind, 20, NULL_REPS, SEED)
+
+
 @pytest.mark.parametrize("kind", simulate.KINDS)
 def test_interval_covers_95_at_n_20(kind):
-    reps = 500
-    rates = simulate.null_rates(kind, 20, reps, SEED)
-    assert abs(rates["report"] - 0.95) <= 0.01 + mc_error(0.95, reps), rates
+    rates = null_rates_at_20(kind)
+    assert abs(rates["report"] - 0.95) <= 0.01 + mc_error(0.95, NULL_REPS), rates
 
 
-@pytest.mark.parametrize("kind,n", [("binary", 50), ("skewed", 200)])
+@pytest.mark.parametrize("kind", simulate.KINDS)
+def test_paired_test_keeps_its_size_at_n_20(kind):
+    """No true difference, n = 20: the paired test rejects at most 5% (on skewed differences
+    the sign-flip test it replaced rejected 7.8%), and for continuous metrics exactly where the
+    verdict calls a winner (the bootstrap-t test inverts the interval)."""
+    rates = null_rates_at_20(kind)
+    assert rates["test"] <= 0.05 + mc_error(0.05, NULL_REPS), rates
+    if kind != "binary":
+        assert abs(rates["test"] - (1 - rates["report"])) <= 0.005, rates
+
+
+@pytest.mark.parametrize("kind,n", [("binary", 50), ("skewed", 200), ("ties", 20), ("skewed", 20)])
 def test_stated_detectable_difference_is_found_80_percent_of_the_time(kind, n):
     reps = 300
-    rate, _ = simulate.power_rate(kind, n, reps, SEED)
-    assert abs(rate - 0.8) <= 0.03 + mc_error(0.8, reps), rate
+    rates = simulate.power_rate(kind, n, reps, SEED)
+    assert abs(rates["found"] - 0.8) <= 0.03 + mc_error(0.8, reps), rates
 
 
 def test_slice_regressions_keep_family_wise_error_at_5_percent():

@@ -3,8 +3,10 @@ and property tests of ``reportgen.stats``.
 
 Oracles: ``scipy.stats.binomtest`` on wins / losses counted here from the reference metrics
 (McNemar's exact test), ``scipy.stats.permutation_test`` and a brute-force enumeration of sign
-flips (the permutation test), and a plain numpy percentile bootstrap that resamples question
-indices, taken at the expanded level of Hesterberg (2015).
+flips (the permutation test), Student's t test of scipy and a bootstrap-t by index resampling
+(the bootstrap-t test), scipy's noncentral t (the resampled detectable difference), and a
+plain numpy percentile bootstrap that resamples question indices, taken at the expanded level
+of Hesterberg (2015).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import pytest
 import reference as ref
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
+from scipy import optimize
 from scipy import stats as scipy_stats
 
 K = 5
@@ -139,10 +142,11 @@ def test_paired_test_from_own_counts(runs):
             assert got["test"] == "McNemar exact", name
             assert got["p"] == pytest.approx(expected, rel=1e-12, abs=1e-300), name
         else:
-            # two Monte-Carlo estimates (10,000 and 20,000 flips): 5 standard errors apart
-            expected = scipy_permutation_p([y - x for x, y in zip(va, vb, strict=True)])
-            tol = 5 * math.sqrt(max(expected * (1 - expected), 1e-4) * (1e-4 + 5e-5)) + 1e-4
-            assert got["test"] == "paired permutation", name
+            # 150 questions: the bootstrap-t test; two Monte-Carlo estimates (5,000 and 20,000
+            # resamples): 5 standard errors apart
+            expected = reference_bootstrap_t_p([y - x for x, y in zip(va, vb, strict=True)])
+            tol = 5 * math.sqrt(max(expected * (1 - expected), 1e-4) * (2e-4 + 5e-5)) + 1e-4
+            assert got["test"] == "bootstrap-t", name
             assert abs(got["p"] - expected) <= tol, (name, got["p"], expected)
 
 
@@ -200,6 +204,20 @@ def quantile_tolerance(sigma, confidence, n, binary_step, boots=(5000, 20_000)):
     se = math.sqrt(q * (1 - q)) / scipy_stats.norm.pdf(z) * sigma
     se *= math.sqrt(sum(1 / b for b in boots))
     return 5 * se + (binary_step / n if binary_step else 0.0)
+
+
+def reference_bootstrap_t_p(diff, n_boot=20_000, seed=12345):
+    """2 x the larger of Student's tail (scipy) and the share of index-resampled t* at least as
+    far out as t on its side: the p at which the outer-bound interval just reaches zero."""
+    diff = np.asarray(diff, dtype=float)
+    n, rng = len(diff), np.random.default_rng(seed)
+    resampled = diff[rng.integers(0, n, size=(n_boot, n))]
+    t_star = (resampled.mean(axis=1) - diff.mean()) / (resampled.std(axis=1, ddof=1) / math.sqrt(n))
+    student = scipy_stats.ttest_1samp(diff, 0)
+    beyond = np.mean(
+        t_star >= student.statistic if student.statistic > 0 else t_star <= student.statistic
+    )
+    return min(1.0, max(student.pvalue, 2 * beyond))
 
 
 def reference_studentized(diff, confidence, n_boot=20_000, seed=12345):
@@ -471,3 +489,65 @@ def test_permutation_test_on_binary_is_mcnemar(wins, losses, seed):
         assert got == pytest.approx(exact, rel=1e-12)
     else:  # 10,000 random flips
         assert abs(got - exact) <= 5 * math.sqrt(max(exact * (1 - exact), 1e-4) / 1e4) + 1e-4
+
+
+def skewed_diff(n, shift, seed=3):
+    """Faithfulness-like differences: most lose a little, a few gain a lot, mean ``shift``."""
+    return 0.2 * (np.random.default_rng(seed).exponential(1.0, n) - 1) + shift
+
+
+@pytest.mark.parametrize("shift", [0.02, 0.05, 0.1, -0.07])
+def test_bootstrap_t_p_is_where_the_interval_reaches_zero(shift):
+    """p < alpha exactly when the interval at 1 - alpha excludes zero, at every alpha."""
+    from reportgen.stats import bootstrap_moments, bootstrap_t_test, small_sample_interval
+
+    diff = skewed_diff(40, shift)
+    means, squares = bootstrap_moments(diff, 4000, 0, squares=True)
+    p = bootstrap_t_test(diff, means, squares)
+    for alpha in np.linspace(0.002, 0.5, 120):
+        if abs(alpha - p) < 1e-3:  # quantile interpolation between two resamples
+            continue
+        interval = small_sample_interval(diff, means, squares, 1 - alpha)
+        assert interval is not None
+        low, high = interval
+        assert (p < alpha) == (low > 0 or high < 0), (alpha, p, low, high)
+
+
+def test_studentized_sign_flip_ranks_flips_as_the_sum_does():
+    """Every sign flip of 10 skewed differences: the studentized statistic |t| gives the same
+    exact p as |sum| (the sign-flip test's), so studentizing the flips is no remedy for skew."""
+    from reportgen.stats import permutation_test
+
+    diff = skewed_diff(10, 0.12)
+    signs = np.array(list(itertools.product((1, -1), repeat=len(diff))))
+    flipped = signs * diff
+    t = flipped.mean(axis=1) / flipped.std(axis=1, ddof=1)
+    exact_t = float(np.mean(np.abs(t) >= abs(t[0]) - 1e-9))
+    assert exact_t == pytest.approx(permutation_test(diff, 0), abs=1e-12)
+
+
+def test_resampled_detectable_difference_on_normal_differences():
+    """On normal differences X is at the noncentral t's 80%-power difference (scipy), widened
+    only by the uncertainty of the spread X is stated from (under 10% at n = 200)."""
+    from reportgen.stats import compare_metric
+
+    n = 200
+    diff = np.random.default_rng(5).normal(0.0, 0.3, n)
+    c, _ = compare_metric(
+        "m", np.zeros(n), diff, binary=False, n_boot=4000, confidence=0.95, seed=0
+    )
+    assert c.detectable is not None
+    se = c.sd / math.sqrt(n)
+    crit = scipy_stats.t.ppf(0.975, n - 1)
+
+    def power(delta):
+        return scipy_stats.nct.sf(crit, n - 1, delta / se) + scipy_stats.nct.cdf(
+            -crit, n - 1, delta / se
+        )
+
+    oracle = optimize.brentq(lambda d: power(d) - 0.8, 0.0, 10 * se)
+    assert oracle <= c.detectable <= 1.1 * oracle, (c.detectable, oracle)
+    swapped, _ = compare_metric(
+        "m", diff, np.zeros(n), binary=False, n_boot=4000, confidence=0.95, seed=0
+    )
+    assert swapped.detectable == pytest.approx(c.detectable, rel=1e-12)
