@@ -1,5 +1,5 @@
 -- The paired questions: one row per question_id present in both runs, A's and B's scores side by side.
--- Reads: table question_metrics (queries/question_metrics.sql, one row per run and question).
+-- Reads: table question_means (queries/question_means.sql, one row per run and question).
 -- Returns: question_id, slice (A's, else B's), then <column>_a and <column>_b for
 --   k, n_relevant, answerable, context_tokens, evidence_in_context, recall, precision, hit, mrr, ndcg, map, rprec,
 --   all, correct,
@@ -22,7 +22,7 @@ SELECT
     a."all" AS all_a, b."all" AS all_b,
     a.correct AS correct_a, b.correct AS correct_b,
     a.faithfulness AS faithfulness_a, b.faithfulness AS faithfulness_b
-FROM question_metrics AS a
-JOIN question_metrics AS b ON a.question_id = b.question_id AND b.run = 'b'
+FROM question_means AS a
+JOIN question_means AS b ON a.question_id = b.question_id AND b.run = 'b'
 WHERE a.run = 'a'
 ORDER BY a.row_number

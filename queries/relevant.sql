@@ -1,10 +1,10 @@
 -- Every labelled evidence passage (grade > 0) of every question, with where each ranking put it.
 -- Reads: table facts. A label listed twice keeps its highest grade.
--- Returns (temp table relevant): run, question_id, id, grade, ideal_rank (1 = highest grade),
+-- Returns (temp table relevant): run, question_id, sample, id, grade, ideal_rank (1 = highest grade),
 --   n_relevant, pos_retrieved, pos_context (1-based first position, NULL when absent).
 CREATE OR REPLACE TEMP TABLE relevant AS
 WITH labels AS (
-    SELECT run, question_id,
+    SELECT run, question_id, sample,
            unnest(relevant_ids) AS id,
            unnest(relevant_grades) AS grade,
            unnest(pos_retrieved) AS pos_retrieved,
@@ -12,7 +12,7 @@ WITH labels AS (
     FROM facts
 ),
 graded AS (
-    SELECT run, question_id, id, max(grade) AS grade,
+    SELECT run, question_id, sample, id, max(grade) AS grade,
            min(pos_retrieved) AS pos_retrieved, min(pos_context) AS pos_context
     FROM labels
     GROUP BY ALL
@@ -21,10 +21,12 @@ graded AS (
 SELECT
     run,
     question_id,
+    sample,
     id,
     grade,
-    row_number() OVER (PARTITION BY run, question_id ORDER BY grade DESC, id) AS ideal_rank,
-    count(*) OVER (PARTITION BY run, question_id) AS n_relevant,
+    row_number() OVER (PARTITION BY run, question_id, sample ORDER BY grade DESC, id)
+        AS ideal_rank,
+    count(*) OVER (PARTITION BY run, question_id, sample) AS n_relevant,
     pos_retrieved,
     pos_context
 FROM graded

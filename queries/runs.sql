@@ -2,7 +2,8 @@
 -- Reads: views rows_a and rows_b (each run's contract columns and row_number, the 0-based row in
 --   its file, registered from Python; other columns of the logs never reach this view).
 -- Absent optional columns come back NULL: the UNION ALL BY NAME with an empty, typed row adds them.
--- Returns: run ('a' | 'b'), row_number (0-based row in its file) and every contract column.
+-- Returns: run ('a' | 'b'), row_number (0-based row in its file) and every contract column
+--   (epoch, another name of sample, as sample).
 CREATE OR REPLACE TEMP VIEW runs AS
 WITH unioned AS (
     SELECT 'a' AS run, * FROM rows_a
@@ -34,7 +35,9 @@ WITH unioned AS (
             NULL::DOUBLE AS context_tokens,
             NULL::DOUBLE AS latency_ms,
             NULL::DOUBLE AS cost_usd,
-            NULL::VARCHAR AS source_id
+            NULL::VARCHAR AS source_id,
+            NULL::VARCHAR AS sample,
+            NULL::VARCHAR AS epoch
     )
     WHERE false
 )
@@ -61,5 +64,6 @@ SELECT
     context_tokens::DOUBLE AS context_tokens,
     latency_ms::DOUBLE AS latency_ms,
     cost_usd::DOUBLE AS cost_usd,
-    source_id::VARCHAR AS source_id
+    source_id::VARCHAR AS source_id,
+    coalesce(sample::VARCHAR, epoch::VARCHAR) AS sample
 FROM unioned

@@ -19,8 +19,9 @@ from .compare import CHANGED_SHOWN, Comparison
 from .diagnosis_view import DiagnosisView, diagnosis_view
 from .formatting import fmt_diff, fmt_interval, fmt_num, fmt_p, fmt_pct
 from .gates import GateResult
-from .metrics import BINARY, RETRIEVAL
+from .metrics import RETRIEVAL
 from .provenance import gzip_data_url, library_versions
+from .samples_view import SampleRow, sample_definitions, sample_rows
 from .stages import CELL_NAMES, CELL_TITLES
 
 CURVE_EVERY_K = 100  # the metric-vs-k chart draws every k up to here, then log-spaced ones
@@ -139,6 +140,9 @@ class ReportContext:
     diagnosis: DiagnosisView
     changed_slice: bool = field(metadata={"help": "a slice is logged: show its column"})
     gate: GateResult | None = field(default=None, metadata={"help": "rule results; None: no rule"})
+    samples: list[SampleRow] = field(
+        default_factory=list, metadata={"help": "variance within vs between questions"}
+    )
 
 
 def _size(n: int) -> str:
@@ -235,7 +239,8 @@ def _changed(result: Comparison) -> tuple[list[str], list[ChangedRow], int]:
             question="" if pd.isna(r.question) else str(r.question),
             change=str(r.change),
             values=[
-                _from_to(getattr(r, f"{m}_a"), getattr(r, f"{m}_b"), m in BINARY) for m in shown
+                _from_to(getattr(r, f"{m}_a"), getattr(r, f"{m}_b"), tables.binary(m))
+                for m in shown
             ],
         )
         for r in result.changed.head(CHANGED_SHOWN).itertuples()
@@ -415,7 +420,7 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
         "Next experiment": any(d.next_experiment.values()),
         "Judge agreement": bool(d.judge_agreement),
     }
-    return [entry for entry in out if shown.get(entry[0], True)]
+    return [entry for entry in out if shown.get(entry[0], True)] + sample_definitions(t)
 
 
 def all_charts(context: ReportContext) -> list[Chart]:
@@ -562,4 +567,5 @@ def build_context(
         diagnosis=diagnosis_view(result),
         changed_slice=bool(result.paired["slice"].notna().any()),
         gate=result.gate,
+        samples=sample_rows(result.tables),
     )

@@ -113,6 +113,13 @@ COLUMNS: tuple[Column, ...] = (
         _id,
         "the document the question is about; one question text may be asked of many sources",
     ),
+    Column(
+        "sample",
+        "string (ints accepted)",
+        _id,
+        "which of several answers to the question this row is; one row per question and sample",
+    ),
+    Column("epoch", "string (ints accepted)", _id, "another name of sample; log one of the two"),
 )
 
 BY_NAME = {c.name: c for c in COLUMNS}

@@ -9,6 +9,7 @@ import pandas as pd
 
 from .database import RunDatabase
 from .errors import InputError
+from .samples import Spread, decompose, has_samples
 
 RETRIEVAL = ("recall", "precision", "hit", "mrr", "ndcg", "map", "rprec", "all")
 ANSWER = ("correct", "faithfulness")
@@ -56,6 +57,11 @@ class MetricTables:
     only_a: list[str]
     only_b: list[str]
     without_evidence: int  # paired questions left out of the retrieval metrics
+    samples: tuple[Spread, ...] = ()  # variance within vs between questions; () unsampled
+
+    def binary(self, base: str) -> bool:
+        """A 0/1 score per question; averaged over samples it is a share, hence continuous."""
+        return base in BINARY and not self.samples
 
     def difference(self, base: str) -> pd.Series:
         """B - A of one metric per paired question, NaN where a run has no score."""
@@ -91,6 +97,7 @@ def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
     exponential = options.gain == "exponential"
     db.prepare(options.k)
     db.execute("question_metrics", k=options.k, exponential=exponential)
+    db.execute("question_means")
     paired = db.frame("paired")
     unmatched = db.frame("unmatched")
     if paired.empty:
@@ -104,6 +111,8 @@ def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
         if not answer:
             _no_metric(db)
     metrics = (RETRIEVAL if retrieval else ()) + answer
+    sampled = any(has_samples(run.columns) for run in db.files.values())
+    spreads = decompose(db, metrics) if sampled else ()
     curve = None
     if retrieval and has_retrieved:
         depth = int(db.frame("ranking_depth")["depth"].iloc[0] or 0)
@@ -119,6 +128,7 @@ def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
         only_a=unmatched.loc[unmatched.run == "a", "question_id"].tolist(),
         only_b=unmatched.loc[unmatched.run == "b", "question_id"].tolist(),
         without_evidence=0 if unlabelled is None else int(unlabelled.sum()),
+        samples=spreads,
     )
 
 
