@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from .database import RunDatabase
 
 SAMPLE_COLUMNS = ("sample", "epoch")  # epoch: inspect-ai's name for the same thing
+_FLOAT_SLACK = 1e-9  # m' of exactly 6 computed as 6.0000000001 still asks for 6 samples
 
 
 def schema_problem(path: Path, names: list[str]) -> str | None:
@@ -61,7 +62,7 @@ def samples_to_halve(samples: float, share: float | None) -> int | None:
     """
     if share is None or share <= 0 or share >= 1:
         return None
-    return math.ceil(samples * (2 - share) / (1 - share) - 1e-9)
+    return math.ceil(samples * (2 - share) / (1 - share) - _FLOAT_SLACK)
 
 
 def _split(noise: float | None, total: float | None) -> tuple[float | None, float | None]:
@@ -97,8 +98,8 @@ def spread(per_question: pd.DataFrame, metrics: tuple[str, ...]) -> tuple[Spread
     """A, B and B - A for every metric, over the questions scored in both runs.
 
     ``per_question`` has run, question_id, metric, n (samples scored), mean and variance (of the
-    samples); ``metrics`` are the base names, in report order. The
-    difference's noise is the sum of both runs' noise (their samples are drawn independently).
+    samples); ``metrics`` are the base names, in report order. The difference's noise is the
+    sum of both runs' noise (their samples are drawn independently).
     """
     out: list[Spread] = []
     for name in metrics:
