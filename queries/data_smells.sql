@@ -22,9 +22,11 @@ UNION ALL
 SELECT run, 'duplicate_question', question_id, row_number
 FROM (
     SELECT run, question_id, row_number,
-           count(*) OVER (PARTITION BY run, question, source_id) AS same_text
+           count(DISTINCT question_id) OVER (PARTITION BY run, question, source_id) AS same_text
     FROM runs
     WHERE question IS NOT NULL
+    -- a question's samples share its text: one row of each
+    QUALIFY row_number() OVER (PARTITION BY run, question_id ORDER BY row_number) = 1
 )
 WHERE same_text > 1
 UNION ALL

@@ -3,7 +3,8 @@
 -- Reads: view runs.
 -- Params: $k INTEGER: the prompt cutoff over retrieved_ids; NULL: context_ids is the prompt.
 --   The prompt is context_ids whenever it is logged, else the first $k of retrieved_ids.
--- Returns (temp table facts): run, row_number, question_id, question, slice, correct,
+-- Returns (temp table facts): run, row_number, question_id, sample ('' when not logged), question,
+--   slice, correct,
 --   faithfulness, answer_relevance, answerable (as logged), abstained, human_correct,
 --   human_faithful, context_tokens, latency_ms, cost_usd (NULL where not finite), has_labels, relevant_ids,
 --   relevant_grades (1 where absent), has_retrieved, depth, has_context, n_context, has_prompt,
@@ -16,7 +17,7 @@
 --     relevant_grades as logged).
 CREATE OR REPLACE TEMP TABLE facts AS
 SELECT
-    run, row_number, question_id, question, slice, correct, faithfulness, answer_relevance,
+    run, row_number, question_id, coalesce(sample, '') AS sample, question, slice, correct, faithfulness, answer_relevance,
     answerable, abstained, human_correct, human_faithful,
     -- inf or NaN (a timeout logged as inf) is no measurement: left out, counted by row_problems
     CASE WHEN isfinite(context_tokens) THEN context_tokens END AS context_tokens,

@@ -1,5 +1,5 @@
 -- The paired questions: one row per question_id present in both runs, A's and B's scores side by side.
--- Reads: tables question_metrics (queries/question_metrics.sql, one row per run and question) and
+-- Reads: tables question_means (queries/question_means.sql, one row per run and question) and
 --   span_chars (queries/span_chars.sql: NULL for questions without span labels).
 -- Returns: question_id, slice (A's, else B's), then <column>_a and <column>_b for
 --   k, n_relevant, answerable, context_tokens, evidence_in_context, recall, precision, hit, mrr, ndcg, map, rprec,
@@ -27,8 +27,8 @@ SELECT
     ca.context_precision AS context_precision_a, cb.context_precision AS context_precision_b,
     ca.evidence_iou AS evidence_iou_a, cb.evidence_iou AS evidence_iou_b,
     ca.prompt_chars AS prompt_chars_a, cb.prompt_chars AS prompt_chars_b
-FROM question_metrics AS a
-JOIN question_metrics AS b ON a.question_id = b.question_id AND b.run = 'b'
+FROM question_means AS a
+JOIN question_means AS b ON a.question_id = b.question_id AND b.run = 'b'
 LEFT JOIN span_chars AS ca ON ca.run = 'a' AND ca.question_id = a.question_id
 LEFT JOIN span_chars AS cb ON cb.run = 'b' AND cb.question_id = b.question_id
 WHERE a.run = 'a'

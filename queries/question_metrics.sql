@@ -1,9 +1,10 @@
--- Per-question scores of both runs at the prompt cutoff, kept as the temp table question_metrics.
+-- Per-question scores of both runs at the prompt cutoff, kept as the temp table question_metrics;
+-- one row per sample of a question when the runs log several (question_means.sql averages them).
 -- Reads: tables facts and relevant. Float sums run in a fixed order: same input, same bits.
 -- Params: $k       INTEGER: the prompt cutoff over retrieved_ids; NULL: each question's own
 --                  context_ids is the ranking and k is its length.
 --         $exponential BOOLEAN: nDCG gain 2^g - 1 when true, g when false.
--- Returns: run, question_id, row_number, slice, k, n_relevant, evidence_in_context,
+-- Returns: run, question_id, sample, row_number, slice, k, n_relevant, evidence_in_context,
 --   recall, precision, hit, mrr, ndcg, map (average precision at k, trec_eval's map_cut_k),
 --   rprec (R-precision: |rel in the top min(R, k)| / R), all (1 when every relevant passage is
 --   in the top k) (all NULL when the question has no relevant passage),
@@ -11,25 +12,27 @@
 --   answerable (as logged; else: has labelled evidence, or no labels are logged).
 CREATE OR REPLACE TEMP TABLE question_metrics AS
 WITH prompt AS (
-    SELECT run, question_id, row_number, slice, has_context, has_labels,
+    SELECT run, question_id, sample, row_number, slice, has_context, has_labels,
            CASE WHEN $k IS NULL THEN coalesce(n_context, 0) ELSE $k END AS k,
            correct, faithfulness, context_tokens, answerable
     FROM facts
 ),
 scored AS (
-    SELECT rel.run, rel.question_id, rel.id, rel.n_relevant, rel.ideal_rank, rel.pos_context, p.k,
+    SELECT rel.run, rel.question_id, rel.sample, rel.id, rel.n_relevant, rel.ideal_rank,
+           rel.pos_context, p.k,
            CASE WHEN $k IS NULL THEN rel.pos_context ELSE rel.pos_retrieved END AS pos,
            CASE WHEN $exponential THEN pow(2, rel.grade) - 1 ELSE rel.grade END AS gain
     FROM relevant AS rel
-    JOIN prompt AS p USING (run, question_id)
+    JOIN prompt AS p USING (run, question_id, sample)
 ),
 ranked AS (
-    SELECT *, row_number() OVER (PARTITION BY run, question_id ORDER BY pos NULLS LAST, id)
+    SELECT *, row_number() OVER (PARTITION BY run, question_id, sample
+                                 ORDER BY pos NULLS LAST, id)
               AS hit_no
     FROM scored
 ),
 per_question AS (
-    SELECT run, question_id,
+    SELECT run, question_id, sample,
            any_value(n_relevant) AS n_relevant,
            count(*) FILTER (WHERE pos <= k) AS n_hits,
            min(pos) FILTER (WHERE pos <= k) AS first_pos,
@@ -43,11 +46,12 @@ per_question AS (
            count(*) FILTER (WHERE pos <= least(k, n_relevant)) AS r_hits,
            bool_or(pos_context IS NOT NULL) AS in_context
     FROM ranked
-    GROUP BY run, question_id
+    GROUP BY run, question_id, sample
 )
 SELECT
     p.run,
     p.question_id,
+    p.sample,
     p.row_number,
     p.slice,
     p.k,
@@ -69,4 +73,4 @@ SELECT
     p.context_tokens,
     coalesce(p.answerable, NOT p.has_labels OR q.n_relevant IS NOT NULL) AS answerable
 FROM prompt AS p
-LEFT JOIN per_question AS q USING (run, question_id)
+LEFT JOIN per_question AS q USING (run, question_id, sample)

@@ -1,11 +1,12 @@
 -- Every labelled evidence passage (grade > 0) of every question, with where each ranking put it.
 -- Reads: tables facts and span_matches (a question labelled with spans takes its labels from
---   there, each merged span one label). A label listed twice keeps its highest grade.
--- Returns (temp table relevant): run, question_id, id, grade, ideal_rank (1 = highest grade),
+--   there, each merged span one label; span labels come with one sample per question, '').
+--   A label listed twice keeps its highest grade.
+-- Returns (temp table relevant): run, question_id, sample, id, grade, ideal_rank (1 = highest grade),
 --   n_relevant, pos_retrieved, pos_context (1-based first position, NULL when absent).
 CREATE OR REPLACE TEMP TABLE relevant AS
 WITH labels AS (
-    SELECT run, question_id,
+    SELECT run, question_id, sample,
            unnest(relevant_ids) AS id,
            unnest(relevant_grades) AS grade,
            unnest(pos_retrieved) AS pos_retrieved,
@@ -13,10 +14,10 @@ WITH labels AS (
     FROM facts
     ANTI JOIN span_matches USING (run, question_id)
     UNION ALL
-    SELECT run, question_id, id, grade, pos_retrieved, pos_context FROM span_matches
+    SELECT run, question_id, '' AS sample, id, grade, pos_retrieved, pos_context FROM span_matches
 ),
 graded AS (
-    SELECT run, question_id, id, max(grade) AS grade,
+    SELECT run, question_id, sample, id, max(grade) AS grade,
            min(pos_retrieved) AS pos_retrieved, min(pos_context) AS pos_context
     FROM labels
     GROUP BY ALL
@@ -25,10 +26,12 @@ graded AS (
 SELECT
     run,
     question_id,
+    sample,
     id,
     grade,
-    row_number() OVER (PARTITION BY run, question_id ORDER BY grade DESC, id) AS ideal_rank,
-    count(*) OVER (PARTITION BY run, question_id) AS n_relevant,
+    row_number() OVER (PARTITION BY run, question_id, sample ORDER BY grade DESC, id)
+        AS ideal_rank,
+    count(*) OVER (PARTITION BY run, question_id, sample) AS n_relevant,
     pos_retrieved,
     pos_context
 FROM graded

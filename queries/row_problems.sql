@@ -11,7 +11,8 @@
 WITH checked AS MATERIALIZED (
     SELECT r.run, r.row_number, r.question_id, r.faithfulness, r.answer_relevance,
            r.context_tokens, r.latency_ms, r.cost_usd,
-           min(r.row_number) OVER (PARTITION BY r.run, r.question_id) AS first_row,
+           -- with a sample column a question has one row per sample
+           min(r.row_number) OVER (PARTITION BY r.run, r.question_id, r.sample) AS first_row,
            len(r.relevant_grades) AS n_grades, coalesce(len(r.relevant_ids), 0) AS n_relevant,
            list_min(r.relevant_grades) AS min_grade, f.nulls_in_lists AS nulls
     FROM runs AS r

@@ -2,8 +2,9 @@
 -- Reads: views rows_a and rows_b (each run's contract columns and row_number, the 0-based row in
 --   its file, registered from Python; other columns of the logs never reach this view).
 -- Absent optional columns come back NULL: the UNION ALL BY NAME with an empty, typed row adds them.
--- Returns: run ('a' | 'b'), row_number (0-based row in its file) and every contract column;
---   a log of spans gets its id lists from them (each span named doc_id:start-end).
+-- Returns: run ('a' | 'b'), row_number (0-based row in its file) and every contract column
+--   (epoch, another name of sample, as sample); a log of spans gets its id lists from them
+--   (each span named doc_id:start-end).
 CREATE OR REPLACE TEMP VIEW runs AS
 WITH unioned AS (
     SELECT 'a' AS run, * FROM rows_a
@@ -38,7 +39,9 @@ WITH unioned AS (
             NULL::VARCHAR AS source_id,
             NULL::STRUCT(doc_id VARCHAR, start BIGINT, "end" BIGINT, grade BIGINT)[] AS relevant_spans,
             NULL::STRUCT(doc_id VARCHAR, start BIGINT, "end" BIGINT)[] AS retrieved_spans,
-            NULL::STRUCT(doc_id VARCHAR, start BIGINT, "end" BIGINT)[] AS context_spans
+            NULL::STRUCT(doc_id VARCHAR, start BIGINT, "end" BIGINT)[] AS context_spans,
+            NULL::VARCHAR AS sample,
+            NULL::VARCHAR AS epoch
     )
     WHERE false
 )
@@ -71,5 +74,6 @@ SELECT
     source_id::VARCHAR AS source_id,
     relevant_spans::STRUCT(doc_id VARCHAR, start BIGINT, "end" BIGINT, grade BIGINT)[] AS relevant_spans,
     retrieved_spans::STRUCT(doc_id VARCHAR, start BIGINT, "end" BIGINT)[] AS retrieved_spans,
-    context_spans::STRUCT(doc_id VARCHAR, start BIGINT, "end" BIGINT)[] AS context_spans
+    context_spans::STRUCT(doc_id VARCHAR, start BIGINT, "end" BIGINT)[] AS context_spans,
+    coalesce(sample::VARCHAR, epoch::VARCHAR) AS sample
 FROM unioned

@@ -18,7 +18,7 @@ from .errors import InputError
 from .fairness import Check, fairness
 from .gates import GateResult, Requirements, candidate_evidence, check_rules, evaluate
 from .load import RunFile, open_log
-from .metrics import BINARY, MetricTables, Options, compute_tables
+from .metrics import MetricTables, Options, compute_tables
 from .power import Power, power_of
 from .readers import ReadOptions
 from .slices import SliceResult, slice_results
@@ -139,7 +139,7 @@ def run_comparison(
             name,
             tables.paired[f"{base}_a"].to_numpy(dtype=float),
             tables.paired[f"{base}_b"].to_numpy(dtype=float),
-            binary=base in BINARY,
+            binary=tables.binary(base),
             n_boot=options.n_boot,
             confidence=options.confidence,
             seed=options.seed,
@@ -251,7 +251,7 @@ def changed_questions(tables: MetricTables, headline: str) -> pd.DataFrame:
     (or worse), each by the size of the change; "change" names it."""
     base = headline.split("@")[0]
     delta = tables.difference(base).fillna(0)
-    up, down = ("fixed", "broken") if base in BINARY else ("better", "worse")
+    up, down = ("fixed", "broken") if tables.binary(base) else ("better", "worse")
     lost = (delta < 0) & ("hit" in tables.metrics)
     if "hit" in tables.metrics:
         lost &= (tables.paired["hit_a"] == 1) & (tables.paired["hit_b"] == 0)

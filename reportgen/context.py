@@ -19,8 +19,9 @@ from .compare import CHANGED_SHOWN, Comparison
 from .diagnosis_view import DiagnosisView, diagnosis_view
 from .formatting import fmt_diff, fmt_interval, fmt_num, fmt_p, fmt_pct
 from .gates import GateResult
-from .metrics import BINARY, RETRIEVAL
+from .metrics import RETRIEVAL
 from .provenance import gzip_data_url, library_versions
+from .samples_view import SampleRow, sample_definitions, sample_rows
 from .spans import definitions as span_definitions
 from .stages import CELL_NAMES, CELL_TITLES
 
@@ -140,6 +141,9 @@ class ReportContext:
     diagnosis: DiagnosisView
     changed_slice: bool = field(metadata={"help": "a slice is logged: show its column"})
     gate: GateResult | None = field(default=None, metadata={"help": "rule results; None: no rule"})
+    samples: list[SampleRow] = field(
+        default_factory=list, metadata={"help": "variance within vs between questions"}
+    )
 
 
 def _size(n: int) -> str:
@@ -236,7 +240,8 @@ def _changed(result: Comparison) -> tuple[list[str], list[ChangedRow], int]:
             question="" if pd.isna(r.question) else str(r.question),
             change=str(r.change),
             values=[
-                _from_to(getattr(r, f"{m}_a"), getattr(r, f"{m}_b"), m in BINARY) for m in shown
+                _from_to(getattr(r, f"{m}_a"), getattr(r, f"{m}_b"), tables.binary(m))
+                for m in shown
             ],
         )
         for r in result.changed.head(CHANGED_SHOWN).itertuples()
@@ -330,10 +335,11 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
         (
             "Test",
             "Binary outcomes: McNemar's exact test, two-sided binomial test of fixed against "
-            "broken, null hypothesis P(fixed) = 1/2. Continuous metrics: paired permutation "
-            "test of the mean, each difference's sign flipped (exact up to 12 changed "
-            "questions, else 10,000 seeded flips, from 1,000 the normal limit); with "
-            "--cluster, whole clusters flipped.",
+            "broken, null hypothesis P(fixed) = 1/2. Continuous metrics under 1,000 questions: "
+            "the bootstrap-t test that inverts their interval (p is the smallest level whose "
+            "interval excludes 0, so test and interval agree); from 1,000 questions, the paired "
+            "permutation test of the mean, each difference's sign flipped (the normal limit of "
+            "the flipped sum); with --cluster, whole clusters flipped.",
         ),
         (
             "Verdict",
@@ -417,7 +423,7 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
         "Judge agreement": bool(d.judge_agreement),
     }
     out += span_definitions(t.metrics, result.options.span_coverage)
-    return [entry for entry in out if shown.get(entry[0], True)]
+    return [entry for entry in out if shown.get(entry[0], True)] + sample_definitions(t)
 
 
 def all_charts(context: ReportContext) -> list[Chart]:
@@ -564,4 +570,5 @@ def build_context(
         diagnosis=diagnosis_view(result),
         changed_slice=bool(result.paired["slice"].notna().any()),
         gate=result.gate,
+        samples=sample_rows(result.tables),
     )

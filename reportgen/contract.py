@@ -124,6 +124,13 @@ COLUMNS: tuple[Column, ...] = (
         _id,
         "the document the question is about; one question text may be asked of many sources",
     ),
+    Column(
+        "sample",
+        "string (ints accepted)",
+        _id,
+        "which of several answers to the question this row is; one row per question and sample",
+    ),
+    Column("epoch", "string (ints accepted)", _id, "another name of sample; log one of the two"),
 )
 
 SPANS = "list<struct<doc_id string, start int, end int>>"

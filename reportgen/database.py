@@ -135,5 +135,6 @@ class RunDatabase:
                 question_ids=tuple(p.question_ids),
                 details=tuple(p.details),
             )
-            for p in self.frame("row_problems", examples=EXAMPLES).itertuples()
+            for query in ("row_problems", "sample_problems")
+            for p in self.frame(query, examples=EXAMPLES).itertuples()
         ]

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import RagreportError
-from .metrics import BINARY, MetricTables, Options
+from .metrics import MetricTables, Options
 from .slices import MISSING
 from .stats import MetricComparison, compare_metric, holm
 
@@ -362,7 +362,7 @@ def candidate_evidence(
             name,
             a,
             b,
-            binary=base in BINARY,
+            binary=tables.binary(base),
             n_boot=options.n_boot,
             confidence=options.confidence,
             seed=options.seed,

@@ -15,6 +15,7 @@ import pyarrow.parquet as pq
 from .contract import BY_NAME, type_problem
 from .errors import InputError
 from .readers import ReadOptions, read
+from .samples import schema_problem as sample_problem
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,7 @@ def _name_problems(path: Path, names: list[str]) -> list[str]:
 def schema_problems(path: Path, schema: pa.Schema) -> list[str]:
     """Every breach of the contract visible in the schema, one line each, in column order."""
     problems = _name_problems(path, schema.names)
+    problems += filter(None, [sample_problem(path, schema.names)])
     if "question_id" not in schema.names:
         problems.append(
             f"{path}: no question_id column; every run log needs one row per question "

@@ -135,7 +135,8 @@ def render(result: Comparison, html_name: str) -> str:
         "",
         f"B \u2212 A with its {fmt_pct(result.options.confidence)} interval, over the questions "
         "scored in both runs; p of the paired test of the same difference (McNemar's exact "
-        "test for 0/1 outcomes, the paired permutation test otherwise).",
+        "test for 0/1 outcomes; for continuous ones the bootstrap-t test under 1,000 "
+        "questions, the paired permutation test from there).",
         "",
         *_table(["Metric", "A", "B", "B \u2212 A", "Interval", "p"], _metric_rows(result)),
         f"{escape(result.headline)}: {_changes(headline)}",

@@ -9,6 +9,7 @@ import pandas as pd
 
 from .database import RunDatabase
 from .errors import InputError
+from .samples import Spread, decompose, has_samples
 from .spans import CHAR_METRICS
 
 RETRIEVAL = ("recall", "precision", "hit", "mrr", "ndcg", "map", "rprec", "all")
@@ -58,6 +59,11 @@ class MetricTables:
     only_a: list[str]
     only_b: list[str]
     without_evidence: int  # paired questions left out of the retrieval metrics
+    samples: tuple[Spread, ...] = ()  # variance within vs between questions; () unsampled
+
+    def binary(self, base: str) -> bool:
+        """A 0/1 score per question; averaged over samples it is a share, hence continuous."""
+        return base in BINARY and not self.samples
 
     def difference(self, base: str) -> pd.Series:
         """B - A of one metric per paired question, NaN where a run has no score."""
@@ -95,6 +101,7 @@ def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
     db.prepare(options.k, options.span_coverage)
     db.execute("question_metrics", k=options.k, exponential=exponential)
     db.execute("span_precision", k=options.k)
+    db.execute("question_means")
     paired = db.frame("paired")
     unmatched = db.frame("unmatched")
     if paired.empty:
@@ -110,6 +117,8 @@ def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
     metrics = (
         (RETRIEVAL if retrieval else ()) + (CHAR_METRICS if retrieval and spans else ()) + answer
     )
+    sampled = any(has_samples(run.columns) for run in db.files.values())
+    spreads = decompose(db, metrics) if sampled else ()
     curve = None
     if retrieval and has_retrieved and not spans:  # the curve counts passage labels
         depth = int(db.frame("ranking_depth")["depth"].iloc[0] or 0)
@@ -125,6 +134,7 @@ def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
         only_a=unmatched.loc[unmatched.run == "a", "question_id"].tolist(),
         only_b=unmatched.loc[unmatched.run == "b", "question_id"].tolist(),
         without_evidence=0 if unlabelled is None else int(unlabelled.sum()),
+        samples=spreads,
     )
 
 

@@ -16,6 +16,7 @@ from . import __version__
 from .compare import Comparison
 from .gates import GateResult
 from .provenance import library_versions
+from .samples_view import samples_json
 from .slices import SliceResult
 from .stats import MetricComparison
 
@@ -146,6 +147,7 @@ def build(result: Comparison) -> dict[str, Any]:
             },
             "fairness": {c.name: asdict(c) for c in result.fairness},
             "power": asdict(result.power),
+            "samples": samples_json(result.tables),
             "warnings": result.warnings,
             "gate": gate_fields(result.gate),
         }

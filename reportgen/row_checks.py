@@ -14,7 +14,14 @@ EXAMPLES = 5  # examples listed per kind of problem
 # kind -> (what is wrong, with {column} and {detail}; what to do)
 _WORDS = {
     "null_id": ("has no question_id", "give every row one"),
-    "duplicate_id": ("repeats a question_id ({detail})", "each question must appear once per run"),
+    "duplicate_id": (
+        "repeats a question_id ({detail})",
+        "each question must appear once per run (once per sample with a sample column)",
+    ),
+    "sample_labels": (
+        "{column} differs between samples of the question: {detail}",
+        "samples of a question share its labels; fix the labels or the question_id",
+    ),
     "grades_length": ("relevant_grades has {detail}", "give one grade per relevant id"),
     "null_in_list": (
         "{column} has {detail}",

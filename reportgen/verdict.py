@@ -62,10 +62,11 @@ def decide(
     """B is better (worse) when the whole interval of B - A lies above (below) zero.
 
     The paired test of the same mean (McNemar's exact test on a binary outcome, else the
-    permutation test) and the counts are stated beside it; the two rarely disagree, and when
-    they do the reason says the evidence is borderline. ``regressions`` are the slices to name:
-    only findings (``SliceResult.finding``), so a negative direction in a slice stays in the
-    slice table and the verdict's false-alarm rate stays at 1 - confidence.
+    bootstrap-t or permutation test of stats.compare_metric) and the counts are stated beside
+    it; the two rarely disagree, and when they do the reason says the evidence is borderline.
+    ``regressions`` are the slices to name: only findings (``SliceResult.finding``), so a
+    negative direction in a slice stays in the slice table and the verdict's false-alarm rate
+    stays at 1 - confidence.
     """
     interval = (
         f"the {fmt_pct(confidence)} interval of B \u2212 A for {c.metric} is "

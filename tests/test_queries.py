@@ -87,6 +87,7 @@ def test_relevant(db):
     assert list(rel.columns) == [
         "run",
         "question_id",
+        "sample",
         "id",
         "grade",
         "ideal_rank",
@@ -114,6 +115,7 @@ def test_question_metrics(db):
     assert list(m.columns) == [
         "run",
         "question_id",
+        "sample",
         "row_number",
         "slice",
         "k",
@@ -166,6 +168,7 @@ def test_ranking_depth(db):
 
 def test_paired(db):
     db.execute("question_metrics", k=2, exponential=True)
+    db.execute("question_means")
     p = db.frame("paired")
     assert p["question_id"].tolist() == ["q1", "q2"]
     assert {"k_a", "k_b", "n_relevant_a", "answerable_b", "correct_a", "ndcg_b"} <= set(p.columns)
@@ -309,6 +312,7 @@ def test_span_precision(tmp_path: Path):
 def test_span_chars(tmp_path: Path):
     db = _span_db(tmp_path)
     db.execute("question_metrics", k=3, exponential=False)
+    db.execute("question_means")
     got = db.frame("paired")
     # labels d1[0,20) and d1[40,50): 30 characters; prompt d1[0,45) d1[45,60) d1[100,110): 70;
     # labelled characters in it: 20 + 5 + 5 = 30
@@ -332,3 +336,77 @@ def test_data_smells_finds_a_label_across_a_cut(tmp_path: Path):
         ["b", "span_across_cut", "s1"],
     ]
     db.close()
+
+
+# Samples: q1 answered three times in A (context p2, p1, p2), twice in B; q2 once in each.
+SAMPLED_A = [
+    dict(A_ROWS[0], sample=0, context_ids=["p2"], correct=True, faithfulness=1.0),
+    dict(A_ROWS[0], sample=1, context_ids=["p1"], correct=False, faithfulness=0.5),
+    dict(A_ROWS[0], sample=2, context_ids=["p2"], correct=True, faithfulness=0.6),
+    dict(A_ROWS[1], sample=0),
+]
+SAMPLED_B = [
+    dict(A_ROWS[0], sample=0, context_ids=["p1"], correct=False, faithfulness=0.4),
+    dict(A_ROWS[0], sample=1, context_ids=["p2"], correct=True, faithfulness=0.8),
+    dict(A_ROWS[1], sample=0),
+]
+
+
+@pytest.fixture
+def sampled(tmp_path: Path):
+    a, b = tmp_path / "sa.parquet", tmp_path / "sb.parquet"
+    pd.DataFrame(SAMPLED_A).to_parquet(a)
+    pd.DataFrame(SAMPLED_B).to_parquet(b)
+    database = RunDatabase(open_run(a, "A"), open_run(b, "B"))
+    database.prepare(None)
+    database.execute("question_metrics", k=None, exponential=True)
+    database.execute("question_means")
+    yield database
+    database.close()
+
+
+def test_question_means(sampled):
+    m = sampled.con.execute("SELECT * FROM question_means ORDER BY run, question_id").df()
+    q1 = m[(m.run == "a") & (m.question_id == "q1")].iloc[0]
+    assert q1.samples == 3 and q1.row_number == 0 and q1.k == 1
+    # hit per sample 1, 0, 1; correct 1, 0, 1; faithfulness 1, 0.5, 0.6
+    assert (q1.hit, q1.correct, q1.faithfulness) == pytest.approx((2 / 3, 2 / 3, 0.7))
+    assert q1.n_relevant == 2 and q1.evidence_in_context  # in the prompt of some sample
+    b1 = m[(m.run == "b") & (m.question_id == "q1")].iloc[0]
+    assert (b1.samples, b1.hit, b1.faithfulness) == (2, pytest.approx(0.5), pytest.approx(0.6))
+
+
+def test_sample_spread(sampled):
+    s = sampled.frame("sample_spread")
+    assert list(s.columns) == ["run", "question_id", "metric", "n", "mean", "variance"]
+    f = s[(s.run == "a") & (s.question_id == "q1") & (s.metric == "faithfulness")].iloc[0]
+    # 1, 0.5, 0.6: mean 0.7, squares 0.09 + 0.04 + 0.01 over 2
+    assert (f.n, f["mean"], f.variance) == (3, pytest.approx(0.7), pytest.approx(0.07))
+    single = s[(s.run == "a") & (s.question_id == "q2") & (s.metric == "correct")].iloc[0]
+    assert single.n == 1 and pd.isna(single.variance)
+    # q2 has no labelled evidence: no retrieval score
+    assert set(s.loc[s.metric == "recall", "question_id"]) == {"q1"}
+
+
+def test_first_sample(sampled):
+    sampled.execute("first_sample")
+    rows = sampled.con.execute("SELECT run, question_id, sample FROM facts ORDER BY ALL").fetchall()
+    assert rows == [("a", "q1", "0"), ("a", "q2", "0"), ("b", "q1", "0"), ("b", "q2", "0")]
+
+
+def test_sample_problems(tmp_path):
+    rows = [dict(r) for r in SAMPLED_A]
+    rows[2]["relevant_grades"] = [1, 1, 0]  # q1's third sample grades p2 differently
+    rows[1]["slice"] = "changes"
+    path = tmp_path / "labels.parquet"
+    pd.DataFrame(rows).to_parquet(path)
+    db = RunDatabase(open_run(path, "A"))
+    db.execute("facts", k=None)
+    found = db.frame("sample_problems", examples=3)
+    db.close()
+    assert found[["kind", "column_name", "n"]].values.tolist() == [
+        ["sample_labels", "slice", 1],
+        ["sample_labels", "relevant_ids", 1],
+    ]
+    assert list(found.iloc[0].row_numbers) == [1] and list(found.iloc[1].row_numbers) == [2]
+    assert list(found.iloc[0].details) == ["row 1 has refunds, this row changes"]

@@ -1,0 +1,33 @@
+-- One row per run and question: the mean over the question's samples of every score in
+-- question_metrics (a run without a sample column has one sample, its own scores).
+-- Reads: table question_metrics. Labels agree across samples (sample_problems.sql), so
+--   n_relevant and answerable are the question's; a 0/1 score becomes the share of samples
+--   that scored 1. Sums run in sample order: same input, same bits.
+-- Returns (temp table question_means): run, question_id, row_number (the first sample's),
+--   slice, samples (rows averaged), k (the smallest prompt of the samples), n_relevant,
+--   answerable, evidence_in_context (in the prompt of any sample), context_tokens and every
+--   score of question_metrics, averaged.
+CREATE OR REPLACE TEMP TABLE question_means AS
+SELECT
+    run,
+    question_id,
+    min(row_number) AS row_number,
+    any_value(slice ORDER BY row_number) AS slice,
+    count(*) AS samples,
+    min(k) AS k,
+    any_value(n_relevant) AS n_relevant,
+    any_value(answerable) AS answerable,
+    bool_or(evidence_in_context) AS evidence_in_context,
+    avg(context_tokens ORDER BY sample) AS context_tokens,
+    avg(recall ORDER BY sample) AS recall,
+    avg(precision ORDER BY sample) AS precision,
+    avg(hit ORDER BY sample) AS hit,
+    avg(mrr ORDER BY sample) AS mrr,
+    avg(ndcg ORDER BY sample) AS ndcg,
+    avg(map ORDER BY sample) AS map,
+    avg(rprec ORDER BY sample) AS rprec,
+    avg("all" ORDER BY sample) AS "all",
+    avg(correct ORDER BY sample) AS correct,
+    avg(faithfulness ORDER BY sample) AS faithfulness
+FROM question_metrics
+GROUP BY run, question_id

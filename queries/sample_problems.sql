@@ -1,0 +1,42 @@
+-- Samples of one question whose labels disagree: a question is labelled once, whichever answer
+-- is scored, so a disagreement means the rows are not samples of one question.
+-- Reads: table facts. Params: $examples INTEGER: examples kept per problem.
+-- Only runs that log a sample column are checked (without one a repeated question_id is a
+-- duplicate_id of row_problems.sql). Each row is compared with its question's first row;
+-- relevant labels compare as sets of (passage, grade).
+-- Returns: the columns of row_problems.sql, kind 'sample_labels', one row per column that
+--   disagrees (relevant_ids, answerable, slice, question); details 'row N has ...'.
+WITH labelled AS (
+    SELECT run, row_number, question_id, sample, answerable::VARCHAR AS answerable, slice,
+           question,
+           list_sort(list_transform(
+               coalesce(relevant_ids, []),
+               lambda id, i: id || ':' || relevant_grades[i]::VARCHAR
+           ))::VARCHAR AS labels,
+           max(sample) OVER (PARTITION BY run) <> '' AS sampled,
+           min(row_number) OVER (PARTITION BY run, question_id) AS first_row
+    FROM facts
+),
+compared AS (
+    SELECT r.run, r.row_number, r.question_id, f.row_number AS first_row,
+           unnest(['relevant_ids', 'answerable', 'slice', 'question']) AS column_name,
+           unnest([r.labels, r.answerable, r.slice, r.question]) AS value,
+           unnest([f.labels, f.answerable, f.slice, f.question]) AS first_value
+    FROM labelled AS r
+    JOIN labelled AS f ON f.run = r.run AND f.row_number = r.first_row
+    WHERE r.sampled AND r.row_number > r.first_row
+),
+problems AS (
+    SELECT run, 'sample_labels' AS kind, column_name, row_number, question_id,
+           'row ' || (first_row + 1) || ' has ' || coalesce(first_value, 'null') || ', this row '
+               || coalesce(value, 'null') AS detail
+    FROM compared
+    WHERE value IS DISTINCT FROM first_value
+)
+SELECT run, kind, column_name, 'error' AS severity, count(*) AS n,
+       list(row_number ORDER BY row_number)[1:$examples] AS row_numbers,
+       list(question_id ORDER BY row_number)[1:$examples] AS question_ids,
+       list(detail ORDER BY row_number)[1:$examples] AS details
+FROM problems
+GROUP BY run, kind, column_name
+ORDER BY run, min(row_number), column_name

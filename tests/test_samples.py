@@ -1,0 +1,215 @@
+"""Repeated answers: several rows per question with a sample (or epoch) column."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from reportgen.cli import cli
+from reportgen.samples import spread
+
+# Hand-worked logs: three questions, three samples of q1 and q2 and two of q3 in each run.
+# Every sample's evidence p1 is in its prompt or not, so hit is 0/1 per sample.
+A = {
+    "q1": [(True, 1.0, ["p1"]), (False, 0.5, ["p9"]), (True, 0.6, ["p1"])],
+    "q2": [(False, 0.2, ["p9"]), (False, 0.4, ["p9"]), (False, 0.3, ["p9"])],
+    "q3": [(True, 0.9, ["p1"]), (True, 0.7, ["p1"])],
+}
+B = {
+    "q1": [(True, 1.0, ["p1"]), (True, 1.0, ["p1"]), (True, 0.7, ["p1"])],
+    "q2": [(True, 0.5, ["p1"]), (False, 0.5, ["p9"]), (True, 0.8, ["p1"])],
+    "q3": [(False, 0.6, ["p9"]), (True, 0.6, ["p1"])],
+}
+
+
+def _frame(answers: dict, column: str = "sample") -> pd.DataFrame:
+    rows = [
+        {
+            "question_id": q,
+            column: s,
+            "slice": "s1" if q != "q3" else "s2",
+            "relevant_ids": ["p1"],
+            "context_ids": context,
+            "correct": correct,
+            "faithfulness": faithful,
+        }
+        for q, samples in answers.items()
+        for s, (correct, faithful, context) in enumerate(samples)
+    ]
+    return pd.DataFrame(rows)
+
+
+def _compare(tmp_path: Path, a: pd.DataFrame, b: pd.DataFrame, *options: str):
+    a.to_parquet(tmp_path / "a.parquet")
+    b.to_parquet(tmp_path / "b.parquet")
+    html, out = tmp_path / "r.html", tmp_path / "r.json"
+    args = ["compare", str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet"), "-o", str(html)]
+    result = CliRunner().invoke(cli, [*args, "--n-boot", "200", *options])
+    return result, (json.loads(out.read_text()) if out.exists() else None), html
+
+
+def _mean_of_means(answers: dict, i: int) -> float:
+    return float(np.mean([np.mean([float(s[i]) for s in v]) for v in answers.values()]))
+
+
+def test_scores_are_averaged_within_a_question_before_pairing(tmp_path):
+    result, report, _ = _compare(tmp_path, _frame(A), _frame(B))
+    assert result.exit_code == 0, result.output
+    m = report["metrics"]
+    assert m["correct"]["a"] == pytest.approx(5 / 9)  # (2/3 + 0 + 1) / 3
+    assert m["correct"]["b"] == pytest.approx(13 / 18)  # (1 + 2/3 + 1/2) / 3
+    assert m["faithfulness"]["a"] == pytest.approx(0.6)  # (0.7 + 0.3 + 0.8) / 3
+    assert m["faithfulness"]["b"] == pytest.approx((0.9 + 0.6 + 0.6) / 3)
+    assert m["hit@1"]["a"] == pytest.approx(5 / 9)  # the same samples put p1 in the prompt
+    assert m["correct"]["n"] == 3 and report["n_paired"] == 3
+    # shares are continuous: q1 and q2 went up, q3 down; no fixed / broken count
+    assert (m["correct"]["wins"], m["correct"]["losses"]) == (2, 1)
+    assert m["correct"]["fixed"] is None and m["correct"]["broken"] is None
+    assert m["correct"]["test"] == "bootstrap-t"  # the continuous test under 1,000 questions
+
+
+def test_decomposition_matches_the_hand_worked_numbers(tmp_path):
+    _, report, html = _compare(tmp_path, _frame(A), _frame(B))
+    faith = report["samples"]["faithfulness"]["A"]
+    # sample variances 0.07, 0.01, 0.02; mean 1/m = (1/3 + 1/3 + 1/2) / 3 = 7/18
+    noise = (0.07 + 0.01 + 0.02) / 3 * 7 / 18
+    assert faith["within"] == pytest.approx(noise)
+    assert faith["between"] == pytest.approx(0.07 - noise)  # variance of 0.7, 0.3, 0.8
+    assert faith["within_share"] == pytest.approx(noise / 0.07)
+    assert faith["samples"] == pytest.approx(18 / 7)
+    assert faith["samples_to_halve"] == 6  # 18/7 (2 - s) / (1 - s) = 5.73 for s = 0.185
+    assert "How much of the spread is sampling noise?" in html.read_text()
+
+
+def _numpy_spread(a: pd.DataFrame, b: pd.DataFrame, column: str) -> dict[str, float]:
+    """The decomposition of B - A from the raw rows, with numpy alone."""
+    noise = 0.0
+    means = []
+    for frame in (a, b):
+        groups = [g[column].to_numpy(dtype=float) for _, g in frame.groupby("question_id")]
+        variances = [np.var(g, ddof=1) for g in groups if len(g) > 1]
+        noise += np.mean(variances) * np.mean([1 / len(g) for g in groups])
+        means.append(np.array([g.mean() for g in groups]))
+    total = np.var(means[1] - means[0], ddof=1)
+    return {"within": noise, "between": max(total - noise, 0), "share": noise / max(total, noise)}
+
+
+@pytest.mark.parametrize("metric", ["correct", "faithfulness"])
+def test_difference_decomposition_matches_numpy(tmp_path, metric):
+    _, report, _ = _compare(tmp_path, _frame(A), _frame(B))
+    got = report["samples"][metric]["B - A"]
+    want = _numpy_spread(_frame(A), _frame(B), metric)
+    assert got["within"] == pytest.approx(want["within"])
+    assert got["between"] == pytest.approx(want["between"])
+    assert got["within_share"] == pytest.approx(want["share"])
+
+
+def test_epoch_is_another_name_of_sample(tmp_path):
+    _, by_sample, _ = _compare(tmp_path, _frame(A), _frame(B))
+    _, by_epoch, _ = _compare(tmp_path, _frame(A, "epoch"), _frame(B, "epoch"))
+    assert by_epoch["metrics"] == by_sample["metrics"]
+    assert by_epoch["samples"] == by_sample["samples"]
+
+
+def test_sample_in_one_run_only(tmp_path):
+    """A single answer per question in A, several in B: B's are averaged, A's taken as they
+    are; A's noise cannot be measured, so neither can the difference's."""
+    single = _frame({q: v[:1] for q, v in A.items()}).drop(columns="sample")
+    result, report, _ = _compare(tmp_path, single, _frame(B))
+    assert result.exit_code == 0, result.output
+    assert report["metrics"]["correct"]["a"] == pytest.approx(2 / 3)  # q1, q3 right first time
+    assert report["metrics"]["correct"]["b"] == pytest.approx(_mean_of_means(B, 0))
+    assert report["samples"]["correct"]["A"]["within"] is None
+    assert report["samples"]["correct"]["B"]["within"] is not None
+    assert report["samples"]["correct"]["B - A"]["within_share"] is None
+
+
+def test_labels_that_differ_between_samples_are_refused_naming_the_row(tmp_path):
+    a = _frame(A)
+    a.at[4, "relevant_ids"] = ["p2"]  # q2's second sample
+    result, _, html = _compare(tmp_path, a, _frame(B))
+    assert result.exit_code == 2
+    line = result.output.strip().splitlines()[-1]
+    assert "a.parquet" in line and "row 5" in line and "'q2'" in line
+    assert "relevant_ids" in line and "row 4" in line
+    assert not html.exists()
+
+
+def test_a_repeated_sample_is_a_duplicate(tmp_path):
+    a = _frame(A)
+    a.at[1, "sample"] = 0  # q1 sample 0 twice
+    result, _, _ = _compare(tmp_path, a, _frame(B))
+    assert result.exit_code == 2
+    assert "'q1' appears in rows 1 and 2" in result.output
+
+
+def test_sample_and_epoch_together_are_refused(tmp_path):
+    a = _frame(A).assign(epoch=0)
+    result, _, _ = _compare(tmp_path, a, _frame(B))
+    assert result.exit_code == 2
+    assert "both sample and epoch" in result.output
+
+
+def _simulate(rng, n: int, m: int, between: float, within: float) -> pd.DataFrame:
+    mu = rng.normal(0.5, math.sqrt(between), n)
+    values = mu[:, None] + rng.normal(0, math.sqrt(within), (n, m))
+    q = np.repeat(np.arange(n), m)
+    return pd.DataFrame(
+        {
+            "run": "a",
+            "question_id": q.astype(str),
+            "metric": "faithfulness",
+            "value": values.ravel(),
+        }
+    )
+
+
+def _summarise(frame: pd.DataFrame) -> pd.DataFrame:
+    return (
+        frame.groupby(["run", "question_id", "metric"])["value"]
+        .agg(n="count", mean="mean", variance="var")
+        .reset_index()
+    )
+
+
+def test_decomposition_recovers_known_variances():
+    """Questions with between-question variance 0.04 and within-question variance 0.09, four
+    samples each, in both runs: within is 0.09 / 4 per run, between 0.04, and the difference's
+    noise is the sum of both runs'."""
+    rng = np.random.default_rng(7)
+    n, m, between, within = 4000, 4, 0.04, 0.09
+    a = _simulate(rng, n, m, between, within)
+    b = _simulate(rng, n, m, between, within).assign(run="b")
+    got = {s.run: s for s in spread(_summarise(pd.concat([a, b])), ("faithfulness",))}
+    assert got["A"].within == pytest.approx(within / m, rel=0.05)
+    assert got["A"].between == pytest.approx(between, rel=0.1)
+    assert got["B - A"].within == pytest.approx(2 * within / m, rel=0.05)
+    assert got["B - A"].between == pytest.approx(2 * between, rel=0.1)
+    share = (within / m) / (between + within / m)
+    assert got["A"].within_share == pytest.approx(share, rel=0.1)
+    # with the samples the formula names, the share measured again is half
+    halve = got["A"].samples_to_halve
+    assert halve is not None
+    again = spread(
+        _summarise(pd.concat([_simulate(rng, n, halve, between, within), b])), ("faithfulness",)
+    )[0]
+    assert again.within_share == pytest.approx(share / 2, rel=0.15)
+
+
+def test_samples_of_one_question_are_one_question_elsewhere(tmp_path):
+    """Samples share the question's text (no duplicate-question smell), and a question of one
+    run only is listed once, not once per sample."""
+    a = _frame(A).assign(question=lambda f: "What about " + f["question_id"] + "?")
+    extra = _frame({"q4": B["q1"]})
+    b = pd.concat([_frame(B), extra]).assign(question=lambda f: "What about " + f["question_id"])
+    result, report, _ = _compare(tmp_path, a, b)
+    assert result.exit_code == 0, result.output
+    assert report["unmatched"] == {"only_a": [], "only_b": ["q4"]}
+    assert "duplicate_question" not in report["audit"]["smells"]
+    assert report["n_paired"] == 3
