@@ -131,30 +131,55 @@ def partial_sums(
 ) -> PartialSums:
     """The Poisson-bootstrap partial sums of one shard: ``values`` (NaN: question left out) of
     the questions ``question_ids``; same inputs and seed, same sums."""
+    return partial_sums_by_column(question_ids, np.asarray(values)[:, None], n_boot, seed)[0]
+
+
+def partial_sums_by_column(
+    question_ids: Sequence[str], values: np.ndarray, n_boot: int, seed: int
+) -> list[PartialSums]:
+    """The partial sums of each column of ``values`` (questions x metrics, NaN: left out),
+    drawing each question's weights once for every metric."""
     values = np.asarray(values, dtype=float)
     kept = ~np.isnan(values)
-    keys = question_keys([q for q, k in zip(question_ids, kept, strict=True) if k])
-    _check_range(int(np.abs(values[kept]).max(initial=0) * 2.0**FIXED_POINT_BITS), len(keys))
-    fixed = to_fixed(values[kept])
-    weighted = np.zeros(n_boot, dtype=np.int64)
-    weights = np.zeros(n_boot, dtype=np.int64)
+    _check_range(int(np.nanmax(np.abs(values), initial=0) * 2.0**FIXED_POINT_BITS), len(values))
+    fixed = to_fixed(np.where(kept, values, 0.0))
+    keys = question_keys(question_ids)
+    columns = values.shape[1]
+    limbs = _limbs(fixed.T).reshape(3 * columns, -1)  # (limb, column) rows, one per question
+    mask = kept.T.astype(float)
+    weighted = np.zeros((columns, n_boot), dtype=np.int64)
+    weights = np.zeros((columns, n_boot), dtype=np.int64)
     rows = max(1, CHUNK_CELLS // max(n_boot, 1))
-    limbs = _limbs(fixed)
     for start in range(0, len(keys), rows):
         w = poisson_weights(seed, keys[start : start + rows], 0, n_boot).astype(float)
-        weighted += _from_limbs(limbs[:, start : start + rows] @ w)
-        weights += w.sum(axis=0).astype(np.int64)
-    # int64 sums wrap, so they are exact whenever the final sums fit: checked here.
-    largest = int(np.abs(fixed).max(initial=0)) * int(weights.max(initial=0))
-    _check_range(largest, len(fixed))
-    with np.errstate(over="ignore"):
-        key_sum = int(keys.sum(dtype=np.uint64))
-    return PartialSums(seed, len(fixed), int(fixed.sum()), key_sum, weighted, weights)
+        part = limbs[:, start : start + rows] @ w
+        weighted += _from_limbs(part.reshape(3, columns, n_boot))
+        weights += np.rint(mask[:, start : start + rows] @ w).astype(np.int64)
+    sums = []
+    for column in range(columns):
+        own = kept[:, column]
+        # int64 sums wrap, so they are exact whenever the final sums fit: checked here.
+        largest = int(np.abs(fixed[:, column]).max(initial=0)) * int(weights[column].max())
+        _check_range(largest, int(own.sum()))
+        with np.errstate(over="ignore"):
+            key_sum = int(keys[own].sum(dtype=np.uint64))
+        sums.append(
+            PartialSums(
+                seed,
+                int(own.sum()),
+                int(fixed[:, column].sum()),
+                key_sum,
+                weighted[column],
+                weights[column],
+            )
+        )
+    return sums
 
 
 def _limbs(fixed: np.ndarray) -> np.ndarray:
-    """int64 values as three float64 rows of 21-bit limbs (the top one signed), so that a
-    product with a chunk of small integer weights sums exactly in floating point (BLAS)."""
+    """int64 values as three float64 arrays of 21-bit limbs (the top one signed), stacked on a
+    new first axis, so that a product with a chunk of small integer weights sums exactly in
+    floating point (BLAS)."""
     mask = (1 << _LIMB_BITS) - 1
     return np.stack(
         [(fixed >> (_LIMB_BITS * i)) & mask for i in range(2)] + [fixed >> (2 * _LIMB_BITS)]
