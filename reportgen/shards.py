@@ -12,6 +12,7 @@ import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -19,7 +20,7 @@ import pyarrow.parquet as pq
 
 from .database import RunDatabase
 from .errors import InputError
-from .load import open_log
+from .load import RunFile, open_log
 from .metrics import ANSWER, RETRIEVAL
 from .output import write_all
 from .poisson import (
@@ -48,7 +49,12 @@ SUMS_SCHEMA = pa.schema(
 def run_metrics(path: Path, reading: ReadOptions, k: int | None, gain: str) -> pa.Table:
     """One log's per-question metrics, in file order, as ``compare`` computes them (after the
     same row checks); columns: question_id, slice, k, n_relevant, the metrics, answerable."""
-    run = open_log(path, "A", reading)
+    return metrics_of(open_log(path, "A", reading), k, gain)
+
+
+def metrics_of(run: RunFile, k: int | None, gain: str) -> pa.Table:
+    """The per-question metrics of an opened log (a file, shards, or a table in memory)."""
+    path = run.path
     if k is None and "relevant_ids" in run.columns and "context_ids" not in run.columns:
         raise InputError(
             f"{path}: no context_ids column, so the prompt cutoff is unknown; pass --k with the "
@@ -72,6 +78,7 @@ def run_metrics(path: Path, reading: ReadOptions, k: int | None, gain: str) -> p
 
 
 def metric_names(table: pa.Table) -> list[str]:
+    """The metric columns of a per-question table, in report order."""
     return [m for m in (*RETRIEVAL, *ANSWER) if m in table.column_names]
 
 
@@ -81,21 +88,7 @@ def sums_table(table: pa.Table, n_boot: int, seed: int) -> pa.Table:
     values = np.column_stack([table[m].to_numpy(zero_copy_only=False).astype(float) for m in names])
     ids = table["question_id"].to_pylist()
     sums = partial_sums_by_column(ids, values, n_boot, seed)
-    return pa.Table.from_pylist(
-        [
-            {
-                "metric": name,
-                "seed": s.seed,
-                "n": s.n,
-                "total": s.total,
-                "key_sum": s.key_sum,
-                "weighted": s.weighted.tolist(),
-                "weights": s.weights.tolist(),
-            }
-            for name, s in zip(names, sums, strict=True)
-        ],
-        schema=SUMS_SCHEMA,
-    )
+    return sums_rows(dict(zip(names, sums, strict=True)))
 
 
 def _parquet(table: pa.Table) -> bytes:
@@ -129,17 +122,42 @@ def read_sums(path: Path) -> dict[str, PartialSums]:
         raise InputError(
             f"{path}: not a file of partial sums; write one with ragreport metrics --partial-sums"
         )
-    return {
-        row["metric"]: PartialSums(
-            seed=row["seed"],
-            n=row["n"],
-            total=row["total"],
-            key_sum=row["key_sum"],
-            weighted=np.array(row["weighted"], dtype=np.int64),
-            weights=np.array(row["weights"], dtype=np.int64),
-        )
-        for row in table.to_pylist()
-    }
+    return sums_by_metric(table)
+
+
+def sums_by_metric(table: pa.Table) -> dict[str, PartialSums]:
+    """The rows of a sums table as PartialSums, by metric (one row per metric)."""
+    return {row["metric"]: sums_of_row(row) for row in table.to_pylist()}
+
+
+def sums_of_row(row: dict[str, Any]) -> PartialSums:
+    return PartialSums(
+        seed=row["seed"],
+        n=row["n"],
+        total=row["total"],
+        key_sum=row["key_sum"],
+        weighted=np.array(row["weighted"], dtype=np.int64),
+        weights=np.array(row["weights"], dtype=np.int64),
+    )
+
+
+def sums_rows(sums: dict[str, PartialSums]) -> pa.Table:
+    """Partial sums by metric as the table a sums file holds."""
+    return pa.Table.from_pylist(
+        [
+            {
+                "metric": name,
+                "seed": s.seed,
+                "n": s.n,
+                "total": s.total,
+                "key_sum": s.key_sum,
+                "weighted": s.weighted.tolist(),
+                "weights": s.weights.tolist(),
+            }
+            for name, s in sums.items()
+        ],
+        schema=SUMS_SCHEMA,
+    )
 
 
 @dataclass(frozen=True)
