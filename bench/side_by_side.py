@@ -1,6 +1,7 @@
 """``ragreport compare`` next to pytrec_eval and ranx on the same logs, in one run.
 
-Usage: ``python bench/side_by_side.py [--sizes 10000,100000] [--repeats 3] [--profile]``
+Usage: ``python bench/side_by_side.py [--sizes 10000,100000] [--repeats 3] [--large-repeats 3]
+[--profile]``
 
 For each N: generate (or reuse) the seeded log pair of make_logs.py (depth 100, the top 5 sent to
 the generator), turn it into the dicts the two libraries take (qrels {qid: {doc: grade}} and one
@@ -13,6 +14,8 @@ pickle them. Then time, as separate cold processes, in alternating order (A B C,
   the prebuilt dicts, and compute recall, precision, hit (success), reciprocal rank and nDCG at K
   for both runs.
 
+Each run's wall time and CPU time (user + system over all its threads, from RUSAGE_CHILDREN)
+are recorded: on a shared machine the CPU time is the steadier measure of the work done.
 One untimed warm-up run of each comes first (the OS caches the files); it also times a second
 evaluation inside the library's process, which shows what numba's compilation costs ranx in
 each new process. Prints the medians, compare's ratio to each library (whole
@@ -27,6 +30,7 @@ import json
 import os
 import pickle
 import pstats
+import resource
 import statistics
 import subprocess
 import sys
@@ -44,6 +48,7 @@ from make_logs import CONTEXT, write_logs  # noqa: E402
 
 CACHE = Path(tempfile.gettempdir()) / "ragreport-bench-logs"
 TOOLS = ("compare", "pytrec_eval", "ranx")
+LARGE = 100_000  # sizes from which --large-repeats applies
 AGREEMENT = 1e-9  # the means of the three tools must agree to this (mrr aside, see library_eval)
 # Stages of compare, each the cumulative time of the functions named (file suffix, function),
 # chosen so that none is inside another.
@@ -114,10 +119,17 @@ def command(
     return argv + ["again"] * again
 
 
-def timed(argv: list[str]) -> tuple[float, str]:
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(argv: list[str]) -> tuple[float, float, str]:
+    """Wall seconds, CPU seconds (user + system, every thread) and stdout of one child."""
+    cpu = _children_cpu()
     started = time.perf_counter()
     done = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, check=True)
-    return time.perf_counter() - started, done.stdout
+    return time.perf_counter() - started, _children_cpu() - cpu, done.stdout
 
 
 def compare_means(out: Path) -> list[dict[str, float]]:
@@ -139,26 +151,31 @@ def bench_size(n: int, args: argparse.Namespace, work: Path) -> dict[str, object
     out.mkdir()
     print(f"\nN = {n:,} ({judged:,} judged), load average before: {load_average()}", flush=True)
     warm_up = {tool: timed(command(tool, paths, pickled, out, again=True)) for tool in TOOLS}
-    outputs = {tool: stdout for tool, (_, stdout) in warm_up.items()}
+    outputs = {tool: stdout for tool, (_, _, stdout) in warm_up.items()}
     walls: dict[str, list[float]] = {tool: [] for tool in TOOLS}
+    cpus: dict[str, list[float]] = {tool: [] for tool in TOOLS}
     evals: dict[str, list[float]] = {tool: [] for tool in TOOLS[1:]}
-    for repeat in range(args.repeats):
+    repeats = args.repeats if n < LARGE else args.large_repeats
+    for repeat in range(repeats):
         for tool in TOOLS if repeat % 2 == 0 else TOOLS[::-1]:
-            wall, stdout = timed(command(tool, paths, pickled, out))
+            wall, cpu, stdout = timed(command(tool, paths, pickled, out))
             walls[tool].append(wall)
+            cpus[tool].append(cpu)
             if tool != "compare":
                 evals[tool].append(json.loads(stdout)["eval_s"])
     medians = {tool: statistics.median(times) for tool, times in walls.items()}
+    cpu_medians = {tool: statistics.median(times) for tool, times in cpus.items()}
     for tool in TOOLS:
-        line = f"  {tool:12} median {medians[tool]:7.2f} s  (runs: "
-        print(line + ", ".join(f"{t:.2f}" for t in walls[tool]) + ")")
+        line = f"  {tool:12} median {medians[tool]:7.2f} s wall, {cpu_medians[tool]:7.2f} s CPU"
+        print(line + "  (wall of each run: " + ", ".join(f"{t:.2f}" for t in walls[tool]) + ")")
     for tool in TOOLS[1:]:
         evaluation = statistics.median(evals[tool])
         again = json.loads(outputs[tool])["again_s"]
         print(
-            f"  compare / {tool}: {medians['compare'] / medians[tool]:.2f} (whole process), "
-            f"{medians['compare'] / evaluation:.2f} (against its evaluation alone, "
-            f"{evaluation:.2f} s; a second evaluation in the same process: {again:.2f} s)"
+            f"  compare / {tool}: {medians['compare'] / medians[tool]:.2f} wall, "
+            f"{cpu_medians['compare'] / cpu_medians[tool]:.2f} CPU (whole processes); "
+            f"{medians['compare'] / evaluation:.2f} against its evaluation alone "
+            f"({evaluation:.2f} s; a second evaluation in the same process: {again:.2f} s)"
         )
     print(f"  load average after: {load_average()}")
     means = {"compare": compare_means(out)}
@@ -181,7 +198,7 @@ def profile(paths: tuple[Path, Path], work: Path) -> None:
     argv = [sys.executable, "-m", "cProfile", "-o", str(stats_path), "-m", "reportgen",
             "compare", *map(str, paths), "-o", str(work / "profiled.html"),
             "--gain", "linear"]  # fmt: skip
-    wall, _ = timed(argv)
+    wall, _, _ = timed(argv)
     stats = pstats.Stats(str(stats_path))
     entries = stats.stats  # type: ignore[attr-defined]
     print(f"\nProfile of compare at {paths[0].parent.name} (wall {wall:.2f} s under cProfile)")
@@ -206,6 +223,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--large-repeats", type=int, default=3, help="repeats from 100k on")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--profile", action="store_true", help="cProfile compare at the largest N")
     args = parser.parse_args()
