@@ -253,3 +253,23 @@ def test_row_problems_counts_every_row_and_keeps_the_first_examples(tmp_path: Pa
     assert list(nulls.details) == ["1 null(s)"] * 3
     assert list(found.iloc[1].details) == ["1.25"]
     assert list(found.iloc[2].details) == ["first seen at row 1"]  # 1-based, as users count
+
+
+def test_run_metrics(tmp_path: Path):
+    path = tmp_path / "a.parquet"
+    pd.DataFrame(A_ROWS).to_parquet(path)
+    database = RunDatabase(open_run(path, "A"))  # one log, as ragreport metrics reads it
+    database.prepare(None)
+    database.execute("question_metrics", k=None, exponential=True)
+    m = database.frame("run_metrics")
+    database.close()
+    assert list(m.columns) == [
+        "question_id", "slice", "k", "n_relevant", "recall", "precision", "hit", "mrr", "ndcg",
+        "map", "rprec", "all", "correct", "faithfulness", "answerable",
+    ]  # fmt: skip
+    assert m.question_id.tolist() == ["q1", "q2", "q3"]  # file order
+    # q1's context p1, p2, p2: one of its two relevant passages, first at rank 2
+    q1 = m.iloc[0]
+    assert (q1.k, q1.recall, q1.precision, q1.mrr) == pytest.approx((3, 0.5, 1 / 3, 0.5))
+    assert pd.isna(m.iloc[1].recall)  # q2 has no labelled evidence
+    assert (m.iloc[2].recall, m.iloc[2].correct) == (1.0, 1.0)
