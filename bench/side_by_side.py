@@ -143,21 +143,22 @@ def compare_means(out: Path) -> list[dict[str, float]]:
     return means
 
 
-def bench_size(n: int, args: argparse.Namespace, work: Path) -> dict[str, object]:
+def bench_size(n: int, args: argparse.Namespace, work: Path) -> None:
     paths = logs(n, args.seed)
     pickled = work / f"dicts-{n}.pickle"
     judged = dicts(paths, pickled)
     out = work / f"out-{n}"
     out.mkdir()
     print(f"\nN = {n:,} ({judged:,} judged), load average before: {load_average()}", flush=True)
-    warm_up = {tool: timed(command(tool, paths, pickled, out, again=True)) for tool in TOOLS}
+    tools = [t for t in TOOLS if t in args.tools.split(",")]
+    warm_up = {tool: timed(command(tool, paths, pickled, out, again=True)) for tool in tools}
     outputs = {tool: stdout for tool, (_, _, stdout) in warm_up.items()}
-    walls: dict[str, list[float]] = {tool: [] for tool in TOOLS}
-    cpus: dict[str, list[float]] = {tool: [] for tool in TOOLS}
-    evals: dict[str, list[float]] = {tool: [] for tool in TOOLS[1:]}
+    walls: dict[str, list[float]] = {tool: [] for tool in tools}
+    cpus: dict[str, list[float]] = {tool: [] for tool in tools}
+    evals: dict[str, list[float]] = {tool: [] for tool in tools[1:]}
     repeats = args.repeats if n < LARGE else args.large_repeats
     for repeat in range(repeats):
-        for tool in TOOLS if repeat % 2 == 0 else TOOLS[::-1]:
+        for tool in tools if repeat % 2 == 0 else tools[::-1]:
             wall, cpu, stdout = timed(command(tool, paths, pickled, out))
             walls[tool].append(wall)
             cpus[tool].append(cpu)
@@ -165,10 +166,10 @@ def bench_size(n: int, args: argparse.Namespace, work: Path) -> dict[str, object
                 evals[tool].append(json.loads(stdout)["eval_s"])
     medians = {tool: statistics.median(times) for tool, times in walls.items()}
     cpu_medians = {tool: statistics.median(times) for tool, times in cpus.items()}
-    for tool in TOOLS:
+    for tool in tools:
         line = f"  {tool:12} median {medians[tool]:7.2f} s wall, {cpu_medians[tool]:7.2f} s CPU"
         print(line + "  (wall of each run: " + ", ".join(f"{t:.2f}" for t in walls[tool]) + ")")
-    for tool in TOOLS[1:]:
+    for tool in tools[1:]:
         evaluation = statistics.median(evals[tool])
         again = json.loads(outputs[tool])["again_s"]
         print(
@@ -179,8 +180,8 @@ def bench_size(n: int, args: argparse.Namespace, work: Path) -> dict[str, object
         )
     print(f"  load average after: {load_average()}")
     means = {"compare": compare_means(out)}
-    means |= {tool: json.loads(outputs[tool])["means"] for tool in TOOLS[1:]}
-    for tool in TOOLS[1:]:
+    means |= {tool: json.loads(outputs[tool])["means"] for tool in tools[1:]}
+    for tool in tools[1:]:
         worst = max(
             abs(means[tool][run][m] - means["compare"][run][m])
             for run in (0, 1)
@@ -189,7 +190,6 @@ def bench_size(n: int, args: argparse.Namespace, work: Path) -> dict[str, object
         )
         agree = "agree" if worst <= AGREEMENT else "DIFFER"
         print(f"  means of compare and {tool} {agree} (largest difference {worst:.1e})")
-    return {"medians": medians, "paths": paths}
 
 
 def profile(paths: tuple[Path, Path], work: Path) -> None:
@@ -225,16 +225,17 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--large-repeats", type=int, default=3, help="repeats from 100k on")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--tools", default=",".join(TOOLS), help="compare first, then libraries")
     parser.add_argument("--profile", action="store_true", help="cProfile compare at the largest N")
     args = parser.parse_args()
     print(f"nproc {os.cpu_count()}, Python {sys.version.split()[0]}")
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
         sizes = [int(s) for s in args.sizes.split(",")]
+        if args.profile:  # first: it needs no other tool
+            profile(logs(sizes[-1], args.seed), work)
         for n in sizes:
-            result = bench_size(n, args, work)
-        if args.profile:
-            profile(result["paths"], work)  # type: ignore[arg-type]
+            bench_size(n, args, work)
 
 
 if __name__ == "__main__":
