@@ -5,8 +5,9 @@ Usage: ``python bench/side_by_side.py [--sizes 10000,100000] [--repeats 3] [--la
 
 For each N: generate (or reuse) the seeded log pair of make_logs.py (depth 100, the top 5 sent to
 the generator), turn it into the dicts the two libraries take (qrels {qid: {doc: grade}} and one
-run {qid: {doc: score}} per log, questions with labelled evidence only, score = 100 - rank) and
-pickle them. Then time, as separate cold processes, in alternating order (A B C, C B A, ...):
+run {qid: {doc: score}} per log, questions with labelled evidence only, score = 100 - rank, a
+repeated passage id at its first place) and pickle them. Then time, as separate cold
+processes, in alternating order (A B C, C B A, ...):
 
 - ``python -m reportgen compare a.parquet b.parquet -o report.html --gain linear`` (the whole
   command: reading Parquet, every metric and statistic, charts, HTML and JSON);
@@ -101,7 +102,10 @@ def dicts(paths: tuple[Path, Path], out: Path) -> int:
         for qid, retrieved, relevant, grades in zip(*table.values(), strict=True):
             if relevant:
                 qrels[qid] = dict(zip(relevant, grades, strict=True))
-                run[qid] = {doc: float(100 - rank) for rank, doc in enumerate(retrieved)}
+                ranking: dict[str, float] = {}
+                for rank, doc in enumerate(retrieved):  # a repeated id keeps its first place
+                    ranking.setdefault(doc, float(100 - rank))
+                run[qid] = ranking
         runs.append(run)
     with out.open("wb") as handle:
         pickle.dump({"qrels": qrels, "runs": runs}, handle, protocol=pickle.HIGHEST_PROTOCOL)
