@@ -9,7 +9,6 @@ questions), and the result is a sums file that ``ragreport merge`` reads like a 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 
@@ -36,7 +35,7 @@ def _block_sums(block: pa.Table, *, k: int | None, gain: str, n_boot: int, seed:
 
 
 def ray_partial_sums(
-    paths: str | Sequence[str],
+    paths: str | list[str],
     *,
     n_boot: int,
     seed: int,
