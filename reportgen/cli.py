@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import functools
 import sys
 from collections.abc import Callable
@@ -392,6 +393,91 @@ def validate(ctx: click.Context, logs: tuple[Path, ...], reading: _Reading) -> N
             click.echo(line)
         refused = refused or result.refused
     ctx.exit(RagreportError.exit_code if refused else 0)
+
+
+def _option_of(command: click.Command, name: str, **changes: Any) -> Callable[..., Any]:
+    """The option ``name`` of ``command`` again, with some attributes changed."""
+
+    def add(function: Callable[..., Any]) -> Callable[..., Any]:
+        option = copy.copy(next(p for p in command.params if p.name == name))
+        for attribute, value in changes.items():
+            setattr(option, attribute, value)
+        function.__click_params__ = [*getattr(function, "__click_params__", []), option]  # type: ignore[attr-defined]
+        return function
+
+    return add
+
+
+@cli.command()
+@click.argument("log", type=_PATH)
+@_option_of(compare, "output", help="Path of the Parquet of per-question metrics.")
+@_option_of(compare, "k")
+@_option_of(compare, "gain")
+@click.option(
+    "--partial-sums",
+    "sums_path",
+    type=_PATH,
+    metavar="FILE",
+    help="Also write the Poisson-bootstrap partial sums of every metric, for ragreport merge.",
+)
+@_option_of(compare, "n_boot", default=1000, help="Bootstrap replicates of the partial sums.")
+@_option_of(
+    compare,
+    "seed",
+    type=click.IntRange(0, 2**64 - 1),
+    help="Seed of the partial sums: every shard of both runs needs the same.",
+)
+@_reading_options
+def metrics(
+    log: Path,
+    output: Path,
+    k: int | None,
+    gain: str,
+    sums_path: Path | None,
+    n_boot: int,
+    seed: int,
+    reading: _Reading,
+) -> None:
+    """Write one run log's (or one shard's) per-question metrics, as compare scores them."""
+    from .shards import run_metrics, write_metrics
+
+    (options,) = reading(1)
+    table = run_metrics(log, options, k, gain)
+    write_metrics(log, table, output, sums_path, n_boot, seed)
+    written = [str(output), *([str(sums_path)] if sums_path else [])]
+    click.echo(f"wrote {', '.join(written)} ({table.num_rows} questions)")
+
+
+@cli.command()
+@click.option(
+    "--a",
+    "a_parts",
+    multiple=True,
+    required=True,
+    type=_PATH,
+    metavar="FILE",
+    help="Partial sums of a shard of run A; repeatable.",
+)
+@click.option(
+    "--b",
+    "b_parts",
+    multiple=True,
+    required=True,
+    type=_PATH,
+    metavar="FILE",
+    help="Partial sums of a shard of run B; repeatable.",
+)
+@_option_of(compare, "confidence")
+def merge(a_parts: tuple[Path, ...], b_parts: tuple[Path, ...], confidence: float) -> None:
+    """Add the partial sums of every shard of runs A and B; print each metric's means and the
+    Poisson-bootstrap interval of B - A."""
+    from .shards import merge_runs
+
+    for m in merge_runs(a_parts, b_parts, confidence):
+        click.echo(
+            f"{m.metric}: A {m.a.mean:.4f} B {m.b.mean:.4f} B - A {m.diff.mean:+.4f} "
+            f"[{m.diff.low:+.4f}, {m.diff.high:+.4f}] over {m.diff.n} questions"
+        )
 
 
 main = cli

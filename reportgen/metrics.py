@@ -78,6 +78,14 @@ def _in_both(db: RunDatabase, column: str) -> bool:
     return all(column in run.columns for run in db.files.values())
 
 
+def score_questions(db: RunDatabase, k: int | None, exponential: bool) -> None:
+    """Score every question of every run (after ``db.prepare``): each answer, the precision of
+    span-labelled questions, then the mean over a question's samples (table question_means)."""
+    db.execute("question_metrics", k=k, exponential=exponential)
+    db.execute("span_precision", k=k)
+    db.execute("question_means")
+
+
 def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
     spans = _in_both(db, "relevant_spans")
     has_labels = _in_both(db, "relevant_ids") or spans
@@ -99,9 +107,7 @@ def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
         _no_metric(db)
     exponential = options.gain == "exponential"
     db.prepare(options.k, options.span_coverage)
-    db.execute("question_metrics", k=options.k, exponential=exponential)
-    db.execute("span_precision", k=options.k)
-    db.execute("question_means")
+    score_questions(db, options.k, exponential)
     paired = db.frame("paired")
     unmatched = db.frame("unmatched")
     if paired.empty:

@@ -410,3 +410,24 @@ def test_sample_problems(tmp_path):
     ]
     assert list(found.iloc[0].row_numbers) == [1] and list(found.iloc[1].row_numbers) == [2]
     assert list(found.iloc[0].details) == ["row 1 has refunds, this row changes"]
+
+
+def test_run_metrics(tmp_path: Path):
+    path = tmp_path / "a.parquet"
+    pd.DataFrame(A_ROWS).to_parquet(path)
+    database = RunDatabase(open_run(path, "A"))  # one log, as ragreport metrics reads it
+    database.prepare(None)
+    database.execute("question_metrics", k=None, exponential=True)
+    database.execute("question_means")  # one sample per question: the same scores
+    m = database.frame("run_metrics")
+    database.close()
+    assert list(m.columns) == [
+        "question_id", "slice", "k", "n_relevant", "recall", "precision", "hit", "mrr", "ndcg",
+        "map", "rprec", "all", "correct", "faithfulness", "answerable",
+    ]  # fmt: skip
+    assert m.question_id.tolist() == ["q1", "q2", "q3"]  # file order
+    # q1's context p1, p2, p2: one of its two relevant passages, first at rank 2
+    q1 = m.iloc[0]
+    assert (q1.k, q1.recall, q1.precision, q1.mrr) == pytest.approx((3, 0.5, 1 / 3, 0.5))
+    assert pd.isna(m.iloc[1].recall)  # q2 has no labelled evidence
+    assert (m.iloc[2].recall, m.iloc[2].correct) == (1.0, 1.0)

@@ -1,0 +1,169 @@
+"""The Poisson bootstrap: its hash against the reference, shards that add up bit for bit, and
+intervals against the exact bootstrap and known truth."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from reportgen.errors import InputError
+from reportgen.poisson import (
+    FIXED_POINT_BITS,
+    difference,
+    merge,
+    partial_sums,
+    percentile_interval,
+    poisson_weights,
+    question_keys,
+    splitmix64,
+    to_fixed,
+)
+from reportgen.stats import bootstrap_means
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+
+import simulate_poisson  # noqa: E402
+
+MASK = 2**64 - 1
+
+
+def mix_reference(z: int) -> int:
+    """SplitMix64's finaliser in Python integers (Steele, Lea and Flood 2014)."""
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
+    return z ^ (z >> 31)
+
+
+def test_splitmix64_gives_the_reference_stream():
+    # SplitMix64 seeded with 0: its first output is the published 0xE220A8397B1DCDAF
+    gamma = 0x9E3779B97F4A7C15
+    assert int(splitmix64(np.array([gamma], dtype=np.uint64))[0]) == 0xE220A8397B1DCDAF
+    values = [0, 1, 2**63, MASK, 0x0123456789ABCDEF]
+    got = splitmix64(np.array(values, dtype=np.uint64))
+    assert [int(v) for v in got] == [mix_reference(v) for v in values]
+
+
+def test_question_keys_fold_the_id_bytes():
+    def reference(text: str) -> int:
+        data = text.encode()
+        key = mix_reference(len(data))
+        padded = data + b"\0" * (-len(data) % 8)
+        for at in range(0, len(padded), 8):
+            key = mix_reference(key ^ int.from_bytes(padded[at : at + 8], "little"))
+        return key
+
+    ids = ["q1", "a", "a\0", "question-with-a-long-id-0001", "é€ 問", ""]
+    keys = question_keys(ids)
+    assert [int(k) for k in keys] == [reference(q) for q in ids]
+    assert len(set(keys.tolist())) == len(ids)  # "a" and "a\0" differ by their length
+    assert question_keys(["q1"])[0] == keys[0]  # the other ids of a shard do not matter
+
+
+def test_weights_are_poisson_1():
+    keys = question_keys([f"q{i}" for i in range(2000)])
+    weights = poisson_weights(7, keys, 0, 500).ravel()
+    observed = np.bincount(weights, minlength=7)[:6]
+    expected = stats.poisson.pmf(np.arange(6), 1.0) * weights.size
+    tail = weights.size - expected.sum()
+    result = stats.chisquare(
+        np.append(observed, weights.size - observed.sum()), np.append(expected, tail)
+    )
+    assert result.pvalue > 0.001, (observed, expected)
+    # replicates are independent of each other: correlation of two columns ~ 1 / sqrt(n)
+    w = poisson_weights(7, keys, 0, 2).astype(float)
+    assert abs(np.corrcoef(w[:, 0], w[:, 1])[0, 1]) < 4 / math.sqrt(len(keys))
+
+
+def test_a_replicate_is_the_same_computed_alone():
+    keys = question_keys(["x", "y", "z"])
+    block = poisson_weights(3, keys, 0, 50)
+    assert np.array_equal(poisson_weights(3, keys[1:2], 20, 5), block[1:2, 20:25])
+
+
+@pytest.mark.parametrize("shards", [1, 2, 7, 300])
+def test_any_sharding_gives_the_same_sums_and_interval(shards):
+    rng = np.random.default_rng(shards)
+    n = 3000
+    ids = [f"question-{i}" for i in range(n)]
+    values = rng.random(n).round(3)
+    values[rng.random(n) < 0.1] = np.nan  # questions without a value are left out
+    whole = partial_sums(ids, values, 400, seed=11)
+    order = rng.permutation(n)  # shards of any composition, added in any order
+    cuts = np.sort(rng.choice(np.arange(1, n), size=shards - 1, replace=False))
+    parts = [
+        partial_sums([ids[i] for i in chunk], values[chunk], 400, seed=11)
+        for chunk in np.split(order, cuts)
+    ]
+    merged = merge(parts[::-1])
+    assert np.array_equal(merged.weighted, whole.weighted)
+    assert np.array_equal(merged.weights, whole.weights)
+    assert (merged.total, merged.n, merged.key_sum) == (whole.total, whole.n, whole.key_sum)
+    assert percentile_interval(merged, 0.95) == percentile_interval(whole, 0.95)
+    assert whole.n == int((~np.isnan(values)).sum())
+
+
+def test_sums_are_the_weighted_sums_in_fixed_point():
+    ids = ["a", "b", "c", "d"]
+    values = np.array([0.5, -0.25, 1.0, 0.125])
+    sums = partial_sums(ids, values, 64, seed=5)
+    weights = poisson_weights(5, question_keys(ids), 0, 64).astype(np.int64)
+    scale = 2**FIXED_POINT_BITS
+    expected = [
+        sum(int(w) * int(v * scale) for w, v in zip(col, values, strict=True)) for col in weights.T
+    ]
+    assert sums.weighted.tolist() == expected
+    assert sums.weights.tolist() == weights.sum(axis=0).tolist()
+    assert sums.total == int(1.375 * scale)
+
+
+def test_runs_subtract_to_the_difference_per_question():
+    rng = np.random.default_rng(3)
+    ids = [f"q{i}" for i in range(500)]
+    a, b = rng.random(500), rng.random(500)
+    diff = difference(partial_sums(ids, a, 300, 1), partial_sums(ids, b, 300, 1))
+    weights = poisson_weights(1, question_keys(ids), 0, 300)
+    per_question = (to_fixed(b) - to_fixed(a)).astype(object)
+    assert diff.weighted.tolist() == (per_question @ weights.astype(object)).tolist()
+    interval = percentile_interval(diff, 0.95)
+    assert interval.mean == pytest.approx((b - a).mean(), abs=1e-9)
+
+
+def test_matches_the_exact_bootstrap_within_monte_carlo_error():
+    rng = np.random.default_rng(8)
+    n, n_boot = 2000, 4000
+    values = np.where(rng.random(n) < 0.5, rng.normal(0, 0.3, n), 0.0)  # ties and spread
+    sums = partial_sums([f"q{i}" for i in range(n)], values, n_boot, seed=2)
+    poisson_means = sums.weighted / (sums.weights * 2.0**FIXED_POINT_BITS)
+    exact = bootstrap_means(values, n_boot, seed=2)
+    sd = values.std() / math.sqrt(n)
+    # sd of an sd estimated from B draws: about sd / sqrt(2B) = 1.1% each
+    assert poisson_means.std() == pytest.approx(sd, rel=0.06)
+    assert exact.std() == pytest.approx(sd, rel=0.06)
+    # a 2.5% quantile from 4000 draws is off by about 0.04 sd; two of them, 5 errors
+    for q in (0.025, 0.975):
+        assert abs(np.quantile(poisson_means, q) - np.quantile(exact, q)) < 0.3 * sd
+
+
+def test_refuses_to_add_or_subtract_what_does_not_match():
+    ids = ["a", "b"]
+    one = partial_sums(ids, np.array([1.0, 0.0]), 100, seed=1)
+    with pytest.raises(InputError, match="same --seed and --n-boot"):
+        merge([one, partial_sums(ids, np.array([1.0, 0.0]), 100, seed=2)])
+    with pytest.raises(InputError, match="different questions"):
+        difference(one, partial_sums(["a", "c"], np.array([1.0, 0.0]), 100, seed=1))
+
+
+def test_refuses_sums_that_overflow():
+    with pytest.raises(InputError, match="overflow"):
+        partial_sums(["a"], np.array([2.0**40]), 100, seed=1)
+
+
+def test_interval_covers_the_truth_95_percent_at_n_1000():
+    reps = 300
+    rate = simulate_poisson.coverage("skewed", 1000, reps, 500, seed=20260101)
+    assert abs(rate - 0.95) <= 0.01 + 2.5 * math.sqrt(0.95 * 0.05 / reps), rate
