@@ -6,7 +6,7 @@ text here with the helpers of ``formatting``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -422,6 +422,23 @@ def all_charts(context: ReportContext) -> list[Chart]:
     """Every chart of the page, wherever the templates place it."""
     extra = [context.diagnosis.chart] if context.diagnosis.chart else []
     return context.charts + [t.chart for t in context.slices] + extra
+
+
+def with_chart_prefix(context: ReportContext, prefix: str) -> ReportContext:
+    """The context with every chart id prefixed, so that several on one page stay distinct."""
+
+    def renamed(chart: Chart) -> Chart:
+        return replace(chart, id=prefix + chart.id)
+
+    diagnosis = context.diagnosis
+    if diagnosis.chart is not None:
+        diagnosis = replace(diagnosis, chart=renamed(diagnosis.chart))
+    return replace(
+        context,
+        charts=[renamed(c) for c in context.charts],
+        slices=[replace(t, chart=renamed(t.chart)) for t in context.slices],
+        diagnosis=diagnosis,
+    )
 
 
 def _audit(result: Comparison) -> AuditView:

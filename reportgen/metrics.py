@@ -30,6 +30,7 @@ class Options:
     # None: the rule that fits the scores (supported.py)
     margins: tuple[tuple[str, float], ...] = ()  # --margin: (metric, or "" for all, margin)
     cluster: str | None = None  # --cluster: column of the document or conversation asked about
+    holdout: str | None = None  # --holdout: "COLUMN=VALUE" or a fraction such as "0.3"
 
     def to_json(self) -> dict[str, Any]:
         """Every field, as the JSON's ``params`` records it (tuples become lists)."""
