@@ -210,9 +210,10 @@ def _common_ids(runs: list[RunFile]) -> tuple[list[str], dict[str, list[str]]]:
             ids[run.label] = db.question_ids()
         finally:
             db.close()
-    everywhere = set.intersection(*(set(v) for v in ids.values()))
+    held = {label: set(v) for label, v in ids.items()}
+    everywhere = set.intersection(*held.values())
     seen = list(dict.fromkeys(q for v in ids.values() for q in v))
-    missing = {label: [q for q in seen if q not in set(v)] for label, v in ids.items()}
+    missing = {label: [q for q in seen if q not in held[label]] for label in ids}
     return [q for q in ids[runs[0].label] if q in everywhere], missing
 
 
