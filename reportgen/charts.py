@@ -12,6 +12,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from .slices import SMALL_SLICE
+
 
 @dataclass(frozen=True)
 class Chart:
@@ -29,6 +31,7 @@ _CURVE_ORDER = ("recall", "precision", "hit", "mrr", "ndcg")  # drawn; the JSON 
 MAX_POINTS = 400  # a chart draws at most this many per-question marks
 MAX_CUTOFFS = 200  # the metric-vs-k chart draws at most this many cutoffs per line
 WIDTH = 640
+SMALL, ENOUGH = f"under {SMALL_SLICE} questions", f"{SMALL_SLICE} or more"  # forest legend
 
 
 def _outcome_scale() -> alt.Scale:
@@ -211,7 +214,7 @@ def forest(rows: pd.DataFrame, overall: float, metric: str, column: str) -> dict
     """
     frame = rows.assign(
         label=[f"{s} (n={n})" for s, n in zip(rows["slice"], rows["n"], strict=True)],
-        evidence=np.where(rows["small"], "under 10 questions", "10 or more"),
+        evidence=np.where(rows["small"], SMALL, ENOUGH),
     )
     y = alt.Y("label:N", title=column, sort=list(frame["label"]))
     whiskers = (
@@ -233,9 +236,7 @@ def forest(rows: pd.DataFrame, overall: float, metric: str, column: str) -> dict
             shape=alt.Shape(
                 "evidence:N",
                 title=None,
-                scale=alt.Scale(
-                    domain=["10 or more", "under 10 questions"], range=["circle", "triangle-up"]
-                ),
+                scale=alt.Scale(domain=[ENOUGH, SMALL], range=["circle", "triangle-up"]),
             ),
             color=alt.condition(
                 alt.datum.diff < 0,

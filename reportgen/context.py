@@ -17,6 +17,7 @@ from . import __version__, charts
 from .charts import Chart
 from .compare import CHANGED_SHOWN, Comparison
 from .diagnosis_view import DiagnosisView, diagnosis_view
+from .fairness import BUDGET_TOLERANCE
 from .formatting import fmt_diff, fmt_interval, fmt_num, fmt_p, fmt_pct
 from .gates import GateResult
 from .metrics import BINARY, RETRIEVAL
@@ -364,7 +365,8 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
         (
             "Fair comparison",
             "Context budget: mean context_tokens (else passages) per question, flagged past "
-            "10% apart. Ceilings: the best mean a metric can reach at each run's own k over "
+            f"{BUDGET_TOLERANCE:.0%} apart. Ceilings: the best mean a metric can reach at each "
+            "run's own k over "
             "questions with R relevant passages, min(R, k) / k for precision and min(R, k) / R "
             "for recall (hit, MRR and nDCG can reach 1); flagged when the runs' ceilings are "
             "more than 0.02 apart or one is under 0.5.",

@@ -19,9 +19,11 @@ from typing import Any
 import jinja2
 import vl_convert
 
+from .audit import EXPLORATORY_BELOW
 from .charts import Chart
 from .context import ReportContext, all_charts
 from .resources import resource_dir
+from .slices import SMALL_SLICE
 from .study_view import StudyContext
 
 
@@ -68,6 +70,10 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.policies["json.dumps_kwargs"] = {"sort_keys": True, "separators": (",", ":")}
+    env.globals["thresholds"] = {  # the rules' numbers, written once and quoted by the pages
+        "small_slice": SMALL_SLICE,
+        "exploratory_below": EXPLORATORY_BELOW,
+    }
     return env
 
 
