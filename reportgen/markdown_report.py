@@ -125,7 +125,7 @@ def render(study: Study, html_name: str) -> str:
     if study.family is None and study.holdout is None:
         return _pair(study.pairs[0], html_name)
     lines = [
-        f"## ragreport: {len(study.pairs)} candidates against {escape(study.baseline.label)}",
+        f"## ragreport: {_candidates(len(study.pairs))} against {escape(study.baseline.label)}",
         "",
         escape(study.family.sentence if study.family else "", MAX_REASON),
         "",
@@ -155,6 +155,10 @@ def render(study: Study, html_name: str) -> str:
     lines += _inputs(study.runs)
     lines.append(f"The full report is the attached HTML, {escape(html_name)}.")
     return fit("\n".join(lines) + "\n")
+
+
+def _candidates(n: int) -> str:
+    return f"{n} candidate{'s' if n != 1 else ''}"
 
 
 def _inputs(runs: list[RunFile]) -> list[str]:

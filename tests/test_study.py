@@ -347,3 +347,12 @@ def test_holdout_end_to_end(tmp_path):
     assert "Held-out check" in (tmp_path / "r.html").read_text()
     code, output = invoke("compare", A, B, "-o", tmp_path / "x.html", "--holdout", "2")
     assert code == 2 and "--holdout" in output and not (tmp_path / "x.html").exists()
+
+
+def test_two_runs_with_a_holdout_measure_the_one_candidate_on_the_held_out(tmp_path):
+    doc = compare_runs(
+        tmp_path, A, B, options=(*FAST, "--holdout", "0.3", "--markdown", tmp_path / "r.md")
+    )
+    assert doc["holdout"]["chosen"] == "B" and doc["family"] is None
+    assert "1 candidate &middot;" in (tmp_path / "r.html").read_text()
+    assert (tmp_path / "r.md").read_text().startswith("## ragreport: 1 candidate against A\n")
