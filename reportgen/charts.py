@@ -12,6 +12,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from .slices import SMALL_SLICE
+
 
 @dataclass(frozen=True)
 class Chart:
@@ -29,6 +31,7 @@ _CURVE_ORDER = ("recall", "precision", "hit", "mrr", "ndcg")  # drawn; the JSON 
 MAX_POINTS = 400  # a chart draws at most this many per-question marks
 MAX_CUTOFFS = 200  # the metric-vs-k chart draws at most this many cutoffs per line
 WIDTH = 640
+SMALL, ENOUGH = f"under {SMALL_SLICE} questions", f"{SMALL_SLICE} or more"  # forest legend
 
 
 def _outcome_scale() -> alt.Scale:
@@ -211,7 +214,7 @@ def forest(rows: pd.DataFrame, overall: float, metric: str, column: str) -> dict
     """
     frame = rows.assign(
         label=[f"{s} (n={n})" for s, n in zip(rows["slice"], rows["n"], strict=True)],
-        evidence=np.where(rows["small"], "under 10 questions", "10 or more"),
+        evidence=np.where(rows["small"], SMALL, ENOUGH),
     )
     y = alt.Y("label:N", title=column, sort=list(frame["label"]))
     whiskers = (
@@ -233,9 +236,7 @@ def forest(rows: pd.DataFrame, overall: float, metric: str, column: str) -> dict
             shape=alt.Shape(
                 "evidence:N",
                 title=None,
-                scale=alt.Scale(
-                    domain=["10 or more", "under 10 questions"], range=["circle", "triangle-up"]
-                ),
+                scale=alt.Scale(domain=[ENOUGH, SMALL], range=["circle", "triangle-up"]),
             ),
             color=alt.condition(
                 alt.datum.diff < 0,
@@ -286,5 +287,87 @@ def failure_classes(counts: pd.DataFrame) -> dict[str, Any]:
             tooltip=["run:N", "failure_class:N", "n:Q"],
         )
         .properties(width=420, height=alt.Step(11))
+        .to_dict()
+    )
+
+
+# Okabe-Ito, in an order whose neighbours differ most: one colour per run of a study, on every
+# chart; the two-run page keeps RUN_COLOURS.
+STUDY_COLOURS = (
+    "#000000",
+    "#E69F00",
+    "#56B4E9",
+    "#009E73",
+    "#0072B2",
+    "#D55E00",
+    "#CC79A7",
+    "#F0E442",
+)
+
+
+def run_means(frame: pd.DataFrame, metric: str, colours: list[str]) -> dict[str, Any]:
+    """Every run's mean of the headline metric with its interval, one colour per run.
+
+    ``frame`` has columns run, mean, low, high, in run order (the baseline first).
+    """
+    scale = alt.Scale(domain=list(frame["run"]), range=colours)
+    y = alt.Y("run:N", title=None, sort=list(frame["run"]))
+    whiskers = (
+        alt.Chart(frame)
+        .mark_rule(strokeWidth=2)
+        .encode(y=y, x=alt.X("low:Q", title=metric, scale=alt.Scale(zero=False)), x2="high:Q")
+        .encode(color=alt.Color("run:N", scale=scale, legend=None))
+    )
+    points = (
+        alt.Chart(frame)
+        .mark_point(filled=True, size=110)
+        .encode(
+            y=y,
+            x="mean:Q",
+            color=alt.Color("run:N", scale=scale, legend=None),
+            tooltip=[
+                "run:N",
+                alt.Tooltip("mean:Q", format=".3f"),
+                alt.Tooltip("low:Q", format=".3f"),
+                alt.Tooltip("high:Q", format=".3f"),
+            ],
+        )
+    )
+    return (
+        alt.layer(whiskers, points)
+        .properties(width=420, height=max(60, 30 * len(frame)), title=f"{metric} of every run")
+        .to_dict()
+    )
+
+
+def difference_matrix(frame: pd.DataFrame, metric: str) -> dict[str, Any]:
+    """Run by run: the mean headline difference column - row; a cell is outlined when its
+    interval excludes zero.
+
+    ``frame`` has columns row, column, diff, text, differs (bool), and the run order in both.
+    """
+    order = list(dict.fromkeys(frame["row"]))
+    base = alt.Chart(frame).encode(
+        x=alt.X("column:N", title="run", sort=order),
+        y=alt.Y("row:N", title="minus run", sort=order),
+    )
+    limit = float(max(frame["diff"].abs().max(), 1e-9))
+    cells = base.mark_rect(stroke="#000000").encode(
+        color=alt.Color(
+            "diff:Q",
+            title=f"\u0394 {metric}",
+            scale=alt.Scale(scheme="blueorange", reverse=True, domain=[-limit, limit]),
+        ),
+        strokeWidth=alt.condition(alt.datum.differs, alt.value(2.5), alt.value(0)),
+        tooltip=["row:N", "column:N", alt.Tooltip("diff:Q", format="+.3f"), "differs:N"],
+    )
+    text = base.mark_text(fontSize=12).encode(text="text:N")
+    return (
+        alt.layer(cells, text)
+        .properties(
+            width=70 * len(order),
+            height=40 * len(order),
+            title=f"Column run \u2212 row run in {metric} (outlined: the interval excludes 0)",
+        )
         .to_dict()
     )

@@ -138,6 +138,21 @@ def _margin(value: str) -> tuple[str, float]:
     return metric, margin
 
 
+def _holdout(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    from .holdout import parse
+
+    if value is None:
+        return None
+    try:
+        parse(value)
+    except ValueError:
+        raise click.BadParameter(
+            f"{value!r}: give COLUMN=VALUE (split=test) or a fraction between 0 and 1 (0.3)",
+            param_hint="'--holdout'",
+        ) from None
+    return value
+
+
 @click.group(cls=_Group)
 @click.version_option(__version__, prog_name="ragreport")
 def cli() -> None:
@@ -150,8 +165,20 @@ outputs are written first), 2 bad input or a bad rule (nothing is written)."""
 
 
 @cli.command(epilog=_EXIT_CODES)
-@click.argument("run_a", type=_PATH)
-@click.argument("run_b", type=_PATH)
+@click.argument("runs", nargs=-1, required=True, type=_PATH, metavar="BASELINE CANDIDATE...")
+@click.option(
+    "--label",
+    "labels",
+    multiple=True,
+    metavar="LABEL",
+    help="Name of each run, in the order of the logs; repeatable [default: A and B for two "
+    "logs, else each file's stem].",
+)
+@click.option(
+    "--baseline",
+    metavar="LABEL",
+    help="The run every other is compared with [default: the first log].",
+)
 @click.option(
     "-o", "--output", required=True, type=_PATH, metavar="FILE", help="Path of the HTML report."
 )
@@ -240,6 +267,13 @@ outputs are written first), 2 bad input or a bad rule (nothing is written)."""
     "to it; 0: any overlap.",
 )
 @click.option(
+    "--holdout",
+    metavar="COLUMN=VALUE|FRACTION",
+    callback=_holdout,
+    help="Choose the best candidate on the other questions and report its difference on "
+    "these only: those whose COLUMN is VALUE, or a seeded FRACTION drawn within each slice.",
+)
+@click.option(
     "--require",
     "rules",
     multiple=True,
@@ -272,8 +306,9 @@ outputs are written first), 2 bad input or a bad rule (nothing is written)."""
 )
 @_reading_options
 def compare(
-    run_a: Path,
-    run_b: Path,
+    runs: tuple[Path, ...],
+    labels: tuple[str, ...],
+    baseline: str | None,
     output: Path,
     json_path: Path | None,
     k: int | None,
@@ -287,6 +322,7 @@ def compare(
     margins: tuple[tuple[str, float], ...],
     cluster: str | None,
     span_coverage: float,
+    holdout: str | None,
     rules: tuple[str, ...],
     gate_file: Path | None,
     inconclusive: str,
@@ -294,7 +330,8 @@ def compare(
     junit_path: Path | None,
     reading: _Reading,
 ) -> None:
-    """Compare run log RUN_A with RUN_B (one row per question) into an HTML report.
+    """Compare a baseline run log with one or more candidate logs (one row per question)
+    into an HTML report: BASELINE CANDIDATE [CANDIDATE ...].
 
     Run logs are Parquet (a file, a folder of shards or a quoted glob), CSV, TSV, JSONL, TREC
     runs, RAGAS results, promptfoo output or BEIR results; see --format.
@@ -314,18 +351,22 @@ def compare(
         margins=margins,
         cluster=cluster,
         span_coverage=span_coverage,
+        holdout=holdout,
     )
     requirements = requirements_from(rules, gate_file, inconclusive)
     outputs = Outputs(output, json_path or output.with_suffix(".json"), markdown_path, junit_path)
-    a, b = reading(2)
-    result = make_report(run_a, run_b, options, outputs, requirements, (a, b))
-    click.echo(f"{result.verdict.outcome}: {result.verdict.reason}")
-    if result.gate is not None:
-        click.echo(result.gate.headline)
-        for line in result.gate.results:
+    study = make_report(
+        list(runs), options, outputs, requirements, reading(len(runs)), labels, baseline
+    )
+    for pair in study.pairs:
+        named = f"{pair.runs['b'].label}: " if study.family is not None else ""
+        click.echo(f"{named}{pair.verdict.outcome}: {pair.verdict.reason}")
+    if study.gate is not None:
+        click.echo(study.gate.headline)
+        for line in study.gate.results:
             click.echo(f"  {line.line}")
     click.echo(f"wrote {', '.join(str(p) for p in outputs.paths)}")
-    if result.gate is not None and not result.gate.passed:
+    if study.gate is not None and not study.gate.passed:
         sys.exit(EXIT_FAIL)
 
 

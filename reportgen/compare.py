@@ -94,9 +94,16 @@ def run_comparison(
     options: Options,
     requirements: Requirements | None = None,
     reading: tuple[ReadOptions, ReadOptions] = (ReadOptions(), ReadOptions()),
+    labels: tuple[str, str] = ("A", "B"),
+    keep: list[str] | None = None,
 ) -> Comparison:
-    runs = {"a": open_log(path_a, "A", reading[0]), "b": open_log(path_b, "B", reading[1])}
-    db = RunDatabase(runs["a"], runs["b"])
+    """Compare run B with run A; ``keep`` restricts both to those questions (a study pairs the
+    questions common to all its runs)."""
+    runs = {
+        "a": open_log(path_a, labels[0], reading[0]),
+        "b": open_log(path_b, labels[1], reading[1]),
+    }
+    db = RunDatabase(runs["a"], runs["b"], keep)
     try:
         by_question, slice_warnings = _slice_values(db, runs, options)
         tables = compute_tables(db, options)
@@ -179,7 +186,7 @@ def run_comparison(
             *(f"Run {r.label}: {note}" for r in runs.values() for note in r.notes),
             *slice_warnings,
             *(p.warning() for p in db.left_out),
-            *_warnings(tables, golden),
+            *_warnings(tables, golden, labels),
             *_cluster_hint(runs, options),
         ],
         supported=supported,
@@ -263,9 +270,9 @@ def changed_questions(tables: MetricTables, headline: str) -> pd.DataFrame:
     return changed.sort_values(["order", "size"], kind="stable").drop(columns=["order", "size"])
 
 
-def _warnings(tables: MetricTables, golden: Audit) -> list[str]:
+def _warnings(tables: MetricTables, golden: Audit, labels: tuple[str, str]) -> list[str]:
     warnings = []
-    for run, ids in (("A", tables.only_a), ("B", tables.only_b)):
+    for run, ids in zip(labels, (tables.only_a, tables.only_b), strict=True):
         if ids:
             shown = ", ".join(ids[:10]) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
             warnings.append(f"{len(ids)} question(s) only in run {run} are not compared: {shown}")

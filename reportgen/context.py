@@ -6,7 +6,7 @@ text here with the helpers of ``formatting``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -17,6 +17,7 @@ from . import __version__, charts
 from .charts import Chart
 from .compare import CHANGED_SHOWN, Comparison
 from .diagnosis_view import DiagnosisView, diagnosis_view
+from .fairness import BUDGET_TOLERANCE
 from .formatting import fmt_diff, fmt_interval, fmt_num, fmt_p, fmt_pct
 from .gates import GateResult
 from .metrics import RETRIEVAL
@@ -371,7 +372,8 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
         (
             "Fair comparison",
             "Context budget: mean context_tokens (else passages) per question, flagged past "
-            "10% apart. Ceilings: the best mean a metric can reach at each run's own k over "
+            f"{BUDGET_TOLERANCE:.0%} apart. Ceilings: the best mean a metric can reach at each "
+            "run's own k over "
             "questions with R relevant passages, min(R, k) / k for precision and min(R, k) / R "
             "for recall (hit, MRR and nDCG can reach 1); flagged when the runs' ceilings are "
             "more than 0.02 apart or one is under 0.5.",
@@ -430,6 +432,23 @@ def all_charts(context: ReportContext) -> list[Chart]:
     """Every chart of the page, wherever the templates place it."""
     extra = [context.diagnosis.chart] if context.diagnosis.chart else []
     return context.charts + [t.chart for t in context.slices] + extra
+
+
+def with_chart_prefix(context: ReportContext, prefix: str) -> ReportContext:
+    """The context with every chart id prefixed, so that several on one page stay distinct."""
+
+    def renamed(chart: Chart) -> Chart:
+        return replace(chart, id=prefix + chart.id)
+
+    diagnosis = context.diagnosis
+    if diagnosis.chart is not None:
+        diagnosis = replace(diagnosis, chart=renamed(diagnosis.chart))
+    return replace(
+        context,
+        charts=[renamed(c) for c in context.charts],
+        slices=[replace(t, chart=renamed(t.chart)) for t in context.slices],
+        diagnosis=diagnosis,
+    )
 
 
 def _audit(result: Comparison) -> AuditView:

@@ -31,15 +31,22 @@ class RunDatabase:
     ``rows_b`` (contract columns and row_number only, so no column of a log can collide with a
     name the queries use) and the contract view ``runs``.
 
-    Without ``b`` (``validate`` of one log) ``rows_b`` is empty.
+    Without ``b`` (``validate`` of one log) ``rows_b`` is empty. With ``keep`` (the questions
+    common to every run of a study) the rows of other questions are left out of ``rows_*``.
     """
 
-    def __init__(self, a: RunFile, b: RunFile | None = None) -> None:
+    def __init__(self, a: RunFile, b: RunFile | None = None, keep: list[str] | None = None) -> None:
         self.files = {"a": a, "b": b or a}
         self.con = duckdb.connect()
+        if keep is not None:
+            self.con.from_arrow(pa.table({"question_id": pa.array(keep, pa.string())})).create_view(
+                "keep_ids"
+            )
         for key, run in self.files.items():
             self._raw(run).create_view(f"raw_{key}")
             rows = self._numbered(run)
+            if keep is not None:
+                rows = rows.filter("question_id::VARCHAR IN (SELECT question_id FROM keep_ids)")
             (rows if b is not None or key == "a" else rows.limit(0)).create_view(f"rows_{key}")
         self.execute("runs")
         self.left_out: list[RowProblem] = []  # values left out, for the report's warnings
@@ -100,6 +107,10 @@ class RunDatabase:
         self.execute("span_matches", coverage=span_coverage)
         self.execute("span_chars", k=k)
         self.execute("relevant")
+
+    def question_ids(self) -> list[str]:
+        """Run A's question ids, in file order."""
+        return self.frame("question_ids")["question_id"].tolist()
 
     def execute(self, name: str, **params: Any) -> None:
         self._run(name, params)

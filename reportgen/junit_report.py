@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from .compare import Comparison
 from .gates import PASS
+from .study import Study
 
 SUITE = "ragreport gate"
 
 
-def render(result: Comparison) -> str:
-    runs = result.runs
-    results = result.gate.results if result.gate is not None else ()
+def render(study: Study) -> str:
+    results = study.gate.results if study.gate is not None else ()
     failures = sum(r.counts_as != PASS for r in results)
     suite = ET.Element(
         "testsuite",
@@ -28,7 +27,7 @@ def render(result: Comparison) -> str:
         skipped="0",
     )
     properties = ET.SubElement(suite, "properties")
-    for key, run in runs.items():
+    for key, run in zip(_keys(len(study.runs)), study.runs, strict=True):
         ET.SubElement(properties, "property", name=f"{key}.path", value=str(run.path))
         ET.SubElement(properties, "property", name=f"{key}.sha256", value=run.sha256)
     for r in results:
@@ -48,3 +47,10 @@ def render(result: Comparison) -> str:
     root.append(suite)
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _keys(n: int) -> list[str]:
+    """Property prefixes: a and b for two runs (as always), else baseline, candidate1, ..."""
+    if n == 2:
+        return ["a", "b"]
+    return ["baseline", *(f"candidate{i}" for i in range(1, n))]

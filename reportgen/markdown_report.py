@@ -13,7 +13,9 @@ import re
 from .compare import Comparison
 from .formatting import fmt_diff, fmt_interval, fmt_num, fmt_p, fmt_pct
 from .gates import GateResult
+from .load import RunFile
 from .stats import MetricComparison
+from .study import Study
 
 MAX_CHARS = 65_536  # GitHub's limit on a comment and on a job summary
 MAX_TEXT = 120  # characters of one piece of user text (a file name, a rule, a slice value)
@@ -118,7 +120,63 @@ def _flagged_slices(result: Comparison) -> list[list[str]]:
     ]
 
 
-def render(result: Comparison, html_name: str) -> str:
+def render(study: Study, html_name: str) -> str:
+    """The two-run summary, or for several candidates one row per candidate."""
+    if study.family is None and study.holdout is None:
+        return _pair(study.pairs[0], html_name)
+    lines = [
+        f"## ragreport: {_candidates(len(study.pairs))} against {escape(study.baseline.label)}",
+        "",
+        escape(study.family.sentence if study.family else "", MAX_REASON),
+        "",
+    ]
+    if study.gate is not None:
+        lines += _gate_lines(study.gate)
+    rows = [
+        [
+            escape(r.candidate),
+            escape(r.metric),
+            fmt_num(r.baseline_mean),
+            fmt_num(r.candidate_mean),
+            fmt_diff(r.diff),
+            fmt_interval(r.ci_low, r.ci_high),
+            fmt_p(r.p_holm),
+            f"{r.fixed} / {r.broken}" if r.fixed is not None else "",
+            escape(r.reads),
+        ]
+        for r in study.summary
+    ]
+    header = ["Candidate", "Metric", "Baseline", "Candidate", "Difference", "Interval"]
+    lines += _table([*header, "p (Holm)", "Fixed / broken", "Verdict"], rows)
+    for note in (study.curse, study.holdout):
+        if note is not None:
+            lines += [escape(note.sentence, MAX_REASON), ""]
+    lines += ["### Inputs", ""]
+    lines += _inputs(study.runs)
+    lines.append(f"The full report is the attached HTML, {escape(html_name)}.")
+    return fit("\n".join(lines) + "\n")
+
+
+def _candidates(n: int) -> str:
+    return f"{n} candidate{'s' if n != 1 else ''}"
+
+
+def _inputs(runs: list[RunFile]) -> list[str]:
+    return _table(
+        ["Run", "File", "sha256", "Questions"],
+        [
+            [
+                escape(run.label),
+                escape(run.path.name),
+                f"`{run.sha256[:SHA_SHOWN]}`",
+                str(run.n_rows),
+            ]
+            for run in runs
+        ],
+    )
+
+
+def _pair(result: Comparison, html_name: str) -> str:
     runs = result.runs
     headline = result.comparisons[result.headline]
     lines = [
@@ -159,13 +217,7 @@ def render(result: Comparison, html_name: str) -> str:
     else:
         lines += ["No slice goes against the overall direction.", ""]
     lines += ["### Inputs", ""]
-    lines += _table(
-        ["Run", "File", "sha256", "Questions"],
-        [
-            [run.label, escape(run.path.name), f"`{run.sha256[:SHA_SHOWN]}`", str(run.n_rows)]
-            for run in runs.values()
-        ],
-    )
+    lines += _inputs(list(runs.values()))
     lines.append(f"The full report is the attached HTML, {escape(html_name)}.")
     return fit("\n".join(lines) + "\n")
 

@@ -33,6 +33,7 @@ class Options:
     margins: tuple[tuple[str, float], ...] = ()  # --margin: (metric, or "" for all, margin)
     cluster: str | None = None  # --cluster: column of the document or conversation asked about
     span_coverage: float = 0.0  # --span-coverage: share of a labelled span a passage must cover
+    holdout: str | None = None  # --holdout: "COLUMN=VALUE" or a fraction such as "0.3"
 
     def to_json(self) -> dict[str, Any]:
         """Every field, as the JSON's ``params`` records it (tuples become lists)."""

@@ -19,8 +19,12 @@ from typing import Any
 import jinja2
 import vl_convert
 
+from .audit import EXPLORATORY_BELOW
+from .charts import Chart
 from .context import ReportContext, all_charts
 from .resources import resource_dir
+from .slices import SMALL_SLICE
+from .study_view import StudyContext
 
 
 @cache
@@ -66,6 +70,10 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.policies["json.dumps_kwargs"] = {"sort_keys": True, "separators": (",", ":")}
+    env.globals["thresholds"] = {  # the rules' numbers, written once and quoted by the pages
+        "small_slice": SMALL_SLICE,
+        "exploratory_below": EXPLORATORY_BELOW,
+    }
     return env
 
 
@@ -79,16 +87,26 @@ def _script_hash(code: str) -> str:
 
 
 def render(context: ReportContext, run_id: str) -> str:
+    return _page("report.html", all_charts(context), run_id, ctx=context)
+
+
+def render_study(study: StudyContext, run_id: str) -> str:
+    """The page of a study: the summary, then each candidate's sections as on a two-run page."""
+    shown = study.charts + [c for s in study.sections for c in all_charts(s.context)]
+    return _page("study.html", shown, run_id, study=study)
+
+
+def _page(template: str, charts: list[Chart], run_id: str, **context: Any) -> str:
     """The page. Its Content-Security-Policy admits only the page's own scripts (by hash), no
     eval (Vega runs its expression interpreter) and no network, so even text that slipped
     through escaping could neither run nor call out. ``run_id`` is recorded in a <meta> element,
     as in the JSON written beside it."""
     env = environment()
     scripts = [vega_bundle(), env.get_template("_charts.js").render()]
-    return env.get_template("report.html").render(
-        ctx=context,
+    return env.get_template(template).render(
+        **context,
         run_id=run_id,
-        svgs={c.id: static_svg(c.spec) for c in all_charts(context)},
+        svgs={c.id: static_svg(c.spec) for c in charts},
         scripts=scripts,
         script_hashes=" ".join(_script_hash(code) for code in scripts),
     )

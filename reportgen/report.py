@@ -8,13 +8,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import junit_report, markdown_report, report_json
-from .compare import Comparison, run_comparison
 from .context import build_context
 from .gates import Requirements
 from .metrics import Options
 from .output import check_outputs, new_run_id, write_all
 from .readers import ReadOptions
-from .render import render
+from .render import render, render_study
+from .study import Study, run_study
+from .study_view import build_study_context
 
 
 @dataclass(frozen=True)
@@ -30,34 +31,41 @@ class Outputs:
 
 
 def make_report(
-    path_a: Path,
-    path_b: Path,
+    paths: list[Path],
     options: Options,
     outputs: Outputs,
     requirements: Requirements | None = None,
-    reading: tuple[ReadOptions, ReadOptions] = (ReadOptions(), ReadOptions()),
-) -> Comparison:
-    inputs = [path_a, path_b, *(r.qrels for r in reading if r.qrels)]
+    reading: tuple[ReadOptions, ...] | None = None,
+    labels: tuple[str, ...] = (),
+    baseline: str | None = None,
+) -> Study:
+    """Compare the baseline (first, or --baseline) with every other log and write each output."""
+    inputs = [*paths, *(r.qrels for r in reading or () if r.qrels)]
     check_outputs(outputs.paths, inputs=inputs)  # before the long part
-    result = run_comparison(path_a, path_b, options, requirements, reading)
+    study = run_study(paths, options, requirements, reading, labels, baseline)
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     run_id = new_run_id(
-        epoch, result.runs["a"].sha256, result.runs["b"].sha256, repr((options, reading))
+        epoch, *(run.sha256 for run in study.runs), repr((options, reading, labels, baseline))
     )
-    document = {"run_id": run_id, **report_json.build(result)}
-    questions = report_json.per_question(result)
+    document = {"run_id": run_id, **report_json.build(study)}
+    questions = report_json.per_question(study)
     downloads = {
         "per-question.csv.gz": report_json.to_csv(questions),
         "report-summary.json.gz": json.dumps(document, allow_nan=False),
     }
-    context = build_context(result, epoch, downloads)
-    files = {
-        outputs.html: render(context, run_id),
-        outputs.json: report_json.dumps(document, questions),
-    }
+    contexts = [
+        build_context(pair, epoch, downloads if i == 0 else {})
+        for i, pair in enumerate(study.pairs)
+    ]
+    page = (
+        render(contexts[0], run_id)
+        if study.family is None and study.holdout is None
+        else render_study(build_study_context(study, contexts), run_id)
+    )
+    files = {outputs.html: page, outputs.json: report_json.dumps(document, questions)}
     if outputs.markdown is not None:
-        files[outputs.markdown] = markdown_report.render(result, outputs.html.name)
+        files[outputs.markdown] = markdown_report.render(study, outputs.html.name)
     if outputs.junit is not None:
-        files[outputs.junit] = junit_report.render(result)
+        files[outputs.junit] = junit_report.render(study)
     write_all(files, inputs=inputs)
-    return result
+    return study

@@ -1,4 +1,8 @@
-"""The JSON of every number in the report (schema_version 1; later versions only add keys)."""
+"""The JSON of every number in the report, in the shape of ``report.schema.json``.
+
+schema_version 2: the runs and the comparisons (one per candidate against the baseline) are
+lists; CHANGELOG.md says how a reader of version 1 migrates.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ import io
 import json
 import math
 from dataclasses import asdict
+from importlib import resources
 from typing import Any
 
 import pandas as pd
@@ -19,8 +24,15 @@ from .provenance import library_versions
 from .samples_view import samples_json
 from .slices import SliceResult
 from .stats import MetricComparison
+from .study import Study
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+SCHEMA_FILE = "report.schema.json"  # the JSON Schema of the document, shipped in the package
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) that every document of SCHEMA_VERSION satisfies."""
+    return json.loads(resources.files("reportgen").joinpath(SCHEMA_FILE).read_text("utf-8"))
 
 
 def _clean(value: Any) -> Any:
@@ -55,8 +67,7 @@ def slices_by_value(per_metric: dict[str, list[SliceResult]]) -> dict[str, Any]:
     return out
 
 
-def per_question(result: Comparison) -> pd.DataFrame:
-    """One row per paired question: its slice, every metric in both runs, its failure classes."""
+def _pair_questions(result: Comparison) -> pd.DataFrame:
     tables = result.tables
     columns = {"question_id": "question_id", "slice": "slice"}
     for base in tables.metrics:
@@ -66,6 +77,15 @@ def per_question(result: Comparison) -> pd.DataFrame:
     if result.diagnosis.per_question is not None:
         frame = frame.merge(result.diagnosis.per_question, on="question_id", how="left")
     return frame
+
+
+def per_question(study: Study) -> pd.DataFrame:
+    """One row per candidate and paired question: the candidate's label, the question's slice,
+    every metric in the baseline (_a) and the candidate (_b), its failure classes."""
+    return pd.concat(
+        [_pair_questions(pair).assign(candidate=pair.runs["b"].label) for pair in study.pairs],
+        ignore_index=True,
+    ).pipe(lambda f: f[["candidate", *f.columns[:-1]]])
 
 
 def to_csv(frame: pd.DataFrame) -> str:
@@ -94,8 +114,63 @@ def gate_fields(gate: GateResult | None) -> dict[str, Any] | None:
     }
 
 
-def build(result: Comparison) -> dict[str, Any]:
-    o = result.options
+def _pair(result: Comparison) -> dict[str, Any]:
+    """One candidate against the baseline: everything a two-run report said of B against A."""
+    return {
+        "baseline": result.runs["a"].label,
+        "candidate": result.runs["b"].label,
+        "n_paired": len(result.paired),
+        "confidence": result.options.confidence,
+        "headline": result.headline,
+        "verdict": asdict(result.verdict),
+        "metrics": {name: comparison_fields(c) for name, c in result.comparisons.items()},
+        "metric_curve": (
+            result.tables.curve.to_dict(orient="records")
+            if result.tables.curve is not None
+            else None
+        ),
+        **result.diagnosis.to_json(),
+        "supported": asdict(result.supported),
+        "slices": {
+            column: slices_by_value(per_metric) for column, per_metric in result.slices.items()
+        },
+        "audit": {
+            "n_paired": result.audit.n_paired,
+            "exploratory": result.audit.exploratory,
+            "label_changes": [
+                {"question_id": q, "changed": what} for q, what in result.audit.label_changes
+            ],
+            "coverage": dict(result.audit.coverage),
+            "unanswerable": result.audit.unanswerable,
+            "unanswerable_share": result.audit.unanswerable_share,
+            "smells": {s.kind: asdict(s) for s in result.audit.smells},
+        },
+        "fairness": {c.name: asdict(c) for c in result.fairness},
+        "power": asdict(result.power),
+        "samples": samples_json(result.tables),
+        "warnings": result.warnings,
+        "gate": gate_fields(result.gate),
+    }
+
+
+def _warnings(study: Study) -> list[str]:
+    """The study's warnings, then each comparison's (named by candidate when there are several)."""
+    if study.family is None:
+        return study.warnings + study.pairs[0].warnings
+    named = [f"{p.runs['b'].label}: {w}" for p in study.pairs for w in p.warnings]
+    return study.warnings + named
+
+
+def _holdout(study: Study) -> dict[str, Any] | None:
+    h = study.holdout
+    if h is None:
+        return None
+    return {**asdict(h), "held_out": comparison_fields(h.held_out), "metric": h.held_out.metric}
+
+
+def build(study: Study) -> dict[str, Any]:
+    o = study.options
+    tables = study.pairs[0].tables
     return _clean(
         {
             "schema_version": SCHEMA_VERSION,
@@ -104,52 +179,29 @@ def build(result: Comparison) -> dict[str, Any]:
                 "version": __version__,
                 "libraries": library_versions(),
             },
-            "params": {
-                **o.to_json(),
-                "k_source": result.tables.k_source,
-                "k_named": result.tables.k,
-            },
-            "runs": {
-                key: {
+            "params": {**o.to_json(), "k_source": tables.k_source, "k_named": tables.k},
+            "runs": [
+                {
                     "label": run.label,
+                    "role": "baseline" if i == 0 else "candidate",
                     "path": str(run.path),
                     "sha256": run.sha256,
                     "size_bytes": run.size_bytes,
                     "n_questions": run.n_rows,
                 }
-                for key, run in result.runs.items()
-            },
-            "n_paired": len(result.paired),
-            "unmatched": {"only_a": result.tables.only_a, "only_b": result.tables.only_b},
-            "headline": result.headline,
-            "verdict": asdict(result.verdict),
-            "metrics": {name: comparison_fields(c) for name, c in result.comparisons.items()},
-            "metric_curve": (
-                result.tables.curve.to_dict(orient="records")
-                if result.tables.curve is not None
-                else None
-            ),
-            **result.diagnosis.to_json(),
-            "supported": asdict(result.supported),
-            "slices": {
-                column: slices_by_value(per_metric) for column, per_metric in result.slices.items()
-            },
-            "audit": {
-                "n_paired": result.audit.n_paired,
-                "exploratory": result.audit.exploratory,
-                "label_changes": [
-                    {"question_id": q, "changed": what} for q, what in result.audit.label_changes
-                ],
-                "coverage": dict(result.audit.coverage),
-                "unanswerable": result.audit.unanswerable,
-                "unanswerable_share": result.audit.unanswerable_share,
-                "smells": {s.kind: asdict(s) for s in result.audit.smells},
-            },
-            "fairness": {c.name: asdict(c) for c in result.fairness},
-            "power": asdict(result.power),
-            "samples": samples_json(result.tables),
-            "warnings": result.warnings,
-            "gate": gate_fields(result.gate),
+                for i, run in enumerate(study.runs)
+            ],
+            "baseline": study.baseline.label,
+            "n_paired": study.n_paired,
+            "missing": study.missing,
+            "family": asdict(study.family) if study.family else None,
+            "summary": [asdict(row) for row in study.summary],
+            "run_means": [asdict(m) for m in study.run_means],
+            "winners_curse": asdict(study.curse) if study.curse else None,
+            "holdout": _holdout(study),
+            "comparisons": [_pair(pair) for pair in study.pairs],
+            "warnings": _warnings(study),
+            "gate": gate_fields(study.gate),
         }
     )
 

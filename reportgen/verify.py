@@ -15,14 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from . import report_json
-from .compare import run_comparison
 from .errors import InputError
 from .gates import Requirements, parse_rule
 from .load import sha256_of
 from .metrics import Options
+from .study import run_study
 
 RELATIVE_TOLERANCE = 1e-9  # the last bits of a float may differ across machines
-RUN_KEYS = ("a", "b")
 _NOT_COMPARED = ("tool", "run_id")  # versions, and the id of each run, differ by design
 
 
@@ -116,27 +115,33 @@ def verify(report: Path, logs: list[Path]) -> Verification:
     """Re-run ``report`` on ``logs`` (default: the paths it records) and compare every number."""
     document = _read_report(report)
     runs = document["runs"]
-    if logs and len(logs) != len(RUN_KEYS):
+    if not isinstance(runs, list):
         raise InputError(
-            f"{report}: the report compares {len(RUN_KEYS)} logs; pass {len(RUN_KEYS)} "
-            f"(A then B) or none to use the recorded paths"
+            f"{report}: schema_version {document.get('schema_version')} report; verify reads "
+            "schema_version 2 and later (runs as a list)"
         )
-    paths = logs or [Path(runs[key]["path"]) for key in RUN_KEYS]
-    for key, path in zip(RUN_KEYS, paths, strict=True):
+    if logs and len(logs) != len(runs):
+        raise InputError(
+            f"{report}: the report compares {len(runs)} logs; pass {len(runs)} (the baseline "
+            "first, in the report's order) or none to use the recorded paths"
+        )
+    paths = logs or [Path(run["path"]) for run in runs]
+    for i, (run, path) in enumerate(zip(runs, paths, strict=True)):
         if not path.is_file():
-            raise InputError(f"{path}: no such log (run {key.upper()} of {report}); pass its path")
-        if sha256_of(path) != runs[key]["sha256"]:
-            return Verification(0, f"runs.{key}.sha256: {path} is not the log the report read")
-    result = run_comparison(
-        paths[0], paths[1], _options(report, document["params"]), _requirements(document["gate"])
+            raise InputError(f"{path}: no such log (run {run['label']} of {report}); pass its path")
+        if sha256_of(path) != run["sha256"]:
+            return Verification(0, f"runs[{i}].sha256: {path} is not the log the report read")
+    study = run_study(
+        paths,
+        _options(report, document["params"]),
+        _requirements(document["gate"]),
+        labels=tuple(run["label"] for run in runs),
     )
-    fresh = json.loads(
-        report_json.dumps(report_json.build(result), report_json.per_question(result))
-    )
+    fresh = json.loads(report_json.dumps(report_json.build(study), report_json.per_question(study)))
     for name in _NOT_COMPARED:
         fresh.pop(name, None)
         document.pop(name, None)
-    for key in RUN_KEYS:
-        fresh["runs"][key]["path"] = document["runs"][key]["path"]
+    for mine, theirs in zip(fresh["runs"], document["runs"], strict=True):
+        mine["path"] = theirs["path"]
     found, checked = first_difference(fresh, document)
     return Verification(checked, found and _describe(found, fresh, document))

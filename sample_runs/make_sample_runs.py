@@ -428,6 +428,26 @@ def build() -> tuple[list[dict], dict[str, list[dict]]]:
     return qs, runs
 
 
+PROMPT_SEED = 12  # of 200 seeds, one whose chance gain in correct is among the largest (+0.05)
+
+
+def prompt_variant(qs: list[dict], runs: dict[str, list[dict]], seed: int) -> list[dict]:
+    """C: A's retrieval and context with a reworded answer prompt that is, in truth, no better
+    than A's: its answers are drawn afresh with A's probabilities. Its measured gain is chance
+    alone, which is why the report warns that the best of several candidates overstates its gain
+    (the winner's curse). Drawn from its own seed, after A and B, which stay as they were."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for q, a in zip(qs, runs["a"], strict=True):
+        row = answer_row(rng, q, list(a["retrieved_ids"]), 5, rng.random(3), "a")
+        rows.append(
+            {k: q[k] for k in SCHEMA.names if k in q}
+            | row
+            | {"human_correct": None, "human_faithful": None}
+        )
+    return rows
+
+
 def failure_kind(r: dict) -> str:
     rel = set(r["relevant_ids"])
     in_ctx = bool(rel & set(r["context_ids"]))
@@ -516,11 +536,19 @@ def summary(runs: dict[str, list[dict]]) -> None:
 
 
 def main() -> None:
-    _, runs = build()
-    for run, name in (("a", "fare_rules_a_baseline"), ("b", "fare_rules_b_reranker")):
+    qs, runs = build()
+    runs["c"] = prompt_variant(qs, runs, PROMPT_SEED)
+    names = (
+        ("a", "fare_rules_a_baseline"),
+        ("b", "fare_rules_b_reranker"),
+        ("c", "fare_rules_c_prompt"),
+    )
+    for run, name in names:
         table = pa.table({c: [r[c] for r in runs[run]] for c in SCHEMA.names}, schema=SCHEMA)
         pq.write_table(table, OUT / f"{name}.parquet", compression="zstd")
-    summary(runs)
+    summary({k: v for k, v in runs.items() if k in "ab"})
+    gain = np.mean([c["correct"] for c in runs["c"]]) - np.mean([a["correct"] for a in runs["a"]])
+    print(f"C (a prompt no better than A's): measured gain in correct {gain:+.3f}")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from conftest import two_run_view
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -180,7 +181,8 @@ def render_report(run_a: Path, run_b: Path, out_dir: Path, *options: str) -> tup
     args = ["compare", str(run_a), str(run_b), "-o", str(html), *options]
     result = CliRunner().invoke(cli, args, catch_exceptions=False)
     assert result.exit_code == 0, result.output
-    return html, json.loads(html.with_suffix(".json").read_text(encoding="utf-8"))
+    document = json.loads(html.with_suffix(".json").read_text(encoding="utf-8"))
+    return html, two_run_view(document) if len(document["comparisons"]) == 1 else document
 
 
 # Strings that would run script, or show something else than themselves, were they pasted into

@@ -32,8 +32,20 @@ def write_run_log(path: Path, rows: list[dict]) -> Path:
     return path
 
 
+SHARED_KEYS = ("runs", "n_paired", "warnings", "gate")  # top-level keys that stay as written
+
+
+def two_run_view(doc: dict) -> dict:
+    """A two-run report's JSON with its one comparison's keys lifted to the top, as the
+    pairwise tests read it (``runs``, ``n_paired``, ``warnings`` and ``gate`` stay the report's;
+    ``report`` holds the document as written)."""
+    (pair,) = doc["comparisons"]
+    shared = {k: doc[k] for k in SHARED_KEYS}
+    return {**doc, **pair, **shared, "report": doc}
+
+
 def run_compare(run_a: Path, run_b: Path, out_dir: Path, *options) -> dict:
-    """Run ``ragreport compare`` through the click CLI and return the JSON it wrote."""
+    """Run ``ragreport compare`` through the click CLI and return its JSON, as two_run_view."""
     from click.testing import CliRunner
 
     from reportgen.cli import cli
@@ -44,7 +56,29 @@ def run_compare(run_a: Path, run_b: Path, out_dir: Path, *options) -> dict:
     args += ["--json", str(json_path), *(str(o) for o in options)]
     result = CliRunner().invoke(cli, args, catch_exceptions=False)
     assert result.exit_code == 0, result.output
-    return json.loads(json_path.read_text())
+    return two_run_view(json.loads(json_path.read_text()))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def every_report_matches_the_schema():
+    """Every report JSON a test writes is checked against the JSON Schema in the package."""
+    from jsonschema import Draft202012Validator
+
+    from reportgen import report_json
+
+    validator = Draft202012Validator(report_json.json_schema())
+    written = report_json.dumps
+
+    def checked(document: dict, per_question) -> str:
+        text = written(document, per_question)
+        if "run_id" in document:  # verify's re-run has none; what compare writes always has
+            validator.validate(json.loads(text))
+        return text
+
+    patch = pytest.MonkeyPatch()
+    patch.setattr(report_json, "dumps", checked)
+    yield
+    patch.undo()
 
 
 @pytest.fixture(scope="session")

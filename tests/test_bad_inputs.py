@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
+from conftest import two_run_view
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -95,7 +96,7 @@ def report(tmp_path: Path, a: Path, b: Path, *options: str) -> dict:
     (tmp_path / "out").mkdir(exist_ok=True)
     code, _, err = compare(tmp_path, a, b, *options)
     assert code == 0, err
-    return json.loads((tmp_path / "out" / "r.json").read_text())
+    return two_run_view(json.loads((tmp_path / "out" / "r.json").read_text()))
 
 
 @pytest.fixture

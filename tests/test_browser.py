@@ -13,6 +13,9 @@ from pathlib import Path
 import browser as br
 import pandas as pd
 import pytest
+from click.testing import CliRunner
+
+from reportgen.cli import cli
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_runs"
 
@@ -216,6 +219,45 @@ def test_sample_report_offline_renders_every_chart_and_its_numbers(
     shot = br.full_page_screenshot(chromium, br.artifacts_dir(tmp_path) / "screenshot.png")
     assert shot.stat().st_size > 10_000
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_three_run_page_draws_every_chart_and_folds_each_candidate(chromium, tmp_path):
+    html = tmp_path / "three.html"
+    logs = [
+        SAMPLE / f"fare_rules_{name}.parquet" for name in ("a_baseline", "b_reranker", "c_prompt")
+    ]
+    args = ["compare", *map(str, logs), "-o", str(html), "--n-boot", "500"]
+    result = CliRunner().invoke(cli, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    doc = json.loads(html.with_suffix(".json").read_text())
+    br.open_clean(chromium, html.as_uri())
+    br.wait_for_live_charts(chromium)
+    assert br.severe(chromium.get_log("browser")) == []
+    marks = chromium.execute_script(
+        """
+        return Array.prototype.map.call(document.querySelectorAll('.chart'), function (f) {
+          var n = 0;
+          f.querySelectorAll('.live svg g.role-mark').forEach(function (g) {
+            n += g.querySelectorAll('path, rect, line, circle, polygon').length; });
+          return [f.id, n];
+        });
+        """
+    )
+    assert {"chart-run-means", "chart-run-matrix"} <= {m[0] for m in marks}
+    assert all(n > 0 for _, n in marks), marks
+    rows = chromium.execute_script(
+        "return Array.prototype.map.call(document.querySelectorAll('table.summary tbody tr'),"
+        " function (tr) { return tr.cells[0].innerText.trim() + ' ' + tr.cells[4].innerText; });"
+    )
+    assert rows == [f"{r['candidate']} {r['diff']:+.3f}" for r in doc["summary"]]
+    # a candidate's section folds with a click on its heading, and its link still finds it
+    folded = chromium.execute_script(
+        "var d = document.getElementById('candidate-2'); d.querySelector('summary').click();"
+        " return [d.open, document.querySelector('a[href=\"#candidate-2\"]') !== null];"
+    )
+    assert folded == [False, True]
+    shot = br.full_page_screenshot(chromium, br.artifacts_dir(tmp_path) / "three-runs.png")
+    assert shot.stat().st_size > 10_000
 
 
 # --- 2. scripts blocked -------------------------------------------------------------------------

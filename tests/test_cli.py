@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from conftest import two_run_view
 
 from reportgen.cli import cli
 
@@ -47,7 +48,7 @@ def test_compare_writes_html_and_json_beside_it(pair, tmp_path):
     code, out, err = run("compare", str(a), str(b), "-o", str(tmp_path / "r.html"))
     assert code == 0, err
     assert (tmp_path / "r.html").read_text().startswith("<!DOCTYPE html>")
-    doc = json.loads((tmp_path / "r.json").read_text())
+    doc = two_run_view(json.loads((tmp_path / "r.json").read_text()))
     assert doc["metrics"]["correct"]["fixed"] == 3
     assert out.startswith(doc["verdict"]["outcome"] + ":")
 
@@ -179,7 +180,7 @@ def test_unmatched_questions_are_listed_not_dropped(pair, tmp_path):
     code, _, err = run("compare", str(a), str(b), "-o", str(tmp_path / "r.html"))
     assert code == 0, err
     doc = json.loads((tmp_path / "r.json").read_text())
-    assert doc["unmatched"] == {"only_a": ["q10", "q11"], "only_b": ["extra"]}
+    assert doc["missing"] == {"A": ["extra"], "B": ["q10", "q11"]}
     assert doc["n_paired"] == 10
     assert any("only in run A" in w and "q10, q11" in w for w in doc["warnings"])
     assert "q10, q11" in (tmp_path / "r.html").read_text()

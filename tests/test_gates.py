@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from conftest import two_run_view
 
 from reportgen.cli import cli
 from reportgen.gates import (
@@ -377,7 +378,7 @@ def test_sample_runs_gate(tmp_path):
     extra = [arg for rule in rules for arg in ("--require", rule)]
     code, _, err, folder = compare(tmp_path, SAMPLE_A, SAMPLE_B, *extra)
     assert code == 1, err
-    doc = json.loads((folder / "r.json").read_text())
+    doc = two_run_view(json.loads((folder / "r.json").read_text()))
     results = {r["rule"]: r for r in doc["gate"]["results"]}
     m = doc["metrics"]
     assert results["correct >= -0.02"]["outcome"] == "pass"

@@ -11,12 +11,22 @@ import os
 import re
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from reportgen.cli import cli
 
 ROOT = Path(__file__).resolve().parent.parent
-GOLD = ROOT / "tests" / "gold" / "sample_report.json"
+GOLDS = ROOT / "tests" / "gold"
+SAMPLE = ROOT / "sample_runs"
+RUNS = {  # gold file -> the sample logs it compares, the baseline first
+    "sample_report.json": ("fare_rules_a_baseline", "fare_rules_b_reranker"),
+    "sample_report_three.json": (
+        "fare_rules_a_baseline",
+        "fare_rules_b_reranker",
+        "fare_rules_c_prompt",
+    ),
+}
 MISMATCH = ROOT / "tests" / "gold-mismatch"
 
 
@@ -24,32 +34,26 @@ def scrub(doc: dict) -> dict:
     assert re.fullmatch("[0-9a-f]{32}", doc["run_id"]), doc["run_id"]
     doc["run_id"] = "scrubbed: a new id every run"
     doc["tool"] = {"name": doc["tool"]["name"]}
-    for run in doc["runs"].values():
+    for run in doc["runs"]:
         run["path"] = Path(run["path"]).name
     return doc
 
 
-def test_sample_report_matches_gold(tmp_path):
+@pytest.mark.parametrize("name", list(RUNS))
+def test_sample_report_matches_gold(tmp_path, name):
+    gold = GOLDS / name
     out = tmp_path / "report.html"
-    result = CliRunner().invoke(
-        cli,
-        [
-            "compare",
-            str(ROOT / "sample_runs" / "fare_rules_a_baseline.parquet"),
-            str(ROOT / "sample_runs" / "fare_rules_b_reranker.parquet"),
-            "-o",
-            str(out),
-        ],
-    )
+    logs = [str(SAMPLE / f"{run}.parquet") for run in RUNS[name]]
+    result = CliRunner().invoke(cli, ["compare", *logs, "-o", str(out)])
     assert result.exit_code == 0, result.output
     actual = json.dumps(scrub(json.loads(out.with_suffix(".json").read_text())), indent=1) + "\n"
     if os.environ.get("RAGREPORT_UPDATE_GOLD") == "1":
-        GOLD.write_text(actual)
-    same = close(json.loads(actual), json.loads(GOLD.read_text()))
+        gold.write_text(actual)
+    same = close(json.loads(actual), json.loads(gold.read_text()))
     if not same:
         MISMATCH.mkdir(exist_ok=True)
-        (MISMATCH / GOLD.name).write_text(actual)
-    assert same, f"the sample report changed; see {MISMATCH / GOLD.name}"
+        (MISMATCH / gold.name).write_text(actual)
+    assert same, f"the sample report changed; see {MISMATCH / gold.name}"
 
 
 def close(actual: object, expected: object) -> bool:

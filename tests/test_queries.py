@@ -180,6 +180,17 @@ def test_unmatched(db):
     assert list(zip(u.run, u.question_id, strict=True)) == [("a", "q3"), ("b", "q4")]
 
 
+def test_question_ids(db, tmp_path):
+    assert db.question_ids() == ["q1", "q2", "q3"]  # run A's, in file order
+    kept = RunDatabase(db.files["a"], db.files["b"], keep=["q2", "q4", "q1"])
+    try:
+        assert kept.question_ids() == ["q1", "q2"]  # only the kept ones, still in file order
+        rows = kept.con.execute("SELECT run, question_id FROM runs ORDER BY run, row_number")
+        assert rows.fetchall() == [("a", "q1"), ("a", "q2"), ("b", "q1"), ("b", "q2"), ("b", "q4")]
+    finally:
+        kept.close()
+
+
 def test_slice_values(db):
     v = db.frame("slice_values", column="intent").set_index("question_id")["value"]
     assert v[["q1", "q2", "q3"]].tolist() == ["how-to", "lookup", "lookup"]

@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from conftest import two_run_view
 
 from reportgen.cli import cli
 
@@ -30,7 +31,7 @@ def run(*args: str, env: dict | None = None) -> str:
 def sample(tmp_path_factory) -> tuple[str, dict]:
     out = tmp_path_factory.mktemp("sample") / "report.html"
     run("compare", str(SAMPLE_A), str(SAMPLE_B), "-o", str(out), "--n-boot", "2000")
-    return out.read_text(), json.loads(out.with_suffix(".json").read_text())
+    return out.read_text(), two_run_view(json.loads(out.with_suffix(".json").read_text()))
 
 
 def test_sample_tells_its_story(sample):
@@ -64,7 +65,7 @@ def test_sample_tells_its_story(sample):
 
 def test_provenance_is_in_the_page_and_json(sample):
     html, doc = sample
-    for key, path in (("a", SAMPLE_A), ("b", SAMPLE_B)):
+    for key, path in ((0, SAMPLE_A), (1, SAMPLE_B)):
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
         assert doc["runs"][key]["sha256"] == digest and digest in html
         assert doc["runs"][key]["size_bytes"] == path.stat().st_size
@@ -86,7 +87,7 @@ def _download(html: str, name: str) -> str:
 def test_downloads_carry_the_numbers(sample):
     html, doc = sample
     summary = json.loads(_download(html, "report-summary.json.gz"))
-    assert summary == {k: v for k, v in doc.items() if k != "per_question"}
+    assert summary == {k: v for k, v in doc["report"].items() if k != "per_question"}
     table = pd.read_csv(__import__("io").StringIO(_download(html, "per-question.csv.gz")))
     assert len(table) == doc["n_paired"] == 240
     # any figure can be recomputed from the table: the headline means and fixed count
@@ -134,7 +135,7 @@ def test_logs_with_only_the_basics_name_what_would_enable_the_rest(tmp_path):
     out = tmp_path / "r.html"
     run("compare", str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet"), "-o", str(out))
     html = out.read_text()
-    doc = json.loads(out.with_suffix(".json").read_text())
+    doc = two_run_view(json.loads(out.with_suffix(".json").read_text()))
     assert list(doc["metrics"]) == ["correct"]
     assert doc["verdict"]["outcome"] == "no evidence of a difference"
     for hint in (

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from conftest import two_run_view
 
 from reportgen.cli import cli
 from reportgen.samples import spread
@@ -51,7 +52,7 @@ def _compare(tmp_path: Path, a: pd.DataFrame, b: pd.DataFrame, *options: str):
     html, out = tmp_path / "r.html", tmp_path / "r.json"
     args = ["compare", str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet"), "-o", str(html)]
     result = CliRunner().invoke(cli, [*args, "--n-boot", "200", *options])
-    return result, (json.loads(out.read_text()) if out.exists() else None), html
+    return result, (two_run_view(json.loads(out.read_text())) if out.exists() else None), html
 
 
 def _mean_of_means(answers: dict, i: int) -> float:
@@ -210,6 +211,7 @@ def test_samples_of_one_question_are_one_question_elsewhere(tmp_path):
     b = pd.concat([_frame(B), extra]).assign(question=lambda f: "What about " + f["question_id"])
     result, report, _ = _compare(tmp_path, a, b)
     assert result.exit_code == 0, result.output
-    assert report["unmatched"] == {"only_a": [], "only_b": ["q4"]}
+    missing = report["report"]["missing"]  # run label -> the ids it lacks
+    assert missing.get("A") == ["q4"] and not missing.get("B")
     assert "duplicate_question" not in report["audit"]["smells"]
     assert report["n_paired"] == 3

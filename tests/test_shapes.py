@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from conftest import two_run_view
 
 from reportgen.cli import cli
 
@@ -125,7 +126,9 @@ def shape(request, tmp_path_factory) -> tuple[str, set[str], str, str, dict]:
     assert result.exit_code == 0, result.output
     absent = set(SAMPLE["a"].columns) - set(logs["a"].columns)
     page = out.read_text()
-    doc = json.loads(out.with_suffix(".json").read_text(), parse_constant=_no_constant)
+    doc = two_run_view(
+        json.loads(out.with_suffix(".json").read_text(), parse_constant=_no_constant)
+    )
     return request.param, absent, page, visible_text(page), doc
 
 

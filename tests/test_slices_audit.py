@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from conftest import two_run_view
 from scipy.stats import binomtest
 
 from reportgen.cli import cli
@@ -23,7 +24,11 @@ def compare(tmp_path: Path, a_rows, b_rows, *options: str) -> tuple[int, str, di
     a, b = write(tmp_path / "a.parquet", a_rows), write(tmp_path / "b.parquet", b_rows)
     out = tmp_path / "r.html"
     result = CliRunner().invoke(cli, ["compare", str(a), str(b), "-o", str(out), *options])
-    doc = json.loads((tmp_path / "r.json").read_text()) if result.exit_code == 0 else None
+    doc = (
+        two_run_view(json.loads((tmp_path / "r.json").read_text()))
+        if result.exit_code == 0
+        else None
+    )
     return result.exit_code, result.stderr + result.stdout, doc
 
 

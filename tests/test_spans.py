@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from conftest import two_run_view
 
 from reportgen.cli import cli
 from reportgen.database import RunDatabase
@@ -169,7 +170,7 @@ def test_a_bad_span_is_refused_with_its_row(tmp_path: Path, column: str, span: d
 def test_cli_scores_two_chunkings_against_the_same_spans(tmp_path: Path):
     code, stderr = _compare(tmp_path, *_logs(tmp_path, A_ROWS, B_ROWS))
     assert code == 0, stderr
-    doc = json.loads((tmp_path / "r.json").read_text())
+    doc = two_run_view(json.loads((tmp_path / "r.json").read_text()))
     assert doc["params"]["span_coverage"] == 0.0
     # both questions of each run have overlapping labels? only q1's: said once per log
     merged = [w for w in doc["warnings"] if "overlapping relevant_spans" in w]
@@ -183,7 +184,7 @@ def test_the_chunking_sample_tells_its_story(tmp_path: Path):
     a, b = SAMPLE / "manuals_a_chunk400.parquet", SAMPLE / "manuals_b_chunk1000.parquet"
     code, stderr = _compare(tmp_path, a, b, "--n-boot", "1000")
     assert code == 0, stderr
-    doc = json.loads((tmp_path / "r.json").read_text())
+    doc = two_run_view(json.loads((tmp_path / "r.json").read_text()))
     m = doc["metrics"]
     # the 400-character chunks: more precise prompts, less of the evidence; both intervals
     # exclude 0

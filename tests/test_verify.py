@@ -86,7 +86,7 @@ def test_sample_report_verifies_from_another_folder(tmp_path):
 @pytest.mark.parametrize(
     ("path", "change"),
     [
-        ("metrics.correct.ci_low", lambda d: d["metrics"]["correct"].update(ci_low=d["metrics"]["correct"]["ci_low"] * (1 + 1e-7))),  # noqa: E501
+        ("comparisons[0].metrics.correct.ci_low", lambda d: d["comparisons"][0]["metrics"]["correct"].update(ci_low=d["comparisons"][0]["metrics"]["correct"]["ci_low"] * (1 + 1e-7))),  # noqa: E501
         ("per_question[3].correct_b", lambda d: d["per_question"][3].update(correct_b=7)),
         ("gate.results[1].outcome", lambda d: d["gate"]["results"][1].update(outcome="fail")),
         ("n_paired", lambda d: d.update(n_paired=29)),
@@ -103,7 +103,7 @@ def test_floats_within_the_tolerance_match(archived):
     report, _, _ = archived
 
     def nudge(d: dict) -> None:
-        d["metrics"]["correct"]["ci_low"] *= 1 + 1e-11
+        d["comparisons"][0]["metrics"]["correct"]["ci_low"] *= 1 + 1e-11
 
     code, out, err = invoke("verify", edit(report, nudge))
     assert code == 0, out + err
@@ -120,7 +120,7 @@ def test_the_recorded_options_are_replayed(archived):
 def test_another_log_fails_on_its_sha256(archived):
     report, a, _ = archived
     code, out, _ = invoke("verify", report, a, a)
-    assert code == 1 and "differs at runs.b.sha256" in out and str(a) in out
+    assert code == 1 and "differs at runs[1].sha256" in out and str(a) in out
 
 
 @pytest.mark.parametrize(
@@ -128,7 +128,7 @@ def test_another_log_fails_on_its_sha256(archived):
     [
         (lambda r, a: (r.with_name("r.html"),), "not a report JSON"),
         (lambda r, a: (edit(r, lambda d: d.pop("params")),), "no params in this JSON"),
-        (lambda r, a: (r, a), "pass 2 (A then B) or none"),
+        (lambda r, a: (r, a), "pass 2 (the baseline first"),
         (lambda r, a: (r, a, a.with_name("gone.parquet")), "gone.parquet: no such log"),
         (lambda r, a: (r.with_name("absent.json"),), "cannot read the report"),
     ],

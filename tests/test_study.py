@@ -1,0 +1,358 @@
+"""Several runs: one baseline against each candidate, end to end.
+
+Pairing on the questions every run has, labels and --baseline, Holm's adjustment over the
+candidates (against a hand computation), simultaneous intervals (their level, and their
+family-wise coverage by simulation), the winner's curse, gates and summaries with several
+candidates, and the packaged JSON Schema.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from jsonschema import Draft202012Validator
+
+from reportgen import holdout, report_json
+from reportgen.cli import cli
+from reportgen.errors import InputError
+from reportgen.stats import compare_metric
+from reportgen.study import expected_max, family_level
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "sample_runs"
+A = SAMPLE / "fare_rules_a_baseline.parquet"
+B = SAMPLE / "fare_rules_b_reranker.parquet"
+C = SAMPLE / "fare_rules_c_prompt.parquet"
+FAST = ("--n-boot", "300")
+
+
+def invoke(*args: object) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, [str(a) for a in args])
+    return result.exit_code, result.output
+
+
+def compare_runs(out: Path, *logs: object, options: tuple[object, ...] = FAST) -> dict:
+    out.mkdir(parents=True, exist_ok=True)
+    code, output = invoke("compare", *logs, "-o", out / "r.html", *options)
+    assert code == 0, output
+    return json.loads((out / "r.json").read_text())
+
+
+def rows(ids: list[str], correct: list[bool]) -> list[dict]:
+    return [
+        {
+            "question_id": q,
+            "retrieved_ids": ["p1", "p2", "p3"],
+            "context_ids": ["p1", "p2"],
+            "relevant_ids": ["p1"] if ok else ["p9"],
+            "correct": ok,
+        }
+        for q, ok in zip(ids, correct, strict=True)
+    ]
+
+
+@pytest.fixture(scope="module")
+def three(tmp_path_factory) -> tuple[Path, dict]:
+    out = tmp_path_factory.mktemp("three")
+    return out, compare_runs(out, A, B, C, options=("--n-boot", "1000", "--markdown", out / "r.md"))
+
+
+# --- pairing and labels -------------------------------------------------------------------------
+
+
+def test_pairs_the_questions_every_run_has_and_lists_the_missing_per_run(tmp_path, write_log):
+    ids = [f"q{i}" for i in range(12)]
+    base = write_log(tmp_path / "base.parquet", rows(ids, [True, False] * 6))
+    one = write_log(tmp_path / "one.parquet", rows(ids + ["extra"], [True] * 13))
+    two = write_log(tmp_path / "two.parquet", rows(ids[:9], [False, True, True] * 3))
+    doc = compare_runs(tmp_path / "out", base, one, two)
+    assert [r["label"] for r in doc["runs"]] == ["base", "one", "two"]
+    assert [r["role"] for r in doc["runs"]] == ["baseline", "candidate", "candidate"]
+    assert doc["n_paired"] == 9
+    assert doc["missing"] == {"base": ["extra"], "one": [], "two": ["q9", "q10", "q11", "extra"]}
+    assert [c["n_paired"] for c in doc["comparisons"]] == [9, 9]
+    assert any("missing from run two" in w and "q9, q10, q11" in w for w in doc["warnings"])
+    correct = doc["comparisons"][0]["metrics"]["correct"]
+    assert (correct["n"], correct["a"], correct["b"]) == (9, 5 / 9, 1.0)  # q0..q8 only
+
+
+def test_labels_and_baseline_choose_names_and_the_reference(tmp_path):
+    doc = compare_runs(
+        tmp_path,
+        A,
+        B,
+        C,
+        "--label",
+        "base",
+        "--label",
+        "rerank",
+        "--label",
+        "prompt",
+        "--baseline",
+        "rerank",
+    )
+    assert [r["label"] for r in doc["runs"]] == ["rerank", "base", "prompt"]
+    assert doc["baseline"] == "rerank"
+    first = doc["comparisons"][0]
+    assert (first["baseline"], first["candidate"]) == ("rerank", "base")
+    # base against rerank is the reverse of rerank against base: 10 fixed and 32 broken
+    assert (first["metrics"]["correct"]["fixed"], first["metrics"]["correct"]["broken"]) == (10, 32)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--label", "x"), "--label: 1 label(s) for 3 run logs"),
+        (("--label", "x", "--label", "x", "--label", "y"), "run label 'x' is given to two logs"),
+        (("--baseline", "nope"), "--baseline nope: no run has that label"),
+    ],
+)
+def test_bad_labels_are_one_line_errors(tmp_path, args, message):
+    code, output = invoke("compare", A, B, C, "-o", tmp_path / "r.html", *FAST, *args)
+    assert code == 2
+    assert message in output
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_a_single_log_is_refused(tmp_path):
+    code, output = invoke("compare", A, "-o", tmp_path / "r.html")
+    assert code == 2
+    assert "at least one candidate log" in output
+
+
+# --- multiplicity -------------------------------------------------------------------------------
+
+
+def test_holm_over_the_candidates_matches_a_hand_computation(three):
+    _, doc = three
+    family = doc["family"]
+    assert family["n_candidates"] == 2 and family["adjustment"] == "Holm"
+    for metric in doc["comparisons"][0]["metrics"]:
+        p_b, p_c = (c["metrics"][metric]["p"] for c in doc["comparisons"])
+        low, high = sorted([p_b, p_c])
+        first = min(1.0, 2 * low)  # the smaller p times m = 2
+        second = max(first, min(1.0, high))  # the larger times 1, kept monotone
+        expected = (first, second) if p_b <= p_c else (second, first)
+        got = tuple(family["p_holm"][c["candidate"]][metric] for c in doc["comparisons"])
+        assert got == pytest.approx(expected), metric
+
+
+def test_every_interval_is_at_the_bonferroni_level(three, tmp_path):
+    _, doc = three
+    assert doc["family"]["interval_confidence"] == pytest.approx(1 - 0.05 / 2)
+    assert [c["confidence"] for c in doc["comparisons"]] == pytest.approx([0.975, 0.975])
+    # the same pair compared alone at 97.5% gives the same interval
+    alone = compare_runs(tmp_path, A, C, options=("--n-boot", "1000", "--confidence", "0.975"))
+    c = doc["comparisons"][1]["metrics"]["correct"]
+    assert (c["ci_low"], c["ci_high"]) == pytest.approx(
+        (
+            alone["comparisons"][0]["metrics"]["correct"]["ci_low"],
+            alone["comparisons"][0]["metrics"]["correct"]["ci_high"],
+        )
+    )
+    assert doc["summary"][1]["ci_low"] == c["ci_low"]
+    assert (
+        doc["summary"][1]["p_holm"]
+        == doc["family"]["p_holm"][doc["summary"][1]["candidate"]]["correct"]
+    )
+
+
+def test_simultaneous_intervals_cover_every_true_difference_together():
+    """Three candidates with known differences: all three intervals at the family level cover
+    the truth in at least about 95% of simulated studies (per-interval 95% would not)."""
+    rng = np.random.default_rng(7)
+    m, n, studies = 3, 200, 300
+    level = family_level(0.95, m)
+    truth = [0.0, 0.1, -0.05]
+    together = alone = 0
+    for s in range(studies):
+        base = rng.normal(0, 1, n)
+        covered_family, covered_single = [], []
+        for shift in truth:
+            cand = base + shift + rng.normal(0, 1, n)
+            for lv, out in ((level, covered_family), (0.95, covered_single)):
+                c, _ = compare_metric(
+                    "m", base, cand, binary=False, n_boot=400, confidence=lv, seed=s
+                )
+                out.append(c.ci_low <= shift <= c.ci_high)
+        together += all(covered_family)
+        alone += all(covered_single)
+    assert together / studies >= 0.93
+    assert alone / studies < together / studies
+
+
+# --- the winner's curse -------------------------------------------------------------------------
+
+
+def test_expected_maximum_of_normals_matches_the_closed_forms():
+    assert expected_max(1) == pytest.approx(0.0, abs=1e-9)
+    assert expected_max(2) == pytest.approx(1 / math.sqrt(math.pi))
+    assert expected_max(3) == pytest.approx(3 / (2 * math.sqrt(math.pi)))
+    draws = np.random.default_rng(0).normal(size=(200_000, 5)).max(axis=1).mean()
+    assert expected_max(5) == pytest.approx(draws, abs=0.01)
+
+
+def test_winners_curse_names_the_best_and_the_chance_gain(three):
+    out, doc = three
+    curse = doc["winners_curse"]
+    assert curse["best"] == "fare_rules_b_reranker"
+    assert curse["diff"] == pytest.approx(0.09166666666666666)
+    errors = [
+        c["metrics"]["correct"]["sd"] / math.sqrt(c["metrics"]["correct"]["n"])
+        for c in doc["comparisons"]
+    ]
+    assert curse["standard_error"] == pytest.approx(np.mean(errors))
+    assert curse["overstatement"] == pytest.approx(np.mean(errors) / math.sqrt(math.pi))
+    html = (out / "r.html").read_text()
+    assert "The winner&#39;s curse" in html or "The winner's curse" in html
+    assert "The best of 2 measured on the same questions overstates its gain" in html
+    assert "overstates its gain" in (out / "r.md").read_text()
+
+
+def test_two_runs_have_no_family_and_no_curse(tmp_path):
+    doc = compare_runs(tmp_path, A, B)
+    assert doc["family"] is None and doc["winners_curse"] is None
+    assert [r["label"] for r in doc["runs"]] == ["A", "B"]
+    assert doc["comparisons"][0]["confidence"] == 0.95
+
+
+# --- outputs ------------------------------------------------------------------------------------
+
+
+def test_three_run_page_has_the_summary_navigation_and_each_section(three):
+    out, doc = three
+    html = (out / "r.html").read_text()
+    assert html.count('<details class="candidate"') == 2
+    for i, c in enumerate(doc["comparisons"], start=1):
+        assert f'href="#candidate-{i}"' in html
+        assert f"{c['candidate']} vs {c['baseline']}" in html
+    assert 'id="chart-run-means"' in html and 'id="chart-run-matrix"' in html
+    ids = [part.split('"')[0] for part in html.split('id="chart-')[1:]]
+    assert len(ids) == len(set(ids)), "every chart id on the page is distinct"
+
+
+def test_markdown_has_one_row_per_candidate(three):
+    out, doc = three
+    text = (out / "r.md").read_text()
+    for row in doc["summary"]:
+        line = next(
+            x
+            for x in text.splitlines()
+            if x.startswith(f"| {row['candidate']}".replace("_", "\\_"))
+        )
+        assert f"{row['diff']:+.3f}" in line
+
+
+def test_gate_rules_apply_to_each_candidate(tmp_path):
+    code, output = invoke(
+        "compare",
+        A,
+        B,
+        C,
+        "-o",
+        tmp_path / "r.html",
+        *FAST,
+        "--require",
+        "correct > 0",
+        "--junit",
+        tmp_path / "r.xml",
+    )
+    assert code == 1, output  # the prompt variant's lower bound is below 0
+    doc = json.loads((tmp_path / "r.json").read_text())
+    results = {r["candidate"]: r["outcome"] for r in doc["gate"]["results"]}
+    assert results == {"fare_rules_b_reranker": "pass", "fare_rules_c_prompt": "inconclusive"}
+    assert doc["gate"]["passing_candidates"] == ["fare_rules_b_reranker"]
+    xml = (tmp_path / "r.xml").read_text()
+    assert xml.count("<testcase") == 2 and 'name="candidate2.sha256"' in xml
+
+
+def test_verify_re_runs_three_logs(three):
+    out, _ = three
+    code, output = invoke("verify", out / "r.json")
+    assert code == 0, output
+    assert "verified" in output
+
+
+def test_the_packaged_schema_is_valid_and_describes_every_output(three, tmp_path):
+    schema = report_json.json_schema()
+    Draft202012Validator.check_schema(schema)
+    out, doc = three
+    Draft202012Validator(schema).validate(doc)
+    Draft202012Validator(schema).validate(compare_runs(tmp_path, A, B))
+    broken = {**doc, "runs": {"a": doc["runs"][0]}}  # the shape of schema_version 1
+    assert not Draft202012Validator(schema).is_valid(broken)
+
+
+# --- holdout ------------------------------------------------------------------------------------
+
+
+def test_holdout_fraction_is_seeded_and_drawn_within_each_slice():
+    strata = pd.Series(["x"] * 50 + ["y"] * 30 + ["z"] * 20)
+    first = holdout.split("0.3", strata, None, seed=1, path="log")
+    again = holdout.split("0.3", strata, None, seed=1, path="log")
+    other = holdout.split("0.3", strata, None, seed=2, path="log")
+    assert (first.held_out == again.held_out).all()
+    assert (first.held_out != other.held_out).any()
+    per_slice = pd.Series(first.held_out).groupby(strata).sum().to_dict()
+    assert per_slice == {"x": 15, "y": 9, "z": 6}
+
+
+def test_holdout_by_column_value_and_refusals():
+    values = pd.Series(["test"] * 12 + ["dev"] * 20 + [None] * 3)
+    chosen = holdout.split("split=test", pd.Series([None] * 35), values, seed=0, path="log")
+    assert chosen.held_out.tolist() == [True] * 12 + [False] * 23
+    with pytest.raises(InputError, match="each side needs 10 or more"):
+        holdout.split("split=dev", pd.Series([None] * 20), values[:20], seed=0, path="log")
+    for bad in ("0", "1.5", "=x", "split=", "many"):
+        with pytest.raises(ValueError):
+            holdout.parse(bad)
+
+
+def test_the_best_is_chosen_on_the_rest_and_measured_on_the_held_out_only():
+    n = 40
+    held = np.arange(n) < 20  # the first 20 are held out
+    base = np.zeros(n)
+    lucky = np.where(held, 0.0, 0.5)  # best on the selection questions, no gain held out
+    steady = np.full(n, 0.2)
+    result = holdout.evaluate(
+        holdout.Split("rule", held),
+        "m",
+        base,
+        [("steady", steady), ("lucky", lucky)],
+        binary=False,
+        n_boot=200,
+        confidence=0.95,
+        seed=0,
+    )
+    assert result.chosen == "lucky" and result.selection_diff == pytest.approx(0.5)
+    assert (result.n_selection, result.n_held_out) == (20, 20)
+    assert result.held_out.n == 20 and result.held_out.diff == pytest.approx(0.0)
+    assert "on the held-out questions alone its difference is +0.000" in result.sentence
+
+
+def test_holdout_end_to_end(tmp_path):
+    doc = compare_runs(tmp_path, A, B, C, options=(*FAST, "--holdout", "0.4"))
+    h = doc["holdout"]
+    assert doc["params"]["holdout"] == "0.4"
+    # round(0.4 n) of each slice: refunds 66, changes 64, baggage 55, rule_lookup 48, group 7
+    assert h["n_held_out"] == 26 + 26 + 22 + 19 + 3 and h["n_selection"] == 240 - 96
+    assert h["chosen"] in {"fare_rules_b_reranker", "fare_rules_c_prompt"}
+    assert h["held_out"]["n"] == 96
+    assert "Held-out check" in (tmp_path / "r.html").read_text()
+    code, output = invoke("compare", A, B, "-o", tmp_path / "x.html", "--holdout", "2")
+    assert code == 2 and "--holdout" in output and not (tmp_path / "x.html").exists()
+
+
+def test_two_runs_with_a_holdout_measure_the_one_candidate_on_the_held_out(tmp_path):
+    doc = compare_runs(
+        tmp_path, A, B, options=(*FAST, "--holdout", "0.3", "--markdown", tmp_path / "r.md")
+    )
+    assert doc["holdout"]["chosen"] == "B" and doc["family"] is None
+    assert "1 candidate &middot;" in (tmp_path / "r.html").read_text()
+    assert (tmp_path / "r.md").read_text().startswith("## ragreport: 1 candidate against A\n")
