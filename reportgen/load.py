@@ -6,7 +6,7 @@ Only the file's footer is read here (schema and row count); rows are read by Duc
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pyarrow as pa
@@ -31,6 +31,7 @@ class RunFile:
     table: pa.Table | None = None  # the log as read from another format; None: Parquet files
     files: tuple[Path, ...] = ()  # Parquet shards read together (a folder or a glob)
     notes: tuple[str, ...] = ()  # what the reader of another format did, for the report
+    read: ReadOptions = ReadOptions()  # how it was read, recorded so a report can be re-run
 
 
 def sha256_of(path: Path) -> str:
@@ -118,7 +119,7 @@ def open_log(path: Path, label: str, options: ReadOptions) -> RunFile:
     """Read a run log in any format (see reportgen/readers) and check it against the contract."""
     source = read(path, options)
     if source.table is None and source.files == (path,):
-        return open_run(path, label)
+        return replace(open_run(path, label), read=options)
     shards = [open_run(f, label) for f in source.files] if source.table is None else []
     digest = hashlib.sha256()
     for file in source.files:
@@ -139,4 +140,5 @@ def open_log(path: Path, label: str, options: ReadOptions) -> RunFile:
         table=source.table,
         files=source.files if source.table is None else (),
         notes=source.notes,
+        read=options,
     )

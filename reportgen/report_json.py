@@ -188,6 +188,7 @@ def build(study: Study) -> dict[str, Any]:
                     "sha256": run.sha256,
                     "size_bytes": run.size_bytes,
                     "n_questions": run.n_rows,
+                    "read": run.read.to_json(),
                 }
                 for i, run in enumerate(study.runs)
             ],

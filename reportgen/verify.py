@@ -17,8 +17,9 @@ from typing import Any
 from . import report_json
 from .errors import InputError
 from .gates import Requirements, parse_rule
-from .load import sha256_of
+from .load import open_log
 from .metrics import Options
+from .readers import ReadOptions
 from .study import run_study
 
 RELATIVE_TOLERANCE = 1e-9  # the last bits of a float may differ across machines
@@ -56,6 +57,15 @@ def _options(path: Path, params: dict[str, Any]) -> Options:
         return Options.from_json(params)
     except (KeyError, TypeError, ValueError) as exc:
         raise InputError(f"{path}: params lacks {exc}; the report cannot be re-run") from None
+
+
+def _reading(path: Path, run: dict[str, Any]) -> ReadOptions:
+    """How the report read this log (format, qrels, mapping...); Parquet defaults before it was
+    recorded."""
+    try:
+        return ReadOptions.from_json(run["read"]) if "read" in run else ReadOptions()
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InputError(f"{path}: runs[].read lacks {exc}; the report cannot be re-run") from None
 
 
 def _requirements(gate: dict[str, Any] | None) -> Requirements | None:
@@ -126,15 +136,17 @@ def verify(report: Path, logs: list[Path]) -> Verification:
             "first, in the report's order) or none to use the recorded paths"
         )
     paths = logs or [Path(run["path"]) for run in runs]
-    for i, (run, path) in enumerate(zip(runs, paths, strict=True)):
-        if not path.is_file():
+    reading = tuple(_reading(report, run) for run in runs)
+    for i, (run, path, read) in enumerate(zip(runs, paths, reading, strict=True)):
+        if not (path.exists() or "*" in str(path)):
             raise InputError(f"{path}: no such log (run {run['label']} of {report}); pass its path")
-        if sha256_of(path) != run["sha256"]:
+        if open_log(path, run["label"], read).sha256 != run["sha256"]:
             return Verification(0, f"runs[{i}].sha256: {path} is not the log the report read")
     study = run_study(
         paths,
         _options(report, document["params"]),
         _requirements(document["gate"]),
+        reading=reading,
         labels=tuple(run["label"] for run in runs),
     )
     fresh = json.loads(report_json.dumps(report_json.build(study), report_json.per_question(study)))

@@ -150,3 +150,24 @@ def test_first_difference_walks_dicts_and_lists():
     assert first_difference({"a": 1.0 + 1e-8, "b": []}, expected)[0] == "a"
     assert first_difference({"b": [], "a": 1.0}, expected)[0] == "b[0]"  # key order is irrelevant
     assert first_difference({"a": True, "b": expected["b"]}, {"a": 1, "b": expected["b"]})[0] == "a"
+
+
+def test_a_trec_report_is_re_read_with_its_reading_options(tmp_path):
+    """A TREC run needs --qrels and --rel-level to be read: verify replays them from the JSON."""
+    data = ROOT / "tests" / "data" / "trec_eval"
+    run, qrels = data / "results.test", data / "qrels.rel_level"
+    report = tmp_path / "r.json"
+    code, _, err = invoke(
+        "compare", run, run, "-o", tmp_path / "r.html", "--qrels", qrels, "--rel-level", "2",
+        "--k", "10", "--n-boot", "100",
+    )  # fmt: skip
+    assert code == 0, err
+    recorded = json.loads(report.read_text())["runs"][1]["read"]
+    assert (recorded["format"], recorded["qrels"], recorded["rel_level"]) == (None, str(qrels), 2)
+    code, out, err = invoke("verify", report)
+    assert code == 0, err
+    # read at another level the same log gives other numbers: the recorded level is what counts
+    code, out, _ = invoke(
+        "verify", edit(report, lambda d: d["runs"][1]["read"].update(rel_level=1))
+    )
+    assert code == 1 and "differs at" in out

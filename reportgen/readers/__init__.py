@@ -10,7 +10,7 @@ from __future__ import annotations
 import glob
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +52,21 @@ class ReadOptions:
     rel_level: int = 1  # lowest grade that is relevant (trec_eval's -l)
     mapping: tuple[tuple[str, str], ...] = ()  # (run-log column, the file's column)
     run_filter: str | None = None  # the run of a promptfoo file holding several
+
+    def to_json(self) -> dict[str, Any]:
+        """Every field, as a report's ``runs[].read`` records it."""
+        return {**asdict(self), "qrels": None if self.qrels is None else str(self.qrels)}
+
+    @classmethod
+    def from_json(cls, fields: dict[str, Any]) -> ReadOptions:
+        qrels = fields["qrels"]
+        return cls(
+            format=fields["format"],
+            qrels=None if qrels is None else Path(qrels),
+            rel_level=int(fields["rel_level"]),
+            mapping=tuple((str(a), str(b)) for a, b in fields["mapping"]),
+            run_filter=fields["run_filter"],
+        )
 
 
 @dataclass(frozen=True)
