@@ -18,7 +18,7 @@ from .charts import Chart
 from .compare import CHANGED_SHOWN, Comparison
 from .diagnosis_view import DiagnosisView, diagnosis_view
 from .fairness import BUDGET_TOLERANCE
-from .formatting import fmt_diff, fmt_interval, fmt_num, fmt_p, fmt_pct
+from .formatting import fmt_diff, fmt_interval, fmt_num, fmt_p, fmt_pct, interval_side
 from .gates import GateResult
 from .metrics import RETRIEVAL
 from .provenance import gzip_data_url, library_versions
@@ -161,7 +161,6 @@ def _generated(epoch: str | None) -> str:
 
 
 def metric_row(c: Any) -> MetricRow:
-    direction = "up" if c.ci_low > 0 else "down" if c.ci_high < 0 else "none"
     return MetricRow(
         name=c.metric,
         n=c.n,
@@ -172,7 +171,7 @@ def metric_row(c: Any) -> MetricRow:
         wlt=f"{c.wins} / {c.losses} / {c.ties}",
         fixed_broken=f"{c.fixed} / {c.broken}" if c.fixed is not None else "",
         p=fmt_p(c.p),
-        direction=direction,
+        direction=interval_side(c.ci_low, c.ci_high),
     )
 
 

@@ -11,7 +11,7 @@ import pandas as pd
 from . import charts
 from .charts import Chart
 from .compare import Comparison
-from .formatting import fmt_diff, fmt_interval, fmt_num, fmt_p
+from .formatting import fmt_diff, fmt_interval, fmt_num, fmt_p, interval_side
 from .stages import CELL_NAMES, CELL_TITLES, FAILURE_CLASSES, OK, OWNERS, Agreement
 
 CANDIDATES_SHOWN = 20  # ranked candidates drawn per drill-down
@@ -136,7 +136,7 @@ def _stage_rows(result: Comparison) -> list[StageRow]:
                 interval=fmt_interval(d.ci_low, d.ci_high),
                 n=d.n,
                 p=fmt_p(d.p),
-                direction="up" if d.ci_low > 0 else "down" if d.ci_high < 0 else "none",
+                direction=interval_side(d.ci_low, d.ci_high),
             )
         )
     return rows

@@ -61,3 +61,8 @@ def p_clause(p: float | None) -> str:
 def fmt_pct(share: float) -> str:
     """A confidence level or share as a percentage without trailing zeros: 95%, 99.5%."""
     return f"{share * 100:.10g}%"
+
+
+def interval_side(low: float, high: float) -> str:
+    """Where an interval lies against zero, as the page colours it: 'up', 'down' or 'none'."""
+    return "up" if low > 0 else "down" if high < 0 else "none"

@@ -10,7 +10,7 @@ import pandas as pd
 from . import charts
 from .charts import Chart
 from .context import ReportContext, RunRow, with_chart_prefix
-from .formatting import fmt_diff, fmt_interval, fmt_num, fmt_p
+from .formatting import fmt_diff, fmt_interval, fmt_num, fmt_p, interval_side
 from .study import Study
 
 
@@ -54,10 +54,6 @@ class StudyContext:
     sections: list[CandidateSection]
     runs: list[RunRow]
     colours: dict[str, str]  # run label -> its colour on every chart
-
-
-def _direction(low: float, high: float) -> str:
-    return "up" if low > 0 else "down" if high < 0 else "none"
 
 
 def _charts(study: Study, colours: dict[str, str]) -> list[Chart]:
@@ -127,7 +123,7 @@ def build_study_context(study: Study, pair_contexts: list[ReportContext]) -> Stu
             p_holm=fmt_p(row.p_holm),
             fixed_broken=f"{row.fixed} / {row.broken}" if row.fixed is not None else "",
             outcome=row.reads,
-            direction=_direction(row.ci_low, row.ci_high),
+            direction=interval_side(row.ci_low, row.ci_high),
         )
         for row, section in zip(study.summary, sections, strict=True)
     ]

@@ -6,7 +6,15 @@ import math
 
 import pytest
 
-from reportgen.formatting import fmt_diff, fmt_interval, fmt_num, fmt_p, fmt_pct, p_clause
+from reportgen.formatting import (
+    fmt_diff,
+    fmt_interval,
+    fmt_num,
+    fmt_p,
+    fmt_pct,
+    interval_side,
+    p_clause,
+)
 
 
 @pytest.mark.parametrize(
@@ -64,3 +72,10 @@ def test_fmt_p(p, text, clause):
 def test_fmt_pct():
     assert fmt_pct(0.95) == "95%"
     assert fmt_pct(0.995) == "99.5%"
+
+
+def test_interval_side_colours_only_intervals_that_exclude_zero():
+    assert interval_side(0.01, 0.2) == "up"
+    assert interval_side(-0.2, -0.01) == "down"
+    assert interval_side(0.0, 0.2) == "none"  # touching zero is not excluding it
+    assert interval_side(-0.1, 0.1) == "none"
