@@ -23,7 +23,8 @@ def fmt_num(value: float | None, digits: int = 3) -> str:
 
 
 def fmt_diff(value: float | None, digits: int = 3) -> str:
-    """A signed difference: +0.042, -0.010, 0.000 for an exact zero."""
+    """A signed difference: +0.042, -0.010, 0.000 for an exact zero; a difference too small for
+    ``digits`` gets the decimals of its first significant digit (+0.0002), never a zero."""
     if _missing(value):
         return "n/a"
     assert value is not None
@@ -31,7 +32,7 @@ def fmt_diff(value: float | None, digits: int = 3) -> str:
         return f"{0:.{digits}f}"
     text = f"{value:+.{digits}f}"
     if float(text) == 0:
-        return f"{'+' if value > 0 else '-'}< {10**-digits:.{digits}f}"
+        text = f"{value:+.{math.ceil(-math.log10(abs(value)))}f}"
     return text.replace("-", "\u2212")
 
 
