@@ -41,8 +41,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from reportgen.power import power_of  # noqa: E402
-from reportgen.stats import (  # noqa: E402
+from reportgen.analysis.power import power_of  # noqa: E402
+from reportgen.analysis.stats import (  # noqa: E402
     compare_metric,
     holm,
     percentile_interval,

@@ -1,4 +1,4 @@
-"""Coverage of the Poisson bootstrap's interval (reportgen/poisson.py), against known truth.
+"""Coverage of the Poisson bootstrap interval (reportgen/analysis/poisson.py) against known truth.
 
 Usage: ``python bench/simulate_poisson.py [--sizes 1000,10000,100000] [--reps 1000,200,40]
 [--n-boot 1000] [--seed 0]``
@@ -25,7 +25,7 @@ sys.path.insert(0, str(HERE))
 
 from simulate import CONFIDENCE, KINDS, draw  # noqa: E402
 
-from reportgen.poisson import difference, merge, partial_sums, percentile_interval  # noqa: E402
+from reportgen.analysis.poisson import difference, merge, partial_sums, percentile_interval  # noqa: E402
 
 SHARDS = 4
 

@@ -24,8 +24,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from make_logs import write_logs
 
-from reportgen.database import RunDatabase
-from reportgen.load import open_run
+from reportgen.inputs.database import RunDatabase
+from reportgen.inputs.load import open_run
 
 DEPTH, CONTEXT = 100, 5
 N_DOCS = 100_000

@@ -1,5 +1,5 @@
 -- Each paired question's samples of every score, summarised for the variance decomposition
--- (reportgen/samples.py).
+-- (reportgen/analysis/samples.py).
 -- Reads: tables question_metrics (one row per sample) and question_means (one per question).
 -- Returns: run, question_id, metric (recall | precision | hit | mrr | ndcg | map | rprec | all |
 --   correct | faithfulness), n (samples with a score), mean, variance (sample variance of the

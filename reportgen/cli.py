@@ -12,11 +12,11 @@ from typing import IO, TYPE_CHECKING, Any
 import click
 
 from . import __version__
+from .analysis.metrics import Options
 from .errors import RagreportError
-from .metrics import Options
 
 if TYPE_CHECKING:
-    from .readers import ReadOptions
+    from .inputs.readers import ReadOptions
 
 _Reading = Callable[[int], "tuple[ReadOptions, ...]"]  # the ReadOptions of n run logs
 # Paths are checked by the package (load.open_run, output.check_outputs), so that a folder or an
@@ -57,7 +57,7 @@ class _Group(click.Group):
 def _reading_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """The options that say how to read run logs of other formats (compare and convert), given
     to the command as one ``reading`` argument: the ReadOptions of n logs."""
-    from .readers import FORMATS, read_options
+    from .inputs.readers import FORMATS, read_options
 
     @functools.wraps(command)
     def with_reading(
@@ -139,7 +139,7 @@ def _margin(value: str) -> tuple[str, float]:
 
 
 def _holdout(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    from .holdout import parse
+    from .analysis.holdout import parse
 
     if value is None:
         return None
@@ -336,8 +336,8 @@ def compare(
     Run logs are Parquet (a file, a folder of shards or a quoted glob), CSV, TSV, JSONL, TREC
     runs, RAGAS results, promptfoo output or BEIR results; see --format.
     """
-    from .gates import EXIT_FAIL, requirements_from
-    from .report import Outputs, make_report
+    from .analysis.gates import EXIT_FAIL, requirements_from
+    from .pipeline import Outputs, make_report
 
     options = Options(
         k=k,

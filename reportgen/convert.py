@@ -7,10 +7,10 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .database import RunDatabase
-from .load import open_log
+from .inputs.database import RunDatabase
+from .inputs.load import open_log
+from .inputs.readers import ReadOptions
 from .output import write_all
-from .readers import ReadOptions
 
 
 def convert_log(path: Path, options: ReadOptions, output: Path) -> tuple[int, tuple[str, ...]]:

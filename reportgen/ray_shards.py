@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from .load import RunFile, check_schema
-from .poisson import PartialSums, merge
+from .analysis.poisson import PartialSums, merge
+from .inputs.load import RunFile, check_schema
 from .shards import metrics_of, sums_of_row, sums_rows, sums_table
 
 

@@ -2,8 +2,9 @@
 partial sums, and the merge of shards' sums into intervals of B - A.
 
 Each shard of questions is scored alone (``ragreport metrics``) with the same SQL as
-``compare``; its partial sums (reportgen/poisson.py) add up with the other shards' into the sums
-of the whole run, and the runs' sums subtract into those of B - A (``ragreport merge``).
+``compare``; its partial sums (reportgen/analysis/poisson.py) add up with the other shards'
+into the sums of the whole run, and the runs' sums subtract into those of B - A
+(``ragreport merge``).
 """
 
 from __future__ import annotations
@@ -18,12 +19,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .database import RunDatabase
-from .errors import InputError
-from .load import RunFile, open_log
-from .metrics import ANSWER, RETRIEVAL, score_questions
-from .output import write_all
-from .poisson import (
+from .analysis.metrics import ANSWER, RETRIEVAL, score_questions
+from .analysis.poisson import (
     Interval,
     PartialSums,
     difference,
@@ -31,7 +28,11 @@ from .poisson import (
     partial_sums_by_column,
     percentile_interval,
 )
-from .readers import ReadOptions
+from .errors import InputError
+from .inputs.database import RunDatabase
+from .inputs.load import RunFile, open_log
+from .inputs.readers import ReadOptions
+from .output import write_all
 
 SUMS_SCHEMA = pa.schema(
     [

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .database import RunDatabase
 from .errors import InputError
-from .load import open_log, parquet_file, schema_problems
-from .readers import ReadOptions
+from .inputs.database import RunDatabase
+from .inputs.load import open_log, parquet_file, schema_problems
+from .inputs.readers import ReadOptions
 
 
 @dataclass(frozen=True)

@@ -14,13 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import report_json
+from .analysis.gates import Requirements, parse_rule
+from .analysis.metrics import Options
+from .comparison.study import run_study
 from .errors import InputError
-from .gates import Requirements, parse_rule
-from .load import open_log
-from .metrics import Options
-from .readers import ReadOptions
-from .study import run_study
+from .inputs.load import open_log
+from .inputs.readers import ReadOptions
+from .reporters import json_report
 
 RELATIVE_TOLERANCE = 1e-9  # the last bits of a float may differ across machines
 _NOT_COMPARED = ("tool", "run_id")  # versions, and the id of each run, differ by design
@@ -149,7 +149,7 @@ def verify(report: Path, logs: list[Path]) -> Verification:
         reading=reading,
         labels=tuple(run["label"] for run in runs),
     )
-    fresh = json.loads(report_json.dumps(report_json.build(study), report_json.per_question(study)))
+    fresh = json.loads(json_report.dumps(json_report.build(study), json_report.per_question(study)))
     for name in _NOT_COMPARED:
         fresh.pop(name, None)
         document.pop(name, None)

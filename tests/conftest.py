@@ -64,10 +64,10 @@ def every_report_matches_the_schema():
     """Every report JSON a test writes is checked against the JSON Schema in the package."""
     from jsonschema import Draft202012Validator
 
-    from reportgen import report_json
+    from reportgen.reporters import json_report
 
-    validator = Draft202012Validator(report_json.json_schema())
-    written = report_json.dumps
+    validator = Draft202012Validator(json_report.json_schema())
+    written = json_report.dumps
 
     def checked(document: dict, per_question) -> str:
         text = written(document, per_question)
@@ -76,7 +76,7 @@ def every_report_matches_the_schema():
         return text
 
     patch = pytest.MonkeyPatch()
-    patch.setattr(report_json, "dumps", checked)
+    patch.setattr(json_report, "dumps", checked)
     yield
     patch.undo()
 

@@ -23,13 +23,14 @@ from conftest import two_run_view
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reportgen import charts, output
+from reportgen import output
+from reportgen.analysis.metrics import Options, compute_tables
 from reportgen.cli import cli
-from reportgen.compare import MAX_SLICE_VALUES, run_comparison
-from reportgen.database import RunDatabase
+from reportgen.comparison.compare import MAX_SLICE_VALUES, run_comparison
 from reportgen.errors import OutputError
-from reportgen.load import open_run
-from reportgen.metrics import Options, compute_tables
+from reportgen.inputs.database import RunDatabase
+from reportgen.inputs.load import open_run
+from reportgen.reporters.html import charts
 
 PREVIOUS = {"r.html": "previous html", "r.json": "previous json"}
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from reportgen.stats import bootstrap_means, segment_sums
+from reportgen.analysis.stats import bootstrap_means, segment_sums
 
 
 def test_segment_sums_with_empty_runs_anywhere():

@@ -10,7 +10,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from reportgen.gates import parse_rule, read_gate_file
+from reportgen.analysis.gates import parse_rule, read_gate_file
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()

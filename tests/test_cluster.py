@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from test_slices_audit import compare, question
 
-from reportgen.stats import compare_metric, design_effect
+from reportgen.analysis.stats import compare_metric, design_effect
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 

@@ -9,10 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from reportgen.database import RunDatabase
-from reportgen.diagnosis import Diagnosis, diagnose
-from reportgen.load import open_run
-from reportgen.stages import cohen_kappa
+from reportgen.diagnosis.diagnose import Diagnosis, diagnose
+from reportgen.diagnosis.stages import cohen_kappa
+from reportgen.inputs.database import RunDatabase
+from reportgen.inputs.load import open_run
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_runs"
 

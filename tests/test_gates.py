@@ -12,8 +12,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import two_run_view
 
-from reportgen.cli import cli
-from reportgen.gates import (
+from reportgen.analysis.gates import (
     Candidate,
     Requirements,
     RuleError,
@@ -22,7 +21,8 @@ from reportgen.gates import (
     one_sided_level,
     parse_rule,
 )
-from reportgen.stats import MetricComparison, compare_metric
+from reportgen.analysis.stats import MetricComparison, compare_metric
+from reportgen.cli import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_A = ROOT / "sample_runs" / "fare_rules_a_baseline.parquet"

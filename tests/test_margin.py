@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from test_slices_audit import compare, question
 
-from reportgen.verdict import margin_for, relevance
+from reportgen.analysis.verdict import margin_for, relevance
 
 
 @pytest.mark.parametrize(

@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from reportgen.errors import InputError
-from reportgen.poisson import (
+from reportgen.analysis.poisson import (
     FIXED_POINT_BITS,
     difference,
     merge,
@@ -23,7 +22,8 @@ from reportgen.poisson import (
     splitmix64,
     to_fixed,
 )
-from reportgen.stats import bootstrap_means
+from reportgen.analysis.stats import bootstrap_means
+from reportgen.errors import InputError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from reportgen.database import RunDatabase
-from reportgen.load import open_run
+from reportgen.inputs.database import RunDatabase
+from reportgen.inputs.load import open_run
 from reportgen.resources import resource_dir
 
 A_ROWS = [

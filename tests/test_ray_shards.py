@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 from test_shards import N, rows
 
-from reportgen.load import open_log
-from reportgen.poisson import merge
+from reportgen.analysis.poisson import merge
+from reportgen.inputs.load import open_log
+from reportgen.inputs.readers import ReadOptions
 from reportgen.ray_shards import ray_partial_sums
-from reportgen.readers import ReadOptions
 from reportgen.shards import metrics_of, sums_by_metric, sums_table
 
 ray = pytest.importorskip("ray")

@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 from conftest import two_run_view
 
+from reportgen.analysis.samples import spread
 from reportgen.cli import cli
-from reportgen.samples import spread
 
 # Hand-worked logs: three questions, three samples of q1 and q2 and two of q3 in each run.
 # Every sample's evidence p1 is in its prompt or not, so hit is 0/1 per sample.

@@ -11,8 +11,8 @@ import pytest
 import reference as ref
 from click.testing import CliRunner
 
+from reportgen.analysis.poisson import merge, percentile_interval
 from reportgen.cli import cli
-from reportgen.poisson import merge, percentile_interval
 from reportgen.shards import read_sums
 
 N = 60

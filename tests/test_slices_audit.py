@@ -11,8 +11,8 @@ from click.testing import CliRunner
 from conftest import two_run_view
 from scipy.stats import binomtest
 
+from reportgen.analysis.stats import holm
 from reportgen.cli import cli
-from reportgen.stats import holm
 
 
 def write(path: Path, rows: list[dict]) -> Path:

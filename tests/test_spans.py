@@ -12,10 +12,10 @@ import pytest
 from click.testing import CliRunner
 from conftest import two_run_view
 
+from reportgen.analysis.spans import CHAR_METRICS
 from reportgen.cli import cli
-from reportgen.database import RunDatabase
-from reportgen.load import open_run
-from reportgen.spans import CHAR_METRICS
+from reportgen.inputs.database import RunDatabase
+from reportgen.inputs.load import open_run
 from tests.span_reference import char_measures, span_metrics
 
 RANGE = "; expected character offsets 0 <= start < end (end exclusive)"

@@ -1,5 +1,5 @@
 """Paired statistics of ``compare``: paired tests, bootstrap interval, seeds, confidence level,
-and property tests of ``reportgen.stats``.
+and property tests of ``reportgen.analysis.stats``.
 
 Oracles: ``scipy.stats.binomtest`` on wins / losses counted here from the reference metrics
 (McNemar's exact test), ``scipy.stats.permutation_test`` and a brute-force enumeration of sign
@@ -167,7 +167,7 @@ def expanded(confidence, n):
 
 
 def test_expanded_level_hand_worked():
-    from reportgen.stats import expanded_confidence
+    from reportgen.analysis.stats import expanded_confidence
 
     # n = 20: t(19, 0.025) = -2.093024, x sqrt(20 / 19) = -2.147397, Phi = 0.0158808
     assert expanded_confidence(0.95, 20) == pytest.approx(1 - 2 * 0.0158808, abs=1e-6)
@@ -310,7 +310,7 @@ def test_lower_confidence_narrows(runs):
         assert w90 < w95, (name, w90, w95)
 
 
-# --------------------------------------------------------------------------- reportgen.stats
+# ------------------------------------------------------------------ reportgen.analysis.stats
 EPS = 1e-12  # floating-point slack: the same mean computed by two summation orders
 
 
@@ -329,7 +329,7 @@ def paired_scores(draw):
 
 
 def _compare(a, b, binary, seed, confidence=0.95, n_boot=400):
-    from reportgen.stats import compare_metric
+    from reportgen.analysis.stats import compare_metric
 
     result, _ = compare_metric(
         "m", a, b, binary=binary, n_boot=n_boot, confidence=confidence, seed=seed
@@ -385,7 +385,7 @@ def test_p_in_unit_interval_and_interval_contains_estimate(data, seed, confidenc
 @HYP
 @given(st.integers(0, 300), st.integers(0, 300))
 def test_sign_test_matches_binomtest(wins, losses):
-    from reportgen.stats import sign_test
+    from reportgen.analysis.stats import sign_test
 
     p = sign_test(wins, losses)
     assert 0.0 <= p <= 1.0
@@ -400,7 +400,7 @@ def test_sign_test_matches_binomtest(wins, losses):
 @given(st.lists(st.floats(-1, 1, allow_nan=False), min_size=1, max_size=30),
        st.floats(0.5, 0.99))  # fmt: skip
 def test_percentile_interval_is_ordered_and_inside_range(means, confidence):
-    from reportgen.stats import percentile_interval
+    from reportgen.analysis.stats import percentile_interval
 
     arr = np.array(means)
     low, high = percentile_interval(arr, confidence)
@@ -408,7 +408,7 @@ def test_percentile_interval_is_ordered_and_inside_range(means, confidence):
 
 
 def test_multinomial_path_has_index_resampling_distribution():
-    from reportgen.stats import bootstrap_means
+    from reportgen.analysis.stats import bootstrap_means
 
     # n = 10 with 5 distinct values: bootstrap_means takes its multinomial path.
     diff = np.array([0.0, 0.0, 0.0, 0.0, 1.0, 1.0, -1.0, 0.5, 0.5, 2.0])
@@ -455,7 +455,7 @@ def brute_force_flip_p(diff):
 @given(st.lists(st.floats(-1, 1, allow_nan=False), min_size=1, max_size=12),
        st.integers(0, 2**31 - 1))  # fmt: skip
 def test_permutation_test_exact_for_small_n(diff, seed):
-    from reportgen.stats import permutation_test
+    from reportgen.analysis.stats import permutation_test
 
     nonzero = [d for d in np.round(diff, 12) if d != 0]
     expected = brute_force_flip_p(nonzero) if nonzero else 1.0
@@ -466,7 +466,7 @@ def test_permutation_test_exact_for_small_n(diff, seed):
 def test_permutation_test_matches_scipy(n):
     """Monte-Carlo flips (n = 40, 400) and the normal limit (n = 1500) against scipy's test;
     a skewed difference whose mean is 2 standard errors above zero, so p is about 0.05."""
-    from reportgen.stats import permutation_test
+    from reportgen.analysis.stats import permutation_test
 
     e = np.random.default_rng(n).exponential(1.0, n)
     diff = e - e.mean() + 2.0 * e.std() / math.sqrt(n)
@@ -480,7 +480,7 @@ def test_permutation_test_matches_scipy(n):
 @HYP
 @given(st.integers(0, 40), st.integers(0, 40), st.integers(0, 2**31 - 1))
 def test_permutation_test_on_binary_is_mcnemar(wins, losses, seed):
-    from reportgen.stats import permutation_test, sign_test
+    from reportgen.analysis.stats import permutation_test, sign_test
 
     diff = np.array([1.0] * wins + [-1.0] * losses + [0.0] * 3)
     exact = sign_test(wins, losses)
@@ -499,7 +499,7 @@ def skewed_diff(n, shift, seed=3):
 @pytest.mark.parametrize("shift", [0.02, 0.05, 0.1, -0.07])
 def test_bootstrap_t_p_is_where_the_interval_reaches_zero(shift):
     """p < alpha exactly when the interval at 1 - alpha excludes zero, at every alpha."""
-    from reportgen.stats import bootstrap_moments, bootstrap_t_test, small_sample_interval
+    from reportgen.analysis.stats import bootstrap_moments, bootstrap_t_test, small_sample_interval
 
     diff = skewed_diff(40, shift)
     means, squares = bootstrap_moments(diff, 4000, 0, squares=True)
@@ -516,7 +516,7 @@ def test_bootstrap_t_p_is_where_the_interval_reaches_zero(shift):
 def test_studentized_sign_flip_ranks_flips_as_the_sum_does():
     """Every sign flip of 10 skewed differences: the studentized statistic |t| gives the same
     exact p as |sum| (the sign-flip test's), so studentizing the flips is no remedy for skew."""
-    from reportgen.stats import permutation_test
+    from reportgen.analysis.stats import permutation_test
 
     diff = skewed_diff(10, 0.12)
     signs = np.array(list(itertools.product((1, -1), repeat=len(diff))))
@@ -529,7 +529,7 @@ def test_studentized_sign_flip_ranks_flips_as_the_sum_does():
 def test_resampled_detectable_difference_on_normal_differences():
     """On normal differences X is at the noncentral t's 80%-power difference (scipy), widened
     only by the uncertainty of the spread X is stated from (under 10% at n = 200)."""
-    from reportgen.stats import compare_metric
+    from reportgen.analysis.stats import compare_metric
 
     n = 200
     diff = np.random.default_rng(5).normal(0.0, 0.3, n)

@@ -18,11 +18,12 @@ import pytest
 from click.testing import CliRunner
 from jsonschema import Draft202012Validator
 
-from reportgen import holdout, report_json
+from reportgen.analysis import holdout
+from reportgen.analysis.stats import compare_metric
 from reportgen.cli import cli
+from reportgen.comparison.study import expected_max, family_level
 from reportgen.errors import InputError
-from reportgen.stats import compare_metric
-from reportgen.study import expected_max, family_level
+from reportgen.reporters import json_report
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_runs"
@@ -280,7 +281,7 @@ def test_verify_re_runs_three_logs(three):
 
 
 def test_the_packaged_schema_is_valid_and_describes_every_output(three, tmp_path):
-    schema = report_json.json_schema()
+    schema = json_report.json_schema()
     Draft202012Validator.check_schema(schema)
     out, doc = three
     Draft202012Validator(schema).validate(doc)

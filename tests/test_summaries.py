@@ -14,7 +14,7 @@ from junitparser import Failure, JUnitXml
 from markdown_it import MarkdownIt
 
 from reportgen.cli import cli
-from reportgen.markdown_report import MAX_CHARS, fit
+from reportgen.reporters.markdown_report import MAX_CHARS, fit
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_A = ROOT / "sample_runs" / "fare_rules_a_baseline.parquet"

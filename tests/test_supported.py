@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from reportgen.supported import supported_rule
+from reportgen.analysis.supported import supported_rule
 
 NAN = float("nan")
 

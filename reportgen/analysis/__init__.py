@@ -1,0 +1,1 @@
+"""Compute and decide: per-question metrics, paired statistics, slices, verdicts and gates."""

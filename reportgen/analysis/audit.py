@@ -1,0 +1,89 @@
+"""The golden-set audit, shown before any result: is this set fit to decide on?"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from ..errors import InputError
+from ..inputs.database import RunDatabase
+from .metrics import MetricTables
+
+EXPLORATORY_BELOW = 50  # paired questions
+EXAMPLES = 10
+
+SMELL_TITLES = {
+    "short_ranking": "rankings shorter than k",
+    "repeated_passage": "a passage repeated within the prompt",
+    "answerable_unlabelled": "marked answerable but without labelled evidence",
+    "duplicate_question": "the same question about the same source",
+    "span_across_cut": "a labelled span across a cut: no passage of the run contains it whole",
+}
+NO_SOURCE = (
+    "duplicated question texts (log source_id when one question is asked of several documents)"
+)
+
+
+@dataclass(frozen=True)
+class Smell:
+    kind: str
+    title: str
+    counts: dict[str, int]  # run ("a", "b") -> questions
+    examples: list[str]  # question ids, first few
+
+
+@dataclass(frozen=True)
+class Audit:
+    n_paired: int
+    exploratory: bool
+    label_changes: list[tuple[str, str]]  # (question_id, what changed)
+    coverage: list[tuple[str, int]]  # (slice, paired questions) of the first slice column
+    unanswerable: int  # paired questions unanswerable in A (answerable false or no evidence)
+    smells: list[Smell]
+
+    @property
+    def unanswerable_share(self) -> float:
+        return self.unanswerable / self.n_paired if self.n_paired else 0.0
+
+
+def audit(
+    db: RunDatabase, tables: MetricTables, slice_values: pd.Series | None, strict: bool
+) -> Audit:
+    paired_ids = set(tables.paired["question_id"])
+    drift = db.frame("label_drift")
+    changes = list(zip(drift["question_id"], drift["changed"], strict=True))
+    if strict and changes:
+        shown = ", ".join(q for q, _ in changes[:EXAMPLES])
+        raise InputError(
+            f"{db.files['b'].path}: the golden set changed between the runs on "
+            f"{len(changes)} question(s) ({shown}); score both runs on one frozen label set, "
+            "or drop --strict to see the report with a warning"
+        )
+    smells_frame = db.frame("data_smells", k=tables.k or 0)
+    smells_frame = smells_frame[smells_frame["question_id"].isin(paired_ids)]
+    titles = SMELL_TITLES
+    if not any("source_id" in run.columns for run in db.files.values()):
+        titles = titles | {"duplicate_question": NO_SOURCE}
+    smells = []
+    for kind, title in titles.items():
+        rows = smells_frame[smells_frame["kind"] == kind]
+        if rows.empty:
+            continue
+        counts = {run: int((rows["run"] == run).sum()) for run in ("a", "b")}
+        examples = list(dict.fromkeys(rows["question_id"]))[:EXAMPLES]
+        smells.append(Smell(kind, title, counts, examples))
+    coverage: list[tuple[str, int]] = []
+    if slice_values is not None:
+        counts = slice_values.fillna("(none)").astype(str).value_counts().sort_index()
+        coverage = [(str(value), int(n)) for value, n in counts.items()]
+    unanswerable = int((~tables.paired["answerable_a"].astype(bool)).sum())
+    n = len(tables.paired)
+    return Audit(
+        n_paired=n,
+        exploratory=n < EXPLORATORY_BELOW,
+        label_changes=changes,
+        coverage=coverage,
+        unanswerable=unanswerable,
+        smells=smells,
+    )

@@ -1,0 +1,381 @@
+"""Release gates: rules on candidate - baseline, each judged pass, fail or inconclusive.
+
+A rule is parsed and its metric checked against the metrics the logs give before any bootstrap
+runs, so that a typo is a bad rule (exit 2), not a failing gate (exit 1). Evaluation takes a list
+of candidates, each compared with the baseline; two runs are a list of one.
+
+A two-sided interval at level c has bounds that are each one-sided bounds at level (1 + c) / 2:
+with the default 95% interval, ``correct >= -0.02`` holds at the one-sided 97.5% level.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..errors import RagreportError
+from .metrics import MetricTables, Options
+from .slices import MISSING
+from .stats import MetricComparison, compare_metric, holm
+
+PASS, FAIL, INCONCLUSIVE = "pass", "fail", "inconclusive"
+OPERATORS = (">=", ">", "<=", "<")
+WITHIN = "within"
+DIFFERENCE, CANDIDATE, SLICE, EQUIVALENCE = "difference", "candidate", "slice", "equivalence"
+EXIT_FAIL = 1  # a rule failed (or was inconclusive under --inconclusive fail)
+
+_RULE = re.compile(
+    r"^\s*(?P<own>candidate\.)?(?P<metric>[A-Za-z_][A-Za-z0-9_]*(?:@\d+)?)"
+    r"\s*(?:\[\s*(?P<column>[^\]\s]+)\s*\])?"
+    r"\s*(?P<op>>=|<=|>|<|within\b)\s*(?P<margin>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$"
+)
+_SYNTAX = (
+    "write METRIC OP NUMBER (OP one of >=, >, <=, <), candidate.METRIC OP NUMBER, "
+    "METRIC[COLUMN] OP NUMBER or METRIC within NUMBER, e.g. 'correct >= -0.02'"
+)
+
+
+class RuleError(RagreportError):
+    """A rule that cannot be read, or that names a metric or slice column the logs lack."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One requirement. ``kind`` says what interval it reads: the difference candidate -
+    baseline (``difference``, ``equivalence``), the candidate's own mean (``candidate``) or the
+    difference in every slice of ``column`` (``slice``)."""
+
+    text: str
+    kind: str
+    metric: str
+    op: str  # one of OPERATORS, or WITHIN
+    margin: float
+    column: str | None = None
+
+
+@dataclass(frozen=True)
+class Requirements:
+    """The rules of one comparison and what an inconclusive rule counts as."""
+
+    rules: tuple[Rule, ...]
+    inconclusive: str = FAIL  # PASS or FAIL
+
+
+@dataclass(frozen=True)
+class SliceEvidence:
+    """The difference in one slice, with its bootstrap means (for the one-sided p-value)."""
+
+    value: str
+    comparison: MetricComparison
+    means: np.ndarray
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """What the rules read about one candidate compared with the baseline."""
+
+    label: str
+    differences: dict[str, MetricComparison]  # candidate - baseline, by metric
+    own: dict[str, MetricComparison]  # candidate - 0: the candidate's own mean and interval
+    slices: dict[tuple[str, str], list[SliceEvidence]]  # (metric, column) -> per slice
+
+
+@dataclass(frozen=True)
+class RuleResult:
+    rule: str
+    candidate: str
+    outcome: str  # PASS, FAIL or INCONCLUSIVE
+    counts_as: str  # PASS or FAIL, after --inconclusive
+    estimate: float
+    low: float
+    high: float
+    detail: str  # the numbers that decided it, in one sentence
+
+    @property
+    def shown(self) -> str:
+        """'fail', or 'inconclusive (counts as pass)' when the policy changes it."""
+        if self.outcome == self.counts_as:
+            return self.outcome
+        return f"{self.outcome} (counts as {self.counts_as})"
+
+    @property
+    def line(self) -> str:
+        """'fail  B  correct >= -0.02: difference -0.05, interval [...]; ...' for a terminal."""
+        return f"{self.shown}  {self.candidate}  {self.rule}: {self.detail}"
+
+
+@dataclass(frozen=True)
+class GateResult:
+    rules: tuple[str, ...]
+    inconclusive: str
+    confidence: float
+    one_sided_level: float
+    results: tuple[RuleResult, ...]
+
+    @property
+    def passed(self) -> bool:
+        return all(r.counts_as == PASS for r in self.results)
+
+    @property
+    def outcome(self) -> str:
+        return PASS if self.passed else FAIL
+
+    @property
+    def headline(self) -> str:
+        """'gate: fail (1 of 3 rules failed for B; one-sided level 97.5%)'."""
+        failed = sum(r.counts_as != PASS for r in self.results)
+        candidates = self.passing_candidates()
+        passing = f"passing: {', '.join(candidates) or 'none'}"
+        return (
+            f"gate: {self.outcome} ({failed} of {len(self.results)} rule checks failed; {passing}; "
+            f"bounds at the one-sided {self.one_sided_level * 100:.10g}% level)"
+        )
+
+    def passing_candidates(self) -> list[str]:
+        failing = {r.candidate for r in self.results if r.counts_as != PASS}
+        return [c for c in dict.fromkeys(r.candidate for r in self.results) if c not in failing]
+
+
+def one_sided_level(confidence: float) -> float:
+    """Each bound of a two-sided interval at ``confidence`` is a one-sided bound at this level."""
+    return (1 + confidence) / 2
+
+
+def parse_rule(text: str) -> Rule:
+    match = _RULE.match(text)
+    if not match:
+        raise RuleError(f"rule {text!r}: cannot read it; {_SYNTAX}")
+    op = match["op"]
+    margin = float(match["margin"])
+    if not math.isfinite(margin):
+        raise RuleError(f"rule {text!r}: the number must be finite")
+    own, column = bool(match["own"]), match["column"]
+    if own and column:
+        raise RuleError(f"rule {text!r}: a candidate rule cannot be per slice; write one or other")
+    if op == WITHIN:
+        if own or column:
+            raise RuleError(f"rule {text!r}: 'within' applies to the overall difference only")
+        if margin <= 0:
+            raise RuleError(f"rule {text!r}: the equivalence margin must be above 0")
+        kind = EQUIVALENCE
+    else:
+        kind = CANDIDATE if own else SLICE if column else DIFFERENCE
+    return Rule(text.strip(), kind, match["metric"], op, margin, column)
+
+
+def read_gate_file(path: Path) -> tuple[str, ...]:
+    """The rules of a TOML gate file: ``require = ["correct >= -0.02", ...]``."""
+    try:
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise RuleError(f"{path}: cannot read the gate file ({exc.strerror})") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise RuleError(f"{path}: not valid TOML ({exc}); fix the gate file") from None
+    rules = document.get("require")
+    if not isinstance(rules, list) or not all(isinstance(r, str) for r in rules):
+        raise RuleError(
+            f'{path}: expected require = ["RULE", ...], a list of strings such as '
+            '"correct >= -0.02"'
+        )
+    return tuple(rules)
+
+
+def requirements_from(
+    rules: tuple[str, ...], gate_file: Path | None, inconclusive: str
+) -> Requirements | None:
+    """The rules of ``--require`` and ``--gate`` parsed, or None when there are none."""
+    texts = rules + (read_gate_file(gate_file) if gate_file else ())
+    if not texts:
+        return None
+    return Requirements(tuple(parse_rule(t) for t in texts), inconclusive)
+
+
+def check_rules(
+    rules: tuple[Rule, ...], scores: list[str], costs: list[str], columns: list[str]
+) -> None:
+    """Every rule names a metric the report will have (and a slice column it breaks down by).
+
+    ``scores`` are the per-question metrics, ``costs`` the cost columns logged in both runs:
+    candidate and per-slice rules read per-question scores, so they take score metrics only.
+    """
+    for rule in rules:
+        known = scores if rule.kind in (CANDIDATE, SLICE) else scores + costs
+        if rule.metric not in known:
+            raise RuleError(
+                f"rule {rule.text!r}: no metric {rule.metric!r} in these logs; "
+                f"name one of {', '.join(known) or '(none)'}"
+            )
+        if rule.column is not None and rule.column not in columns:
+            raise RuleError(
+                f"rule {rule.text!r}: the report has no slice column {rule.column!r}; "
+                f"pass --slice {rule.column} or name one of {', '.join(columns) or '(none)'}"
+            )
+
+
+def _judge(op: str, margin: float, low: float, high: float) -> str:
+    """Pass when the interval lies wholly on the rule's side of the margin, fail when it lies
+    wholly on the other side, inconclusive when it straddles the margin."""
+    if math.isnan(low) or math.isnan(high):
+        return INCONCLUSIVE
+    holds, breaks = {
+        ">=": (low >= margin, high < margin),
+        ">": (low > margin, high <= margin),
+        "<=": (high <= margin, low > margin),
+        "<": (high < margin, low >= margin),
+        WITHIN: (-margin <= low and high <= margin, high < -margin or low > margin),
+    }[op]
+    return PASS if holds else FAIL if breaks else INCONCLUSIVE
+
+
+def _bound_sentence(rule: Rule, c: MetricComparison, what: str, level: float) -> str:
+    interval = f"[{c.ci_low:.4g}, {c.ci_high:.4g}]"
+    if rule.op == WITHIN:
+        return f"{what} {c.diff:.4g}, interval {interval}, equivalence margin \u00b1{rule.margin:g}"
+    bound = "lower" if rule.op in (">=", ">") else "upper"
+    value = c.ci_low if bound == "lower" else c.ci_high
+    return (
+        f"{what} {c.diff:.4g}, interval {interval}; one-sided {level * 100:.10g}% {bound} "
+        f"bound {value:.4g} vs {rule.op} {rule.margin:g}"
+    )
+
+
+def _violation_p(op: str, margin: float, means: np.ndarray) -> float:
+    """One-sided bootstrap p-value of 'the difference is on the wrong side of the margin':
+    the share of bootstrap means on the rule's side, counted with the usual +1 (Davison &
+    Hinkley, 1997, eq. 4.11) so that it is never 0."""
+    on_side = {
+        ">=": means >= margin,
+        ">": means > margin,
+        "<=": means <= margin,
+        "<": means < margin,
+    }[op]
+    return float((on_side.sum() + 1) / (len(means) + 1))
+
+
+def _slice_outcome(
+    rule: Rule, slices: list[SliceEvidence], alpha: float
+) -> tuple[str, SliceEvidence | None, float]:
+    """Fail when some slice's difference is credibly on the wrong side of the margin: its
+    one-sided p-value, Holm-adjusted over the slices (as the report's slice table is), below
+    ``alpha``. Otherwise pass: the rule asks for no credible harm in any slice."""
+    scored = [s for s in slices if s.comparison.n]
+    if not scored:
+        return INCONCLUSIVE, None, float("nan")
+    adjusted = holm([_violation_p(rule.op, rule.margin, s.means) for s in scored])
+    worst = int(np.argmin(adjusted))
+    return (FAIL if adjusted[worst] < alpha else PASS), scored[worst], adjusted[worst]
+
+
+_WRONG_SIDE = {">=": "below", ">": "at or below", "<=": "above", "<": "at or above"}
+
+
+def _unscored(rule: Rule, candidate: Candidate, why: str) -> RuleResult:
+    nan = float("nan")
+    return RuleResult(rule.text, candidate.label, INCONCLUSIVE, INCONCLUSIVE, nan, nan, nan, why)
+
+
+def _slice_rule(rule: Rule, candidate: Candidate, level: float) -> RuleResult:
+    assert rule.column is not None
+    slices = candidate.slices[(rule.metric, rule.column)]
+    outcome, worst, p = _slice_outcome(rule, slices, 1 - level)
+    if worst is None:
+        return _unscored(rule, candidate, "no slice has a scored question")
+    c = worst.comparison
+    detail = (
+        f"slice {rule.column} = {worst.value} is the likeliest {_WRONG_SIDE[rule.op]} "
+        f"{rule.margin:g}: difference {c.diff:.4g}, interval [{c.ci_low:.4g}, {c.ci_high:.4g}]; "
+        f"one-sided p {p:.4g}, Holm-adjusted over {len(slices)} slices, vs {1 - level:.4g}"
+    )
+    return RuleResult(
+        rule.text, candidate.label, outcome, outcome, c.diff, c.ci_low, c.ci_high, detail
+    )
+
+
+def _evaluate_rule(rule: Rule, candidate: Candidate, confidence: float) -> RuleResult:
+    level = one_sided_level(confidence)
+    if rule.kind == SLICE:
+        return _slice_rule(rule, candidate, level)
+    if rule.kind == CANDIDATE:
+        c, what = candidate.own.get(rule.metric), "candidate mean"
+    else:
+        c, what = candidate.differences.get(rule.metric), "difference"
+    if c is None or c.n == 0:
+        return _unscored(rule, candidate, "no question scored")
+    outcome = _judge(rule.op, rule.margin, c.ci_low, c.ci_high)
+    detail = _bound_sentence(rule, c, what, level)
+    return RuleResult(
+        rule.text, candidate.label, outcome, outcome, c.diff, c.ci_low, c.ci_high, detail
+    )
+
+
+def evaluate(
+    requirements: Requirements, candidates: list[Candidate], confidence: float
+) -> GateResult:
+    """Every rule applied to every candidate; an inconclusive rule counts as the policy says."""
+    results = []
+    for candidate in candidates:
+        for rule in requirements.rules:
+            r = _evaluate_rule(rule, candidate, confidence)
+            if r.outcome == INCONCLUSIVE:
+                r = replace(r, counts_as=requirements.inconclusive)
+            results.append(r)
+    return GateResult(
+        rules=tuple(r.text for r in requirements.rules),
+        inconclusive=requirements.inconclusive,
+        confidence=confidence,
+        one_sided_level=one_sided_level(confidence),
+        results=tuple(results),
+    )
+
+
+def candidate_evidence(
+    label: str,
+    rules: tuple[Rule, ...],
+    tables: MetricTables,
+    slice_values: dict[str, pd.Series],
+    differences: dict[str, MetricComparison],
+    options: Options,
+) -> Candidate:
+    """What ``rules`` read about run B of ``tables``, computed with the report's bootstrap.
+
+    The candidate's own interval is the interval of B - 0, so it follows the report's interval
+    method whatever that is; slices are resampled with the report's seed, so their intervals
+    are the slice table's.
+    """
+    bases = {tables.name(base): base for base in tables.metrics}
+
+    def compare(
+        name: str, mask: np.ndarray | None, own: bool
+    ) -> tuple[MetricComparison, np.ndarray]:
+        base = bases[name]
+        b = tables.paired[f"{base}_b"].to_numpy(dtype=float)
+        a = np.zeros_like(b) if own else tables.paired[f"{base}_a"].to_numpy(dtype=float)
+        if mask is not None:
+            a, b = a[mask], b[mask]
+        return compare_metric(
+            name,
+            a,
+            b,
+            binary=tables.binary(base),
+            n_boot=options.n_boot,
+            confidence=options.confidence,
+            seed=options.seed,
+        )
+
+    own = {r.metric: compare(r.metric, None, own=True)[0] for r in rules if r.kind == CANDIDATE}
+    slices: dict[tuple[str, str], list[SliceEvidence]] = {}
+    for rule in rules:
+        if rule.kind != SLICE or rule.column is None or (rule.metric, rule.column) in slices:
+            continue
+        labels = slice_values[rule.column].fillna(MISSING).astype(str).to_numpy()
+        slices[(rule.metric, rule.column)] = [
+            SliceEvidence(str(value), *compare(rule.metric, labels == value, own=False))
+            for value in np.unique(labels)
+        ]
+    return Candidate(label, differences, own, slices)

@@ -1,0 +1,126 @@
+"""--holdout: choose the best candidate on some questions, report its gain on the others.
+
+The best of several candidates measured on the same questions overstates its gain (the
+winner's curse). Held-out questions, on which the choice was not made, give an unbiased
+estimate of the chosen candidate's difference, with its own interval.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from .stats import MetricComparison, compare_metric
+
+MIN_SIDE = 10  # questions each side of the split needs for a difference worth reporting
+
+
+@dataclass(frozen=True)
+class Split:
+    """Which paired questions are held out, and the rule that chose them."""
+
+    rule: str  # what the page says, e.g. "30% of the questions, drawn within each slice"
+    held_out: np.ndarray  # bool per paired question, in the order of the pairs' tables
+
+
+@dataclass(frozen=True)
+class Holdout:
+    rule: str
+    n_selection: int
+    n_held_out: int
+    chosen: str  # the candidate with the largest headline gain on the selection questions
+    selection_diff: float  # its gain there
+    held_out: MetricComparison  # chosen - baseline on the held-out questions only
+
+    @property
+    def sentence(self) -> str:
+        c = self.held_out
+        return (
+            f"Held out: {self.rule} ({self.n_held_out} questions). {self.chosen} was chosen as "
+            f"the best on the other {self.n_selection} ({self.selection_diff:+.3f} in "
+            f"{c.metric}); on the held-out questions alone its difference is {c.diff:+.3f}, "
+            f"interval [{c.ci_low:+.3f}, {c.ci_high:+.3f}]."
+        )
+
+
+def parse(value: str) -> tuple[str, str] | float:
+    """'0.3' -> 0.3; 'split=test' -> ("split", "test"). ValueError for anything else."""
+    column, sep, wanted = value.partition("=")
+    if sep:
+        if not column or not wanted:
+            raise ValueError(value)
+        return column, wanted
+    fraction = float(value)
+    if not 0 < fraction < 1:
+        raise ValueError(value)
+    return fraction
+
+
+def split(
+    value: str, strata: pd.Series, column_values: pd.Series | None, seed: int, path: str
+) -> Split:
+    """The held-out questions: those whose column has the value, or a seeded fraction drawn
+    within each stratum (slice) so that every slice is held out in proportion."""
+    rule = parse(value)
+    if isinstance(rule, tuple):
+        column, wanted = rule
+        assert column_values is not None
+        held = (column_values.astype("string") == wanted).fillna(False).to_numpy(dtype=bool)
+        text = f"the questions whose {column} is {wanted}"
+    else:
+        rng = np.random.default_rng(seed)
+        held = np.zeros(len(strata), dtype=bool)
+        groups = strata.fillna("\x00").astype(str).to_numpy()
+        for group in dict.fromkeys(groups):
+            members = np.flatnonzero(groups == group)
+            n = int(round(rule * len(members)))
+            held[rng.choice(members, n, replace=False)] = True
+        text = f"{rule:.0%} of the questions, drawn within each slice (seed {seed})"
+    if min(held.sum(), (~held).sum()) < MIN_SIDE:
+        raise InputError(
+            f"{path}: --holdout {value} leaves {int(held.sum())} held-out and "
+            f"{int((~held).sum())} other questions; each side needs {MIN_SIDE} or more"
+        )
+    return Split(text, held)
+
+
+def evaluate(
+    split_: Split,
+    metric: str,
+    baseline: np.ndarray,
+    candidates: list[tuple[str, np.ndarray]],
+    *,
+    binary: bool,
+    n_boot: int,
+    confidence: float,
+    seed: int,
+) -> Holdout:
+    """Choose the candidate with the largest mean gain on the selection questions, then compare
+    it with the baseline on the held-out questions alone."""
+    held, chosen_on = split_.held_out, ~split_.held_out
+
+    def gain(values: np.ndarray) -> float:
+        diff = values[chosen_on] - baseline[chosen_on]
+        return float(np.nanmean(diff)) if np.isfinite(diff).any() else float("-inf")
+
+    label, best = max(candidates, key=lambda item: gain(item[1]))
+    comparison, _ = compare_metric(
+        metric,
+        baseline[held],
+        best[held],
+        binary=binary,
+        n_boot=n_boot,
+        confidence=confidence,
+        seed=seed,
+    )
+    return Holdout(
+        rule=split_.rule,
+        n_selection=int(chosen_on.sum()),
+        n_held_out=int(held.sum()),
+        chosen=label,
+        selection_diff=gain(best),
+        held_out=comparison,
+    )

@@ -1,0 +1,255 @@
+"""A bootstrap whose resamples add up across shards of questions (the Poisson bootstrap).
+
+The exact paired bootstrap draws n question indices per resample, which needs every question in
+one place. The Poisson bootstrap (Hanley and MacGibbon 2006; Chamandy, Muralidharan, Najmi and
+Naik 2012, "Estimating uncertainty for massive data streams") instead gives each question i an
+independent weight w[i, b] ~ Poisson(1) in replicate b, and takes sum(w * x) / sum(w) as the
+replicate's mean. When w[i, b] is a function of (seed, question_id, b) alone, any shard of the
+questions can compute its own sums of w * x and of w for every replicate, and the shards' sums
+add up to the sums of the whole set, whatever the sharding and in any order.
+
+Sums are kept in fixed point (integers in units of 2^-FIXED_POINT_BITS), so that adding shards
+in any order gives the same bits; with that quantum (2.3e-10) a metric's mean moves by less
+than 1e-9. The weights of one run's questions do not depend on its values, so the partial sums
+of runs A and B of the same questions subtract to the sums of B - A.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from math import exp, factorial
+
+import numpy as np
+
+from ..errors import InputError
+
+FIXED_POINT_BITS = 32  # a value x is summed as round(x * 2^32)
+MAX_WEIGHTED = 2**63  # sums of w * x in fixed point must stay below this (int64)
+CHUNK_CELLS = 1 << 22  # questions x replicates drawn at a time: bounds the memory to ~100 MB
+_GAMMA = np.uint64(0x9E3779B97F4A7C15)  # SplitMix64's increment (the golden ratio)
+_MIX = (  # SplitMix64's finaliser: xor-shift, multiply; xor-shift, multiply; xor-shift
+    (np.uint64(30), np.uint64(0xBF58476D1CE4E5B9)),
+    (np.uint64(27), np.uint64(0x94D049BB133111EB)),
+    (np.uint64(31), None),
+)
+_LIMB_BITS = 21  # fixed-point values are multiplied in three 21-bit limbs: exact in float64
+_POISSON_TAIL = 20  # weights above 20 have probability < 1e-19: below a 64-bit uniform's grain
+_DENSE = 4  # weights 0..3 are counted on every cell, larger ones (2% of cells) looked up
+
+
+def splitmix64(x: np.ndarray) -> np.ndarray:
+    """SplitMix64's output function (Steele, Lea and Flood 2014) applied to each uint64 of
+    ``x``: a bijection that turns consecutive counters into statistically independent bits."""
+    z = x.astype(np.uint64, copy=True)
+    shifted = np.empty_like(z)
+    for shift, multiplier in _MIX:
+        np.right_shift(z, shift, out=shifted)
+        z ^= shifted
+        if multiplier:
+            np.multiply(z, multiplier, out=z)  # wraps modulo 2^64, as the function means
+    return z
+
+
+def question_keys(question_ids: Sequence[str]) -> np.ndarray:
+    """A 64-bit key per question_id, the same on every machine, in every process and in any
+    shard.
+
+    The id's UTF-8 bytes are read as little-endian 64-bit words (the last one zero-padded) and
+    folded with SplitMix64 from a start that is the byte length (so that padding cannot make two
+    ids equal); an id's words alone count, whatever the other ids of the shard.
+    """
+    encoded = [q.encode() for q in question_ids]
+    lengths = np.array([len(e) for e in encoded], dtype=np.uint64)
+    words = -(-int(lengths.max(initial=0)) // 8) or 1
+    matrix = np.array(encoded, dtype=f"S{words * 8}").view("<u8").reshape(len(encoded), words)
+    own_words = (lengths + np.uint64(7)) // np.uint64(8)
+    key = splitmix64(lengths)
+    for column in range(words):
+        key = np.where(own_words > column, splitmix64(key ^ matrix[:, column]), key)
+    return key
+
+
+def _poisson_thresholds() -> np.ndarray:
+    """Upper 64-bit thresholds of Poisson(1)'s CDF: a uniform u >= t[j] has weight > j."""
+    cdf = np.cumsum([exp(-1) / factorial(j) for j in range(_POISSON_TAIL)])
+    return np.array([int(c * 2.0**64) for c in cdf[cdf < 1.0]], dtype=np.uint64)
+
+
+_THRESHOLDS = _poisson_thresholds()
+
+
+def poisson_weights(seed: int, keys: np.ndarray, first: int, count: int) -> np.ndarray:
+    """Poisson(1) weights of the questions ``keys`` in replicates first .. first + count - 1,
+    a uint8 array (len(keys), count).
+
+    Question i's weights are the SplitMix64 stream seeded by splitmix64(seed_key ^ key[i]), read
+    at positions ``first``.. : counter-based, so any replicate of any question can be computed
+    alone. A 64-bit output u becomes a weight by inverting Poisson(1)'s CDF.
+    """
+    seed_key = splitmix64(np.array([seed], dtype=np.uint64))
+    start = splitmix64(keys ^ seed_key)
+    steps = np.arange(first + 1, first + count + 1, dtype=np.uint64) * _GAMMA
+    u = splitmix64(np.add(start[:, None], steps[None, :]))
+    weights = np.zeros(u.shape, dtype=np.uint8)
+    for threshold in _THRESHOLDS[:_DENSE]:
+        weights += (u >= threshold).view(np.uint8)
+    rare = np.flatnonzero(u >= _THRESHOLDS[_DENSE - 1])  # weight >= _DENSE: about 2% of cells
+    weights.flat[rare] = np.searchsorted(_THRESHOLDS, u.flat[rare], side="right")
+    return weights
+
+
+def to_fixed(values: np.ndarray) -> np.ndarray:
+    """Values as int64 multiples of 2^-FIXED_POINT_BITS (rounded to nearest)."""
+    return np.rint(np.asarray(values, dtype=float) * 2.0**FIXED_POINT_BITS).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class PartialSums:
+    """One shard's (or several added shards') sums for one metric: everything the interval needs.
+
+    ``weighted[b]`` is sum over the shard's questions of w[i, b] * x_i and ``weights[b]`` sum of
+    w[i, b], both in fixed point / as integers; ``total`` is sum of x_i in fixed point and ``n``
+    the number of questions. ``key_sum`` (sum of the questions' keys mod 2^64) tells whether two
+    runs' sums cover the same questions.
+    """
+
+    seed: int
+    n: int
+    total: int
+    key_sum: int
+    weighted: np.ndarray
+    weights: np.ndarray
+
+    @property
+    def n_boot(self) -> int:
+        return len(self.weights)
+
+
+def partial_sums(
+    question_ids: Sequence[str], values: np.ndarray, n_boot: int, seed: int
+) -> PartialSums:
+    """The Poisson-bootstrap partial sums of one shard: ``values`` (NaN: question left out) of
+    the questions ``question_ids``; same inputs and seed, same sums."""
+    return partial_sums_by_column(question_ids, np.asarray(values)[:, None], n_boot, seed)[0]
+
+
+def partial_sums_by_column(
+    question_ids: Sequence[str], values: np.ndarray, n_boot: int, seed: int
+) -> list[PartialSums]:
+    """The partial sums of each column of ``values`` (questions x metrics, NaN: left out),
+    drawing each question's weights once for every metric."""
+    values = np.asarray(values, dtype=float)
+    kept = ~np.isnan(values)
+    _check_range(int(np.nanmax(np.abs(values), initial=0) * 2.0**FIXED_POINT_BITS), len(values))
+    fixed = to_fixed(np.where(kept, values, 0.0))
+    keys = question_keys(question_ids)
+    columns = values.shape[1]
+    limbs = _limbs(fixed.T).reshape(3 * columns, -1)  # (limb, column) rows, one per question
+    mask = kept.T.astype(float)
+    weighted = np.zeros((columns, n_boot), dtype=np.int64)
+    weights = np.zeros((columns, n_boot), dtype=np.int64)
+    rows = max(1, CHUNK_CELLS // max(n_boot, 1))
+    for start in range(0, len(keys), rows):
+        w = poisson_weights(seed, keys[start : start + rows], 0, n_boot).astype(float)
+        part = limbs[:, start : start + rows] @ w
+        weighted += _from_limbs(part.reshape(3, columns, n_boot))
+        weights += np.rint(mask[:, start : start + rows] @ w).astype(np.int64)
+    sums = []
+    for column in range(columns):
+        own = kept[:, column]
+        # int64 sums wrap, so they are exact whenever the final sums fit: checked here.
+        largest = int(np.abs(fixed[:, column]).max(initial=0)) * int(weights[column].max())
+        _check_range(largest, int(own.sum()))
+        with np.errstate(over="ignore"):
+            key_sum = int(keys[own].sum(dtype=np.uint64))
+        sums.append(
+            PartialSums(
+                seed,
+                int(own.sum()),
+                int(fixed[:, column].sum()),
+                key_sum,
+                weighted[column],
+                weights[column],
+            )
+        )
+    return sums
+
+
+def _limbs(fixed: np.ndarray) -> np.ndarray:
+    """int64 values as three float64 arrays of 21-bit limbs (the top one signed), stacked on a
+    new first axis, so that a product with a chunk of small integer weights sums exactly in
+    floating point (BLAS)."""
+    mask = (1 << _LIMB_BITS) - 1
+    return np.stack(
+        [(fixed >> (_LIMB_BITS * i)) & mask for i in range(2)] + [fixed >> (2 * _LIMB_BITS)]
+    ).astype(float)
+
+
+def _from_limbs(sums: np.ndarray) -> np.ndarray:
+    """The int64 sums back from the three rows of limb sums (wrapping, like int64 sums)."""
+    exact = np.rint(sums).astype(np.int64)
+    with np.errstate(over="ignore"):
+        return exact[0] + (exact[1] << _LIMB_BITS) + (exact[2] << (2 * _LIMB_BITS))
+
+
+def _check_range(largest: int, n: int) -> None:
+    if largest >= MAX_WEIGHTED:
+        raise InputError(
+            f"the weighted sums of {n} questions overflow 64-bit fixed point; rescale the "
+            "metric or split the questions into more shards"
+        )
+
+
+def merge(parts: Sequence[PartialSums]) -> PartialSums:
+    """The sums of disjoint shards added: the sums of their union (exact, in any order)."""
+    first = parts[0]
+    for part in parts[1:]:
+        if (part.seed, part.n_boot) != (first.seed, first.n_boot):
+            raise InputError(
+                f"partial sums of seed {part.seed} with {part.n_boot} replicates cannot be "
+                f"added to seed {first.seed} with {first.n_boot}; compute every shard with the "
+                "same --seed and --n-boot"
+            )
+    weighted = np.sum([p.weighted.astype(object) for p in parts], axis=0)  # Python ints
+    n = sum(p.n for p in parts)
+    _check_range(max(abs(int(s)) for s in weighted), n)
+    return PartialSums(
+        seed=first.seed,
+        n=n,
+        total=sum(p.total for p in parts),
+        key_sum=sum(p.key_sum for p in parts) % 2**64,
+        weighted=weighted.astype(np.int64),
+        weights=np.sum([p.weights for p in parts], axis=0),
+    )
+
+
+def difference(a: PartialSums, b: PartialSums) -> PartialSums:
+    """The sums of B - A per question from each run's sums over the same questions (the weights
+    depend on the question alone, so the runs' weighted sums subtract)."""
+    if (a.n, a.key_sum) != (b.n, b.key_sum) or not np.array_equal(a.weights, b.weights):
+        raise InputError(
+            f"the runs' partial sums cover different questions ({a.n} and {b.n}); compute "
+            "both runs over the same questions, with the same --seed and --n-boot"
+        )
+    weighted = b.weighted - a.weighted
+    return PartialSums(a.seed, a.n, b.total - a.total, a.key_sum, weighted, a.weights)
+
+
+@dataclass(frozen=True)
+class Interval:
+    mean: float
+    low: float
+    high: float
+    n: int
+    n_boot: int
+
+
+def percentile_interval(sums: PartialSums, confidence: float) -> Interval:
+    """The mean sum(x) / n and the percentile interval of the replicate means
+    sum(w * x) / sum(w) (Chamandy et al. 2012, section 3)."""
+    scale = 2.0**FIXED_POINT_BITS
+    means = sums.weighted / (sums.weights * scale)
+    tail = (1 - confidence) / 2
+    low, high = np.quantile(means, [tail, 1 - tail])
+    return Interval(sums.total / scale / sums.n, float(low), float(high), sums.n, sums.n_boot)

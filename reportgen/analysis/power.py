@@ -1,0 +1,135 @@
+"""How much can this golden set tell? Detectable difference and needed size, for the verdict.
+
+The verdict calls B better or worse when the interval of B - A excludes zero; the interval is
+about as wide as Student's t interval, mean +- t(n - 1) sd / sqrt(n). So a true difference
+delta is detected with probability ``POWER`` when delta sqrt(n) / sd = t(1 - alpha/2) + t(POWER)
+(the usual normal-theory power of a paired test, with t for small sets). For a continuous
+metric sd is the observed spread of B - A, taken to stay the same under other differences.
+That formula is optimistic for continuous metrics on small sets: the spread it plugs in is
+itself uncertain (more so with ties), and the interval used there (studentized bootstrap and
+t) is wider than t; so under STUDENTIZED_BELOW questions the detectable difference is found by
+resampling the observed differences instead (stats.resampled_detectable), which keeps both.
+For a binary outcome the share of changed questions psi stays fixed and the spread follows
+the difference, sd^2 = psi - delta^2, which gives delta = k sqrt(psi / (n + k^2)) with k the
+sum of the two t quantiles. With --cluster, n is the effective number of independent
+questions, n / design effect, and the size needed is multiplied by it. bench/simulate.py
+checks that a difference of the stated size is detected 80% of the time.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from scipy import stats
+
+from ..formatting import fmt_pct
+from .stats import POWER, MetricComparison
+
+_MAX_N = 10**9  # beyond this size the needed-size search stops
+
+
+@dataclass(frozen=True)
+class Power:
+    metric: str
+    n: int
+    discordant: int
+    min_detectable: float | None  # in the metric's units; None: nothing changed or n < 2
+    needed_n: int | None  # questions for 80% power at the observed effect; None: no effect seen
+    sentence: str
+
+
+def _k(n: int, alpha: float) -> float:
+    """t(1 - alpha/2) + t(POWER), with n - 1 degrees of freedom."""
+    return float(stats.t.ppf(1 - alpha / 2, n - 1) + stats.t.ppf(POWER, n - 1))
+
+
+def detectable(n: int, alpha: float, *, sd: float, changed_share: float | None) -> float:
+    """The true difference detected with probability POWER by n questions.
+
+    ``changed_share`` (binary outcomes): the share of questions whose outcome differs, psi.
+    """
+    k = _k(n, alpha)
+    if changed_share is not None:
+        return k * math.sqrt(changed_share / (n + k * k))
+    return k * sd / math.sqrt(n)
+
+
+def needed_size(delta: float, alpha: float, *, sd: float, changed_share: float | None) -> int:
+    """The fewest questions that detect a true difference ``delta`` with probability POWER."""
+    spread = math.sqrt(max(changed_share - delta * delta, 0.0)) if changed_share else sd
+
+    def wanted(n: int) -> int:  # n = (k(n) spread / delta)^2; k falls as n grows
+        return math.ceil((_k(n, alpha) * spread / abs(delta)) ** 2)
+
+    z = stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(POWER)
+    n = max(2, math.floor((z * spread / abs(delta)) ** 2))  # t > z: a lower bound
+    while n < _MAX_N and wanted(n) > n:
+        n = wanted(n)
+    while n > 2 and wanted(n - 1) <= n - 1:
+        n -= 1
+    return min(n, _MAX_N)
+
+
+def _points(value: float, binary: bool) -> str:
+    return f"{value * 100:.1f} points" if binary else f"{value:.3f}"
+
+
+def power_of(c: MetricComparison, confidence: float) -> Power:
+    alpha = 1 - confidence
+    discordant = c.wins + c.losses
+    binary = c.fixed is not None
+    share = discordant / c.n if binary and c.n else None
+    level = fmt_pct(confidence)
+    head = (
+        f"Of {c.n} questions, {discordant} changed on {c.metric} between A and B; "
+        "only those carry evidence. "
+    )
+    if discordant == 0 or c.n < 2:
+        return Power(
+            c.metric,
+            c.n,
+            discordant,
+            None,
+            None,
+            head + "Nothing to measure a difference against: no larger set would settle it.",
+        )
+    # clustered questions count as n / design effect independent ones (Kish, 1965)
+    inflation = c.design_effect or 1.0
+    effective = max(2, int(c.n / inflation))
+    min_detectable = (
+        c.detectable
+        if c.detectable is not None
+        else detectable(effective, alpha, sd=c.sd, changed_share=share)
+    )
+    basis = (
+        "sets this size resampled from this one and shifted by that much either way"
+        if c.detectable is not None
+        else "sets this size with this spread"
+    )
+    clustered = (
+        f" (clustered: worth about {effective} independent questions)"
+        if c.design_effect is not None
+        else ""
+    )
+    detect = (
+        f"A true difference of {_points(min_detectable, binary)} would be found "
+        f"(the {level} interval excluding zero) in about {fmt_pct(POWER)} of {basis}"
+        f"{clustered}; smaller ones are usually missed. "
+    )
+    if c.diff == 0:
+        return Power(
+            c.metric,
+            c.n,
+            discordant,
+            min_detectable,
+            None,
+            head + detect + "A and B are level on average, so no larger set would say which "
+            "is better.",
+        )
+    needed = math.ceil(needed_size(c.diff, alpha, sd=c.sd, changed_share=share) * inflation)
+    need = (
+        f"To find the observed difference of {_points(abs(c.diff), binary)} "
+        f"{fmt_pct(POWER)} of the time takes about {needed} questions (you have {c.n})."
+    )
+    return Power(c.metric, c.n, discordant, min_detectable, needed, head + detect + need)

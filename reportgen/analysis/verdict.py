@@ -1,0 +1,110 @@
+"""The plain-language verdict for the headline metric."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..formatting import fmt_diff, fmt_interval, fmt_pct, p_clause
+from .slices import SliceResult
+from .stats import MetricComparison
+
+B_BETTER = "B better"
+B_WORSE = "B worse"
+NO_EVIDENCE = "no evidence of a difference"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    metric: str
+    outcome: str  # B_BETTER, B_WORSE or NO_EVIDENCE
+    reason: str
+    regressions: list[str]  # slice regressions that survive Holm's adjustment (findings)
+    margin: float | None = None  # --margin for this metric
+    relevance: str | None = None  # with a margin: what the interval says about it
+
+
+def relevance(low: float, high: float, margin: float) -> str:
+    """Where the interval [low, high] of B - A lies against the margin M that matters.
+
+    Equivalence is the interval inside (-M, M), a stricter form of the two one-sided tests
+    (Schuirmann, 1987), which use the interval at 1 - 2 alpha.
+    """
+    m = f"{margin:g}"
+    for sign, side in ((1, "better"), (-1, "worse")):
+        near, far = (low, high) if sign > 0 else (-high, -low)
+        if near >= margin:
+            return f"B {side} by at least {m}"
+        if near > 0:
+            if far < margin:
+                return f"B {side}, but by less than {m}"
+            return f"B {side}; whether by at least {m} is not settled"
+    if -margin < low and high < margin:
+        return f"equivalent within {m}"
+    return NO_EVIDENCE
+
+
+def margin_for(margins: tuple[tuple[str, float], ...], metric: str) -> float | None:
+    """The margin of ``metric`` (e.g. "ndcg@5", named in full or as "ndcg"), else the one for
+    all metrics, else None."""
+    named = {name: m for name, m in margins}
+    for key in (metric, metric.split("@")[0], ""):
+        if key in named:
+            return named[key]
+    return None
+
+
+def decide(
+    c: MetricComparison,
+    confidence: float,
+    regressions: list[SliceResult],
+    margin: float | None = None,
+) -> Verdict:
+    """B is better (worse) when the whole interval of B - A lies above (below) zero.
+
+    The paired test of the same mean (McNemar's exact test on a binary outcome, else the
+    bootstrap-t or permutation test of stats.compare_metric) and the counts are stated beside
+    it; the two rarely disagree, and when they do the reason says the evidence is borderline.
+    ``regressions`` are the slices to name: only findings (``SliceResult.finding``), so a
+    negative direction in a slice stays in the slice table and the verdict's false-alarm rate
+    stays at 1 - confidence.
+    """
+    interval = (
+        f"the {fmt_pct(confidence)} interval of B \u2212 A for {c.metric} is "
+        + fmt_interval(c.ci_low, c.ci_high)
+    )
+    if c.ci_low > 0:
+        outcome, where = B_BETTER, "above zero"
+    elif c.ci_high < 0:
+        outcome, where = B_WORSE, "below zero"
+    else:
+        outcome, where = NO_EVIDENCE, "includes zero"
+    parts = [f"{interval}, {where}"]
+    counts = (
+        f"fixed {c.fixed}, broken {c.broken}"
+        if c.fixed is not None
+        else f"{c.wins} wins, {c.losses} losses, {c.ties} ties"
+    )
+    parts.append(f"{c.test} test {p_clause(c.p)} ({counts}, over {c.n} questions)")
+    if c.clusters is not None and c.design_effect is not None:
+        parts.append(
+            f"questions resampled in {c.clusters} clusters, design effect "
+            f"{c.design_effect:.2f} (the variance of the mean over that of independent questions)"
+        )
+    practical = None if margin is None else relevance(c.ci_low, c.ci_high, margin)
+    if practical is not None:
+        parts.append(f"against the margin of {margin:g} that matters: {practical}")
+    reason = "; ".join(parts)
+    if (outcome == NO_EVIDENCE) != (c.p >= 1 - confidence):
+        reason += (
+            f"; the {c.test} test and the interval disagree at {fmt_pct(confidence)}, "
+            "so the evidence is borderline"
+        )
+    flagged = [
+        f"B regresses on {r.column} = {r.value}: {fmt_diff(r.comparison.diff)} "
+        f"{fmt_interval(r.comparison.ci_low, r.comparison.ci_high)} over {r.comparison.n} "
+        f"questions (Holm-adjusted {p_clause(r.p_holm)})"
+        for r in regressions
+    ]
+    return Verdict(
+        c.metric, outcome, reason[0].upper() + reason[1:] + ".", flagged, margin, practical
+    )

@@ -1,0 +1,1 @@
+"""One baseline against each candidate: the pairwise comparison and the N-run study around it."""

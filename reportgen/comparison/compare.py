@@ -1,0 +1,294 @@
+"""The comparison pipeline: open both logs, score them in SQL, add statistics, decide.
+
+Everything the report shows is in the returned ``Comparison``; rendering computes nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..analysis.audit import Audit, audit
+from ..analysis.fairness import Check, fairness
+from ..analysis.gates import GateResult, Requirements, candidate_evidence, check_rules, evaluate
+from ..analysis.metrics import MetricTables, Options, compute_tables
+from ..analysis.power import Power, power_of
+from ..analysis.slices import SliceResult, slice_results
+from ..analysis.stats import MetricComparison, compare_metric
+from ..analysis.supported import SupportedRule, supported_rule
+from ..analysis.verdict import Verdict, decide, margin_for
+from ..diagnosis.diagnose import COSTS, Diagnosis, diagnose
+from ..errors import InputError
+from ..inputs.database import RunDatabase
+from ..inputs.load import RunFile, open_log
+from ..inputs.readers import ReadOptions
+
+MAX_SLICE_VALUES = 50  # a slice column with more values is left out: its forest would be unreadable
+MAX_EXEMPLARS = 60  # drill-downs rendered: dominant-class examples first, then broken questions
+CHANGED_SHOWN = 200  # rows of the changed-questions table; the JSON holds every question
+
+
+@dataclass(frozen=True)
+class Comparison:
+    options: Options
+    runs: dict[str, RunFile]  # "a", "b"
+    tables: MetricTables
+    comparisons: dict[str, MetricComparison]  # by public metric name, in report order
+    headline: str
+    headline_means: np.ndarray  # bootstrap means of the headline difference
+    verdict: Verdict
+    diagnosis: Diagnosis
+    exemplars: pd.DataFrame  # queries/exemplars.sql rows of the drill-down questions
+    changed: pd.DataFrame  # paired rows whose headline changed, in table order, with "change";
+    # "question" holds the text of the first CHANGED_SHOWN
+    slices: dict[str, dict[str, list[SliceResult]]]  # column -> metric -> per slice
+    audit: Audit
+    fairness: list[Check]
+    power: Power
+    warnings: list[str]
+    supported: SupportedRule  # when an answer counts as supported, and how much that decides
+    gate: GateResult | None = None  # None without rules
+
+    @property
+    def paired(self) -> pd.DataFrame:
+        return self.tables.paired
+
+
+def _slice_columns(runs: dict[str, RunFile], options: Options) -> list[str]:
+    if not options.slices:
+        return ["slice"] if any("slice" in r.columns for r in runs.values()) else []
+    for column in options.slices:
+        if not any(column in r.columns for r in runs.values()):
+            raise InputError(
+                f"{runs['a'].path}: no column {column!r} (asked for by --slice) in either run "
+                "log; name a column the logs have"
+            )
+    return list(dict.fromkeys(options.slices))
+
+
+def _slice_values(
+    db: RunDatabase, runs: dict[str, RunFile], options: Options
+) -> tuple[dict[str, pd.DataFrame], list[str]]:
+    """Each slice column's value per question, read before any metric is computed so that a
+    column too fine to slice by is reported once, early, and left out of the report."""
+    kept, warnings = {}, []
+    for column in _slice_columns(runs, options):
+        values = db.frame("slice_values", column=column)
+        n = values["value"].nunique()
+        if n > MAX_SLICE_VALUES:
+            warnings.append(
+                f"Slice column {column!r} has {n} values, more than {MAX_SLICE_VALUES}: it is "
+                "left out of the slices; pick a coarser column with --slice"
+            )
+        else:
+            kept[column] = values
+    return kept, warnings
+
+
+def run_comparison(
+    path_a: Path,
+    path_b: Path,
+    options: Options,
+    requirements: Requirements | None = None,
+    reading: tuple[ReadOptions, ReadOptions] = (ReadOptions(), ReadOptions()),
+    labels: tuple[str, str] = ("A", "B"),
+    keep: list[str] | None = None,
+) -> Comparison:
+    """Compare run B with run A; ``keep`` restricts both to those questions (a study pairs the
+    questions common to all its runs)."""
+    runs = {
+        "a": open_log(path_a, labels[0], reading[0]),
+        "b": open_log(path_b, labels[1], reading[1]),
+    }
+    db = RunDatabase(runs["a"], runs["b"], keep)
+    try:
+        by_question, slice_warnings = _slice_values(db, runs, options)
+        tables = compute_tables(db, options)
+        if requirements:
+            check_rules(
+                requirements.rules,
+                scores=[tables.name(base) for base in tables.metrics],
+                costs=[c for c in COSTS if all(c in r.columns for r in runs.values())],
+                columns=_slice_columns(runs, options),
+            )
+        headline = headline_metric(tables)
+        changed = changed_questions(tables, headline)
+        texts = db.frame("question_texts", ids=changed["question_id"][:CHANGED_SHOWN].tolist())
+        changed = changed.merge(texts, on="question_id", how="left")
+        ids = tables.paired[["question_id"]]
+        slice_values = {
+            column: ids.merge(values, how="left")["value"] for column, values in by_question.items()
+        }
+        supported = _supported(tables, options)
+        clusters = _cluster_labels(db, runs, options, ids)
+        golden = audit(db, tables, next(iter(slice_values.values()), None), options.strict)
+        diagnosis = diagnose(
+            db.frame("answer_stage", k=options.k),
+            tables.curve,
+            tables.k,
+            n_boot=options.n_boot,
+            confidence=options.confidence,
+            seed=options.seed,
+            supported_threshold=supported.threshold,
+        )
+        shown = [q for ids in diagnosis.exemplars.values() for q in ids] + diagnosis.broken
+        exemplars = db.frame("exemplars", ids=list(dict.fromkeys(shown))[:MAX_EXEMPLARS])
+    finally:
+        db.close()
+    comparisons: dict[str, MetricComparison] = {}
+    means: dict[str, np.ndarray] = {}
+    for base in tables.metrics:
+        name = tables.name(base)
+        comparisons[name], means[name] = compare_metric(
+            name,
+            tables.paired[f"{base}_a"].to_numpy(dtype=float),
+            tables.paired[f"{base}_b"].to_numpy(dtype=float),
+            binary=tables.binary(base),
+            n_boot=options.n_boot,
+            confidence=options.confidence,
+            seed=options.seed,
+            clusters=clusters,
+        )
+    _check_margins(options, comparisons)
+    slices = slice_results(tables, slice_values, comparisons, options)
+    regressions = [r for per_metric in slices.values() for r in per_metric[headline] if r.finding]
+    gate = None
+    if requirements:
+        costs = {name: cost.comparison for name, cost in diagnosis.cost.items()}
+        candidate = candidate_evidence(
+            runs["b"].label, requirements.rules, tables, slice_values, comparisons | costs, options
+        )
+        gate = evaluate(requirements, [candidate], options.confidence)
+    return Comparison(
+        options=options,
+        runs=runs,
+        tables=tables,
+        comparisons=comparisons,
+        headline=headline,
+        headline_means=means[headline],
+        verdict=decide(
+            comparisons[headline],
+            options.confidence,
+            regressions,
+            margin_for(options.margins, headline),
+        ),
+        diagnosis=diagnosis,
+        exemplars=exemplars,
+        changed=changed,
+        slices=slices,
+        audit=golden,
+        fairness=fairness(tables),
+        power=power_of(comparisons[headline], options.confidence),
+        warnings=[
+            *(f"Run {r.label}: {note}" for r in runs.values() for note in r.notes),
+            *slice_warnings,
+            *(p.warning() for p in db.left_out),
+            *_warnings(tables, golden, labels),
+            *_cluster_hint(runs, options),
+        ],
+        supported=supported,
+        gate=gate,
+    )
+
+
+def _supported(tables: MetricTables, options: Options) -> SupportedRule:
+    columns = {
+        name: {r: tables.paired[f"{name}_{r}"].to_numpy(dtype=float, na_value=np.nan) for r in "ab"}
+        for name in ("faithfulness", "correct")
+    }
+    return supported_rule(columns["faithfulness"], columns["correct"], options.supported_threshold)
+
+
+LIKELY_CLUSTERS = ("doc_id", "document_id", "source_id", "conversation_id", "session_id")
+
+
+def _cluster_labels(
+    db: RunDatabase, runs: dict[str, RunFile], options: Options, ids: pd.DataFrame
+) -> np.ndarray | None:
+    """--cluster's value for every paired question (a question without one is its own)."""
+    column = options.cluster
+    if column is None:
+        return None
+    if not any(column in r.columns for r in runs.values()):
+        raise InputError(
+            f"{runs['a'].path}: no column {column!r} (asked for by --cluster) in either run "
+            "log; name a column the logs have"
+        )
+    values = ids.merge(db.frame("slice_values", column=column), how="left")["value"]
+    alone = "\x00" + ids["question_id"].astype(str)
+    return values.fillna(alone).astype(str).to_numpy()
+
+
+def _cluster_hint(runs: dict[str, RunFile], options: Options) -> list[str]:
+    """Name a logged column that looks like a document or conversation id, when unused."""
+    if options.cluster is not None:
+        return []
+    logged = [c for c in LIKELY_CLUSTERS if any(c in r.columns for r in runs.values())]
+    return [
+        f"Column {column} looks like the document or conversation each question is about; "
+        f"questions that share one are not independent: --cluster {column} resamples them "
+        "together (intervals can otherwise be too narrow)"
+        for column in logged[:1]
+    ]
+
+
+def _check_margins(options: Options, comparisons: dict[str, MetricComparison]) -> None:
+    known = set(comparisons) | {name.split("@")[0] for name in comparisons}
+    for name, margin in options.margins:
+        if name and name not in known:
+            raise InputError(
+                f"--margin {name}={margin:g}: no metric {name!r} in this report; name one of "
+                + ", ".join(comparisons)
+            )
+
+
+def headline_metric(tables: MetricTables) -> str:
+    """The verdict's metric: correct when logged, else nDCG at the prompt, else the first."""
+    if "correct" in tables.metrics:
+        return "correct"
+    return tables.name("ndcg" if "ndcg" in tables.metrics else tables.metrics[0])
+
+
+def changed_questions(tables: MetricTables, headline: str) -> pd.DataFrame:
+    """Paired questions whose headline score changed: those that got worse because B lost every
+    piece of evidence A had in its prompt (hit 1 -> 0) first, then fixed (or better), then broken
+    (or worse), each by the size of the change; "change" names it."""
+    base = headline.split("@")[0]
+    delta = tables.difference(base).fillna(0)
+    up, down = ("fixed", "broken") if tables.binary(base) else ("better", "worse")
+    lost = (delta < 0) & ("hit" in tables.metrics)
+    if "hit" in tables.metrics:
+        lost &= (tables.paired["hit_a"] == 1) & (tables.paired["hit_b"] == 0)
+    changed = tables.paired.assign(
+        change=np.select([lost, delta > 0], ["lost evidence", up], down),
+        order=np.select([lost, delta > 0], [0, 1], 2),
+        size=-delta.abs(),
+    )[delta != 0]
+    return changed.sort_values(["order", "size"], kind="stable").drop(columns=["order", "size"])
+
+
+def _warnings(tables: MetricTables, golden: Audit, labels: tuple[str, str]) -> list[str]:
+    warnings = []
+    for run, ids in zip(labels, (tables.only_a, tables.only_b), strict=True):
+        if ids:
+            shown = ", ".join(ids[:10]) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
+            warnings.append(f"{len(ids)} question(s) only in run {run} are not compared: {shown}")
+    if golden.label_changes:
+        shown = ", ".join(q for q, _ in golden.label_changes[:10])
+        warnings.append(
+            f"The golden set changed between the runs on {len(golden.label_changes)} "
+            f"question(s) ({shown}): each run was scored on its own labels there"
+        )
+    if golden.exploratory:
+        warnings.append(
+            f"Only {golden.n_paired} paired questions: treat every conclusion as exploratory"
+        )
+    if tables.without_evidence:
+        warnings.append(
+            f"{tables.without_evidence} paired question(s) have no labelled evidence and are "
+            "left out of the retrieval metrics"
+        )
+    return warnings

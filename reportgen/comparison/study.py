@@ -1,0 +1,431 @@
+"""A study: one baseline run compared with each of several candidate runs.
+
+Each candidate is compared with the baseline exactly as two runs are (``compare.run_comparison``),
+on the questions every run has. Across the candidates, p-values are adjusted with Holm's method
+(per metric), and every interval is at the Bonferroni level 1 - (1 - confidence) / m for m
+candidates, so that the verdicts of all candidates hold together at --confidence. When the
+report names a best candidate, it says by how much picking the best of m overstates its gain.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import integrate, stats
+
+from ..analysis import holdout
+from ..analysis.gates import GateResult, Requirements
+from ..analysis.holdout import Holdout
+from ..analysis.metrics import BINARY, Options
+from ..analysis.stats import MetricComparison, compare_metric, holm
+from ..errors import InputError
+from ..inputs.database import RunDatabase
+from ..inputs.load import RunFile, open_log
+from ..inputs.readers import ReadOptions
+from .compare import Comparison, run_comparison
+
+MAX_RUNS = 8  # the colour-blind-safe palette has 8 colours; each run keeps one on every chart
+TWO_RUN_LABELS = ("A", "B")  # the labels of two runs without --label, as the report always said
+FAMILY_METHOD = "Bonferroni"
+ADJUSTMENT = "Holm"
+
+
+@dataclass(frozen=True)
+class SummaryRow:
+    """One candidate against the baseline, on its headline metric."""
+
+    candidate: str
+    metric: str
+    baseline_mean: float
+    candidate_mean: float
+    diff: float
+    ci_low: float  # at the family level (FAMILY_METHOD)
+    ci_high: float
+    p: float
+    p_holm: float  # adjusted over the candidates
+    fixed: int | None
+    broken: int | None
+    outcome: str  # the verdict's outcome
+
+    @property
+    def reads(self) -> str:
+        """The outcome for a table of candidates: "better", "worse" or no evidence."""
+        return self.outcome.removeprefix("B ")
+
+
+@dataclass(frozen=True)
+class Family:
+    """How the candidates are tested together."""
+
+    n_candidates: int
+    confidence: float  # --confidence: what the intervals hold with, together
+    interval_confidence: float  # the level of each interval
+    method: str
+    adjustment: str
+    p_holm: dict[str, dict[str, float]]  # candidate -> metric -> p adjusted over the candidates
+
+    @property
+    def sentence(self) -> str:
+        return (
+            f"{self.n_candidates} candidates are compared with the baseline: each interval is at "
+            f"{self.interval_confidence * 100:.4g}% ({self.method}), so that all "
+            f"{self.n_candidates} hold together with {self.confidence * 100:.4g}% confidence, "
+            f"and p-values are adjusted over the candidates ({self.adjustment}, per metric)."
+        )
+
+
+@dataclass(frozen=True)
+class WinnersCurse:
+    """The best candidate's gain, and how much of it choosing the best of m can explain."""
+
+    best: str
+    metric: str
+    diff: float
+    n_candidates: int
+    standard_error: float  # the candidates' typical standard error of the headline difference
+    expected_max: float  # E[max of m standard normals]
+    overstatement: float  # expected_max * standard_error: the best of m equal candidates' gain
+    spread: float  # standard deviation of the candidates' headline differences
+
+    @property
+    def sentence(self) -> str:
+        return (
+            f"{self.best} has the largest gain in {self.metric} of the {self.n_candidates} "
+            f"candidates ({self.diff:+.3f}). The best of {self.n_candidates} measured on the same "
+            f"questions overstates its gain: were the {self.n_candidates} equally good, the best "
+            f"would still show about {self.overstatement:+.3f} by chance ({self.expected_max:.2f} "
+            f"standard errors of {self.standard_error:.3f}); the candidates' differences spread "
+            f"by {self.spread:.3f}. Confirm the choice on questions it was not chosen on "
+            "(--holdout)."
+        )
+
+
+@dataclass(frozen=True)
+class RunMean:
+    """One run's own headline mean and interval (not a difference)."""
+
+    label: str
+    mean: float
+    ci_low: float
+    ci_high: float
+
+
+@dataclass(frozen=True)
+class MatrixCell:
+    """Run ``column`` minus run ``row`` on the headline metric, over the shared questions."""
+
+    row: str
+    column: str
+    diff: float
+    ci_low: float  # at the Bonferroni level over every pair of runs
+    ci_high: float
+
+    @property
+    def differs(self) -> bool:
+        return self.ci_low > 0 or self.ci_high < 0
+
+
+@dataclass(frozen=True)
+class Study:
+    options: Options  # as given; each pair's options carry the family's interval level
+    runs: list[RunFile]  # the baseline first, then the candidates in order
+    pairs: list[Comparison]  # one per candidate: (baseline, candidate)
+    missing: dict[str, list[str]]  # run label -> ids another run has and this one lacks
+    family: Family | None  # None with one candidate
+    summary: list[SummaryRow]
+    run_means: list[RunMean]
+    curse: WinnersCurse | None  # None with one candidate
+    matrix: list[MatrixCell]  # every ordered pair of runs; empty with one candidate
+    gate: GateResult | None
+    holdout: Holdout | None = None  # with --holdout
+
+    @property
+    def baseline(self) -> RunFile:
+        return self.runs[0]
+
+    @property
+    def n_paired(self) -> int:
+        return len(self.pairs[0].paired)
+
+    @property
+    def warnings(self) -> list[str]:
+        return [
+            f"{len(ids)} question(s) missing from run {label} are left out of every comparison: "
+            + ", ".join(ids[:10])
+            + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
+            for label, ids in self.missing.items()
+            if ids and self.family is not None
+        ]
+
+
+def run_labels(paths: list[Path], labels: tuple[str, ...]) -> list[str]:
+    """--label in order, else A and B for two runs, else each file's stem; all distinct."""
+    if labels and len(labels) != len(paths):
+        raise InputError(
+            f"--label: {len(labels)} label(s) for {len(paths)} run logs; give one per log, in order"
+        )
+    if not labels:
+        labels = TWO_RUN_LABELS if len(paths) == 2 else tuple(p.stem for p in paths)
+    repeated = [label for label in dict.fromkeys(labels) if labels.count(label) > 1]
+    if repeated:
+        raise InputError(
+            f"--label: run label {repeated[0]!r} is given to two logs; give each run its own "
+            "label with --label"
+        )
+    return list(labels)
+
+
+def _order(paths: list[Path], labels: list[str], baseline: str | None) -> list[int]:
+    if len(paths) < 2:
+        raise InputError("compare: give a baseline log and at least one candidate log")
+    if len(paths) > MAX_RUNS:
+        raise InputError(
+            f"compare: {len(paths)} run logs; compare at most {MAX_RUNS} at once (one baseline "
+            f"and {MAX_RUNS - 1} candidates)"
+        )
+    if baseline is None:
+        return list(range(len(paths)))
+    if baseline not in labels:
+        raise InputError(
+            f"--baseline {baseline}: no run has that label; name one of {', '.join(labels)}"
+        )
+    first = labels.index(baseline)
+    return [first, *(i for i in range(len(paths)) if i != first)]
+
+
+def family_level(confidence: float, n_candidates: int) -> float:
+    """Each interval's level so that n_candidates intervals hold together at ``confidence``."""
+    return confidence if n_candidates == 1 else 1 - (1 - confidence) / n_candidates
+
+
+def _common_ids(runs: list[RunFile]) -> tuple[list[str], dict[str, list[str]]]:
+    """The ids every run has (in the baseline's order), and per run the ids it lacks."""
+    ids = {}
+    for run in runs:
+        db = RunDatabase(run)
+        try:
+            ids[run.label] = db.question_ids()
+        finally:
+            db.close()
+    held = {label: set(v) for label, v in ids.items()}
+    everywhere = set.intersection(*held.values())
+    seen = list(dict.fromkeys(q for v in ids.values() for q in v))
+    missing = {label: [q for q in seen if q not in held[label]] for label in ids}
+    return [q for q in ids[runs[0].label] if q in everywhere], missing
+
+
+def run_study(
+    paths: list[Path],
+    options: Options,
+    requirements: Requirements | None = None,
+    reading: tuple[ReadOptions, ...] | None = None,
+    labels: tuple[str, ...] = (),
+    baseline: str | None = None,
+) -> Study:
+    names = run_labels(paths, labels)
+    order = _order(paths, names, baseline)
+    paths = [paths[i] for i in order]
+    names = [names[i] for i in order]
+    reads = [reading[i] for i in order] if reading else [ReadOptions() for _ in paths]
+    m = len(paths) - 1
+    keep: list[str] | None = None
+    missing: dict[str, list[str]] = {}
+    if m > 1:
+        runs = [open_log(p, label, r) for p, label, r in zip(paths, names, reads, strict=True)]
+        keep, missing = _common_ids(runs)
+        if not keep:
+            raise InputError(
+                f"{paths[0]}: no question id is in every run log; the runs cannot be paired"
+            )
+    pair_options = replace(options, confidence=family_level(options.confidence, m))
+    pairs = [
+        run_comparison(
+            paths[0],
+            path,
+            pair_options,
+            requirements,
+            (reads[0], read),
+            labels=(names[0], label),
+            keep=keep,
+        )
+        for path, label, read in zip(paths[1:], names[1:], reads[1:], strict=True)
+    ]
+    if m == 1:
+        missing = {names[0]: pairs[0].tables.only_b, names[1]: pairs[0].tables.only_a}
+    family = _family(pairs, options.confidence, pair_options.confidence) if m > 1 else None
+    return Study(
+        options=options,
+        runs=[pairs[0].runs["a"], *(p.runs["b"] for p in pairs)],
+        pairs=pairs,
+        missing=missing,
+        family=family,
+        summary=[_summary(p, family) for p in pairs],
+        run_means=_run_means(pairs, options),
+        curse=_curse(pairs) if m > 1 else None,
+        matrix=_matrix(pairs, options) if m > 1 else [],
+        gate=_gate(pairs),
+        holdout=_holdout(pairs, options) if options.holdout else None,
+    )
+
+
+def _family(pairs: list[Comparison], confidence: float, level: float) -> Family:
+    metrics = list(dict.fromkeys(name for p in pairs for name in p.comparisons))
+    adjusted: dict[str, dict[str, float]] = {p.runs["b"].label: {} for p in pairs}
+    for name in metrics:
+        having = [p for p in pairs if name in p.comparisons]
+        for p, value in zip(having, holm([p.comparisons[name].p for p in having]), strict=True):
+            adjusted[p.runs["b"].label][name] = value
+    return Family(len(pairs), confidence, level, FAMILY_METHOD, ADJUSTMENT, adjusted)
+
+
+def _summary(pair: Comparison, family: Family | None) -> SummaryRow:
+    c = pair.comparisons[pair.headline]
+    label = pair.runs["b"].label
+    return SummaryRow(
+        candidate=label,
+        metric=pair.headline,
+        baseline_mean=c.a,
+        candidate_mean=c.b,
+        diff=c.diff,
+        ci_low=c.ci_low,
+        ci_high=c.ci_high,
+        p=c.p,
+        p_holm=family.p_holm[label][pair.headline] if family else c.p,
+        fixed=c.fixed,
+        broken=c.broken,
+        outcome=pair.verdict.outcome,
+    )
+
+
+def _own(name: str, values: np.ndarray, options: Options) -> MetricComparison:
+    own, _ = compare_metric(
+        name,
+        np.zeros_like(values),
+        values,
+        binary=False,
+        n_boot=options.n_boot,
+        confidence=options.confidence,
+        seed=options.seed,
+    )
+    return own
+
+
+def _headline_columns(pairs: list[Comparison]) -> list[tuple[str, np.ndarray]]:
+    """Each run's per-question headline score, over the shared questions in the baseline's order
+    (runs whose headline differs from the baseline's are left out)."""
+    first = pairs[0]
+    base = first.headline.split("@")[0]
+    columns = [(first.runs["a"].label, first.paired[f"{base}_a"])]
+    columns += [
+        (p.runs["b"].label, p.paired[f"{base}_b"]) for p in pairs if p.headline == first.headline
+    ]
+    return [(label, c.to_numpy(dtype=float, na_value=np.nan)) for label, c in columns]
+
+
+def _run_means(pairs: list[Comparison], options: Options) -> list[RunMean]:
+    """Every run's own headline mean with its interval at --confidence, for the summary chart."""
+    out = []
+    for label, values in _headline_columns(pairs):
+        own = _own(pairs[0].headline, values[~np.isnan(values)], options)
+        out.append(RunMean(label, own.b, own.ci_low, own.ci_high))
+    return out
+
+
+def _matrix(pairs: list[Comparison], options: Options) -> list[MatrixCell]:
+    """Every run against every other on the headline, intervals at the Bonferroni level over
+    the pairs of runs."""
+    columns = _headline_columns(pairs)
+    n_pairs = len(columns) * (len(columns) - 1) // 2
+    level = family_level(options.confidence, n_pairs)
+    binary = pairs[0].headline.split("@")[0] in BINARY
+    cells = []
+    for i, (row, x) in enumerate(columns):
+        for column, y in columns[i + 1 :]:
+            c, _ = compare_metric(
+                pairs[0].headline,
+                x,
+                y,
+                binary=binary,
+                n_boot=options.n_boot,
+                confidence=level,
+                seed=options.seed,
+            )
+            cells.append(MatrixCell(row, column, c.diff, c.ci_low, c.ci_high))
+            cells.append(MatrixCell(column, row, -c.diff, -c.ci_high, -c.ci_low))
+    return cells
+
+
+def expected_max(m: int) -> float:
+    """E[max of m independent standard normals] (m * x * phi(x) * Phi(x)^(m - 1), integrated)."""
+    value, _ = integrate.quad(
+        lambda x: m * x * stats.norm.pdf(x) * stats.norm.cdf(x) ** (m - 1), -np.inf, np.inf
+    )
+    return float(value)
+
+
+def _curse(pairs: list[Comparison]) -> WinnersCurse:
+    headline = [(p.runs["b"].label, p.comparisons[p.headline]) for p in pairs]
+    best, c = max(headline, key=lambda item: item[1].diff)
+    errors = [h.sd / np.sqrt(h.n) for _, h in headline if h.n > 0]
+    se = float(np.mean(errors)) if errors else float("nan")
+    e_max = expected_max(len(pairs))
+    return WinnersCurse(
+        best=best,
+        metric=pairs[0].headline,
+        diff=c.diff,
+        n_candidates=len(pairs),
+        standard_error=se,
+        expected_max=e_max,
+        overstatement=e_max * se,
+        spread=float(np.std([h.diff for _, h in headline], ddof=1)),
+    )
+
+
+def _holdout(pairs: list[Comparison], options: Options) -> Holdout:
+    """--holdout: the best candidate chosen on the other questions, measured on the held out."""
+    assert options.holdout is not None
+    first = pairs[0]
+    rule = holdout.parse(options.holdout)
+    values = None
+    if isinstance(rule, tuple):
+        values = _column_values(first.runs["a"], rule[0], first.paired[["question_id"]])
+    chosen = holdout.split(
+        options.holdout, first.paired["slice"], values, options.seed, str(first.runs["a"].path)
+    )
+    (_, base), *candidates = _headline_columns(pairs)
+    return holdout.evaluate(
+        chosen,
+        first.headline,
+        base,
+        candidates,
+        binary=first.headline.split("@")[0] in BINARY,
+        n_boot=options.n_boot,
+        confidence=options.confidence,
+        seed=options.seed,
+    )
+
+
+def _column_values(run: RunFile, column: str, ids: pd.DataFrame) -> pd.Series:
+    """``column`` of the baseline's log for every paired question."""
+    if column not in run.columns:
+        raise InputError(
+            f"{run.path}: no column {column!r} (asked for by --holdout); name a column the "
+            "baseline log has, or give a fraction"
+        )
+    db = RunDatabase(run)
+    try:
+        values = db.frame("slice_values", column=column)
+    finally:
+        db.close()
+    return ids.merge(values, how="left")["value"]
+
+
+def _gate(pairs: list[Comparison]) -> GateResult | None:
+    """Every rule applied to each candidate: the pairs' gates as one."""
+    gates = [p.gate for p in pairs if p.gate is not None]
+    if not gates:
+        return None
+    return replace(gates[0], results=tuple(r for g in gates for r in g.results))

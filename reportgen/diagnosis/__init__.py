@@ -1,0 +1,1 @@
+"""Which link of the chain (retrieval, context, generation) failed, and what to try next."""

@@ -1,0 +1,367 @@
+"""Which link failed, and what to try next: the diagnosis of both runs, question by question.
+
+``diagnose`` takes queries/answer_stage.sql's rows and the metric curve; the report renders the
+returned ``Diagnosis`` (or its ``to_json``) and computes nothing itself.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..analysis.slices import SMALL_SLICE
+from ..analysis.stats import MetricComparison, compare_metric
+from ..formatting import fmt_diff, fmt_pct
+from .stages import (
+    CELL_NAMES,
+    FAILURE_CLASSES,
+    OK,
+    RUNS,
+    Agreement,
+    Dominant,
+    Missing,
+    Paired,
+    StageScore,
+    cell_transitions,
+    cells,
+    count_labels,
+    dominant_class,
+    failure_classes,
+    good_answers,
+    judge_agreement,
+    stage_scores,
+)
+
+TARGET = 0.8  # the decision path's bar at every step
+N_EXEMPLARS = 5
+COSTS = {"latency_ms": "latency", "cost_usd": "cost", "context_tokens": "context tokens"}
+COMPARISON = (
+    "paired per question on the same questions and golden set (bootstrap interval, paired test)"
+)
+
+
+@dataclass(frozen=True)
+class Step:
+    question: str
+    metric: str
+    value: float
+    threshold: float
+    passed: bool
+
+
+@dataclass(frozen=True)
+class Experiment:
+    stage: str  # retrieval | ranking | generation | slices
+    change: str
+    metric: str
+    comparison: str
+    refuted_if: str
+    numbers: dict[str, float]
+    path: tuple[Step, ...]
+
+    @property
+    def text(self) -> str:
+        return (
+            f"{self.change[0].upper()}{self.change[1:]}; judge it by {self.metric}, "
+            f"{self.comparison}; it is refuted if {self.refuted_if}."
+        )
+
+
+@dataclass(frozen=True)
+class CostChange:
+    comparison: MetricComparison
+    relative_pct: float  # (mean B - mean A) / mean A, in %
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    stages: tuple[StageScore, ...]
+    missing: tuple[Missing, ...]
+    cells: dict[str, dict[str, int]] | None  # run -> cell -> questions (correct and supported)
+    cells_correct: dict[str, dict[str, int]] | None  # the same with correct alone
+    transitions: dict[str, dict[str, int]] | None  # cell in A -> cell in B -> questions
+    moves: tuple[dict[str, Any], ...]  # {"from", "to", "n"}, off-diagonal, most questions first
+    failure_classes: dict[str, dict[str, int]] | None  # run -> class (and "ok") -> questions
+    dominant: dict[str, Dominant | None]
+    per_question: pd.DataFrame | None  # question_id, failure_class_a, failure_class_b
+    next_experiment: dict[str, Experiment | None]
+    judge_agreement: dict[str, Agreement]  # "correct", "faithful"
+    cost: dict[str, CostChange]  # by column: latency_ms, cost_usd, context_tokens
+    summary: str | None
+    exemplars: dict[str, list[str]]  # run -> question ids of its dominant class
+    broken: list[str]  # correct in A, wrong in B
+
+    def to_json(self) -> dict[str, Any]:
+        return _plain(
+            {
+                "stages": [asdict(s) for s in self.stages],
+                "missing": [asdict(m) for m in self.missing],
+                "cells": self.cells_correct,
+                "cells_supported": self.cells,
+                "transitions": self.transitions,
+                "transition_moves": list(self.moves),
+                "failure_classes": self.failure_classes,
+                "dominant": {r: d and asdict(d) for r, d in self.dominant.items()},
+                "next_experiment": {
+                    r: e and {"text": e.text, **asdict(e)} for r, e in self.next_experiment.items()
+                },
+                "judge_agreement": {k: _agreement(v) for k, v in self.judge_agreement.items()},
+                "cost": {
+                    k: asdict(v.comparison) | {"relative_pct": v.relative_pct}
+                    for k, v in self.cost.items()
+                },
+                "summary": self.summary,
+                "exemplars": self.exemplars,
+                "broken": self.broken,
+            }
+        )
+
+
+def _agreement(agreement: Agreement) -> dict[str, Any]:
+    """The pooled figures, and each run's without the keys that only pooling has."""
+    out = asdict(agreement)
+    out["by_run"] = {
+        run: {k: v for k, v in own.items() if k not in ("by_run", "accuracy_gap")}
+        for run, own in out["by_run"].items()
+    }
+    return out
+
+
+def _plain(value: Any) -> Any:
+    """JSON types only: NaN becomes None, numpy scalars Python numbers, tuples lists."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+def diagnose(
+    details: pd.DataFrame,
+    curve: pd.DataFrame | None,
+    prompt_k: int | None,
+    *,
+    n_boot: int,
+    confidence: float,
+    seed: int,
+    supported_threshold: float = 1.0,
+    relevance_threshold: float = 0.5,
+) -> Diagnosis:
+    """Diagnose the questions present in both runs of ``details`` (answer_stage.sql's rows).
+
+    ``curve``: mean retrieval metrics over retrieved_ids at every k (run, metric, k, value), or
+    None without retrieved_ids; ``prompt_k`` names the prompt cutoff (None: context_ids).
+    """
+    p = Paired(details)
+    stages, missing = stage_scores(p, n_boot=n_boot, confidence=confidence, seed=seed)
+    has_correct = p.logged("correct")
+    evidence_need = p.evidence_need()
+    # Without a way to locate the evidence every wrong answer would read "unlabelled": no classes.
+    classes = (
+        {r: failure_classes(p, r, supported_threshold, relevance_threshold) for r in RUNS}
+        if has_correct and not evidence_need
+        else None
+    )
+    if not has_correct:
+        missing += [Missing("failure classes", "correct"), Missing("cells", "correct")]
+    elif evidence_need:
+        missing += [Missing("failure classes", evidence_need), Missing("cells", evidence_need)]
+    cell = (
+        {r: cells(p, r, supported_threshold) for r in RUNS}
+        if has_correct and not evidence_need
+        else None
+    )
+    transitions, moves = cell_transitions(cell["a"], cell["b"]) if cell else (None, ())
+    dominant = {r: dominant_class(classes[r]) if classes else None for r in RUNS}
+    judge = judge_agreement(p, supported_threshold)
+    if not (p.logged("human_correct") or p.logged("human_faithful")):
+        missing.append(Missing("judge agreement", "human_correct, human_faithful"))
+    cost = {}
+    for column, label in COSTS.items():
+        if not p.logged(column):
+            missing.append(Missing(label, column))
+            continue
+        comparison, _ = compare_metric(
+            column,
+            p.values(column, "a"),
+            p.values(column, "b"),
+            binary=False,
+            n_boot=n_boot,
+            confidence=confidence,
+            seed=seed,
+        )
+        relative = (comparison.b / comparison.a - 1) * 100 if comparison.a else float("nan")
+        cost[column] = CostChange(comparison, relative)
+    correct = next((s for s in stages if s.metric == "correct"), None)
+    return Diagnosis(
+        stages=tuple(stages),
+        missing=tuple(missing),
+        cells=None if cell is None else {r: count_labels(cell[r], CELL_NAMES) for r in RUNS},
+        cells_correct=None
+        if cell is None
+        else {r: count_labels(cells(p, r, None), CELL_NAMES) for r in RUNS},
+        transitions=transitions,
+        moves=moves,
+        failure_classes=None
+        if classes is None
+        else {r: count_labels(classes[r], (*FAILURE_CLASSES, OK)) for r in RUNS},
+        dominant=dominant,
+        per_question=None
+        if classes is None
+        else pd.DataFrame(
+            {
+                "question_id": p.frame["question_id"],
+                "failure_class_a": classes["a"],
+                "failure_class_b": classes["b"],
+            }
+        ),
+        next_experiment={
+            r: _next_experiment(p, r, curve, prompt_k, supported_threshold, confidence)
+            for r in RUNS
+        },
+        judge_agreement=judge,
+        cost=cost,
+        summary=_summary(correct, cost),
+        exemplars={
+            r: _exemplars(p, r, classes[r], d.failure_class)
+            for r, d in dominant.items()
+            if classes and d
+        },
+        broken=p.frame.loc[
+            (p.values("correct", "a") == 1) & (p.values("correct", "b") == 0), "question_id"
+        ].tolist(),
+    )
+
+
+def _exemplars(p: Paired, run: str, classes: np.ndarray, failure_class: str) -> list[str]:
+    """The first N_EXEMPLARS questions of ``failure_class`` in the run's own file order."""
+    order = np.argsort(p.values("row_number", run), kind="stable")
+    ids = p.frame["question_id"].to_numpy()[order][classes[order] == failure_class]
+    return ids[:N_EXEMPLARS].tolist()
+
+
+def _next_experiment(
+    p: Paired,
+    run: str,
+    curve: pd.DataFrame | None,
+    prompt_k: int | None,
+    supported_threshold: float,
+    confidence: float,
+) -> Experiment | None:
+    """Walk the chain from the first link and stop at the first below TARGET.
+
+    Retrieval steps use hit (some labelled passage reached the list), not recall: recall also
+    counts grade-1 "helpful" passages, which an answer does not need, and hit is the test the
+    failure classes use, so the path and the dominant class blame the same link. Without a
+    curve the path starts at the prompt; without labelled evidence, at generation, judged on all
+    answerable questions. None when it reaches generation and ``correct`` is not logged.
+    """
+    path: list[Step] = []
+
+    def step(question: str, metric: str, value: float) -> Step:
+        path.append(Step(question, metric, value, TARGET, bool(value >= TARGET)))
+        return path[-1]
+
+    def experiment(stage: str, change: str, metric: str, **extra: float) -> Experiment:
+        refuted = (
+            f"the paired {fmt_pct(confidence)} interval of (changed \u2212 current) {metric} "
+            "includes zero or lies below it"
+        )
+        numbers = {s.metric: s.value for s in path} | extra
+        return Experiment(
+            stage,
+            change,
+            metric,
+            COMPARISON,
+            refuted,
+            numbers,
+            tuple(path),
+        )
+
+    hits = (
+        curve[(curve["run"] == run) & (curve["metric"] == "hit")]
+        if curve is not None
+        else pd.DataFrame()
+    )
+    depth = int(hits["k"].max()) if len(hits) else None
+    if depth is not None:
+        at_depth = float(hits.loc[hits["k"] == depth, "value"].iloc[0])
+        if not step("Did the evidence reach the candidates?", f"hit@{depth}", at_depth).passed:
+            return experiment(
+                "retrieval",
+                "add lexical (BM25) search beside the dense retriever (hybrid) and revisit "
+                "chunking; check the labels of questions whose evidence no candidate holds",
+                f"hit@{depth}",
+            )
+    evidence = p.values("evidence_in_context", run)
+    located = ~np.isnan(evidence)
+    if located.any():
+        name = f"hit@{prompt_k}" if prompt_k is not None else "hit@context"
+        if not step("Did it reach the prompt?", name, float(evidence[located].mean())).passed:
+            pool = f"the top {depth} candidates" if depth else "the retrieved candidates"
+            return experiment(
+                "ranking",
+                f"rerank {pool} with a cross-encoder, with metadata filters and duplicate "
+                "removal; a larger k only if the token budget allows",
+                name,
+            )
+        scope, population = evidence == 1, "hits"
+        change = (
+            "put the strongest evidence first in the prompt and instruct the model to answer "
+            "only from the passages and abstain otherwise"
+        )
+    else:
+        scope = p.values("answerable", run) == 1
+        population = "all questions" if scope.all() else "answerable questions"
+        change = (
+            "instruct the model to answer only from the passages it is given and abstain "
+            "otherwise, and log which passages those were so the next report can tell retrieval "
+            "from generation"
+        )
+    if not p.logged("correct"):
+        return None
+    good = good_answers(p, run, supported_threshold)[scope]
+    faithful = p.logged("faithfulness")
+    metric = f"correct{' and supported' if faithful else ''} on {population}"
+    value = float(good.mean()) if len(good) else float("nan")
+    asked = f"Are the {population} answered correctly{' and faithfully' if faithful else ''}?"
+    if not step(asked, metric, value).passed:
+        return experiment("generation", change, metric)
+    grouped = pd.Series(p.values("correct", run)).groupby(p.frame[f"slice_{run}"])
+    by_slice, sizes = grouped.mean(), grouped.size()
+    if (sizes >= SMALL_SLICE).any():  # a slice of a few questions is weakest by chance
+        by_slice = by_slice[sizes >= SMALL_SLICE]
+    if by_slice.empty:
+        return experiment(
+            "slices", "log a slice column to find where the questions still fail", metric
+        )
+    weakest = str(by_slice.idxmin())
+    return experiment(
+        "slices",
+        f"find and fix what fails most in the weakest slice, {weakest}",
+        f"correct on the {weakest} slice",
+        **{f"correct on {weakest}": float(by_slice.min())},
+    )
+
+
+def _summary(correct: StageScore | None, cost: dict[str, CostChange]) -> str | None:
+    """'B is +9.2 points on correct at +37% latency, +11% cost and +6% context tokens.'"""
+    parts = [
+        f"{fmt_diff(c.relative_pct, 0)}% {COSTS[name]}"
+        for name, c in cost.items()
+        if not math.isnan(c.relative_pct)
+    ]
+    if not parts:
+        return None
+    at = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    if correct is None:
+        return f"B runs at {at}."
+    return f"B is {fmt_diff(correct.diff.diff * 100, 1)} points on correct at {at}."

@@ -1,0 +1,356 @@
+"""Per-link scores of both runs, each question's failure class, and how far the judge behind the
+scores agrees with human labels (from queries/answer_stage.sql's rows).
+
+A stage is scored only on the questions where it can fail on its own: the generator is judged on
+retrieval hits, so a retrieval change that adds hard hits does not read as a generation loss.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..analysis.stats import MetricComparison, bootstrap_means, compare_metric, percentile_interval
+
+RUNS = ("a", "b")
+CELL_NAMES = (
+    "working_as_designed",  # evidence in context, answer correct and supported
+    "generation_failure",  # evidence in context, answer wrong or unsupported
+    "answered_from_memory",  # no evidence in context, answer correct and supported
+    "retrieval_failure",  # no evidence in context, answer wrong or unsupported
+)
+CELL_TITLES = {  # the cells as the report names them
+    "working_as_designed": "working as designed",
+    "generation_failure": "generation failure",
+    "answered_from_memory": "answered from memory",
+    "retrieval_failure": "retrieval failure",
+}
+# Pipeline order: a tie for the dominant class goes to the earlier link, whose fix comes first.
+FAILURE_CLASSES = (
+    "retrieval miss",
+    "ranking miss",
+    "hallucination",
+    "off-question",
+    "faithful but wrong",
+    "generation failure",
+    "answered from memory",
+    "wrong abstention",
+    "missed abstention",
+    "unlabelled",
+)
+OK = "ok"
+MIN_HUMAN_LABELS = 30  # fewer, or a lower kappa: the judge's scores carry a warning
+MIN_KAPPA = 0.6
+MAX_JUDGE_GAP = 0.1  # judge accuracy further apart between the runs: the judge may favour one
+OWNERS = {
+    "retrieval miss": "retrieval/corpus",
+    "ranking miss": "ranking",
+    "hallucination": "generation",
+    "off-question": "generation",
+    "faithful but wrong": "retrieval/corpus",  # the answer follows a stale or wrong passage
+    "generation failure": "generation",
+    "answered from memory": "retrieval/corpus",
+    "wrong abstention": "abstention policy",
+    "missed abstention": "abstention policy",
+    "unlabelled": "golden set",
+}
+
+
+@dataclass(frozen=True)
+class RunScore:
+    """One run's mean over its population, with a bootstrap interval."""
+
+    mean: float
+    n: int
+    ci_low: float
+    ci_high: float
+
+
+@dataclass(frozen=True)
+class StageScore:
+    stage: str  # end-to-end | generation | abstention | citations
+    metric: str
+    population: str
+    a: RunScore
+    b: RunScore
+    diff: MetricComparison  # B - A over the questions in the population of both runs
+
+
+@dataclass(frozen=True)
+class Missing:
+    stage: str
+    needs: str  # the column that would enable it
+
+
+@dataclass(frozen=True)
+class Dominant:
+    failure_class: str
+    n: int
+    owner: str  # who fixes it: retrieval/corpus, ranking, generation, abstention policy, golden set
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Automatic judge against human labels, pooled over both runs' labelled questions, and per
+    run: a judge that agrees with humans on one variant's answers and not on the other's biases
+    the paired comparison however good its pooled figures look."""
+
+    n: int
+    accuracy: float
+    kappa: float
+    confusion: dict[str, dict[str, int]]  # judge verdict ("true"/"false") -> human verdict -> n
+    warning: str | None
+    by_run: dict[str, Agreement] = field(default_factory=dict)  # run -> its own labels only
+    accuracy_gap: float | None = None  # B's accuracy - A's, when both runs have human labels
+
+
+class Paired:
+    """Both runs' rows of the questions in both, side by side in A's file order."""
+
+    def __init__(self, details: pd.DataFrame) -> None:
+        a, b = (details[details["run"] == run] for run in RUNS)
+        self.frame = a.merge(b, on="question_id", suffixes=("_a", "_b")).reset_index(drop=True)
+
+    def values(self, column: str, run: str) -> np.ndarray:
+        """The column as floats (booleans 0/1), NaN where NULL."""
+        return self.frame[f"{column}_{run}"].to_numpy(dtype=float, na_value=np.nan)
+
+    def logged(self, column: str) -> bool:
+        """True when both runs have a value of ``column`` somewhere."""
+        return all(self.frame[f"{column}_{run}"].notna().any() for run in RUNS)
+
+    def evidence_need(self) -> str | None:
+        """The column that would locate the evidence, or None when both runs can."""
+        if self.logged("evidence_in_context"):
+            return None
+        labelled = all((self.values("n_relevant", run) > 0).any() for run in RUNS)
+        return "context_ids" if labelled else "relevant_ids"
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    return np.divide(num, den, out=np.full(len(num), np.nan), where=den > 0)
+
+
+def _run_score(values: np.ndarray, n_boot: int, confidence: float, seed: int) -> RunScore:
+    values = values[~np.isnan(values)]
+    if len(values) == 0:
+        return RunScore(float("nan"), 0, float("nan"), float("nan"))
+    low, high = percentile_interval(bootstrap_means(values, n_boot, seed), confidence)
+    return RunScore(float(values.mean()), len(values), low, high)
+
+
+_HITS = "retrieval hits"  # labelled evidence in the run's context, as the page's note says
+STAGES = {  # metric: stage, the column it needs, its questions in each run
+    "correct": ("end-to-end", "correct", "all questions"),
+    "faithfulness": ("generation", "faithfulness", _HITS),
+    "answer relevance": ("generation", "answer_relevance", _HITS),
+    "context utilization": ("generation", "cited_ids", _HITS + " whose answer cites"),
+    "correct refusals": ("abstention", "abstained", "unanswerable questions"),
+    "wrong refusals": ("abstention", "abstained", "answerable questions"),
+    "citations in context": ("citations", "cited_ids", "answers that cite"),
+    "citations relevant": ("citations", "cited_ids", "answers that cite, labels logged"),
+}
+_BINARY = frozenset({"correct", "correct refusals", "wrong refusals"})
+
+
+def _stage_values(p: Paired, run: str) -> dict[str, np.ndarray]:
+    """Each stage metric per question, NaN outside its population.
+
+    Context utilization: of an answer's distinct citations, the share that point into its context
+    AND are labelled relevant (it used the evidence it was given). Citation shares are per answer
+    with at least one citation; every score is averaged over questions.
+    """
+    hit = p.values("evidence_in_context", run) == 1
+    answerable = p.values("answerable", run) == 1
+    abstained, cited = p.values("abstained", run), p.values("n_cited", run)
+    return {
+        "correct": p.values("correct", run),
+        "faithfulness": np.where(hit, p.values("faithfulness", run), np.nan),
+        "answer relevance": np.where(hit, p.values("answer_relevance", run), np.nan),
+        "context utilization": np.where(hit, _ratio(p.values("n_cited_used", run), cited), np.nan),
+        "correct refusals": np.where(answerable, np.nan, abstained),
+        "wrong refusals": np.where(answerable, abstained, np.nan),
+        "citations in context": _ratio(p.values("n_cited_in_context", run), cited),
+        "citations relevant": _ratio(p.values("n_cited_relevant", run), cited),
+    }
+
+
+def stage_scores(
+    p: Paired, *, n_boot: int, confidence: float, seed: int
+) -> tuple[list[StageScore], list[Missing]]:
+    """Every stage whose columns both runs log, in STAGES order; the others as Missing.
+
+    Each run is scored on its own population; B - A on the questions in both runs' populations.
+    """
+    values = {run: _stage_values(p, run) for run in RUNS}
+    evidence_need = p.evidence_need()
+    scores, missing = [], []
+    for metric, (stage, needs, population) in STAGES.items():
+        if not p.logged("n_cited" if needs == "cited_ids" else needs):
+            missing.append(Missing(metric, needs))
+            continue
+        if stage == "generation" and evidence_need:
+            missing.append(Missing(f"{metric} on retrieval hits", evidence_need))
+            continue
+        a, b = values["a"][metric], values["b"][metric]
+        diff, _ = compare_metric(
+            metric, a, b, binary=metric in _BINARY, n_boot=n_boot, confidence=confidence, seed=seed
+        )
+        runs = [_run_score(v, n_boot, confidence, seed) for v in (a, b)]
+        scores.append(StageScore(stage, metric, population, runs[0], runs[1], diff))
+    return scores, missing
+
+
+def good_answers(p: Paired, run: str, supported_threshold: float | None) -> np.ndarray:
+    """Correct and supported (faithfulness >= threshold); correct alone without faithfulness
+    or without a threshold."""
+    good = p.values("correct", run) == 1
+    if supported_threshold is not None and p.logged("faithfulness"):
+        good &= p.values("faithfulness", run) >= supported_threshold
+    return good
+
+
+def cells(p: Paired, run: str, supported_threshold: float | None) -> np.ndarray:
+    """Each question's retrieval-by-answer cell; None outside answerable labelled questions."""
+    evidence = p.values("evidence_in_context", run)
+    good = good_answers(p, run, supported_threshold)
+    hit = evidence == 1
+    cell = np.select([hit & good, hit, good], CELL_NAMES[:3], CELL_NAMES[3]).astype(object)
+    cell[np.isnan(evidence) | (p.values("answerable", run) != 1)] = None
+    return cell
+
+
+def failure_classes(
+    p: Paired, run: str, supported_threshold: float, relevance_threshold: float
+) -> np.ndarray:
+    """Each question's failure class, by the first rule that applies.
+
+    1. unanswerable: not abstained and wrong -> missed abstention, else ok;
+    2. answerable and abstained -> wrong abstention;
+    3. evidence cannot be located (no labelled evidence, or no prompt logged): wrong ->
+       unlabelled, else ok;
+    4. correct: evidence in context -> ok, else answered from memory;
+    5. wrong, evidence not in context: among the candidates -> ranking miss, else retrieval miss
+       (without retrieved_ids: retrieval miss);
+    6. wrong with evidence in context: faithfulness or answer_relevance missing -> generation
+       failure; faithfulness < supported_threshold -> hallucination; answer_relevance <
+       relevance_threshold -> off-question; else faithful but wrong.
+    """
+    answerable = p.values("answerable", run) == 1
+    abstained = p.values("abstained", run) == 1
+    correct = p.values("correct", run) == 1
+    evidence = p.values("evidence_in_context", run)
+    faithfulness = p.values("faithfulness", run)
+    relevance = p.values("answer_relevance", run)
+    rules = (
+        (~answerable & ~abstained & ~correct, "missed abstention"),
+        (~answerable, OK),
+        (abstained, "wrong abstention"),
+        (np.isnan(evidence) & ~correct, "unlabelled"),
+        (np.isnan(evidence), OK),
+        (correct & (evidence == 0), "answered from memory"),
+        (correct, OK),
+        ((evidence == 0) & (p.values("evidence_in_candidates", run) == 1), "ranking miss"),
+        (evidence == 0, "retrieval miss"),
+        (np.isnan(faithfulness) | np.isnan(relevance), "generation failure"),
+        (faithfulness < supported_threshold, "hallucination"),
+        (relevance < relevance_threshold, "off-question"),
+    )
+    conditions, names = zip(*rules, strict=True)
+    return np.select(list(conditions), list(names), "faithful but wrong").astype(object)
+
+
+def count_labels(labels: np.ndarray, names: tuple[str, ...]) -> dict[str, int]:
+    return {name: int((labels == name).sum()) for name in names}
+
+
+def cell_transitions(
+    a: np.ndarray, b: np.ndarray
+) -> tuple[dict[str, dict[str, int]], tuple[dict[str, Any], ...]]:
+    """Cell in A -> cell in B over questions in the 2x2 of both runs; moves most first."""
+    counts = {f: {t: 0 for t in CELL_NAMES} for f in CELL_NAMES}
+    for f, t in zip(a, b, strict=True):
+        if f is not None and t is not None:
+            counts[f][t] += 1
+    moves = [
+        {"from": f, "to": t, "n": n}
+        for f, row in counts.items()
+        for t, n in row.items()
+        if f != t and n
+    ]
+    return counts, tuple(sorted(moves, key=lambda m: -m["n"]))
+
+
+def dominant_class(classes: np.ndarray) -> Dominant | None:
+    """The most common failure class; a tie goes to the earliest link in FAILURE_CLASSES."""
+    counts = count_labels(classes, FAILURE_CLASSES)
+    best = max(FAILURE_CLASSES, key=lambda c: counts[c])
+    return Dominant(best, counts[best], OWNERS[best]) if counts[best] else None
+
+
+def cohen_kappa(table: np.ndarray) -> float:
+    """Cohen's kappa (1960): agreement beyond chance, (p_o - p_e) / (1 - p_e).
+
+    ``table[i, j]`` counts items rater one puts in class i and rater two in class j; NaN when
+    chance agreement is certain (both raters use one class only).
+    """
+    n = table.sum()
+    observed = np.trace(table) / n
+    expected = table.sum(axis=1) @ table.sum(axis=0) / n**2
+    return float("nan") if expected == 1 else float((observed - expected) / (1 - expected))
+
+
+def judge_agreement(p: Paired, supported_threshold: float) -> dict[str, Agreement]:
+    """Judge against human labels where both exist, pooled over both runs and per run."""
+    result = {}
+    for name, judge_column in (("correct", "correct"), ("faithful", "faithfulness")):
+        verdicts = {}
+        for run in RUNS:
+            judge, human = p.values(judge_column, run), p.values(f"human_{name}", run)
+            if name == "faithful":
+                judge = np.where(np.isnan(judge), np.nan, judge >= supported_threshold)
+            keep = ~(np.isnan(judge) | np.isnan(human))
+            verdicts[run] = (judge[keep] == 1, human[keep] == 1)
+        judge, human = (np.concatenate([v[i] for v in verdicts.values()]) for i in (0, 1))
+        if not len(judge):
+            continue
+        by_run = {r: _agreement(*v) for r, v in verdicts.items() if len(v[0])}
+        gap = by_run["b"].accuracy - by_run["a"].accuracy if len(by_run) == 2 else None
+        pooled = _agreement(judge, human)
+        warning = pooled.warning
+        if gap is not None and abs(gap) > MAX_JUDGE_GAP:
+            bias = (
+                f"The judge agrees with humans on {by_run['a'].accuracy:.0%} of A's answers and "
+                f"{by_run['b'].accuracy:.0%} of B's: it may favour one variant's style, which "
+                "biases B \u2212 A"
+            )
+            warning = bias if warning is None else f"{bias}. {warning}"
+        result[name] = replace(pooled, warning=warning, by_run=by_run, accuracy_gap=gap)
+    return result
+
+
+def _agreement(judge: np.ndarray, human: np.ndarray) -> Agreement:
+    table = np.array([[np.sum(j & h) for h in (human, ~human)] for j in (judge, ~judge)])
+    n = int(table.sum())
+    kappa = cohen_kappa(table)
+    reasons = [f"Only {n} human labels"] if n < MIN_HUMAN_LABELS else []
+    if not kappa >= MIN_KAPPA:
+        reasons.append(
+            "Cohen's kappa is undefined (one verdict only)"
+            if math.isnan(kappa)
+            else f"Cohen's kappa {kappa:.2f} is below {MIN_KAPPA}"
+        )
+    warning = (
+        "; ".join(reasons) + ": model-judged scores are only as good as the judge"
+        if reasons
+        else None
+    )
+    confusion = {
+        j: {h: int(table[i, k]) for k, h in enumerate(("true", "false"))}
+        for i, j in enumerate(("true", "false"))
+    }
+    return Agreement(n, float(np.trace(table) / n), kappa, confusion, warning)

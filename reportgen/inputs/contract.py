@@ -1,0 +1,188 @@
+"""The run-log contract: which columns a run log may have and the types each accepts.
+
+Only ``question_id`` is required; every other column switches on the report sections that use
+it. Types are checked on the Parquet schema before any row is read, so a wrong type is named
+with its column instead of failing deep inside a query.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+
+_Check = Callable[[pa.DataType], bool]
+
+
+def _decoded(check: _Check) -> _Check:
+    """``check`` applied to the values of a dictionary-encoded column (a pandas category)."""
+
+    def decoded(t: pa.DataType) -> bool:
+        return check(t.value_type if pa.types.is_dictionary(t) else t)
+
+    return decoded
+
+
+@_decoded
+def _string(t: pa.DataType) -> bool:
+    return pa.types.is_string(t) or pa.types.is_large_string(t)
+
+
+@_decoded
+def _id(t: pa.DataType) -> bool:
+    return _string(t) or pa.types.is_integer(t)
+
+
+@_decoded
+def _number(t: pa.DataType) -> bool:
+    return pa.types.is_floating(t) or pa.types.is_integer(t)
+
+
+def _list_of(item: _Check) -> _Check:
+    def check(t: pa.DataType) -> bool:
+        is_list = pa.types.is_list(t) or pa.types.is_large_list(t)
+        # list<null>: every list empty or all null, as pandas infers it
+        return is_list and (pa.types.is_null(t.value_type) or item(t.value_type))
+
+    return check
+
+
+def _spans(t: pa.DataType) -> bool:
+    """A list of document spans: structs with doc_id, start and end (and grade, optional)."""
+    item = t.value_type if pa.types.is_list(t) or pa.types.is_large_list(t) else None
+    if item is None or pa.types.is_null(item):
+        return item is not None
+    names = (
+        {item.field(i).name for i in range(item.num_fields)} if pa.types.is_struct(item) else set()
+    )
+    return {"doc_id", "start", "end"} <= names
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type_name: str
+    check: _Check
+    meaning: str
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("question_id", "string (ints accepted)", _id, "pairing key, unique within a run"),
+    Column("question", "string", _string, "the question text, shown in drill-downs"),
+    Column("slice", "string", _id, "the question's slice (intent class, product area)"),
+    Column(
+        "retrieved_ids",
+        "list<string>",
+        _list_of(_id),
+        "candidate passages as ranked by the retriever, best first; may be longer than k",
+    ),
+    Column(
+        "relevant_ids",
+        "list<string>",
+        _list_of(_id),
+        "labelled evidence passages; empty for an unanswerable question",
+    ),
+    Column(
+        "relevant_grades",
+        "list<int>",
+        _list_of(pa.types.is_integer),
+        "graded labels aligned with relevant_ids (2 = answers it, 1 = helpful); absent: all 1",
+    ),
+    Column(
+        "context_ids",
+        "list<string>",
+        _list_of(_id),
+        "the passages the generator actually received, in prompt order",
+    ),
+    Column("correct", "bool", pa.types.is_boolean, "the answer is correct against the reference"),
+    Column(
+        "faithfulness",
+        "float 0..1",
+        _number,
+        "share of the answer's claims supported by its context",
+    ),
+    Column("answer", "string", _string, "the generated answer, shown in drill-downs"),
+    Column("reference_answer", "string", _string, "the reference answer, shown in drill-downs"),
+    Column("answer_relevance", "float 0..1", _number, "the answer addresses the question asked"),
+    Column(
+        "answerable",
+        "bool",
+        pa.types.is_boolean,
+        "the question can be answered from the corpus (default: it has labelled evidence)",
+    ),
+    Column("abstained", "bool", pa.types.is_boolean, "the assistant declined to answer"),
+    Column("cited_ids", "list<string>", _list_of(_id), "passages the answer cites"),
+    Column("human_correct", "bool", pa.types.is_boolean, "human label of correctness (a subset)"),
+    Column("human_faithful", "bool", pa.types.is_boolean, "human label of faithfulness (a subset)"),
+    Column("context_tokens", "number", _number, "tokens of context in the prompt"),
+    Column("latency_ms", "number", _number, "end-to-end latency in milliseconds"),
+    Column("cost_usd", "number", _number, "cost of the answer in US dollars"),
+    Column(
+        "source_id",
+        "string",
+        _id,
+        "the document the question is about; one question text may be asked of many sources",
+    ),
+    Column(
+        "sample",
+        "string (ints accepted)",
+        _id,
+        "which of several answers to the question this row is; one row per question and sample",
+    ),
+    Column("epoch", "string (ints accepted)", _id, "another name of sample; log one of the two"),
+)
+
+SPANS = "list<struct<doc_id string, start int, end int>>"
+COLUMNS += (
+    Column(
+        "relevant_spans",
+        SPANS.replace("end int", "end int, grade int"),
+        _spans,
+        "labelled evidence as character spans of the source documents (end exclusive; grade "
+        "optional, default 1), shared by runs that cut the documents differently",
+    ),
+    Column(
+        "retrieved_spans",
+        SPANS,
+        _spans,
+        "where each retrieved passage lies in its document, ranked like retrieved_ids",
+    ),
+    Column(
+        "context_spans", SPANS, _spans, "where each passage of the prompt lies, in prompt order"
+    ),
+)
+
+BY_NAME = {c.name: c for c in COLUMNS}
+
+
+def type_problem(column: Column, arrow_type: pa.DataType) -> str | None:
+    """Why ``arrow_type`` is not acceptable for ``column``, or None when it is.
+
+    A column of nulls only (Parquet's null type) is accepted as "no values".
+    """
+    if pa.types.is_null(arrow_type) or column.check(arrow_type):
+        return None
+    return f"has type {arrow_type}, expected {column.type_name} ({column.meaning})"
+
+
+SAMPLE_COLUMNS = ("sample", "epoch")  # epoch: inspect-ai's name for the same thing
+SPAN_COLUMNS = ("relevant_spans", "retrieved_spans", "context_spans")
+
+
+def schema_problem(path: Path, names: list[str]) -> str | None:
+    """A log that names the sample twice: which of the two pairs the rows is unclear."""
+    if all(c in names for c in SAMPLE_COLUMNS):
+        return f"{path}: has both sample and epoch, two names of one column; drop one of them"
+    spans = [c for c in SPAN_COLUMNS if c in names]
+    if spans and any(c in names for c in SAMPLE_COLUMNS):
+        return (
+            f"{path}: has span labels ({spans[0]}) and several samples per question, which are "
+            "not compared together yet; compare one sample per question"
+        )
+    return None
+
+
+def has_samples(columns: frozenset[str]) -> bool:
+    return any(c in columns for c in SAMPLE_COLUMNS)

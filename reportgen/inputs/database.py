@@ -1,0 +1,151 @@
+"""The DuckDB session that reads the run logs: their views, and the named queries of queries/."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ..errors import InputError
+from ..resources import query_text
+from .contract import BY_NAME
+from .load import RunFile
+from .row_checks import EXAMPLES, RowProblem
+
+_DATA_ERRORS = (
+    duckdb.ConversionException,
+    duckdb.InvalidInputException,
+    duckdb.IOException,
+    duckdb.OutOfRangeException,
+)
+_ROW_NUMBER = "file_row_number"  # the column DuckDB's Parquet reader adds on request
+
+
+class RunDatabase:
+    """The run logs registered as ``raw_a`` / ``raw_b`` (every column as written), ``rows_a`` /
+    ``rows_b`` (contract columns and row_number only, so no column of a log can collide with a
+    name the queries use) and the contract view ``runs``.
+
+    Without ``b`` (``validate`` of one log) ``rows_b`` is empty. With ``keep`` (the questions
+    common to every run of a study) the rows of other questions are left out of ``rows_*``.
+    """
+
+    def __init__(self, a: RunFile, b: RunFile | None = None, keep: list[str] | None = None) -> None:
+        self.files = {"a": a, "b": b or a}
+        self.con = duckdb.connect()
+        if keep is not None:
+            self.con.from_arrow(pa.table({"question_id": pa.array(keep, pa.string())})).create_view(
+                "keep_ids"
+            )
+        for key, run in self.files.items():
+            self._raw(run).create_view(f"raw_{key}")
+            rows = self._numbered(run)
+            if keep is not None:
+                rows = rows.filter("question_id::VARCHAR IN (SELECT question_id FROM keep_ids)")
+            (rows if b is not None or key == "a" else rows.limit(0)).create_view(f"rows_{key}")
+        self.execute("runs")
+        self.left_out: list[RowProblem] = []  # values left out, for the report's warnings
+
+    def _raw(self, run: RunFile) -> duckdb.DuckDBPyRelation:
+        """Every column of the log as written."""
+        if run.table is not None:
+            return self.con.from_arrow(run.table)
+        paths = [str(f) for f in run.files or (run.path,)]
+        return self.con.read_parquet(paths, union_by_name=True)
+
+    def _numbered(self, run: RunFile) -> duckdb.DuckDBPyRelation:
+        """The log's contract columns and ``row_number``, its 0-based row in the file (across
+        the shards of a folder or glob, in name order)."""
+        names = [name for name in BY_NAME if name in run.columns]
+        if run.table is None and _ROW_NUMBER not in run.columns:
+            relation = (
+                self._shards(run.files)
+                if run.files
+                else self.con.read_parquet(str(run.path), file_row_number=True)
+            )
+            return relation.project(", ".join([*names, f"{_ROW_NUMBER} AS row_number"]))
+        # Read from another format, or the log has a column of that name itself: number its
+        # rows in Arrow instead.
+        table = (
+            run.table.select(names)
+            if run.table is not None
+            else pq.read_table([str(f) for f in run.files or (run.path,)], columns=names)
+        )
+        table = table.append_column("row_number", pa.array(np.arange(table.num_rows)))
+        return self.con.from_arrow(table)
+
+    def _shards(self, files: tuple[Path, ...]) -> duckdb.DuckDBPyRelation:
+        """Parquet shards read as one log, rows numbered across the shards in name order."""
+        names = [str(f) for f in files]
+        sizes = [pq.ParquetFile(f).metadata.num_rows for f in files]
+        offsets = pa.table({"filename": names, "row_offset": np.cumsum([0, *sizes[:-1]])})
+        shards = self.con.read_parquet(
+            names, file_row_number=True, filename=True, union_by_name=True
+        )
+        return shards.join(self.con.from_arrow(offsets), "filename").project(
+            "* EXCLUDE (filename, row_offset) "
+            "REPLACE (file_row_number + row_offset AS file_row_number)"
+        )
+
+    def prepare(self, k: int | None, span_coverage: float = 0.0) -> None:
+        """Read both logs once into the tables ``facts`` and ``relevant`` that queries share.
+
+        Between the two, the rows are checked: the first problem that refuses a log raises
+        InputError; the values left out are kept in ``left_out``.
+        """
+        self.execute("facts", k=k)
+        problems = self.row_problems()
+        refused = [p for p in problems if p.refused]
+        if refused:
+            raise InputError(refused[0].error())
+        self.left_out = problems
+        self.execute("span_matches", coverage=span_coverage)
+        self.execute("span_chars", k=k)
+        self.execute("relevant")
+
+    def question_ids(self) -> list[str]:
+        """Run A's question ids, in file order."""
+        return self.frame("question_ids")["question_id"].tolist()
+
+    def execute(self, name: str, **params: Any) -> None:
+        self._run(name, params)
+
+    def frame(self, name: str, **params: Any) -> pd.DataFrame:
+        return self._run(name, params).df()
+
+    def _run(self, name: str, params: dict[str, Any]) -> duckdb.DuckDBPyConnection:
+        """Run a named query; a value DuckDB cannot read or convert is the input's fault."""
+        try:
+            return self.con.execute(query_text(name), params or None)
+        except _DATA_ERRORS as exc:
+            reason = str(exc).splitlines()[0]
+            paths = " and ".join(dict.fromkeys(str(f.path) for f in self.files.values()))
+            raise InputError(
+                f"{paths}: a value cannot be read ({reason}); check the log against the "
+                "run-log contract with ragreport validate"
+            ) from None
+
+    def close(self) -> None:
+        self.con.close()
+
+    def row_problems(self) -> list[RowProblem]:
+        """Every row problem of the logs: refusals first, then values left out (needs facts)."""
+        return [
+            RowProblem(
+                path=self.files[p.run].path,
+                kind=p.kind,
+                column=p.column_name,
+                refused=p.severity == "error",
+                n=int(p.n),
+                rows=tuple(int(r) + 1 for r in p.row_numbers),
+                question_ids=tuple(p.question_ids),
+                details=tuple(p.details),
+            )
+            for query in ("row_problems", "sample_problems")
+            for p in self.frame(query, examples=EXAMPLES).itertuples()
+        ]

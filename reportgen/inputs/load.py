@@ -1,0 +1,144 @@
+"""Open a run log: check it is a Parquet file whose columns follow the contract.
+
+Only the file's footer is read here (schema and row count); rows are read by DuckDB later.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ..errors import InputError
+from .contract import BY_NAME, type_problem
+from .contract import schema_problem as sample_problem
+from .readers import ReadOptions, read
+
+
+@dataclass(frozen=True)
+class RunFile:
+    """One run log as given on the command line."""
+
+    label: str
+    path: Path
+    sha256: str
+    size_bytes: int
+    n_rows: int
+    columns: frozenset[str]  # every column of the file, contract or not
+    table: pa.Table | None = None  # the log as read from another format; None: Parquet files
+    files: tuple[Path, ...] = ()  # Parquet shards read together (a folder or a glob)
+    notes: tuple[str, ...] = ()  # what the reader of another format did, for the report
+    read: ReadOptions = ReadOptions()  # how it was read, recorded so a report can be re-run
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _name_problems(path: Path, names: list[str]) -> list[str]:
+    """Two columns whose names differ at most in case: SQL cannot tell them apart."""
+    seen: dict[str, str] = {}
+    problems = []
+    for name in names:
+        other = seen.get(name.lower())
+        if other is None:
+            seen[name.lower()] = name
+        elif other == name:
+            problems.append(f"{path}: column {name!r} appears twice; keep one of them")
+        else:
+            problems.append(
+                f"{path}: columns {other!r} and {name!r} differ only in case; rename one"
+            )
+    return problems
+
+
+def schema_problems(path: Path, schema: pa.Schema) -> list[str]:
+    """Every breach of the contract visible in the schema, one line each, in column order."""
+    problems = _name_problems(path, schema.names)
+    problems += filter(None, [sample_problem(path, schema.names)])
+    if "question_id" not in schema.names:
+        problems.append(
+            f"{path}: no question_id column; every run log needs one row per question "
+            "with a unique question_id"
+        )
+    for field in schema:
+        column = BY_NAME.get(field.name)
+        problem = column and type_problem(column, field.type)
+        if problem:
+            problems.append(f"{path}: column {field.name} {problem}; convert it or drop the column")
+    return problems
+
+
+def parquet_file(path: Path) -> pq.ParquetFile:
+    """The Parquet file at ``path``, its footer read; InputError when there is none."""
+    if path.is_dir():
+        raise InputError(f"{path}: is a folder; pass the path of one Parquet run log")
+    if not path.is_file():
+        state = "not a regular file" if path.exists() else "no such file"
+        raise InputError(f"{path}: {state}; pass the path of a Parquet run log")
+    try:
+        return pq.ParquetFile(path)
+    except (pa.ArrowException, OSError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InputError(
+            f"{path}: not a readable Parquet file ({reason}); write the run log with "
+            "pandas.DataFrame.to_parquet or pyarrow.parquet.write_table"
+        ) from None
+
+
+def open_run(path: Path, label: str) -> RunFile:
+    """Check ``path`` against the contract and describe it; raise InputError on any breach."""
+    parquet = parquet_file(path)
+    schema = parquet.schema_arrow
+    check_schema(path, schema)
+    return RunFile(
+        label=label,
+        path=path,
+        sha256=sha256_of(path),
+        size_bytes=path.stat().st_size,
+        n_rows=parquet.metadata.num_rows,
+        columns=frozenset(schema.names),
+    )
+
+
+def check_schema(path: Path, schema: pa.Schema) -> None:
+    """Raise InputError with the first breach of the contract that ``schema`` shows."""
+    problems = schema_problems(path, schema)
+    if problems:
+        raise InputError(problems[0])
+
+
+def open_log(path: Path, label: str, options: ReadOptions) -> RunFile:
+    """Read a run log in any format (see reportgen/readers) and check it against the contract."""
+    source = read(path, options)
+    if source.table is None and source.files == (path,):
+        return replace(open_run(path, label), read=options)
+    shards = [open_run(f, label) for f in source.files] if source.table is None else []
+    digest = hashlib.sha256()
+    for file in source.files:
+        digest.update(f"{sha256_of(file)}  {file.name}\n".encode())
+    if source.table is not None:
+        check_schema(path, source.table.schema)
+    return RunFile(
+        label=label,
+        path=path,
+        sha256=digest.hexdigest() if len(source.files) > 1 else sha256_of(source.files[0]),
+        size_bytes=sum(f.stat().st_size for f in source.files),
+        n_rows=source.table.num_rows if source.table is not None else sum(s.n_rows for s in shards),
+        columns=frozenset(
+            source.table.column_names
+            if source.table is not None
+            else (c for s in shards for c in s.columns)
+        ),
+        table=source.table,
+        files=source.files if source.table is None else (),
+        notes=source.notes,
+        read=options,
+    )

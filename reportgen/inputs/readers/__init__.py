@@ -1,0 +1,260 @@
+"""Readers of the logs people already have, one per format, chosen by kind.
+
+Each reader turns its input into one table in the run-log contract (``inputs/contract.py``)
+plus notes for the report (how questions were paired, what was left out). Parquet files,
+directories of shards and globs are not read here: DuckDB reads them directly.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ...errors import InputError
+from .columns import Columns, to_table
+from .promptfoo import looks_like_promptfoo, promptfoo_columns
+from .ragas import looks_like_ragas, ragas_columns
+from .ranking import (
+    ranked_columns,
+    read_beir_qrels,
+    read_beir_results,
+    read_trec_qrels,
+    read_trec_run,
+)
+from .tabular import Rows, read_delimited, read_jsonl
+
+FORMATS = ("parquet", "csv", "tsv", "jsonl", "trec", "ragas", "promptfoo", "beir")
+_BY_SUFFIX = {
+    ".parquet": "parquet",
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".trec": "trec",
+    ".run": "trec",
+}
+_GLOB = frozenset("*?[")
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """How to read one run log: every option of the command line that concerns reading."""
+
+    format: str | None = None  # one of FORMATS; None: chosen by extension and content
+    qrels: Path | None = None  # judgements of a TREC run or BEIR results
+    rel_level: int = 1  # lowest grade that is relevant (trec_eval's -l)
+    mapping: tuple[tuple[str, str], ...] = ()  # (run-log column, the file's column)
+    run_filter: str | None = None  # the run of a promptfoo file holding several
+
+    def to_json(self) -> dict[str, Any]:
+        """Every field, as a report's ``runs[].read`` records it."""
+        return {**asdict(self), "qrels": None if self.qrels is None else str(self.qrels)}
+
+    @classmethod
+    def from_json(cls, fields: dict[str, Any]) -> ReadOptions:
+        qrels = fields["qrels"]
+        return cls(
+            format=fields["format"],
+            qrels=None if qrels is None else Path(qrels),
+            rel_level=int(fields["rel_level"]),
+            mapping=tuple((str(a), str(b)) for a, b in fields["mapping"]),
+            run_filter=fields["run_filter"],
+        )
+
+
+@dataclass(frozen=True)
+class Source:
+    """What a reader made of a run log."""
+
+    files: tuple[Path, ...]  # the files read, for provenance
+    table: pa.Table | None  # the contract table; None: DuckDB reads ``files`` as Parquet
+    notes: tuple[str, ...] = field(default=())
+
+
+def parquet_files(path: Path) -> tuple[Path, ...]:
+    """The Parquet files of a file, a directory of shards or a glob, in name order."""
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*.parquet") if p.is_file())
+        where = f"no .parquet file in the folder {path}"
+    elif _GLOB & set(str(path)):
+        files = sorted(Path(p) for p in glob.glob(str(path), recursive=True) if Path(p).is_file())
+        where = f"no file matches the pattern {path}"
+    elif path.is_file():
+        return (path,)
+    else:
+        raise _missing(path)
+    if not files:
+        raise InputError(f"{path}: {where}; pass a folder or pattern of Parquet run logs")
+    return tuple(files)
+
+
+def _missing(path: Path) -> InputError:
+    state = "not a regular file" if path.exists() else "no such file"
+    return InputError(f"{path}: {state}; pass the path of a run log")
+
+
+def format_of(path: Path, options: ReadOptions) -> str:
+    if options.format:
+        return options.format
+    if path.is_dir() or _GLOB & set(str(path)):
+        return "parquet"
+    if not path.is_file():
+        raise _missing(path)
+    suffix = path.suffix.lower()
+    if suffix == ".json":
+        return "promptfoo" if looks_like_promptfoo(_json(path)) else "beir"
+    if suffix in _BY_SUFFIX:
+        return _BY_SUFFIX[suffix]
+    if options.qrels is not None:
+        return "trec"
+    raise InputError(
+        f"{path}: cannot tell the format from the extension {suffix or '(none)'!r}; "
+        f"pass --format ({', '.join(FORMATS)})"
+    )
+
+
+def _json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: not a JSON file ({exc}); check the file") from None
+
+
+def _parquet_rows(path: Path) -> Rows:
+    table = pq.read_table(list(map(str, parquet_files(path))))
+    return table.to_pydict(), list(range(1, table.num_rows + 1))
+
+
+def _rows(path: Path, kind: str) -> Rows:
+    if kind == "ragas":  # RAGAS tables come as CSV, JSONL or Parquet
+        kind = _BY_SUFFIX.get(path.suffix.lower(), "parquet")
+    readers: dict[str, Callable[[Path], Rows]] = {
+        "csv": lambda p: read_delimited(p, ","),
+        "tsv": lambda p: read_delimited(p, "\t"),
+        "jsonl": read_jsonl,
+        "parquet": _parquet_rows,
+    }
+    if kind not in readers:
+        raise InputError(f"{path}: RAGAS results are read from CSV, JSONL or Parquet")
+    return readers[kind](path)
+
+
+def _qrels(path: Path, options: ReadOptions, kind: str) -> Path:
+    if options.qrels is None:
+        raise InputError(
+            f"{path}: a {kind.upper()} run has no relevance judgements; pass --qrels FILE"
+        )
+    if not options.qrels.is_file():
+        raise InputError(f"{options.qrels}: no such file; pass the qrels file with --qrels")
+    return options.qrels
+
+
+def parse_mapping(values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """``--map`` values: ``column=source`` pairs, or the path of a file of such lines (``#``
+    starts a comment)."""
+    pairs: list[tuple[str, str]] = []
+    for value in values:
+        if "=" in value:
+            entries = [(f"--map {value}", value)]
+        else:
+            try:
+                text = Path(value).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise InputError(
+                    f"{value}: cannot read this mapping file ({exc}); give --map COLUMN=SOURCE "
+                    "or a file of such lines"
+                ) from None
+            entries = [
+                (f"{value}: line {n}", line.split("#", 1)[0].strip())
+                for n, line in enumerate(text.splitlines(), start=1)
+            ]
+        for where, entry in entries:
+            if not entry:
+                continue
+            target, _, source = (part.strip() for part in entry.partition("="))
+            if not target or not source:
+                raise InputError(
+                    f"{where}: {entry!r} is not COLUMN=SOURCE; write the run-log column, "
+                    "'=', then the file's column, e.g. question_id=id"
+                )
+            pairs.append((target, source))
+    return tuple(pairs)
+
+
+def read_options(
+    format: str | None,
+    qrels: Path | None,
+    rel_level: int,
+    mapping: tuple[str, ...],
+    run_filters: tuple[str, ...],
+    n_runs: int,
+) -> tuple[ReadOptions, ...]:
+    """One ReadOptions per run log; ``--run-filter`` given once applies to every log, else one
+    value per log, in order."""
+    if len(run_filters) not in (0, 1, n_runs):
+        raise InputError(
+            f"--run-filter given {len(run_filters)} times; give it once for every log or once "
+            f"per log ({n_runs})"
+        )
+    filters = run_filters * n_runs if len(run_filters) == 1 else run_filters or (None,) * n_runs
+    pairs = parse_mapping(mapping)
+    return tuple(ReadOptions(format, qrels, rel_level, pairs, f) for f in filters)
+
+
+def mapped(path: Path, columns: Columns, mapping: tuple[tuple[str, str], ...]) -> Columns:
+    """``columns`` with each mapped column of the file renamed to its run-log name."""
+    renamed = dict(columns)
+    for target, source in mapping:
+        if source not in columns:
+            raise InputError(
+                f"{path}: --map {target}={source}: no column {source!r}; the file's columns "
+                f"are {', '.join(columns)}"
+            )
+        renamed[target] = renamed.pop(source) if source in renamed else columns[source]
+    return renamed
+
+
+def read(path: Path, options: ReadOptions) -> Source:
+    """Read ``path`` in its format; raise InputError naming the file and line on bad input."""
+    kind = format_of(path, options)
+    notes: list[str] = []
+    if options.qrels is not None and kind not in ("trec", "beir"):
+        raise InputError(
+            f"{path}: read as {kind}, which carries its own labels; --qrels is for TREC runs and "
+            "BEIR results (pass --format trec or beir, or drop --qrels)"
+        )
+    if kind in ("trec", "beir"):
+        qrels_path = _qrels(path, options, kind)
+        if kind == "trec":
+            ranking, qrels = read_trec_run(path), read_trec_qrels(qrels_path)
+        else:
+            ranking, qrels = read_beir_results(path), read_beir_qrels(qrels_path)
+        columns, notes = ranked_columns(ranking, qrels, options.rel_level, qrels_path)
+        columns = mapped(path, columns, options.mapping)
+        return Source((path, qrels_path), to_table(path, columns), tuple(notes))
+    if kind == "promptfoo":
+        columns, notes = promptfoo_columns(path, _json(path), options.run_filter)
+        columns = mapped(path, columns, options.mapping)
+        return Source((path,), to_table(path, columns), tuple(notes))
+    files = parquet_files(path) if kind == "parquet" else (path,)
+    if kind == "parquet" and not options.mapping and not _ragas_parquet(files[0]):
+        return Source(files, None)
+    columns, lines = _rows(path, kind)
+    columns = mapped(path, columns, options.mapping)
+    if kind == "ragas" or looks_like_ragas(list(columns)):
+        columns, notes = ragas_columns(path, columns, lines)
+    return Source(files, to_table(path, columns, lines), tuple(notes))
+
+
+def _ragas_parquet(path: Path) -> bool:
+    try:
+        return looks_like_ragas(pq.read_schema(path).names)
+    except (pa.ArrowInvalid, OSError):
+        return False  # not Parquet: opening it says so

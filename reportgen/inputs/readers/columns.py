@@ -1,0 +1,156 @@
+"""Columns read from a text format, turned into one Arrow table in the run-log contract's types.
+
+Readers hand over plain Python columns (a name -> one value per row); this module converts the
+contract's columns to their types, naming the file, line and column of any value it cannot read.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from ...errors import InputError
+from ..contract import BY_NAME
+
+Columns = dict[str, list[Any]]
+
+_TRUE = frozenset({"true", "1", "yes", "t", "y"})
+_FALSE = frozenset({"false", "0", "no", "f", "n"})
+TEXT_ID_LENGTH = 16  # hex digits of sha256 kept when a text stands for an id
+
+
+def text_id(prefix: str, text: str) -> str:
+    """A stable id for a text (a question, a passage): ``prefix`` and the start of its sha256."""
+    return prefix + hashlib.sha256(text.encode("utf-8")).hexdigest()[:TEXT_ID_LENGTH]
+
+
+def parse_list(value: Any) -> list[Any] | None:
+    """A list cell: a list already (JSONL, Parquet) or text written as a JSON array, or as
+    Python's repr of a list (what pandas' ``to_csv`` writes for a list column)."""
+    if value is None or isinstance(value, list):
+        return value
+    if hasattr(value, "tolist"):  # numpy arrays from pandas' Parquet reader
+        return list(value.tolist())
+    text = str(value).strip()
+    if not text:
+        return None
+    for parse in (json.loads, ast.literal_eval):
+        try:
+            parsed = parse(text)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
+        if isinstance(parsed, list | tuple):
+            return list(parsed)
+    raise ValueError('is not a list; write it as a JSON array such as ["p1", "p2"]')
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def _bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise ValueError("is not true or false")
+
+
+def _float(value: Any) -> float:
+    if isinstance(value, bool):
+        raise ValueError("is not a number")
+    return float(value)
+
+
+def _int(value: Any) -> int:
+    number = float(value)
+    if isinstance(value, bool) or not number.is_integer():
+        raise ValueError("is not an integer")
+    return int(number)
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, default=str)
+
+
+def _id(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return _text(value)
+
+
+def _items(convert: Callable[[Any], Any]) -> Callable[[Any], list[Any] | None]:
+    def each(value: Any) -> list[Any] | None:
+        items = parse_list(value)
+        if items is None or (convert is _id and all(type(item) is str for item in items)):
+            return items  # ids that are text already: the common case, kept as they are
+        # A missing item stays missing: the row checks refuse it, since a null is never evidence.
+        return [None if _null_item(item) else convert(item) for item in items]
+
+    return each
+
+
+def _null_item(item: Any) -> bool:
+    return item is None or (isinstance(item, float) and math.isnan(item))
+
+
+# contract type name -> (Arrow type, conversion of one non-missing cell)
+_CONVERT: dict[str, tuple[pa.DataType, Callable[[Any], Any]]] = {
+    "string (ints accepted)": (pa.string(), _id),
+    "string": (pa.string(), _id),
+    "list<string>": (pa.list_(pa.string()), _items(_id)),
+    "list<int>": (pa.list_(pa.int64()), _items(_int)),
+    "bool": (pa.bool_(), _bool),
+    "float 0..1": (pa.float64(), _float),
+    "number": (pa.float64(), _float),
+}
+
+
+def _extra(values: list[Any]) -> pa.Array:
+    """A column outside the contract: as Arrow infers it, else as text."""
+    try:
+        return pa.array(values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return pa.array([None if v is None else _text(v) for v in values], type=pa.string())
+
+
+def to_table(path: object, columns: Columns, lines: Sequence[int] | None = None) -> pa.Table:
+    """The contract table of ``columns``; ``lines[i]`` is the file line of row i, for messages."""
+    arrays: dict[str, pa.Array] = {}
+    for name, values in columns.items():
+        column = BY_NAME.get(name)
+        if column is None:
+            arrays[name] = _extra(values)
+            continue
+        arrow_type, convert = _CONVERT[column.type_name]
+        converted = []
+        for row, value in enumerate(values):
+            try:
+                converted.append(None if _missing(value) else convert(value))
+            except (ValueError, TypeError, OverflowError) as exc:
+                where = f"line {lines[row]}" if lines is not None else f"row {row + 1}"
+                reason = str(exc) if "is not" in str(exc) else f"is not {column.type_name}"
+                raise InputError(
+                    f"{path}: {where}, column {name}: {_shown(value)} {reason} "
+                    f"({column.meaning}); fix the value or drop the column"
+                ) from None
+        arrays[name] = pa.array(converted, type=arrow_type)
+    return pa.table(arrays)
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def is_nan(value: Any) -> bool:
+    return isinstance(value, float) and math.isnan(value)

@@ -1,0 +1,111 @@
+"""promptfoo output JSON (``promptfoo eval -o out.json``).
+
+One file can hold several providers and prompts; each (provider, prompt) pair is a run, chosen
+with ``--run-filter``. Results are paired on the test case (its description, else a hash of its
+vars), not on ``testIdx``, which changes when tests are added or reordered.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ...errors import InputError
+from .columns import Columns, text_id
+
+
+def looks_like_promptfoo(data: Any) -> bool:
+    """promptfoo output: an ``evalId``, or ``results`` as a list (older versions) or as an object
+    holding a ``results`` list; BEIR results map every key to an object of scores."""
+    if not isinstance(data, dict):
+        return False
+    results = data.get("results")
+    nested = isinstance(results, dict) and isinstance(results.get("results"), list)
+    return "evalId" in data or isinstance(results, list) or nested
+
+
+def _results(path: Path, data: Any) -> list[dict[str, Any]]:
+    results = data.get("results") if isinstance(data, dict) else None
+    if isinstance(results, dict):
+        results = results.get("results")
+    if not isinstance(results, list) or not all(isinstance(r, dict) for r in results):
+        raise InputError(
+            f"{path}: no results list; pass the JSON that `promptfoo eval -o out.json` writes"
+        )
+    return results
+
+
+def _run_name(result: dict[str, Any]) -> str:
+    provider = result.get("provider") or {}
+    if isinstance(provider, dict):
+        provider = provider.get("label") or provider.get("id") or "provider"
+    prompt = result.get("prompt")
+    label = (prompt.get("label") or prompt.get("raw") or "") if isinstance(prompt, dict) else ""
+    return f"{provider} | {label}" if label else str(provider)
+
+
+def _matches(name: str, wanted: str) -> bool:
+    return wanted == name or wanted in name.split(" | ")
+
+
+def _case_id(result: dict[str, Any]) -> str:
+    case = result.get("testCase") or {}
+    if case.get("description"):
+        return str(case["description"])
+    variables = case.get("vars", result.get("vars")) or {}
+    return text_id("vars-", json.dumps(variables, sort_keys=True, default=str))
+
+
+def _output(result: dict[str, Any]) -> str | None:
+    output = (result.get("response") or {}).get("output")
+    return output if output is None or isinstance(output, str) else json.dumps(output)
+
+
+def promptfoo_columns(path: Path, data: Any, run_filter: str | None) -> tuple[Columns, list[str]]:
+    results = _results(path, data)
+    names = list(dict.fromkeys(_run_name(r) for r in results))
+    chosen = [n for n in names if run_filter is None or _matches(n, run_filter)]
+    listed = "; ".join(names)
+    if run_filter is not None and len(chosen) != 1:
+        found = "matches none" if not chosen else f"matches {len(chosen)}"
+        raise InputError(
+            f"{path}: --run-filter {run_filter!r} {found} of the runs in the file ({listed}); "
+            "give one run's provider, prompt label or full name"
+        )
+    if len(chosen) != 1:
+        raise InputError(
+            f"{path}: holds {len(names)} runs ({listed}); choose one with --run-filter"
+        )
+    rows = [r for r in results if _run_name(r) == chosen[0]]
+    first: dict[str, int] = {}
+    for row, result in enumerate(rows):
+        seen = first.setdefault(_case_id(result), row)
+        if seen != row:
+            raise InputError(
+                f"{path}: test case {_case_id(result)!r} appears twice in run {chosen[0]!r}; "
+                "give each test a distinct description"
+            )
+    columns: Columns = {
+        "question_id": [_case_id(r) for r in rows],
+        "correct": [r.get("success") for r in rows],
+        "answer": [_output(r) for r in rows],
+        "latency_ms": [r.get("latencyMs") for r in rows],
+        "cost_usd": [r.get("cost") for r in rows],
+        "score": [r.get("score") for r in rows],
+    }
+    for name in dict.fromkeys(n for r in rows for n in (r.get("namedScores") or {})):
+        columns[f"score_{name}"] = [(r.get("namedScores") or {}).get(name) for r in rows]
+    variables = [(r.get("testCase") or {}).get("vars", r.get("vars")) or {} for r in rows]
+    for name in dict.fromkeys(n for v in variables for n in v):
+        columns.setdefault(name, [v.get(name) for v in variables])
+    notes = [
+        f"Run {chosen[0]!r} of the file; tests paired on their description, else a hash of vars"
+    ]
+    errors = sum(1 for r in rows if r.get("error"))
+    if errors:
+        notes.append(
+            f"{errors} result(s) ended in an error; counted as not correct, as promptfoo counts "
+            "them"
+        )
+    return columns, notes

@@ -1,0 +1,81 @@
+"""RAGAS evaluation results, as ``EvaluationResult.to_pandas()`` writes them.
+
+RAGAS rows carry no question id, so questions are paired on a hash of ``user_input``; without
+``*_context_ids`` the contexts are texts, and a passage is identified by a hash of its text.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ...errors import InputError
+from .columns import Columns, is_nan, parse_list, text_id
+
+QUESTION = "user_input"
+# RAGAS column -> run-log column, copied as they are
+RENAMED = {
+    "user_input": "question",
+    "response": "answer",
+    "reference": "reference_answer",
+    "faithfulness": "faithfulness",
+    "answer_relevancy": "answer_relevance",
+}
+# run-log list column -> (RAGAS id column, RAGAS text column hashed when the ids are absent)
+CONTEXTS = {
+    "retrieved_ids": ("retrieved_context_ids", "retrieved_contexts"),
+    "relevant_ids": ("reference_context_ids", "reference_contexts"),
+}
+SCORES = ("faithfulness", "answer_relevancy")  # NaN: the RAGAS metric failed on the row
+
+
+def looks_like_ragas(names: list[str]) -> bool:
+    return QUESTION in names and "question_id" not in names
+
+
+def _no_score(value: Any) -> bool:
+    """A failed RAGAS metric: NaN in pandas, written as an empty cell, null or NaN."""
+    return value is None or is_nan(value) or (isinstance(value, str) and not value.strip())
+
+
+def _hashed(value: Any) -> list[str] | None:
+    texts = parse_list(value)
+    return None if texts is None else [text_id("text-", str(t)) for t in texts]
+
+
+def ragas_columns(path: Path, raw: Columns, lines: list[int]) -> tuple[Columns, list[str]]:
+    if QUESTION not in raw:
+        raise InputError(
+            f"{path}: no user_input column; pass the table RAGAS writes "
+            "(EvaluationResult.to_pandas()) or map the question column with --map user_input=..."
+        )
+    questions = [str(q) for q in raw[QUESTION]]
+    first: dict[str, int] = {}
+    for row, question in enumerate(questions):
+        seen = first.setdefault(question, row)
+        if seen != row:
+            raise InputError(
+                f"{path}: lines {lines[seen]} and {lines[row]} have the same user_input; RAGAS "
+                "rows are paired on the question text, so keep one row per question"
+            )
+    columns: Columns = {"question_id": [text_id("q-", q) for q in questions]}
+    notes = ["Questions paired on a hash of user_input (RAGAS rows carry no id)"]
+    for source, target in RENAMED.items():
+        if source in raw:
+            columns[target] = raw[source]
+    for score in SCORES:
+        failed = [row for row, v in enumerate(raw.get(score, [])) if _no_score(v)]
+        if failed:
+            columns[RENAMED[score]] = [None if _no_score(v) else v for v in raw[score]]
+            notes.append(f"{len(failed)} row(s) have no {score} (NaN: the RAGAS metric failed)")
+    for target, (ids, texts) in CONTEXTS.items():
+        if ids in raw:
+            columns[target] = raw[ids]
+        elif texts in raw:
+            columns[target] = [_hashed(v) for v in raw[texts]]
+            notes.append(f"{texts} are texts: a passage is identified by a hash of its text")
+    if "retrieved_ids" in columns:
+        columns["context_ids"] = columns["retrieved_ids"]  # RAGAS scores what the prompt held
+    kept = {QUESTION, *RENAMED, *(c for pair in CONTEXTS.values() for c in pair)}
+    columns.update({name: values for name, values in raw.items() if name not in kept})
+    return columns, notes

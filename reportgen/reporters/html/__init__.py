@@ -1,0 +1,1 @@
+"""The HTML page: view models, charts and the Jinja rendering of ``templates/``."""

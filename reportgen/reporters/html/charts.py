@@ -1,0 +1,373 @@
+"""Altair chart specs of the report. Each returns a Vega-Lite dict with its data inline.
+
+Colours are from the Okabe-Ito palette (safe for the common colour-vision deficiencies).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from ...analysis.slices import SMALL_SLICE
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A chart as the page shows it."""
+
+    id: str
+    title: str
+    reading: str = field(metadata={"help": "one sentence: what the chart says"})
+    spec: dict[str, Any] = field(metadata={"help": "Vega-Lite spec, data inline"})
+
+
+RUN_COLOURS = {"A": "#E69F00", "B": "#56B4E9"}
+OUTCOME_COLOURS = {"B wins": "#0072B2", "tie": "#BBBBBB", "B loses": "#D55E00"}
+_CURVE_ORDER = ("recall", "precision", "hit", "mrr", "ndcg")  # drawn; the JSON has every metric
+MAX_POINTS = 400  # a chart draws at most this many per-question marks
+MAX_CUTOFFS = 200  # the metric-vs-k chart draws at most this many cutoffs per line
+WIDTH = 640
+SMALL, ENOUGH = f"under {SMALL_SLICE} questions", f"{SMALL_SLICE} or more"  # forest legend
+
+
+def _outcome_scale() -> alt.Scale:
+    return alt.Scale(domain=list(OUTCOME_COLOURS), range=list(OUTCOME_COLOURS.values()))
+
+
+def differences(question_ids: list[str], diff: np.ndarray, metric: str) -> dict[str, Any]:
+    """Per-question B - A of one metric, sorted: a waterfall of wins (up) and losses (down).
+
+    Past MAX_POINTS questions the sorted curve is drawn through evenly spaced ranks, which keeps
+    its shape; the tooltips then show ranks, not question ids.
+    """
+    order = np.argsort(-diff, kind="stable")
+    ranks = np.arange(1, len(diff) + 1)
+    if len(diff) > MAX_POINTS:
+        order = order[np.linspace(0, len(diff) - 1, MAX_POINTS).round().astype(int)]
+        ranks = ranks[np.linspace(0, len(diff) - 1, MAX_POINTS).round().astype(int)]
+    values = diff[order]
+    frame = pd.DataFrame(
+        {
+            "rank": ranks,
+            "question_id": [question_ids[i] for i in order],
+            "diff": values,
+            "outcome": np.where(values > 0, "B wins", np.where(values < 0, "B loses", "tie")),
+        }
+    )
+    return (
+        alt.Chart(frame, title=f"Per-question difference B \u2212 A in {metric}")
+        .mark_bar()
+        .encode(
+            x=alt.X(
+                "rank:Q",
+                title="questions, sorted by difference",
+                scale=alt.Scale(domain=[0, int(ranks[-1]) + 1], nice=False),
+            ),
+            y=alt.Y("diff:Q", title=f"B \u2212 A ({metric})"),
+            color=alt.Color("outcome:N", scale=_outcome_scale(), title=None),
+            tooltip=["question_id:N", alt.Tooltip("diff:Q", format="+.3f"), "outcome:N"],
+        )
+        .properties(width=WIDTH, height=220)
+        .to_dict()
+    )
+
+
+LOG_K_ABOVE = 100  # deeper rankings draw k on a log scale, so the prompt's few k stay visible
+
+
+def metric_curve(curve: pd.DataFrame, prompt_k: int) -> dict[str, Any]:
+    """Mean retrieval metrics of both runs at every cutoff, the prompt cutoff marked.
+
+    Rankings deeper than MAX_CUTOFFS are drawn through log-spaced cutoffs (dense where the
+    metrics change fast), always including 1, the prompt's k and the deepest; the title says so.
+    """
+    curve = curve[curve["metric"].isin(_CURVE_ORDER)]
+    frame = curve.assign(run=curve["run"].str.upper())
+    depth = int(frame["k"].max())
+    drawn = ""
+    if depth > MAX_CUTOFFS:
+        cutoffs = np.unique(np.geomspace(1, depth, MAX_CUTOFFS - 1).round().astype(int))
+        frame = frame[frame["k"].isin([*cutoffs, prompt_k])]
+        drawn = f" Drawn at {frame['k'].nunique()} of the {depth} cutoffs."
+    base = alt.Chart()
+    lines = base.mark_line().encode(
+        x=alt.X(
+            "k:Q",
+            title=f"cutoff k (passages{', log scale' if depth > LOG_K_ABOVE else ''})",
+            scale=alt.Scale(
+                domain=[1, depth], nice=False, type="log" if depth > LOG_K_ABOVE else "linear"
+            ),
+        ),
+        y=alt.Y("value:Q", title="mean over questions", scale=alt.Scale(domain=[0, 1])),
+        color=alt.Color(
+            "run:N",
+            title="run",
+            scale=alt.Scale(domain=list(RUN_COLOURS), range=list(RUN_COLOURS.values())),
+        ),
+        strokeDash=alt.StrokeDash("run:N", legend=None),
+        tooltip=["run:N", "metric:N", "k:Q", alt.Tooltip("value:Q", format=".3f")],
+    )
+    # One row per panel, so the cutoff and the headroom are drawn once in each.
+    once = base.transform_filter((alt.datum.k == 1) & (alt.datum.run == "A"))
+    headroom = once.mark_rect(color="#000000", opacity=0.06).encode(
+        x=alt.datum(prompt_k), x2=alt.datum(depth)
+    )
+    cutoff = once.mark_rule(color="#000000", strokeDash=[4, 3]).encode(x=alt.datum(prompt_k))
+    return (
+        alt.layer(headroom, cutoff, lines, data=frame)
+        .properties(width=230, height=170)
+        .facet(
+            facet=alt.Facet("metric:N", title=None, sort=list(_CURVE_ORDER)),
+            columns=3,
+        )
+        .properties(
+            title=f"Which run wins depends on k: the prompt holds k = {prompt_k} "
+            f"(dashed); the shaded part is headroom, not quality.{drawn}"
+        )
+        .to_dict()
+    )
+
+
+def _bin_edges(values: np.ndarray, bins: int = 40) -> np.ndarray | int:
+    """About ``bins`` equal bins; on a lattice (means of a binary outcome are multiples of 1/n)
+    each bin holds the same number of lattice points, so the histogram shows no false spikes."""
+    points = np.unique(values)
+    if len(points) < 2:
+        return bins
+    step = float(np.min(np.diff(points)))
+    span = float(points[-1] - points[0])
+    if not np.allclose((points - points[0]) / step, np.round((points - points[0]) / step)):
+        return bins
+    width = step * max(1, int(np.ceil(span / step / bins)))
+    return np.arange(points[0] - step / 2, points[-1] + width, width)
+
+
+def bootstrap(
+    means: np.ndarray, diff: float, low: float, high: float, metric: str, confidence_label: str
+) -> dict[str, Any]:
+    """Histogram of the bootstrap means of B - A, the interval (dashed) and zero (solid) marked."""
+    counts, edges = np.histogram(means, bins=_bin_edges(means))
+    bins = pd.DataFrame({"start": edges[:-1], "end": edges[1:], "resamples": counts})
+    marks = pd.DataFrame(
+        {
+            "x": [0.0, low, high, diff],
+            "mark": [
+                "zero",
+                f"{confidence_label} interval",
+                f"{confidence_label} interval",
+                "observed difference",
+            ],
+        }
+    )
+    bars = (
+        alt.Chart(bins)
+        .mark_bar(color="#999999")
+        .encode(
+            x=alt.X("start:Q", bin="binned", title=f"B \u2212 A in {metric}, mean of a resample"),
+            x2="end:Q",
+            y=alt.Y("resamples:Q", title="resamples"),
+        )
+    )
+    rules = (
+        alt.Chart(marks)
+        .mark_rule(size=2)
+        .encode(
+            x="x:Q",
+            color=alt.Color(
+                "mark:N",
+                title=None,
+                scale=alt.Scale(
+                    domain=["zero", f"{confidence_label} interval", "observed difference"],
+                    range=["#000000", "#D55E00", "#0072B2"],
+                ),
+            ),
+            strokeDash=alt.StrokeDash(
+                "mark:N",
+                legend=None,
+                scale=alt.Scale(
+                    domain=["zero", f"{confidence_label} interval", "observed difference"],
+                    range=[[1, 0], [6, 3], [1, 0]],
+                ),
+            ),
+            tooltip=["mark:N", alt.Tooltip("x:Q", format="+.4f")],
+        )
+    )
+    return (
+        alt.layer(bars, rules)
+        .properties(
+            width=WIDTH,
+            height=200,
+            title=f"Bootstrap distribution of the mean difference in {metric}",
+        )
+        .to_dict()
+    )
+
+
+def forest(rows: pd.DataFrame, overall: float, metric: str, column: str) -> dict[str, Any]:
+    """One row per slice: B - A with its interval, zero (solid) and the overall difference (dashed).
+
+    ``rows`` has columns slice, n, diff, low, high, small (bool).
+    """
+    frame = rows.assign(
+        label=[f"{s} (n={n})" for s, n in zip(rows["slice"], rows["n"], strict=True)],
+        evidence=np.where(rows["small"], SMALL, ENOUGH),
+    )
+    y = alt.Y("label:N", title=column, sort=list(frame["label"]))
+    whiskers = (
+        alt.Chart(frame)
+        .mark_rule(strokeWidth=2)
+        .encode(
+            y=y,
+            x=alt.X("low:Q", title=f"B \u2212 A in {metric}"),
+            x2="high:Q",
+            color=alt.value("#555555"),
+        )
+    )
+    points = (
+        alt.Chart(frame)
+        .mark_point(filled=True, size=90)
+        .encode(
+            y=y,
+            x="diff:Q",
+            shape=alt.Shape(
+                "evidence:N",
+                title=None,
+                scale=alt.Scale(domain=[ENOUGH, SMALL], range=["circle", "triangle-up"]),
+            ),
+            color=alt.condition(
+                alt.datum.diff < 0,
+                alt.value(OUTCOME_COLOURS["B loses"]),
+                alt.value(OUTCOME_COLOURS["B wins"]),
+            ),
+            tooltip=[
+                "label:N",
+                alt.Tooltip("diff:Q", format="+.3f"),
+                alt.Tooltip("low:Q", format="+.3f"),
+                alt.Tooltip("high:Q", format="+.3f"),
+            ],
+        )
+    )
+    zero = alt.Chart(pd.DataFrame({"x": [0.0]})).mark_rule(color="#000000").encode(x="x:Q")
+    mean = (
+        alt.Chart(pd.DataFrame({"x": [overall]}))
+        .mark_rule(color="#0072B2", strokeDash=[5, 3])
+        .encode(x="x:Q")
+    )
+    return (
+        alt.layer(zero, mean, whiskers, points)
+        .properties(
+            width=420,
+            height=max(60, 28 * len(frame)),
+            title=f"{metric} by {column}: B \u2212 A per slice (dashed: overall)",
+        )
+        .to_dict()
+    )
+
+
+def failure_classes(counts: pd.DataFrame) -> dict[str, Any]:
+    """Questions per failure class, both runs side by side (``counts``: run, failure_class, n)."""
+    frame = counts.assign(run=counts["run"].str.upper())
+    order = list(dict.fromkeys(frame["failure_class"]))
+    return (
+        alt.Chart(frame, title="Failure classes: where each run loses its questions")
+        .mark_bar()
+        .encode(
+            y=alt.Y("failure_class:N", title=None, sort=order),
+            yOffset=alt.YOffset("run:N"),
+            x=alt.X("n:Q", title="questions"),
+            color=alt.Color(
+                "run:N",
+                title="run",
+                scale=alt.Scale(domain=list(RUN_COLOURS), range=list(RUN_COLOURS.values())),
+            ),
+            tooltip=["run:N", "failure_class:N", "n:Q"],
+        )
+        .properties(width=420, height=alt.Step(11))
+        .to_dict()
+    )
+
+
+# Okabe-Ito, in an order whose neighbours differ most: one colour per run of a study, on every
+# chart; the two-run page keeps RUN_COLOURS.
+STUDY_COLOURS = (
+    "#000000",
+    "#E69F00",
+    "#56B4E9",
+    "#009E73",
+    "#0072B2",
+    "#D55E00",
+    "#CC79A7",
+    "#F0E442",
+)
+
+
+def run_means(frame: pd.DataFrame, metric: str, colours: list[str]) -> dict[str, Any]:
+    """Every run's mean of the headline metric with its interval, one colour per run.
+
+    ``frame`` has columns run, mean, low, high, in run order (the baseline first).
+    """
+    scale = alt.Scale(domain=list(frame["run"]), range=colours)
+    y = alt.Y("run:N", title=None, sort=list(frame["run"]))
+    whiskers = (
+        alt.Chart(frame)
+        .mark_rule(strokeWidth=2)
+        .encode(y=y, x=alt.X("low:Q", title=metric, scale=alt.Scale(zero=False)), x2="high:Q")
+        .encode(color=alt.Color("run:N", scale=scale, legend=None))
+    )
+    points = (
+        alt.Chart(frame)
+        .mark_point(filled=True, size=110)
+        .encode(
+            y=y,
+            x="mean:Q",
+            color=alt.Color("run:N", scale=scale, legend=None),
+            tooltip=[
+                "run:N",
+                alt.Tooltip("mean:Q", format=".3f"),
+                alt.Tooltip("low:Q", format=".3f"),
+                alt.Tooltip("high:Q", format=".3f"),
+            ],
+        )
+    )
+    return (
+        alt.layer(whiskers, points)
+        .properties(width=420, height=max(60, 30 * len(frame)), title=f"{metric} of every run")
+        .to_dict()
+    )
+
+
+def difference_matrix(frame: pd.DataFrame, metric: str) -> dict[str, Any]:
+    """Run by run: the mean headline difference column - row; a cell is outlined when its
+    interval excludes zero.
+
+    ``frame`` has columns row, column, diff, text, differs (bool), and the run order in both.
+    """
+    order = list(dict.fromkeys(frame["row"]))
+    base = alt.Chart(frame).encode(
+        x=alt.X("column:N", title="run", sort=order),
+        y=alt.Y("row:N", title="minus run", sort=order),
+    )
+    limit = float(max(frame["diff"].abs().max(), 1e-9))
+    cells = base.mark_rect(stroke="#000000").encode(
+        color=alt.Color(
+            "diff:Q",
+            title=f"\u0394 {metric}",
+            scale=alt.Scale(scheme="blueorange", reverse=True, domain=[-limit, limit]),
+        ),
+        strokeWidth=alt.condition(alt.datum.differs, alt.value(2.5), alt.value(0)),
+        tooltip=["row:N", "column:N", alt.Tooltip("diff:Q", format="+.3f"), "differs:N"],
+    )
+    text = base.mark_text(fontSize=12).encode(text="text:N")
+    return (
+        alt.layer(cells, text)
+        .properties(
+            width=70 * len(order),
+            height=40 * len(order),
+            title=f"Column run \u2212 row run in {metric} (outlined: the interval excludes 0)",
+        )
+        .to_dict()
+    )

@@ -1,0 +1,593 @@
+"""The one typed object the templates receive: every string and number already decided.
+
+The templates format nothing themselves beyond choosing where things go; numbers are turned to
+text here with the helpers of ``formatting``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ... import __version__
+from ...analysis.fairness import BUDGET_TOLERANCE
+from ...analysis.gates import GateResult
+from ...analysis.metrics import RETRIEVAL
+from ...analysis.spans import definitions as span_definitions
+from ...comparison.compare import CHANGED_SHOWN, Comparison
+from ...diagnosis.stages import CELL_NAMES, CELL_TITLES
+from ...formatting import fmt_diff, fmt_interval, fmt_num, fmt_p, fmt_pct, interval_side
+from ...provenance import gzip_data_url, library_versions
+from . import charts
+from .charts import Chart
+from .diagnosis_view import DiagnosisView, diagnosis_view
+from .samples_view import SampleRow, sample_definitions, sample_rows
+
+CURVE_EVERY_K = 100  # the metric-vs-k chart draws every k up to here, then log-spaced ones
+MAX_DIGITS = 6  # a change shown with more digits than this reads as no change
+
+
+@dataclass(frozen=True)
+class RunRow:
+    key: str = field(metadata={"help": "'A' or 'B'"})
+    name: str = field(metadata={"help": "file name as given"})
+    sha256: str = field(metadata={"help": "sha256 of the file's bytes"})
+    size: str = field(metadata={"help": "file size, human readable"})
+    n_questions: int = field(metadata={"help": "rows in the file"})
+
+
+@dataclass(frozen=True)
+class MetricRow:
+    name: str
+    n: int
+    a: str
+    b: str
+    diff: str
+    interval: str
+    wlt: str = field(metadata={"help": "wins / losses / ties of B against A"})
+    fixed_broken: str = field(metadata={"help": "'fixed / broken' for binary metrics, else ''"})
+    p: str
+    direction: str = field(metadata={"help": "'up', 'down' or 'none': the interval's side of 0"})
+
+
+@dataclass(frozen=True)
+class CellTable:
+    run: str
+    n: int
+    cells: dict[str, int]
+
+
+@dataclass(frozen=True)
+class ChangedRow:
+    question_id: str
+    slice: str
+    question: str
+    change: str
+    values: list[str]
+
+
+@dataclass(frozen=True)
+class SliceRow:
+    value: str
+    metric: MetricRow
+    p_holm: str
+    flags: list[str] = field(
+        metadata={"help": "'regression', 'lower here (direction)', 'direction, not proof'"}
+    )
+
+
+@dataclass(frozen=True)
+class SliceTable:
+    column: str
+    metric: str
+    rows: list[SliceRow]
+    chart: Chart
+    matrix_metrics: list[str] = field(metadata={"help": "column heads of the diff matrix"})
+    matrix: list[tuple[str, list[tuple[str, bool]]]] = field(
+        metadata={"help": "per slice: (value, [(diff text, regression)] per metric)"}
+    )
+
+
+@dataclass(frozen=True)
+class AuditView:
+    n_paired: int
+    exploratory: bool
+    label_changes: list[tuple[str, str]]
+    coverage: list[tuple[str, int]]
+    unanswerable: str
+    smells: list[tuple[str, int, int, str]] = field(
+        metadata={"help": "(title, questions in A, questions in B, example ids)"}
+    )
+
+
+@dataclass(frozen=True)
+class Download:
+    name: str = field(metadata={"help": "file name offered to the browser"})
+    url: str = field(metadata={"help": "data: URL of the gzipped file"})
+    size: str = field(metadata={"help": "compressed size, human readable"})
+
+
+@dataclass(frozen=True)
+class ReportContext:
+    title: str
+    generated: str | None = field(metadata={"help": "generation time, UTC; None when unknown"})
+    tool_version: str
+    libraries: list[tuple[str, str]] = field(metadata={"help": "(library, version)"})
+    downloads: list[Download] = field(metadata={"help": "per-question table and report JSON"})
+    runs: list[RunRow]
+    options: list[tuple[str, str]]
+    n_paired: int
+    warnings: list[str]
+    verdict_outcome: str
+    verdict_reason: str
+    verdict_class: str
+    regressions: list[str]
+    audit: AuditView
+    slices: list[SliceTable]
+    fairness: list[tuple[str, bool, str]] = field(metadata={"help": "(check, flagged, text)"})
+    power: str
+    headline: str
+    metric_rows: list[MetricRow]
+    charts: list[Chart]
+    cells: list[CellTable]
+    cell_names: dict[str, str]
+    changed_columns: list[str]
+    changed_rows: list[ChangedRow]
+    changed_total: int
+    missing: list[str] = field(metadata={"help": "sections left out, each naming the column"})
+    definitions: list[tuple[str, str]]
+    diagnosis: DiagnosisView
+    changed_slice: bool = field(metadata={"help": "a slice is logged: show its column"})
+    gate: GateResult | None = field(default=None, metadata={"help": "rule results; None: no rule"})
+    samples: list[SampleRow] = field(
+        default_factory=list, metadata={"help": "variance within vs between questions"}
+    )
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    raise AssertionError
+
+
+def _generated(epoch: str | None) -> str:
+    moment = datetime.fromtimestamp(int(epoch), UTC) if epoch else datetime.now(UTC)
+    return moment.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def metric_row(c: Any) -> MetricRow:
+    return MetricRow(
+        name=c.metric,
+        n=c.n,
+        a=fmt_num(c.a),
+        b=fmt_num(c.b),
+        diff=fmt_diff(c.diff),
+        interval=fmt_interval(c.ci_low, c.ci_high),
+        wlt=f"{c.wins} / {c.losses} / {c.ties}",
+        fixed_broken=f"{c.fixed} / {c.broken}" if c.fixed is not None else "",
+        p=fmt_p(c.p),
+        direction=interval_side(c.ci_low, c.ci_high),
+    )
+
+
+def _charts(result: Comparison) -> list[Chart]:
+    tables, c = result.tables, result.comparisons[result.headline]
+    diff = tables.difference(result.headline.split("@")[0]).to_numpy(dtype=float)
+    keep = ~np.isnan(diff)
+    ids = tables.paired["question_id"][keep].tolist()
+    label = fmt_pct(result.options.confidence)
+    out = [
+        Chart(
+            id="differences",
+            title=f"Per-question differences in {result.headline}",
+            reading=f"B wins on {c.wins} questions, loses on {c.losses} and ties on {c.ties}; "
+            "the mean hides the losses, so read both sides.",
+            spec=charts.differences(ids, diff[keep], result.headline),
+        )
+    ]
+    if tables.curve is not None and tables.k:
+        curve = tables.curve
+        at_k = curve[curve.k == min(tables.k, int(curve.k.max()))]
+        ndcg = at_k[at_k.metric == "ndcg"].set_index("run")["value"]
+        out.append(
+            Chart(
+                id="curve",
+                title="Retrieval metrics at every cutoff k",
+                reading=f"Over retrieved_ids at k = {tables.k}: nDCG A {fmt_num(ndcg.get('a'))}, "
+                f"B {fmt_num(ndcg.get('b'))}; only the passages up to the prompt cutoff reach "
+                "the generator.",
+                spec=charts.metric_curve(_thin(curve, tables.k), tables.k),
+            )
+        )
+    zero_inside = c.ci_low <= 0 <= c.ci_high
+    out.append(
+        Chart(
+            id="bootstrap",
+            title=f"How sure: bootstrap of the mean difference in {result.headline}",
+            reading=f"{label} of resampled differences lie in "
+            f"{fmt_interval(c.ci_low, c.ci_high)}; zero is "
+            f"{'inside' if zero_inside else 'outside'} it.",
+            spec=charts.bootstrap(
+                result.headline_means, c.diff, c.ci_low, c.ci_high, result.headline, label
+            ),
+        )
+    )
+    return out
+
+
+def _thin(curve: pd.DataFrame, prompt_k: int) -> pd.DataFrame:
+    """The curve at every k up to CURVE_EVERY_K, then at about as many log-spaced k to the
+    ranking's depth: a 1,000-deep ranking draws the same shape from a tenth of the points."""
+    depth = int(curve["k"].max())
+    far: Any = np.geomspace(CURVE_EVERY_K, depth, CURVE_EVERY_K) if depth > CURVE_EVERY_K else []
+    keep = {*range(1, CURVE_EVERY_K + 1), *np.round(far).astype(int), prompt_k, depth}
+    return curve[curve["k"].isin(keep)]
+
+
+def _changed(result: Comparison) -> tuple[list[str], list[ChangedRow], int]:
+    """The first rows of the changed questions, with correct, hit and nDCG in both runs."""
+    tables = result.tables
+    shown = [m for m in ("correct", "hit", "ndcg") if m in tables.metrics]
+    rows = [
+        ChangedRow(
+            question_id=str(r.question_id),
+            slice="" if pd.isna(r.slice) else str(r.slice),
+            question="" if pd.isna(r.question) else str(r.question),
+            change=str(r.change),
+            values=[
+                _from_to(getattr(r, f"{m}_a"), getattr(r, f"{m}_b"), tables.binary(m))
+                for m in shown
+            ],
+        )
+        for r in result.changed.head(CHANGED_SHOWN).itertuples()
+    ]
+    return [tables.name(m) for m in shown], rows, len(result.changed)
+
+
+def _from_to(a: float, b: float, binary: bool) -> str:
+    """'0.620 \u2192 0.624': binary scores as 0 and 1, others with digits that tell them apart."""
+    if binary:
+        return " \u2192 ".join("n/a" if pd.isna(v) else f"{v:.0f}" for v in (a, b))
+    digits = 3
+    while fmt_num(a, digits) == fmt_num(b, digits) and a != b and digits < MAX_DIGITS:
+        digits += 1
+    return f"{fmt_num(a, digits)} \u2192 {fmt_num(b, digits)}"
+
+
+def _missing(result: Comparison) -> list[str]:
+    have = set(result.tables.metrics)
+    notes = []
+    if "recall" not in have:
+        notes.append(
+            "Retrieval metrics: log relevant_ids with context_ids (or retrieved_ids and pass --k)."
+        )
+    if result.tables.curve is None:
+        notes.append("Metric-vs-k chart: log retrieved_ids and relevant_ids.")
+    if "correct" not in have:
+        notes.append("Answer correctness and the retrieval-by-answer table: log correct.")
+    if "faithfulness" not in have:
+        notes.append("Faithfulness: log faithfulness.")
+    return notes
+
+
+def definitions(result: Comparison) -> list[tuple[str, str]]:
+    t = result.tables
+    k = t.k
+    gain = "2^g \u2212 1" if result.options.gain == "exponential" else "g"
+    cutoff = (
+        f"k = {k}: the first {k} passages of retrieved_ids (--k)"
+        if t.k_source == "--k"
+        else "each question's own context_ids, k = its length (metric names use the most common "
+        f"length, {k})"
+    )
+    out = [
+        (
+            "Prompt cutoff",
+            f"Retrieval is scored at the passages the generator received: {cutoff}. "
+            "rel = labelled passages of grade > 0; a passage repeated in a ranking counts once, at "
+            "its first position. Questions without labelled evidence are left out of retrieval "
+            "metrics.",
+        ),
+        (f"recall@{k}", "|rel \u2229 top k| / |rel|."),
+        (f"precision@{k}", "|rel \u2229 top k| / k, dividing by k even when fewer were ranked."),
+        (f"hit@{k}", "1 if any relevant passage is in the top k, else 0."),
+        (f"mrr@{k}", "1 / rank of the first relevant passage within the top k, else 0."),
+        (
+            f"ndcg@{k}",
+            f"DCG@k / IDCG@k with gain {gain} for grade g and discount "
+            "log2(rank + 1); IDCG orders all labelled passages of the question ideally, retrieved "
+            "or not.",
+        ),
+        (
+            f"map@{k}",
+            "Average precision at k (trec_eval's map_cut_k): the precision at the rank of each "
+            "relevant passage in the top k, summed, divided by |rel|; its mean is MAP.",
+        ),
+        (
+            f"rprec@{k}",
+            "R-precision: |rel \u2229 top R| / R with R = |rel| (trec_eval's Rprec), the ranking "
+            "cut at k when k < R.",
+        ),
+        (f"all@{k}", "1 if every relevant passage is in the top k, else 0."),
+        ("correct", "Share of questions whose answer is correct against the reference."),
+        ("faithfulness", "Mean share of the answer's claims supported by its context."),
+        (
+            "Pairing",
+            "Questions are matched on question_id; each metric is compared over the n "
+            "questions scored in both runs. Wins, losses, ties: B above, below, equal to A. Fixed: "
+            "0 in A, 1 in B; broken: 1 in A, 0 in B.",
+        ),
+        (
+            "Interval",
+            f"Paired bootstrap of the mean of B \u2212 A: "
+            f"{result.options.n_boot} resamples of the questions with replacement, seed "
+            f"{result.options.seed}, {fmt_pct(result.options.confidence)}. Continuous metrics "
+            "under 1,000 questions: on each side the wider of the studentized bootstrap and "
+            "Student's t interval; otherwise the expanded percentile interval (quantiles at "
+            "Phi(sqrt(n / (n - 1)) t(n - 1, tail))). With --cluster, whole clusters are "
+            "resampled.",
+        ),
+        (
+            "Test",
+            "Binary outcomes: McNemar's exact test, two-sided binomial test of fixed against "
+            "broken, null hypothesis P(fixed) = 1/2. Continuous metrics under 1,000 questions: "
+            "the bootstrap-t test that inverts their interval (p is the smallest level whose "
+            "interval excludes 0, so test and interval agree); from 1,000 questions, the paired "
+            "permutation test of the mean, each difference's sign flipped (the normal limit of "
+            "the flipped sum); with --cluster, whole clusters flipped.",
+        ),
+        (
+            "Verdict",
+            f"On {result.headline}: B better (worse) when the whole interval lies above "
+            "(below) zero, else no evidence of a difference.",
+        ),
+        (
+            "Retrieval-by-answer",
+            "Over answerable questions with labelled evidence: evidence in context = a relevant "
+            "passage was in the prompt (context_ids, or the top k retrieved); a good answer is "
+            "correct and supported when faithfulness is logged, else correct. "
+            f"{result.supported.text}",
+        ),
+        (
+            "Slices",
+            "Each slice is compared on its own questions as above; Holm's step-down adjustment "
+            "of the test's p runs over all slices of one metric (the i-th smallest of m "
+            "multiplied by m - i + 1, made monotone, capped at 1). A regression: B - A below "
+            "zero in a slice while above zero overall, with adjusted p below 1 - confidence "
+            "(else a direction only). Under 10 questions: a direction, not proof.",
+        ),
+        (
+            "How much the set can tell",
+            "Detectable difference (found 80% of the time): k sd / sqrt(n), k = t(1 - alpha/2) "
+            "+ t(0.8) with n - 1 degrees of freedom and sd the spread of B - A; for a binary "
+            "outcome k sqrt(psi / (n + k^2)), psi the share of changed questions. Questions "
+            "needed: the n at which the observed difference is that detectable difference.",
+        ),
+        (
+            "Fair comparison",
+            "Context budget: mean context_tokens (else passages) per question, flagged past "
+            f"{BUDGET_TOLERANCE:.0%} apart. Ceilings: the best mean a metric can reach at each "
+            "run's own k over "
+            "questions with R relevant passages, min(R, k) / k for precision and min(R, k) / R "
+            "for recall (hit, MRR and nDCG can reach 1); flagged when the runs' ceilings are "
+            "more than 0.02 apart or one is under 0.5.",
+        ),
+        (
+            "Links",
+            "Faithfulness, answer relevance and context utilization (share of an answer's "
+            "distinct citations that are in its context and labelled relevant) are averaged "
+            "over retrieval hits only. Correct refusals: share of unanswerable questions "
+            "abstained on; wrong refusals: share of answerable ones. Citations in context and "
+            "citations relevant: shares of an answer's distinct citations.",
+        ),
+        (
+            "Failure classes",
+            "The first rule that applies: unanswerable and answered wrongly: missed abstention; "
+            "answerable and abstained: wrong abstention; no labelled evidence and wrong: "
+            "unlabelled; correct without evidence in context: answered from memory; wrong, "
+            "evidence among the candidates but not in context: ranking miss, nowhere: retrieval "
+            "miss; wrong with evidence in context: faithfulness below the threshold: "
+            "hallucination, answer relevance below 0.5: off-question, else faithful but wrong.",
+        ),
+        (
+            "Next experiment",
+            "Walk the chain and stop at the first link under 0.8: did the evidence reach the "
+            "candidates (hit at the ranking's full depth)? the prompt (hit@k)? are the hits "
+            "answered correctly and with support? If every link holds, the weakest slice. Hit, "
+            "not recall: one passage that answers the question is all an answer needs.",
+        ),
+        (
+            "Judge agreement",
+            "Over the human-labelled questions of both runs, then of each run alone: accuracy, "
+            "and Cohen's kappa = (p_o - p_e) / (1 - p_e), p_o the observed agreement, p_e the "
+            "agreement expected from the two margins. Flagged when the accuracy on B's answers "
+            "and on A's differ by more than 0.1.",
+        ),
+    ]
+    if "recall" not in t.metrics:
+        out = [d for d in out if d[0].split("@")[0] not in RETRIEVAL and d[0] != "Prompt cutoff"]
+    d = result.diagnosis
+    shown = {  # a section's definition goes with the section
+        "correct": "correct" in t.metrics,
+        "faithfulness": "faithfulness" in t.metrics,
+        "Retrieval-by-answer": d.cells is not None,
+        "Slices": bool(result.slices),
+        "Fair comparison": bool(result.fairness),
+        "Links": any(s.stage != "end-to-end" for s in d.stages),
+        "Failure classes": d.failure_classes is not None,
+        "Next experiment": any(d.next_experiment.values()),
+        "Judge agreement": bool(d.judge_agreement),
+    }
+    out += span_definitions(t.metrics, result.options.span_coverage)
+    return [entry for entry in out if shown.get(entry[0], True)] + sample_definitions(t)
+
+
+def all_charts(context: ReportContext) -> list[Chart]:
+    """Every chart of the page, wherever the templates place it."""
+    extra = [context.diagnosis.chart] if context.diagnosis.chart else []
+    return context.charts + [t.chart for t in context.slices] + extra
+
+
+def with_chart_prefix(context: ReportContext, prefix: str) -> ReportContext:
+    """The context with every chart id prefixed, so that several on one page stay distinct."""
+
+    def renamed(chart: Chart) -> Chart:
+        return replace(chart, id=prefix + chart.id)
+
+    diagnosis = context.diagnosis
+    if diagnosis.chart is not None:
+        diagnosis = replace(diagnosis, chart=renamed(diagnosis.chart))
+    return replace(
+        context,
+        charts=[renamed(c) for c in context.charts],
+        slices=[replace(t, chart=renamed(t.chart)) for t in context.slices],
+        diagnosis=diagnosis,
+    )
+
+
+def _audit(result: Comparison) -> AuditView:
+    a = result.audit
+    return AuditView(
+        n_paired=a.n_paired,
+        exploratory=a.exploratory,
+        label_changes=a.label_changes,
+        coverage=a.coverage,
+        unanswerable=f"{a.unanswerable} of {a.n_paired} ({a.unanswerable_share:.0%})",
+        smells=[(s.title, s.counts["a"], s.counts["b"], ", ".join(s.examples)) for s in a.smells],
+    )
+
+
+def _slices(result: Comparison) -> list[SliceTable]:
+    tables: list[SliceTable] = []
+    for column, per_metric in result.slices.items():
+        rows = per_metric[result.headline]
+        forest = pd.DataFrame(
+            {
+                "slice": [r.value for r in rows],
+                "n": [r.comparison.n for r in rows],
+                "diff": [r.comparison.diff for r in rows],
+                "low": [r.comparison.ci_low for r in rows],
+                "high": [r.comparison.ci_high for r in rows],
+                "small": [r.small for r in rows],
+            }
+        )
+        overall = result.comparisons[result.headline].diff
+        by_value = {
+            metric: {r.value: r for r in metric_rows} for metric, metric_rows in per_metric.items()
+        }
+        tables.append(
+            SliceTable(
+                column=column,
+                metric=result.headline,
+                rows=[
+                    SliceRow(
+                        value=r.value,
+                        metric=metric_row(r.comparison),
+                        p_holm=fmt_p(r.p_holm),
+                        flags=(
+                            ["regression"]
+                            if r.finding
+                            else ["lower here (direction)"]
+                            if r.regression
+                            else []
+                        )
+                        + (["direction, not proof"] if r.small else []),
+                    )
+                    for r in rows
+                ],
+                chart=Chart(
+                    id=f"forest-{len(tables)}",
+                    title=f"{result.headline} by {column}",
+                    reading=_forest_reading(rows, result.headline),
+                    spec=charts.forest(forest, overall, result.headline, column),
+                ),
+                matrix_metrics=list(per_metric),
+                matrix=[
+                    (
+                        value,
+                        [
+                            (
+                                fmt_diff(by_value[m][value].comparison.diff)
+                                if value in by_value[m]
+                                else "n/a",
+                                value in by_value[m] and by_value[m][value].regression,
+                            )
+                            for m in per_metric
+                        ],
+                    )
+                    for value in [r.value for r in rows]
+                ],
+            )
+        )
+    return tables
+
+
+def _forest_reading(rows: list[Any], metric: str) -> str:
+    losing = [r.value for r in rows if r.comparison.diff < 0]
+    if not losing:
+        return f"B is at least as good as A on {metric} in every slice."
+    return f"B is behind A on {metric} in: {', '.join(losing)}; check each interval before acting."
+
+
+def _download(name: str, text: str) -> Download:
+    url, size = gzip_data_url(text)
+    return Download(name=name, url=url, size=_size(size))
+
+
+def build_context(
+    result: Comparison, source_date_epoch: str | None, downloads: dict[str, str]
+) -> ReportContext:
+    o = result.options
+    cols, rows, total = _changed(result)
+    verdict = result.verdict
+    return ReportContext(
+        title=f"{result.runs['a'].path.name} vs {result.runs['b'].path.name}",
+        generated=_generated(source_date_epoch),
+        tool_version=__version__,
+        libraries=sorted(library_versions().items()),
+        downloads=[_download(name, text) for name, text in downloads.items()],
+        runs=[
+            RunRow(run.label, str(run.path), run.sha256, _size(run.size_bytes), run.n_rows)
+            for run in result.runs.values()
+        ],
+        options=[
+            ("k", str(o.k) if o.k is not None else "context_ids"),
+            ("gain", o.gain),
+            ("n-boot", str(o.n_boot)),
+            ("confidence", fmt_pct(o.confidence)),
+            ("seed", str(o.seed)),
+        ],
+        n_paired=len(result.paired),
+        warnings=result.warnings,
+        verdict_outcome=verdict.outcome,
+        verdict_reason=verdict.reason,
+        verdict_class={"B better": "better", "B worse": "worse"}.get(verdict.outcome, "none"),
+        regressions=verdict.regressions,
+        audit=_audit(result),
+        slices=_slices(result),
+        fairness=[(c.name, c.flagged, c.text) for c in result.fairness],
+        power=result.power.sentence,
+        headline=result.headline,
+        metric_rows=[metric_row(c) for c in result.comparisons.values()],
+        charts=_charts(result),
+        cells=[
+            CellTable(run=key.upper(), n=sum(cells.values()), cells=cells)
+            for key, cells in (result.diagnosis.cells or {}).items()
+        ],
+        cell_names={name: CELL_TITLES[name] for name in CELL_NAMES},
+        changed_columns=cols,
+        changed_rows=rows,
+        changed_total=total,
+        missing=_missing(result),
+        definitions=definitions(result),
+        diagnosis=diagnosis_view(result),
+        changed_slice=bool(result.paired["slice"].notna().any()),
+        gate=result.gate,
+        samples=sample_rows(result.tables),
+    )

@@ -1,0 +1,377 @@
+"""The "which link failed" sections as the templates get them: text decided, numbers formatted."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ...comparison.compare import Comparison
+from ...diagnosis.stages import CELL_NAMES, CELL_TITLES, FAILURE_CLASSES, OK, OWNERS, Agreement
+from ...formatting import fmt_diff, fmt_interval, fmt_num, fmt_p, interval_side
+from . import charts
+from .charts import Chart
+
+CANDIDATES_SHOWN = 20  # ranked candidates drawn per drill-down
+
+
+@dataclass(frozen=True)
+class StageRow:
+    stage: str
+    metric: str
+    population: str
+    a: str = field(metadata={"help": "A's mean with its interval and n"})
+    b: str
+    diff: str
+    interval: str
+    n: int = field(metadata={"help": "questions in both runs' populations"})
+    p: str
+    direction: str
+
+
+@dataclass(frozen=True)
+class Step:
+    question: str
+    metric: str
+    value: str
+    threshold: str
+    passed: bool
+
+
+@dataclass(frozen=True)
+class Experiment:
+    run: str
+    stage: str
+    change: str
+    metric: str
+    comparison: str
+    refuted_if: str
+    path: list[Step]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    rank: int
+    id: str
+    grade: int | None = field(metadata={"help": "label grade; None: not labelled relevant"})
+    in_prompt: bool
+    cited: bool
+
+
+@dataclass(frozen=True)
+class Exemplar:
+    group: str = field(metadata={"help": "why it is shown: a run's dominant class, or broken"})
+    run: str
+    question_id: str
+    question: str
+    failure_class: str
+    owner: str
+    candidates: list[Candidate]
+    cutoff: int | None = field(metadata={"help": "rank after which the prompt cutoff is drawn"})
+    more: int = field(metadata={"help": "candidates not drawn"})
+    context: list[str] | None = field(metadata={"help": "None when context_ids is not logged"})
+    answer: str
+    reference: str
+    scores: str
+
+
+@dataclass(frozen=True)
+class Judge:
+    label: str
+    n: int
+    accuracy: str
+    kappa: str
+    confusion: list[list[int]] = field(metadata={"help": "rows judge yes/no, columns human"})
+    warning: str | None
+    gap: str = field(metadata={"help": "B's accuracy - A's on the pooled row, else ''"})
+
+
+@dataclass(frozen=True)
+class CostRow:
+    name: str
+    a: str
+    b: str
+    diff: str
+    interval: str
+    relative: str
+
+
+@dataclass(frozen=True)
+class DiagnosisView:
+    stages: list[StageRow]
+    missing: list[tuple[str, str]] = field(metadata={"help": "(section, column enabling it)"})
+    cell_good: str = field(metadata={"help": "what the 2x2's good column counts"})
+    transitions: list[tuple[str, list[int]]] = field(metadata={"help": "A's cell, B's counts"})
+    moves: list[str]
+    classes: list[tuple[str, str, int, int]] = field(metadata={"help": "(class, owner, A, B)"})
+    dominant: list[str]
+    chart: Chart | None
+    experiments: list[Experiment]
+    experiment_notes: list[str] = field(
+        metadata={"help": "why a run has no next experiment (the column that would give one)"}
+    )
+    judge: list[Judge]
+    cost: list[CostRow]
+    summary: str | None
+    exemplars: list[Exemplar]
+    cases_note: str | None = field(metadata={"help": "says so when not every case is drawn"})
+    supported: str | None = field(metadata={"help": "the supported rule; None without it"})
+    supported_dominates: bool = field(metadata={"help": "the rule decides the results"})
+
+
+def _stage_rows(result: Comparison) -> list[StageRow]:
+    rows = []
+    for s in result.diagnosis.stages:
+        d = s.diff
+        rows.append(
+            StageRow(
+                stage=s.stage,
+                metric=s.metric,
+                population=s.population,
+                a=f"{fmt_num(s.a.mean)} [{fmt_num(s.a.ci_low)}, {fmt_num(s.a.ci_high)}]",
+                b=f"{fmt_num(s.b.mean)} [{fmt_num(s.b.ci_low)}, {fmt_num(s.b.ci_high)}]",
+                diff=fmt_diff(d.diff),
+                interval=fmt_interval(d.ci_low, d.ci_high),
+                n=d.n,
+                p=fmt_p(d.p),
+                direction=interval_side(d.ci_low, d.ci_high),
+            )
+        )
+    return rows
+
+
+def _experiment_notes(result: Comparison) -> list[str]:
+    """A run without a next experiment reached generation, which only ``correct`` can judge."""
+    return [
+        f"Run {run.upper()}: no next experiment is proposed: the walk along the chain reached "
+        "generation, which needs correct to be judged (log correct)."
+        for run in ("b", "a")
+        if result.diagnosis.next_experiment.get(run) is None
+    ]
+
+
+def _experiments(result: Comparison) -> list[Experiment]:
+    out = []
+    for run in ("b", "a"):
+        e = result.diagnosis.next_experiment.get(run)
+        if e is None:
+            continue
+        out.append(
+            Experiment(
+                run=run.upper(),
+                stage=e.stage,
+                change=e.change,
+                metric=e.metric,
+                comparison=e.comparison,
+                refuted_if=e.refuted_if,
+                path=[
+                    Step(s.question, s.metric, fmt_num(s.value), fmt_num(s.threshold), s.passed)
+                    for s in e.path
+                ],
+            )
+        )
+    return out
+
+
+def _judge_row(label: str, a: Agreement, gap: str) -> Judge:
+    c = a.confusion
+    return Judge(
+        label=label,
+        n=a.n,
+        accuracy=fmt_num(a.accuracy),
+        kappa=fmt_num(a.kappa),
+        confusion=[
+            [c["true"]["true"], c["true"]["false"]],
+            [c["false"]["true"], c["false"]["false"]],
+        ],
+        warning=a.warning,
+        gap=gap,
+    )
+
+
+def _judge(result: Comparison) -> list[Judge]:
+    """Per label: both runs pooled, then each run's answers on their own."""
+    out = []
+    for label, a in result.diagnosis.judge_agreement.items():
+        gap = fmt_diff(a.accuracy_gap) if a.accuracy_gap is not None else ""
+        out.append(_judge_row(f"{label}, both runs", a, gap))
+        out += [
+            replace(_judge_row(f"{label}, {run.upper()}'s answers", own, ""), warning=None)
+            for run, own in a.by_run.items()
+        ]
+    return out
+
+
+def _cost(result: Comparison) -> list[CostRow]:
+    units = {"latency_ms": "ms", "cost_usd": "USD", "context_tokens": "tokens"}
+    out = []
+    for column, change in result.diagnosis.cost.items():
+        c = change.comparison
+        digits = 5 if column == "cost_usd" else 1
+        out.append(
+            CostRow(
+                name=f"{column.replace('_', ' ')} ({units[column]})",
+                a=f"{c.a:.{digits}f}",
+                b=f"{c.b:.{digits}f}",
+                diff=fmt_diff(c.diff, digits),
+                interval=fmt_interval(c.ci_low, c.ci_high, digits),
+                relative=fmt_diff(change.relative_pct, 0) + "%",
+            )
+        )
+    return out
+
+
+def _classes(result: Comparison) -> tuple[list[tuple[str, str, int, int]], Chart | None]:
+    counts = result.diagnosis.failure_classes
+    if counts is None:
+        return [], None
+    rows = [
+        (name, OWNERS[name], counts["a"][name], counts["b"][name])
+        for name in FAILURE_CLASSES
+        if counts["a"][name] or counts["b"][name]
+    ]
+    frame = pd.DataFrame(
+        [(run, name, n) for name, _, a, b in rows for run, n in (("a", a), ("b", b))],
+        columns=["run", "failure_class", "n"],
+    )
+    chart = Chart(
+        id="failure-classes",
+        title="Failure classes of both runs",
+        reading=" ".join(_dominant(result)) or "Neither run has a failing question.",
+        spec=charts.failure_classes(frame),
+    )
+    return rows + [(OK, "", counts["a"][OK], counts["b"][OK])], chart
+
+
+def _dominant(result: Comparison) -> list[str]:
+    return [
+        f"Run {run.upper()} fails most often by {d.failure_class} ({d.n} questions): "
+        f"the fix belongs to {d.owner}."
+        for run, d in result.diagnosis.dominant.items()
+        if d is not None
+    ]
+
+
+def _items(value: Any) -> list[Any] | None:
+    """A list column's value as a list; None when NULL."""
+    return list(value) if isinstance(value, list | tuple | np.ndarray) else None
+
+
+def _exemplar(row: Any, group: str, failure_class: str, k: int | None) -> Exemplar:
+    labels = _items(row.relevant_ids) or []
+    grades = dict(zip(labels, _items(row.relevant_grades) or [1] * len(labels), strict=False))
+    context = _items(row.context_ids)
+    ranked = _items(row.retrieved_ids) or context or []
+    prompt = set(context) if context is not None else set(ranked[: k or 0])
+    cited = set(_items(row.cited_ids) or [])
+    seen: set[str] = set()
+    candidates = []
+    for rank, pid in enumerate(ranked[:CANDIDATES_SHOWN], start=1):
+        grade = grades.get(pid) if pid not in seen else None
+        seen.add(pid)
+        candidates.append(
+            Candidate(
+                rank, str(pid), grade if grade and grade > 0 else None, pid in prompt, pid in cited
+            )
+        )
+    cutoff = k if k is not None else (len(context) if context is not None else None)
+    scores = ", ".join(
+        f"{name} {fmt_num(value) if isinstance(value, float) else value}"
+        for name, value in (
+            ("correct", None if pd.isna(row.correct) else ("yes" if row.correct else "no")),
+            ("faithfulness", row.faithfulness),
+            ("answer relevance", row.answer_relevance),
+        )
+        if value is not None and not (isinstance(value, float) and np.isnan(value))
+    )
+    return Exemplar(
+        group=group,
+        run=str(row.run).upper(),
+        question_id=str(row.question_id),
+        question=row.question or "",
+        failure_class=failure_class,
+        owner=OWNERS.get(failure_class, ""),
+        candidates=candidates,
+        cutoff=cutoff,
+        more=max(0, len(ranked) - CANDIDATES_SHOWN),
+        context=None if context is None else [str(c) for c in context],
+        answer=row.answer or "",
+        reference=row.reference_answer or "",
+        scores=scores,
+    )
+
+
+def _exemplars(result: Comparison) -> list[Exemplar]:
+    d = result.diagnosis
+    rows = {(r.run, r.question_id): r for r in result.exemplars.itertuples()}
+    classes = d.per_question.set_index("question_id") if d.per_question is not None else None
+
+    def failure(run: str, qid: str) -> str:
+        return str(classes.at[qid, f"failure_class_{run}"]) if classes is not None else ""
+
+    out = []
+    for run, ids in d.exemplars.items():
+        dominant = d.dominant[run]
+        group = f"Run {run.upper()}: {dominant.failure_class}" if dominant else f"Run {run}"
+        out += [
+            _exemplar(rows[run, q], group, failure(run, q), result.tables.k)
+            for q in ids
+            if (run, q) in rows
+        ]
+    out += [
+        _exemplar(
+            rows["b", q], "Broken by B (correct in A, wrong in B)", failure("b", q), result.tables.k
+        )
+        for q in d.broken
+        if ("b", q) in rows
+    ]
+    return out
+
+
+def _cases_note(result: Comparison) -> str | None:
+    shown = set(result.exemplars["question_id"])
+    missing = [q for q in result.diagnosis.broken if q not in shown]
+    if not missing:
+        return None
+    drawn = len(result.diagnosis.broken) - len(missing)
+    return (
+        f"{drawn} of the {len(result.diagnosis.broken)} questions B broke are drawn here; "
+        "the JSON's broken list names them all."
+    )
+
+
+def diagnosis_view(result: Comparison) -> DiagnosisView:
+    d = result.diagnosis
+    classes, chart = _classes(result)
+    transitions = d.transitions or {}
+    return DiagnosisView(
+        stages=_stage_rows(result),
+        missing=[(m.stage, m.needs) for m in d.missing],
+        cell_good="answer correct and supported"
+        if "faithfulness" in result.tables.metrics
+        else "answer correct",
+        transitions=[
+            (CELL_TITLES[name], [transitions[name][to] for to in CELL_NAMES])
+            for name in CELL_NAMES
+            if name in transitions
+        ],
+        moves=[
+            f"{CELL_TITLES[m['from']]} \u2192 {CELL_TITLES[m['to']]}: {m['n']}" for m in d.moves
+        ],
+        classes=classes,
+        dominant=_dominant(result),
+        chart=chart,
+        experiments=_experiments(result),
+        experiment_notes=_experiment_notes(result),
+        judge=_judge(result),
+        cost=_cost(result),
+        summary=d.summary,
+        exemplars=_exemplars(result),
+        cases_note=_cases_note(result),
+        supported=result.supported.text
+        if {"correct", "faithfulness"} <= set(result.tables.metrics)
+        else None,
+        supported_dominates=result.supported.dominates,
+    )

@@ -1,0 +1,112 @@
+"""Render the report context to one self-contained HTML page.
+
+Charts are drawn twice from the same spec: as static SVG (made here by vl-convert, shown when
+scripts are blocked and when printed) and live by the Vega bundle inlined once per page.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import re
+from functools import cache
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import vl_convert
+
+from ...analysis.audit import EXPLORATORY_BELOW
+from ...analysis.slices import SMALL_SLICE
+from ...resources import resource_dir
+from .charts import Chart
+from .context import ReportContext, all_charts
+from .study_view import StudyContext
+
+
+@cache
+def vega_bundle() -> str:
+    """vega, vega-lite and vega-embed as one script, to inline once in a <script> element.
+
+    vl-convert builds it in about two seconds, always the same for one vl-convert version, so it
+    is kept in the user's cache folder (``$XDG_CACHE_HOME/ragreport``, else ``~/.cache``).
+    """
+    cached = _cache_dir() / f"vega-bundle-{metadata.version('vl-convert-python')}.js"
+    try:
+        bundle = cached.read_text(encoding="utf-8")
+    except OSError:
+        bundle = vl_convert.javascript_bundle()  # type: ignore[call-arg]  # stub: snippet optional
+        _store(cached, bundle)
+    if re.search(r"</script|<!--", bundle, re.IGNORECASE):
+        raise RuntimeError("this vl-convert's JavaScript bundle cannot be inlined in HTML")
+    return bundle
+
+
+def _cache_dir() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ragreport"
+
+
+def _store(path: Path, text: str) -> None:
+    """Write ``path`` whole or not at all; a cache that cannot be written is only slower."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_suffix(f".{os.getpid()}.tmp")
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, path)
+    except OSError:
+        pass
+
+
+@cache
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(resource_dir("templates")),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.policies["json.dumps_kwargs"] = {"sort_keys": True, "separators": (",", ":")}
+    env.globals["thresholds"] = {  # the rules' numbers, written once and quoted by the pages
+        "small_slice": SMALL_SLICE,
+        "exploratory_below": EXPLORATORY_BELOW,
+    }
+    return env
+
+
+def static_svg(spec: dict[str, Any]) -> str:
+    """The chart as SVG markup; Vega escapes every text it draws."""
+    return vl_convert.vegalite_to_svg(json.loads(json.dumps(spec)))
+
+
+def _script_hash(code: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(code.encode()).digest()).decode() + "'"
+
+
+def render(context: ReportContext, run_id: str) -> str:
+    return _page("report.html", all_charts(context), run_id, ctx=context)
+
+
+def render_study(study: StudyContext, run_id: str) -> str:
+    """The page of a study: the summary, then each candidate's sections as on a two-run page."""
+    shown = study.charts + [c for s in study.sections for c in all_charts(s.context)]
+    return _page("study.html", shown, run_id, study=study)
+
+
+def _page(template: str, charts: list[Chart], run_id: str, **context: Any) -> str:
+    """The page. Its Content-Security-Policy admits only the page's own scripts (by hash), no
+    eval (Vega runs its expression interpreter) and no network, so even text that slipped
+    through escaping could neither run nor call out. ``run_id`` is recorded in a <meta> element,
+    as in the JSON written beside it."""
+    env = environment()
+    scripts = [vega_bundle(), env.get_template("_charts.js").render()]
+    return env.get_template(template).render(
+        **context,
+        run_id=run_id,
+        svgs={c.id: static_svg(c.spec) for c in charts},
+        scripts=scripts,
+        script_hashes=" ".join(_script_hash(code) for code in scripts),
+    )

@@ -1,0 +1,144 @@
+"""What the page of a study (one baseline, several candidates) shows above the candidates'
+own sections: the summary table, the multiplicity and winner's-curse sentences, two charts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from ...comparison.study import Study
+from ...formatting import fmt_diff, fmt_interval, fmt_num, fmt_p, interval_side
+from . import charts
+from .charts import Chart
+from .context import ReportContext, RunRow, with_chart_prefix
+
+
+@dataclass(frozen=True)
+class SummaryLine:
+    anchor: str  # id of the candidate's section
+    candidate: str
+    colour: str
+    metric: str
+    baseline: str
+    candidate_mean: str
+    diff: str
+    interval: str
+    p_holm: str
+    fixed_broken: str
+    outcome: str
+    direction: str  # up, down or none: the colour of the difference
+
+
+@dataclass(frozen=True)
+class CandidateSection:
+    anchor: str
+    label: str
+    colour: str
+    baseline: str
+    context: ReportContext
+
+
+@dataclass(frozen=True)
+class StudyContext:
+    title: str
+    baseline: str
+    baseline_colour: str
+    n_paired: int
+    family: str
+    curse: str | None
+    holdout: str | None
+    warnings: list[str]
+    summary: list[SummaryLine]
+    charts: list[Chart]
+    sections: list[CandidateSection]
+    runs: list[RunRow]
+    colours: dict[str, str]  # run label -> its colour on every chart
+
+
+def _charts(study: Study, colours: dict[str, str]) -> list[Chart]:
+    headline = study.pairs[0].headline
+    means = pd.DataFrame(
+        {
+            "run": [m.label for m in study.run_means],
+            "mean": [m.mean for m in study.run_means],
+            "low": [m.ci_low for m in study.run_means],
+            "high": [m.ci_high for m in study.run_means],
+        }
+    )
+    out = [
+        Chart(
+            id="run-means",
+            title=f"{headline} of every run",
+            reading="Each run's own mean with its interval; the differences, which are paired "
+            "and so narrower, are in the table above.",
+            spec=charts.run_means(means, headline, [colours[r] for r in means["run"]]),
+        )
+    ]
+    if study.matrix:
+        cells = pd.DataFrame(
+            {
+                "row": [c.row for c in study.matrix],
+                "column": [c.column for c in study.matrix],
+                "diff": [c.diff for c in study.matrix],
+                "text": [fmt_diff(c.diff) for c in study.matrix],
+                "differs": [c.differs for c in study.matrix],
+            }
+        )
+        differing = sum(c.differs for c in study.matrix) // 2
+        out.append(
+            Chart(
+                id="run-matrix",
+                title="Which runs differ",
+                reading=f"{differing} of {len(study.matrix) // 2} pairs of runs differ in "
+                f"{headline} with the intervals holding together over every pair (Bonferroni).",
+                spec=charts.difference_matrix(cells, headline),
+            )
+        )
+    return out
+
+
+def build_study_context(study: Study, pair_contexts: list[ReportContext]) -> StudyContext:
+    colours = dict(zip((r.label for r in study.runs), charts.STUDY_COLOURS, strict=False))
+    sections = [
+        CandidateSection(
+            anchor=f"candidate-{i + 1}",
+            label=pair.runs["b"].label,
+            colour=colours[pair.runs["b"].label],
+            baseline=study.baseline.label,
+            context=with_chart_prefix(context, f"c{i + 1}-"),
+        )
+        for i, (pair, context) in enumerate(zip(study.pairs, pair_contexts, strict=True))
+    ]
+    summary = [
+        SummaryLine(
+            anchor=section.anchor,
+            candidate=row.candidate,
+            colour=section.colour,
+            metric=row.metric,
+            baseline=fmt_num(row.baseline_mean),
+            candidate_mean=fmt_num(row.candidate_mean),
+            diff=fmt_diff(row.diff),
+            interval=fmt_interval(row.ci_low, row.ci_high),
+            p_holm=fmt_p(row.p_holm),
+            fixed_broken=f"{row.fixed} / {row.broken}" if row.fixed is not None else "",
+            outcome=row.reads,
+            direction=interval_side(row.ci_low, row.ci_high),
+        )
+        for row, section in zip(study.summary, sections, strict=True)
+    ]
+    return StudyContext(
+        title=" vs ".join(r.path.name for r in study.runs),
+        baseline=study.baseline.label,
+        baseline_colour=colours[study.baseline.label],
+        n_paired=study.n_paired,
+        family=study.family.sentence if study.family else "",
+        curse=study.curse.sentence if study.curse else None,
+        holdout=study.holdout.sentence if study.holdout else None,
+        warnings=study.warnings,
+        summary=summary,
+        charts=_charts(study, colours),
+        sections=sections,
+        runs=[pair_contexts[0].runs[0], *(c.runs[1] for c in pair_contexts)],
+        colours=colours,
+    )

@@ -1,0 +1,216 @@
+"""The JSON of every number in the report, in the shape of ``report.schema.json``.
+
+schema_version 2: the runs and the comparisons (one per candidate against the baseline) are
+lists; CHANGELOG.md says how a reader of version 1 migrates.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from dataclasses import asdict
+from importlib import resources
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+from pyarrow import csv
+
+from .. import __version__
+from ..analysis.gates import GateResult
+from ..analysis.slices import SliceResult
+from ..analysis.stats import MetricComparison
+from ..comparison.compare import Comparison
+from ..comparison.study import Study
+from ..provenance import library_versions
+from .html.samples_view import samples_json
+
+SCHEMA_VERSION = 2
+SCHEMA_FILE = "report.schema.json"  # the JSON Schema of the document, shipped in the package
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) that every document of SCHEMA_VERSION satisfies."""
+    return json.loads(resources.files(__package__).joinpath(SCHEMA_FILE).read_text("utf-8"))
+
+
+def _clean(value: Any) -> Any:
+    """JSON-safe: NaN and infinities become null, numpy scalars become Python numbers."""
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def comparison_fields(c: MetricComparison) -> dict[str, Any]:
+    return {k: v for k, v in asdict(c).items() if k != "metric"}
+
+
+def slices_by_value(per_metric: dict[str, list[SliceResult]]) -> dict[str, Any]:
+    """slice value -> metric -> ``metrics`` fields plus p_holm, regression, finding, small."""
+    out: dict[str, dict[str, Any]] = {}
+    for metric, rows in per_metric.items():
+        for r in rows:
+            out.setdefault(r.value, {})[metric] = {
+                **comparison_fields(r.comparison),
+                "p_holm": r.p_holm,
+                "regression": r.regression,
+                "finding": r.finding,
+                "small": r.small,
+            }
+    return out
+
+
+def _pair_questions(result: Comparison) -> pd.DataFrame:
+    tables = result.tables
+    columns = {"question_id": "question_id", "slice": "slice"}
+    for base in tables.metrics:
+        for run in ("a", "b"):
+            columns[f"{base}_{run}"] = f"{tables.name(base)}_{run}"
+    frame = tables.paired[list(columns)].rename(columns=columns)
+    if result.diagnosis.per_question is not None:
+        frame = frame.merge(result.diagnosis.per_question, on="question_id", how="left")
+    return frame
+
+
+def per_question(study: Study) -> pd.DataFrame:
+    """One row per candidate and paired question: the candidate's label, the question's slice,
+    every metric in the baseline (_a) and the candidate (_b), its failure classes."""
+    return pd.concat(
+        [_pair_questions(pair).assign(candidate=pair.runs["b"].label) for pair in study.pairs],
+        ignore_index=True,
+    ).pipe(lambda f: f[["candidate", *f.columns[:-1]]])
+
+
+def to_csv(frame: pd.DataFrame) -> str:
+    """The table as CSV (Arrow's writer: an order of magnitude faster than pandas')."""
+    sink = io.BytesIO()
+    csv.write_csv(
+        pa.Table.from_pandas(frame, preserve_index=False),
+        sink,
+        csv.WriteOptions(quoting_style="needed"),
+    )
+    return sink.getvalue().decode("utf-8")
+
+
+def gate_fields(gate: GateResult | None) -> dict[str, Any] | None:
+    """The rules, the policy for inconclusive ones, the level of each bound, every result."""
+    if gate is None:
+        return None
+    return {
+        "outcome": gate.outcome,
+        "rules": list(gate.rules),
+        "inconclusive": gate.inconclusive,
+        "confidence": gate.confidence,
+        "one_sided_level": gate.one_sided_level,
+        "passing_candidates": gate.passing_candidates(),
+        "results": [asdict(r) for r in gate.results],
+    }
+
+
+def _pair(result: Comparison) -> dict[str, Any]:
+    """One candidate against the baseline: everything a two-run report said of B against A."""
+    return {
+        "baseline": result.runs["a"].label,
+        "candidate": result.runs["b"].label,
+        "n_paired": len(result.paired),
+        "confidence": result.options.confidence,
+        "headline": result.headline,
+        "verdict": asdict(result.verdict),
+        "metrics": {name: comparison_fields(c) for name, c in result.comparisons.items()},
+        "metric_curve": (
+            result.tables.curve.to_dict(orient="records")
+            if result.tables.curve is not None
+            else None
+        ),
+        **result.diagnosis.to_json(),
+        "supported": asdict(result.supported),
+        "slices": {
+            column: slices_by_value(per_metric) for column, per_metric in result.slices.items()
+        },
+        "audit": {
+            "n_paired": result.audit.n_paired,
+            "exploratory": result.audit.exploratory,
+            "label_changes": [
+                {"question_id": q, "changed": what} for q, what in result.audit.label_changes
+            ],
+            "coverage": dict(result.audit.coverage),
+            "unanswerable": result.audit.unanswerable,
+            "unanswerable_share": result.audit.unanswerable_share,
+            "smells": {s.kind: asdict(s) for s in result.audit.smells},
+        },
+        "fairness": {c.name: asdict(c) for c in result.fairness},
+        "power": asdict(result.power),
+        "samples": samples_json(result.tables),
+        "warnings": result.warnings,
+        "gate": gate_fields(result.gate),
+    }
+
+
+def _warnings(study: Study) -> list[str]:
+    """The study's warnings, then each comparison's (named by candidate when there are several)."""
+    if study.family is None:
+        return study.warnings + study.pairs[0].warnings
+    named = [f"{p.runs['b'].label}: {w}" for p in study.pairs for w in p.warnings]
+    return study.warnings + named
+
+
+def _holdout(study: Study) -> dict[str, Any] | None:
+    h = study.holdout
+    if h is None:
+        return None
+    return {**asdict(h), "held_out": comparison_fields(h.held_out), "metric": h.held_out.metric}
+
+
+def build(study: Study) -> dict[str, Any]:
+    o = study.options
+    tables = study.pairs[0].tables
+    return _clean(
+        {
+            "schema_version": SCHEMA_VERSION,
+            "tool": {
+                "name": "ragreport",
+                "version": __version__,
+                "libraries": library_versions(),
+            },
+            "params": {**o.to_json(), "k_source": tables.k_source, "k_named": tables.k},
+            "runs": [
+                {
+                    "label": run.label,
+                    "role": "baseline" if i == 0 else "candidate",
+                    "path": str(run.path),
+                    "sha256": run.sha256,
+                    "size_bytes": run.size_bytes,
+                    "n_questions": run.n_rows,
+                    "read": run.read.to_json(),
+                }
+                for i, run in enumerate(study.runs)
+            ],
+            "baseline": study.baseline.label,
+            "n_paired": study.n_paired,
+            "missing": study.missing,
+            "family": asdict(study.family) if study.family else None,
+            "summary": [asdict(row) for row in study.summary],
+            "run_means": [asdict(m) for m in study.run_means],
+            "winners_curse": asdict(study.curse) if study.curse else None,
+            "holdout": _holdout(study),
+            "comparisons": [_pair(pair) for pair in study.pairs],
+            "warnings": _warnings(study),
+            "gate": gate_fields(study.gate),
+        }
+    )
+
+
+def dumps(document: dict[str, Any], per_question: pd.DataFrame) -> str:
+    """The JSON file: one top-level key a line and one question a line under ``per_question``,
+    so that it reads in an editor and writes fast (the C encoders, no indentation)."""
+    lines = [f"{json.dumps(k)}: {json.dumps(v, allow_nan=False)}" for k, v in document.items()]
+    rows = per_question.to_json(orient="records", lines=True, double_precision=15)
+    lines.append('"per_question": [\n' + rows.strip().replace("\n", ",\n") + "\n]")
+    return "{\n" + ",\n".join(lines) + "\n}\n"

@@ -1,0 +1,56 @@
+"""A JUnit XML of the gate: one test case per rule and candidate, for CI test-report viewers.
+
+A failing rule is a ``<failure>`` whose message carries the numbers; an inconclusive rule that
+counts as a pass is a passing case whose ``<system-out>`` says it was inconclusive. Without
+rules, the suite is empty.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from ..analysis.gates import PASS
+from ..comparison.study import Study
+
+SUITE = "ragreport gate"
+
+
+def render(study: Study) -> str:
+    results = study.gate.results if study.gate is not None else ()
+    failures = sum(r.counts_as != PASS for r in results)
+    suite = ET.Element(
+        "testsuite",
+        name=SUITE,
+        tests=str(len(results)),
+        failures=str(failures),
+        errors="0",
+        skipped="0",
+    )
+    properties = ET.SubElement(suite, "properties")
+    for key, run in zip(_keys(len(study.runs)), study.runs, strict=True):
+        ET.SubElement(properties, "property", name=f"{key}.path", value=str(run.path))
+        ET.SubElement(properties, "property", name=f"{key}.sha256", value=run.sha256)
+    for r in results:
+        case = ET.SubElement(
+            suite, "testcase", classname=f"{SUITE}.{r.candidate}", name=r.rule, time="0"
+        )
+        if r.counts_as != PASS:
+            failure = ET.SubElement(
+                case, "failure", message=f"{r.outcome}: {r.detail}", type=r.outcome
+            )
+            failure.text = (
+                f"{r.rule} is {r.outcome} for {r.candidate}: estimate {r.estimate:.6g}, "
+                f"interval [{r.low:.6g}, {r.high:.6g}]; {r.detail}"
+            )
+        ET.SubElement(case, "system-out").text = f"{r.outcome}: {r.detail}"
+    root = ET.Element("testsuites", name=SUITE, tests=str(len(results)), failures=str(failures))
+    root.append(suite)
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _keys(n: int) -> list[str]:
+    """Property prefixes: a and b for two runs (as always), else baseline, candidate1, ..."""
+    if n == 2:
+        return ["a", "b"]
+    return ["baseline", *(f"candidate{i}" for i in range(1, n))]

@@ -1,0 +1,230 @@
+"""A GitHub-flavoured Markdown summary for a pull-request comment or ``$GITHUB_STEP_SUMMARY``.
+
+A sibling of the HTML and JSON, fed the same ``Comparison``. GitHub refuses a comment or a job
+summary over MAX_CHARS characters, so every table is cut at a fixed number of rows and every
+piece of user text at a fixed length; the whole is cut at a line as a last resort.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from ..analysis.gates import GateResult
+from ..analysis.stats import MetricComparison
+from ..comparison.compare import Comparison
+from ..comparison.study import Study
+from ..formatting import fmt_diff, fmt_interval, fmt_num, fmt_p, fmt_pct
+from ..inputs.load import RunFile
+
+MAX_CHARS = 65_536  # GitHub's limit on a comment and on a job summary
+MAX_TEXT = 120  # characters of one piece of user text (a file name, a rule, a slice value)
+MAX_RULE_ROWS = 60  # gate results shown; the JSON and JUnit hold every one
+MAX_SLICE_ROWS = 30  # flagged slices shown
+MAX_REASON = 1_000  # characters of the verdict's reason (the tool's text, naming a metric)
+COST_DIGITS = 4  # significant digits of a cost (latency, dollars, tokens)
+SHA_SHOWN = 12  # hex digits of each input's sha256
+
+_SPECIAL = re.compile(r"([\\`*_\[\]|~#])")
+
+
+def escape(text: str, limit: int = MAX_TEXT) -> str:
+    """User text as literal Markdown: no emphasis, code, link, table cell break or HTML tag."""
+    text = " ".join(str(text).split())
+    if len(text) > limit:
+        text = text[: limit - 1] + "\u2026"
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _SPECIAL.sub(r"\\\1", text)
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return lines + ["| " + " | ".join(row) + " |" for row in rows] + [""]
+
+
+def _metric_rows(result: Comparison) -> list[list[str]]:
+    costs = {name: cost.comparison for name, cost in result.diagnosis.cost.items()}
+    rows = []
+    for name, c in (result.comparisons | costs).items():
+        shown = f"**{escape(name)}**" if name == result.headline else escape(name)
+        digits = 3 if name in result.comparisons else _cost_digits(c.a)
+        rows.append(
+            [
+                shown,
+                fmt_num(c.a, digits),
+                fmt_num(c.b, digits),
+                fmt_diff(c.diff, digits),
+                fmt_interval(c.ci_low, c.ci_high, digits),
+                fmt_p(c.p),
+            ]
+        )
+    return rows
+
+
+def _cost_digits(scale: float) -> int:
+    """Decimals that show a cost such as 1540 ms or 0.004123 USD to four significant digits."""
+    if not math.isfinite(scale) or scale == 0:
+        return 3
+    return max(0, COST_DIGITS - 1 - math.floor(math.log10(abs(scale))))
+
+
+def _gate_lines(gate: GateResult) -> list[str]:
+    lines = [
+        f"### Gate: {gate.outcome.upper()}",
+        "",
+        f"Each bound is one-sided at the {fmt_pct(gate.one_sided_level)} level (the "
+        f"{fmt_pct(gate.confidence)} two-sided interval); an inconclusive rule counts as "
+        f"**{gate.inconclusive}**. Candidates passing every rule: "
+        f"{', '.join(escape(c) for c in gate.passing_candidates()) or 'none'}.",
+        "",
+    ]
+    rows = [
+        [
+            escape(r.candidate),
+            escape(r.rule),
+            f"**{r.shown}**",
+            fmt_diff(r.estimate, 4),
+            fmt_interval(r.low, r.high, 4),
+            escape(r.detail),
+        ]
+        for r in gate.results[:MAX_RULE_ROWS]
+    ]
+    lines += _table(["Candidate", "Rule", "Result", "Estimate", "Interval", "Numbers"], rows)
+    if len(gate.results) > MAX_RULE_ROWS:
+        lines += [f"{len(gate.results) - MAX_RULE_ROWS} more rule results are in the JSON.", ""]
+    return lines
+
+
+def _changes(c: MetricComparison) -> str:
+    if c.fixed is not None:
+        return f"Fixed {c.fixed}, broken {c.broken} (of {c.n} paired questions)."
+    return f"{c.wins} better, {c.losses} worse, {c.ties} unchanged (of {c.n} paired questions)."
+
+
+def _flagged_slices(result: Comparison) -> list[list[str]]:
+    return [
+        [
+            escape(r.column),
+            escape(r.value),
+            escape(metric),
+            str(r.comparison.n),
+            fmt_diff(r.comparison.diff),
+            fmt_interval(r.comparison.ci_low, r.comparison.ci_high),
+            fmt_p(r.p_holm),
+            "regression" if r.finding else "direction",
+        ]
+        for per_metric in result.slices.values()
+        for metric, rows in per_metric.items()
+        for r in rows
+        if r.regression
+    ]
+
+
+def render(study: Study, html_name: str) -> str:
+    """The two-run summary, or for several candidates one row per candidate."""
+    if study.family is None and study.holdout is None:
+        return _pair(study.pairs[0], html_name)
+    lines = [
+        f"## ragreport: {_candidates(len(study.pairs))} against {escape(study.baseline.label)}",
+        "",
+        escape(study.family.sentence if study.family else "", MAX_REASON),
+        "",
+    ]
+    if study.gate is not None:
+        lines += _gate_lines(study.gate)
+    rows = [
+        [
+            escape(r.candidate),
+            escape(r.metric),
+            fmt_num(r.baseline_mean),
+            fmt_num(r.candidate_mean),
+            fmt_diff(r.diff),
+            fmt_interval(r.ci_low, r.ci_high),
+            fmt_p(r.p_holm),
+            f"{r.fixed} / {r.broken}" if r.fixed is not None else "",
+            escape(r.reads),
+        ]
+        for r in study.summary
+    ]
+    header = ["Candidate", "Metric", "Baseline", "Candidate", "Difference", "Interval"]
+    lines += _table([*header, "p (Holm)", "Fixed / broken", "Verdict"], rows)
+    for note in (study.curse, study.holdout):
+        if note is not None:
+            lines += [escape(note.sentence, MAX_REASON), ""]
+    lines += ["### Inputs", ""]
+    lines += _inputs(study.runs)
+    lines.append(f"The full report is the attached HTML, {escape(html_name)}.")
+    return fit("\n".join(lines) + "\n")
+
+
+def _candidates(n: int) -> str:
+    return f"{n} candidate{'s' if n != 1 else ''}"
+
+
+def _inputs(runs: list[RunFile]) -> list[str]:
+    return _table(
+        ["Run", "File", "sha256", "Questions"],
+        [
+            [
+                escape(run.label),
+                escape(run.path.name),
+                f"`{run.sha256[:SHA_SHOWN]}`",
+                str(run.n_rows),
+            ]
+            for run in runs
+        ],
+    )
+
+
+def _pair(result: Comparison, html_name: str) -> str:
+    runs = result.runs
+    headline = result.comparisons[result.headline]
+    lines = [
+        f"## ragreport: {escape(runs['a'].path.name)} vs {escape(runs['b'].path.name)}",
+        "",
+        f"**{result.verdict.outcome}** on **{escape(result.headline)}**. "
+        f"{escape(result.verdict.reason, MAX_REASON)}",
+        "",
+    ]
+    if result.gate is not None:
+        lines += _gate_lines(result.gate)
+    lines += [
+        "### Metrics",
+        "",
+        f"B \u2212 A with its {fmt_pct(result.options.confidence)} interval, over the questions "
+        "scored in both runs; p of the paired test of the same difference (McNemar's exact "
+        "test for 0/1 outcomes; for continuous ones the bootstrap-t test under 1,000 "
+        "questions, the paired permutation test from there).",
+        "",
+        *_table(["Metric", "A", "B", "B \u2212 A", "Interval", "p"], _metric_rows(result)),
+        f"{escape(result.headline)}: {_changes(headline)}",
+        "",
+    ]
+    flagged = _flagged_slices(result)
+    lines += ["### Regressions", ""]
+    if flagged:
+        lines += [
+            "Slices where B \u2212 A is negative while positive overall; a regression where it "
+            "survives Holm's adjustment over the slices, otherwise a direction, not a finding:",
+            "",
+        ]
+        lines += _table(
+            ["Column", "Slice", "Metric", "n", "B \u2212 A", "Interval", "p (Holm)", "Reads as"],
+            flagged[:MAX_SLICE_ROWS],
+        )
+        if len(flagged) > MAX_SLICE_ROWS:
+            lines += [f"{len(flagged) - MAX_SLICE_ROWS} more flagged slices are in the report.", ""]
+    else:
+        lines += ["No slice goes against the overall direction.", ""]
+    lines += ["### Inputs", ""]
+    lines += _inputs(list(runs.values()))
+    lines.append(f"The full report is the attached HTML, {escape(html_name)}.")
+    return fit("\n".join(lines) + "\n")
+
+
+def fit(text: str) -> str:
+    """The text whole when under MAX_CHARS, else cut at a line with a note saying so."""
+    if len(text) < MAX_CHARS:
+        return text
+    note = "\n\n(Summary cut at GitHub's size limit; the full report is the attached HTML.)\n"
+    return text[: text.rfind("\n", 0, MAX_CHARS - len(note))] + note
