@@ -339,7 +339,9 @@ def test_without_labels_generation_stages_name_the_labels(tmp_path):
     assert experiment is not None
     # nothing marks a question unanswerable, so the population is every question
     assert [s.metric for s in experiment.path] == ["correct and supported on all questions"]
-    assert experiment.path[0].value == 0.5 and experiment.stage == "generation"
+    # nothing locates the evidence, so the step is end-to-end, not blamed on the generator
+    assert experiment.path[0].value == 0.5 and experiment.stage == "end-to-end"
+    assert experiment.path[0].question == "Are all questions answered correctly and faithfully?"
 
 
 def test_without_labels_an_answerable_column_narrows_the_population(tmp_path):
@@ -391,6 +393,9 @@ def test_path_generation_fails(tmp_path):
     d = run(tmp_path, a, a, prompt_k=2)
     assert path_of(d)[-1] == ("correct and supported on hits", 0.7, False)
     assert d.next_experiment["a"].stage == "generation"
+    assert d.next_experiment["a"].path[-1].question == (
+        "Are the questions whose evidence reached the prompt answered correctly and faithfully?"
+    )
 
 
 def test_path_ends_at_the_weakest_slice(tmp_path):

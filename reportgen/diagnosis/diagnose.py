@@ -37,6 +37,11 @@ from .stages import (
 )
 
 TARGET = 0.8  # the decision path's bar at every step
+ASKED = {  # the population an answer step judges, as its question names it
+    "hits": "the questions whose evidence reached the prompt",
+    "all questions": "all questions",
+    "answerable questions": "the answerable questions",
+}
 N_EXEMPLARS = 5
 COSTS = {"latency_ms": "latency", "cost_usd": "cost", "context_tokens": "context tokens"}
 COMPARISON = (
@@ -55,7 +60,7 @@ class Step:
 
 @dataclass(frozen=True)
 class Experiment:
-    stage: str  # retrieval | ranking | generation | slices
+    stage: str  # retrieval | ranking | generation | end-to-end (no evidence located) | slices
     change: str
     metric: str
     comparison: str
@@ -313,7 +318,7 @@ def _next_experiment(
                 "removal; a larger k only if the token budget allows",
                 name,
             )
-        scope, population = evidence == 1, "hits"
+        scope, population, stage = evidence == 1, "hits", "generation"
         change = (
             "put the strongest evidence first in the prompt and instruct the model to answer "
             "only from the passages and abstain otherwise"
@@ -321,6 +326,7 @@ def _next_experiment(
     else:
         scope = p.values("answerable", run) == 1
         population = "all questions" if scope.all() else "answerable questions"
+        stage = "end-to-end"  # no labelled evidence located: the failing link cannot be named
         change = (
             "instruct the model to answer only from the passages it is given and abstain "
             "otherwise, and log which passages those were so the next report can tell retrieval "
@@ -332,9 +338,9 @@ def _next_experiment(
     faithful = p.logged("faithfulness")
     metric = f"correct{' and supported' if faithful else ''} on {population}"
     value = float(good.mean()) if len(good) else float("nan")
-    asked = f"Are the {population} answered correctly{' and faithfully' if faithful else ''}?"
+    asked = f"Are {ASKED[population]} answered correctly{' and faithfully' if faithful else ''}?"
     if not step(asked, metric, value).passed:
-        return experiment("generation", change, metric)
+        return experiment(stage, change, metric)
     grouped = pd.Series(p.values("correct", run)).groupby(p.frame[f"slice_{run}"])
     by_slice, sizes = grouped.mean(), grouped.size()
     if (sizes >= SMALL_SLICE).any():  # a slice of a few questions is weakest by chance
