@@ -6,7 +6,6 @@ Everything the report shows is in the returned ``Comparison``; rendering compute
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -23,7 +22,7 @@ from ..analysis.verdict import Verdict, decide, margin_for
 from ..diagnosis.diagnose import COSTS, Diagnosis, diagnose
 from ..errors import InputError
 from ..inputs.database import RunDatabase
-from ..inputs.load import RunFile, open_log
+from ..inputs.load import RunFile, Source, open_source
 from ..inputs.readers import ReadOptions
 
 MAX_SLICE_VALUES = 50  # a slice column with more values is left out: its forest would be unreadable
@@ -89,8 +88,8 @@ def _slice_values(
 
 
 def run_comparison(
-    path_a: Path,
-    path_b: Path,
+    path_a: Source,
+    path_b: Source,
     options: Options,
     requirements: Requirements | None = None,
     reading: tuple[ReadOptions, ReadOptions] = (ReadOptions(), ReadOptions()),
@@ -100,8 +99,8 @@ def run_comparison(
     """Compare run B with run A; ``keep`` restricts both to those questions (a study pairs the
     questions common to all its runs)."""
     runs = {
-        "a": open_log(path_a, labels[0], reading[0]),
-        "b": open_log(path_b, labels[1], reading[1]),
+        "a": open_source(path_a, labels[0], reading[0]),
+        "b": open_source(path_b, labels[1], reading[1]),
     }
     db = RunDatabase(runs["a"], runs["b"], keep)
     try:

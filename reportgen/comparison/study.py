@@ -9,8 +9,8 @@ report names a best candidate, it says by how much picking the best of m oversta
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -23,7 +23,7 @@ from ..analysis.metrics import BINARY, Options
 from ..analysis.stats import MetricComparison, compare_metric, holm
 from ..errors import InputError
 from ..inputs.database import RunDatabase
-from ..inputs.load import RunFile, open_log
+from ..inputs.load import RunFile, Source, open_source, source_stem
 from ..inputs.readers import ReadOptions
 from .compare import Comparison, run_comparison
 
@@ -161,14 +161,14 @@ class Study:
         ]
 
 
-def run_labels(paths: list[Path], labels: tuple[str, ...]) -> list[str]:
+def run_labels(paths: Sequence[Source], labels: tuple[str, ...]) -> list[str]:
     """--label in order, else A and B for two runs, else each file's stem; all distinct."""
     if labels and len(labels) != len(paths):
         raise InputError(
             f"--label: {len(labels)} label(s) for {len(paths)} run logs; give one per log, in order"
         )
     if not labels:
-        labels = TWO_RUN_LABELS if len(paths) == 2 else tuple(p.stem for p in paths)
+        labels = TWO_RUN_LABELS if len(paths) == 2 else tuple(source_stem(p) for p in paths)
     repeated = [label for label in dict.fromkeys(labels) if labels.count(label) > 1]
     if repeated:
         raise InputError(
@@ -178,7 +178,7 @@ def run_labels(paths: list[Path], labels: tuple[str, ...]) -> list[str]:
     return list(labels)
 
 
-def _order(paths: list[Path], labels: list[str], baseline: str | None) -> list[int]:
+def _order(paths: Sequence[Source], labels: list[str], baseline: str | None) -> list[int]:
     if len(paths) < 2:
         raise InputError("compare: give a baseline log and at least one candidate log")
     if len(paths) > MAX_RUNS:
@@ -218,7 +218,7 @@ def _common_ids(runs: list[RunFile]) -> tuple[list[str], dict[str, list[str]]]:
 
 
 def run_study(
-    paths: list[Path],
+    paths: Sequence[Source],
     options: Options,
     requirements: Requirements | None = None,
     reading: tuple[ReadOptions, ...] | None = None,
@@ -234,11 +234,11 @@ def run_study(
     keep: list[str] | None = None
     missing: dict[str, list[str]] = {}
     if m > 1:
-        runs = [open_log(p, label, r) for p, label, r in zip(paths, names, reads, strict=True)]
+        runs = [open_source(p, label, r) for p, label, r in zip(paths, names, reads, strict=True)]
         keep, missing = _common_ids(runs)
         if not keep:
             raise InputError(
-                f"{paths[0]}: no question id is in every run log; the runs cannot be paired"
+                f"{runs[0].path}: no question id is in every run log; the runs cannot be paired"
             )
     pair_options = replace(options, confidence=family_level(options.confidence, m))
     pairs = [

@@ -115,6 +115,42 @@ def check_schema(path: Path, schema: pa.Schema) -> None:
         raise InputError(problems[0])
 
 
+def open_table(table: pa.Table, label: str) -> RunFile:
+    """A log handed over in memory (a DataFrame or an Arrow table, from Python), checked like a
+    file. Messages name it ``<label>``; its sha256 is that of its Arrow IPC stream, batch by
+    batch, so the same table gives the same digest."""
+    where = Path(f"<{label}>")
+    check_schema(where, table.schema)
+    digest = hashlib.sha256(table.schema.serialize().to_pybytes())
+    for batch in table.to_batches():
+        digest.update(batch.serialize())
+    return RunFile(
+        label=label,
+        path=where,
+        sha256=digest.hexdigest(),
+        size_bytes=table.nbytes,
+        n_rows=table.num_rows,
+        columns=frozenset(table.column_names),
+        table=table,
+        notes=(f"Run {label} was handed over in memory, not read from a file.",),
+    )
+
+
+Source = Path | RunFile  # a log to open, or one opened already (a table from memory)
+
+
+def open_source(source: Source, label: str, options: ReadOptions) -> RunFile:
+    """``source`` opened as run ``label``: a path is read and checked, a RunFile relabelled."""
+    if isinstance(source, RunFile):
+        return replace(source, label=label)
+    return open_log(source, label, options)
+
+
+def source_stem(source: Source) -> str:
+    """The default label of a log: its file's stem, or the label a table was opened with."""
+    return source.label if isinstance(source, RunFile) else source.stem
+
+
 def open_log(path: Path, label: str, options: ReadOptions) -> RunFile:
     """Read a run log in any format (see reportgen/readers) and check it against the contract."""
     source = read(path, options)

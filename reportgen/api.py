@@ -1,0 +1,226 @@
+"""Compare runs from Python, in a notebook or a script: logs as paths, DataFrames or Arrow tables.
+
+    import reportgen
+    result = reportgen.compare("baseline.parquet", candidate_frame, labels=["base", "rerank"])
+    result.metrics            # one row per candidate and metric
+    result.to_html("report.html")
+    result                    # in a notebook: the verdicts and the headline table
+
+Keyword arguments are the options of ``ragreport compare`` under their Python names (``k``,
+``n_boot``, ``confidence``, ``slices``, ``margins``, ``rules``, ``log_format``, ``qrels``, ...),
+given as the command line takes them (``margins=["correct=0.02"]``), and checked by the command's
+own definitions, so a value the command refuses is refused here with the same words.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any, TypeAlias
+
+import click
+import pandas as pd
+import pyarrow as pa
+
+from .analysis.gates import requirements_from
+from .analysis.metrics import Options
+from .comparison.study import Study, run_labels, run_study
+from .errors import InputError
+from .formatting import fmt_diff, fmt_interval, fmt_num, fmt_p
+from .inputs.load import Source, open_table
+from .inputs.readers import read_options
+from .output import check_outputs, write_all
+from .pipeline import Texts, study_run_id
+from .reporters.html.render import environment
+
+RunLike: TypeAlias = str | os.PathLike[str] | pd.DataFrame | pa.Table
+_NOT_OPTIONS = {"runs", "labels", "baseline", "output", "json_path", "markdown_path", "junit_path"}
+METRIC_COLUMNS = (
+    "candidate", "metric", "n", "baseline", "candidate_mean", "diff", "ci_low", "ci_high",
+    "confidence", "p", "p_adjusted", "wins", "losses", "ties", "fixed", "broken", "test",
+)  # fmt: skip
+_PLACEHOLDER = ("baseline", "candidate", "-o", "report.html")  # a parse needs them; never read
+
+
+def _command() -> click.Command:
+    from .cli import cli
+
+    command = cli.commands["compare"]
+    return command
+
+
+def _settings(given: dict[str, Any]) -> dict[str, Any]:
+    """Every option of ``ragreport compare``, from ``given`` or its default, checked by the
+    command's own parameter definitions (``given`` serves as the defaults of a parse)."""
+    command = _command()
+    names = {str(p.name) for p in command.params} - _NOT_OPTIONS
+    unknown = sorted(set(given) - names)
+    if unknown:
+        raise TypeError(
+            f"compare() got unknown option(s) {', '.join(unknown)}; known: "
+            + ", ".join(sorted(names))
+        )
+    defaults = {
+        name: [value] if isinstance(value, str) and _multiple(command, name) else value
+        for name, value in given.items()
+        if value is not None
+    }
+    try:
+        context = command.make_context("compare", [*_PLACEHOLDER], default_map=defaults)
+    except click.ClickException as exc:
+        raise InputError(exc.format_message()) from None
+    return {name: context.params[name] for name in names}
+
+
+def _multiple(command: click.Command, name: str) -> bool:
+    return any(p.name == name and p.multiple for p in command.params)
+
+
+def _sources(runs: tuple[RunLike, ...], labels: tuple[str, ...]) -> list[Source]:
+    """Paths stay paths (read as the command reads them); tables are checked now, under the
+    label they will carry, so that a message names the run as the report will."""
+    stems: list[Path] = []
+    for i, run in enumerate(runs):
+        if isinstance(run, str | os.PathLike):
+            stems.append(Path(run))
+        elif isinstance(run, pd.DataFrame | pa.Table):
+            stems.append(Path(f"run{i + 1}"))
+        else:
+            raise TypeError(
+                f"run {i + 1}: a {type(run).__name__}; give a path, a pandas DataFrame or an "
+                "Arrow table"
+            )
+    names = run_labels(stems, labels) if len(runs) > 1 else [s.stem for s in stems]
+    return [
+        stem
+        if isinstance(run, str | os.PathLike)
+        else open_table(
+            run if isinstance(run, pa.Table) else pa.Table.from_pandas(run, preserve_index=False),
+            name,
+        )
+        for run, stem, name in zip(runs, stems, names, strict=True)
+    ]
+
+
+def compare(
+    *runs: RunLike,
+    labels: list[str] | tuple[str, ...] = (),
+    baseline: str | None = None,
+    **options: Any,
+) -> Result:
+    """Compare the baseline (the first run, or ``baseline``) with every other run.
+
+    Raises InputError with the command's one-line message on a bad log or option.
+    """
+    settings = _settings(options)
+    study_options = Options(**{f.name: settings[f.name] for f in fields(Options)})
+    requirements = requirements_from(
+        settings["rules"], settings["gate_file"], settings["inconclusive"]
+    )
+    reading = read_options(
+        settings["log_format"],
+        settings["qrels"],
+        settings["rel_level"],
+        settings["mapping"],
+        settings["run_filters"],
+        len(runs),
+    )
+    names = tuple(labels)
+    study = run_study(_sources(runs, names), study_options, requirements, reading, names, baseline)
+    run_id = study_run_id(study, repr((study_options, reading, tuple(labels), baseline)))
+    return Result(study, run_id)
+
+
+@dataclass(frozen=True)
+class Result:
+    """One comparison, computed once; every output is rendered from it on demand."""
+
+    study: Study
+    run_id: str
+
+    @property
+    def passed(self) -> bool | None:
+        """Whether every gate rule passed; None without rules."""
+        return None if self.study.gate is None else self.study.gate.passed
+
+    @property
+    def metrics(self) -> pd.DataFrame:
+        """One row per candidate and metric: both means, B - A with its interval, the test's p
+        (and with several candidates p adjusted over them), W/L/T, fixed and broken."""
+        family = self.study.family
+        rows = []
+        for pair in self.study.pairs:
+            candidate = pair.runs["b"].label
+            for name, c in pair.comparisons.items():
+                rows.append(
+                    {
+                        "candidate": candidate,
+                        "metric": name,
+                        "n": c.n,
+                        "baseline": c.a,
+                        "candidate_mean": c.b,
+                        "diff": c.diff,
+                        "ci_low": c.ci_low,
+                        "ci_high": c.ci_high,
+                        "confidence": pair.options.confidence,
+                        "p": c.p,
+                        "p_adjusted": c.p if family is None else family.p_holm[candidate][name],
+                        "wins": c.wins,
+                        "losses": c.losses,
+                        "ties": c.ties,
+                        "fixed": c.fixed,
+                        "broken": c.broken,
+                        "test": c.test,
+                    }
+                )
+        frame = pd.DataFrame(rows, columns=METRIC_COLUMNS)
+        return frame.astype({"fixed": "Int64", "broken": "Int64"})
+
+    def _texts(self, html_name: str = "report.html") -> Texts:
+        return Texts(self.study, self.run_id, html_name)
+
+    def to_json(self) -> str:
+        """The JSON document ``ragreport compare --json`` writes."""
+        return self._texts().json()
+
+    def to_html(self, path: str | os.PathLike[str]) -> Path:
+        """Write the report page to ``path`` (whole or not at all) and return the path."""
+        target = Path(path)
+        inputs = [r.path for r in self.study.runs if r.table is None]
+        (target,) = check_outputs([target], inputs=inputs)
+        write_all({target: self._texts(target.name).html()}, inputs=inputs)
+        return target
+
+    def _repr_html_(self) -> str:
+        """The notebook's view: each candidate's verdict and its headline metric."""
+        study = self.study
+        rows = [
+            {
+                "candidate": s.candidate,
+                "metric": s.metric,
+                "baseline": fmt_num(s.baseline_mean),
+                "candidate_mean": fmt_num(s.candidate_mean),
+                "diff": fmt_diff(s.diff),
+                "interval": fmt_interval(s.ci_low, s.ci_high),
+                "p": fmt_p(s.p if study.family is None else s.p_holm),
+                "fixed_broken": "" if s.fixed is None else f"{s.fixed} / {s.broken}",
+            }
+            for s in study.summary
+        ]
+        verdicts = [
+            {"label": p.runs["b"].label, "text": f"{p.verdict.outcome}: {p.verdict.reason}"}
+            for p in study.pairs
+        ]
+        return (
+            environment()
+            .get_template("notebook.html")
+            .render(
+                runs=[r.label for r in study.runs],
+                n_paired=study.n_paired,
+                gate=None if study.gate is None else study.gate.headline,
+                verdicts=verdicts,
+                rows=rows,
+                adjusted=study.family is not None,
+            )
+        )

@@ -1,0 +1,133 @@
+"""The Python API: logs as paths, DataFrames or Arrow tables, compared as the command compares."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+from conftest import run_compare, write_run_log
+
+import reportgen
+from reportgen.errors import InputError, OutputError
+
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_runs"
+BASELINE = SAMPLE / "fare_rules_a_baseline.parquet"
+RERANKER = SAMPLE / "fare_rules_b_reranker.parquet"
+PROMPT = SAMPLE / "fare_rules_c_prompt.parquet"
+FAST = {"n_boot": 1000}
+
+# Hand-worked: 10 questions; the candidate fixes q1, q4 and q7 and breaks none.
+A_CORRECT = [1, 0, 0, 1, 0, 1, 0, 0, 1, 0]
+B_CORRECT = [1, 1, 0, 1, 1, 1, 0, 1, 1, 0]
+
+
+def _frame(correct: list[int]) -> pd.DataFrame:
+    ids = [f"q{i}" for i in range(len(correct))]
+    return pd.DataFrame({"question_id": ids, "correct": [bool(c) for c in correct]})
+
+
+@pytest.fixture(scope="module")
+def sample_result():
+    return reportgen.compare(BASELINE, str(RERANKER), **FAST)
+
+
+def test_a_dataframe_against_a_file_gives_the_hand_worked_numbers(tmp_path):
+    baseline = write_run_log(
+        tmp_path / "a.parquet",
+        [{"question_id": f"q{i}", "correct": bool(c)} for i, c in enumerate(A_CORRECT)],
+    )
+    result = reportgen.compare(baseline, _frame(B_CORRECT), labels=["base", "new"], **FAST)
+    (row,) = result.metrics.to_dict("records")
+    assert (row["candidate"], row["metric"], row["n"]) == ("new", "correct", 10)
+    assert row["baseline"] == pytest.approx(0.4) and row["candidate_mean"] == pytest.approx(0.7)
+    assert row["diff"] == pytest.approx(0.3)
+    assert (row["wins"], row["losses"], row["ties"]) == (3, 0, 7)
+    assert (row["fixed"], row["broken"]) == (3, 0)
+    # McNemar's exact test on 3 fixed, 0 broken: 2 * 0.5^3
+    assert row["p"] == pytest.approx(0.25) and row["p_adjusted"] == pytest.approx(0.25)
+    assert [r.label for r in result.study.runs] == ["base", "new"]
+
+
+def test_the_numbers_are_those_of_the_command(tmp_path, sample_result):
+    document = run_compare(BASELINE, RERANKER, tmp_path, "--n-boot", "1000")
+    expected = document["metrics"]
+    frame = sample_result.metrics.set_index("metric")
+    assert list(frame.index) == list(expected)
+    for name, m in expected.items():
+        row = frame.loc[name]
+        for field in ("n", "a", "b", "diff", "ci_low", "ci_high", "p", "wins", "losses", "ties"):
+            column = {"a": "baseline", "b": "candidate_mean"}.get(field, field)
+            assert row[column] == pytest.approx(m[field], abs=1e-12), (name, field)
+
+
+def test_dataframes_arrow_tables_and_files_give_the_same_numbers(sample_result):
+    table = pq.read_table(RERANKER)
+    for candidate in (table, table.to_pandas()):
+        result = reportgen.compare(BASELINE, candidate, **FAST)
+        pd.testing.assert_frame_equal(result.metrics, sample_result.metrics)
+    assert result.study.runs[1].path == Path("<B>")  # named by its label in messages and JSON
+
+
+def test_several_candidates_get_p_adjusted_over_them_and_a_gate():
+    result = reportgen.compare(
+        BASELINE, RERANKER, PROMPT, rules=["correct >= -0.02", "correct > 0.5"], **FAST
+    )
+    frame = result.metrics
+    assert sorted(frame["candidate"].unique()) == ["fare_rules_b_reranker", "fare_rules_c_prompt"]
+    # Holm over two candidates: the smaller p doubles, the larger is at least the smaller's
+    for _, group in frame.groupby("metric"):
+        low, high = sorted(group["p"])
+        adjusted = sorted(group["p_adjusted"])
+        assert adjusted[0] == pytest.approx(min(1, 2 * low))
+        assert adjusted[1] == pytest.approx(max(adjusted[0], high))
+    assert result.passed is False  # no candidate gains half a point of correct
+
+
+def test_bad_options_get_the_command_s_message():
+    with pytest.raises(InputError, match=r"'--n-boot': 5 is not in the range 100<=x<=100000"):
+        reportgen.compare(BASELINE, RERANKER, n_boot=5)
+    with pytest.raises(InputError, match="'--margin'"):
+        reportgen.compare(BASELINE, RERANKER, margins="correct=-1")
+    with pytest.raises(TypeError, match="nboot"):
+        reportgen.compare(BASELINE, RERANKER, nboot=5)
+    with pytest.raises(TypeError, match="run 2: a list"):
+        reportgen.compare(BASELINE, [1, 2])
+
+
+def test_a_bad_table_is_named_by_its_label():
+    frame = pq.read_table(RERANKER).to_pandas().drop(columns=["question_id"])
+    with pytest.raises(InputError, match=r"^<rerank>: no question_id column"):
+        reportgen.compare(BASELINE, frame, labels=["base", "rerank"])
+
+
+def test_the_notebook_view_escapes_labels_and_shows_the_headline():
+    result = reportgen.compare(
+        _frame(A_CORRECT), _frame(B_CORRECT), labels=["<b>base</b>", "new & improved"], **FAST
+    )
+    view = result._repr_html_()
+    assert "<b>base</b>" not in view and "&lt;b&gt;base&lt;/b&gt;" in view
+    assert "new &amp; improved" in view
+    assert "+0.300" in view and "3 / 0" in view
+
+
+def test_to_html_and_to_json_carry_one_run_id(tmp_path, sample_result):
+    page = sample_result.to_html(tmp_path / "report.html").read_text(encoding="utf-8")
+    document = json.loads(sample_result.to_json())
+    assert document["run_id"] == sample_result.run_id
+    assert re.search(rf'<meta name="ragreport-run-id" content="{sample_result.run_id}"', page)
+    with pytest.raises(OutputError):
+        sample_result.to_html(tmp_path / "missing" / "report.html")
+    assert not (tmp_path / "missing").exists()
+
+
+def test_importing_the_package_stays_light():
+    """``import reportgen`` (the command line's first step) loads no analysis library."""
+    code = "import sys, reportgen; print(sorted({'pandas', 'duckdb'} & set(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
