@@ -17,11 +17,12 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 from jsonschema import Draft202012Validator
+from scipy import integrate, stats
 
 from reportgen.analysis import holdout
 from reportgen.analysis.stats import compare_metric
 from reportgen.cli import cli
-from reportgen.comparison.study import expected_max, family_level
+from reportgen.comparison.study import chance_gain, family_level
 from reportgen.errors import InputError
 from reportgen.reporters import json_report
 
@@ -191,12 +192,41 @@ def test_simultaneous_intervals_cover_every_true_difference_together():
 # --- the winner's curse -------------------------------------------------------------------------
 
 
+def expected_max(m: int) -> float:
+    """E[max of m independent standard normals] (m * x * phi(x) * Phi(x)^(m - 1), integrated):
+    the oracle of the chance gain of independent candidates."""
+    value, _ = integrate.quad(
+        lambda x: m * x * stats.norm.pdf(x) * stats.norm.cdf(x) ** (m - 1), -np.inf, np.inf
+    )
+    return float(value)
+
+
 def test_expected_maximum_of_normals_matches_the_closed_forms():
     assert expected_max(1) == pytest.approx(0.0, abs=1e-9)
     assert expected_max(2) == pytest.approx(1 / math.sqrt(math.pi))
     assert expected_max(3) == pytest.approx(3 / (2 * math.sqrt(math.pi)))
     draws = np.random.default_rng(0).normal(size=(200_000, 5)).max(axis=1).mean()
     assert expected_max(5) == pytest.approx(draws, abs=0.01)
+
+
+def test_chance_gain_of_independent_candidates_is_the_expected_maximum():
+    differences = np.random.default_rng(1).normal(0, 0.3, size=(4000, 5))
+    se = 0.3 / math.sqrt(4000)
+    gain, correlation = chance_gain(differences, seed=0)
+    assert gain == pytest.approx(expected_max(5) * se, rel=0.03)
+    assert correlation == pytest.approx(0, abs=0.03)
+
+
+def test_chance_gain_of_two_correlated_candidates_has_the_closed_form():
+    """E[max(X, Y)] for zero-mean normals is sd(X - Y) / sqrt(2 pi) (Clark, 1961)."""
+    rng = np.random.default_rng(2)
+    baseline = rng.normal(0, 1, 3000)
+    differences = rng.normal(0, 1, (3000, 2)) - baseline[:, None]  # share the baseline
+    gain, correlation = chance_gain(differences, seed=0)
+    spread = np.std(differences[:, 0] - differences[:, 1], ddof=1) / math.sqrt(3000)
+    assert gain == pytest.approx(spread / math.sqrt(2 * math.pi), rel=0.02)
+    assert correlation == pytest.approx(0.5, abs=0.05)
+    assert gain < expected_max(2) * math.sqrt(2) / math.sqrt(3000) * 0.8  # not the independent
 
 
 def test_winners_curse_names_the_best_and_the_chance_gain(three):
@@ -209,7 +239,12 @@ def test_winners_curse_names_the_best_and_the_chance_gain(three):
         for c in doc["comparisons"]
     ]
     assert curse["standard_error"] == pytest.approx(np.mean(errors))
-    assert curse["overstatement"] == pytest.approx(np.mean(errors) / math.sqrt(math.pi))
+    # two candidates: E[max] is sd((B - A) - (C - A)) / sqrt(n) / sqrt(2 pi), from the logs
+    logs = [pd.read_parquet(log).set_index("question_id")["correct"] for log in (A, B, C)]
+    both = pd.concat(logs, axis=1, join="inner").astype(float)
+    spread = np.std(both.iloc[:, 1] - both.iloc[:, 2], ddof=1) / math.sqrt(len(both))
+    assert curse["overstatement"] == pytest.approx(spread / math.sqrt(2 * math.pi), rel=0.02)
+    assert curse["expected_max"] == pytest.approx(curse["overstatement"] / np.mean(errors))
     html = (out / "r.html").read_text()
     assert "The winner&#39;s curse" in html or "The winner's curse" in html
     assert "The best of 2 measured on the same questions overstates its gain" in html

@@ -14,7 +14,6 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
-from scipy import integrate, stats
 
 from ..analysis import holdout
 from ..analysis.gates import GateResult, Requirements
@@ -27,6 +26,7 @@ from ..inputs.load import RunFile, Source, open_source, source_stem
 from ..inputs.readers import ReadOptions
 from .compare import Comparison, run_comparison
 
+CHANCE_DRAWS = 100_000  # normal draws behind the chance gain: Monte Carlo error < 0.5% of it
 MAX_RUNS = 8  # the colour-blind-safe palette has 8 colours; each run keeps one on every chart
 TWO_RUN_LABELS = ("A", "B")  # the labels of two runs without --label, as the report always said
 FAMILY_METHOD = "Bonferroni"
@@ -86,9 +86,10 @@ class WinnersCurse:
     diff: float
     n_candidates: int
     standard_error: float  # the candidates' typical standard error of the headline difference
-    expected_max: float  # E[max of m standard normals]
-    overstatement: float  # expected_max * standard_error: the best of m equal candidates' gain
+    expected_max: float  # overstatement in those standard errors
+    overstatement: float  # what the best of m equally good candidates gains by chance
     spread: float  # standard deviation of the candidates' headline differences
+    correlation: float  # mean correlation of the candidates' per-question differences
 
     @property
     def sentence(self) -> str:
@@ -97,9 +98,10 @@ class WinnersCurse:
             f"candidates ({self.diff:+.3f}). The best of {self.n_candidates} measured on the same "
             f"questions overstates its gain: were the {self.n_candidates} equally good, the best "
             f"would still show about {self.overstatement:+.3f} by chance ({self.expected_max:.2f} "
-            f"standard errors of {self.standard_error:.3f}); the candidates' differences spread "
-            f"by {self.spread:.3f}. Confirm the choice on questions it was not chosen on "
-            "(--holdout)."
+            f"standard errors of {self.standard_error:.3f}, given that the candidates' "
+            f"per-question differences correlate by {self.correlation:.2f} through the shared "
+            f"baseline); the candidates' differences spread by {self.spread:.3f}. Confirm the "
+            "choice on questions it was not chosen on (--holdout)."
         )
 
 
@@ -264,7 +266,7 @@ def run_study(
         family=family,
         summary=[_summary(p, family) for p in pairs],
         run_means=_run_means(pairs, options),
-        curse=_curse(pairs) if m > 1 else None,
+        curse=_curse(pairs, options.seed) if m > 1 else None,
         matrix=_matrix(pairs, options) if m > 1 else [],
         gate=_gate(pairs),
         holdout=_holdout(pairs, options) if options.holdout else None,
@@ -358,29 +360,57 @@ def _matrix(pairs: list[Comparison], options: Options) -> list[MatrixCell]:
     return cells
 
 
-def expected_max(m: int) -> float:
-    """E[max of m independent standard normals] (m * x * phi(x) * Phi(x)^(m - 1), integrated)."""
-    value, _ = integrate.quad(
-        lambda x: m * x * stats.norm.pdf(x) * stats.norm.cdf(x) ** (m - 1), -np.inf, np.inf
+def chance_gain(differences: np.ndarray, seed: int) -> tuple[float, float]:
+    """What the best of m equally good candidates shows by chance, and the candidates' mean
+    correlation: E[max_j Y_j] for Y ~ N(0, cov(D) / n), D the n x m per-question differences.
+
+    The differences share the baseline's per-question scores, so they correlate (about 0.5 for
+    candidates independent given the question); the expected maximum of m independent normals
+    times a standard error would overstate the chance gain by about 1 / sqrt(1 - rho)
+    (bench/simulate_winners_curse.py measures both against known truth).
+    """
+    n, m = differences.shape
+    covariance = np.cov(differences, rowvar=False) / n
+    draws = np.random.default_rng(seed).multivariate_normal(
+        np.zeros(m), covariance, size=CHANCE_DRAWS, method="eigh"
     )
-    return float(value)
+    scale = np.sqrt(np.diag(covariance))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        correlation = covariance / np.outer(scale, scale)
+    off_diagonal = correlation[~np.eye(m, dtype=bool)]
+    return float(draws.max(axis=1).mean()), float(np.nanmean(off_diagonal))
 
 
-def _curse(pairs: list[Comparison]) -> WinnersCurse:
+def _headline_differences(pairs: list[Comparison]) -> np.ndarray:
+    """Each candidate's per-question headline difference, one column each, on the questions
+    where every candidate and the baseline were scored."""
+    columns = []
+    for p in pairs:
+        base = next(b for b in p.tables.metrics if p.tables.name(b) == p.headline)
+        columns.append(p.tables.difference(base).set_axis(p.paired["question_id"]))
+    frame = pd.concat(columns, axis=1).dropna()
+    return frame.to_numpy(dtype=float)
+
+
+def _curse(pairs: list[Comparison], seed: int) -> WinnersCurse:
     headline = [(p.runs["b"].label, p.comparisons[p.headline]) for p in pairs]
     best, c = max(headline, key=lambda item: item[1].diff)
     errors = [h.sd / np.sqrt(h.n) for _, h in headline if h.n > 0]
     se = float(np.mean(errors)) if errors else float("nan")
-    e_max = expected_max(len(pairs))
+    differences = _headline_differences(pairs)
+    chance, correlation = (
+        chance_gain(differences, seed) if len(differences) > 1 else (float("nan"),) * 2
+    )
     return WinnersCurse(
         best=best,
         metric=pairs[0].headline,
         diff=c.diff,
         n_candidates=len(pairs),
         standard_error=se,
-        expected_max=e_max,
-        overstatement=e_max * se,
+        expected_max=chance / se if se > 0 else float("nan"),
+        overstatement=chance,
         spread=float(np.std([h.diff for _, h in headline], ddof=1)),
+        correlation=correlation,
     )
 
 
