@@ -41,6 +41,12 @@ class RunRow:
 
 
 @dataclass(frozen=True)
+class OptionRow:
+    flag: str = field(metadata={"help": "the command-line flag, '--n-boot'"})
+    value: str = field(metadata={"help": "its value as given, or what its default means"})
+
+
+@dataclass(frozen=True)
 class MetricRow:
     name: str
     n: int
@@ -119,7 +125,7 @@ class ReportContext:
     libraries: list[tuple[str, str]] = field(metadata={"help": "(library, version)"})
     downloads: list[Download] = field(metadata={"help": "per-question table and report JSON"})
     runs: list[RunRow]
-    options: list[tuple[str, str]]
+    options: list[OptionRow] = field(metadata={"help": "every field of Options"})
     n_paired: int
     warnings: list[str]
     verdict_outcome: str
@@ -543,7 +549,6 @@ def _download(name: str, text: str) -> Download:
 def build_context(
     result: Comparison, source_date_epoch: str | None, downloads: dict[str, str]
 ) -> ReportContext:
-    o = result.options
     cols, rows, total = _changed(result)
     verdict = result.verdict
     return ReportContext(
@@ -556,13 +561,7 @@ def build_context(
             RunRow(run.label, str(run.path), run.sha256, _size(run.size_bytes), run.n_rows)
             for run in result.runs.values()
         ],
-        options=[
-            ("k", str(o.k) if o.k is not None else "context_ids"),
-            ("gain", o.gain),
-            ("n-boot", str(o.n_boot)),
-            ("confidence", fmt_pct(o.confidence)),
-            ("seed", str(o.seed)),
-        ],
+        options=[OptionRow(flag, value) for flag, value in result.options.shown()],
         n_paired=len(result.paired),
         warnings=result.warnings,
         verdict_outcome=verdict.outcome,
