@@ -1,8 +1,7 @@
-"""``compare`` end to end: compute, build the context, render, write every file."""
+"""``compare`` end to end: compute, let each requested reporter render its file, write them all."""
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,10 +11,8 @@ from .analysis.metrics import Options
 from .comparison.study import Study, run_study
 from .inputs.readers import ReadOptions
 from .output import check_outputs, new_run_id, write_all
-from .reporters import json_report, junit_report, markdown_report
-from .reporters.html.context import build_context
-from .reporters.html.render import render, render_study
-from .reporters.html.study_view import build_study_context
+from .reporters import html_report, json_report, junit_report, markdown_report
+from .reporters.report import Report, Reporter
 
 
 @dataclass(frozen=True)
@@ -25,9 +22,19 @@ class Outputs:
     markdown: Path | None = None
     junit: Path | None = None
 
+    def requested(self) -> list[tuple[Path, Reporter]]:
+        """Each path to write, with the reporter of its format."""
+        reporters = (
+            (self.html, html_report.render),
+            (self.json, json_report.render),
+            (self.markdown, markdown_report.render),
+            (self.junit, junit_report.render),
+        )
+        return [(path, reporter) for path, reporter in reporters if path is not None]
+
     @property
     def paths(self) -> list[Path]:
-        return [p for p in (self.html, self.json, self.markdown, self.junit) if p is not None]
+        return [path for path, _ in self.requested()]
 
 
 def make_report(
@@ -47,25 +54,13 @@ def make_report(
     run_id = new_run_id(
         epoch, *(run.sha256 for run in study.runs), repr((options, reading, labels, baseline))
     )
-    document = {"run_id": run_id, **json_report.build(study)}
-    questions = json_report.per_question(study)
-    downloads = {
-        "per-question.csv.gz": json_report.to_csv(questions),
-        "report-summary.json.gz": json.dumps(document, allow_nan=False),
-    }
-    contexts = [
-        build_context(pair, epoch, downloads if i == 0 else {})
-        for i, pair in enumerate(study.pairs)
-    ]
-    page = (
-        render(contexts[0], run_id)
-        if study.family is None and study.holdout is None
-        else render_study(build_study_context(study, contexts), run_id)
+    report = Report(
+        study=study,
+        run_id=run_id,
+        source_date_epoch=epoch,
+        html_name=outputs.html.name,
+        document=json_report.document(study, run_id),
+        per_question=json_report.per_question(study),
     )
-    files = {outputs.html: page, outputs.json: json_report.dumps(document, questions)}
-    if outputs.markdown is not None:
-        files[outputs.markdown] = markdown_report.render(study, outputs.html.name)
-    if outputs.junit is not None:
-        files[outputs.junit] = junit_report.render(study)
-    write_all(files, inputs=inputs)
+    write_all({path: render(report) for path, render in outputs.requested()}, inputs=inputs)
     return study

@@ -27,6 +27,7 @@ from ..comparison.study import Study
 from ..diagnosis.diagnose import Diagnosis
 from ..diagnosis.stages import Agreement
 from ..provenance import library_versions
+from .report import Report
 
 SCHEMA_VERSION = 2
 SCHEMA_FILE = "report.schema.json"  # the JSON Schema of the document, shipped in the package
@@ -256,6 +257,15 @@ def build(study: Study) -> dict[str, Any]:
             "gate": gate_fields(study.gate),
         }
     )
+
+
+def document(study: Study, run_id: str) -> dict[str, Any]:
+    """The document of every number but the per-question rows, headed by the run's id."""
+    return {"run_id": run_id, **build(study)}
+
+
+def render(report: Report) -> str:
+    return dumps(report.document, report.per_question)
 
 
 def dumps(document: dict[str, Any], per_question: pd.DataFrame) -> str:
