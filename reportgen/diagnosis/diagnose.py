@@ -37,6 +37,7 @@ from .stages import (
 )
 
 TARGET = 0.8  # the decision path's bar at every step
+OFF_QUESTION_BELOW = 0.5  # a wrong, faithful answer less relevant than this is off-question
 N_EXEMPLARS = 5
 COSTS = {"latency_ms": "latency", "cost_usd": "cost", "context_tokens": "context tokens"}
 COMPARISON = (
@@ -105,7 +106,7 @@ def diagnose(
     confidence: float,
     seed: int,
     supported_threshold: float = 1.0,
-    relevance_threshold: float = 0.5,
+    relevance_threshold: float = OFF_QUESTION_BELOW,
 ) -> Diagnosis:
     """Diagnose the questions present in both runs of ``details`` (answer_stage.sql's rows).
 

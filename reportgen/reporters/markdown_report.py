@@ -11,7 +11,7 @@ import math
 import re
 
 from ..analysis.gates import GateResult
-from ..analysis.stats import MetricComparison
+from ..analysis.stats import STUDENTIZED_BELOW, MetricComparison
 from ..comparison.compare import Comparison
 from ..formatting import fmt_diff, fmt_interval, fmt_num, fmt_p, fmt_pct
 from ..inputs.load import RunFile
@@ -194,8 +194,8 @@ def _pair(result: Comparison, html_name: str) -> str:
         "",
         f"B \u2212 A with its {fmt_pct(result.options.confidence)} interval, over the questions "
         "scored in both runs; p of the paired test of the same difference (McNemar's exact "
-        "test for 0/1 outcomes; for continuous ones the bootstrap-t test under 1,000 "
-        "questions, the paired permutation test from there).",
+        "test for 0/1 outcomes; for continuous ones the bootstrap-t test under "
+        f"{STUDENTIZED_BELOW:,} questions, the paired permutation test from there).",
         "",
         *_table(["Metric", "A", "B", "B \u2212 A", "Interval", "p"], _metric_rows(result)),
         f"{escape(result.headline)}: {_changes(headline)}",
