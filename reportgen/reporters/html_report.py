@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 
 from . import json_report
+from .html.charts import RUN_COLOURS
 from .html.context import build_context
 from .html.render import render as render_pair
 from .html.render import render_study
-from .html.study_view import build_study_context
+from .html.study_view import build_study_context, pair_colours
 from .report import Report
 
 
@@ -19,10 +20,11 @@ def render(report: Report) -> str:
         "per-question.csv.gz": json_report.to_csv(report.per_question),
         "report-summary.json.gz": json.dumps(report.document, allow_nan=False),
     }
-    contexts = [
-        build_context(pair, report.source_date_epoch, downloads if i == 0 else {})
-        for i, pair in enumerate(study.pairs)
-    ]
     if study.family is None and study.holdout is None:
-        return render_pair(contexts[0], report.run_id)
+        context = build_context(study.pairs[0], report.source_date_epoch, downloads, RUN_COLOURS)
+        return render_pair(context, report.run_id)
+    contexts = [
+        build_context(pair, report.source_date_epoch, downloads if i == 0 else {}, colours)
+        for i, (pair, colours) in enumerate(zip(study.pairs, pair_colours(study), strict=True))
+    ]
     return render_study(build_study_context(study, contexts), report.run_id)

@@ -26,7 +26,7 @@ from ...diagnosis.stages import CELL_NAMES, CELL_TITLES, MAX_JUDGE_GAP
 from ...formatting import fmt_diff, fmt_interval, fmt_num, fmt_p, fmt_pct, interval_side
 from ...provenance import gzip_data_url, library_versions
 from . import charts
-from .charts import Chart
+from .charts import Chart, RunColours
 from .diagnosis_view import DiagnosisView, diagnosis_view
 from .samples_view import SampleRow, sample_definitions, sample_rows
 
@@ -198,6 +198,7 @@ class ReportContext:
     definitions: list[Definition]
     diagnosis: DiagnosisView
     changed_slice: bool = field(metadata={"help": "a slice is logged: show its column"})
+    colours: RunColours = field(metadata={"help": "A's and B's colour on every chart"})
     gate: GateResult | None = field(default=None, metadata={"help": "rule results; None: no rule"})
     samples: list[SampleRow] = field(
         default_factory=list, metadata={"help": "variance within vs between questions"}
@@ -232,7 +233,7 @@ def metric_row(c: Any) -> MetricRow:
     )
 
 
-def _charts(result: Comparison) -> list[Chart]:
+def _charts(result: Comparison, colours: RunColours) -> list[Chart]:
     tables, c = result.tables, result.comparisons[result.headline]
     diff = tables.difference(result.headline.split("@")[0]).to_numpy(dtype=float)
     keep = ~np.isnan(diff)
@@ -258,7 +259,7 @@ def _charts(result: Comparison) -> list[Chart]:
                 reading=f"Over retrieved_ids at k = {tables.k}: nDCG A {fmt_num(ndcg.get('a'))}, "
                 f"B {fmt_num(ndcg.get('b'))}; only the passages up to the prompt cutoff reach "
                 "the generator.",
-                spec=charts.metric_curve(_thin(curve, tables.k), tables.k),
+                spec=charts.metric_curve(_thin(curve, tables.k), tables.k, colours),
             )
         )
     zero_inside = c.ci_low <= 0 <= c.ci_high
@@ -603,8 +604,13 @@ def _download(name: str, text: str) -> Download:
 
 
 def build_context(
-    result: Comparison, source_date_epoch: str | None, downloads: dict[str, str]
+    result: Comparison,
+    source_date_epoch: str | None,
+    downloads: dict[str, str],
+    colours: RunColours,
 ) -> ReportContext:
+    """The page of one comparison; ``colours``: A's and B's on its charts (RUN_COLOURS on the
+    two-run page, the runs' own on the page of a study)."""
     cols, rows, total = _changed(result)
     verdict = result.verdict
     return ReportContext(
@@ -630,7 +636,7 @@ def build_context(
         power=result.power.sentence,
         headline=result.headline,
         metric_rows=[metric_row(c) for c in result.comparisons.values()],
-        charts=_charts(result),
+        charts=_charts(result, colours),
         cells=[
             CellTable(run=key.upper(), n=sum(cells.values()), cells=cells)
             for key, cells in (result.diagnosis.cells or {}).items()
@@ -641,8 +647,9 @@ def build_context(
         changed_total=total,
         missing=_missing(result),
         definitions=[Definition(term, text) for term, text in definitions(result)],
-        diagnosis=diagnosis_view(result),
+        diagnosis=diagnosis_view(result, colours),
         changed_slice=bool(result.paired["slice"].notna().any()),
+        colours=colours,
         gate=result.gate,
         samples=sample_rows(result.tables),
     )

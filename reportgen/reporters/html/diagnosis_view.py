@@ -12,7 +12,7 @@ from ...comparison.compare import Comparison
 from ...diagnosis.stages import CELL_NAMES, CELL_TITLES, FAILURE_CLASSES, OK, OWNERS, Agreement
 from ...formatting import fmt_diff, fmt_interval, fmt_num, fmt_p, interval_side
 from . import charts
-from .charts import Chart
+from .charts import Chart, RunColours
 
 CANDIDATES_SHOWN = 20  # ranked candidates drawn per drill-down
 CASES_OPEN = 3  # drill-downs shown unfolded; the others open with a click
@@ -245,7 +245,7 @@ def _cost(result: Comparison) -> list[CostRow]:
     return out
 
 
-def _classes(result: Comparison) -> tuple[list[ClassRow], Chart | None]:
+def _classes(result: Comparison, colours: RunColours) -> tuple[list[ClassRow], Chart | None]:
     counts = result.diagnosis.failure_classes
     if counts is None:
         return [], None
@@ -262,7 +262,7 @@ def _classes(result: Comparison) -> tuple[list[ClassRow], Chart | None]:
         id="failure-classes",
         title="Failure classes of both runs",
         reading=" ".join(_dominant(result)) or "Neither run has a failing question.",
-        spec=charts.failure_classes(frame),
+        spec=charts.failure_classes(frame, colours),
     )
     return rows + [ClassRow(OK, "", counts["a"][OK], counts["b"][OK])], chart
 
@@ -364,9 +364,9 @@ def _cases_note(result: Comparison) -> str | None:
     )
 
 
-def diagnosis_view(result: Comparison) -> DiagnosisView:
+def diagnosis_view(result: Comparison, colours: RunColours) -> DiagnosisView:
     d = result.diagnosis
-    classes, chart = _classes(result)
+    classes, chart = _classes(result, colours)
     transitions = d.transitions or {}
     return DiagnosisView(
         stages=_stage_rows(result),
