@@ -31,8 +31,10 @@ from .formatting import fmt_diff, fmt_interval, fmt_num, fmt_p
 from .inputs.load import Source, open_table
 from .inputs.readers import read_options
 from .output import check_outputs, write_all
-from .pipeline import Texts, study_run_id
+from .pipeline import build_report, study_run_id
+from .reporters import html_report, json_report
 from .reporters.html.render import environment
+from .reporters.report import Report
 
 RunLike: TypeAlias = str | os.PathLike[str] | pd.DataFrame | pa.Table
 _NOT_OPTIONS = {"runs", "labels", "baseline", "output", "json_path", "markdown_path", "junit_path"}
@@ -177,19 +179,19 @@ class Result:
         frame = pd.DataFrame(rows, columns=METRIC_COLUMNS)
         return frame.astype({"fixed": "Int64", "broken": "Int64"})
 
-    def _texts(self, html_name: str = "report.html") -> Texts:
-        return Texts(self.study, self.run_id, html_name)
+    def _report(self, html_name: str = "report.html") -> Report:
+        return build_report(self.study, self.run_id, html_name)
 
     def to_json(self) -> str:
         """The JSON document ``ragreport compare --json`` writes."""
-        return self._texts().json()
+        return json_report.render(self._report())
 
     def to_html(self, path: str | os.PathLike[str]) -> Path:
         """Write the report page to ``path`` (whole or not at all) and return the path."""
         target = Path(path)
         inputs = [r.path for r in self.study.runs if r.table is None]
         (target,) = check_outputs([target], inputs=inputs)
-        write_all({target: self._texts(target.name).html()}, inputs=inputs)
+        write_all({target: html_report.render(self._report(target.name))}, inputs=inputs)
         return target
 
     def _repr_html_(self) -> str:

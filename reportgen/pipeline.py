@@ -1,25 +1,18 @@
-"""``compare`` end to end: compute, build the context, render, write every file."""
+"""``compare`` end to end: compute, let each requested reporter render its file, write them all."""
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
 
 from .analysis.gates import Requirements
 from .analysis.metrics import Options
 from .comparison.study import Study, run_study
 from .inputs.readers import ReadOptions
 from .output import check_outputs, new_run_id, write_all
-from .reporters import json_report, junit_report, markdown_report
-from .reporters.html.context import build_context
-from .reporters.html.render import render, render_study
-from .reporters.html.study_view import build_study_context
+from .reporters import html_report, json_report, junit_report, markdown_report
+from .reporters.report import Report, Reporter
 
 
 @dataclass(frozen=True)
@@ -29,9 +22,19 @@ class Outputs:
     markdown: Path | None = None
     junit: Path | None = None
 
+    def requested(self) -> list[tuple[Path, Reporter]]:
+        """Each path to write, with the reporter of its format."""
+        reporters = (
+            (self.html, html_report.render),
+            (self.json, json_report.render),
+            (self.markdown, markdown_report.render),
+            (self.junit, junit_report.render),
+        )
+        return [(path, reporter) for path, reporter in reporters if path is not None]
+
     @property
     def paths(self) -> list[Path]:
-        return [p for p in (self.html, self.json, self.markdown, self.junit) if p is not None]
+        return [path for path, _ in self.requested()]
 
 
 def make_report(
@@ -46,15 +49,10 @@ def make_report(
     """Compare the baseline (first, or --baseline) with every other log and write each output."""
     inputs = [*paths, *(r.qrels for r in reading or () if r.qrels)]
     check_outputs(outputs.paths, inputs=inputs)  # before the long part
-    study = run_study(list(paths), options, requirements, reading, labels, baseline)
+    study = run_study(paths, options, requirements, reading, labels, baseline)
     run_id = study_run_id(study, repr((options, reading, labels, baseline)))
-    texts = Texts(study, run_id, outputs.html.name)
-    files = {outputs.html: texts.html(), outputs.json: texts.json()}
-    if outputs.markdown is not None:
-        files[outputs.markdown] = texts.markdown()
-    if outputs.junit is not None:
-        files[outputs.junit] = texts.junit()
-    write_all(files, inputs=inputs)
+    report = build_report(study, run_id, outputs.html.name)
+    write_all({path: render(report) for path, render in outputs.requested()}, inputs=inputs)
     return study
 
 
@@ -65,41 +63,13 @@ def study_run_id(study: Study, settings: str) -> str:
     )
 
 
-@dataclass(frozen=True)
-class Texts:
-    """Every output of one study, each rendered when asked for, all stamped with one run_id."""
-
-    study: Study
-    run_id: str
-    html_name: str  # the page's file name, which the Markdown links to
-
-    @cached_property
-    def _document(self) -> dict[str, Any]:
-        return {"run_id": self.run_id, **json_report.build(self.study)}
-
-    @cached_property
-    def _questions(self) -> pd.DataFrame:
-        return json_report.per_question(self.study)
-
-    def json(self) -> str:
-        return json_report.dumps(self._document, self._questions)
-
-    def html(self) -> str:
-        epoch = os.environ.get("SOURCE_DATE_EPOCH")
-        downloads = {
-            "per-question.csv.gz": json_report.to_csv(self._questions),
-            "report-summary.json.gz": json.dumps(self._document, allow_nan=False),
-        }
-        contexts = [
-            build_context(pair, epoch, downloads if i == 0 else {})
-            for i, pair in enumerate(self.study.pairs)
-        ]
-        if self.study.family is None and self.study.holdout is None:
-            return render(contexts[0], self.run_id)
-        return render_study(build_study_context(self.study, contexts), self.run_id)
-
-    def markdown(self) -> str:
-        return markdown_report.render(self.study, self.html_name)
-
-    def junit(self) -> str:
-        return junit_report.render(self.study)
+def build_report(study: Study, run_id: str, html_name: str) -> Report:
+    """What every reporter is fed; the JSON document is built here, once."""
+    return Report(
+        study=study,
+        run_id=run_id,
+        source_date_epoch=os.environ.get("SOURCE_DATE_EPOCH"),
+        html_name=html_name,
+        document=json_report.document(study, run_id),
+        per_question=json_report.per_question(study),
+    )

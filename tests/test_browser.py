@@ -250,6 +250,25 @@ def test_three_run_page_draws_every_chart_and_folds_each_candidate(chromium, tmp
         " function (tr) { return tr.cells[0].innerText.trim() + ' ' + tr.cells[4].innerText; });"
     )
     assert rows == [f"{r['candidate']} {r['diff']:+.3f}" for r in doc["summary"]]
+    # inside each candidate's section, A and B are named beside the swatches of the baseline and
+    # of that candidate, as in the summary
+    swatches = chromium.execute_script(
+        """
+        var colour = function (el, pseudo) {
+          return getComputedStyle(el, pseudo).backgroundColor; };
+        var summary = Array.prototype.map.call(
+          document.querySelectorAll('table.summary tbody .swatch'), function (s) {
+            return colour(s, null); });
+        var sections = Array.prototype.map.call(
+          document.querySelectorAll('details.candidate'), function (d) {
+            return [colour(d.querySelector('.run-a'), '::before'),
+                    colour(d.querySelector('.run-b'), '::before')]; });
+        var baseline = colour(document.querySelector('header .swatch'), null);
+        return [baseline, summary, sections];
+        """
+    )
+    baseline, summary, sections = swatches
+    assert sections == [[baseline, c] for c in summary] and len(set(summary + [baseline])) == 3
     # a candidate's section folds with a click on its heading, and its link still finds it
     folded = chromium.execute_script(
         "var d = document.getElementById('candidate-2'); d.querySelector('summary').click();"

@@ -13,6 +13,7 @@ from reportgen.diagnosis.diagnose import Diagnosis, diagnose
 from reportgen.diagnosis.stages import cohen_kappa
 from reportgen.inputs.database import RunDatabase
 from reportgen.inputs.load import open_run
+from reportgen.reporters.json_report import diagnosis_fields
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_runs"
 
@@ -317,7 +318,7 @@ def test_log_without_the_new_columns_scores_correctness_only(tmp_path):
     ]
     assert d.dominant["a"].failure_class == "generation failure"
     assert d.judge_agreement == {} and d.cost == {} and d.summary is None
-    document = d.to_json()
+    document = diagnosis_fields(d)
     json.dumps(document, allow_nan=False)
     assert document["next_experiment"]["a"]["stage"] == "generation"
 
@@ -504,4 +505,4 @@ def test_sample_runs_tell_the_story(tmp_path):
     assert d.judge_agreement["correct"].accuracy == 0.875
     assert len(d.broken) == 10 and d.missing == ()
     assert d.summary is not None and d.summary.startswith("B is +9.2 points on correct at +41%")
-    json.dumps(d.to_json(), allow_nan=False)
+    json.dumps(diagnosis_fields(d), allow_nan=False)

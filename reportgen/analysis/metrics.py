@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
 from typing import Any, NoReturn
 
 import pandas as pd
 
 from ..errors import InputError
+from ..formatting import fmt_pct
 from ..inputs.contract import has_samples
 from ..inputs.database import RunDatabase
 from .samples import Spread, decompose
@@ -18,32 +20,66 @@ ANSWER = ("correct", "faithfulness")
 BINARY = frozenset({"hit", "all", "correct"})
 
 
+def _option(default: Any, key: str, flag: str, show: Callable[[Any], str] = str) -> Any:
+    """A field of Options with what both outputs need: its key in the JSON's ``params`` (kept
+    when the attribute is renamed), the command-line flag the page lists it under, and how the
+    page shows its value."""
+    return field(default=default, metadata={"json": key, "flag": flag, "show": show})
+
+
+def _or(unset: str) -> Callable[[Any], str]:
+    """Show a value as itself, or ``unset`` when it is None or empty."""
+    return lambda value: unset if value is None or value == () else str(value)
+
+
+def _margins(margins: tuple[tuple[str, float], ...]) -> str:
+    return ", ".join(f"{m}={v}" if m else str(v) for m, v in margins) or "none"
+
+
 @dataclass(frozen=True)
 class Options:
-    """Every option that changes a number in the report."""
+    """Every option that changes a number in the report, each recorded in the JSON's ``params``
+    and listed on the page from its field's metadata (``_option``)."""
 
-    k: int | None = None
-    gain: str = "exponential"
-    n_boot: int = 5000
-    confidence: float = 0.95
-    seed: int = 0
-    slices: tuple[str, ...] = ()  # slice columns; empty: "slice" when logged
-    strict: bool = False  # refuse to compare when the golden labels changed between runs
-    supported_threshold: float | None = None  # faithfulness from which an answer is supported;
-    # None: the rule that fits the scores (supported.py)
-    margins: tuple[tuple[str, float], ...] = ()  # --margin: (metric, or "" for all, margin)
-    cluster: str | None = None  # --cluster: column of the document or conversation asked about
-    span_coverage: float = 0.0  # --span-coverage: share of a labelled span a passage must cover
-    holdout: str | None = None  # --holdout: "COLUMN=VALUE" or a fraction such as "0.3"
+    k: int | None = _option(None, "k", "--k", _or("context_ids"))
+    gain: str = _option("exponential", "gain", "--gain")
+    n_boot: int = _option(5000, "n_boot", "--n-boot")
+    confidence: float = _option(0.95, "confidence", "--confidence", fmt_pct)
+    seed: int = _option(0, "seed", "--seed")
+    # slice columns; empty: "slice" when logged
+    slices: tuple[str, ...] = _option(
+        (), "slices", "--slice", lambda v: ", ".join(v) or "slice (when logged)"
+    )
+    # refuse to compare when the golden labels changed between runs
+    strict: bool = _option(False, "strict", "--strict", lambda v: "on" if v else "off")
+    # faithfulness from which an answer is supported; None: the rule that fits the scores
+    # (supported.py)
+    supported_threshold: float | None = _option(
+        None, "supported_threshold", "--supported-threshold", _or("fitted to the scores")
+    )
+    # (metric, or "" for all, margin)
+    margins: tuple[tuple[str, float], ...] = _option((), "margins", "--margin", _margins)
+    # column of the document or conversation asked about
+    cluster: str | None = _option(None, "cluster", "--cluster", _or("none"))
+    # share of a labelled span a passage must cover
+    span_coverage: float = _option(0.0, "span_coverage", "--span-coverage")
+    # "COLUMN=VALUE" or a fraction such as "0.3"
+    holdout: str | None = _option(None, "holdout", "--holdout", _or("none"))
 
     def to_json(self) -> dict[str, Any]:
-        """Every field, as the JSON's ``params`` records it (tuples become lists)."""
-        return asdict(self)
+        """Every field under its JSON key, as the JSON's ``params`` records it."""
+        return {f.metadata["json"]: getattr(self, f.name) for f in fields(self)}
+
+    def shown(self) -> list[tuple[str, str]]:
+        """Every field as the page lists it: (flag, value as text)."""
+        return [
+            (f.metadata["flag"], f.metadata["show"](getattr(self, f.name))) for f in fields(self)
+        ]
 
     @classmethod
     def from_json(cls, params: dict[str, Any]) -> Options:
-        """The options a report's ``params`` records; KeyError names a field it lacks."""
-        values = {f.name: params[f.name] for f in fields(cls)}
+        """The options a report's ``params`` records; KeyError names a key it lacks."""
+        values = {f.name: params[f.metadata["json"]] for f in fields(cls)}
         values["slices"] = tuple(values["slices"])
         values["margins"] = tuple((str(m), float(v)) for m, v in values["margins"])
         return cls(**values)

@@ -1,13 +1,13 @@
 """Which link failed, and what to try next: the diagnosis of both runs, question by question.
 
 ``diagnose`` takes queries/answer_stage.sql's rows and the metric curve; the report renders the
-returned ``Diagnosis`` (or its ``to_json``) and computes nothing itself.
+returned ``Diagnosis`` and computes nothing itself.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -37,6 +37,7 @@ from .stages import (
 )
 
 TARGET = 0.8  # the decision path's bar at every step
+OFF_QUESTION_BELOW = 0.5  # a wrong, faithful answer less relevant than this is off-question
 ASKED = {  # the population an answer step judges, as its question names it
     "hits": "the questions whose evidence reached the prompt",
     "all questions": "all questions",
@@ -100,54 +101,6 @@ class Diagnosis:
     exemplars: dict[str, list[str]]  # run -> question ids of its dominant class
     broken: list[str]  # correct in A, wrong in B
 
-    def to_json(self) -> dict[str, Any]:
-        return _plain(
-            {
-                "stages": [asdict(s) for s in self.stages],
-                "missing": [asdict(m) for m in self.missing],
-                "cells": self.cells_correct,
-                "cells_supported": self.cells,
-                "transitions": self.transitions,
-                "transition_moves": list(self.moves),
-                "failure_classes": self.failure_classes,
-                "dominant": {r: d and asdict(d) for r, d in self.dominant.items()},
-                "next_experiment": {
-                    r: e and {"text": e.text, **asdict(e)} for r, e in self.next_experiment.items()
-                },
-                "judge_agreement": {k: _agreement(v) for k, v in self.judge_agreement.items()},
-                "cost": {
-                    k: asdict(v.comparison) | {"relative_pct": v.relative_pct}
-                    for k, v in self.cost.items()
-                },
-                "summary": self.summary,
-                "exemplars": self.exemplars,
-                "broken": self.broken,
-            }
-        )
-
-
-def _agreement(agreement: Agreement) -> dict[str, Any]:
-    """The pooled figures, and each run's without the keys that only pooling has."""
-    out = asdict(agreement)
-    out["by_run"] = {
-        run: {k: v for k, v in own.items() if k not in ("by_run", "accuracy_gap")}
-        for run, own in out["by_run"].items()
-    }
-    return out
-
-
-def _plain(value: Any) -> Any:
-    """JSON types only: NaN becomes None, numpy scalars Python numbers, tuples lists."""
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    return value
-
 
 def diagnose(
     details: pd.DataFrame,
@@ -158,7 +111,7 @@ def diagnose(
     confidence: float,
     seed: int,
     supported_threshold: float = 1.0,
-    relevance_threshold: float = 0.5,
+    relevance_threshold: float = OFF_QUESTION_BELOW,
 ) -> Diagnosis:
     """Diagnose the questions present in both runs of ``details`` (answer_stage.sql's rows).
 

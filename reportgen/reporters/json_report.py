@@ -19,12 +19,15 @@ from pyarrow import csv
 
 from .. import __version__
 from ..analysis.gates import GateResult
+from ..analysis.metrics import MetricTables
 from ..analysis.slices import SliceResult
 from ..analysis.stats import MetricComparison
 from ..comparison.compare import Comparison
 from ..comparison.study import Study
+from ..diagnosis.diagnose import Diagnosis
+from ..diagnosis.stages import Agreement
 from ..provenance import library_versions
-from .html.samples_view import samples_json
+from .report import Report
 
 SCHEMA_VERSION = 2
 SCHEMA_FILE = "report.schema.json"  # the JSON Schema of the document, shipped in the package
@@ -114,6 +117,55 @@ def gate_fields(gate: GateResult | None) -> dict[str, Any] | None:
     }
 
 
+def diagnosis_fields(d: Diagnosis) -> dict[str, Any]:
+    """The diagnosis of one comparison: its links, cells, classes, next experiments, costs."""
+    return _clean(
+        {
+            "stages": [asdict(s) for s in d.stages],
+            "missing": [asdict(m) for m in d.missing],
+            "cells": d.cells_correct,
+            "cells_supported": d.cells,
+            "transitions": d.transitions,
+            "transition_moves": list(d.moves),
+            "failure_classes": d.failure_classes,
+            "dominant": {r: dominant and asdict(dominant) for r, dominant in d.dominant.items()},
+            "next_experiment": {
+                r: e and {"text": e.text, **asdict(e)} for r, e in d.next_experiment.items()
+            },
+            "judge_agreement": {k: _agreement(v) for k, v in d.judge_agreement.items()},
+            "cost": {
+                k: asdict(v.comparison) | {"relative_pct": v.relative_pct}
+                for k, v in d.cost.items()
+            },
+            "summary": d.summary,
+            "exemplars": d.exemplars,
+            "broken": d.broken,
+        }
+    )
+
+
+def _agreement(agreement: Agreement) -> dict[str, Any]:
+    """The pooled figures, and each run's without the keys that only pooling has."""
+    out = asdict(agreement)
+    out["by_run"] = {
+        run: {k: v for k, v in own.items() if k not in ("by_run", "accuracy_gap")}
+        for run, own in out["by_run"].items()
+    }
+    return out
+
+
+def samples_fields(tables: MetricTables) -> dict[str, Any] | None:
+    """metric -> run (A, B, B - A) -> the Spread's numbers; None when no run logs samples."""
+    if not tables.samples:
+        return None
+    out: dict[str, dict[str, Any]] = {}
+    for s in tables.samples:
+        fields = asdict(s)
+        del fields["metric"], fields["run"]
+        out.setdefault(tables.name(s.metric), {})[s.run] = fields
+    return out
+
+
 def _pair(result: Comparison) -> dict[str, Any]:
     """One candidate against the baseline: everything a two-run report said of B against A."""
     return {
@@ -129,7 +181,7 @@ def _pair(result: Comparison) -> dict[str, Any]:
             if result.tables.curve is not None
             else None
         ),
-        **result.diagnosis.to_json(),
+        **diagnosis_fields(result.diagnosis),
         "supported": asdict(result.supported),
         "slices": {
             column: slices_by_value(per_metric) for column, per_metric in result.slices.items()
@@ -147,7 +199,7 @@ def _pair(result: Comparison) -> dict[str, Any]:
         },
         "fairness": {c.name: asdict(c) for c in result.fairness},
         "power": asdict(result.power),
-        "samples": samples_json(result.tables),
+        "samples": samples_fields(result.tables),
         "warnings": result.warnings,
         "gate": gate_fields(result.gate),
     }
@@ -205,6 +257,15 @@ def build(study: Study) -> dict[str, Any]:
             "gate": gate_fields(study.gate),
         }
     )
+
+
+def document(study: Study, run_id: str) -> dict[str, Any]:
+    """The document of every number but the per-question rows, headed by the run's id."""
+    return {"run_id": run_id, **build(study)}
+
+
+def render(report: Report) -> str:
+    return dumps(report.document, report.per_question)
 
 
 def dumps(document: dict[str, Any], per_question: pd.DataFrame) -> str:

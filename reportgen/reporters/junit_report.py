@@ -10,12 +10,13 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from ..analysis.gates import PASS
-from ..comparison.study import Study
+from .report import Report
 
 SUITE = "ragreport gate"
 
 
-def render(study: Study) -> str:
+def render(report: Report) -> str:
+    study = report.study
     results = study.gate.results if study.gate is not None else ()
     failures = sum(r.counts_as != PASS for r in results)
     suite = ET.Element(

@@ -1,6 +1,6 @@
 """A GitHub-flavoured Markdown summary for a pull-request comment or ``$GITHUB_STEP_SUMMARY``.
 
-A sibling of the HTML and JSON, fed the same ``Comparison``. GitHub refuses a comment or a job
+A sibling of the HTML and JSON, fed the same ``Report``. GitHub refuses a comment or a job
 summary over MAX_CHARS characters, so every table is cut at a fixed number of rows and every
 piece of user text at a fixed length; the whole is cut at a line as a last resort.
 """
@@ -11,11 +11,11 @@ import math
 import re
 
 from ..analysis.gates import GateResult
-from ..analysis.stats import MetricComparison
+from ..analysis.stats import STUDENTIZED_BELOW, MetricComparison
 from ..comparison.compare import Comparison
-from ..comparison.study import Study
 from ..formatting import fmt_diff, fmt_interval, fmt_num, fmt_p, fmt_pct
 from ..inputs.load import RunFile
+from .report import Report
 
 MAX_CHARS = 65_536  # GitHub's limit on a comment and on a job summary
 MAX_TEXT = 120  # characters of one piece of user text (a file name, a rule, a slice value)
@@ -120,8 +120,9 @@ def _flagged_slices(result: Comparison) -> list[list[str]]:
     ]
 
 
-def render(study: Study, html_name: str) -> str:
+def render(report: Report) -> str:
     """The two-run summary, or for several candidates one row per candidate."""
+    study, html_name = report.study, report.html_name
     if study.family is None and study.holdout is None:
         return _pair(study.pairs[0], html_name)
     lines = [
@@ -193,8 +194,8 @@ def _pair(result: Comparison, html_name: str) -> str:
         "",
         f"B \u2212 A with its {fmt_pct(result.options.confidence)} interval, over the questions "
         "scored in both runs; p of the paired test of the same difference (McNemar's exact "
-        "test for 0/1 outcomes; for continuous ones the bootstrap-t test under 1,000 "
-        "questions, the paired permutation test from there).",
+        "test for 0/1 outcomes; for continuous ones the bootstrap-t test under "
+        f"{STUDENTIZED_BELOW:,} questions, the paired permutation test from there).",
         "",
         *_table(["Metric", "A", "B", "B \u2212 A", "Interval", "p"], _metric_rows(result)),
         f"{escape(result.headline)}: {_changes(headline)}",

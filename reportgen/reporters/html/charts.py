@@ -25,7 +25,18 @@ class Chart:
     spec: dict[str, Any] = field(metadata={"help": "Vega-Lite spec, data inline"})
 
 
-RUN_COLOURS = {"A": "#E69F00", "B": "#56B4E9"}
+@dataclass(frozen=True)
+class RunColours:
+    """The colours of the two runs a comparison's charts draw: A (the baseline) and B."""
+
+    a: str
+    b: str
+
+    def scale(self) -> alt.Scale:
+        return alt.Scale(domain=["A", "B"], range=[self.a, self.b])
+
+
+RUN_COLOURS = RunColours(a="#E69F00", b="#56B4E9")  # the two-run page's
 OUTCOME_COLOURS = {"B wins": "#0072B2", "tie": "#BBBBBB", "B loses": "#D55E00"}
 _CURVE_ORDER = ("recall", "precision", "hit", "mrr", "ndcg")  # drawn; the JSON has every metric
 MAX_POINTS = 400  # a chart draws at most this many per-question marks
@@ -79,7 +90,7 @@ def differences(question_ids: list[str], diff: np.ndarray, metric: str) -> dict[
 LOG_K_ABOVE = 100  # deeper rankings draw k on a log scale, so the prompt's few k stay visible
 
 
-def metric_curve(curve: pd.DataFrame, prompt_k: int) -> dict[str, Any]:
+def metric_curve(curve: pd.DataFrame, prompt_k: int, colours: RunColours) -> dict[str, Any]:
     """Mean retrieval metrics of both runs at every cutoff, the prompt cutoff marked.
 
     Rankings deeper than MAX_CUTOFFS are drawn through log-spaced cutoffs (dense where the
@@ -103,11 +114,7 @@ def metric_curve(curve: pd.DataFrame, prompt_k: int) -> dict[str, Any]:
             ),
         ),
         y=alt.Y("value:Q", title="mean over questions", scale=alt.Scale(domain=[0, 1])),
-        color=alt.Color(
-            "run:N",
-            title="run",
-            scale=alt.Scale(domain=list(RUN_COLOURS), range=list(RUN_COLOURS.values())),
-        ),
+        color=alt.Color("run:N", title="run", scale=colours.scale()),
         strokeDash=alt.StrokeDash("run:N", legend=None),
         tooltip=["run:N", "metric:N", "k:Q", alt.Tooltip("value:Q", format=".3f")],
     )
@@ -268,7 +275,7 @@ def forest(rows: pd.DataFrame, overall: float, metric: str, column: str) -> dict
     )
 
 
-def failure_classes(counts: pd.DataFrame) -> dict[str, Any]:
+def failure_classes(counts: pd.DataFrame, colours: RunColours) -> dict[str, Any]:
     """Questions per failure class, both runs side by side (``counts``: run, failure_class, n)."""
     frame = counts.assign(run=counts["run"].str.upper())
     order = list(dict.fromkeys(frame["failure_class"]))
@@ -279,11 +286,7 @@ def failure_classes(counts: pd.DataFrame) -> dict[str, Any]:
             y=alt.Y("failure_class:N", title=None, sort=order),
             yOffset=alt.YOffset("run:N"),
             x=alt.X("n:Q", title="questions"),
-            color=alt.Color(
-                "run:N",
-                title="run",
-                scale=alt.Scale(domain=list(RUN_COLOURS), range=list(RUN_COLOURS.values())),
-            ),
+            color=alt.Color("run:N", title="run", scale=colours.scale()),
             tooltip=["run:N", "failure_class:N", "n:Q"],
         )
         .properties(width=420, height=alt.Step(11))

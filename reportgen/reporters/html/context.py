@@ -14,16 +14,19 @@ import numpy as np
 import pandas as pd
 
 from ... import __version__
-from ...analysis.fairness import BUDGET_TOLERANCE
+from ...analysis.fairness import BUDGET_TOLERANCE, CEILING_GAP, LOW_CEILING
 from ...analysis.gates import GateResult
 from ...analysis.metrics import RETRIEVAL
+from ...analysis.slices import SMALL_SLICE
 from ...analysis.spans import definitions as span_definitions
+from ...analysis.stats import POWER, STUDENTIZED_BELOW
 from ...comparison.compare import CHANGED_SHOWN, Comparison
-from ...diagnosis.stages import CELL_NAMES, CELL_TITLES
+from ...diagnosis.diagnose import OFF_QUESTION_BELOW, TARGET
+from ...diagnosis.stages import CELL_NAMES, CELL_TITLES, MAX_JUDGE_GAP
 from ...formatting import fmt_diff, fmt_interval, fmt_num, fmt_p, fmt_pct, interval_side
 from ...provenance import gzip_data_url, library_versions
 from . import charts
-from .charts import Chart
+from .charts import Chart, RunColours
 from .diagnosis_view import DiagnosisView, diagnosis_view
 from .samples_view import SampleRow, sample_definitions, sample_rows
 
@@ -38,6 +41,12 @@ class RunRow:
     sha256: str = field(metadata={"help": "sha256 of the file's bytes"})
     size: str = field(metadata={"help": "file size, human readable"})
     n_questions: int = field(metadata={"help": "rows in the file"})
+
+
+@dataclass(frozen=True)
+class OptionRow:
+    flag: str = field(metadata={"help": "the command-line flag, '--n-boot'"})
+    value: str = field(metadata={"help": "its value as given, or what its default means"})
 
 
 @dataclass(frozen=True)
@@ -71,6 +80,18 @@ class ChangedRow:
 
 
 @dataclass(frozen=True)
+class MatrixCell:
+    text: str = field(metadata={"help": "B - A of one metric in one slice, or 'n/a'"})
+    regression: bool
+
+
+@dataclass(frozen=True)
+class MatrixRow:
+    value: str = field(metadata={"help": "the slice value"})
+    cells: list[MatrixCell] = field(metadata={"help": "one per metric, as matrix_metrics"})
+
+
+@dataclass(frozen=True)
 class SliceRow:
     value: str
     metric: MetricRow
@@ -87,21 +108,56 @@ class SliceTable:
     rows: list[SliceRow]
     chart: Chart
     matrix_metrics: list[str] = field(metadata={"help": "column heads of the diff matrix"})
-    matrix: list[tuple[str, list[tuple[str, bool]]]] = field(
-        metadata={"help": "per slice: (value, [(diff text, regression)] per metric)"}
-    )
+    matrix: list[MatrixRow]
+
+
+@dataclass(frozen=True)
+class LabelChange:
+    question_id: str
+    changed: str = field(metadata={"help": "what of its labels changed between the runs"})
+
+
+@dataclass(frozen=True)
+class SliceCount:
+    value: str
+    n: int = field(metadata={"help": "paired questions in the slice"})
+
+
+@dataclass(frozen=True)
+class Smell:
+    title: str
+    in_a: int = field(metadata={"help": "questions of A that show it"})
+    in_b: int = field(metadata={"help": "questions of B that show it"})
+    examples: str = field(metadata={"help": "example question ids, comma-separated"})
 
 
 @dataclass(frozen=True)
 class AuditView:
     n_paired: int
     exploratory: bool
-    label_changes: list[tuple[str, str]]
-    coverage: list[tuple[str, int]]
+    label_changes: list[LabelChange]
+    coverage: list[SliceCount]
     unanswerable: str
-    smells: list[tuple[str, int, int, str]] = field(
-        metadata={"help": "(title, questions in A, questions in B, example ids)"}
-    )
+    smells: list[Smell]
+
+
+@dataclass(frozen=True)
+class FairnessCheck:
+    name: str
+    flagged: bool
+    text: str
+
+
+@dataclass(frozen=True)
+class Library:
+    name: str
+    version: str
+
+
+@dataclass(frozen=True)
+class Definition:
+    term: str
+    text: str
 
 
 @dataclass(frozen=True)
@@ -116,10 +172,10 @@ class ReportContext:
     title: str
     generated: str | None = field(metadata={"help": "generation time, UTC; None when unknown"})
     tool_version: str
-    libraries: list[tuple[str, str]] = field(metadata={"help": "(library, version)"})
+    libraries: list[Library]
     downloads: list[Download] = field(metadata={"help": "per-question table and report JSON"})
     runs: list[RunRow]
-    options: list[tuple[str, str]]
+    options: list[OptionRow] = field(metadata={"help": "every field of Options"})
     n_paired: int
     warnings: list[str]
     verdict_outcome: str
@@ -128,7 +184,7 @@ class ReportContext:
     regressions: list[str]
     audit: AuditView
     slices: list[SliceTable]
-    fairness: list[tuple[str, bool, str]] = field(metadata={"help": "(check, flagged, text)"})
+    fairness: list[FairnessCheck]
     power: str
     headline: str
     metric_rows: list[MetricRow]
@@ -139,9 +195,10 @@ class ReportContext:
     changed_rows: list[ChangedRow]
     changed_total: int
     missing: list[str] = field(metadata={"help": "sections left out, each naming the column"})
-    definitions: list[tuple[str, str]]
+    definitions: list[Definition]
     diagnosis: DiagnosisView
     changed_slice: bool = field(metadata={"help": "a slice is logged: show its column"})
+    colours: RunColours = field(metadata={"help": "A's and B's colour on every chart"})
     gate: GateResult | None = field(default=None, metadata={"help": "rule results; None: no rule"})
     samples: list[SampleRow] = field(
         default_factory=list, metadata={"help": "variance within vs between questions"}
@@ -176,7 +233,7 @@ def metric_row(c: Any) -> MetricRow:
     )
 
 
-def _charts(result: Comparison) -> list[Chart]:
+def _charts(result: Comparison, colours: RunColours) -> list[Chart]:
     tables, c = result.tables, result.comparisons[result.headline]
     diff = tables.difference(result.headline.split("@")[0]).to_numpy(dtype=float)
     keep = ~np.isnan(diff)
@@ -202,7 +259,7 @@ def _charts(result: Comparison) -> list[Chart]:
                 reading=f"Over retrieved_ids at k = {tables.k}: nDCG A {fmt_num(ndcg.get('a'))}, "
                 f"B {fmt_num(ndcg.get('b'))}; only the passages up to the prompt cutoff reach "
                 "the generator.",
-                spec=charts.metric_curve(_thin(curve, tables.k), tables.k),
+                spec=charts.metric_curve(_thin(curve, tables.k), tables.k, colours),
             )
         )
     zero_inside = c.ci_low <= 0 <= c.ci_high
@@ -328,7 +385,8 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             f"Paired bootstrap of the mean of B \u2212 A: "
             f"{result.options.n_boot} resamples of the questions with replacement, seed "
             f"{result.options.seed}, {fmt_pct(result.options.confidence)}. Continuous metrics "
-            "under 1,000 questions: on each side the wider of the studentized bootstrap and "
+            f"under {STUDENTIZED_BELOW:,} questions: on each side the wider of the studentized "
+            "bootstrap and "
             "Student's t interval; otherwise the expanded percentile interval (quantiles at "
             "Phi(sqrt(n / (n - 1)) t(n - 1, tail))). With --cluster, whole clusters are "
             "resampled.",
@@ -336,9 +394,10 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
         (
             "Test",
             "Binary outcomes: McNemar's exact test, two-sided binomial test of fixed against "
-            "broken, null hypothesis P(fixed) = 1/2. Continuous metrics under 1,000 questions: "
-            "the bootstrap-t test that inverts their interval (p is the smallest level whose "
-            "interval excludes 0, so test and interval agree); from 1,000 questions, the paired "
+            "broken, null hypothesis P(fixed) = 1/2. Continuous metrics under "
+            f"{STUDENTIZED_BELOW:,} questions: the bootstrap-t test that inverts their interval (p "
+            "is the smallest level whose interval excludes 0, so test and interval agree); from "
+            f"{STUDENTIZED_BELOW:,} questions, the paired "
             "permutation test of the mean, each difference's sign flipped (the normal limit of "
             "the flipped sum); with --cluster, whole clusters flipped.",
         ),
@@ -360,12 +419,13 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             "of the test's p runs over all slices of one metric (the i-th smallest of m "
             "multiplied by m - i + 1, made monotone, capped at 1). A regression: B - A below "
             "zero in a slice while above zero overall, with adjusted p below 1 - confidence "
-            "(else a direction only). Under 10 questions: a direction, not proof.",
+            f"(else a direction only). Under {SMALL_SLICE} questions: a direction, not proof.",
         ),
         (
             "How much the set can tell",
-            "Detectable difference (found 80% of the time): k sd / sqrt(n), k = t(1 - alpha/2) "
-            "+ t(0.8) with n - 1 degrees of freedom and sd the spread of B - A; for a binary "
+            f"Detectable difference (found {fmt_pct(POWER)} of the time): k sd / sqrt(n), "
+            f"k = t(1 - alpha/2) + t({POWER}) with n - 1 degrees of freedom and sd the spread of "
+            "B - A; for a binary "
             "outcome k sqrt(psi / (n + k^2)), psi the share of changed questions. Questions "
             "needed: the n at which the observed difference is that detectable difference.",
         ),
@@ -376,7 +436,7 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             "run's own k over "
             "questions with R relevant passages, min(R, k) / k for precision and min(R, k) / R "
             "for recall (hit, MRR and nDCG can reach 1); flagged when the runs' ceilings are "
-            "more than 0.02 apart or one is under 0.5.",
+            f"more than {CEILING_GAP} apart or one is under {LOW_CEILING}.",
         ),
         (
             "Links",
@@ -393,11 +453,12 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             "unlabelled; correct without evidence in context: answered from memory; wrong, "
             "evidence among the candidates but not in context: ranking miss, nowhere: retrieval "
             "miss; wrong with evidence in context: faithfulness below the threshold: "
-            "hallucination, answer relevance below 0.5: off-question, else faithful but wrong.",
+            f"hallucination, answer relevance below {OFF_QUESTION_BELOW}: off-question, else "
+            "faithful but wrong.",
         ),
         (
             "Next experiment",
-            "Walk the chain and stop at the first link under 0.8: did the evidence reach the "
+            f"Walk the chain and stop at the first link under {TARGET}: did the evidence reach the "
             "candidates (hit at the ranking's full depth)? the prompt (hit@k)? are the hits "
             "answered correctly and with support? If every link holds, the weakest slice. Hit, "
             "not recall: one passage that answers the question is all an answer needs.",
@@ -407,7 +468,7 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             "Over the human-labelled questions of both runs, then of each run alone: accuracy, "
             "and Cohen's kappa = (p_o - p_e) / (1 - p_e), p_o the observed agreement, p_e the "
             "agreement expected from the two margins. Flagged when the accuracy on B's answers "
-            "and on A's differ by more than 0.1.",
+            f"and on A's differ by more than {MAX_JUDGE_GAP}.",
         ),
     ]
     if "recall" not in t.metrics:
@@ -456,10 +517,12 @@ def _audit(result: Comparison) -> AuditView:
     return AuditView(
         n_paired=a.n_paired,
         exploratory=a.exploratory,
-        label_changes=a.label_changes,
-        coverage=a.coverage,
+        label_changes=[LabelChange(q, what) for q, what in a.label_changes],
+        coverage=[SliceCount(value, n) for value, n in a.coverage],
         unanswerable=f"{a.unanswerable} of {a.n_paired} ({a.unanswerable_share:.0%})",
-        smells=[(s.title, s.counts["a"], s.counts["b"], ", ".join(s.examples)) for s in a.smells],
+        smells=[
+            Smell(s.title, s.counts["a"], s.counts["b"], ", ".join(s.examples)) for s in a.smells
+        ],
     )
 
 
@@ -509,10 +572,10 @@ def _slices(result: Comparison) -> list[SliceTable]:
                 ),
                 matrix_metrics=list(per_metric),
                 matrix=[
-                    (
+                    MatrixRow(
                         value,
                         [
-                            (
+                            MatrixCell(
                                 fmt_diff(by_value[m][value].comparison.diff)
                                 if value in by_value[m]
                                 else "n/a",
@@ -541,28 +604,26 @@ def _download(name: str, text: str) -> Download:
 
 
 def build_context(
-    result: Comparison, source_date_epoch: str | None, downloads: dict[str, str]
+    result: Comparison,
+    source_date_epoch: str | None,
+    downloads: dict[str, str],
+    colours: RunColours,
 ) -> ReportContext:
-    o = result.options
+    """The page of one comparison; ``colours``: A's and B's on its charts (RUN_COLOURS on the
+    two-run page, the runs' own on the page of a study)."""
     cols, rows, total = _changed(result)
     verdict = result.verdict
     return ReportContext(
         title=f"{result.runs['a'].path.name} vs {result.runs['b'].path.name}",
         generated=_generated(source_date_epoch),
         tool_version=__version__,
-        libraries=sorted(library_versions().items()),
+        libraries=[Library(n, v) for n, v in sorted(library_versions().items())],
         downloads=[_download(name, text) for name, text in downloads.items()],
         runs=[
             RunRow(run.label, str(run.path), run.sha256, _size(run.size_bytes), run.n_rows)
             for run in result.runs.values()
         ],
-        options=[
-            ("k", str(o.k) if o.k is not None else "context_ids"),
-            ("gain", o.gain),
-            ("n-boot", str(o.n_boot)),
-            ("confidence", fmt_pct(o.confidence)),
-            ("seed", str(o.seed)),
-        ],
+        options=[OptionRow(flag, value) for flag, value in result.options.shown()],
         n_paired=len(result.paired),
         warnings=result.warnings,
         verdict_outcome=verdict.outcome,
@@ -571,11 +632,11 @@ def build_context(
         regressions=verdict.regressions,
         audit=_audit(result),
         slices=_slices(result),
-        fairness=[(c.name, c.flagged, c.text) for c in result.fairness],
+        fairness=[FairnessCheck(c.name, c.flagged, c.text) for c in result.fairness],
         power=result.power.sentence,
         headline=result.headline,
         metric_rows=[metric_row(c) for c in result.comparisons.values()],
-        charts=_charts(result),
+        charts=_charts(result, colours),
         cells=[
             CellTable(run=key.upper(), n=sum(cells.values()), cells=cells)
             for key, cells in (result.diagnosis.cells or {}).items()
@@ -585,9 +646,10 @@ def build_context(
         changed_rows=rows,
         changed_total=total,
         missing=_missing(result),
-        definitions=definitions(result),
-        diagnosis=diagnosis_view(result),
+        definitions=[Definition(term, text) for term, text in definitions(result)],
+        diagnosis=diagnosis_view(result, colours),
         changed_slice=bool(result.paired["slice"].notna().any()),
+        colours=colours,
         gate=result.gate,
         samples=sample_rows(result.tables),
     )

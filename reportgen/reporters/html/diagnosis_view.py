@@ -12,9 +12,11 @@ from ...comparison.compare import Comparison
 from ...diagnosis.stages import CELL_NAMES, CELL_TITLES, FAILURE_CLASSES, OK, OWNERS, Agreement
 from ...formatting import fmt_diff, fmt_interval, fmt_num, fmt_p, interval_side
 from . import charts
-from .charts import Chart
+from .charts import Chart, RunColours
 
 CANDIDATES_SHOWN = 20  # ranked candidates drawn per drill-down
+CASES_OPEN = 3  # drill-downs shown unfolded; the others open with a click
+MOVES_SHOWN = 4  # largest moves between the retrieval-by-answer cells named under the table
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,7 @@ class Exemplar:
     answer: str
     reference: str
     scores: str
+    open: bool = field(default=False, metadata={"help": "unfolded: one of the first CASES_OPEN"})
 
 
 @dataclass(frozen=True)
@@ -83,7 +86,8 @@ class Judge:
     n: int
     accuracy: str
     kappa: str
-    confusion: list[list[int]] = field(metadata={"help": "rows judge yes/no, columns human"})
+    judge_yes: str = field(metadata={"help": "judged yes: 'human yes / human no'"})
+    judge_no: str = field(metadata={"help": "judged no: 'human yes / human no'"})
     warning: str | None
     gap: str = field(metadata={"help": "B's accuracy - A's on the pooled row, else ''"})
 
@@ -99,13 +103,33 @@ class CostRow:
 
 
 @dataclass(frozen=True)
+class MissingColumn:
+    stage: str = field(metadata={"help": "the section or link not scored"})
+    needs: str = field(metadata={"help": "the column(s) that would score it"})
+
+
+@dataclass(frozen=True)
+class TransitionRow:
+    cell: str = field(metadata={"help": "the questions' retrieval-by-answer cell in A"})
+    counts: list[int] = field(metadata={"help": "how many are in each cell in B"})
+
+
+@dataclass(frozen=True)
+class ClassRow:
+    name: str
+    owner: str = field(metadata={"help": "who owns the fix: retrieval, ranking, generation"})
+    a: int
+    b: int
+
+
+@dataclass(frozen=True)
 class DiagnosisView:
     stages: list[StageRow]
-    missing: list[tuple[str, str]] = field(metadata={"help": "(section, column enabling it)"})
+    missing: list[MissingColumn]
     cell_good: str = field(metadata={"help": "what the 2x2's good column counts"})
-    transitions: list[tuple[str, list[int]]] = field(metadata={"help": "A's cell, B's counts"})
-    moves: list[str]
-    classes: list[tuple[str, str, int, int]] = field(metadata={"help": "(class, owner, A, B)"})
+    transitions: list[TransitionRow]
+    moves: list[str] = field(metadata={"help": "the MOVES_SHOWN largest moves between cells"})
+    classes: list[ClassRow]
     dominant: list[str]
     chart: Chart | None
     experiments: list[Experiment]
@@ -182,10 +206,8 @@ def _judge_row(label: str, a: Agreement, gap: str) -> Judge:
         n=a.n,
         accuracy=fmt_num(a.accuracy),
         kappa=fmt_num(a.kappa),
-        confusion=[
-            [c["true"]["true"], c["true"]["false"]],
-            [c["false"]["true"], c["false"]["false"]],
-        ],
+        judge_yes=f"{c['true']['true']} / {c['true']['false']}",
+        judge_no=f"{c['false']['true']} / {c['false']['false']}",
         warning=a.warning,
         gap=gap,
     )
@@ -223,26 +245,26 @@ def _cost(result: Comparison) -> list[CostRow]:
     return out
 
 
-def _classes(result: Comparison) -> tuple[list[tuple[str, str, int, int]], Chart | None]:
+def _classes(result: Comparison, colours: RunColours) -> tuple[list[ClassRow], Chart | None]:
     counts = result.diagnosis.failure_classes
     if counts is None:
         return [], None
     rows = [
-        (name, OWNERS[name], counts["a"][name], counts["b"][name])
+        ClassRow(name, OWNERS[name], counts["a"][name], counts["b"][name])
         for name in FAILURE_CLASSES
         if counts["a"][name] or counts["b"][name]
     ]
     frame = pd.DataFrame(
-        [(run, name, n) for name, _, a, b in rows for run, n in (("a", a), ("b", b))],
+        [(run, r.name, n) for r in rows for run, n in (("a", r.a), ("b", r.b))],
         columns=["run", "failure_class", "n"],
     )
     chart = Chart(
         id="failure-classes",
         title="Failure classes of both runs",
         reading=" ".join(_dominant(result)) or "Neither run has a failing question.",
-        spec=charts.failure_classes(frame),
+        spec=charts.failure_classes(frame, colours),
     )
-    return rows + [(OK, "", counts["a"][OK], counts["b"][OK])], chart
+    return rows + [ClassRow(OK, "", counts["a"][OK], counts["b"][OK])], chart
 
 
 def _dominant(result: Comparison) -> list[str]:
@@ -327,7 +349,7 @@ def _exemplars(result: Comparison) -> list[Exemplar]:
         for q in d.broken
         if ("b", q) in rows
     ]
-    return out
+    return [replace(e, open=i < CASES_OPEN) for i, e in enumerate(out)]
 
 
 def _cases_note(result: Comparison) -> str | None:
@@ -342,23 +364,24 @@ def _cases_note(result: Comparison) -> str | None:
     )
 
 
-def diagnosis_view(result: Comparison) -> DiagnosisView:
+def diagnosis_view(result: Comparison, colours: RunColours) -> DiagnosisView:
     d = result.diagnosis
-    classes, chart = _classes(result)
+    classes, chart = _classes(result, colours)
     transitions = d.transitions or {}
     return DiagnosisView(
         stages=_stage_rows(result),
-        missing=[(m.stage, m.needs) for m in d.missing],
+        missing=[MissingColumn(m.stage, m.needs) for m in d.missing],
         cell_good="answer correct and supported"
         if "faithfulness" in result.tables.metrics
         else "answer correct",
         transitions=[
-            (CELL_TITLES[name], [transitions[name][to] for to in CELL_NAMES])
+            TransitionRow(CELL_TITLES[name], [transitions[name][to] for to in CELL_NAMES])
             for name in CELL_NAMES
             if name in transitions
         ],
         moves=[
-            f"{CELL_TITLES[m['from']]} \u2192 {CELL_TITLES[m['to']]}: {m['n']}" for m in d.moves
+            f"{CELL_TITLES[m['from']]} \u2192 {CELL_TITLES[m['to']]}: {m['n']}"
+            for m in d.moves[:MOVES_SHOWN]
         ],
         classes=classes,
         dominant=_dominant(result),

@@ -1,9 +1,8 @@
-"""The repeated-answers section: the variance decomposition as table rows, JSON and definitions."""
+"""The repeated-answers section: the variance decomposition as table rows and definitions."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
 
 from ...analysis.metrics import MetricTables
 
@@ -40,18 +39,6 @@ def sample_rows(tables: MetricTables) -> list[SampleRow]:
         )
         for s in tables.samples
     ]
-
-
-def samples_json(tables: MetricTables) -> dict[str, Any] | None:
-    """metric -> run (A, B, B - A) -> the Spread's numbers; None when no run logs samples."""
-    if not tables.samples:
-        return None
-    out: dict[str, dict[str, Any]] = {}
-    for s in tables.samples:
-        fields = asdict(s)
-        del fields["metric"], fields["run"]
-        out.setdefault(tables.name(s.metric), {})[s.run] = fields
-    return out
 
 
 def sample_definitions(tables: MetricTables) -> list[tuple[str, str]]:

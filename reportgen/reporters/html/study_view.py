@@ -10,7 +10,7 @@ import pandas as pd
 from ...comparison.study import Study
 from ...formatting import fmt_diff, fmt_interval, fmt_num, fmt_p, interval_side
 from . import charts
-from .charts import Chart
+from .charts import Chart, RunColours
 from .context import ReportContext, RunRow, with_chart_prefix
 
 
@@ -98,8 +98,19 @@ def _charts(study: Study, colours: dict[str, str]) -> list[Chart]:
     return out
 
 
+def study_colours(study: Study) -> dict[str, str]:
+    """Run label -> its colour, the baseline first, kept on every chart of the page."""
+    return dict(zip((r.label for r in study.runs), charts.STUDY_COLOURS, strict=False))
+
+
+def pair_colours(study: Study) -> list[RunColours]:
+    """Per candidate: the colours its section's charts draw A (the baseline) and B (it) in."""
+    colours = study_colours(study)
+    return [RunColours(colours[p.runs["a"].label], colours[p.runs["b"].label]) for p in study.pairs]
+
+
 def build_study_context(study: Study, pair_contexts: list[ReportContext]) -> StudyContext:
-    colours = dict(zip((r.label for r in study.runs), charts.STUDY_COLOURS, strict=False))
+    colours = study_colours(study)
     sections = [
         CandidateSection(
             anchor=f"candidate-{i + 1}",

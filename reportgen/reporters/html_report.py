@@ -1,0 +1,30 @@
+"""The HTML reporter: the two-run page, or the page of a study (one baseline, several
+candidates), with the per-question table and the JSON offered for download."""
+
+from __future__ import annotations
+
+import json
+
+from . import json_report
+from .html.charts import RUN_COLOURS
+from .html.context import build_context
+from .html.render import render as render_pair
+from .html.render import render_study
+from .html.study_view import build_study_context, pair_colours
+from .report import Report
+
+
+def render(report: Report) -> str:
+    study = report.study
+    downloads = {
+        "per-question.csv.gz": json_report.to_csv(report.per_question),
+        "report-summary.json.gz": json.dumps(report.document, allow_nan=False),
+    }
+    if study.family is None and study.holdout is None:
+        context = build_context(study.pairs[0], report.source_date_epoch, downloads, RUN_COLOURS)
+        return render_pair(context, report.run_id)
+    contexts = [
+        build_context(pair, report.source_date_epoch, downloads if i == 0 else {}, colours)
+        for i, (pair, colours) in enumerate(zip(study.pairs, pair_colours(study), strict=True))
+    ]
+    return render_study(build_study_context(study, contexts), report.run_id)

@@ -1,0 +1,32 @@
+"""What every reporter is fed: one comparison's results and the facts of this run of the tool.
+
+The reporters (``html_report``, ``json_report``, ``markdown_report``, ``junit_report``) are
+siblings: each has ``render(report) -> str`` and computes no number of its own. The JSON
+document is built once, before any reporter runs (``json_report.document``): the HTML offers it
+for download and the JSON file writes it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import pandas as pd
+
+from ..comparison.study import Study
+
+
+@dataclass(frozen=True)
+class Report:
+    study: Study
+    run_id: str  # recorded in every output, so files of different runs can be told apart
+    source_date_epoch: str | None  # the generation time for reproducible builds; None: now
+    html_name: str  # the HTML's file name, which the summaries point the reader to
+    document: dict[str, Any]  # the JSON of every number but the per-question rows
+    per_question: pd.DataFrame  # one row per candidate and paired question
+
+
+class Reporter(Protocol):
+    """One output format: the text of its file."""
+
+    def __call__(self, report: Report) -> str: ...

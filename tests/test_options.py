@@ -1,0 +1,136 @@
+"""Every option that changes a number is recorded twice from one definition: in the JSON's
+``params`` (to re-run the report) and in the page's option list (to read it)."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import shutil
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from reportgen.analysis.metrics import Options
+from reportgen.cli import cli
+
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_runs" / "fare_rules_a_baseline.parquet"
+
+# Every option away from its default, and the page's text for each, written out by hand.
+GIVEN = [
+    ("--k", "4"),
+    ("--gain", "linear"),
+    ("--n-boot", "200"),
+    ("--confidence", "0.9"),
+    ("--seed", "7"),
+    ("--slice", "slice"),
+    ("--slice", "answerable"),
+    ("--strict",),
+    ("--supported-threshold", "0.7"),
+    ("--margin", "correct=0.02"),
+    ("--margin", "0.01"),
+    ("--cluster", "slice"),
+    ("--span-coverage", "0.5"),
+    ("--holdout", "0.3"),
+]
+PAGE = [
+    "--k 4",
+    "--gain linear",
+    "--n-boot 200",
+    "--confidence 90%",
+    "--seed 7",
+    "--slice slice, answerable",
+    "--strict on",
+    "--supported-threshold 0.7",
+    "--margin correct=0.02, 0.01",
+    "--cluster slice",
+    "--span-coverage 0.5",
+    "--holdout 0.3",
+]
+PARAMS = {
+    "k": 4,
+    "gain": "linear",
+    "n_boot": 200,
+    "confidence": 0.9,
+    "seed": 7,
+    "slices": ["slice", "answerable"],
+    "strict": True,
+    "supported_threshold": 0.7,
+    "margins": [["correct", 0.02], ["", 0.01]],
+    "cluster": "slice",
+    "span_coverage": 0.5,
+    "holdout": "0.3",
+    "k_source": "--k",
+    "k_named": 4,
+}
+
+
+def _page_options(page: str) -> list[str]:
+    listed = re.search(r'<p class="note">Options: (.*?)\.<br>', page)
+    assert listed, "the page lists no options"
+    return [html.unescape(item) for item in listed.group(1).split(" &middot; ")]
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory) -> tuple[str, dict]:
+    """The sample baseline against a copy of itself (so --strict holds), every option set."""
+    folder = tmp_path_factory.mktemp("options")
+    copy = shutil.copy(SAMPLE, folder / "copy.parquet")
+    out = folder / "report.html"
+    given = [word for option in GIVEN for word in option]
+    result = CliRunner().invoke(cli, ["compare", str(SAMPLE), str(copy), "-o", str(out), *given])
+    assert result.exit_code == 0, result.output
+    return out.read_text(), json.loads(out.with_suffix(".json").read_text())
+
+
+def test_every_option_is_in_the_json_params(report):
+    _, document = report
+    assert document["params"] == PARAMS
+
+
+def test_every_option_is_on_the_page(report):
+    page, _ = report
+    assert _page_options(page) == PAGE
+
+
+def test_no_field_of_options_can_be_left_out_of_either(report):
+    """A new field of Options shows in both outputs, or this fails (its key or flag missing)."""
+    page, document = report
+    listed = {item.split(" ")[0] for item in _page_options(page)}
+    for f in fields(Options):
+        assert f.metadata["json"] in document["params"], f.name
+        assert f.metadata["flag"] in listed, f.name
+
+
+def test_every_flag_is_an_option_of_compare():
+    flags = {flag for p in cli.commands["compare"].params for flag in p.opts}
+    assert {f.metadata["flag"] for f in fields(Options)} <= flags
+
+
+def test_defaults_are_listed_as_what_they_mean(tmp_path):
+    out = tmp_path / "report.html"
+    copy = shutil.copy(SAMPLE, tmp_path / "copy.parquet")
+    args = ["compare", str(SAMPLE), str(copy), "-o", str(out), "--n-boot", "100"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    assert _page_options(out.read_text()) == [
+        "--k context_ids",
+        "--gain exponential",
+        "--n-boot 100",
+        "--confidence 95%",
+        "--seed 0",
+        "--slice slice (when logged)",
+        "--strict off",
+        "--supported-threshold fitted to the scores",
+        "--margin none",
+        "--cluster none",
+        "--span-coverage 0.0",
+        "--holdout none",
+    ]
+
+
+def test_params_read_back_as_the_same_options():
+    options = Options(k=3, slices=("a", "b"), margins=(("correct", 0.02),), holdout="x=y")
+    assert Options.from_json(json.loads(json.dumps(options.to_json()))) == options

@@ -1,0 +1,63 @@
+"""The outputs are sibling reporters: each module ``reporters/*_report.py`` has one
+``render(report: Report) -> str``, and the pipeline writes each requested one through it."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import get_type_hints
+
+import pandas as pd
+import pytest
+
+from reportgen.analysis.metrics import Options
+from reportgen.pipeline import Outputs, make_report
+from reportgen.reporters.report import Report
+
+REPORTERS = sorted(
+    p.stem for p in (Path(__file__).parent.parent / "reportgen" / "reporters").glob("*_report.py")
+)
+
+
+def test_the_four_formats_are_reporters():
+    assert REPORTERS == ["html_report", "json_report", "junit_report", "markdown_report"]
+
+
+@pytest.mark.parametrize("name", REPORTERS)
+def test_each_reporter_renders_one_report_to_text(name):
+    render = importlib.import_module(f"reportgen.reporters.{name}").render
+    assert list(inspect.signature(render).parameters) == ["report"]
+    assert get_type_hints(render) == {"report": Report, "return": str}
+
+
+def test_each_requested_output_is_written_by_its_reporter(tmp_path):
+    rows = [
+        {"question_id": f"q{i}", "correct": i % 3 == 0, "faithfulness": (i % 4) / 3}
+        for i in range(24)
+    ]
+    logs = [tmp_path / "a.parquet", tmp_path / "b.parquet"]
+    for path, shift in zip(logs, (0, 1), strict=True):
+        pd.DataFrame(rows).assign(correct=[(i + shift) % 3 == 0 for i in range(24)]).to_parquet(
+            path
+        )
+    outputs = Outputs(
+        tmp_path / "r.html", tmp_path / "r.json", tmp_path / "r.md", tmp_path / "r.xml"
+    )
+    used = {reporter.__module__ for _, reporter in outputs.requested()}
+    assert used == {f"reportgen.reporters.{name}" for name in REPORTERS}
+    make_report(logs, Options(n_boot=200), outputs)
+    document = json.loads(outputs.json.read_text())
+    run_id = document["run_id"]
+    assert f'<meta name="ragreport-run-id" content="{run_id}">' in outputs.html.read_text()
+    assert outputs.markdown.read_text().startswith("## ragreport: a.parquet vs b.parquet")
+    assert "attached HTML, r.html" in outputs.markdown.read_text()
+    assert ET.parse(outputs.junit).getroot().get("tests") == "0"  # no rule given
+    assert {row["question_id"] for row in document["per_question"]} == {f"q{i}" for i in range(24)}
+
+
+def test_optional_outputs_are_written_only_when_asked():
+    outputs = Outputs(Path("r.html"), Path("r.json"))
+    assert [path.name for path, _ in outputs.requested()] == ["r.html", "r.json"]

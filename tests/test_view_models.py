@@ -1,0 +1,80 @@
+"""What the templates receive: named dataclasses (no positional tuples), and the numbers that
+are rules quoted from their constants, not retyped."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import typing
+from pathlib import Path
+
+import pytest
+
+from reportgen.analysis.metrics import Options
+from reportgen.comparison.study import run_study
+from reportgen.reporters.html import context, diagnosis_view, samples_view, study_view
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "sample_runs"
+VIEWS = (context, diagnosis_view, samples_view, study_view)
+
+
+def _classes() -> list[type]:
+    return [
+        obj
+        for module in VIEWS
+        for obj in vars(module).values()
+        if dataclasses.is_dataclass(obj) and obj.__module__ == module.__name__
+    ]
+
+
+def _has_tuple(hint: object) -> bool:
+    if typing.get_origin(hint) is tuple or hint is tuple:
+        return True
+    return any(_has_tuple(arg) for arg in typing.get_args(hint))
+
+
+@pytest.mark.parametrize("cls", _classes(), ids=lambda c: c.__name__)
+def test_view_models_are_frozen_and_name_every_field(cls):
+    assert cls.__dataclass_params__.frozen
+    hints = typing.get_type_hints(cls)
+    positional = [f.name for f in dataclasses.fields(cls) if _has_tuple(hints[f.name])]
+    assert not positional, f"{cls.__name__}: tuples in {positional}; give them a dataclass"
+
+
+def test_templates_unpack_no_tuples():
+    unpacking = re.compile(r"{%-?\s*for\s+\w+\s*,")
+    found = [
+        path.name
+        for path in (ROOT / "templates").glob("*.html")
+        if unpacking.search(path.read_text(encoding="utf-8"))
+    ]
+    assert not found
+
+
+@pytest.fixture(scope="module")
+def pair():
+    logs = [SAMPLE / "fare_rules_a_baseline.parquet", SAMPLE / "fare_rules_b_reranker.parquet"]
+    return run_study(logs, Options(n_boot=200)).pairs[0]
+
+
+@pytest.mark.parametrize(
+    ("constant", "value", "term", "quoted"),
+    [
+        ("SMALL_SLICE", 17, "Slices", "Under 17 questions: a direction, not proof."),
+        ("STUDENTIZED_BELOW", 2500, "Interval", "Continuous metrics under 2,500 questions"),
+        ("STUDENTIZED_BELOW", 2500, "Test", "from 2,500 questions, the paired permutation"),
+        ("POWER", 0.9, "How much the set can tell", "(found 90% of the time)"),
+        ("CEILING_GAP", 0.03, "Fair comparison", "more than 0.03 apart"),
+        ("LOW_CEILING", 0.4, "Fair comparison", "one is under 0.4."),
+        ("BUDGET_TOLERANCE", 0.2, "Fair comparison", "flagged past 20% apart"),
+        ("TARGET", 0.7, "Next experiment", "the first link under 0.7:"),
+        ("OFF_QUESTION_BELOW", 0.4, "Failure classes", "answer relevance below 0.4: off-question"),
+        ("MAX_JUDGE_GAP", 0.2, "Judge agreement", "differ by more than 0.2."),
+    ],
+)
+def test_definitions_quote_the_rules_constants(monkeypatch, pair, constant, value, term, quoted):
+    """Changing a rule's constant changes its definition: the text is not retyped."""
+    monkeypatch.setattr(context, constant, value)
+    text = dict(context.definitions(pair))[term]
+    assert quoted in text
