@@ -1,7 +1,9 @@
 """The package's folders are stages, and no import runs from an earlier stage to a later one.
 
 Order: shared leaves (errors, formatting, resources, provenance, output) < inputs < analysis <
-diagnosis < comparison < reporters < the commands at the top (cli, pipeline, verify, ...).
+diagnosis < comparison < reporters < the commands at the top (cli, pipeline, verify, api, ...)
+and the package's ``__init__``, which hands out the Python API. Only ``__version__`` may be
+imported from the package by any module.
 """
 
 import ast
@@ -15,9 +17,10 @@ STAGES = ("inputs", "analysis", "diagnosis", "comparison", "reporters")
 
 
 def _layer(module: str) -> int:
-    """0 for shared leaves, 1.. for the stage folders in order, and the top for the commands."""
+    """0 for shared leaves, 1.. for the stage folders in order, and the top for the commands
+    and the package itself (its ``compare`` is the Python API's)."""
     head = module.split(".")[1] if module.count(".") else ""
-    if head in LEAVES or head in ("", "__init__"):
+    if head in LEAVES:
         return 0
     if head in STAGES:
         return 1 + STAGES.index(head)
