@@ -10,12 +10,8 @@ import pandas as pd
 from ..errors import InputError
 from ..inputs.contract import has_samples
 from ..inputs.database import RunDatabase
+from .registry import ANSWER, BY_NAME, CONTEXT, RETRIEVAL, Metric, names, public_name
 from .samples import Spread, decompose
-from .spans import CHAR_METRICS
-
-RETRIEVAL = ("recall", "precision", "hit", "mrr", "ndcg", "map", "rprec", "all")
-ANSWER = ("correct", "faithfulness")
-BINARY = frozenset({"hit", "all", "correct"})
 
 
 @dataclass(frozen=True)
@@ -63,9 +59,13 @@ class MetricTables:
     without_evidence: int  # paired questions left out of the retrieval metrics
     samples: tuple[Spread, ...] = ()  # variance within vs between questions; () unsampled
 
+    def metric(self, base: str) -> Metric:
+        """The registry entry of a metric of these tables."""
+        return BY_NAME[base]
+
     def binary(self, base: str) -> bool:
         """A 0/1 score per question; averaged over samples it is a share, hence continuous."""
-        return base in BINARY and not self.samples
+        return self.metric(base).binary and not self.samples
 
     def difference(self, base: str) -> pd.Series:
         """B - A of one metric per paired question, NaN where a run has no score."""
@@ -73,7 +73,7 @@ class MetricTables:
 
     def name(self, base: str) -> str:
         """The metric's public name: ``ndcg@5`` for retrieval metrics, the base name otherwise."""
-        return f"{base}@{self.k}" if base in RETRIEVAL else base
+        return public_name(self.metric(base), self.k)
 
 
 def _in_both(db: RunDatabase, column: str) -> bool:
@@ -104,7 +104,7 @@ def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
             "drop --k to score context_ids"
         )
     retrieval = has_labels and (has_retrieved if options.k is not None else has_context)
-    answer = tuple(m for m in ANSWER if _in_both(db, m))
+    answer = tuple(m for m in names(ANSWER) if _in_both(db, m))
     if not retrieval and not answer:
         _no_metric(db)
     exponential = options.gain == "exponential"
@@ -123,7 +123,9 @@ def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
         if not answer:
             _no_metric(db)
     metrics = (
-        (RETRIEVAL if retrieval else ()) + (CHAR_METRICS if retrieval and spans else ()) + answer
+        (names(RETRIEVAL) if retrieval else ())
+        + (names(CONTEXT) if retrieval and spans else ())
+        + answer
     )
     sampled = any(has_samples(run.columns) for run in db.files.values())
     spreads = decompose(db, metrics) if sampled else ()

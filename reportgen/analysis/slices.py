@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .metrics import BINARY, MetricTables, Options
+from .metrics import MetricTables, Options
 from .stats import MetricComparison, compare_metric, holm
 
 SMALL_SLICE = 10  # fewer questions than this give a direction, not proof
@@ -55,7 +55,7 @@ def slice_results(
                     name,
                     a[mask],
                     b[mask],
-                    binary=base in BINARY,
+                    binary=tables.binary(base),
                     n_boot=options.n_boot,
                     confidence=options.confidence,
                     seed=options.seed,

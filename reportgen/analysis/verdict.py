@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..formatting import fmt_diff, fmt_interval, fmt_pct, p_clause
+from .registry import base_name
 from .slices import SliceResult
 from .stats import MetricComparison
 
@@ -47,7 +48,7 @@ def margin_for(margins: tuple[tuple[str, float], ...], metric: str) -> float | N
     """The margin of ``metric`` (e.g. "ndcg@5", named in full or as "ndcg"), else the one for
     all metrics, else None."""
     named = {name: m for name, m in margins}
-    for key in (metric, metric.split("@")[0], ""):
+    for key in (metric, base_name(metric), ""):
         if key in named:
             return named[key]
     return None

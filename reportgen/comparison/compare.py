@@ -16,6 +16,7 @@ from ..analysis.fairness import Check, fairness
 from ..analysis.gates import GateResult, Requirements, candidate_evidence, check_rules, evaluate
 from ..analysis.metrics import MetricTables, Options, compute_tables
 from ..analysis.power import Power, power_of
+from ..analysis.registry import base_name
 from ..analysis.slices import SliceResult, slice_results
 from ..analysis.stats import MetricComparison, compare_metric
 from ..analysis.supported import SupportedRule, supported_rule
@@ -236,7 +237,7 @@ def _cluster_hint(runs: dict[str, RunFile], options: Options) -> list[str]:
 
 
 def _check_margins(options: Options, comparisons: dict[str, MetricComparison]) -> None:
-    known = set(comparisons) | {name.split("@")[0] for name in comparisons}
+    known = set(comparisons) | {base_name(name) for name in comparisons}
     for name, margin in options.margins:
         if name and name not in known:
             raise InputError(
@@ -256,7 +257,7 @@ def changed_questions(tables: MetricTables, headline: str) -> pd.DataFrame:
     """Paired questions whose headline score changed: those that got worse because B lost every
     piece of evidence A had in its prompt (hit 1 -> 0) first, then fixed (or better), then broken
     (or worse), each by the size of the change; "change" names it."""
-    base = headline.split("@")[0]
+    base = base_name(headline)
     delta = tables.difference(base).fillna(0)
     up, down = ("fixed", "broken") if tables.binary(base) else ("better", "worse")
     lost = (delta < 0) & ("hit" in tables.metrics)

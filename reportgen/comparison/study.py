@@ -19,7 +19,8 @@ from scipy import integrate, stats
 from ..analysis import holdout
 from ..analysis.gates import GateResult, Requirements
 from ..analysis.holdout import Holdout
-from ..analysis.metrics import BINARY, Options
+from ..analysis.metrics import Options
+from ..analysis.registry import base_name
 from ..analysis.stats import MetricComparison, compare_metric, holm
 from ..errors import InputError
 from ..inputs.database import RunDatabase
@@ -317,7 +318,7 @@ def _headline_columns(pairs: list[Comparison]) -> list[tuple[str, np.ndarray]]:
     """Each run's per-question headline score, over the shared questions in the baseline's order
     (runs whose headline differs from the baseline's are left out)."""
     first = pairs[0]
-    base = first.headline.split("@")[0]
+    base = base_name(first.headline)
     columns = [(first.runs["a"].label, first.paired[f"{base}_a"])]
     columns += [
         (p.runs["b"].label, p.paired[f"{base}_b"]) for p in pairs if p.headline == first.headline
@@ -340,7 +341,7 @@ def _matrix(pairs: list[Comparison], options: Options) -> list[MatrixCell]:
     columns = _headline_columns(pairs)
     n_pairs = len(columns) * (len(columns) - 1) // 2
     level = family_level(options.confidence, n_pairs)
-    binary = pairs[0].headline.split("@")[0] in BINARY
+    binary = pairs[0].tables.binary(base_name(pairs[0].headline))
     cells = []
     for i, (row, x) in enumerate(columns):
         for column, y in columns[i + 1 :]:
@@ -401,7 +402,7 @@ def _holdout(pairs: list[Comparison], options: Options) -> Holdout:
         first.headline,
         base,
         candidates,
-        binary=first.headline.split("@")[0] in BINARY,
+        binary=first.tables.binary(base_name(first.headline)),
         n_boot=options.n_boot,
         confidence=options.confidence,
         seed=options.seed,

@@ -12,6 +12,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from ...analysis.registry import CHARTED
 from ...analysis.slices import SMALL_SLICE
 
 
@@ -27,7 +28,6 @@ class Chart:
 
 RUN_COLOURS = {"A": "#E69F00", "B": "#56B4E9"}
 OUTCOME_COLOURS = {"B wins": "#0072B2", "tie": "#BBBBBB", "B loses": "#D55E00"}
-_CURVE_ORDER = ("recall", "precision", "hit", "mrr", "ndcg")  # drawn; the JSON has every metric
 MAX_POINTS = 400  # a chart draws at most this many per-question marks
 MAX_CUTOFFS = 200  # the metric-vs-k chart draws at most this many cutoffs per line
 WIDTH = 640
@@ -85,7 +85,7 @@ def metric_curve(curve: pd.DataFrame, prompt_k: int) -> dict[str, Any]:
     Rankings deeper than MAX_CUTOFFS are drawn through log-spaced cutoffs (dense where the
     metrics change fast), always including 1, the prompt's k and the deepest; the title says so.
     """
-    curve = curve[curve["metric"].isin(_CURVE_ORDER)]
+    curve = curve[curve["metric"].isin(CHARTED)]  # the JSON has every metric
     frame = curve.assign(run=curve["run"].str.upper())
     depth = int(frame["k"].max())
     drawn = ""
@@ -121,7 +121,7 @@ def metric_curve(curve: pd.DataFrame, prompt_k: int) -> dict[str, Any]:
         alt.layer(headroom, cutoff, lines, data=frame)
         .properties(width=230, height=170)
         .facet(
-            facet=alt.Facet("metric:N", title=None, sort=list(_CURVE_ORDER)),
+            facet=alt.Facet("metric:N", title=None, sort=list(CHARTED)),
             columns=3,
         )
         .properties(

@@ -16,7 +16,7 @@ import pandas as pd
 from ... import __version__
 from ...analysis.fairness import BUDGET_TOLERANCE
 from ...analysis.gates import GateResult
-from ...analysis.metrics import RETRIEVAL
+from ...analysis.registry import RETRIEVAL, base_name
 from ...analysis.spans import definitions as span_definitions
 from ...comparison.compare import CHANGED_SHOWN, Comparison
 from ...diagnosis.stages import CELL_NAMES, CELL_TITLES
@@ -178,7 +178,7 @@ def metric_row(c: Any) -> MetricRow:
 
 def _charts(result: Comparison) -> list[Chart]:
     tables, c = result.tables, result.comparisons[result.headline]
-    diff = tables.difference(result.headline.split("@")[0]).to_numpy(dtype=float)
+    diff = tables.difference(base_name(result.headline)).to_numpy(dtype=float)
     keep = ~np.isnan(diff)
     ids = tables.paired["question_id"][keep].tolist()
     label = fmt_pct(result.options.confidence)
@@ -294,29 +294,7 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             "its first position. Questions without labelled evidence are left out of retrieval "
             "metrics.",
         ),
-        (f"recall@{k}", "|rel \u2229 top k| / |rel|."),
-        (f"precision@{k}", "|rel \u2229 top k| / k, dividing by k even when fewer were ranked."),
-        (f"hit@{k}", "1 if any relevant passage is in the top k, else 0."),
-        (f"mrr@{k}", "1 / rank of the first relevant passage within the top k, else 0."),
-        (
-            f"ndcg@{k}",
-            f"DCG@k / IDCG@k with gain {gain} for grade g and discount "
-            "log2(rank + 1); IDCG orders all labelled passages of the question ideally, retrieved "
-            "or not.",
-        ),
-        (
-            f"map@{k}",
-            "Average precision at k (trec_eval's map_cut_k): the precision at the rank of each "
-            "relevant passage in the top k, summed, divided by |rel|; its mean is MAP.",
-        ),
-        (
-            f"rprec@{k}",
-            "R-precision: |rel \u2229 top R| / R with R = |rel| (trec_eval's Rprec), the ranking "
-            "cut at k when k < R.",
-        ),
-        (f"all@{k}", "1 if every relevant passage is in the top k, else 0."),
-        ("correct", "Share of questions whose answer is correct against the reference."),
-        ("faithfulness", "Mean share of the answer's claims supported by its context."),
+        *((t.name(m), t.metric(m).definition.format(gain=gain)) for m in t.metrics),
         (
             "Pairing",
             "Questions are matched on question_id; each metric is compared over the n "
@@ -410,12 +388,9 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             "and on A's differ by more than 0.1.",
         ),
     ]
-    if "recall" not in t.metrics:
-        out = [d for d in out if d[0].split("@")[0] not in RETRIEVAL and d[0] != "Prompt cutoff"]
     d = result.diagnosis
     shown = {  # a section's definition goes with the section
-        "correct": "correct" in t.metrics,
-        "faithfulness": "faithfulness" in t.metrics,
+        "Prompt cutoff": any(t.metric(m).kind == RETRIEVAL for m in t.metrics),
         "Retrieval-by-answer": d.cells is not None,
         "Slices": bool(result.slices),
         "Fair comparison": bool(result.fairness),
