@@ -340,7 +340,7 @@ def compare(
     from .pipeline import Outputs, make_report
 
     options = Options(
-        k=k,
+        cutoff=k,
         gain=gain,
         n_boot=n_boot,
         confidence=confidence,

@@ -152,7 +152,7 @@ def test_question_metrics(db):
 
 
 def test_metric_curve(db):
-    curve = db.frame("metric_curve", max_k=4, exponential=False)
+    curve = db.frame("metric_curve", depth=4, exponential=False)
     assert list(curve.columns) == ["run", "metric", "k", "value"]
     hit = curve[(curve.run == "a") & (curve.metric == "hit")].set_index("k")["value"]
     # paired questions with evidence: q1 only (q2 has none, q3 is unpaired): hit from k = 2

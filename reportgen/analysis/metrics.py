@@ -18,7 +18,8 @@ from .samples import Spread, decompose
 class Options:
     """Every option that changes a number in the report."""
 
-    k: int | None = None
+    cutoff: int | None = None  # --k: the prompt is the first cutoff of retrieved_ids; None:
+    # each question's context_ids (the JSON's params keep the key "k")
     gain: str = "exponential"
     n_boot: int = 5000
     confidence: float = 0.95
@@ -34,12 +35,13 @@ class Options:
 
     def to_json(self) -> dict[str, Any]:
         """Every field, as the JSON's ``params`` records it (tuples become lists)."""
-        return asdict(self)
+        fields = asdict(self)
+        return {"k": fields.pop("cutoff"), **fields}
 
     @classmethod
     def from_json(cls, params: dict[str, Any]) -> Options:
         """The options a report's ``params`` records; KeyError names a field it lacks."""
-        values = {f.name: params[f.name] for f in fields(cls)}
+        values = {f.name: params["k" if f.name == "cutoff" else f.name] for f in fields(cls)}
         values["slices"] = tuple(values["slices"])
         values["margins"] = tuple((str(m), float(v)) for m, v in values["margins"])
         return cls(**values)
@@ -49,7 +51,8 @@ class Options:
 class MetricTables:
     """What the SQL layer hands to the statistics layer."""
 
-    k: int | None  # K in metric names (recall@K); None without retrieval metrics
+    named_cutoff: int | None  # K in metric names (recall@K): --k, else the most common prompt
+    # length; None without retrieval metrics
     k_source: str  # "--k" or "context_ids"
     metrics: tuple[str, ...]  # base names (recall, ..., correct), in report order
     paired: pd.DataFrame  # one row per paired question: question_id, slice, <base>_a, <base>_b
@@ -73,18 +76,19 @@ class MetricTables:
 
     def name(self, base: str) -> str:
         """The metric's public name: ``ndcg@5`` for retrieval metrics, the base name otherwise."""
-        return public_name(self.metric(base), self.k)
+        return public_name(self.metric(base), self.named_cutoff)
 
 
 def _in_both(db: RunDatabase, column: str) -> bool:
     return all(column in run.columns for run in db.files.values())
 
 
-def score_questions(db: RunDatabase, k: int | None, exponential: bool) -> None:
-    """Score every question of every run (after ``db.prepare``): each answer, the precision of
-    span-labelled questions, then the mean over a question's samples (table question_means)."""
-    db.execute("question_metrics", k=k, exponential=exponential)
-    db.execute("span_precision", k=k)
+def score_questions(db: RunDatabase, cutoff: int | None, exponential: bool) -> None:
+    """Score every question of every run (after ``db.prepare``) at the prompt cutoff (None: its
+    context_ids): each answer, the precision of span-labelled questions, then the mean over a
+    question's samples (table question_means)."""
+    db.execute("question_metrics", k=cutoff, exponential=exponential)
+    db.execute("span_precision", k=cutoff)
     db.execute("question_means")
 
 
@@ -93,23 +97,23 @@ def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
     has_labels = _in_both(db, "relevant_ids") or spans
     has_retrieved = _in_both(db, "retrieved_ids") or _in_both(db, "retrieved_spans")
     has_context = _in_both(db, "context_ids") or _in_both(db, "context_spans")
-    if has_labels and has_retrieved and options.k is None and not has_context:
+    if has_labels and has_retrieved and options.cutoff is None and not has_context:
         raise InputError(
             f"{db.files['a'].path}: no context_ids column, so the prompt cutoff is unknown; "
             "pass --k with the number of passages the generator received"
         )
-    if options.k is not None and not has_retrieved:
+    if options.cutoff is not None and not has_retrieved:
         raise InputError(
             f"{db.files['a'].path}: --k cuts retrieved_ids, which these logs do not have; "
             "drop --k to score context_ids"
         )
-    retrieval = has_labels and (has_retrieved if options.k is not None else has_context)
+    retrieval = has_labels and (has_retrieved if options.cutoff is not None else has_context)
     answer = tuple(m for m in names(ANSWER) if _in_both(db, m))
     if not retrieval and not answer:
         _no_metric(db)
     exponential = options.gain == "exponential"
-    db.prepare(options.k, options.span_coverage)
-    score_questions(db, options.k, exponential)
+    db.prepare(options.cutoff, options.span_coverage)
+    score_questions(db, options.cutoff, exponential)
     paired = db.frame("paired")
     unmatched = db.frame("unmatched")
     if paired.empty:
@@ -133,11 +137,11 @@ def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
     if retrieval and has_retrieved and not spans:  # the curve counts passage labels
         depth = int(db.frame("ranking_depth")["depth"].iloc[0] or 0)
         if depth:
-            curve = db.frame("metric_curve", max_k=depth, exponential=exponential)
-    k = options.k if options.k is not None else _typical_context_length(paired)
+            curve = db.frame("metric_curve", depth=depth, exponential=exponential)
+    named = options.cutoff if options.cutoff is not None else _typical_context_length(paired)
     return MetricTables(
-        k=k if retrieval else None,
-        k_source="--k" if options.k is not None else "context_ids",
+        named_cutoff=named if retrieval else None,
+        k_source="--k" if options.cutoff is not None else "context_ids",
         metrics=metrics,
         paired=paired,
         curve=curve,

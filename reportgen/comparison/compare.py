@@ -127,9 +127,9 @@ def run_comparison(
         clusters = _cluster_labels(db, runs, options, ids)
         golden = audit(db, tables, next(iter(slice_values.values()), None), options.strict)
         diagnosis = diagnose(
-            db.frame("answer_stage", k=options.k),
+            db.frame("answer_stage", k=options.cutoff),
             tables.curve,
-            tables.k,
+            tables.named_cutoff,
             n_boot=options.n_boot,
             confidence=options.confidence,
             seed=options.seed,

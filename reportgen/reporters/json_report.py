@@ -179,7 +179,7 @@ def build(study: Study) -> dict[str, Any]:
                 "version": __version__,
                 "libraries": library_versions(),
             },
-            "params": {**o.to_json(), "k_source": tables.k_source, "k_named": tables.k},
+            "params": {**o.to_json(), "k_source": tables.k_source, "k_named": tables.named_cutoff},
             "runs": [
                 {
                     "label": run.label,

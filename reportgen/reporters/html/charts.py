@@ -79,7 +79,7 @@ def differences(question_ids: list[str], diff: np.ndarray, metric: str) -> dict[
 LOG_K_ABOVE = 100  # deeper rankings draw k on a log scale, so the prompt's few k stay visible
 
 
-def metric_curve(curve: pd.DataFrame, prompt_k: int) -> dict[str, Any]:
+def metric_curve(curve: pd.DataFrame, named_cutoff: int) -> dict[str, Any]:
     """Mean retrieval metrics of both runs at every cutoff, the prompt cutoff marked.
 
     Rankings deeper than MAX_CUTOFFS are drawn through log-spaced cutoffs (dense where the
@@ -91,7 +91,7 @@ def metric_curve(curve: pd.DataFrame, prompt_k: int) -> dict[str, Any]:
     drawn = ""
     if depth > MAX_CUTOFFS:
         cutoffs = np.unique(np.geomspace(1, depth, MAX_CUTOFFS - 1).round().astype(int))
-        frame = frame[frame["k"].isin([*cutoffs, prompt_k])]
+        frame = frame[frame["k"].isin([*cutoffs, named_cutoff])]
         drawn = f" Drawn at {frame['k'].nunique()} of the {depth} cutoffs."
     base = alt.Chart()
     lines = base.mark_line().encode(
@@ -114,9 +114,9 @@ def metric_curve(curve: pd.DataFrame, prompt_k: int) -> dict[str, Any]:
     # One row per panel, so the cutoff and the headroom are drawn once in each.
     once = base.transform_filter((alt.datum.k == 1) & (alt.datum.run == "A"))
     headroom = once.mark_rect(color="#000000", opacity=0.06).encode(
-        x=alt.datum(prompt_k), x2=alt.datum(depth)
+        x=alt.datum(named_cutoff), x2=alt.datum(depth)
     )
-    cutoff = once.mark_rule(color="#000000", strokeDash=[4, 3]).encode(x=alt.datum(prompt_k))
+    cutoff = once.mark_rule(color="#000000", strokeDash=[4, 3]).encode(x=alt.datum(named_cutoff))
     return (
         alt.layer(headroom, cutoff, lines, data=frame)
         .properties(width=230, height=170)
@@ -125,7 +125,7 @@ def metric_curve(curve: pd.DataFrame, prompt_k: int) -> dict[str, Any]:
             columns=3,
         )
         .properties(
-            title=f"Which run wins depends on k: the prompt holds k = {prompt_k} "
+            title=f"Which run wins depends on k: the prompt holds k = {named_cutoff} "
             f"(dashed); the shaded part is headroom, not quality.{drawn}"
         )
         .to_dict()

@@ -191,18 +191,18 @@ def _charts(result: Comparison) -> list[Chart]:
             spec=charts.differences(ids, diff[keep], result.headline),
         )
     ]
-    if tables.curve is not None and tables.k:
+    if tables.curve is not None and tables.named_cutoff:
         curve = tables.curve
-        at_k = curve[curve.k == min(tables.k, int(curve.k.max()))]
+        at_k = curve[curve.k == min(tables.named_cutoff, int(curve.k.max()))]
         ndcg = at_k[at_k.metric == "ndcg"].set_index("run")["value"]
         out.append(
             Chart(
                 id="curve",
                 title="Retrieval metrics at every cutoff k",
-                reading=f"Over retrieved_ids at k = {tables.k}: nDCG A {fmt_num(ndcg.get('a'))}, "
-                f"B {fmt_num(ndcg.get('b'))}; only the passages up to the prompt cutoff reach "
-                "the generator.",
-                spec=charts.metric_curve(_thin(curve, tables.k), tables.k),
+                reading=f"Over retrieved_ids at k = {tables.named_cutoff}: nDCG A "
+                f"{fmt_num(ndcg.get('a'))}, B {fmt_num(ndcg.get('b'))}; only the passages up to "
+                "the prompt cutoff reach the generator.",
+                spec=charts.metric_curve(_thin(curve, tables.named_cutoff), tables.named_cutoff),
             )
         )
     zero_inside = c.ci_low <= 0 <= c.ci_high
@@ -221,12 +221,12 @@ def _charts(result: Comparison) -> list[Chart]:
     return out
 
 
-def _thin(curve: pd.DataFrame, prompt_k: int) -> pd.DataFrame:
+def _thin(curve: pd.DataFrame, named_cutoff: int) -> pd.DataFrame:
     """The curve at every k up to CURVE_EVERY_K, then at about as many log-spaced k to the
     ranking's depth: a 1,000-deep ranking draws the same shape from a tenth of the points."""
     depth = int(curve["k"].max())
     far: Any = np.geomspace(CURVE_EVERY_K, depth, CURVE_EVERY_K) if depth > CURVE_EVERY_K else []
-    keep = {*range(1, CURVE_EVERY_K + 1), *np.round(far).astype(int), prompt_k, depth}
+    keep = {*range(1, CURVE_EVERY_K + 1), *np.round(far).astype(int), named_cutoff, depth}
     return curve[curve["k"].isin(keep)]
 
 
@@ -278,7 +278,7 @@ def _missing(result: Comparison) -> list[str]:
 
 def definitions(result: Comparison) -> list[tuple[str, str]]:
     t = result.tables
-    k = t.k
+    k = t.named_cutoff
     gain = "2^g \u2212 1" if result.options.gain == "exponential" else "g"
     cutoff = (
         f"k = {k}: the first {k} passages of retrieved_ids (--k)"
@@ -532,7 +532,7 @@ def build_context(
             for run in result.runs.values()
         ],
         options=[
-            ("k", str(o.k) if o.k is not None else "context_ids"),
+            ("k", str(o.cutoff) if o.cutoff is not None else "context_ids"),
             ("gain", o.gain),
             ("n-boot", str(o.n_boot)),
             ("confidence", fmt_pct(o.confidence)),
