@@ -274,6 +274,21 @@ outputs are written first), 2 bad input or a bad rule (nothing is written)."""
     "these only: those whose COLUMN is VALUE, or a seeded FRACTION drawn within each slice.",
 )
 @click.option(
+    "--metric",
+    "score_columns",
+    multiple=True,
+    metavar="COLUMN",
+    help="Compare a per-question column every log has as a metric (booleans: fixed/broken; "
+    "numbers: continuous); repeatable. RAGAS and promptfoo scores are compared without it.",
+)
+@click.option(
+    "--lower-is-better",
+    multiple=True,
+    metavar="COLUMN",
+    help="Compare COLUMN as a metric where less is better (latency_ms, cost_usd, tokens); "
+    "repeatable.",
+)
+@click.option(
     "--require",
     "rules",
     multiple=True,
@@ -323,6 +338,8 @@ def compare(
     cluster: str | None,
     span_coverage: float,
     holdout: str | None,
+    score_columns: tuple[str, ...],
+    lower_is_better: tuple[str, ...],
     rules: tuple[str, ...],
     gate_file: Path | None,
     inconclusive: str,
@@ -352,6 +369,8 @@ def compare(
         cluster=cluster,
         span_coverage=span_coverage,
         holdout=holdout,
+        score_columns=score_columns,
+        lower_is_better=lower_is_better,
     )
     requirements = requirements_from(rules, gate_file, inconclusive)
     outputs = Outputs(output, json_path or output.with_suffix(".json"), markdown_path, junit_path)

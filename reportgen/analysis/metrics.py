@@ -12,6 +12,7 @@ from ..inputs.contract import has_samples
 from ..inputs.database import RunDatabase
 from .registry import ANSWER, BY_NAME, CONTEXT, RETRIEVAL, Metric, names, public_name
 from .samples import Spread, decompose
+from .scores import user_scores, with_scores
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,8 @@ class Options:
     cluster: str | None = None  # --cluster: column of the document or conversation asked about
     span_coverage: float = 0.0  # --span-coverage: share of a labelled span a passage must cover
     holdout: str | None = None  # --holdout: "COLUMN=VALUE" or a fraction such as "0.3"
+    score_columns: tuple[str, ...] = ()  # --metric: columns of the logs compared as metrics
+    lower_is_better: tuple[str, ...] = ()  # --lower-is-better: such columns where less is better
 
     def to_json(self) -> dict[str, Any]:
         """Every field, as the JSON's ``params`` records it (tuples become lists)."""
@@ -41,8 +44,15 @@ class Options:
     @classmethod
     def from_json(cls, params: dict[str, Any]) -> Options:
         """The options a report's ``params`` records; KeyError names a field it lacks."""
-        values = {f.name: params["k" if f.name == "cutoff" else f.name] for f in fields(cls)}
-        values["slices"] = tuple(values["slices"])
+        optional = ("score_columns", "lower_is_better")  # absent from older reports
+        values = {
+            f.name: params.get(f.name, ())
+            if f.name in optional
+            else params["k" if f.name == "cutoff" else f.name]
+            for f in fields(cls)
+        }
+        for name in ("slices", *optional):
+            values[name] = tuple(values[name])
         values["margins"] = tuple((str(m), float(v)) for m, v in values["margins"])
         return cls(**values)
 
@@ -61,10 +71,12 @@ class MetricTables:
     only_b: list[str]
     without_evidence: int  # paired questions left out of the retrieval metrics
     samples: tuple[Spread, ...] = ()  # variance within vs between questions; () unsampled
+    scores: tuple[Metric, ...] = ()  # the score columns of the logs compared as metrics
+    notes: tuple[str, ...] = ()  # about the score columns offered, for the report's warnings
 
     def metric(self, base: str) -> Metric:
-        """The registry entry of a metric of these tables."""
-        return BY_NAME[base]
+        """The registry entry of a metric of these tables (a score column's is built here)."""
+        return next((m for m in self.scores if m.name == base), None) or BY_NAME[base]
 
     def binary(self, base: str) -> bool:
         """A 0/1 score per question; averaged over samples it is a share, hence continuous."""
@@ -109,12 +121,13 @@ def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
         )
     retrieval = has_labels and (has_retrieved if options.cutoff is not None else has_context)
     answer = tuple(m for m in names(ANSWER) if _in_both(db, m))
-    if not retrieval and not answer:
+    scores = user_scores(db, options.score_columns, options.lower_is_better)
+    if not retrieval and not answer and not scores.metrics:
         _no_metric(db)
     exponential = options.gain == "exponential"
     db.prepare(options.cutoff, options.span_coverage)
     score_questions(db, options.cutoff, exponential)
-    paired = db.frame("paired")
+    paired = with_scores(db, db.frame("paired"), scores.metrics)
     unmatched = db.frame("unmatched")
     if paired.empty:
         raise InputError(
@@ -124,15 +137,16 @@ def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
     unlabelled = paired[["recall_a", "recall_b"]].isna().any(axis=1) if retrieval else None
     if unlabelled is not None and unlabelled.all():
         retrieval = False  # no paired question has labelled evidence in both runs
-        if not answer:
+        if not answer and not scores.metrics:
             _no_metric(db)
     metrics = (
         (names(RETRIEVAL) if retrieval else ())
         + (names(CONTEXT) if retrieval and spans else ())
         + answer
     )
+    own = tuple(m.name for m in scores.metrics)
     sampled = any(has_samples(run.columns) for run in db.files.values())
-    spreads = decompose(db, metrics) if sampled else ()
+    spreads = decompose(db, metrics) if sampled else ()  # scores: the logs' own averages
     curve = None
     if retrieval and has_retrieved and not spans:  # the curve counts passage labels
         depth = int(db.frame("ranking_depth")["depth"].iloc[0] or 0)
@@ -142,13 +156,15 @@ def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
     return MetricTables(
         named_cutoff=named if retrieval else None,
         k_source="--k" if options.cutoff is not None else "context_ids",
-        metrics=metrics,
+        metrics=metrics + own,
         paired=paired,
         curve=curve,
         only_a=unmatched.loc[unmatched.run == "a", "question_id"].tolist(),
         only_b=unmatched.loc[unmatched.run == "b", "question_id"].tolist(),
         without_evidence=0 if unlabelled is None else int(unlabelled.sum()),
         samples=spreads,
+        scores=scores.metrics,
+        notes=scores.notes,
     )
 
 
@@ -156,7 +172,7 @@ def _no_metric(db: RunDatabase) -> NoReturn:
     raise InputError(
         f"{db.files['a'].path} and {db.files['b'].path}: no metric can be computed; "
         "the logs need relevant_ids (with labelled evidence) with retrieved_ids or context_ids, "
-        "or correct, or faithfulness"
+        "or correct, or faithfulness, or a score column named with --metric"
     )
 
 

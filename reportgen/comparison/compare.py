@@ -17,6 +17,7 @@ from ..analysis.gates import GateResult, Requirements, candidate_evidence, check
 from ..analysis.metrics import MetricTables, Options, compute_tables
 from ..analysis.power import Power, power_of
 from ..analysis.registry import base_name
+from ..analysis.scores import oriented
 from ..analysis.slices import SliceResult, slice_results
 from ..analysis.stats import MetricComparison, compare_metric
 from ..analysis.supported import SupportedRule, supported_rule
@@ -153,6 +154,7 @@ def run_comparison(
             seed=options.seed,
             clusters=clusters,
         )
+        comparisons[name] = oriented(comparisons[name], tables.metric(base))
     _check_margins(options, comparisons)
     slices = slice_results(tables, slice_values, comparisons, options)
     regressions = [r for per_metric in slices.values() for r in per_metric[headline] if r.finding]
@@ -160,7 +162,7 @@ def run_comparison(
     if requirements:
         costs = {name: cost.comparison for name, cost in diagnosis.cost.items()}
         candidate = candidate_evidence(
-            runs["b"].label, requirements.rules, tables, slice_values, comparisons | costs, options
+            runs["b"].label, requirements.rules, tables, slice_values, costs | comparisons, options
         )
         gate = evaluate(requirements, [candidate], options.confidence)
     return Comparison(
@@ -175,6 +177,7 @@ def run_comparison(
             options.confidence,
             regressions,
             margin_for(options.margins, headline),
+            tables.metric(base_name(headline)).higher_is_better,
         ),
         diagnosis=diagnosis,
         exemplars=exemplars,
@@ -188,6 +191,7 @@ def run_comparison(
             *slice_warnings,
             *(p.warning() for p in db.left_out),
             *_warnings(tables, golden, labels),
+            *tables.notes,
             *_cluster_hint(runs, options),
         ],
         supported=supported,
@@ -258,7 +262,8 @@ def changed_questions(tables: MetricTables, headline: str) -> pd.DataFrame:
     piece of evidence A had in its prompt (hit 1 -> 0) first, then fixed (or better), then broken
     (or worse), each by the size of the change; "change" names it."""
     base = base_name(headline)
-    delta = tables.difference(base).fillna(0)
+    sign = 1 if tables.metric(base).higher_is_better else -1  # a gain is a decrease otherwise
+    delta = sign * tables.difference(base).fillna(0)
     up, down = ("fixed", "broken") if tables.binary(base) else ("better", "worse")
     lost = (delta < 0) & ("hit" in tables.metrics)
     if "hit" in tables.metrics:

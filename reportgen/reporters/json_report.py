@@ -150,6 +150,14 @@ def _pair(result: Comparison) -> dict[str, Any]:
         "samples": samples_json(result.tables),
         "warnings": result.warnings,
         "gate": gate_fields(result.gate),
+        "scores": {
+            m.name: {
+                "source": m.source,
+                "binary": result.tables.binary(m.name),
+                "higher_is_better": m.higher_is_better,
+            }
+            for m in result.tables.scores
+        },
     }
 
 

@@ -38,8 +38,11 @@ def _outcome_scale() -> alt.Scale:
     return alt.Scale(domain=list(OUTCOME_COLOURS), range=list(OUTCOME_COLOURS.values()))
 
 
-def differences(question_ids: list[str], diff: np.ndarray, metric: str) -> dict[str, Any]:
-    """Per-question B - A of one metric, sorted: a waterfall of wins (up) and losses (down).
+def differences(
+    question_ids: list[str], diff: np.ndarray, metric: str, higher_is_better: bool = True
+) -> dict[str, Any]:
+    """Per-question B - A of one metric, sorted: a waterfall of wins and losses (a win is a
+    fall for a metric where lower is better).
 
     Past MAX_POINTS questions the sorted curve is drawn through evenly spaced ranks, which keeps
     its shape; the tooltips then show ranks, not question ids.
@@ -50,12 +53,13 @@ def differences(question_ids: list[str], diff: np.ndarray, metric: str) -> dict[
         order = order[np.linspace(0, len(diff) - 1, MAX_POINTS).round().astype(int)]
         ranks = ranks[np.linspace(0, len(diff) - 1, MAX_POINTS).round().astype(int)]
     values = diff[order]
+    gain = values if higher_is_better else -values
     frame = pd.DataFrame(
         {
             "rank": ranks,
             "question_id": [question_ids[i] for i in order],
             "diff": values,
-            "outcome": np.where(values > 0, "B wins", np.where(values < 0, "B loses", "tie")),
+            "outcome": np.where(gain > 0, "B wins", np.where(gain < 0, "B loses", "tie")),
         }
     )
     return (

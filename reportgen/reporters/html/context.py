@@ -51,7 +51,9 @@ class MetricRow:
     wlt: str = field(metadata={"help": "wins / losses / ties of B against A"})
     fixed_broken: str = field(metadata={"help": "'fixed / broken' for binary metrics, else ''"})
     p: str
-    direction: str = field(metadata={"help": "'up', 'down' or 'none': the interval's side of 0"})
+    direction: str = field(
+        metadata={"help": "'up' (B better), 'down' (B worse) or 'none': the interval's side"}
+    )
 
 
 @dataclass(frozen=True)
@@ -161,9 +163,12 @@ def _generated(epoch: str | None) -> str:
     return moment.strftime("%Y-%m-%d %H:%M UTC")
 
 
-def metric_row(c: Any) -> MetricRow:
+def metric_row(c: Any, higher_is_better: bool = True) -> MetricRow:
+    """One metric's row; a score where lower is better says so, and is coloured as a gain
+    when its interval lies below zero."""
+    side = interval_side(c.ci_low, c.ci_high)
     return MetricRow(
-        name=c.metric,
+        name=c.metric if higher_is_better else f"{c.metric} (lower is better)",
         n=c.n,
         a=fmt_num(c.a),
         b=fmt_num(c.b),
@@ -172,8 +177,12 @@ def metric_row(c: Any) -> MetricRow:
         wlt=f"{c.wins} / {c.losses} / {c.ties}",
         fixed_broken=f"{c.fixed} / {c.broken}" if c.fixed is not None else "",
         p=fmt_p(c.p),
-        direction=interval_side(c.ci_low, c.ci_high),
+        direction=side if higher_is_better else {"up": "down", "down": "up"}.get(side, side),
     )
+
+
+def _higher_is_better(result: Comparison, c: Any) -> bool:
+    return result.tables.metric(base_name(c.metric)).higher_is_better
 
 
 def _charts(result: Comparison) -> list[Chart]:
@@ -188,7 +197,7 @@ def _charts(result: Comparison) -> list[Chart]:
             title=f"Per-question differences in {result.headline}",
             reading=f"B wins on {c.wins} questions, loses on {c.losses} and ties on {c.ties}; "
             "the mean hides the losses, so read both sides.",
-            spec=charts.differences(ids, diff[keep], result.headline),
+            spec=charts.differences(ids, diff[keep], result.headline, _higher_is_better(result, c)),
         )
     ]
     if tables.curve is not None and tables.named_cutoff:
@@ -463,7 +472,7 @@ def _slices(result: Comparison) -> list[SliceTable]:
                 rows=[
                     SliceRow(
                         value=r.value,
-                        metric=metric_row(r.comparison),
+                        metric=metric_row(r.comparison, _higher_is_better(result, r.comparison)),
                         p_holm=fmt_p(r.p_holm),
                         flags=(
                             ["regression"]
@@ -549,7 +558,9 @@ def build_context(
         fairness=[(c.name, c.flagged, c.text) for c in result.fairness],
         power=result.power.sentence,
         headline=result.headline,
-        metric_rows=[metric_row(c) for c in result.comparisons.values()],
+        metric_rows=[
+            metric_row(c, _higher_is_better(result, c)) for c in result.comparisons.values()
+        ],
         charts=_charts(result),
         cells=[
             CellTable(run=key.upper(), n=sum(cells.values()), cells=cells)
