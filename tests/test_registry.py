@@ -72,6 +72,11 @@ def test_question_means_has_every_per_answer_metric(scored):
     assert set(names(RETRIEVAL, ANSWER)) <= means  # the character measures: span_chars.sql
 
 
+def test_run_metrics_sql_has_every_metric_ragreport_metrics_writes(scored):
+    columns = list(scored.frame("run_metrics").columns)
+    assert [c for c in columns if c in BY_NAME] == list(names(RETRIEVAL, ANSWER))
+
+
 def test_span_chars_fill_the_character_metrics(tmp_path: Path):
     db = _span_db(tmp_path)
     db.execute("question_metrics", k=3, exponential=False)
