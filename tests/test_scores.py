@@ -233,3 +233,22 @@ def test_the_page_counts_a_fall_as_a_gain_where_lower_is_better():
     row = metric_row(faster, higher_is_better=False)
     assert (row.name, row.direction) == ("latency (lower is better)", "up")
     assert metric_row(faster).direction == "down"
+
+
+def test_the_best_candidate_is_the_fastest_where_lower_is_better(tmp_path):
+    """With a lower-is-better headline, the winner's curse and --holdout pick the largest fall."""
+    ids = [f"q{i}" for i in range(40)]
+    base = 200.0 + 5 * (np.arange(40) % 7)
+    paths = []
+    for label, shift in (("base", 0.0), ("slower", 30.0), ("faster", -30.0)):
+        paths.append(tmp_path / f"{label}.parquet")
+        pd.DataFrame({"question_id": ids, "latency": base + shift}).to_parquet(paths[-1])
+    out = tmp_path / "r.html"
+    args = ["compare", *map(str, paths), "-o", str(out), "--lower-is-better", "latency"]
+    run = CliRunner().invoke(cli, [*args, "--n-boot", "200", "--holdout", "0.5"])
+    assert run.exit_code == 0, run.output
+    doc = json.loads(out.with_suffix(".json").read_text())
+    assert doc["winners_curse"]["best"] == "faster"
+    assert doc["holdout"]["chosen"] == "faster"
+    assert doc["holdout"]["selection_diff"] == pytest.approx(-30.0)
+    assert [row["outcome"] for row in doc["summary"]] == ["B worse", "B better"]

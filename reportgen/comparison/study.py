@@ -369,7 +369,8 @@ def expected_max(m: int) -> float:
 
 def _curse(pairs: list[Comparison]) -> WinnersCurse:
     headline = [(p.runs["b"].label, p.comparisons[p.headline]) for p in pairs]
-    best, c = max(headline, key=lambda item: item[1].diff)
+    sign = 1 if pairs[0].tables.metric(base_name(pairs[0].headline)).higher_is_better else -1
+    best, c = max(headline, key=lambda item: sign * item[1].diff)  # the largest gain
     errors = [h.sd / np.sqrt(h.n) for _, h in headline if h.n > 0]
     se = float(np.mean(errors)) if errors else float("nan")
     e_max = expected_max(len(pairs))
@@ -403,6 +404,7 @@ def _holdout(pairs: list[Comparison], options: Options) -> Holdout:
         base,
         candidates,
         binary=first.tables.binary(base_name(first.headline)),
+        higher_is_better=first.tables.metric(base_name(first.headline)).higher_is_better,
         n_boot=options.n_boot,
         confidence=options.confidence,
         seed=options.seed,
