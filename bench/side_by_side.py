@@ -41,6 +41,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from reportgen.analysis.registry import CHARTED, base_name
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
@@ -141,8 +143,8 @@ def compare_means(out: Path) -> list[dict[str, float]]:
     document = json.loads((out / "report.json").read_text())
     means: list[dict[str, float]] = [{}, {}]
     for name, metric in document["metrics"].items():
-        base = name.split("@")[0]
-        if base in ("recall", "precision", "hit", "mrr", "ndcg"):
+        base = base_name(name)
+        if base in CHARTED:
             means[0][base], means[1][base] = metric["a"], metric["b"]
     return means
 

@@ -1,7 +1,7 @@
--- Mean retrieval metrics of both runs over retrieved_ids at every cutoff k = 1 .. $max_k,
+-- Mean retrieval metrics of both runs over retrieved_ids at every cutoff k = 1 .. $depth,
 -- over the paired questions that have relevant passages.
 -- Reads: tables facts and relevant.
--- Params: $max_k INTEGER (the deepest ranking); $exponential BOOLEAN (nDCG gain 2^g - 1, else g).
+-- Params: $depth INTEGER (the deepest ranking); $exponential BOOLEAN (nDCG gain 2^g - 1, else g).
 -- Works from the relevant passages alone, never from whole rankings: a hit at position p adds
 -- to every k >= p (a "step"); nDCG's ideal DCG is still growing while k < n_relevant, so a
 -- hit's nDCG share there is added at that k alone (a "point"), and as a step from n_relevant on.
@@ -80,7 +80,7 @@ grid AS (
     CROSS JOIN (
         VALUES ('recall'), ('precision'), ('hit'), ('mrr'), ('ndcg'), ('map'), ('rprec'), ('all')
     ) AS m(metric)
-    CROSS JOIN range(1, $max_k + 1) AS t(k)
+    CROSS JOIN range(1, $depth + 1) AS t(k)
 ),
 summed AS (
     SELECT g.run, g.metric, g.k, g.n, coalesce(s.v, 0) AS step, coalesce(p.v, 0) AS point

@@ -15,7 +15,7 @@ own definitions, so a value the command refuses is refused here with the same wo
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeAlias
 
@@ -24,12 +24,11 @@ import pandas as pd
 import pyarrow as pa
 
 from .analysis.gates import requirements_from
-from .analysis.metrics import Options
+from .cli import cli, options_from, reading_from
 from .comparison.study import Study, run_labels, run_study
 from .errors import InputError
 from .formatting import fmt_diff, fmt_interval, fmt_num, fmt_p
 from .inputs.load import Source, open_table
-from .inputs.readers import read_options
 from .output import check_outputs, write_all
 from .pipeline import build_report, study_run_id
 from .reporters import html_report, json_report
@@ -46,10 +45,7 @@ _PLACEHOLDER = ("baseline", "candidate", "-o", "report.html")  # a parse needs t
 
 
 def _command() -> click.Command:
-    from .cli import cli
-
-    command = cli.commands["compare"]
-    return command
+    return cli.commands["compare"]
 
 
 def _settings(given: dict[str, Any]) -> dict[str, Any]:
@@ -72,7 +68,7 @@ def _settings(given: dict[str, Any]) -> dict[str, Any]:
         context = command.make_context("compare", [*_PLACEHOLDER], default_map=defaults)
     except click.ClickException as exc:
         raise InputError(exc.format_message()) from None
-    return {name: context.params[name] for name in names}
+    return dict(context.params)
 
 
 def _multiple(command: click.Command, name: str) -> bool:
@@ -116,18 +112,11 @@ def compare(
     Raises InputError with the command's one-line message on a bad log or option.
     """
     settings = _settings(options)
-    study_options = Options(**{f.name: settings[f.name] for f in fields(Options)})
+    study_options = options_from(_command(), settings)
     requirements = requirements_from(
         settings["rules"], settings["gate_file"], settings["inconclusive"]
     )
-    reading = read_options(
-        settings["log_format"],
-        settings["qrels"],
-        settings["rel_level"],
-        settings["mapping"],
-        settings["run_filters"],
-        len(runs),
-    )
+    reading = reading_from(settings)(len(runs))
     names = tuple(labels)
     study = run_study(_sources(runs, names), study_options, requirements, reading, names, baseline)
     run_id = study_run_id(study, repr((study_options, reading, tuple(labels), baseline)))

@@ -6,6 +6,7 @@ import copy
 import functools
 import sys
 from collections.abc import Callable
+from dataclasses import fields
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -54,25 +55,26 @@ class _Group(click.Group):
             raise _UserError(error.format_message()) from None
 
 
+READING = ("log_format", "qrels", "rel_level", "mapping", "run_filters")  # in read_options' order
+
+
+def reading_from(values: dict[str, Any]) -> _Reading:
+    """The ReadOptions of n logs, from the reading parameters among ``values`` (a parse's)."""
+    from .inputs.readers import read_options
+
+    return functools.partial(read_options, *(values[name] for name in READING))
+
+
 def _reading_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """The options that say how to read run logs of other formats (compare and convert), given
     to the command as one ``reading`` argument: the ReadOptions of n logs."""
-    from .inputs.readers import FORMATS, read_options
+    from .inputs.readers import FORMATS
 
     @functools.wraps(command)
-    def with_reading(
-        *args: Any,
-        log_format: str | None,
-        qrels: Path | None,
-        rel_level: int,
-        mapping: tuple[str, ...],
-        run_filters: tuple[str, ...],
-        **kwargs: Any,
-    ) -> Any:
-        reading = functools.partial(
-            read_options, log_format, qrels, rel_level, mapping, run_filters
-        )
-        return command(*args, reading=reading, **kwargs)
+    def with_reading(*args: Any, **kwargs: Any) -> Any:
+        reading = reading_from(kwargs)
+        others = {name: value for name, value in kwargs.items() if name not in READING}
+        return command(*args, reading=reading, **others)
 
     options = [
         click.option(
@@ -151,6 +153,13 @@ def _holdout(ctx: click.Context, param: click.Parameter, value: str | None) -> s
             param_hint="'--holdout'",
         ) from None
     return value
+
+
+def options_from(command: click.Command, values: dict[str, Any]) -> Options:
+    """The Options of a parse of ``command`` (the command line's, or the Python API's), each
+    field read from the parameter of the flag its definition names."""
+    by_flag = {flag: str(p.name) for p in command.params for flag in p.opts}
+    return Options(**{f.name: values[by_flag[f.metadata["flag"]]] for f in fields(Options)})
 
 
 @click.group(cls=_Group)
@@ -274,6 +283,21 @@ outputs are written first), 2 bad input or a bad rule (nothing is written)."""
     "these only: those whose COLUMN is VALUE, or a seeded FRACTION drawn within each slice.",
 )
 @click.option(
+    "--metric",
+    "score_columns",
+    multiple=True,
+    metavar="COLUMN",
+    help="Compare a per-question column every log has as a metric (booleans: fixed/broken; "
+    "numbers: continuous); repeatable. RAGAS and promptfoo scores are compared without it.",
+)
+@click.option(
+    "--lower-is-better",
+    multiple=True,
+    metavar="COLUMN",
+    help="Compare COLUMN as a metric where less is better (latency_ms, cost_usd, tokens); "
+    "repeatable.",
+)
+@click.option(
     "--require",
     "rules",
     multiple=True,
@@ -323,6 +347,8 @@ def compare(
     cluster: str | None,
     span_coverage: float,
     holdout: str | None,
+    score_columns: tuple[str, ...],
+    lower_is_better: tuple[str, ...],
     rules: tuple[str, ...],
     gate_file: Path | None,
     inconclusive: str,
@@ -339,20 +365,8 @@ def compare(
     from .analysis.gates import EXIT_FAIL, requirements_from
     from .pipeline import Outputs, make_report
 
-    options = Options(
-        k=k,
-        gain=gain,
-        n_boot=n_boot,
-        confidence=confidence,
-        seed=seed,
-        slices=slices,
-        strict=strict,
-        supported_threshold=supported_threshold,
-        margins=margins,
-        cluster=cluster,
-        span_coverage=span_coverage,
-        holdout=holdout,
-    )
+    context = click.get_current_context()
+    options = options_from(context.command, context.params)
     requirements = requirements_from(rules, gate_file, inconclusive)
     outputs = Outputs(output, json_path or output.with_suffix(".json"), markdown_path, junit_path)
     study = make_report(

@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .analysis.metrics import ANSWER, RETRIEVAL, score_questions
+from .analysis.metrics import score_questions
 from .analysis.poisson import (
     Interval,
     PartialSums,
@@ -28,6 +28,7 @@ from .analysis.poisson import (
     partial_sums_by_column,
     percentile_interval,
 )
+from .analysis.registry import ANSWER, RETRIEVAL, names
 from .errors import InputError
 from .inputs.database import RunDatabase
 from .inputs.load import RunFile, open_log
@@ -68,19 +69,19 @@ def metrics_of(run: RunFile, k: int | None, gain: str) -> pa.Table:
         frame = db.frame("run_metrics")
     finally:
         db.close()
-    present = [m for m in (*RETRIEVAL, *ANSWER) if frame[m].notna().any()]
+    present = [m for m in names(RETRIEVAL, ANSWER) if frame[m].notna().any()]
     if not present:
         raise InputError(
             f"{path}: no metric can be computed; the log needs relevant_ids with "
             "retrieved_ids or context_ids, or correct, or faithfulness"
         )
-    absent = [m for m in (*RETRIEVAL, *ANSWER) if m not in present]
+    absent = [m for m in names(RETRIEVAL, ANSWER) if m not in present]
     return pa.Table.from_pandas(frame.drop(columns=absent), preserve_index=False)
 
 
 def metric_names(table: pa.Table) -> list[str]:
     """The metric columns of a per-question table, in report order."""
-    return [m for m in (*RETRIEVAL, *ANSWER) if m in table.column_names]
+    return [m for m in names(RETRIEVAL, ANSWER) if m in table.column_names]
 
 
 def sums_table(table: pa.Table, n_boot: int, seed: int) -> pa.Table:

@@ -410,7 +410,7 @@ def test_fifty_thousand_passage_rankings(tmp_path):
     at = curve[(curve.run == "a") & (curve.metric == "recall")].set_index("k")["value"]
     assert at[1] == pytest.approx(1 / 12) and at[5001] == pytest.approx(6 / 12)
     assert at[50_000] == 1.0 and len(at) == 50_000
-    spec = charts.metric_curve(curve, result.tables.k, charts.RUN_COLOURS)
+    spec = charts.metric_curve(curve, result.tables.named_cutoff, charts.RUN_COLOURS)
     assert len(spec["datasets"][next(iter(spec["datasets"]))]) <= 2 * 5 * charts.MAX_CUTOFFS
     assert "Drawn at" in json.dumps(spec) and "of the 50000 cutoffs" in json.dumps(spec)
 

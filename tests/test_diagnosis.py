@@ -60,7 +60,7 @@ def details_of(tmp_path: Path, rows_a: list[dict], rows_b: list[dict], k: int | 
 
 
 def run(
-    tmp_path: Path, rows_a: list[dict], rows_b: list[dict], prompt_k: int | None = None, **kw
+    tmp_path: Path, rows_a: list[dict], rows_b: list[dict], named_cutoff: int | None = None, **kw
 ) -> Diagnosis:
     """Diagnose two hand-built logs, with the metric curve when they log retrieved_ids."""
     db = open_db(tmp_path, rows_a, rows_b)
@@ -69,10 +69,10 @@ def run(
         depth = db.frame("ranking_depth")["depth"].iloc[0]
         curve = None
         if not pd.isna(depth):
-            curve = db.frame("metric_curve", max_k=int(depth), exponential=True)
+            curve = db.frame("metric_curve", depth=int(depth), exponential=True)
     finally:
         db.close()
-    return diagnose(details, curve, prompt_k, n_boot=200, confidence=0.95, seed=0, **kw)
+    return diagnose(details, curve, named_cutoff, n_boot=200, confidence=0.95, seed=0, **kw)
 
 
 def stage(d: Diagnosis, metric: str):
@@ -301,7 +301,7 @@ def test_stage_scores_on_their_populations(tmp_path):
 def test_log_without_the_new_columns_scores_correctness_only(tmp_path):
     keep = ("question_id", "retrieved_ids", "relevant_ids", "context_ids", "correct")
     a = [{k: v for k, v in r.items() if k in keep} for r in (row("q1"), row("q2", correct=False))]
-    d = run(tmp_path, a, a, prompt_k=2)
+    d = run(tmp_path, a, a, named_cutoff=2)
     assert [s.metric for s in d.stages] == ["correct"]
     assert [(m.stage, m.needs) for m in d.missing] == [
         ("faithfulness", "faithfulness"),
@@ -370,7 +370,7 @@ def test_path_candidates_fail(tmp_path):
     a = [row(f"q{i}", **MISSED, correct=False) for i in range(3)] + [
         row(f"q{i}") for i in range(3, 10)
     ]
-    d = run(tmp_path, a, a, prompt_k=2)
+    d = run(tmp_path, a, a, named_cutoff=2)
     assert path_of(d) == [("hit@3", 0.7, False)]
     experiment = d.next_experiment["a"]
     assert experiment.stage == "retrieval"
@@ -383,7 +383,7 @@ def test_path_ranking_fails(tmp_path):
     a = [row(f"q{i}", **RANKED_OUT, correct=False) for i in range(3)] + [
         row(f"q{i}") for i in range(3, 10)
     ]
-    d = run(tmp_path, a, a, prompt_k=2)
+    d = run(tmp_path, a, a, named_cutoff=2)
     assert path_of(d) == [("hit@3", 1.0, True), ("hit@2", 0.7, False)]
     assert d.next_experiment["a"].stage == "ranking"
     assert "rerank the top 3" in d.next_experiment["a"].change
@@ -391,7 +391,7 @@ def test_path_ranking_fails(tmp_path):
 
 def test_path_generation_fails(tmp_path):
     a = [row(f"q{i}", faithfulness=0.5) for i in range(3)] + [row(f"q{i}") for i in range(3, 10)]
-    d = run(tmp_path, a, a, prompt_k=2)
+    d = run(tmp_path, a, a, named_cutoff=2)
     assert path_of(d)[-1] == ("correct and supported on hits", 0.7, False)
     assert d.next_experiment["a"].stage == "generation"
     assert d.next_experiment["a"].path[-1].question == (
@@ -402,7 +402,7 @@ def test_path_generation_fails(tmp_path):
 def test_path_ends_at_the_weakest_slice(tmp_path):
     a = [row(f"q{i}", slice="easy") for i in range(5)]
     a += [row(f"q{i}", slice="hard", correct=i != 9) for i in range(5, 10)]
-    d = run(tmp_path, a, a, prompt_k=2)
+    d = run(tmp_path, a, a, named_cutoff=2)
     assert [p[2] for p in path_of(d)] == [True, True, True]
     experiment = d.next_experiment["a"]
     assert experiment.stage == "slices" and "hard" in experiment.change
@@ -492,7 +492,7 @@ def test_sample_runs_tell_the_story(tmp_path):
     try:
         db.prepare(None)
         details = db.frame("answer_stage", k=None)
-        curve = db.frame("metric_curve", max_k=20, exponential=True)
+        curve = db.frame("metric_curve", depth=20, exponential=True)
     finally:
         db.close()
     d = diagnose(details, curve, 5, n_boot=1000, confidence=0.95, seed=0)

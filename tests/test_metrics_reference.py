@@ -15,6 +15,8 @@ import random
 import pytest
 import reference as ref
 
+from reportgen.analysis.registry import base_name
+
 TOL = 1e-9
 L2, L3, L4, L5 = math.log2(2), math.log2(3), math.log2(4), math.log2(5)  # 1, 1.585, 2, 2.322
 
@@ -562,7 +564,7 @@ def test_metric_curve(random_runs, random_k_json):
     curve = random_k_json["metric_curve"]
     got = {}
     for row in curve:
-        base = row["metric"].split("@")[0]
+        base = base_name(row["metric"])
         got[(row["run"], base, int(row["k"]))] = row["value"]
     expected_keys = {(run, m, k) for run in "ab" for m in METRICS for k in range(1, depth + 1)}
     assert set(got) == expected_keys

@@ -34,6 +34,8 @@ GIVEN = [
     ("--cluster", "slice"),
     ("--span-coverage", "0.5"),
     ("--holdout", "0.3"),
+    ("--metric", "latency_ms"),
+    ("--lower-is-better", "cost_usd"),
 ]
 PAGE = [
     "--k 4",
@@ -48,6 +50,8 @@ PAGE = [
     "--cluster slice",
     "--span-coverage 0.5",
     "--holdout 0.3",
+    "--metric latency_ms",
+    "--lower-is-better cost_usd",
 ]
 PARAMS = {
     "k": 4,
@@ -62,6 +66,8 @@ PARAMS = {
     "cluster": "slice",
     "span_coverage": 0.5,
     "holdout": "0.3",
+    "score_columns": ["latency_ms"],
+    "lower_is_better": ["cost_usd"],
     "k_source": "--k",
     "k_named": 4,
 }
@@ -128,9 +134,27 @@ def test_defaults_are_listed_as_what_they_mean(tmp_path):
         "--cluster none",
         "--span-coverage 0.0",
         "--holdout none",
+        "--metric none (RAGAS and promptfoo scores are compared as read)",
+        "--lower-is-better none",
     ]
 
 
 def test_params_read_back_as_the_same_options():
-    options = Options(k=3, slices=("a", "b"), margins=(("correct", 0.02),), holdout="x=y")
+    options = Options(
+        cutoff=3,
+        slices=("a", "b"),
+        margins=(("correct", 0.02),),
+        holdout="x=y",
+        score_columns=("latency_ms",),
+        lower_is_better=("cost_usd",),
+    )
     assert Options.from_json(json.loads(json.dumps(options.to_json()))) == options
+
+
+def test_params_of_a_report_older_than_score_columns_read_back():
+    params = Options().to_json()
+    del params["score_columns"], params["lower_is_better"]
+    assert Options.from_json(params) == Options()
+    del params["n_boot"]
+    with pytest.raises(KeyError, match="n_boot"):
+        Options.from_json(params)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -152,7 +153,7 @@ def test_question_metrics(db):
 
 
 def test_metric_curve(db):
-    curve = db.frame("metric_curve", max_k=4, exponential=False)
+    curve = db.frame("metric_curve", depth=4, exponential=False)
     assert list(curve.columns) == ["run", "metric", "k", "value"]
     hit = curve[(curve.run == "a") & (curve.metric == "hit")].set_index("k")["value"]
     # paired questions with evidence: q1 only (q2 has none, q3 is unpaired): hit from k = 2
@@ -442,3 +443,26 @@ def test_run_metrics(tmp_path: Path):
     assert (q1.k, q1.recall, q1.precision, q1.mrr) == pytest.approx((3, 0.5, 1 / 3, 0.5))
     assert pd.isna(m.iloc[1].recall)  # q2 has no labelled evidence
     assert (m.iloc[2].recall, m.iloc[2].correct) == (1.0, 1.0)
+
+
+def test_column_types(db):
+    types = db.frame("column_types").set_index(["run", "column_name"])["data_type"]
+    assert (types["a", "correct"], types["a", "faithfulness"]) == ("BOOLEAN", "DOUBLE")
+    assert types["a", "intent"] == "VARCHAR"
+    assert ("b", "intent") not in types.index  # B does not log intent
+
+
+def test_score_column(sampled, tmp_path: Path):
+    s = sampled.frame("score_column", column="correct").set_index(["run", "question_id"])
+    # q1 in A: correct in samples 0 and 2 of three; in B: sample 1 of two; booleans as 0/1
+    assert s.loc[("a", "q1"), "value"] == pytest.approx(2 / 3)
+    assert s.loc[("b", "q1"), "value"] == pytest.approx(1 / 2)
+    assert list(s.columns) == ["value"]
+    path = tmp_path / "nan.parquet"  # NaN and infinities are missing values, not scores
+    pd.DataFrame(
+        {"question_id": ["q1", "q1", "q2"], "sample": [0, 1, 0], "x": [0.5, float("nan"), np.inf]}
+    ).to_parquet(path)
+    db = RunDatabase(open_run(path, "A"))
+    got = db.frame("score_column", column="x").set_index(["run", "question_id"])["value"]
+    db.close()
+    assert got["a", "q1"] == 0.5 and pd.isna(got["a", "q2"])

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from reportgen.analysis.registry import base_name
+
 DATA = Path(__file__).parent / "data" / "trec_eval"
 DEPTH = 500
 HALF_UNIT = 0.5e-4 + 1e-9  # trec_eval prints values rounded to 4 decimals
@@ -166,7 +168,7 @@ def test_metric_curve_against_trec_eval_all(outputs, name):
     expected = read_output(out_name)
     out = outputs[(name, KS[name][0])]
     curve = {
-        (r["run"], r["metric"].split("@")[0], int(r["k"])): r["value"] for r in out["metric_curve"]
+        (r["run"], base_name(r["metric"]), int(r["k"])): r["value"] for r in out["metric_curve"]
     }
     base = {"P": "precision", "recall": "recall", "success": "hit", "ndcg_cut": "ndcg"}
     checked, bad = 0, []

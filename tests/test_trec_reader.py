@@ -16,6 +16,8 @@ import pytest
 from test_readers import fail
 from test_trec_eval_oracle import DATA, HALF_UNIT, read_output
 
+from reportgen.analysis.registry import base_name
+
 MEASURES = {
     "P": "precision",
     "recall": "recall",
@@ -64,7 +66,7 @@ def test_trec_reader_matches_trec_eval(tmp_path, compare, case, k):
             bad.append((trec, "all", out["metrics"][metric]["a"]))
     assert checked >= 2
     assert not bad, bad
-    curve = {(r["metric"].split("@")[0], int(r["k"])): r["value"] for r in out["metric_curve"]}
+    curve = {(base_name(r["metric"]), int(r["k"])): r["value"] for r in out["metric_curve"]}
     cuts = [
         int(m.rsplit("_", 1)[1]) for m, q in expected if m.startswith("map_cut_") and q == "all"
     ]

@@ -60,7 +60,7 @@ def audit(
             f"{len(changes)} question(s) ({shown}); score both runs on one frozen label set, "
             "or drop --strict to see the report with a warning"
         )
-    smells_frame = db.frame("data_smells", k=tables.k or 0)
+    smells_frame = db.frame("data_smells", k=tables.named_cutoff or 0)
     smells_frame = smells_frame[smells_frame["question_id"].isin(paired_ids)]
     titles = SMELL_TITLES
     if not any("source_id" in run.columns for run in db.files.values()):

@@ -66,7 +66,7 @@ def fairness(tables: MetricTables) -> list[Check]:
                 {"a": a, "b": b, "relative": relative, "unit_tokens": int(tokens)},
             )
         )
-    if tables.k is not None and passages:
+    if tables.named_cutoff is not None and passages:
         k_a = _mode(p["k_a"].to_numpy())
         k_b = _mode(p["k_b"].to_numpy())
         flagged = k_a != k_b or bool((p["k_a"] != p["k_b"]).any())
@@ -78,7 +78,11 @@ def fairness(tables: MetricTables) -> list[Check]:
         )
         checks.append(Check("prompt k", flagged, text, {"a": k_a, "b": k_b, "share_differ": share}))
     # one passage may cover several span labels and one label need several passages: no ceiling
-    if "precision" in tables.metrics and tables.k and CHAR_METRICS[0] not in tables.metrics:
+    if (
+        "precision" in tables.metrics
+        and tables.named_cutoff
+        and CHAR_METRICS[0] not in tables.metrics
+    ):
         checks += _ceilings(tables)
     return checks
 
@@ -91,7 +95,7 @@ def _ceilings(tables: MetricTables) -> list[Check]:
     comparison when it differs between the runs (a gain may be room, not quality) or when it is
     so low that the metric's values say little against 1.
     """
-    p, k = tables.paired, tables.k
+    p, k = tables.paired, tables.named_cutoff
     checks = []
     for metric, bound in (
         ("precision", lambda r, slots: np.minimum(r, slots) / slots),

@@ -21,6 +21,7 @@ import pandas as pd
 
 from ..errors import RagreportError
 from .metrics import MetricTables, Options
+from .registry import NAME_PATTERN
 from .slices import MISSING
 from .stats import MetricComparison, compare_metric, holm
 
@@ -31,7 +32,7 @@ DIFFERENCE, CANDIDATE, SLICE, EQUIVALENCE = "difference", "candidate", "slice", 
 EXIT_FAIL = 1  # a rule failed (or was inconclusive under --inconclusive fail)
 
 _RULE = re.compile(
-    r"^\s*(?P<own>candidate\.)?(?P<metric>[A-Za-z_][A-Za-z0-9_]*(?:@\d+)?)"
+    rf"^\s*(?P<own>candidate\.)?(?P<metric>{NAME_PATTERN})"
     r"\s*(?:\[\s*(?P<column>[^\]\s]+)\s*\])?"
     r"\s*(?P<op>>=|<=|>|<|within\b)\s*(?P<margin>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$"
 )

@@ -97,16 +97,19 @@ def evaluate(
     n_boot: int,
     confidence: float,
     seed: int,
+    higher_is_better: bool = True,
 ) -> Holdout:
-    """Choose the candidate with the largest mean gain on the selection questions, then compare
-    it with the baseline on the held-out questions alone."""
+    """Choose the candidate with the largest mean gain on the selection questions (the largest
+    fall for a metric where lower is better), then compare it with the baseline on the
+    held-out questions alone."""
     held, chosen_on = split_.held_out, ~split_.held_out
+    sign = 1 if higher_is_better else -1
 
     def gain(values: np.ndarray) -> float:
         diff = values[chosen_on] - baseline[chosen_on]
-        return float(np.nanmean(diff)) if np.isfinite(diff).any() else float("-inf")
+        return float(np.nanmean(diff)) if np.isfinite(diff).any() else sign * float("-inf")
 
-    label, best = max(candidates, key=lambda item: gain(item[1]))
+    label, best = max(candidates, key=lambda item: sign * gain(item[1]))
     comparison, _ = compare_metric(
         metric,
         baseline[held],

@@ -12,24 +12,31 @@ from ..errors import InputError
 from ..formatting import fmt_pct
 from ..inputs.contract import has_samples
 from ..inputs.database import RunDatabase
+from .registry import ANSWER, BY_NAME, CONTEXT, RETRIEVAL, Metric, names, public_name
 from .samples import Spread, decompose
-from .spans import CHAR_METRICS
-
-RETRIEVAL = ("recall", "precision", "hit", "mrr", "ndcg", "map", "rprec", "all")
-ANSWER = ("correct", "faithfulness")
-BINARY = frozenset({"hit", "all", "correct"})
+from .scores import user_scores, with_scores
 
 
-def _option(default: Any, key: str, flag: str, show: Callable[[Any], str] = str) -> Any:
+def _option(
+    default: Any, key: str, flag: str, show: Callable[[Any], str] = str, added: bool = False
+) -> Any:
     """A field of Options with what both outputs need: its key in the JSON's ``params`` (kept
-    when the attribute is renamed), the command-line flag the page lists it under, and how the
-    page shows its value."""
-    return field(default=default, metadata={"json": key, "flag": flag, "show": show})
+    when the attribute is renamed), the command-line flag the page lists it under, how the page
+    shows its value, and whether it was added after schema version 2 first shipped."""
+    return field(
+        default=default, metadata={"json": key, "flag": flag, "show": show, "added": added}
+    )
 
 
 def _or(unset: str) -> Callable[[Any], str]:
     """Show a value as itself, or ``unset`` when it is None or empty."""
-    return lambda value: unset if value is None or value == () else str(value)
+    return lambda value: (
+        unset
+        if value is None or value == ()
+        else ", ".join(value)
+        if isinstance(value, tuple)
+        else str(value)
+    )
 
 
 def _margins(margins: tuple[tuple[str, float], ...]) -> str:
@@ -41,7 +48,8 @@ class Options:
     """Every option that changes a number in the report, each recorded in the JSON's ``params``
     and listed on the page from its field's metadata (``_option``)."""
 
-    k: int | None = _option(None, "k", "--k", _or("context_ids"))
+    # --k: the prompt is the first cutoff of retrieved_ids; None: each question's context_ids
+    cutoff: int | None = _option(None, "k", "--k", _or("context_ids"))
     gain: str = _option("exponential", "gain", "--gain")
     n_boot: int = _option(5000, "n_boot", "--n-boot")
     confidence: float = _option(0.95, "confidence", "--confidence", fmt_pct)
@@ -65,6 +73,18 @@ class Options:
     span_coverage: float = _option(0.0, "span_coverage", "--span-coverage")
     # "COLUMN=VALUE" or a fraction such as "0.3"
     holdout: str | None = _option(None, "holdout", "--holdout", _or("none"))
+    # columns of the logs compared as metrics (absent from reports written before them)
+    score_columns: tuple[str, ...] = _option(
+        (),
+        "score_columns",
+        "--metric",
+        _or("none (RAGAS and promptfoo scores are compared as read)"),
+        True,
+    )
+    # such columns where less is better
+    lower_is_better: tuple[str, ...] = _option(
+        (), "lower_is_better", "--lower-is-better", _or("none"), True
+    )
 
     def to_json(self) -> dict[str, Any]:
         """Every field under its JSON key, as the JSON's ``params`` records it."""
@@ -78,9 +98,16 @@ class Options:
 
     @classmethod
     def from_json(cls, params: dict[str, Any]) -> Options:
-        """The options a report's ``params`` records; KeyError names a key it lacks."""
-        values = {f.name: params[f.metadata["json"]] for f in fields(cls)}
-        values["slices"] = tuple(values["slices"])
+        """The options a report's ``params`` records; KeyError names a key it lacks (a key
+        added later may be absent from an older report and takes its default)."""
+        values = {
+            f.name: params.get(f.metadata["json"], f.default)
+            if f.metadata["added"]
+            else params[f.metadata["json"]]
+            for f in fields(cls)
+        }
+        for name in ("slices", "score_columns", "lower_is_better"):
+            values[name] = tuple(values[name])
         values["margins"] = tuple((str(m), float(v)) for m, v in values["margins"])
         return cls(**values)
 
@@ -89,7 +116,8 @@ class Options:
 class MetricTables:
     """What the SQL layer hands to the statistics layer."""
 
-    k: int | None  # K in metric names (recall@K); None without retrieval metrics
+    named_cutoff: int | None  # K in metric names (recall@K): --k, else the most common prompt
+    # length; None without retrieval metrics
     k_source: str  # "--k" or "context_ids"
     metrics: tuple[str, ...]  # base names (recall, ..., correct), in report order
     paired: pd.DataFrame  # one row per paired question: question_id, slice, <base>_a, <base>_b
@@ -98,10 +126,16 @@ class MetricTables:
     only_b: list[str]
     without_evidence: int  # paired questions left out of the retrieval metrics
     samples: tuple[Spread, ...] = ()  # variance within vs between questions; () unsampled
+    scores: tuple[Metric, ...] = ()  # the score columns of the logs compared as metrics
+    notes: tuple[str, ...] = ()  # about the score columns offered, for the report's warnings
+
+    def metric(self, base: str) -> Metric:
+        """The registry entry of a metric of these tables (a score column's is built here)."""
+        return next((m for m in self.scores if m.name == base), None) or BY_NAME[base]
 
     def binary(self, base: str) -> bool:
         """A 0/1 score per question; averaged over samples it is a share, hence continuous."""
-        return base in BINARY and not self.samples
+        return self.metric(base).binary and not self.samples
 
     def difference(self, base: str) -> pd.Series:
         """B - A of one metric per paired question, NaN where a run has no score."""
@@ -109,18 +143,19 @@ class MetricTables:
 
     def name(self, base: str) -> str:
         """The metric's public name: ``ndcg@5`` for retrieval metrics, the base name otherwise."""
-        return f"{base}@{self.k}" if base in RETRIEVAL else base
+        return public_name(self.metric(base), self.named_cutoff)
 
 
 def _in_both(db: RunDatabase, column: str) -> bool:
     return all(column in run.columns for run in db.files.values())
 
 
-def score_questions(db: RunDatabase, k: int | None, exponential: bool) -> None:
-    """Score every question of every run (after ``db.prepare``): each answer, the precision of
-    span-labelled questions, then the mean over a question's samples (table question_means)."""
-    db.execute("question_metrics", k=k, exponential=exponential)
-    db.execute("span_precision", k=k)
+def score_questions(db: RunDatabase, cutoff: int | None, exponential: bool) -> None:
+    """Score every question of every run (after ``db.prepare``) at the prompt cutoff (None: its
+    context_ids): each answer, the precision of span-labelled questions, then the mean over a
+    question's samples (table question_means)."""
+    db.execute("question_metrics", k=cutoff, exponential=exponential)
+    db.execute("span_precision", k=cutoff)
     db.execute("question_means")
 
 
@@ -129,24 +164,25 @@ def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
     has_labels = _in_both(db, "relevant_ids") or spans
     has_retrieved = _in_both(db, "retrieved_ids") or _in_both(db, "retrieved_spans")
     has_context = _in_both(db, "context_ids") or _in_both(db, "context_spans")
-    if has_labels and has_retrieved and options.k is None and not has_context:
+    if has_labels and has_retrieved and options.cutoff is None and not has_context:
         raise InputError(
             f"{db.files['a'].path}: no context_ids column, so the prompt cutoff is unknown; "
             "pass --k with the number of passages the generator received"
         )
-    if options.k is not None and not has_retrieved:
+    if options.cutoff is not None and not has_retrieved:
         raise InputError(
             f"{db.files['a'].path}: --k cuts retrieved_ids, which these logs do not have; "
             "drop --k to score context_ids"
         )
-    retrieval = has_labels and (has_retrieved if options.k is not None else has_context)
-    answer = tuple(m for m in ANSWER if _in_both(db, m))
-    if not retrieval and not answer:
+    retrieval = has_labels and (has_retrieved if options.cutoff is not None else has_context)
+    answer = tuple(m for m in names(ANSWER) if _in_both(db, m))
+    scores = user_scores(db, options.score_columns, options.lower_is_better)
+    if not retrieval and not answer and not scores.metrics:
         _no_metric(db)
     exponential = options.gain == "exponential"
-    db.prepare(options.k, options.span_coverage)
-    score_questions(db, options.k, exponential)
-    paired = db.frame("paired")
+    db.prepare(options.cutoff, options.span_coverage)
+    score_questions(db, options.cutoff, exponential)
+    paired = with_scores(db, db.frame("paired"), scores.metrics)
     unmatched = db.frame("unmatched")
     if paired.empty:
         raise InputError(
@@ -156,29 +192,34 @@ def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
     unlabelled = paired[["recall_a", "recall_b"]].isna().any(axis=1) if retrieval else None
     if unlabelled is not None and unlabelled.all():
         retrieval = False  # no paired question has labelled evidence in both runs
-        if not answer:
+        if not answer and not scores.metrics:
             _no_metric(db)
     metrics = (
-        (RETRIEVAL if retrieval else ()) + (CHAR_METRICS if retrieval and spans else ()) + answer
+        (names(RETRIEVAL) if retrieval else ())
+        + (names(CONTEXT) if retrieval and spans else ())
+        + answer
     )
+    own = tuple(m.name for m in scores.metrics)
     sampled = any(has_samples(run.columns) for run in db.files.values())
-    spreads = decompose(db, metrics) if sampled else ()
+    spreads = decompose(db, metrics) if sampled else ()  # scores: the logs' own averages
     curve = None
     if retrieval and has_retrieved and not spans:  # the curve counts passage labels
         depth = int(db.frame("ranking_depth")["depth"].iloc[0] or 0)
         if depth:
-            curve = db.frame("metric_curve", max_k=depth, exponential=exponential)
-    k = options.k if options.k is not None else _typical_context_length(paired)
+            curve = db.frame("metric_curve", depth=depth, exponential=exponential)
+    named = options.cutoff if options.cutoff is not None else _typical_context_length(paired)
     return MetricTables(
-        k=k if retrieval else None,
-        k_source="--k" if options.k is not None else "context_ids",
-        metrics=metrics,
+        named_cutoff=named if retrieval else None,
+        k_source="--k" if options.cutoff is not None else "context_ids",
+        metrics=metrics + own,
         paired=paired,
         curve=curve,
         only_a=unmatched.loc[unmatched.run == "a", "question_id"].tolist(),
         only_b=unmatched.loc[unmatched.run == "b", "question_id"].tolist(),
         without_evidence=0 if unlabelled is None else int(unlabelled.sum()),
         samples=spreads,
+        scores=scores.metrics,
+        notes=scores.notes,
     )
 
 
@@ -186,7 +227,7 @@ def _no_metric(db: RunDatabase) -> NoReturn:
     raise InputError(
         f"{db.files['a'].path} and {db.files['b'].path}: no metric can be computed; "
         "the logs need relevant_ids (with labelled evidence) with retrieved_ids or context_ids, "
-        "or correct, or faithfulness"
+        "or correct, or faithfulness, or a score column named with --metric"
     )
 
 

@@ -7,7 +7,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .metrics import BINARY, MetricTables, Options
+from .metrics import MetricTables, Options
+from .registry import base_name
+from .scores import oriented
 from .stats import MetricComparison, compare_metric, holm
 
 SMALL_SLICE = 10  # fewer questions than this give a direction, not proof
@@ -20,7 +22,7 @@ class SliceResult:
     value: str
     comparison: MetricComparison
     p_holm: float
-    regression: bool  # B - A is negative here while positive overall: a direction
+    regression: bool  # B worse than A here while better overall: a direction
     finding: bool  # a regression whose Holm-adjusted p is below 1 - confidence
 
     @property
@@ -55,13 +57,13 @@ def slice_results(
                     name,
                     a[mask],
                     b[mask],
-                    binary=base in BINARY,
+                    binary=tables.binary(base),
                     n_boot=options.n_boot,
                     confidence=options.confidence,
                     seed=options.seed,
                 )
                 if c.n:
-                    scored[column, name].append((str(value), c))
+                    scored[column, name].append((str(value), oriented(c, tables.metric(base))))
     adjusted: dict[tuple[str, str], list[float]] = {}
     for name in overall:
         family = [key for key in scored if key[1] == name]
@@ -73,7 +75,8 @@ def slice_results(
     for (column, name), rows in scored.items():
         out[column][name] = []
         for (value, c), p in zip(rows, adjusted[column, name], strict=True):
-            regression = overall[name].diff > 0 and c.diff < 0
+            sign = 1 if tables.metric(base_name(name)).higher_is_better else -1
+            regression = sign * overall[name].diff > 0 and sign * c.diff < 0
             out[column][name].append(
                 SliceResult(column, value, c, p, regression, regression and p < alpha)
             )

@@ -8,11 +8,14 @@ not depend on the cutting at all (queries/span_chars.sql).
 
 from __future__ import annotations
 
-CHAR_METRICS = ("evidence_recall", "context_precision", "evidence_iou")
+from .registry import CONTEXT, names
+
+CHAR_METRICS = names(CONTEXT)
 
 
 def definitions(metrics: tuple[str, ...], coverage: float) -> list[tuple[str, str]]:
-    """The definitions of span-labelled scoring, when the report scores span labels."""
+    """How span labels are scored, when the report scores them (each character measure's own
+    definition is in the registry)."""
     if CHAR_METRICS[0] not in metrics:
         return []
     covers = (
@@ -31,21 +34,5 @@ def definitions(metrics: tuple[str, ...], coverage: float) -> list[tuple[str, st
             "relevant to any label / k. nDCG and AP: labels found by one passage take "
             "consecutive slots (slot = max(rank, number of labels found up to it)), so neither "
             "exceeds 1.",
-        ),
-        (
-            "evidence_recall",
-            "Labelled characters that reached the prompt / labelled characters, whatever the "
-            "cutting.",
-        ),
-        (
-            "context_precision",
-            "Labelled characters in the prompt / characters in the prompt (overlapping "
-            "passages count their shared characters once; 0 for an empty prompt).",
-        ),
-        (
-            "evidence_iou",
-            "Labelled characters in the prompt / characters that are labelled or in the prompt "
-            "(intersection over union, as in Chroma's technical report on chunking evaluation, "
-            "2024).",
         ),
     ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..formatting import fmt_diff, fmt_interval, fmt_pct, p_clause
+from .registry import base_name
 from .slices import SliceResult
 from .stats import MetricComparison
 
@@ -47,7 +48,7 @@ def margin_for(margins: tuple[tuple[str, float], ...], metric: str) -> float | N
     """The margin of ``metric`` (e.g. "ndcg@5", named in full or as "ndcg"), else the one for
     all metrics, else None."""
     named = {name: m for name, m in margins}
-    for key in (metric, metric.split("@")[0], ""):
+    for key in (metric, base_name(metric), ""):
         if key in named:
             return named[key]
     return None
@@ -58,8 +59,10 @@ def decide(
     confidence: float,
     regressions: list[SliceResult],
     margin: float | None = None,
+    higher_is_better: bool = True,
 ) -> Verdict:
-    """B is better (worse) when the whole interval of B - A lies above (below) zero.
+    """B is better (worse) when the whole interval of B - A lies above (below) zero; for a
+    score where lower is better, below (above).
 
     The paired test of the same mean (McNemar's exact test on a binary outcome, else the
     bootstrap-t or permutation test of stats.compare_metric) and the counts are stated beside
@@ -72,12 +75,12 @@ def decide(
         f"the {fmt_pct(confidence)} interval of B \u2212 A for {c.metric} is "
         + fmt_interval(c.ci_low, c.ci_high)
     )
-    if c.ci_low > 0:
-        outcome, where = B_BETTER, "above zero"
-    elif c.ci_high < 0:
-        outcome, where = B_WORSE, "below zero"
-    else:
-        outcome, where = NO_EVIDENCE, "includes zero"
+    sign = 1 if higher_is_better else -1
+    low, high = sorted((sign * c.ci_low, sign * c.ci_high))  # B - A in the better direction
+    outcome = B_BETTER if low > 0 else B_WORSE if high < 0 else NO_EVIDENCE
+    where = "above zero" if c.ci_low > 0 else "below zero" if c.ci_high < 0 else "includes zero"
+    if not higher_is_better:
+        where += f" (lower {c.metric} is better)"
     parts = [f"{interval}, {where}"]
     counts = (
         f"fixed {c.fixed}, broken {c.broken}"
@@ -90,7 +93,7 @@ def decide(
             f"questions resampled in {c.clusters} clusters, design effect "
             f"{c.design_effect:.2f} (the variance of the mean over that of independent questions)"
         )
-    practical = None if margin is None else relevance(c.ci_low, c.ci_high, margin)
+    practical = None if margin is None else relevance(low, high, margin)
     if practical is not None:
         parts.append(f"against the margin of {margin:g} that matters: {practical}")
     reason = "; ".join(parts)

@@ -15,6 +15,8 @@ from ..analysis.fairness import Check, fairness
 from ..analysis.gates import GateResult, Requirements, candidate_evidence, check_rules, evaluate
 from ..analysis.metrics import MetricTables, Options, compute_tables
 from ..analysis.power import Power, power_of
+from ..analysis.registry import base_name
+from ..analysis.scores import oriented
 from ..analysis.slices import SliceResult, slice_results
 from ..analysis.stats import MetricComparison, compare_metric
 from ..analysis.supported import SupportedRule, supported_rule
@@ -125,9 +127,9 @@ def run_comparison(
         clusters = _cluster_labels(db, runs, options, ids)
         golden = audit(db, tables, next(iter(slice_values.values()), None), options.strict)
         diagnosis = diagnose(
-            db.frame("answer_stage", k=options.k),
+            db.frame("answer_stage", k=options.cutoff),
             tables.curve,
-            tables.k,
+            tables.named_cutoff,
             n_boot=options.n_boot,
             confidence=options.confidence,
             seed=options.seed,
@@ -151,6 +153,7 @@ def run_comparison(
             seed=options.seed,
             clusters=clusters,
         )
+        comparisons[name] = oriented(comparisons[name], tables.metric(base))
     _check_margins(options, comparisons)
     slices = slice_results(tables, slice_values, comparisons, options)
     regressions = [r for per_metric in slices.values() for r in per_metric[headline] if r.finding]
@@ -158,7 +161,7 @@ def run_comparison(
     if requirements:
         costs = {name: cost.comparison for name, cost in diagnosis.cost.items()}
         candidate = candidate_evidence(
-            runs["b"].label, requirements.rules, tables, slice_values, comparisons | costs, options
+            runs["b"].label, requirements.rules, tables, slice_values, costs | comparisons, options
         )
         gate = evaluate(requirements, [candidate], options.confidence)
     return Comparison(
@@ -173,6 +176,7 @@ def run_comparison(
             options.confidence,
             regressions,
             margin_for(options.margins, headline),
+            tables.metric(base_name(headline)).higher_is_better,
         ),
         diagnosis=diagnosis,
         exemplars=exemplars,
@@ -186,6 +190,7 @@ def run_comparison(
             *slice_warnings,
             *(p.warning() for p in db.left_out),
             *_warnings(tables, golden, labels),
+            *tables.notes,
             *_cluster_hint(runs, options),
         ],
         supported=supported,
@@ -235,7 +240,7 @@ def _cluster_hint(runs: dict[str, RunFile], options: Options) -> list[str]:
 
 
 def _check_margins(options: Options, comparisons: dict[str, MetricComparison]) -> None:
-    known = set(comparisons) | {name.split("@")[0] for name in comparisons}
+    known = set(comparisons) | {base_name(name) for name in comparisons}
     for name, margin in options.margins:
         if name and name not in known:
             raise InputError(
@@ -255,8 +260,9 @@ def changed_questions(tables: MetricTables, headline: str) -> pd.DataFrame:
     """Paired questions whose headline score changed: those that got worse because B lost every
     piece of evidence A had in its prompt (hit 1 -> 0) first, then fixed (or better), then broken
     (or worse), each by the size of the change; "change" names it."""
-    base = headline.split("@")[0]
-    delta = tables.difference(base).fillna(0)
+    base = base_name(headline)
+    sign = 1 if tables.metric(base).higher_is_better else -1  # a gain is a decrease otherwise
+    delta = sign * tables.difference(base).fillna(0)
     up, down = ("fixed", "broken") if tables.binary(base) else ("better", "worse")
     lost = (delta < 0) & ("hit" in tables.metrics)
     if "hit" in tables.metrics:

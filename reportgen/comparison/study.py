@@ -18,7 +18,8 @@ import pandas as pd
 from ..analysis import holdout
 from ..analysis.gates import GateResult, Requirements
 from ..analysis.holdout import Holdout
-from ..analysis.metrics import BINARY, Options
+from ..analysis.metrics import Options
+from ..analysis.registry import base_name
 from ..analysis.stats import MetricComparison, compare_metric, holm
 from ..errors import InputError
 from ..inputs.database import RunDatabase
@@ -319,7 +320,7 @@ def _headline_columns(pairs: list[Comparison]) -> list[tuple[str, np.ndarray]]:
     """Each run's per-question headline score, over the shared questions in the baseline's order
     (runs whose headline differs from the baseline's are left out)."""
     first = pairs[0]
-    base = first.headline.split("@")[0]
+    base = base_name(first.headline)
     columns = [(first.runs["a"].label, first.paired[f"{base}_a"])]
     columns += [
         (p.runs["b"].label, p.paired[f"{base}_b"]) for p in pairs if p.headline == first.headline
@@ -342,7 +343,7 @@ def _matrix(pairs: list[Comparison], options: Options) -> list[MatrixCell]:
     columns = _headline_columns(pairs)
     n_pairs = len(columns) * (len(columns) - 1) // 2
     level = family_level(options.confidence, n_pairs)
-    binary = pairs[0].headline.split("@")[0] in BINARY
+    binary = pairs[0].tables.binary(base_name(pairs[0].headline))
     cells = []
     for i, (row, x) in enumerate(columns):
         for column, y in columns[i + 1 :]:
@@ -378,7 +379,8 @@ def chance_gain(differences: np.ndarray, seed: int) -> tuple[float, float]:
     with np.errstate(invalid="ignore", divide="ignore"):
         correlation = covariance / np.outer(scale, scale)
     off_diagonal = correlation[~np.eye(m, dtype=bool)]
-    return float(draws.max(axis=1).mean()), float(np.nanmean(off_diagonal))
+    finite = off_diagonal[np.isfinite(off_diagonal)]  # a constant difference has none
+    return float(draws.max(axis=1).mean()), float(finite.mean()) if len(finite) else float("nan")
 
 
 def _headline_differences(pairs: list[Comparison]) -> np.ndarray:
@@ -394,7 +396,8 @@ def _headline_differences(pairs: list[Comparison]) -> np.ndarray:
 
 def _curse(pairs: list[Comparison], seed: int) -> WinnersCurse:
     headline = [(p.runs["b"].label, p.comparisons[p.headline]) for p in pairs]
-    best, c = max(headline, key=lambda item: item[1].diff)
+    sign = 1 if pairs[0].tables.metric(base_name(pairs[0].headline)).higher_is_better else -1
+    best, c = max(headline, key=lambda item: sign * item[1].diff)  # the largest gain
     errors = [h.sd / np.sqrt(h.n) for _, h in headline if h.n > 0]
     se = float(np.mean(errors)) if errors else float("nan")
     differences = _headline_differences(pairs)
@@ -431,7 +434,8 @@ def _holdout(pairs: list[Comparison], options: Options) -> Holdout:
         first.headline,
         base,
         candidates,
-        binary=first.headline.split("@")[0] in BINARY,
+        binary=first.tables.binary(base_name(first.headline)),
+        higher_is_better=first.tables.metric(base_name(first.headline)).higher_is_better,
         n_boot=options.n_boot,
         confidence=options.confidence,
         seed=options.seed,

@@ -105,7 +105,7 @@ class Diagnosis:
 def diagnose(
     details: pd.DataFrame,
     curve: pd.DataFrame | None,
-    prompt_k: int | None,
+    named_cutoff: int | None,
     *,
     n_boot: int,
     confidence: float,
@@ -116,7 +116,8 @@ def diagnose(
     """Diagnose the questions present in both runs of ``details`` (answer_stage.sql's rows).
 
     ``curve``: mean retrieval metrics over retrieved_ids at every k (run, metric, k, value), or
-    None without retrieved_ids; ``prompt_k`` names the prompt cutoff (None: context_ids).
+    None without retrieved_ids; ``named_cutoff`` is the prompt cutoff that metric names carry
+    (None: no retrieval metric).
     """
     p = Paired(details)
     stages, missing = stage_scores(p, n_boot=n_boot, confidence=confidence, seed=seed)
@@ -182,7 +183,7 @@ def diagnose(
             }
         ),
         next_experiment={
-            r: _next_experiment(p, r, curve, prompt_k, supported_threshold, confidence)
+            r: _next_experiment(p, r, curve, named_cutoff, supported_threshold, confidence)
             for r in RUNS
         },
         judge_agreement=judge,
@@ -210,7 +211,7 @@ def _next_experiment(
     p: Paired,
     run: str,
     curve: pd.DataFrame | None,
-    prompt_k: int | None,
+    named_cutoff: int | None,
     supported_threshold: float,
     confidence: float,
 ) -> Experiment | None:
@@ -262,7 +263,7 @@ def _next_experiment(
     evidence = p.values("evidence_in_context", run)
     located = ~np.isnan(evidence)
     if located.any():
-        name = f"hit@{prompt_k}" if prompt_k is not None else "hit@context"
+        name = f"hit@{named_cutoff}" if named_cutoff is not None else "hit@context"
         if not step("Did it reach the prompt?", name, float(evidence[located].mean())).passed:
             pool = f"the top {depth} candidates" if depth else "the retrieved candidates"
             return experiment(

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..analysis.registry import METRICS
 from ..analysis.stats import MetricComparison, bootstrap_means, compare_metric, percentile_interval
 
 RUNS = ("a", "b")
@@ -154,7 +155,8 @@ STAGES = {  # metric: stage, the column it needs, its questions in each run
     "citations in context": ("citations", "cited_ids", "answers that cite"),
     "citations relevant": ("citations", "cited_ids", "answers that cite, labels logged"),
 }
-_BINARY = frozenset({"correct", "correct refusals", "wrong refusals"})
+# 0/1 per question: the registry's binary metrics, and whether an answer abstained
+_BINARY = frozenset({m.name for m in METRICS if m.binary} | {"correct refusals", "wrong refusals"})
 
 
 def _stage_values(p: Paired, run: str) -> dict[str, np.ndarray]:

@@ -32,6 +32,7 @@ class RunFile:
     files: tuple[Path, ...] = ()  # Parquet shards read together (a folder or a glob)
     notes: tuple[str, ...] = ()  # what the reader of another format did, for the report
     read: ReadOptions = ReadOptions()  # how it was read, recorded so a report can be re-run
+    scores: tuple[str, ...] = ()  # score columns its tool wrote (RAGAS, promptfoo)
 
 
 def sha256_of(path: Path) -> str:
@@ -177,4 +178,5 @@ def open_log(path: Path, label: str, options: ReadOptions) -> RunFile:
         files=source.files if source.table is None else (),
         notes=source.notes,
         read=options,
+        scores=source.scores,
     )

@@ -202,6 +202,14 @@ def _pair(result: Comparison) -> dict[str, Any]:
         "samples": samples_fields(result.tables),
         "warnings": result.warnings,
         "gate": gate_fields(result.gate),
+        "scores": {
+            m.name: {
+                "source": m.source,
+                "binary": result.tables.binary(m.name),
+                "higher_is_better": m.higher_is_better,
+            }
+            for m in result.tables.scores
+        },
     }
 
 
@@ -231,7 +239,7 @@ def build(study: Study) -> dict[str, Any]:
                 "version": __version__,
                 "libraries": library_versions(),
             },
-            "params": {**o.to_json(), "k_source": tables.k_source, "k_named": tables.k},
+            "params": {**o.to_json(), "k_source": tables.k_source, "k_named": tables.named_cutoff},
             "runs": [
                 {
                     "label": run.label,

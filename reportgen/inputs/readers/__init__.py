@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ...errors import InputError
+from ..contract import BY_NAME
 from .columns import Columns, to_table
 from .promptfoo import looks_like_promptfoo, promptfoo_columns
 from .ragas import looks_like_ragas, ragas_columns
@@ -76,6 +77,7 @@ class Source:
     files: tuple[Path, ...]  # the files read, for provenance
     table: pa.Table | None  # the contract table; None: DuckDB reads ``files`` as Parquet
     notes: tuple[str, ...] = field(default=())
+    scores: tuple[str, ...] = ()  # score columns the producing tool wrote, offered as metrics
 
 
 def parquet_files(path: Path) -> tuple[Path, ...]:
@@ -242,15 +244,26 @@ def read(path: Path, options: ReadOptions) -> Source:
     if kind == "promptfoo":
         columns, notes = promptfoo_columns(path, _json(path), options.run_filter)
         columns = mapped(path, columns, options.mapping)
-        return Source((path,), to_table(path, columns), tuple(notes))
+        table = to_table(path, columns)
+        named = [c for c in table.column_names if c == "score" or c.startswith("score_")]
+        return Source((path,), table, tuple(notes), _scores(table, named))
     files = parquet_files(path) if kind == "parquet" else (path,)
     if kind == "parquet" and not options.mapping and not _ragas_parquet(files[0]):
         return Source(files, None)
     columns, lines = _rows(path, kind)
     columns = mapped(path, columns, options.mapping)
-    if kind == "ragas" or looks_like_ragas(list(columns)):
+    ragas = kind == "ragas" or looks_like_ragas(list(columns))
+    if ragas:
         columns, notes = ragas_columns(path, columns, lines)
-    return Source(files, to_table(path, columns, lines), tuple(notes))
+    table = to_table(path, columns, lines)
+    scores = _scores(table, [c for c in table.column_names if c not in BY_NAME]) if ragas else ()
+    return Source(files, table, tuple(notes), scores)
+
+
+def _scores(table: pa.Table, names: list[str]) -> tuple[str, ...]:
+    """The columns of ``names`` that hold numbers or booleans: the scores a tool wrote."""
+    kinds = (pa.types.is_integer, pa.types.is_floating, pa.types.is_boolean)
+    return tuple(n for n in names if any(kind(table.schema.field(n).type) for kind in kinds))
 
 
 def _ragas_parquet(path: Path) -> bool:

@@ -12,6 +12,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from ...analysis.registry import CHARTED
 from ...analysis.slices import SMALL_SLICE
 
 
@@ -38,7 +39,6 @@ class RunColours:
 
 RUN_COLOURS = RunColours(a="#E69F00", b="#56B4E9")  # the two-run page's
 OUTCOME_COLOURS = {"B wins": "#0072B2", "tie": "#BBBBBB", "B loses": "#D55E00"}
-_CURVE_ORDER = ("recall", "precision", "hit", "mrr", "ndcg")  # drawn; the JSON has every metric
 MAX_POINTS = 400  # a chart draws at most this many per-question marks
 MAX_CUTOFFS = 200  # the metric-vs-k chart draws at most this many cutoffs per line
 WIDTH = 640
@@ -49,8 +49,11 @@ def _outcome_scale() -> alt.Scale:
     return alt.Scale(domain=list(OUTCOME_COLOURS), range=list(OUTCOME_COLOURS.values()))
 
 
-def differences(question_ids: list[str], diff: np.ndarray, metric: str) -> dict[str, Any]:
-    """Per-question B - A of one metric, sorted: a waterfall of wins (up) and losses (down).
+def differences(
+    question_ids: list[str], diff: np.ndarray, metric: str, higher_is_better: bool = True
+) -> dict[str, Any]:
+    """Per-question B - A of one metric, sorted: a waterfall of wins and losses (a win is a
+    fall for a metric where lower is better).
 
     Past MAX_POINTS questions the sorted curve is drawn through evenly spaced ranks, which keeps
     its shape; the tooltips then show ranks, not question ids.
@@ -61,12 +64,13 @@ def differences(question_ids: list[str], diff: np.ndarray, metric: str) -> dict[
         order = order[np.linspace(0, len(diff) - 1, MAX_POINTS).round().astype(int)]
         ranks = ranks[np.linspace(0, len(diff) - 1, MAX_POINTS).round().astype(int)]
     values = diff[order]
+    gain = values if higher_is_better else -values
     frame = pd.DataFrame(
         {
             "rank": ranks,
             "question_id": [question_ids[i] for i in order],
             "diff": values,
-            "outcome": np.where(values > 0, "B wins", np.where(values < 0, "B loses", "tie")),
+            "outcome": np.where(gain > 0, "B wins", np.where(gain < 0, "B loses", "tie")),
         }
     )
     return (
@@ -90,19 +94,19 @@ def differences(question_ids: list[str], diff: np.ndarray, metric: str) -> dict[
 LOG_K_ABOVE = 100  # deeper rankings draw k on a log scale, so the prompt's few k stay visible
 
 
-def metric_curve(curve: pd.DataFrame, prompt_k: int, colours: RunColours) -> dict[str, Any]:
+def metric_curve(curve: pd.DataFrame, named_cutoff: int, colours: RunColours) -> dict[str, Any]:
     """Mean retrieval metrics of both runs at every cutoff, the prompt cutoff marked.
 
     Rankings deeper than MAX_CUTOFFS are drawn through log-spaced cutoffs (dense where the
     metrics change fast), always including 1, the prompt's k and the deepest; the title says so.
     """
-    curve = curve[curve["metric"].isin(_CURVE_ORDER)]
+    curve = curve[curve["metric"].isin(CHARTED)]  # the JSON has every metric
     frame = curve.assign(run=curve["run"].str.upper())
     depth = int(frame["k"].max())
     drawn = ""
     if depth > MAX_CUTOFFS:
         cutoffs = np.unique(np.geomspace(1, depth, MAX_CUTOFFS - 1).round().astype(int))
-        frame = frame[frame["k"].isin([*cutoffs, prompt_k])]
+        frame = frame[frame["k"].isin([*cutoffs, named_cutoff])]
         drawn = f" Drawn at {frame['k'].nunique()} of the {depth} cutoffs."
     base = alt.Chart()
     lines = base.mark_line().encode(
@@ -121,18 +125,18 @@ def metric_curve(curve: pd.DataFrame, prompt_k: int, colours: RunColours) -> dic
     # One row per panel, so the cutoff and the headroom are drawn once in each.
     once = base.transform_filter((alt.datum.k == 1) & (alt.datum.run == "A"))
     headroom = once.mark_rect(color="#000000", opacity=0.06).encode(
-        x=alt.datum(prompt_k), x2=alt.datum(depth)
+        x=alt.datum(named_cutoff), x2=alt.datum(depth)
     )
-    cutoff = once.mark_rule(color="#000000", strokeDash=[4, 3]).encode(x=alt.datum(prompt_k))
+    cutoff = once.mark_rule(color="#000000", strokeDash=[4, 3]).encode(x=alt.datum(named_cutoff))
     return (
         alt.layer(headroom, cutoff, lines, data=frame)
         .properties(width=230, height=170)
         .facet(
-            facet=alt.Facet("metric:N", title=None, sort=list(_CURVE_ORDER)),
+            facet=alt.Facet("metric:N", title=None, sort=list(CHARTED)),
             columns=3,
         )
         .properties(
-            title=f"Which run wins depends on k: the prompt holds k = {prompt_k} "
+            title=f"Which run wins depends on k: the prompt holds k = {named_cutoff} "
             f"(dashed); the shaded part is headroom, not quality.{drawn}"
         )
         .to_dict()

@@ -16,7 +16,7 @@ import pandas as pd
 from ... import __version__
 from ...analysis.fairness import BUDGET_TOLERANCE, CEILING_GAP, LOW_CEILING
 from ...analysis.gates import GateResult
-from ...analysis.metrics import RETRIEVAL
+from ...analysis.registry import RETRIEVAL, base_name
 from ...analysis.slices import SMALL_SLICE
 from ...analysis.spans import definitions as span_definitions
 from ...analysis.stats import POWER, STUDENTIZED_BELOW
@@ -60,7 +60,9 @@ class MetricRow:
     wlt: str = field(metadata={"help": "wins / losses / ties of B against A"})
     fixed_broken: str = field(metadata={"help": "'fixed / broken' for binary metrics, else ''"})
     p: str
-    direction: str = field(metadata={"help": "'up', 'down' or 'none': the interval's side of 0"})
+    direction: str = field(
+        metadata={"help": "'up' (B better), 'down' (B worse) or 'none': the interval's side"}
+    )
 
 
 @dataclass(frozen=True)
@@ -218,9 +220,12 @@ def _generated(epoch: str | None) -> str:
     return moment.strftime("%Y-%m-%d %H:%M UTC")
 
 
-def metric_row(c: Any) -> MetricRow:
+def metric_row(c: Any, higher_is_better: bool = True) -> MetricRow:
+    """One metric's row; a score where lower is better says so, and is coloured as a gain
+    when its interval lies below zero."""
+    side = interval_side(c.ci_low, c.ci_high)
     return MetricRow(
-        name=c.metric,
+        name=c.metric if higher_is_better else f"{c.metric} (lower is better)",
         n=c.n,
         a=fmt_num(c.a),
         b=fmt_num(c.b),
@@ -229,13 +234,17 @@ def metric_row(c: Any) -> MetricRow:
         wlt=f"{c.wins} / {c.losses} / {c.ties}",
         fixed_broken=f"{c.fixed} / {c.broken}" if c.fixed is not None else "",
         p=fmt_p(c.p),
-        direction=interval_side(c.ci_low, c.ci_high),
+        direction=side if higher_is_better else {"up": "down", "down": "up"}.get(side, side),
     )
+
+
+def _higher_is_better(result: Comparison, c: Any) -> bool:
+    return result.tables.metric(base_name(c.metric)).higher_is_better
 
 
 def _charts(result: Comparison, colours: RunColours) -> list[Chart]:
     tables, c = result.tables, result.comparisons[result.headline]
-    diff = tables.difference(result.headline.split("@")[0]).to_numpy(dtype=float)
+    diff = tables.difference(base_name(result.headline)).to_numpy(dtype=float)
     keep = ~np.isnan(diff)
     ids = tables.paired["question_id"][keep].tolist()
     label = fmt_pct(result.options.confidence)
@@ -245,21 +254,23 @@ def _charts(result: Comparison, colours: RunColours) -> list[Chart]:
             title=f"Per-question differences in {result.headline}",
             reading=f"B wins on {c.wins} questions, loses on {c.losses} and ties on {c.ties}; "
             "the mean hides the losses, so read both sides.",
-            spec=charts.differences(ids, diff[keep], result.headline),
+            spec=charts.differences(ids, diff[keep], result.headline, _higher_is_better(result, c)),
         )
     ]
-    if tables.curve is not None and tables.k:
+    if tables.curve is not None and tables.named_cutoff:
         curve = tables.curve
-        at_k = curve[curve.k == min(tables.k, int(curve.k.max()))]
+        at_k = curve[curve.k == min(tables.named_cutoff, int(curve.k.max()))]
         ndcg = at_k[at_k.metric == "ndcg"].set_index("run")["value"]
         out.append(
             Chart(
                 id="curve",
                 title="Retrieval metrics at every cutoff k",
-                reading=f"Over retrieved_ids at k = {tables.k}: nDCG A {fmt_num(ndcg.get('a'))}, "
-                f"B {fmt_num(ndcg.get('b'))}; only the passages up to the prompt cutoff reach "
-                "the generator.",
-                spec=charts.metric_curve(_thin(curve, tables.k), tables.k, colours),
+                reading=f"Over retrieved_ids at k = {tables.named_cutoff}: nDCG A "
+                f"{fmt_num(ndcg.get('a'))}, B {fmt_num(ndcg.get('b'))}; only the passages up to "
+                "the prompt cutoff reach the generator.",
+                spec=charts.metric_curve(
+                    _thin(curve, tables.named_cutoff), tables.named_cutoff, colours
+                ),
             )
         )
     zero_inside = c.ci_low <= 0 <= c.ci_high
@@ -278,12 +289,12 @@ def _charts(result: Comparison, colours: RunColours) -> list[Chart]:
     return out
 
 
-def _thin(curve: pd.DataFrame, prompt_k: int) -> pd.DataFrame:
+def _thin(curve: pd.DataFrame, named_cutoff: int) -> pd.DataFrame:
     """The curve at every k up to CURVE_EVERY_K, then at about as many log-spaced k to the
     ranking's depth: a 1,000-deep ranking draws the same shape from a tenth of the points."""
     depth = int(curve["k"].max())
     far: Any = np.geomspace(CURVE_EVERY_K, depth, CURVE_EVERY_K) if depth > CURVE_EVERY_K else []
-    keep = {*range(1, CURVE_EVERY_K + 1), *np.round(far).astype(int), prompt_k, depth}
+    keep = {*range(1, CURVE_EVERY_K + 1), *np.round(far).astype(int), named_cutoff, depth}
     return curve[curve["k"].isin(keep)]
 
 
@@ -335,7 +346,7 @@ def _missing(result: Comparison) -> list[str]:
 
 def definitions(result: Comparison) -> list[tuple[str, str]]:
     t = result.tables
-    k = t.k
+    k = t.named_cutoff
     gain = "2^g \u2212 1" if result.options.gain == "exponential" else "g"
     cutoff = (
         f"k = {k}: the first {k} passages of retrieved_ids (--k)"
@@ -351,29 +362,7 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             "its first position. Questions without labelled evidence are left out of retrieval "
             "metrics.",
         ),
-        (f"recall@{k}", "|rel \u2229 top k| / |rel|."),
-        (f"precision@{k}", "|rel \u2229 top k| / k, dividing by k even when fewer were ranked."),
-        (f"hit@{k}", "1 if any relevant passage is in the top k, else 0."),
-        (f"mrr@{k}", "1 / rank of the first relevant passage within the top k, else 0."),
-        (
-            f"ndcg@{k}",
-            f"DCG@k / IDCG@k with gain {gain} for grade g and discount "
-            "log2(rank + 1); IDCG orders all labelled passages of the question ideally, retrieved "
-            "or not.",
-        ),
-        (
-            f"map@{k}",
-            "Average precision at k (trec_eval's map_cut_k): the precision at the rank of each "
-            "relevant passage in the top k, summed, divided by |rel|; its mean is MAP.",
-        ),
-        (
-            f"rprec@{k}",
-            "R-precision: |rel \u2229 top R| / R with R = |rel| (trec_eval's Rprec), the ranking "
-            "cut at k when k < R.",
-        ),
-        (f"all@{k}", "1 if every relevant passage is in the top k, else 0."),
-        ("correct", "Share of questions whose answer is correct against the reference."),
-        ("faithfulness", "Mean share of the answer's claims supported by its context."),
+        *((t.name(m), t.metric(m).definition.format(gain=gain)) for m in t.metrics),
         (
             "Pairing",
             "Questions are matched on question_id; each metric is compared over the n "
@@ -471,12 +460,9 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             f"and on A's differ by more than {MAX_JUDGE_GAP}.",
         ),
     ]
-    if "recall" not in t.metrics:
-        out = [d for d in out if d[0].split("@")[0] not in RETRIEVAL and d[0] != "Prompt cutoff"]
     d = result.diagnosis
     shown = {  # a section's definition goes with the section
-        "correct": "correct" in t.metrics,
-        "faithfulness": "faithfulness" in t.metrics,
+        "Prompt cutoff": any(t.metric(m).kind == RETRIEVAL for m in t.metrics),
         "Retrieval-by-answer": d.cells is not None,
         "Slices": bool(result.slices),
         "Fair comparison": bool(result.fairness),
@@ -551,7 +537,7 @@ def _slices(result: Comparison) -> list[SliceTable]:
                 rows=[
                     SliceRow(
                         value=r.value,
-                        metric=metric_row(r.comparison),
+                        metric=metric_row(r.comparison, _higher_is_better(result, r.comparison)),
                         p_holm=fmt_p(r.p_holm),
                         flags=(
                             ["regression"]
@@ -635,7 +621,9 @@ def build_context(
         fairness=[FairnessCheck(c.name, c.flagged, c.text) for c in result.fairness],
         power=result.power.sentence,
         headline=result.headline,
-        metric_rows=[metric_row(c) for c in result.comparisons.values()],
+        metric_rows=[
+            metric_row(c, _higher_is_better(result, c)) for c in result.comparisons.values()
+        ],
         charts=_charts(result, colours),
         cells=[
             CellTable(run=key.upper(), n=sum(cells.values()), cells=cells)

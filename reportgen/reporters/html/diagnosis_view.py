@@ -338,13 +338,16 @@ def _exemplars(result: Comparison) -> list[Exemplar]:
         dominant = d.dominant[run]
         group = f"Run {run.upper()}: {dominant.failure_class}" if dominant else f"Run {run}"
         out += [
-            _exemplar(rows[run, q], group, failure(run, q), result.tables.k)
+            _exemplar(rows[run, q], group, failure(run, q), result.tables.named_cutoff)
             for q in ids
             if (run, q) in rows
         ]
     out += [
         _exemplar(
-            rows["b", q], "Broken by B (correct in A, wrong in B)", failure("b", q), result.tables.k
+            rows["b", q],
+            "Broken by B (correct in A, wrong in B)",
+            failure("b", q),
+            result.tables.named_cutoff,
         )
         for q in d.broken
         if ("b", q) in rows

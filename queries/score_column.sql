@@ -1,0 +1,20 @@
+-- One score column of the logs per run and question: the mean of its finite values over the
+-- question's rows (its samples, when a log has several), a boolean read as 0 or 1.
+-- Reads: views raw_a, raw_b (every column of each log as written, not only the contract's).
+-- Params: $column VARCHAR: the column's exact name, numeric or boolean in both logs
+--   (column_types.sql says which).
+-- Returns: run, question_id, value (DOUBLE; NULL when no row of the question has a finite
+--   value: NaN and infinities are missing values). Sums run in value order: same bits.
+WITH scored AS (
+    SELECT 'a' AS run, question_id::VARCHAR AS question_id,
+           COLUMNS(lambda c: c = $column)::DOUBLE AS value
+    FROM raw_a
+    UNION ALL
+    SELECT 'b', question_id::VARCHAR, COLUMNS(lambda c: c = $column)::DOUBLE
+    FROM raw_b
+)
+SELECT run, question_id,
+       avg(value ORDER BY value) FILTER (WHERE isfinite(value)) AS value
+FROM scored
+GROUP BY run, question_id
+ORDER BY run, question_id

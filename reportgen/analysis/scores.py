@@ -1,0 +1,128 @@
+"""Scores the logs already carry, compared as metrics.
+
+``--metric COLUMN`` compares any per-question column of every log: booleans as 0/1 outcomes
+(fixed/broken, McNemar's test), numbers as continuous scores. ``--lower-is-better COLUMN`` does
+the same for a column where less is better (latency, cost, tokens): wins, fixed and broken,
+the verdict and the colour of a difference then count a decrease as the gain. The score
+columns RAGAS and promptfoo write are offered without a flag (higher is better); one that
+cannot be compared is named in a note instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import pandas as pd
+
+from ..errors import InputError
+from ..inputs.database import RunDatabase
+from .registry import BY_NAME, Metric, base_name, score
+from .stats import MetricComparison
+
+# They pair rows, or name what paired.sql derives (k_a, n_relevant_a, ...): not scores.
+NOT_SCORES = (
+    *("question_id", "sample", "epoch", "slice"),
+    *("k", "n_relevant", "evidence_in_context", "prompt_chars"),
+)
+_INTEGERS = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT")
+NUMERIC = frozenset((*_INTEGERS, *(f"U{t}" for t in _INTEGERS), "FLOAT", "DOUBLE"))  # DECIMAL too
+BOOLEAN = "BOOLEAN"
+
+
+@dataclass(frozen=True)
+class Scores:
+    """The score columns a comparison compares, and what it says about the others."""
+
+    metrics: tuple[Metric, ...]
+    notes: tuple[str, ...]  # offered columns left out, and why; the offered ones compared
+
+
+def _kind(data_type: str | None) -> str | None:
+    """BOOLEAN, "number", or None for a column that holds neither."""
+    if data_type == BOOLEAN:
+        return BOOLEAN
+    if data_type in NUMERIC or (data_type or "").startswith("DECIMAL"):
+        return "number"
+    return None
+
+
+def _problem(
+    db: RunDatabase, types: dict[tuple[str, str], str], column: str
+) -> tuple[str, str] | None:
+    """(the file or files to name, what to fix) when ``column`` cannot be compared as a score."""
+    a, b = db.files["a"].path, db.files["b"].path
+    if column in NOT_SCORES or base_name(column) in BY_NAME:
+        return str(a), (
+            f"{column} is the name of one of the report's own metrics or of a pairing column; "
+            f"rename the column (--map NEW={column}) to compare it"
+        )
+    for run in "ab":
+        path, data_type = db.files[run].path, types.get((run, column))
+        if data_type is None:
+            return str(path), f"no column {column!r}; name a column every run log has"
+        if _kind(data_type) is None:
+            return str(path), (
+                f"column {column} holds {data_type}, not numbers or booleans; log the score as "
+                "a number or true/false"
+            )
+    if _kind(types["a", column]) != _kind(types["b", column]):
+        return f"{a} and {b}", (
+            f"column {column} is {types['a', column]} in one log and {types['b', column]} in "
+            "the other; log it the same way in both"
+        )
+    return None
+
+
+def user_scores(db: RunDatabase, asked: tuple[str, ...], lower: tuple[str, ...]) -> Scores:
+    """The score columns to compare: those of ``--metric`` and ``--lower-is-better`` (one that
+    cannot be compared raises InputError), then those the logs' tool wrote (one that cannot be
+    compared is named in a note)."""
+    types = {(r.run, r.column_name): r.data_type for r in db.frame("column_types").itertuples()}
+    wanted = {column: "--metric" for column in asked} | {c: "--lower-is-better" for c in lower}
+    for column, flag in wanted.items():
+        problem = _problem(db, types, column)
+        if problem:
+            raise InputError(f"{problem[0]}: {flag} {column}: {problem[1]}")
+    offered = list(dict.fromkeys(db.files["a"].scores + db.files["b"].scores))
+    notes, kept = [], []
+    for column in offered:
+        problem = None if column in wanted else _problem(db, types, column)
+        if problem:
+            notes.append(
+                f"Score column {column} of the logs' evaluation tool is not compared "
+                f"({problem[0]}: {problem[1]})"
+            )
+        elif column not in wanted:
+            kept.append(column)
+    if kept:
+        notes.append(
+            "Score columns of the logs' evaluation tool compared as metrics, higher is better: "
+            f"{', '.join(kept)} (--lower-is-better COLUMN for one where less is better)"
+        )
+    metrics = tuple(
+        score(c, binary=_kind(types["a", c]) == BOOLEAN, higher_is_better=c not in lower)
+        for c in [*wanted, *kept]
+    )
+    return Scores(metrics, tuple(notes))
+
+
+def with_scores(db: RunDatabase, paired: pd.DataFrame, metrics: tuple[Metric, ...]) -> pd.DataFrame:
+    """``paired`` with ``<column>_a`` and ``<column>_b`` of every score column (a logged column
+    the SQL already pairs, context_tokens or answerable, is kept as it is)."""
+    for m in metrics:
+        if f"{m.name}_a" in paired.columns:
+            continue
+        values = db.frame("score_column", column=m.source).pivot(
+            index="question_id", columns="run", values="value"
+        )
+        values = values.reindex(columns=["a", "b"]).add_prefix(f"{m.name}_")
+        paired = paired.merge(values, left_on="question_id", right_index=True, how="left")
+    return paired
+
+
+def oriented(c: MetricComparison, metric: Metric) -> MetricComparison:
+    """Wins, losses, fixed and broken counted in the metric's better direction: for a
+    lower-is-better score, B below A is a win and 1 -> 0 is fixed."""
+    if metric.higher_is_better:
+        return c
+    return replace(c, wins=c.losses, losses=c.wins, fixed=c.broken, broken=c.fixed)
