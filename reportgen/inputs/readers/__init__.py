@@ -12,17 +12,17 @@ import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ...errors import InputError
-from .columns import Columns, to_table
+from .columns import to_table
 from .promptfoo import looks_like_promptfoo, promptfoo_columns
 from .ragas import looks_like_ragas, ragas_columns
 from .ranking import (
-    ranked_columns,
+    ranked_table,
     read_beir_qrels,
     read_beir_results,
     read_trec_qrels,
@@ -41,6 +41,7 @@ _BY_SUFFIX = {
     ".run": "trec",
 }
 _GLOB = frozenset("*?[")
+V = TypeVar("V")  # the values of one column
 
 
 @dataclass(frozen=True)
@@ -208,8 +209,9 @@ def read_options(
     return tuple(ReadOptions(format, qrels, rel_level, pairs, f) for f in filters)
 
 
-def mapped(path: Path, columns: Columns, mapping: tuple[tuple[str, str], ...]) -> Columns:
-    """``columns`` with each mapped column of the file renamed to its run-log name."""
+def mapped(path: Path, columns: dict[str, V], mapping: tuple[tuple[str, str], ...]) -> dict[str, V]:
+    """``columns`` (a name -> its values) with each mapped column of the file renamed to its
+    run-log name."""
     renamed = dict(columns)
     for target, source in mapping:
         if source not in columns:
@@ -236,9 +238,11 @@ def read(path: Path, options: ReadOptions) -> Source:
             ranking, qrels = read_trec_run(path), read_trec_qrels(qrels_path)
         else:
             ranking, qrels = read_beir_results(path), read_beir_qrels(qrels_path)
-        columns, notes = ranked_columns(ranking, qrels, options.rel_level, qrels_path)
-        columns = mapped(path, columns, options.mapping)
-        return Source((path, qrels_path), to_table(path, columns), tuple(notes))
+        table, notes = ranked_table(ranking, qrels, options.rel_level, qrels_path)
+        named = mapped(
+            path, dict(zip(table.column_names, table.columns, strict=True)), options.mapping
+        )
+        return Source((path, qrels_path), pa.table(named), tuple(notes))
     if kind == "promptfoo":
         columns, notes = promptfoo_columns(path, _json(path), options.run_filter)
         columns = mapped(path, columns, options.mapping)
