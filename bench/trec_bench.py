@@ -1,20 +1,22 @@
 """Reading TREC runs: the reader of a past commit beside this tree's, and the same data as Parquet.
 
-Usage: ``python bench/trec_bench.py --before REV [--questions 10000] [--repeats 3]``
+Usage: ``python bench/trec_bench.py --before REV [--after REV] [--questions 10000] [--repeats 3]``
 
 From the seeded log pair of make_logs.py (depth 100: 10,000 questions make a 1,000,000-line
 run), write each run as a TREC run file (``qid Q0 docno rank score tag``, a passage repeated in
 a ranking kept at its first place) and one qrels file: the labelled passages with their grades,
 and run A's other passages of its top POOL_DEPTH judged not relevant (grade 0), as a pooled
-judgement would. The same data is then converted to canonical Parquet logs with this tree's
-``ragreport convert``. Three variants are timed as separate cold processes, in alternating order
-(1 2 3, 3 2 1, ...), after one untimed warm-up each:
+judgement would. The same data is then converted to canonical Parquet logs with the after
+commit's ``ragreport convert``. Three variants are timed as separate cold processes, in
+alternating order (1 2 3, 3 2 1, ...), after one untimed warm-up each:
 
 - ``read``: ``open_log`` of run A with its qrels (the reader alone), for the TREC variants;
 - ``compare``: ``python -m reportgen compare A B -o report.html --k 10`` end to end.
 
-``trec, REV`` runs the committed files of REV (``git archive``, as run_bench.py ``--snapshot``),
-``trec, tree`` and ``parquet, tree`` this working tree. Prints the medians and min/max.
+Each variant runs the committed files of its commit (``git archive``, as run_bench.py
+``--snapshot``), so edits to the working tree during the run change nothing: ``trec`` with the
+before and the after commit (default HEAD), ``parquet`` with the after commit. Prints the
+medians and min/max.
 """
 
 from __future__ import annotations
@@ -79,7 +81,7 @@ def write_qrels(con: duckdb.DuckDBPyConnection, log: Path, out: Path) -> None:
     )
 
 
-def inputs(n: int, seed: int, work: Path) -> dict[str, Path]:
+def inputs(n: int, seed: int, work: Path, source: Path) -> dict[str, Path]:
     a, b, _ = logs_for(n, seed, DEFAULT_CACHE)
     files = {name: work / name for name in ("a.trec", "b.trec", "qrels.txt")}
     con = duckdb.connect()
@@ -92,7 +94,7 @@ def inputs(n: int, seed: int, work: Path) -> dict[str, Path]:
         subprocess.run(
             [sys.executable, "-m", "reportgen", "convert", str(files[f"{run}.trec"]),
              "--qrels", str(files["qrels.txt"]), "-o", str(files[f"{run}.parquet"])],
-            cwd=REPO, check=True, capture_output=True,
+            cwd=source, check=True, capture_output=True,
         )  # fmt: skip
     return files
 
@@ -119,28 +121,30 @@ def steps(kind: str, files: dict[str, Path], out: Path) -> dict[str, list[str]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", metavar="REV", required=True, help="the commit to compare")
+    parser.add_argument("--after", metavar="REV", default="HEAD", help="[default: HEAD]")
     parser.add_argument("--questions", type=int, default=10_000, help="per run [default: 10000]")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="ragreport-trec-bench-") as tmp:
         work = Path(tmp)
-        snapshot = work / "snapshot"
-        snapshot.mkdir()
-        export(args.before, snapshot)
-        files = inputs(args.questions, args.seed, work)
+        before, after = work / "before", work / "after"
+        for rev, folder in ((args.before, before), (args.after, after)):
+            folder.mkdir()
+            export(rev, folder)
+        files = inputs(args.questions, args.seed, work, after)
         lines = sum(1 for _ in files["a.trec"].open())
         print(
             f"{lines:,} lines in a.trec ({files['a.trec'].stat().st_size / 1e6:.0f} MB), "
             f"{sum(1 for _ in files['qrels.txt'].open()):,} qrels lines; before: {args.before} "
-            f"({git('rev-parse', '--short', args.before)}), tree: "
-            f"{git('rev-parse', '--short', 'HEAD')}; load average {os.getloadavg()[0]:.2f}",
+            f"({git('rev-parse', '--short', args.before)}), after: {args.after} "
+            f"({git('rev-parse', '--short', args.after)}); load average {os.getloadavg()[0]:.2f}",
             flush=True,
         )
         variants = {
-            f"trec, {args.before}": ("trec", snapshot),
-            "trec, tree": ("trec", REPO),
-            "parquet, tree": ("parquet", REPO),
+            f"trec, {args.before}": ("trec", before),
+            f"trec, {args.after}": ("trec", after),
+            f"parquet, {args.after}": ("parquet", after),
         }
         times: dict[tuple[str, str], list[float]] = {}
         order = list(variants)
