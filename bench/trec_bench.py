@@ -16,13 +16,15 @@ alternating order (1 2 3, 3 2 1, ...), after one untimed warm-up each:
 Each variant runs the committed files of its commit (``git archive``, as run_bench.py
 ``--snapshot``), so edits to the working tree during the run change nothing: ``trec`` with the
 before and the after commit (default HEAD), ``parquet`` with the after commit. Prints the
-medians and min/max.
+medians of the wall time (with min and max) and of the CPU time (user + system over all
+threads, steadier than the wall time on a shared machine).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -99,12 +101,18 @@ def inputs(n: int, seed: int, work: Path, source: Path) -> dict[str, Path]:
     return files
 
 
-def timed(argv: list[str], source: Path) -> float:
-    began = time.perf_counter()
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(argv: list[str], source: Path) -> tuple[float, float]:
+    """Wall seconds and CPU seconds (user + system, all threads) of one run."""
+    began, cpu = time.perf_counter(), _children_cpu()
     done = subprocess.run(argv, cwd=source, capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(argv)}: exit {done.returncode}: {done.stderr[-500:]}")
-    return time.perf_counter() - began
+    return time.perf_counter() - began, _children_cpu() - cpu
 
 
 def steps(kind: str, files: dict[str, Path], out: Path) -> dict[str, list[str]]:
@@ -146,20 +154,21 @@ def main() -> None:
             f"trec, {args.after}": ("trec", after),
             f"parquet, {args.after}": ("parquet", after),
         }
-        times: dict[tuple[str, str], list[float]] = {}
+        times: dict[tuple[str, str], list[tuple[float, float]]] = {}
         order = list(variants)
         for repeat in range(args.repeats + 1):  # the first round is a warm-up
             for name in order if repeat % 2 else order[::-1]:
                 kind, source = variants[name]
                 for step, argv in steps(kind, files, work).items():
-                    seconds = timed(argv, source)
+                    wall_cpu = timed(argv, source)
                     if repeat:
-                        times.setdefault((name, step), []).append(seconds)
-        print(f"{'variant':<24} {'step':<8} {'median s':>8} {'min s':>7} {'max s':>7}")
+                        times.setdefault((name, step), []).append(wall_cpu)
+        print(f"{'variant':<24} {'step':<8} {'wall s':>7} {'min':>6} {'max':>6} {'CPU s':>6}")
         for (name, step), values in sorted(times.items(), key=lambda kv: kv[0][1]):
+            wall = [w for w, _ in values]
             print(
-                f"{name:<24} {step:<8} {statistics.median(values):>8.2f} {min(values):>7.2f} "
-                f"{max(values):>7.2f}"
+                f"{name:<24} {step:<8} {statistics.median(wall):>7.2f} {min(wall):>6.2f} "
+                f"{max(wall):>6.2f} {statistics.median(c for _, c in values):>6.2f}"
             )
         print(f"load average after: {os.getloadavg()[0]:.2f}")
 

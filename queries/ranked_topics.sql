@@ -4,8 +4,9 @@
 --   the grade), both checked by ranking_problems.sql. A judgement given twice keeps its last line.
 -- Params: $rel_level BIGINT: the lowest grade that is relevant (trec_eval's -l).
 -- Returns: question_id, retrieved_ids (score descending, ties by docno descending), relevant_ids
---   (the topic's documents of grade >= $rel_level, by docno; empty when it has none),
---   relevant_grades (aligned); both NULL for a topic without judgements. In question_id order.
+--   (every judged document of the topic, by docno), relevant_grades (aligned: the grade, or 0,
+--   judged not relevant, below $rel_level); both NULL for a topic without judgements. In
+--   question_id order.
 WITH ranked AS (
     SELECT qid, list(docno ORDER BY value::DOUBLE DESC, docno DESC) AS retrieved_ids
     FROM ranking
@@ -19,9 +20,8 @@ judged AS (
 labels AS (
     SELECT
         qid,
-        coalesce(list(docno ORDER BY docno) FILTER (WHERE grade >= $rel_level), [])
-            AS relevant_ids,
-        coalesce(list(grade ORDER BY docno) FILTER (WHERE grade >= $rel_level), [])
+        list(docno ORDER BY docno) AS relevant_ids,
+        list(CASE WHEN grade >= $rel_level THEN grade ELSE 0 END ORDER BY docno)
             AS relevant_grades
     FROM judged
     GROUP BY qid

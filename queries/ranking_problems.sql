@@ -5,24 +5,32 @@
 --   file's number of fields).
 -- Params: $integer BOOLEAN, $unique BOOLEAN.
 -- Returns: at most one row, the problem of the earliest line: line, problem ('repeated' |
---   'not_number' | 'not_finite'), qid, docno, value, first_line (the line that first listed the
---   topic's document).
-WITH checked AS (
-    SELECT
-        line, qid, docno, value,
-        CASE WHEN $unique THEN min(line) OVER (PARTITION BY qid, docno) ELSE line END AS first_line,
-        CASE WHEN NOT $integer THEN TRY_CAST(value AS DOUBLE)
-             WHEN regexp_full_match(value, '[+-]?[0-9]+') THEN TRY_CAST(value AS BIGINT) END
-            AS number
+--   'not_number' | 'not_finite'), qid, docno, value (NULL for 'repeated'), first_line (the line
+--   that first listed the topic's document).
+WITH listed_twice AS (
+    SELECT qid, docno, min(line, 2) AS lines
+    FROM lines
+    WHERE $unique
+    GROUP BY qid, docno
+    HAVING count(*) > 1
+),
+numbers AS (
+    SELECT line, qid, docno, value,
+           CASE WHEN NOT $integer THEN TRY_CAST(value AS DOUBLE)
+                WHEN regexp_full_match(value, '[+-]?[0-9]+') THEN TRY_CAST(value AS BIGINT) END
+               AS number
     FROM lines
 )
-SELECT
-    line,
-    CASE WHEN line > first_line THEN 'repeated'
-         WHEN number IS NULL THEN 'not_number'
-         ELSE 'not_finite' END AS problem,
-    qid, docno, value, first_line
-FROM checked
-WHERE line > first_line OR number IS NULL OR NOT isfinite(number)
-ORDER BY line
+SELECT line, problem, qid, docno, value, first_line
+FROM (
+    SELECT lines[2] AS line, 'repeated' AS problem, qid, docno, NULL AS value,
+           lines[1] AS first_line, 0 AS priority
+    FROM listed_twice
+    UNION ALL
+    SELECT line, CASE WHEN number IS NULL THEN 'not_number' ELSE 'not_finite' END, qid, docno,
+           value, line, 1
+    FROM numbers
+    WHERE number IS NULL OR NOT isfinite(number)
+)
+ORDER BY line, priority
 LIMIT 1

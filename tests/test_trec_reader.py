@@ -177,7 +177,7 @@ def _read_trec(tmp_path, run_text: str, qrels_text: str, name: str = "run.trec")
     return read(run, ReadOptions(format="trec", qrels=qrels))
 
 
-def test_fields_separated_by_any_run_of_spaces_and_tabs(tmp_path):
+def test_fields_separated_by_any_run_of_whitespace(tmp_path):
     plain = _read_trec(tmp_path, "1 Q0 d1 1 3 t\n1 Q0 d2 2 5 t\n2 Q0 d1 1 3 t\n", "1 0 d1 1\n")
     # leading and trailing blanks, tabs, several spaces, CRLF, blank lines, no final newline
     spaced = _read_trec(
@@ -187,6 +187,12 @@ def test_fields_separated_by_any_run_of_spaces_and_tabs(tmp_path):
         "spaced.trec",
     )
     assert spaced.table.to_pylist() == plain.table.to_pylist()
+    # one tab or one space between fields, CRLF or not: read by Arrow's CSV reader
+    tabs = _read_trec(
+        tmp_path, "1\tQ0\td1\t1\t3\tt\r\n1\tQ0\td2\t2\t5\tt\r\n2\tQ0\td1\t1\t3\tt\r\n",
+        "1 0 d1 1", "tabs.trec",
+    )  # fmt: skip
+    assert tabs.table.to_pylist() == plain.table.to_pylist()
     assert plain.table.to_pylist() == [
         {"question_id": "1", "retrieved_ids": ["d2", "d1"], "relevant_ids": ["d1"],
          "relevant_grades": [1]},

@@ -144,6 +144,7 @@ def _pair(result: Comparison) -> dict[str, Any]:
             "unanswerable": result.audit.unanswerable,
             "unanswerable_share": result.audit.unanswerable_share,
             "smells": {s.kind: asdict(s) for s in result.audit.smells},
+            "unjudged": result.audit.unjudged and asdict(result.audit.unjudged),
         },
         "fairness": {c.name: asdict(c) for c in result.fairness},
         "power": asdict(result.power),

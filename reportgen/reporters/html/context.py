@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ... import __version__
+from ...analysis.audit import UNJUDGED_GAP, Unjudged
 from ...analysis.fairness import BUDGET_TOLERANCE
 from ...analysis.gates import GateResult
 from ...analysis.metrics import RETRIEVAL
@@ -101,6 +102,9 @@ class AuditView:
     unanswerable: str
     smells: list[tuple[str, int, int, str]] = field(
         metadata={"help": "(title, questions in A, questions in B, example ids)"}
+    )
+    unjudged: tuple[str, bool] | None = field(
+        metadata={"help": "(unjudged@k sentence, flagged); None: not measured"}
     )
 
 
@@ -315,6 +319,15 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             "cut at k when k < R.",
         ),
         (f"all@{k}", "1 if every relevant passage is in the top k, else 0."),
+        (
+            f"unjudged@{k}",
+            "In the golden-set audit, when some label has grade 0 (judged, not relevant): the "
+            "share of the top k passages (min(k, ranked)) that carry no label of any grade, "
+            "ir_measures' 1 \u2212 Judged@k, over the questions labelled in both runs. Not a "
+            "quality metric and not in the verdict: a run with more unjudged passages has its "
+            "retrieval metrics understated (pool bias); flagged when the runs are "
+            f"{fmt_num(UNJUDGED_GAP, 2)} or more apart.",
+        ),
         ("correct", "Share of questions whose answer is correct against the reference."),
         ("faithfulness", "Mean share of the answer's claims supported by its context."),
         (
@@ -423,6 +436,7 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
         "Failure classes": d.failure_classes is not None,
         "Next experiment": any(d.next_experiment.values()),
         "Judge agreement": bool(d.judge_agreement),
+        f"unjudged@{k}": result.audit.unjudged is not None,
     }
     out += span_definitions(t.metrics, result.options.span_coverage)
     return [entry for entry in out if shown.get(entry[0], True)] + sample_definitions(t)
@@ -460,6 +474,27 @@ def _audit(result: Comparison) -> AuditView:
         coverage=a.coverage,
         unanswerable=f"{a.unanswerable} of {a.n_paired} ({a.unanswerable_share:.0%})",
         smells=[(s.title, s.counts["a"], s.counts["b"], ", ".join(s.examples)) for s in a.smells],
+        unjudged=_unjudged(a.unjudged),
+    )
+
+
+def _unjudged(u: Unjudged | None) -> tuple[str, bool] | None:
+    """The audit's line on unjudged@k, and whether the runs differ by UNJUDGED_GAP or more."""
+    if u is None:
+        return None
+    text = (
+        f"Unjudged@{u.k}, the share of the top {u.k} passages that no label judged (a data "
+        f"caveat, not in the verdict): A {fmt_num(u.a)}, B {fmt_num(u.b)}, B \u2212 A "
+        f"{fmt_diff(u.diff)}, over {u.n} questions."
+    )
+    if u.diff == 0:
+        return text, False
+    more = "B" if u.diff > 0 else "A"
+    return (
+        f"{text} {more} has more unjudged passages in its top {u.k}, so its retrieval metrics "
+        "are understated wherever one of them is relevant (pool bias); judge them before "
+        "trusting the difference.",
+        abs(u.diff) >= UNJUDGED_GAP,
     )
 
 
