@@ -384,6 +384,8 @@ def verify(report: Path, logs: tuple[Path, ...]) -> None:
     from .verify import verify as check
 
     result = check(report, list(logs))
+    for warning in result.warnings:
+        click.echo(f"ragreport: warning: {warning}", err=True)
     if result.difference is not None:
         click.echo(f"{report}: differs at {result.difference}")
         sys.exit(1)

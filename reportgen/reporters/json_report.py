@@ -189,7 +189,7 @@ def build(study: Study) -> dict[str, Any]:
                     "sha256": run.sha256,
                     "size_bytes": run.size_bytes,
                     "n_questions": run.n_rows,
-                    "read": run.read.to_json(),
+                    "read": {**run.read.to_json(), "qrels_sha256": run.qrels_sha256},
                 }
                 for i, run in enumerate(study.runs)
             ],
