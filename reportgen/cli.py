@@ -67,10 +67,11 @@ def _reading_options(command: Callable[..., Any]) -> Callable[..., Any]:
         rel_level: int,
         mapping: tuple[str, ...],
         run_filters: tuple[str, ...],
+        passages: tuple[Path, ...],
         **kwargs: Any,
     ) -> Any:
         reading = functools.partial(
-            read_options, log_format, qrels, rel_level, mapping, run_filters
+            read_options, log_format, qrels, rel_level, mapping, run_filters, passages
         )
         return command(*args, reading=reading, **kwargs)
 
@@ -110,6 +111,15 @@ def _reading_options(command: Callable[..., Any]) -> Callable[..., Any]:
             metavar="NAME",
             help="The run to read from a promptfoo file holding several (provider or prompt "
             "label); once for every log or once per log.",
+        ),
+        click.option(
+            "--passages",
+            multiple=True,
+            type=click.Path(dir_okay=False, path_type=Path),
+            metavar="FILE",
+            help="Passage table (passage_id, doc_id, start, end; Parquet, CSV or TSV) mapping "
+            "a log's retrieved_ids and context_ids to document spans, for relevant_spans "
+            "labels; once for every log or once per log, in order.",
         ),
     ]
     for option in reversed(options):

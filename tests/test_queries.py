@@ -9,7 +9,7 @@ import pytest
 
 from reportgen.inputs.database import RunDatabase
 from reportgen.inputs.load import open_run
-from reportgen.resources import resource_dir
+from reportgen.resources import query_text, resource_dir
 
 A_ROWS = [
     {  # q1: labels p2 (grade 2) and p9 (grade 1, never retrieved); p2 retrieved twice
@@ -475,8 +475,6 @@ def _lines_db(lines: list[tuple]):
 
 
 def test_ranking_problems():
-    from reportgen.resources import query_text
-
     def first(lines, integer, unique):
         con = _lines_db(lines)
         params = {"integer": integer, "unique": unique}
@@ -499,8 +497,6 @@ def test_ranked_topics():
     import duckdb
     import pyarrow as pa
 
-    from reportgen.resources import query_text
-
     con = duckdb.connect()
     con.register(
         "ranking",
@@ -518,4 +514,55 @@ def test_ranked_topics():
         # (3); b's grade 1 is below the level and z's -1 negative: judged, not relevant (0)
         ("1", ["c", "b", "a"], ["a", "b", "z"], [3, 0, 0]),
         ("2", ["a"], None, None),  # no judgements; topic 3 is judged but not ranked
+    ]
+
+
+def _passage_query(name: str, passages: dict, log: dict | None = None) -> list[tuple]:
+    import duckdb
+    import pyarrow as pa
+
+    con = duckdb.connect()
+    con.register("passages", pa.table(passages))
+    if log is not None:
+        con.register("log", pa.table(log))
+    return con.execute(query_text(name)).fetchall()
+
+
+PASSAGES = {"passage_id": ["p1", "p2"], "doc_id": ["d1", "d1"], "start": [0, 5], "end": [5, 9]}
+
+
+def test_passage_problems():
+    assert _passage_query("passage_problems", PASSAGES) == []
+    bad = {
+        "passage_id": ["p1", "p2", "p1", None],
+        "doc_id": ["d1", "d1", "d2", "d3"],
+        "start": [0, 9, 0, 0],
+        "end": [5, 4, 3, 1],
+    }
+    assert _passage_query("passage_problems", bad) == [(2, "empty", "start", "9")]
+    bad["start"][1] = -1
+    assert _passage_query("passage_problems", bad) == [(2, "negative", "start", "-1")]
+    bad["start"][1] = 0
+    assert _passage_query("passage_problems", bad) == [(3, "repeated", "passage_id", "p1")]
+    bad["passage_id"][2] = "p3"
+    assert _passage_query("passage_problems", bad) == [(4, "missing", "passage_id", None)]
+
+
+def test_passage_unknown():
+    log = {"row_number": [1, 2], "retrieved_ids": [["p1", None], ["p2", "p9"]],
+           "context_ids": [["p1"], ["p8"]]}  # fmt: skip
+    # within a row retrieved_ids is named before context_ids; a null id is not unknown
+    assert _passage_query("passage_unknown", PASSAGES, log) == [(2, "retrieved_ids", "p9")]
+    log["retrieved_ids"][1] = ["p2"]
+    assert _passage_query("passage_unknown", PASSAGES, log) == [(2, "context_ids", "p8")]
+
+
+def test_passage_spans():
+    log = {"row_number": [1, 2, 3], "retrieved_ids": [["p2", "p1", None], [], None],
+           "context_ids": [["p2"], None, ["p1"]]}  # fmt: skip
+    d1 = [{"doc_id": "d1", "start": 0, "end": 5}, {"doc_id": "d1", "start": 5, "end": 9}]
+    assert _passage_query("passage_spans", PASSAGES, log) == [
+        ([d1[1], d1[0], None], [d1[1]]),  # ranked as logged; a null id, a null span
+        ([], None),  # an empty list stays empty, a missing one missing
+        (None, [d1[0]]),
     ]

@@ -229,3 +229,15 @@ def test_other_versions_are_named_in_a_warning(archived):
         f"ragreport {installed['ragreport']}, duckdb {installed['duckdb']}; numbers may differ "
         "in their last digits\n"
     )
+
+
+def test_a_report_without_the_later_reading_keys_verifies(archived):
+    """Reports written before runs[].read recorded the passage table and the qrels' sha256."""
+    report, _, _ = archived
+
+    def older(d: dict) -> None:
+        for run in d["runs"]:
+            del run["read"]["passages"], run["read"]["qrels_sha256"]
+
+    code, out, err = invoke("verify", edit(report, older))
+    assert code == 0, out + err
