@@ -7,10 +7,15 @@
 -- Returns: at most one row, the problem of the earliest line: line, problem ('repeated' |
 --   'not_number' | 'not_finite'), qid, docno, value (NULL for 'repeated'), first_line (the line
 --   that first listed the topic's document).
-WITH listed_twice AS (
+WITH suspect AS (
+    -- distinct hashes of (qid, docno) fewer than lines: some document may be listed twice (a
+    -- hash collision only costs the grouping below); a third of the grouping's cost
+    SELECT $unique AND count(DISTINCT hash(qid, docno)) < count(*) AS repeats FROM lines
+),
+listed_twice AS (
     SELECT qid, docno, min(line, 2) AS lines
     FROM lines
-    WHERE $unique
+    WHERE (SELECT repeats FROM suspect)
     GROUP BY qid, docno
     HAVING count(*) > 1
 ),
