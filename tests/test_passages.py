@@ -141,3 +141,20 @@ def test_passages_given_once_serve_every_log_and_else_once_per_log(tmp_path):
         "--passages", passages, "--passages", passages,
     )  # fmt: skip
     assert "--passages given 2 times; give it once for every log or once per log (3)" in line
+
+
+def test_convert_writes_the_spans_of_the_passages(tmp_path):
+    log = _log(tmp_path, [dict(LABELLED, context_ids=["p2"])])
+    passages = _table(tmp_path, "passage_id,doc_id,start,end\np1,d1,0,5\np2,d1,5,9\n")
+    out = tmp_path / "spans.parquet"
+    result = CliRunner().invoke(
+        cli, ["convert", str(log), "-o", str(out), "--passages", str(passages)]
+    )
+    assert result.exit_code == 0, result.output
+    (row,) = pq.read_table(out).to_pylist()
+    assert row["retrieved_spans"] == [
+        {"doc_id": "d1", "start": 0, "end": 5},
+        {"doc_id": "d1", "start": 5, "end": 9},
+    ]
+    assert row["context_spans"] == [{"doc_id": "d1", "start": 5, "end": 9}]
+    assert row["retrieved_ids"] == ["p1", "p2"]  # the ids stay
