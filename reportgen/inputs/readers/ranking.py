@@ -29,6 +29,7 @@ from ...errors import InputError
 from ...resources import query_text
 
 LISTED = 10  # topics named in a note; the rest are counted
+_NAMES = ("qid", "docno", "value")  # the fields kept of each line, at a Layout's positions
 
 
 @dataclass(frozen=True)
@@ -47,9 +48,6 @@ class Layout:
 TREC_RUN = Layout("6 (qid Q0 docno rank score tag)", 6, (0, 2, 4), "score", False, True)
 TREC_QRELS = Layout("4 (qid iter docno rel)", 4, (0, 2, 3), "grade", True, False)
 BEIR_QRELS = Layout("3 (query-id corpus-id score)", 3, (0, 1, 2), "score", True, False, True)
-
-
-_NAMES = ("qid", "docno", "value")
 
 
 def _split(path: Path, layout: Layout) -> tuple[pa.Table, tuple[int, int] | None]:
