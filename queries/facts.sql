@@ -12,6 +12,8 @@
 --     a repeat there wastes no prompt slot, and distinct-counting every list would dominate the
 --     run time of large logs),
 --   pos_retrieved, pos_context (aligned with relevant_ids: first 1-based position, NULL if absent),
+--   n_judged_top (passages of the top k, the first $k of retrieved_ids or else context_ids, that
+--     carry a label of any grade: judged, for unjudged.sql),
 --   cited (distinct cited ids, NULL when not logged), cited_in_prompt (aligned with cited),
 --   nulls_in_lists (null items in retrieved_ids, relevant_ids, context_ids, cited_ids and
 --     relevant_grades as logged).
@@ -35,6 +37,8 @@ SELECT
         < len(coalesce(context_ids, retrieved_ids[1:$k])) AS repeated_in_prompt,
     list_transform(relevant_ids, lambda id: list_position(retrieved_ids, id)) AS pos_retrieved,
     list_transform(relevant_ids, lambda id: list_position(context_ids, id)) AS pos_context,
+    len(list_filter(CASE WHEN $k IS NULL THEN context_ids ELSE retrieved_ids[1:$k] END,
+                    lambda id: list_contains(relevant_ids, id))) AS n_judged_top,
     -- null ids inside each list, counted here where the lists are read anyway (row_problems.sql)
     [len(retrieved_ids) - list_count(retrieved_ids), len(relevant_ids) - list_count(relevant_ids),
      len(context_ids) - list_count(context_ids), len(cited_ids) - list_count(cited_ids),

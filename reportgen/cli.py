@@ -55,7 +55,7 @@ class _Group(click.Group):
             raise _UserError(error.format_message()) from None
 
 
-READING = ("log_format", "qrels", "rel_level", "mapping", "run_filters")  # in read_options' order
+READING = ("log_format", "qrels", "rel_level", "mapping", "run_filters", "passages")  # in order
 
 
 def reading_from(values: dict[str, Any]) -> _Reading:
@@ -112,6 +112,15 @@ def _reading_options(command: Callable[..., Any]) -> Callable[..., Any]:
             metavar="NAME",
             help="The run to read from a promptfoo file holding several (provider or prompt "
             "label); once for every log or once per log.",
+        ),
+        click.option(
+            "--passages",
+            multiple=True,
+            type=click.Path(dir_okay=False, path_type=Path),
+            metavar="FILE",
+            help="Passage table (passage_id, doc_id, start, end; Parquet, CSV or TSV) mapping "
+            "a log's retrieved_ids and context_ids to document spans, for relevant_spans "
+            "labels; once for every log or once per log, in order.",
         ),
     ]
     for option in reversed(options):
@@ -398,6 +407,8 @@ def verify(report: Path, logs: tuple[Path, ...]) -> None:
     from .verify import verify as check
 
     result = check(report, list(logs))
+    for warning in result.warnings:
+        click.echo(f"ragreport: warning: {warning}", err=True)
     if result.difference is not None:
         click.echo(f"{report}: differs at {result.difference}")
         sys.exit(1)

@@ -1,9 +1,11 @@
 """``verify``: check an archived report against its logs by re-running it with its options.
 
-The logs' sha256 must match the report's; the comparison is then re-run with the options the
-report records (``params``, and the gate's rules) and every number of the new JSON is compared
-with the archived one, floats to RELATIVE_TOLERANCE. ``tool`` (versions) and the logs' paths
-are not compared: a report may be verified on another machine, from another folder.
+The logs' sha256 (and their qrels files') must match the report's; the comparison is then
+re-run with the options the report records (``params``, and the gate's rules) and every number
+of the new JSON is compared with the archived one, floats to RELATIVE_TOLERANCE. ``tool``
+(versions) and the logs' paths are not compared: a report may be verified on another machine,
+from another folder. Versions that differ from the installed ones are named in a warning, since
+the last digits of a number may then differ.
 """
 
 from __future__ import annotations
@@ -14,12 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import __version__
 from .analysis.gates import Requirements, parse_rule
 from .analysis.metrics import Options
 from .comparison.study import run_study
 from .errors import InputError
-from .inputs.load import open_log
+from .inputs.load import open_log, sha256_of
 from .inputs.readers import ReadOptions
+from .provenance import library_versions
 from .reporters import json_report
 
 RELATIVE_TOLERANCE = 1e-9  # the last bits of a float may differ across machines
@@ -30,6 +34,40 @@ _NOT_COMPARED = ("tool", "run_id")  # versions, and the id of each run, differ b
 class Verification:
     checked: int  # numbers compared
     difference: str | None  # the first differing value, by JSON path; None when all match
+    warnings: tuple[str, ...] = ()  # versions that differ from the report's
+
+
+def version_warnings(tool: Any) -> tuple[str, ...]:
+    """One warning naming the tool and library versions of the report that differ from the
+    installed ones; none when all agree or the report records none."""
+    if not isinstance(tool, dict):
+        return ()
+    recorded = {"ragreport": tool.get("version"), **(tool.get("libraries") or {})}
+    installed = {"ragreport": __version__, **library_versions()}
+    differ = [name for name, version in recorded.items() if installed.get(name, version) != version]
+    if not differ:
+        return ()
+    made = ", ".join(f"{name} {recorded[name]}" for name in differ)
+    now = ", ".join(f"{name} {installed[name]}" for name in differ)
+    return (
+        f"the report was made with {made}; installed: {now}; numbers may differ in their last "
+        "digits",
+    )
+
+
+def _qrels_difference(report: Path, i: int, run: dict[str, Any], read: ReadOptions) -> str | None:
+    """The JSON path of the qrels file's sha256 when the file is not the one the report read."""
+    recorded = run.get("read", {}).get("qrels_sha256")
+    if recorded is None or read.qrels is None:
+        return None
+    if not read.qrels.is_file():
+        raise InputError(
+            f"{read.qrels}: no such qrels file (run {run['label']} of {report}); put the file "
+            "the report read at this path"
+        )
+    if sha256_of(read.qrels) == recorded:
+        return None
+    return f"runs[{i}].read.qrels_sha256: {read.qrels} is not the qrels file the report read"
 
 
 def _read_report(path: Path) -> dict[str, Any]:
@@ -137,11 +175,17 @@ def verify(report: Path, logs: list[Path]) -> Verification:
         )
     paths = logs or [Path(run["path"]) for run in runs]
     reading = tuple(_reading(report, run) for run in runs)
+    warnings = version_warnings(document.get("tool"))
     for i, (run, path, read) in enumerate(zip(runs, paths, reading, strict=True)):
         if not (path.exists() or "*" in str(path)):
             raise InputError(f"{path}: no such log (run {run['label']} of {report}); pass its path")
+        qrels = _qrels_difference(report, i, run, read)
+        if qrels is not None:
+            return Verification(0, qrels, warnings)
         if open_log(path, run["label"], read).sha256 != run["sha256"]:
-            return Verification(0, f"runs[{i}].sha256: {path} is not the log the report read")
+            return Verification(
+                0, f"runs[{i}].sha256: {path} is not the log the report read", warnings
+            )
     study = run_study(
         paths,
         _options(report, document["params"]),
@@ -155,5 +199,7 @@ def verify(report: Path, logs: list[Path]) -> Verification:
         document.pop(name, None)
     for mine, theirs in zip(fresh["runs"], document["runs"], strict=True):
         mine["path"] = theirs["path"]
+        for key in set(mine.get("read", {})) - set(theirs.get("read", {})):
+            del mine["read"][key]  # how to read a log, recorded by a later version
     found, checked = first_difference(fresh, document)
-    return Verification(checked, found and _describe(found, fresh, document))
+    return Verification(checked, found and _describe(found, fresh, document), warnings)

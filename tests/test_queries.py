@@ -10,7 +10,7 @@ import pytest
 
 from reportgen.inputs.database import RunDatabase
 from reportgen.inputs.load import open_run
-from reportgen.resources import resource_dir
+from reportgen.resources import query_text, resource_dir
 
 A_ROWS = [
     {  # q1: labels p2 (grade 2) and p9 (grade 1, never retrieved); p2 retrieved twice
@@ -466,3 +466,127 @@ def test_score_column(sampled, tmp_path: Path):
     got = db.frame("score_column", column="x").set_index(["run", "question_id"])["value"]
     db.close()
     assert got["a", "q1"] == 0.5 and pd.isna(got["a", "q2"])
+
+
+def test_unjudged(db):
+    def table(k):
+        frame = db.frame("unjudged", k=k)
+        assert list(frame.columns) == ["run", "question_id", "unjudged", "not_relevant"]
+        return frame.set_index(["run", "question_id"])
+
+    prompt = table(None)  # the top k is context_ids
+    # A q1: p1 p2 p2, p2 labelled (each slot counts): 1 of 3 unjudged; p0 is its grade-0 label
+    assert prompt.loc[("a", "q1")].tolist() == pytest.approx([1 / 3, 1])
+    assert pd.isna(prompt.loc[("a", "q2"), "unjudged"])  # no label: left out
+    assert prompt.loc[("a", "q3"), "unjudged"] == 0
+    assert prompt.loc[("b", "q1"), "unjudged"] == 1  # B's prompt p3 was never judged
+    # --k 2 over retrieved_ids p1 p2 (facts read at that k); q3 ranks one passage: min(k, ranked)
+    db.prepare(2)
+    assert table(2).loc[("a", "q1"), "unjudged"] == pytest.approx(1 / 2)
+    assert table(2).loc[("a", "q3"), "unjudged"] == 0
+
+
+def _lines_db(lines: list[tuple]):
+    import duckdb
+    import pyarrow as pa
+
+    con = duckdb.connect()
+    names = ["line", "qid", "docno", "value"]
+    con.register(
+        "lines", pa.table(dict(zip(names, map(list, zip(*lines, strict=True)), strict=True)))
+    )
+    return con
+
+
+def test_ranking_problems():
+    def first(lines, integer, unique):
+        con = _lines_db(lines)
+        params = {"integer": integer, "unique": unique}
+        return con.execute(query_text("ranking_problems"), params).fetchall()
+
+    ok = [(1, "1", "d1", "3.5"), (2, "1", "d2", "-1e2"), (3, "2", "d1", "7")]
+    assert first(ok, False, True) == []
+    repeated = [*ok, (4, "2", "x", "bad"), (5, "1", "d1", "2")]
+    assert first(repeated, False, True) == [(4, "not_number", "2", "x", "bad", 4)]
+    assert first(repeated[:3] + repeated[4:], False, True) == [(5, "repeated", "1", "d1", None, 1)]
+    assert first(repeated[:3] + repeated[4:], False, False) == []  # qrels: a later line wins
+    assert first([(1, "1", "d1", "inf")], False, True) == [(1, "not_finite", "1", "d1", "inf", 1)]
+    assert first([(1, "1", "d1", "1.5"), (2, "1", "d2", "+2")], True, False)[0][:2] == (
+        1,
+        "not_number",
+    )
+
+
+def test_ranked_topics():
+    import duckdb
+    import pyarrow as pa
+
+    con = duckdb.connect()
+    con.register(
+        "ranking",
+        pa.table({"qid": ["1", "1", "1", "2"], "docno": ["a", "c", "b", "a"],
+                  "value": ["0.5", "0.9", "0.5", "1"]}),
+    )  # fmt: skip
+    con.register(
+        "judgements",
+        pa.table({"line": [1, 2, 3, 4, 5], "qid": ["1", "1", "1", "1", "3"],
+                  "docno": ["a", "b", "z", "a", "a"], "value": ["2", "1", "-1", "3", "1"]}),
+    )  # fmt: skip
+    rows = con.execute(query_text("ranked_topics"), {"rel_level": 2}).fetchall()
+    assert rows == [
+        # c (0.9), then the tie at 0.5 by docno descending; a judged twice keeps its last grade
+        # (3); b's grade 1 is below the level and z's -1 negative: judged, not relevant (0)
+        ("1", ["c", "b", "a"], ["a", "b", "z"], [3, 0, 0]),
+        ("2", ["a"], None, None),  # no judgements; topic 3 is judged but not ranked
+    ]
+
+
+def _passage_query(name: str, passages: dict, log: dict | None = None) -> list[tuple]:
+    import duckdb
+    import pyarrow as pa
+
+    con = duckdb.connect()
+    con.register("passages", pa.table(passages))
+    if log is not None:
+        con.register("log", pa.table(log))
+    return con.execute(query_text(name)).fetchall()
+
+
+PASSAGES = {"passage_id": ["p1", "p2"], "doc_id": ["d1", "d1"], "start": [0, 5], "end": [5, 9]}
+
+
+def test_passage_problems():
+    assert _passage_query("passage_problems", PASSAGES) == []
+    bad = {
+        "passage_id": ["p1", "p2", "p1", None],
+        "doc_id": ["d1", "d1", "d2", "d3"],
+        "start": [0, 9, 0, 0],
+        "end": [5, 4, 3, 1],
+    }
+    assert _passage_query("passage_problems", bad) == [(2, "empty", "start", "9")]
+    bad["start"][1] = -1
+    assert _passage_query("passage_problems", bad) == [(2, "negative", "start", "-1")]
+    bad["start"][1] = 0
+    assert _passage_query("passage_problems", bad) == [(3, "repeated", "passage_id", "p1")]
+    bad["passage_id"][2] = "p3"
+    assert _passage_query("passage_problems", bad) == [(4, "missing", "passage_id", None)]
+
+
+def test_passage_unknown():
+    log = {"row_number": [1, 2], "retrieved_ids": [["p1", None], ["p2", "p9"]],
+           "context_ids": [["p1"], ["p8"]]}  # fmt: skip
+    # within a row retrieved_ids is named before context_ids; a null id is not unknown
+    assert _passage_query("passage_unknown", PASSAGES, log) == [(2, "retrieved_ids", "p9")]
+    log["retrieved_ids"][1] = ["p2"]
+    assert _passage_query("passage_unknown", PASSAGES, log) == [(2, "context_ids", "p8")]
+
+
+def test_passage_spans():
+    log = {"row_number": [1, 2, 3], "retrieved_ids": [["p2", "p1", None], [], None],
+           "context_ids": [["p2"], None, ["p1"]]}  # fmt: skip
+    d1 = [{"doc_id": "d1", "start": 0, "end": 5}, {"doc_id": "d1", "start": 5, "end": 9}]
+    assert _passage_query("passage_spans", PASSAGES, log) == [
+        ([d1[1], d1[0], None], [d1[1]]),  # ranked as logged; a null id, a null span
+        ([], None),  # an empty list stays empty, a missing one missing
+        (None, [d1[0]]),
+    ]

@@ -17,6 +17,8 @@ from test_readers import fail
 from test_trec_eval_oracle import DATA, HALF_UNIT, read_output
 
 from reportgen.analysis.registry import base_name
+from reportgen.errors import InputError
+from reportgen.inputs.readers import ReadOptions, read
 
 MEASURES = {
     "P": "precision",
@@ -167,3 +169,75 @@ def test_average_precision_r_precision_and_all_by_hand(tmp_path, compare):
     assert (rows["2"]["map@4_a"], rows["2"]["rprec@4_a"], rows["2"]["all@4_a"]) == (1, 1, 1)
     assert out["metrics"]["map@4"]["a"] == pytest.approx(2 / 3)
     assert out["metrics"]["all@4"]["a"] == 0.5
+
+
+def _read_trec(tmp_path, run_text: str, qrels_text: str, name: str = "run.trec"):
+    run, qrels = tmp_path / name, tmp_path / f"{name}.qrels"
+    run.write_text(run_text, newline="")
+    qrels.write_text(qrels_text, newline="")
+    return read(run, ReadOptions(format="trec", qrels=qrels))
+
+
+def test_fields_separated_by_any_run_of_whitespace(tmp_path):
+    plain = _read_trec(tmp_path, "1 Q0 d1 1 3 t\n1 Q0 d2 2 5 t\n2 Q0 d1 1 3 t\n", "1 0 d1 1\n")
+    # leading and trailing blanks, tabs, several spaces, CRLF, blank lines, no final newline
+    spaced = _read_trec(
+        tmp_path,
+        "\n  1\tQ0   d1 1 3 t \r\n\r\n1 \t Q0\td2\t2\t5\tt\r\n2 Q0 d1 1 3 t",
+        "1\t0\t d1  1\r\n\n",
+        "spaced.trec",
+    )
+    assert spaced.table.to_pylist() == plain.table.to_pylist()
+    # one tab or one space between fields, CRLF or not: read by Arrow's CSV reader
+    tabs = _read_trec(
+        tmp_path, "1\tQ0\td1\t1\t3\tt\r\n1\tQ0\td2\t2\t5\tt\r\n2\tQ0\td1\t1\t3\tt\r\n",
+        "1 0 d1 1", "tabs.trec",
+    )  # fmt: skip
+    assert tabs.table.to_pylist() == plain.table.to_pylist()
+    assert plain.table.to_pylist() == [
+        {"question_id": "1", "retrieved_ids": ["d2", "d1"], "relevant_ids": ["d1"],
+         "relevant_grades": [1]},
+        {"question_id": "2", "retrieved_ids": ["d1"], "relevant_ids": None,
+         "relevant_grades": None},
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("run_text", "message"),
+    [
+        # the first bad line is named, whatever its problem
+        ("1 Q0 d1 1 3 t\n1 Q0 d2 2 x t\n1 Q0 d3 3 1\n", "line 2: score 'x' is not a number"),
+        ("1 Q0 d1 1 3 t\n1 Q0 d2 2 x\n1 Q0 d2 3 x t\n", "line 2 has 5 fields; expected 6"),
+        ("1 Q0 d1 1 3 t\n1 Q0 d1 2 y t\n", "line 2: docno 'd1' already ranked for topic '1'"),
+        ("1 Q0 d1 1 3 t\n1 Q0 d2 2 inf t\n", "line 2: score is inf; give a finite score"),
+        ("1 Q0 d1 1 nan t\n", "line 1: score is nan; give a finite score"),
+    ],
+)
+def test_the_first_bad_line_of_a_run_is_named(tmp_path, run_text, message):
+    with pytest.raises(InputError) as caught:
+        _read_trec(tmp_path, run_text, "1 0 d1 1\n")
+    assert str(caught.value).startswith(f"{tmp_path / 'run.trec'}: {message}")
+
+
+@pytest.mark.parametrize("grade", ["1.5", "1e2", "high", "0x1"])
+def test_a_qrels_grade_is_an_integer(tmp_path, grade):
+    with pytest.raises(InputError) as caught:
+        _read_trec(tmp_path, "1 Q0 d1 1 3 t\n", f"1 0 d1 1\n1 0 d2 {grade}\n")
+    assert str(caught.value) == (
+        f"{tmp_path / 'run.trec.qrels'}: line 2: grade {grade!r} is not a number; fix the line"
+    )
+
+
+def test_beir_qrels_header_is_skipped_and_a_bad_score_named(tmp_path):
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps({"q1": {"d1": 0.2, "d2": 0.9}}))
+    qrels = tmp_path / "test.tsv"
+    qrels.write_text("query-id\tcorpus-id\tscore\nq1\td1\t2\n")
+    source = read(results, ReadOptions(format="beir", qrels=qrels))
+    assert source.table.to_pylist() == [
+        {"question_id": "q1", "retrieved_ids": ["d2", "d1"], "relevant_ids": ["d1"],
+         "relevant_grades": [2]},
+    ]  # fmt: skip
+    qrels.write_text("query-id\tcorpus-id\tscore\nq1\td1\t2\nq1\td2\tmaybe\n")
+    with pytest.raises(InputError, match=r"test.tsv: line 3: score 'maybe' is not a number"):
+        read(results, ReadOptions(format="beir", qrels=qrels))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -10,7 +11,9 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
+from reportgen import __version__
 from reportgen.cli import cli
+from reportgen.provenance import library_versions
 from reportgen.verify import first_difference
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -171,3 +174,70 @@ def test_a_trec_report_is_re_read_with_its_reading_options(tmp_path):
         "verify", edit(report, lambda d: d["runs"][1]["read"].update(rel_level=1))
     )
     assert code == 1 and "differs at" in out
+
+
+def test_the_qrels_file_is_recorded_and_checked(tmp_path):
+    run = ROOT / "tests" / "data" / "trec_eval" / "results.test"
+    qrels = Path(shutil.copy(ROOT / "tests" / "data" / "trec_eval" / "qrels.test", tmp_path))
+    report = tmp_path / "r.json"
+    code, _, err = invoke(
+        "compare", run, run, "-o", tmp_path / "r.html", "--qrels", qrels, "--k", "10",
+        "--n-boot", "100",
+    )  # fmt: skip
+    assert code == 0, err
+    digest = hashlib.sha256(qrels.read_bytes()).hexdigest()
+    assert [r["read"]["qrels_sha256"] for r in json.loads(report.read_text())["runs"]] == [
+        digest,
+        digest,
+    ]
+    assert invoke("verify", report)[0] == 0
+    qrels.write_text(
+        qrels.read_text().replace("301 0 FR940202-2-00150 0", "301 0 FR940202-2-00150 1")
+    )
+    code, out, _ = invoke("verify", report)
+    assert code == 1
+    assert (
+        f"differs at runs[0].read.qrels_sha256: {qrels} is not the qrels file the report read"
+        in out
+    )
+    qrels.unlink()
+    code, _, err = invoke("verify", report)
+    assert code == 2 and f"{qrels}: no such qrels file (run A of {report})" in err
+
+
+def test_a_parquet_report_records_no_qrels(archived):
+    report, _, _ = archived
+    assert [r["read"]["qrels_sha256"] for r in json.loads(report.read_text())["runs"]] == [
+        None,
+        None,
+    ]
+
+
+def test_other_versions_are_named_in_a_warning(archived):
+    report, _, _ = archived
+    assert invoke("verify", report)[2] == ""  # the versions installed: no warning
+
+    def older(d: dict) -> None:
+        d["tool"]["version"] = "0.0.1"
+        d["tool"]["libraries"]["duckdb"] = "0.9.0"
+
+    code, out, err = invoke("verify", edit(report, older))
+    assert code == 0, out + err  # a warning, not a failure
+    installed = {"ragreport": __version__, "duckdb": library_versions()["duckdb"]}
+    assert err == (
+        "ragreport: warning: the report was made with ragreport 0.0.1, duckdb 0.9.0; installed: "
+        f"ragreport {installed['ragreport']}, duckdb {installed['duckdb']}; numbers may differ "
+        "in their last digits\n"
+    )
+
+
+def test_a_report_without_the_later_reading_keys_verifies(archived):
+    """Reports written before runs[].read recorded the passage table and the qrels' sha256."""
+    report, _, _ = archived
+
+    def older(d: dict) -> None:
+        for run in d["runs"]:
+            del run["read"]["passages"], run["read"]["qrels_sha256"]
+
+    code, out, err = invoke("verify", edit(report, older))
+    assert code == 0, out + err

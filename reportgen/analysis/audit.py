@@ -12,6 +12,7 @@ from .metrics import MetricTables
 
 EXPLORATORY_BELOW = 50  # paired questions
 EXAMPLES = 10
+UNJUDGED_GAP = 0.05  # unjudged@k of the runs this far apart: the audit flags the pool bias
 
 SMELL_TITLES = {
     "short_ranking": "rankings shorter than k",
@@ -34,6 +35,20 @@ class Smell:
 
 
 @dataclass(frozen=True)
+class Unjudged:
+    """Unjudged@k: the mean share of the top k passages that no label judged, over the paired
+    questions labelled in both runs. A data caveat, not a quality metric: the run with more
+    unjudged passages has its retrieval metrics understated wherever one of them is relevant
+    (pool bias)."""
+
+    k: int
+    n: int  # paired questions scored in both runs
+    a: float
+    b: float
+    diff: float  # b - a
+
+
+@dataclass(frozen=True)
 class Audit:
     n_paired: int
     exploratory: bool
@@ -41,6 +56,7 @@ class Audit:
     coverage: list[tuple[str, int]]  # (slice, paired questions) of the first slice column
     unanswerable: int  # paired questions unanswerable in A (answerable false or no evidence)
     smells: list[Smell]
+    unjudged: Unjudged | None  # None: no label of grade 0 (nothing judged not relevant), or spans
 
     @property
     def unanswerable_share(self) -> float:
@@ -86,4 +102,23 @@ def audit(
         coverage=coverage,
         unanswerable=unanswerable,
         smells=smells,
+        unjudged=unjudged(db, tables),
     )
+
+
+def unjudged(db: RunDatabase, tables: MetricTables) -> Unjudged | None:
+    """Unjudged@k of both runs, when the labels judge some passage not relevant (grade 0): without
+    such labels every passage not labelled relevant looks unjudged. Span labels judge text, not
+    passages, and are left out."""
+    spans = any("relevant_spans" in run.columns for run in db.files.values())
+    if tables.named_cutoff is None or spans:
+        return None
+    frame = db.frame("unjudged", k=tables.named_cutoff if tables.k_source == "--k" else None)
+    if not frame["not_relevant"].sum():
+        return None
+    frame = frame[frame["question_id"].isin(set(tables.paired["question_id"]))]
+    both = frame.pivot(index="question_id", columns="run", values="unjudged").dropna()
+    if both.empty or not {"a", "b"} <= set(both.columns):
+        return None
+    a, b = float(both["a"].mean()), float(both["b"].mean())
+    return Unjudged(k=tables.named_cutoff, n=len(both), a=a, b=b, diff=b - a)

@@ -88,7 +88,8 @@ COLUMNS: tuple[Column, ...] = (
         "relevant_grades",
         "list<int>",
         _list_of(pa.types.is_integer),
-        "graded labels aligned with relevant_ids (2 = answers it, 1 = helpful); absent: all 1",
+        "graded labels aligned with relevant_ids (2 = answers it, 1 = helpful, 0 = judged, not "
+        "relevant); absent: all 1",
     ),
     Column(
         "context_ids",

@@ -33,6 +33,7 @@ class RunFile:
     notes: tuple[str, ...] = ()  # what the reader of another format did, for the report
     read: ReadOptions = ReadOptions()  # how it was read, recorded so a report can be re-run
     scores: tuple[str, ...] = ()  # score columns its tool wrote (RAGAS, promptfoo)
+    qrels_sha256: str | None = None  # of the --qrels file a TREC or BEIR run was judged by
 
 
 def sha256_of(path: Path) -> str:
@@ -158,15 +159,16 @@ def open_log(path: Path, label: str, options: ReadOptions) -> RunFile:
     if source.table is None and source.files == (path,):
         return replace(open_run(path, label), read=options)
     shards = [open_run(f, label) for f in source.files] if source.table is None else []
+    hashes = {file: sha256_of(file) for file in source.files}
     digest = hashlib.sha256()
     for file in source.files:
-        digest.update(f"{sha256_of(file)}  {file.name}\n".encode())
+        digest.update(f"{hashes[file]}  {file.name}\n".encode())
     if source.table is not None:
         check_schema(path, source.table.schema)
     return RunFile(
         label=label,
         path=path,
-        sha256=digest.hexdigest() if len(source.files) > 1 else sha256_of(source.files[0]),
+        sha256=digest.hexdigest() if len(source.files) > 1 else hashes[source.files[0]],
         size_bytes=sum(f.stat().st_size for f in source.files),
         n_rows=source.table.num_rows if source.table is not None else sum(s.n_rows for s in shards),
         columns=frozenset(
@@ -179,4 +181,5 @@ def open_log(path: Path, label: str, options: ReadOptions) -> RunFile:
         notes=source.notes,
         read=options,
         scores=source.scores,
+        qrels_sha256=None if options.qrels is None else hashes[options.qrels],
     )

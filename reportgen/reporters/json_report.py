@@ -196,6 +196,7 @@ def _pair(result: Comparison) -> dict[str, Any]:
             "unanswerable": result.audit.unanswerable,
             "unanswerable_share": result.audit.unanswerable_share,
             "smells": {s.kind: asdict(s) for s in result.audit.smells},
+            "unjudged": result.audit.unjudged and asdict(result.audit.unjudged),
         },
         "fairness": {c.name: asdict(c) for c in result.fairness},
         "power": asdict(result.power),
@@ -248,7 +249,7 @@ def build(study: Study) -> dict[str, Any]:
                     "sha256": run.sha256,
                     "size_bytes": run.size_bytes,
                     "n_questions": run.n_rows,
-                    "read": run.read.to_json(),
+                    "read": {**run.read.to_json(), "qrels_sha256": run.qrels_sha256},
                 }
                 for i, run in enumerate(study.runs)
             ],

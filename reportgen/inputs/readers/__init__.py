@@ -12,18 +12,19 @@ import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ...errors import InputError
 from ..contract import BY_NAME
-from .columns import Columns, to_table
+from .columns import to_table
+from .passages import passage_spans, read_passages
 from .promptfoo import looks_like_promptfoo, promptfoo_columns
 from .ragas import looks_like_ragas, ragas_columns
 from .ranking import (
-    ranked_columns,
+    ranked_table,
     read_beir_qrels,
     read_beir_results,
     read_trec_qrels,
@@ -42,6 +43,7 @@ _BY_SUFFIX = {
     ".run": "trec",
 }
 _GLOB = frozenset("*?[")
+V = TypeVar("V")  # the values of one column
 
 
 @dataclass(frozen=True)
@@ -53,21 +55,28 @@ class ReadOptions:
     rel_level: int = 1  # lowest grade that is relevant (trec_eval's -l)
     mapping: tuple[tuple[str, str], ...] = ()  # (run-log column, the file's column)
     run_filter: str | None = None  # the run of a promptfoo file holding several
+    passages: Path | None = None  # the run's passage table: its passage ids as document spans
 
     def to_json(self) -> dict[str, Any]:
         """Every field, as a report's ``runs[].read`` records it."""
-        return {**asdict(self), "qrels": None if self.qrels is None else str(self.qrels)}
+        paths = {name: _text(getattr(self, name)) for name in ("qrels", "passages")}
+        return {**asdict(self), **paths}
 
     @classmethod
     def from_json(cls, fields: dict[str, Any]) -> ReadOptions:
-        qrels = fields["qrels"]
+        qrels, passages = fields["qrels"], fields.get("passages")  # recorded from 0.2 on
         return cls(
             format=fields["format"],
             qrels=None if qrels is None else Path(qrels),
             rel_level=int(fields["rel_level"]),
             mapping=tuple((str(a), str(b)) for a, b in fields["mapping"]),
             run_filter=fields["run_filter"],
+            passages=None if passages is None else Path(passages),
         )
+
+
+def _text(path: Path | None) -> str | None:
+    return None if path is None else str(path)
 
 
 @dataclass(frozen=True)
@@ -196,22 +205,33 @@ def read_options(
     rel_level: int,
     mapping: tuple[str, ...],
     run_filters: tuple[str, ...],
+    passages: tuple[Path, ...],
     n_runs: int,
 ) -> tuple[ReadOptions, ...]:
-    """One ReadOptions per run log; ``--run-filter`` given once applies to every log, else one
-    value per log, in order."""
-    if len(run_filters) not in (0, 1, n_runs):
-        raise InputError(
-            f"--run-filter given {len(run_filters)} times; give it once for every log or once "
-            f"per log ({n_runs})"
-        )
-    filters = run_filters * n_runs if len(run_filters) == 1 else run_filters or (None,) * n_runs
+    """One ReadOptions per run log; ``--run-filter`` and ``--passages`` given once apply to every
+    log, else one value per log, in order."""
+    filters = _per_log("--run-filter", run_filters, n_runs)
+    tables = _per_log("--passages", passages, n_runs)
     pairs = parse_mapping(mapping)
-    return tuple(ReadOptions(format, qrels, rel_level, pairs, f) for f in filters)
+    return tuple(
+        ReadOptions(format, qrels, rel_level, pairs, f, t)
+        for f, t in zip(filters, tables, strict=True)
+    )
 
 
-def mapped(path: Path, columns: Columns, mapping: tuple[tuple[str, str], ...]) -> Columns:
-    """``columns`` with each mapped column of the file renamed to its run-log name."""
+def _per_log(option: str, values: tuple[V, ...], n_runs: int) -> tuple[V | None, ...]:
+    """An option given once for every log, once per log (in order) or not at all."""
+    if len(values) not in (0, 1, n_runs):
+        raise InputError(
+            f"{option} given {len(values)} times; give it once for every log or once per log "
+            f"({n_runs})"
+        )
+    return values * n_runs if len(values) == 1 else values or (None,) * n_runs
+
+
+def mapped(path: Path, columns: dict[str, V], mapping: tuple[tuple[str, str], ...]) -> dict[str, V]:
+    """``columns`` (a name -> its values) with each mapped column of the file renamed to its
+    run-log name."""
     renamed = dict(columns)
     for target, source in mapping:
         if source not in columns:
@@ -224,7 +244,19 @@ def mapped(path: Path, columns: Columns, mapping: tuple[tuple[str, str], ...]) -
 
 
 def read(path: Path, options: ReadOptions) -> Source:
-    """Read ``path`` in its format; raise InputError naming the file and line on bad input."""
+    """Read ``path`` in its format, its passage ids mapped to spans when it has a passage table;
+    raise InputError naming the file and line on bad input."""
+    source = _read_format(path, options)
+    if options.passages is None:
+        return source
+    table = source.table
+    if table is None:
+        table = pq.read_table([str(f) for f in source.files])
+    table, notes = passage_spans(path, table, read_passages(options.passages), options.passages)
+    return Source((*source.files, options.passages), table, (*source.notes, *notes), source.scores)
+
+
+def _read_format(path: Path, options: ReadOptions) -> Source:
     kind = format_of(path, options)
     notes: list[str] = []
     if options.qrels is not None and kind not in ("trec", "beir"):
@@ -238,15 +270,17 @@ def read(path: Path, options: ReadOptions) -> Source:
             ranking, qrels = read_trec_run(path), read_trec_qrels(qrels_path)
         else:
             ranking, qrels = read_beir_results(path), read_beir_qrels(qrels_path)
-        columns, notes = ranked_columns(ranking, qrels, options.rel_level, qrels_path)
-        columns = mapped(path, columns, options.mapping)
-        return Source((path, qrels_path), to_table(path, columns), tuple(notes))
+        table, notes = ranked_table(ranking, qrels, options.rel_level, qrels_path)
+        named = mapped(
+            path, dict(zip(table.column_names, table.columns, strict=True)), options.mapping
+        )
+        return Source((path, qrels_path), pa.table(named), tuple(notes))
     if kind == "promptfoo":
         columns, notes = promptfoo_columns(path, _json(path), options.run_filter)
         columns = mapped(path, columns, options.mapping)
         table = to_table(path, columns)
-        named = [c for c in table.column_names if c == "score" or c.startswith("score_")]
-        return Source((path,), table, tuple(notes), _scores(table, named))
+        score_names = [c for c in table.column_names if c == "score" or c.startswith("score_")]
+        return Source((path,), table, tuple(notes), _scores(table, score_names))
     files = parquet_files(path) if kind == "parquet" else (path,)
     if kind == "parquet" and not options.mapping and not _ragas_parquet(files[0]):
         return Source(files, None)

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ... import __version__
+from ...analysis.audit import UNJUDGED_GAP, Unjudged
 from ...analysis.fairness import BUDGET_TOLERANCE, CEILING_GAP, LOW_CEILING
 from ...analysis.gates import GateResult
 from ...analysis.registry import RETRIEVAL, base_name
@@ -141,6 +142,15 @@ class AuditView:
     coverage: list[SliceCount]
     unanswerable: str
     smells: list[Smell]
+    unjudged: UnjudgedLine | None  # None: not measured
+
+
+@dataclass(frozen=True)
+class UnjudgedLine:
+    """The audit's sentence on unjudged@k, and whether the runs differ by UNJUDGED_GAP or more."""
+
+    text: str
+    flagged: bool
 
 
 @dataclass(frozen=True)
@@ -364,6 +374,15 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
         ),
         *((t.name(m), t.metric(m).definition.format(gain=gain)) for m in t.metrics),
         (
+            f"unjudged@{k}",
+            "In the golden-set audit, when some label has grade 0 (judged, not relevant): the "
+            "share of the top k passages (min(k, ranked)) that carry no label of any grade, "
+            "ir_measures' 1 \u2212 Judged@k, over the questions labelled in both runs. Not a "
+            "quality metric and not in the verdict: a run with more unjudged passages has its "
+            "retrieval metrics understated (pool bias); flagged when the runs are "
+            f"{fmt_num(UNJUDGED_GAP, 2)} or more apart.",
+        ),
+        (
             "Pairing",
             "Questions are matched on question_id; each metric is compared over the n "
             "questions scored in both runs. Wins, losses, ties: B above, below, equal to A. Fixed: "
@@ -470,6 +489,7 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
         "Failure classes": d.failure_classes is not None,
         "Next experiment": any(d.next_experiment.values()),
         "Judge agreement": bool(d.judge_agreement),
+        f"unjudged@{k}": result.audit.unjudged is not None,
     }
     out += span_definitions(t.metrics, result.options.span_coverage)
     return [entry for entry in out if shown.get(entry[0], True)] + sample_definitions(t)
@@ -509,6 +529,27 @@ def _audit(result: Comparison) -> AuditView:
         smells=[
             Smell(s.title, s.counts["a"], s.counts["b"], ", ".join(s.examples)) for s in a.smells
         ],
+        unjudged=_unjudged(a.unjudged),
+    )
+
+
+def _unjudged(u: Unjudged | None) -> UnjudgedLine | None:
+    """The audit's line on unjudged@k, and whether the runs differ by UNJUDGED_GAP or more."""
+    if u is None:
+        return None
+    text = (
+        f"Unjudged@{u.k}, the share of the top {u.k} passages that no label judged (a data "
+        f"caveat, not in the verdict): A {fmt_num(u.a)}, B {fmt_num(u.b)}, B \u2212 A "
+        f"{fmt_diff(u.diff)}, over {u.n} questions."
+    )
+    if u.diff == 0:
+        return UnjudgedLine(text, False)
+    more = "B" if u.diff > 0 else "A"
+    return UnjudgedLine(
+        f"{text} {more} has more unjudged passages in its top {u.k}, so its retrieval metrics "
+        "are understated wherever one of them is relevant (pool bias); judge them before "
+        "trusting the difference.",
+        abs(u.diff) >= UNJUDGED_GAP,
     )
 
 

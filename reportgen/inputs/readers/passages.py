@@ -1,0 +1,144 @@
+"""Passage tables: where each passage of a run lies in its document.
+
+A run cut into passages its own way logs passage ids (retrieved_ids, context_ids); with its
+passage table (``--passages``: passage_id, doc_id, start, end, character offsets with end
+exclusive) those ids become retrieved_spans and context_spans, ranked alike, so the run is
+scored against span labels (relevant_spans) without spans in its log, and two runs cut
+differently are compared on the same labels.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from pyarrow import csv
+
+from ...errors import InputError
+from ...resources import query_text
+
+COLUMNS = {"passage_id": pa.string(), "doc_id": pa.string(), "start": pa.int64(), "end": pa.int64()}
+ID_LISTS = {"retrieved_ids": "retrieved_spans", "context_ids": "context_spans"}
+LISTED = 5  # labelled documents named in a note; the rest are counted
+_PROBLEMS = {
+    "missing": "has no {column}; give every passage its passage_id, doc_id, start and end",
+    "negative": "has {column} {value} below 0; offsets count characters from 0",
+    "empty": "has start {value} >= end; a passage spans at least one character (end exclusive)",
+    "repeated": "repeats passage_id {value!r}; give each passage one row",
+}
+
+
+def read_passages(path: Path) -> pa.Table:
+    """The passage table at ``path`` (Parquet, CSV or TSV), checked: every column present and
+    readable, every offset 0 or more with start < end, each passage_id once."""
+    if not path.is_file():
+        raise InputError(f"{path}: no such file; pass a passage table with --passages")
+    suffix = path.suffix.lower()
+    try:
+        if suffix in (".csv", ".tsv"):
+            options = csv.ParseOptions(delimiter="\t" if suffix == ".tsv" else ",")
+            empty = csv.ConvertOptions(strings_can_be_null=True)  # an empty cell is missing
+            table = csv.read_csv(path, parse_options=options, convert_options=empty)
+        else:
+            table = pq.read_table(path)
+    except (pa.ArrowException, OSError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InputError(
+            f"{path}: not a readable passage table ({reason}); write it as Parquet, CSV or TSV "
+            f"with the columns {', '.join(COLUMNS)}"
+        ) from None
+    missing = [name for name in COLUMNS if name not in table.column_names]
+    if missing:
+        raise InputError(
+            f"{path}: no column {', '.join(missing)}; a passage table has the columns "
+            f"{', '.join(COLUMNS)}"
+        )
+    columns = {}
+    for name, arrow_type in COLUMNS.items():
+        try:
+            columns[name] = table[name].cast(arrow_type)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            kind = "integers" if arrow_type == pa.int64() else "text"
+            raise InputError(
+                f"{path}: column {name} has type {table[name].type}; expected {kind}"
+            ) from None
+    passages = pa.table(columns)
+    found = _query(passages, "passage_problems").to_pylist()
+    if found:
+        row, problem, column, value = found[0].values()
+        detail = _PROBLEMS[problem].format(column=column, value=value)
+        raise InputError(f"{path}: row {row} {detail}")
+    return passages
+
+
+def _query(passages: pa.Table, name: str, log: pa.Table | None = None) -> pa.Table:
+    """The result of queries/<name>.sql over the views passages and log."""
+    with duckdb.connect() as con:
+        con.register("passages", passages)
+        if log is not None:
+            con.register("log", log)
+        return con.sql(query_text(name)).to_arrow_table()
+
+
+def passage_spans(
+    path: Path, table: pa.Table, passages: pa.Table, passages_path: Path
+) -> tuple[pa.Table, list[str]]:
+    """``table`` (a run log) with retrieved_spans and context_spans from its id lists; and a note
+    naming the labelled documents the passage table lacks, whose labels no passage of this run
+    can cover. InputError naming the row for a passage id the table lacks."""
+    present = {ids: spans for ids, spans in ID_LISTS.items() if ids in table.column_names}
+    given = [spans for spans in ID_LISTS.values() if spans in table.column_names]
+    if given or not present:
+        raise InputError(
+            f"{path}: --passages maps retrieved_ids and context_ids to spans, and this log has "
+            + (f"{given[0]} already; drop one of the two" if given else "neither of them")
+        )
+    log = pa.table(
+        {
+            "row_number": pa.array(np.arange(1, table.num_rows + 1)),
+            **{ids: _strings(table[ids]) if ids in present else _nulls(table) for ids in ID_LISTS},
+        }
+    )
+    unknown = _query(passages, "passage_unknown", log).to_pylist()
+    if unknown:
+        row, column, passage = unknown[0].values()
+        raise InputError(
+            f"{path}: row {row}: {column} has passage {passage!r}, which {passages_path} does not "
+            "list; add it to the passage table or pass the table of this run"
+        )
+    spans = _query(passages, "passage_spans", log)
+    for name in present.values():
+        table = table.append_column(name, spans[name])
+    return table, _unknown_documents(table, passages, passages_path)
+
+
+def _strings(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    """An id list column as list<string> (ids logged as integers are accepted)."""
+    return column.cast(pa.list_(pa.string()))
+
+
+def _nulls(table: pa.Table) -> pa.Array:
+    return pa.nulls(table.num_rows, pa.list_(pa.string()))
+
+
+def _unknown_documents(table: pa.Table, passages: pa.Table, passages_path: Path) -> list[str]:
+    if "relevant_spans" not in table.column_names:
+        return []
+    spans = pc.list_flatten(table["relevant_spans"])
+    if not len(spans):
+        return []
+    labelled = set(pc.unique(pc.struct_field(spans, "doc_id")).drop_null().to_pylist())
+    unknown = sorted(labelled - set(pc.unique(passages["doc_id"]).to_pylist()))
+    if not unknown:
+        return []
+    shown = ", ".join(unknown[:LISTED]) + (
+        f" and {len(unknown) - LISTED} more" if len(unknown) > LISTED else ""
+    )
+    return [
+        f"{len(unknown)} labelled document(s) appear in no passage of {passages_path.name}, so "
+        f"no passage of this run can cover their labels: {shown}"
+    ]

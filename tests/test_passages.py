@@ -1,0 +1,160 @@
+"""Passage tables (--passages): runs logged with passage ids scored against span labels, checked
+against the same runs logged with their spans, and the one-line errors of bad tables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+from test_readers import fail
+
+from reportgen.cli import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+CHUNKINGS = [ROOT / "sample_runs" / f"manuals_{n}.parquet" for n in ("a_chunk400", "b_chunk1000")]
+
+
+def _name(span: dict) -> str:
+    return f"{span['doc_id']}/{span['start']}"
+
+
+def as_passage_ids(log: Path, out: Path) -> tuple[Path, Path]:
+    """The span log ``log`` rewritten with passage ids, and its passage table (every passage the
+    log retrieves, plus one it never retrieves)."""
+    rows = pq.read_table(log).to_pylist()
+    spans = {_name(s): s for r in rows for s in r["retrieved_spans"] + r["context_spans"]}
+    spans["unretrieved/0"] = {"doc_id": "unretrieved", "start": 0, "end": 10}
+    table = pa.table(
+        {
+            "passage_id": list(spans),
+            "doc_id": [s["doc_id"] for s in spans.values()],
+            "start": [s["start"] for s in spans.values()],
+            "end": [s["end"] for s in spans.values()],
+        }
+    )
+    passages = out / f"{log.stem}_passages.parquet"
+    pq.write_table(table, passages)
+    logged = pq.read_table(log).drop_columns(["retrieved_spans", "context_spans"])
+    for column in ("retrieved", "context"):
+        ids = [[_name(s) for s in r[f"{column}_spans"]] for r in rows]
+        logged = logged.append_column(f"{column}_ids", pa.array(ids, pa.list_(pa.string())))
+    path = out / f"{log.stem}_ids.parquet"
+    pq.write_table(logged, path)
+    return path, passages
+
+
+def test_passage_ids_score_as_the_spans_they_stand_for(tmp_path, compare):
+    (a, a_passages), (b, b_passages) = (as_passage_ids(log, tmp_path) for log in CHUNKINGS)
+    spans = compare(*CHUNKINGS, tmp_path / "spans", "--n-boot", 200)
+    ids = compare(
+        a, b, tmp_path / "ids", "--n-boot", 200, "--passages", a_passages, "--passages", b_passages
+    )
+    assert "evidence_recall" in ids["metrics"] and "ndcg@3" in ids["metrics"]
+    assert ids["metrics"] == spans["metrics"]
+    assert [r["read"]["passages"] for r in ids["runs"]] == [str(a_passages), str(b_passages)]
+    # verify re-reads each log with its recorded passage table
+    result = CliRunner().invoke(cli, ["verify", str(tmp_path / "ids" / "report.json")])
+    assert result.exit_code == 0, result.output
+
+
+def _log(tmp_path: Path, rows: list[dict]) -> Path:
+    path = tmp_path / "run.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), path)
+    return path
+
+
+LABELLED = {
+    "question_id": "q1",
+    "retrieved_ids": ["p1", "p2"],
+    "relevant_spans": [{"doc_id": "d1", "start": 0, "end": 5, "grade": 1}],
+    "correct": True,
+}
+
+
+def _table(tmp_path: Path, text: str, suffix: str = ".csv") -> Path:
+    path = tmp_path / f"passages{suffix}"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        ("passage_id,doc_id,start,end\np1,d1,0,5\np2,d1,7,7\n", "row 2 has start 7 >= end"),
+        ("passage_id,doc_id,start,end\np1,d1,-3,5\np2,d1,5,9\n", "row 1 has start -3 below 0"),
+        ("passage_id,doc_id,start,end\np1,d1,0,5\np1,d2,0,5\n", "row 2 repeats passage_id 'p1'"),
+        ("passage_id,doc_id,start,end\np1,,0,5\np2,d1,0,5\n", "row 1 has no doc_id"),
+        ("passage_id,doc_id,start\np1,d1,0\n", "no column end; a passage table has the columns"),
+        ("passage_id,doc_id,start,end\np1,d1,zero,5\n", "column start has type string"),
+    ],
+)
+def test_a_bad_passage_table_is_named_with_its_row(tmp_path, table, message):
+    log, passages = _log(tmp_path, [LABELLED]), _table(tmp_path, table)
+    line = fail("compare", log, log, "-o", tmp_path / "r.html", "--k", 2, "--passages", passages)
+    assert f"{passages}: {message}" in line
+
+
+def test_an_unknown_passage_id_names_the_row_of_the_log(tmp_path):
+    log = _log(tmp_path, [LABELLED, dict(LABELLED, question_id="q2", retrieved_ids=["p1", "p7"])])
+    passages = _table(
+        tmp_path, "passage_id\tdoc_id\tstart\tend\np1\td1\t0\t5\np2\td1\t5\t9\n", ".tsv"
+    )
+    line = fail("compare", log, log, "-o", tmp_path / "r.html", "--k", 2, "--passages", passages)
+    assert line.endswith(
+        f"{log}: row 2: retrieved_ids has passage 'p7', which {passages} does not list; add it "
+        "to the passage table or pass the table of this run"
+    )
+
+
+def test_a_log_with_spans_takes_no_passage_table(tmp_path):
+    log = _log(tmp_path, [dict(LABELLED, retrieved_spans=[{"doc_id": "d1", "start": 0, "end": 5}])])
+    passages = _table(tmp_path, "passage_id,doc_id,start,end\np1,d1,0,5\np2,d1,5,9\n")
+    line = fail("compare", log, log, "-o", tmp_path / "r.html", "--k", 2, "--passages", passages)
+    assert "has retrieved_spans already; drop one of the two" in line
+
+
+def test_a_labelled_document_no_passage_covers_is_a_warning(tmp_path, compare):
+    label = {"doc_id": "d9", "start": 0, "end": 4, "grade": 1}
+    log = _log(
+        tmp_path,
+        [dict(LABELLED, question_id=f"q{i}", relevant_spans=LABELLED["relevant_spans"] + [label])
+         for i in range(3)],
+    )  # fmt: skip
+    passages = _table(tmp_path, "passage_id,doc_id,start,end\np1,d1,0,5\np2,d1,5,9\n")
+    out = compare(log, log, tmp_path / "o", "--k", 2, "--passages", passages, "--n-boot", 100)
+    assert (
+        "1 labelled document(s) appear in no passage of passages.csv, so no passage of this run "
+        "can cover their labels: d9"
+    ) in "\n".join(out["warnings"])
+    # p1 covers d1:0-5, the one label of d1; d9's label is found by no passage
+    assert out["metrics"]["recall@2"]["a"] == pytest.approx(1 / 2)
+
+
+def test_passages_given_once_serve_every_log_and_else_once_per_log(tmp_path):
+    log = _log(tmp_path, [LABELLED])
+    passages = _table(tmp_path, "passage_id,doc_id,start,end\np1,d1,0,5\np2,d1,5,9\n")
+    line = fail(
+        "compare", log, log, log, "-o", tmp_path / "r.html", "--k", 2,
+        "--passages", passages, "--passages", passages,
+    )  # fmt: skip
+    assert "--passages given 2 times; give it once for every log or once per log (3)" in line
+
+
+def test_convert_writes_the_spans_of_the_passages(tmp_path):
+    log = _log(tmp_path, [dict(LABELLED, context_ids=["p2"])])
+    passages = _table(tmp_path, "passage_id,doc_id,start,end\np1,d1,0,5\np2,d1,5,9\n")
+    out = tmp_path / "spans.parquet"
+    result = CliRunner().invoke(
+        cli, ["convert", str(log), "-o", str(out), "--passages", str(passages)]
+    )
+    assert result.exit_code == 0, result.output
+    (row,) = pq.read_table(out).to_pylist()
+    assert row["retrieved_spans"] == [
+        {"doc_id": "d1", "start": 0, "end": 5},
+        {"doc_id": "d1", "start": 5, "end": 9},
+    ]
+    assert row["context_spans"] == [{"doc_id": "d1", "start": 5, "end": 9}]
+    assert row["retrieved_ids"] == ["p1", "p2"]  # the ids stay
