@@ -19,10 +19,13 @@ from click.testing import CliRunner
 from jsonschema import Draft202012Validator
 
 from reportgen.analysis import holdout
+from reportgen.analysis.metrics import Options
 from reportgen.analysis.stats import compare_metric
 from reportgen.cli import cli
+from reportgen.comparison.compare import run_comparison
 from reportgen.comparison.study import expected_max, family_level
 from reportgen.errors import InputError
+from reportgen.inputs.database import RunDatabase
 from reportgen.reporters import json_report
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -125,6 +128,27 @@ def test_a_single_log_is_refused(tmp_path):
     code, output = invoke("compare", A, "-o", tmp_path / "r.html")
     assert code == 2
     assert "at least one candidate log" in output
+
+
+def test_each_run_is_scored_once_however_many_pairs_it_is_in(tmp_path, monkeypatch):
+    """The baseline is in every pair, but its rows are read and scored once: three runs make
+    three scorings (not four), and the report is the same as when each pair scores both."""
+    scorings = []
+    prepare = RunDatabase.prepare
+
+    def counted(db: RunDatabase, *args: object, **kwargs: object) -> None:
+        scorings.append(db.files["a"].label)
+        prepare(db, *args, **kwargs)
+
+    monkeypatch.setattr(RunDatabase, "prepare", counted)
+    doc = compare_runs(tmp_path, A, B, C)
+    assert sorted(scorings) == sorted(["fare_rules_a_baseline", "fare_rules_b_reranker",
+                                       "fare_rules_c_prompt"])  # fmt: skip
+    for comparison, candidate in zip(doc["comparisons"], (B, C), strict=True):
+        alone = run_comparison(A, candidate, Options(n_boot=300))
+        assert comparison["metrics"]["correct"]["a"] == alone.comparisons["correct"].a
+        assert comparison["metrics"]["correct"]["b"] == alone.comparisons["correct"].b
+        assert comparison["metrics"]["ndcg@5"]["diff"] == alone.comparisons["ndcg@5"].diff
 
 
 # --- multiplicity -------------------------------------------------------------------------------

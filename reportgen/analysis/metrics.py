@@ -9,7 +9,8 @@ import pandas as pd
 
 from ..errors import InputError
 from ..inputs.contract import has_samples
-from ..inputs.database import RunDatabase
+from ..inputs.database import RunDatabase, ScoredRun
+from ..inputs.load import RunFile
 from .samples import Spread, decompose
 from .spans import CHAR_METRICS
 
@@ -76,8 +77,41 @@ class MetricTables:
         return f"{base}@{self.k}" if base in RETRIEVAL else base
 
 
-def _in_both(db: RunDatabase, column: str) -> bool:
-    return all(column in run.columns for run in db.files.values())
+def _in_both(runs: tuple[RunFile, RunFile], column: str) -> bool:
+    return all(column in run.columns for run in runs)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What two runs' columns allow to be scored, decided before any row is read."""
+
+    spans: bool  # both runs are labelled with spans
+    retrieval: bool  # retrieval metrics can be computed
+    has_retrieved: bool
+    answer: tuple[str, ...]  # the answer metrics both runs log
+
+
+def plan(runs: tuple[RunFile, RunFile], options: Options) -> Plan:
+    """The metrics two runs' columns allow; InputError for options the columns cannot serve."""
+    spans = _in_both(runs, "relevant_spans")
+    has_labels = _in_both(runs, "relevant_ids") or spans
+    has_retrieved = _in_both(runs, "retrieved_ids") or _in_both(runs, "retrieved_spans")
+    has_context = _in_both(runs, "context_ids") or _in_both(runs, "context_spans")
+    if has_labels and has_retrieved and options.k is None and not has_context:
+        raise InputError(
+            f"{runs[0].path}: no context_ids column, so the prompt cutoff is unknown; "
+            "pass --k with the number of passages the generator received"
+        )
+    if options.k is not None and not has_retrieved:
+        raise InputError(
+            f"{runs[0].path}: --k cuts retrieved_ids, which these logs do not have; "
+            "drop --k to score context_ids"
+        )
+    retrieval = has_labels and (has_retrieved if options.k is not None else has_context)
+    answer = tuple(m for m in ANSWER if _in_both(runs, m))
+    if not retrieval and not answer:
+        _no_metric(runs)
+    return Plan(spans, retrieval, has_retrieved, answer)
 
 
 def score_questions(db: RunDatabase, k: int | None, exponential: bool) -> None:
@@ -88,28 +122,28 @@ def score_questions(db: RunDatabase, k: int | None, exponential: bool) -> None:
     db.execute("question_means")
 
 
+def score_run(run: RunFile, options: Options, keep: list[str] | None = None) -> ScoredRun:
+    """One run scored alone, once, for every pair of runs it is in (``keep``: the questions
+    the runs share)."""
+    db = RunDatabase(run, keep=keep)
+    try:
+        db.prepare(options.k, options.span_coverage)
+        score_questions(db, options.k, options.gain == "exponential")
+        return db.scored_run()
+    finally:
+        db.close()
+
+
 def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
-    spans = _in_both(db, "relevant_spans")
-    has_labels = _in_both(db, "relevant_ids") or spans
-    has_retrieved = _in_both(db, "retrieved_ids") or _in_both(db, "retrieved_spans")
-    has_context = _in_both(db, "context_ids") or _in_both(db, "context_spans")
-    if has_labels and has_retrieved and options.k is None and not has_context:
-        raise InputError(
-            f"{db.files['a'].path}: no context_ids column, so the prompt cutoff is unknown; "
-            "pass --k with the number of passages the generator received"
-        )
-    if options.k is not None and not has_retrieved:
-        raise InputError(
-            f"{db.files['a'].path}: --k cuts retrieved_ids, which these logs do not have; "
-            "drop --k to score context_ids"
-        )
-    retrieval = has_labels and (has_retrieved if options.k is not None else has_context)
-    answer = tuple(m for m in ANSWER if _in_both(db, m))
-    if not retrieval and not answer:
-        _no_metric(db)
+    """Both runs' per-question metrics paired, the metric-vs-k curve and what was left out;
+    the runs are scored here unless ``db`` holds them scored."""
+    runs = (db.files["a"], db.files["b"])
+    p = plan(runs, options)
+    retrieval, answer, spans = p.retrieval, p.answer, p.spans
     exponential = options.gain == "exponential"
-    db.prepare(options.k, options.span_coverage)
-    score_questions(db, options.k, exponential)
+    if not db.scored:
+        db.prepare(options.k, options.span_coverage)
+        score_questions(db, options.k, exponential)
     paired = db.frame("paired")
     unmatched = db.frame("unmatched")
     if paired.empty:
@@ -121,14 +155,14 @@ def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
     if unlabelled is not None and unlabelled.all():
         retrieval = False  # no paired question has labelled evidence in both runs
         if not answer:
-            _no_metric(db)
+            _no_metric(runs)
     metrics = (
         (RETRIEVAL if retrieval else ()) + (CHAR_METRICS if retrieval and spans else ()) + answer
     )
     sampled = any(has_samples(run.columns) for run in db.files.values())
     spreads = decompose(db, metrics) if sampled else ()
     curve = None
-    if retrieval and has_retrieved and not spans:  # the curve counts passage labels
+    if retrieval and p.has_retrieved and not spans:  # the curve counts passage labels
         depth = int(db.frame("ranking_depth")["depth"].iloc[0] or 0)
         if depth:
             curve = db.frame("metric_curve", max_k=depth, exponential=exponential)
@@ -146,9 +180,9 @@ def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
     )
 
 
-def _no_metric(db: RunDatabase) -> NoReturn:
+def _no_metric(runs: tuple[RunFile, RunFile]) -> NoReturn:
     raise InputError(
-        f"{db.files['a'].path} and {db.files['b'].path}: no metric can be computed; "
+        f"{runs[0].path} and {runs[1].path}: no metric can be computed; "
         "the logs need relevant_ids (with labelled evidence) with retrieved_ids or context_ids, "
         "or correct, or faithfulness"
     )

@@ -1,10 +1,11 @@
 """A study: one baseline run compared with each of several candidate runs.
 
-Each candidate is compared with the baseline exactly as two runs are (``compare.run_comparison``),
-on the questions every run has. Across the candidates, p-values are adjusted with Holm's method
-(per metric), and every interval is at the Bonferroni level 1 - (1 - confidence) / m for m
-candidates, so that the verdicts of all candidates hold together at --confidence. When the
-report names a best candidate, it says by how much picking the best of m overstates its gain.
+Each run is scored once (``metrics.score_run``); each candidate is then compared with the
+baseline exactly as two runs are (``compare.compare_runs``), on the questions every run has.
+Across the candidates, p-values are adjusted with Holm's method (per metric), and every interval
+is at the Bonferroni level 1 - (1 - confidence) / m for m candidates, so that the verdicts of all
+candidates hold together at --confidence. When the report names a best candidate, it says by how
+much picking the best of m overstates its gain.
 """
 
 from __future__ import annotations
@@ -19,13 +20,13 @@ from scipy import integrate, stats
 from ..analysis import holdout
 from ..analysis.gates import GateResult, Requirements
 from ..analysis.holdout import Holdout
-from ..analysis.metrics import BINARY, Options
+from ..analysis.metrics import BINARY, Options, score_run
 from ..analysis.stats import MetricComparison, compare_metric, holm
 from ..errors import InputError
 from ..inputs.database import RunDatabase
 from ..inputs.load import RunFile, open_log
 from ..inputs.readers import ReadOptions
-from .compare import Comparison, run_comparison
+from .compare import Comparison, compare_runs, pair_columns
 
 MAX_RUNS = 8  # the colour-blind-safe palette has 8 colours; each run keeps one on every chart
 TWO_RUN_LABELS = ("A", "B")  # the labels of two runs without --label, as the report always said
@@ -231,27 +232,22 @@ def run_study(
     names = [names[i] for i in order]
     reads = [reading[i] for i in order] if reading else [ReadOptions() for _ in paths]
     m = len(paths) - 1
+    runs = [open_log(p, label, r) for p, label, r in zip(paths, names, reads, strict=True)]
     keep: list[str] | None = None
     missing: dict[str, list[str]] = {}
     if m > 1:
-        runs = [open_log(p, label, r) for p, label, r in zip(paths, names, reads, strict=True)]
         keep, missing = _common_ids(runs)
         if not keep:
             raise InputError(
                 f"{paths[0]}: no question id is in every run log; the runs cannot be paired"
             )
+    for run in runs[1:]:
+        pair_columns(runs[0], run, options)
+    scored = [score_run(run, options, keep) for run in runs]  # each run once, for every pair
     pair_options = replace(options, confidence=family_level(options.confidence, m))
     pairs = [
-        run_comparison(
-            paths[0],
-            path,
-            pair_options,
-            requirements,
-            (reads[0], read),
-            labels=(names[0], label),
-            keep=keep,
-        )
-        for path, label, read in zip(paths[1:], names[1:], reads[1:], strict=True)
+        compare_runs((runs[0], run), pair_options, requirements, keep, (scored[0], score))
+        for run, score in zip(runs[1:], scored[1:], strict=True)
     ]
     if m == 1:
         missing = {names[0]: pairs[0].tables.only_b, names[1]: pairs[0].tables.only_a}
