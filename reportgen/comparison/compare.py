@@ -152,7 +152,9 @@ def compare_runs(
             supported_threshold=supported.threshold,
         )
         shown = [q for ids in diagnosis.exemplars.values() for q in ids] + diagnosis.broken
-        exemplars = db.frame("exemplars", ids=list(dict.fromkeys(shown))[:MAX_EXEMPLARS])
+        exemplars = db.frame(
+            "exemplars", ids=list(dict.fromkeys(shown))[:MAX_EXEMPLARS], k=options.k
+        )
     finally:
         db.close()
     comparisons: dict[str, MetricComparison] = {}

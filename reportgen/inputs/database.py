@@ -76,6 +76,7 @@ class RunDatabase:
                 rows = rows.filter("question_id::VARCHAR IN (SELECT question_id FROM keep_ids)")
             (rows if b is not None or key == "a" else rows.limit(0)).create_view(f"rows_{key}")
         self.execute("runs")
+        self.execute("rules")
         self.left_out: list[RowProblem] = []  # values left out, for the report's warnings
         self.scored = scored is not None
         if scored is not None:
@@ -83,6 +84,7 @@ class RunDatabase:
                 halves = [_as_run(t.tables[name], key) for t, key in zip(scored, "ab", strict=True)]
                 self.con.from_arrow(pa.concat_tables(halves)).create(name)
             self.left_out = [p for t in scored for p in t.left_out]
+            self.execute("paired_ids")
 
     def _raw(self, run: RunFile) -> duckdb.DuckDBPyRelation:
         """Every column of the log as written."""
@@ -132,6 +134,7 @@ class RunDatabase:
         InputError; the values left out are kept in ``left_out``.
         """
         self.execute("facts", k=k)
+        self.execute("paired_ids")
         problems = self.row_problems()
         refused = [p for p in problems if p.refused]
         if refused:
