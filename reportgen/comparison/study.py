@@ -25,7 +25,7 @@ from ..analysis.stats import MetricComparison, compare_metric, holm
 from ..errors import InputError
 from ..inputs.database import RunDatabase
 from ..inputs.load import RunFile, open_log
-from ..inputs.readers import ReadOptions
+from ..inputs.readers import ReadOptions, runs_in
 from .compare import Comparison, compare_runs, pair_columns
 
 MAX_RUNS = 8  # the colour-blind-safe palette has 8 colours; each run keeps one on every chart
@@ -162,14 +162,15 @@ class Study:
         ]
 
 
-def run_labels(paths: list[Path], labels: tuple[str, ...]) -> list[str]:
-    """--label in order, else A and B for two runs, else each file's stem; all distinct."""
+def run_labels(paths: list[Path], labels: tuple[str, ...], held: tuple[str, ...] = ()) -> list[str]:
+    """--label in order, else the labels of the runs one file holds (``held``), else A and B
+    for two runs, else each file's stem; all distinct."""
     if labels and len(labels) != len(paths):
         raise InputError(
             f"--label: {len(labels)} label(s) for {len(paths)} run logs; give one per log, in order"
         )
     if not labels:
-        labels = TWO_RUN_LABELS if len(paths) == 2 else tuple(p.stem for p in paths)
+        labels = held or (TWO_RUN_LABELS if len(paths) == 2 else tuple(p.stem for p in paths))
     repeated = [label for label in dict.fromkeys(labels) if labels.count(label) > 1]
     if repeated:
         raise InputError(
@@ -226,7 +227,13 @@ def run_study(
     labels: tuple[str, ...] = (),
     baseline: str | None = None,
 ) -> Study:
-    names = run_labels(paths, labels)
+    held: tuple[str, ...] = ()
+    if len(paths) == 1:  # one file holding several runs (promptfoo): all of them, in its order
+        runs_held = runs_in(paths[0], reading[0] if reading else ReadOptions())
+        paths = [paths[0]] * len(runs_held)
+        reading = tuple(read for _, read in runs_held)
+        held = tuple(label for label, _ in runs_held) if len(runs_held) > 1 else ()
+    names = run_labels(paths, labels, held)
     order = _order(paths, names, baseline)
     paths = [paths[i] for i in order]
     names = [names[i] for i in order]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import glob
 import json
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 
 from ...errors import InputError
 from .columns import Columns, to_table
-from .promptfoo import looks_like_promptfoo, promptfoo_columns
+from .promptfoo import looks_like_promptfoo, promptfoo_columns, run_names, short_labels
 from .ragas import looks_like_ragas, ragas_columns
 from .ranking import (
     ranked_columns,
@@ -206,6 +206,21 @@ def read_options(
     filters = run_filters * n_runs if len(run_filters) == 1 else run_filters or (None,) * n_runs
     pairs = parse_mapping(mapping)
     return tuple(ReadOptions(format, qrels, rel_level, pairs, f) for f in filters)
+
+
+def runs_in(path: Path, options: ReadOptions) -> list[tuple[str, ReadOptions]]:
+    """Each run one log holds, with its label and how to read it: a promptfoo file of several
+    providers or prompts and no ``--run-filter`` is one run each (selected by its full name);
+    any other log is one run, labelled by its stem."""
+    if options.run_filter is not None or format_of(path, options) != "promptfoo":
+        return [(path.stem, options)]
+    names = run_names(path, _json(path))
+    if len(names) < 2:
+        return [(path.stem, options)]
+    return [
+        (label, replace(options, run_filter=name))
+        for label, name in zip(short_labels(names), names, strict=True)
+    ]
 
 
 def mapped(path: Path, columns: Columns, mapping: tuple[tuple[str, str], ...]) -> Columns:
