@@ -88,7 +88,9 @@ class WinnersCurse:
     n_candidates: int
     standard_error: float  # the candidates' typical standard error of the headline difference
     expected_max: float  # E[max of m standard normals]
-    overstatement: float  # expected_max * standard_error: the best of m equal candidates' gain
+    correlation: float  # mean correlation of two candidates' per-question differences
+    overstatement: float  # expected_max * standard_error * sqrt(1 - correlation): the best of
+    # m equal candidates' expected gain
     spread: float  # standard deviation of the candidates' headline differences
 
     @property
@@ -98,9 +100,10 @@ class WinnersCurse:
             f"candidates ({self.diff:+.3f}). The best of {self.n_candidates} measured on the same "
             f"questions overstates its gain: were the {self.n_candidates} equally good, the best "
             f"would still show about {self.overstatement:+.3f} by chance ({self.expected_max:.2f} "
-            f"standard errors of {self.standard_error:.3f}); the candidates' differences spread "
-            f"by {self.spread:.3f}. Confirm the choice on questions it was not chosen on "
-            "(--holdout)."
+            f"standard errors of {self.standard_error:.3f}, times sqrt(1 - "
+            f"{self.correlation:.2f}) for the correlation of the candidates' differences, which "
+            f"share the baseline); the candidates' differences spread by {self.spread:.3f}. "
+            "Confirm the choice on questions it was not chosen on (--holdout)."
         )
 
 
@@ -369,12 +372,33 @@ def expected_max(m: int) -> float:
     return float(value)
 
 
+def difference_correlation(differences: np.ndarray) -> float:
+    """The mean correlation between two candidates' per-question differences (columns of
+    ``differences``), over the questions every candidate has; 0 when it cannot be measured.
+
+    The best of m equally good candidates overstates its gain by E[max of m standard normals]
+    x se x sqrt(1 - rho) when their measured differences are normal with correlation rho
+    (bench/simulate_curse.py checks it against known truth): the baseline's noise, in every
+    difference, shifts them all alike and does not make the best look better.
+    """
+    complete = differences[~np.isnan(differences).any(axis=1)]
+    m = complete.shape[1]
+    if len(complete) < 3 or (complete.std(axis=0) == 0).any():
+        return 0.0
+    pairs = np.corrcoef(complete, rowvar=False)[np.triu_indices(m, 1)]
+    return float(np.clip(pairs.mean(), -1 / (m - 1), 1.0))
+
+
 def _curse(pairs: list[Comparison]) -> WinnersCurse:
     headline = [(p.runs["b"].label, p.comparisons[p.headline]) for p in pairs]
     best, c = max(headline, key=lambda item: item[1].diff)
     errors = [h.sd / np.sqrt(h.n) for _, h in headline if h.n > 0]
     se = float(np.mean(errors)) if errors else float("nan")
     e_max = expected_max(len(pairs))
+    base = pairs[0].headline.split("@")[0]
+    rho = difference_correlation(
+        np.column_stack([p.tables.difference(base).to_numpy(dtype=float) for p in pairs])
+    )
     return WinnersCurse(
         best=best,
         metric=pairs[0].headline,
@@ -382,7 +406,8 @@ def _curse(pairs: list[Comparison]) -> WinnersCurse:
         n_candidates=len(pairs),
         standard_error=se,
         expected_max=e_max,
-        overstatement=e_max * se,
+        correlation=rho,
+        overstatement=e_max * se * float(np.sqrt(1 - rho)),
         spread=float(np.std([h.diff for _, h in headline], ddof=1)),
     )
 
