@@ -1,6 +1,7 @@
 -- Per-question scores of both runs at the prompt cutoff, kept as the temp table question_metrics;
 -- one row per sample of a question when the runs log several (question_means.sql averages them).
--- Reads: tables facts and relevant; macros in_prompt and answerable (queries/rules.sql).
+-- Reads: tables facts and relevant; macros in_prompt, scored_pos and answerable
+--   (queries/rules.sql).
 -- Float sums run in a fixed order: same input, same bits.
 -- Params: $k       INTEGER: the prompt cutoff over retrieved_ids; NULL: each question's own
 --                  context_ids is the ranking and k is its length.
@@ -21,7 +22,7 @@ WITH prompt AS (
 scored AS (
     SELECT rel.run, rel.question_id, rel.sample, rel.id, rel.n_relevant, rel.ideal_rank,
            in_prompt(p.has_context, rel.pos_context, rel.pos_retrieved, $k) AS in_prompt, p.k,
-           CASE WHEN $k IS NULL THEN rel.pos_context ELSE rel.pos_retrieved END AS pos,
+           scored_pos(rel.pos_context, rel.pos_retrieved, $k) AS pos,
            CASE WHEN $exponential THEN pow(2, rel.grade) - 1 ELSE rel.grade END AS gain
     FROM relevant AS rel
     JOIN prompt AS p USING (run, question_id, sample)

@@ -447,7 +447,8 @@ def test_run_metrics(tmp_path: Path):
 
 
 def test_rules(db):
-    """The shared rules, hand-worked: the prompt is context_ids when logged, else the first k."""
+    """The shared rules, hand-worked: the prompt is context_ids when logged, else the first k;
+    the ranking scored is the first k with --k, else context_ids."""
     got = db.con.execute(
         """
         SELECT prompt_ids(['c1'], ['r1', 'r2', 'r3'], 2),  -- context logged: it, whatever k
@@ -456,6 +457,10 @@ def test_rules(db):
                in_prompt(true, NULL, 1, 2),                -- not in the logged context
                in_prompt(false, NULL, 2, 2),               -- rank 2 of a cutoff of 2
                in_prompt(false, NULL, 3, 2),
+               scored_list(['c1'], ['r1', 'r2', 'r3'], 2),  -- with --k: the first k retrieved
+               scored_list(['c1'], ['r1', 'r2', 'r3'], NULL),  -- without: the context
+               scored_pos(4, 1, NULL),
+               scored_pos(4, 1, 2),
                answerable(false, true, 2),                 -- as logged
                answerable(NULL, true, NULL),               -- labels logged, none relevant
                answerable(NULL, true, 1),
@@ -469,6 +474,10 @@ def test_rules(db):
         False,
         True,
         False,
+        ["r1", "r2"],
+        ["c1"],
+        4,
+        1,
         False,
         False,
         True,
