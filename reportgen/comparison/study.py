@@ -253,11 +253,18 @@ def run_study(
             )
     for run in runs[1:]:
         pair_columns(runs[0], run, options)
-    scored = [score_run(run, options, keep) for run in runs]  # each run once, for every pair
+    # Each run scored once, for every pair it is in; one pair scores both in its own database.
+    scored = [score_run(run, options, keep) for run in runs] if m > 1 else []
     pair_options = replace(options, confidence=family_level(options.confidence, m))
     pairs = [
-        compare_runs((runs[0], run), pair_options, requirements, keep, (scored[0], score))
-        for run, score in zip(runs[1:], scored[1:], strict=True)
+        compare_runs(
+            (runs[0], run),
+            pair_options,
+            requirements,
+            keep,
+            (scored[0], scored[i]) if scored else None,
+        )
+        for i, run in enumerate(runs[1:], start=1)
     ]
     if m == 1:
         missing = {names[0]: pairs[0].tables.only_b, names[1]: pairs[0].tables.only_a}
