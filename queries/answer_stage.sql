@@ -1,7 +1,6 @@
 -- Per-question outcome of each link of the chain: candidates, prompt, answer, citations, cost.
--- Reads: tables facts and relevant.
+-- Reads: tables facts and relevant; macros in_prompt and answerable (queries/rules.sql).
 -- Params: $k INTEGER: the prompt cutoff over retrieved_ids; NULL: context_ids is the prompt.
---   "In context" reads context_ids whenever it is logged, else the first $k retrieved_ids.
 -- Returns: run, question_id, row_number, slice, n_relevant,
 --   answerable (as logged; else has labelled evidence; true when no relevant_ids is logged, since
 --     only an empty list marks a question unanswerable),
@@ -15,8 +14,7 @@
 WITH evidence AS (
     SELECT rel.run, rel.question_id,
            any_value(rel.n_relevant) AS n_relevant,
-           bool_or(CASE WHEN f.has_context THEN rel.pos_context IS NOT NULL
-                        ELSE rel.pos_retrieved <= $k END) AS in_prompt,
+           bool_or(in_prompt(f.has_context, rel.pos_context, rel.pos_retrieved, $k)) AS in_prompt,
            bool_or(rel.pos_retrieved IS NOT NULL) AS in_candidates
     FROM relevant AS rel
     JOIN facts AS f USING (run, question_id)
@@ -42,7 +40,7 @@ SELECT
     f.row_number,
     f.slice,
     coalesce(e.n_relevant, 0) AS n_relevant,
-    coalesce(f.answerable, NOT f.has_labels OR e.n_relevant IS NOT NULL) AS answerable,
+    answerable(f.answerable, f.has_labels, e.n_relevant) AS answerable,
     CASE WHEN count(f.abstained) OVER (PARTITION BY f.run) > 0
          THEN coalesce(f.abstained, false) END AS abstained,
     CASE WHEN f.has_prompt THEN e.in_prompt END AS evidence_in_context,

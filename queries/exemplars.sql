@@ -1,13 +1,41 @@
 -- The rows behind the diagnosis's example questions, for drill-downs (ranked candidates with the
 -- evidence marked and the prompt cutoff drawn).
--- Reads: view runs.
--- Params: $ids VARCHAR[]: the question ids to show.
+-- Reads: view runs, table relevant (the labels as scored: a label listed twice keeps its highest
+--   grade, grade 0 is not relevant), macro prompt_ids (queries/rules.sql).
+-- Params: $ids VARCHAR[]: the question ids to show; $k INTEGER: the prompt cutoff over
+--   retrieved_ids (NULL: context_ids is the prompt).
 -- Returns: run, question_id, question, retrieved_ids, relevant_ids, relevant_grades, context_ids,
---   cited_ids, answer, reference_answer, correct, faithfulness, answer_relevance;
---   in run and file order; of a question logged with several samples, the first row.
-SELECT run, question_id, question, retrieved_ids, relevant_ids, relevant_grades, context_ids,
-       cited_ids, answer, reference_answer, correct, faithfulness, answer_relevance
-FROM runs
-WHERE list_contains($ids, question_id)
-QUALIFY row_number() OVER (PARTITION BY run, question_id ORDER BY row_number) = 1
-ORDER BY run, row_number
+--   cited_ids, answer, reference_answer, correct, faithfulness, answer_relevance, and candidates:
+--   the ranking shown (retrieved_ids, else context_ids) as a list of {id, grade (the label's
+--   grade at the passage's first position, NULL elsewhere and for unlabelled passages),
+--   in_prompt}; in run and file order; of a question logged with several samples, the first row.
+WITH shown AS (
+    SELECT run, question_id, question, retrieved_ids, relevant_ids, relevant_grades,
+           context_ids, cited_ids, answer, reference_answer, correct, faithfulness,
+           answer_relevance, row_number, retrieved_ids IS NOT NULL AS by_retrieved,
+           coalesce(retrieved_ids, context_ids) AS ranked,
+           coalesce(prompt_ids(context_ids, retrieved_ids, $k), []) AS prompt
+    FROM runs
+    WHERE list_contains($ids, question_id)
+    QUALIFY row_number() OVER (PARTITION BY run, question_id ORDER BY row_number) = 1
+),
+labels AS (
+    SELECT s.run, s.question_id,
+           list({'pos': CASE WHEN s.by_retrieved THEN rel.pos_retrieved ELSE rel.pos_context END,
+                 'grade': rel.grade}) AS labels
+    FROM shown AS s
+    JOIN relevant AS rel USING (run, question_id)
+    GROUP BY s.run, s.question_id
+)
+SELECT s.run, s.question_id, s.question, s.retrieved_ids, s.relevant_ids, s.relevant_grades,
+       s.context_ids, s.cited_ids, s.answer, s.reference_answer, s.correct, s.faithfulness,
+       s.answer_relevance,
+       list_transform(s.ranked, lambda id, i: {
+           'id': id,
+           'grade': list_max(list_transform(
+               list_filter(coalesce(l.labels, []), lambda x: x.pos = i), lambda x: x.grade)),
+           'in_prompt': list_contains(s.prompt, id)
+       }) AS candidates
+FROM shown AS s
+LEFT JOIN labels AS l USING (run, question_id)
+ORDER BY s.run, s.row_number

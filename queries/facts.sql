@@ -1,8 +1,8 @@
 -- One row per run and question: the run log's scalar columns and labels, and all that the other
 -- queries need from the passage lists, so the long lists are read from the Parquet files once.
--- Reads: view runs.
+-- Reads: view runs; macro prompt_ids (queries/rules.sql: the prompt is context_ids whenever it
+--   is logged, else the first $k of retrieved_ids).
 -- Params: $k INTEGER: the prompt cutoff over retrieved_ids; NULL: context_ids is the prompt.
---   The prompt is context_ids whenever it is logged, else the first $k of retrieved_ids.
 -- Returns (temp table facts): run, row_number, question_id, sample ('' when not logged), question,
 --   slice, correct,
 --   faithfulness, answer_relevance, answerable (as logged), abstained, human_correct,
@@ -32,9 +32,8 @@ SELECT
     len(retrieved_ids) AS depth,
     context_ids IS NOT NULL AS has_context,
     len(context_ids) AS n_context,
-    context_ids IS NOT NULL OR ($k IS NOT NULL AND retrieved_ids IS NOT NULL) AS has_prompt,
-    len(list_distinct(coalesce(context_ids, retrieved_ids[1:$k])))
-        < len(coalesce(context_ids, retrieved_ids[1:$k])) AS repeated_in_prompt,
+    prompt IS NOT NULL AS has_prompt,
+    len(list_distinct(prompt)) < len(prompt) AS repeated_in_prompt,
     list_transform(relevant_ids, lambda id: list_position(retrieved_ids, id)) AS pos_retrieved,
     list_transform(relevant_ids, lambda id: list_position(context_ids, id)) AS pos_context,
     len(list_filter(CASE WHEN $k IS NULL THEN context_ids ELSE retrieved_ids[1:$k] END,
@@ -46,6 +45,6 @@ SELECT
     list_distinct(cited_ids) AS cited,
     list_transform(
         list_distinct(cited_ids),
-        lambda c: list_contains(coalesce(context_ids, retrieved_ids[1:$k]), c)
+        lambda c: list_contains(prompt, c)
     ) AS cited_in_prompt
-FROM runs
+FROM (SELECT *, prompt_ids(context_ids, retrieved_ids, $k) AS prompt FROM runs)

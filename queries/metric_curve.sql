@@ -1,22 +1,17 @@
 -- Mean retrieval metrics of both runs over retrieved_ids at every cutoff k = 1 .. $depth,
 -- over the paired questions that have relevant passages.
--- Reads: tables facts and relevant.
+-- Reads: table relevant, view paired_ids.
 -- Params: $depth INTEGER (the deepest ranking); $exponential BOOLEAN (nDCG gain 2^g - 1, else g).
 -- Works from the relevant passages alone, never from whole rankings: a hit at position p adds
 -- to every k >= p (a "step"); nDCG's ideal DCG is still growing while k < n_relevant, so a
 -- hit's nDCG share there is added at that k alone (a "point"), and as a step from n_relevant on.
 -- Float sums run in a fixed order, so the same input gives the same bits.
 -- Returns: run, metric (recall | precision | hit | mrr | ndcg | map | rprec | all), k, value.
-WITH paired AS (
-    SELECT question_id FROM facts WHERE run = 'a'
-    INTERSECT
-    SELECT question_id FROM facts WHERE run = 'b'
-),
-labelled AS (
+WITH labelled AS (
     SELECT run, question_id, ideal_rank, n_relevant, pos_retrieved,
            CASE WHEN $exponential THEN pow(2, grade) - 1 ELSE grade END AS gain
     FROM relevant
-    WHERE question_id IN (SELECT question_id FROM paired)
+    WHERE question_id IN (SELECT question_id FROM paired_ids)
 ),
 ideal AS (
     SELECT run, question_id, ideal_rank,

@@ -1,6 +1,8 @@
 -- Per-question scores of both runs at the prompt cutoff, kept as the temp table question_metrics;
 -- one row per sample of a question when the runs log several (question_means.sql averages them).
--- Reads: tables facts and relevant. Float sums run in a fixed order: same input, same bits.
+-- Reads: tables facts and relevant; macros in_prompt, scored_pos and answerable
+--   (queries/rules.sql).
+-- Float sums run in a fixed order: same input, same bits.
 -- Params: $k       INTEGER: the prompt cutoff over retrieved_ids; NULL: each question's own
 --                  context_ids is the ranking and k is its length.
 --         $exponential BOOLEAN: nDCG gain 2^g - 1 when true, g when false.
@@ -19,8 +21,8 @@ WITH prompt AS (
 ),
 scored AS (
     SELECT rel.run, rel.question_id, rel.sample, rel.id, rel.n_relevant, rel.ideal_rank,
-           rel.pos_context, p.k,
-           CASE WHEN $k IS NULL THEN rel.pos_context ELSE rel.pos_retrieved END AS pos,
+           in_prompt(p.has_context, rel.pos_context, rel.pos_retrieved, $k) AS in_prompt, p.k,
+           scored_pos(rel.pos_context, rel.pos_retrieved, $k) AS pos,
            CASE WHEN $exponential THEN pow(2, rel.grade) - 1 ELSE rel.grade END AS gain
     FROM relevant AS rel
     JOIN prompt AS p USING (run, question_id, sample)
@@ -44,7 +46,7 @@ per_question AS (
            coalesce(sum(hit_no / (pos + greatest(hit_no - pos, 0)) ORDER BY pos) FILTER (WHERE pos <= k), 0)
                AS precision_sum,
            count(*) FILTER (WHERE pos <= least(k, n_relevant)) AS r_hits,
-           bool_or(pos_context IS NOT NULL) AS in_context
+           bool_or(in_prompt) AS in_prompt
     FROM ranked
     GROUP BY run, question_id, sample
 )
@@ -56,8 +58,7 @@ SELECT
     p.slice,
     p.k,
     coalesce(q.n_relevant, 0) AS n_relevant,
-    CASE WHEN p.has_context THEN coalesce(q.in_context, false)
-         ELSE coalesce(q.first_pos IS NOT NULL, false) END AS evidence_in_context,
+    coalesce(q.in_prompt, false) AS evidence_in_context,
     q.n_hits / q.n_relevant AS recall,
     CASE WHEN q.n_relevant IS NULL THEN NULL WHEN p.k = 0 THEN 0.0 ELSE q.n_hits / p.k END
         AS precision,
@@ -71,6 +72,6 @@ SELECT
     p.correct::DOUBLE AS correct,
     p.faithfulness,
     p.context_tokens,
-    coalesce(p.answerable, NOT p.has_labels OR q.n_relevant IS NOT NULL) AS answerable
+    answerable(p.answerable, p.has_labels, q.n_relevant) AS answerable
 FROM prompt AS p
 LEFT JOIN per_question AS q USING (run, question_id, sample)

@@ -1,22 +1,17 @@
 -- Each paired question's samples of every score, summarised for the variance decomposition
 -- (reportgen/analysis/samples.py).
--- Reads: tables question_metrics (one row per sample) and question_means (one per question).
+-- Reads: table question_metrics (one row per sample), view paired_ids.
 -- Returns: run, question_id, metric (recall | precision | hit | mrr | ndcg | map | rprec | all |
 --   correct | faithfulness), n (samples with a score), mean, variance (sample variance of the
 --   samples, NULL for a single one); questions in both runs only, scores NULL left out.
-WITH paired AS (
-    SELECT question_id FROM question_means WHERE run = 'a'
-    INTERSECT
-    SELECT question_id FROM question_means WHERE run = 'b'
-),
-long AS (
+WITH long AS (
     SELECT run, question_id, sample,
            unnest(['recall', 'precision', 'hit', 'mrr', 'ndcg', 'map', 'rprec', 'all',
                    'correct', 'faithfulness']) AS metric,
            unnest([recall, precision, hit, mrr, ndcg, map, rprec, "all", correct,
                    faithfulness]) AS value
     FROM question_metrics
-    WHERE question_id IN (SELECT question_id FROM paired)
+    WHERE question_id IN (SELECT question_id FROM paired_ids)
 )
 SELECT run, question_id, metric, count(*) AS n, avg(value ORDER BY sample) AS mean,
        var_samp(value ORDER BY sample) AS variance

@@ -1,7 +1,8 @@
 -- Character-level evidence measures of span-labelled questions, which do not depend on how the
 -- documents were cut: how much labelled text reached the prompt, and how much of the prompt
 -- was labelled text.
--- Reads: view runs (context_spans, retrieved_spans), table span_matches (the merged labels).
+-- Reads: view runs (context_spans, retrieved_spans), table span_matches (the merged labels),
+--   macro scored_list (queries/rules.sql).
 -- Params: $k INTEGER: the prompt is the first $k of retrieved_spans; NULL: context_spans.
 -- Overlapping prompt passages count their shared characters once: the union of intervals of one
 -- document is measured by sorting them by start and adding what each reaches past the furthest
@@ -16,7 +17,7 @@ WITH labels AS (
 ),
 prompt AS (
     SELECT run, question_id,
-           unnest(CASE WHEN $k IS NULL THEN context_spans ELSE retrieved_spans[1:$k] END,
+           unnest(scored_list(context_spans, retrieved_spans, $k),
                   recursive := true)
     FROM runs
     SEMI JOIN labels USING (run, question_id)

@@ -1,7 +1,8 @@
 -- precision of span-labelled questions: the share of the top k passages that cover at least one
 -- labelled span (a passage covering two labels counts once; the passage-level count of
 -- question_metrics.sql would count it twice).
--- Reads: tables span_matches and question_metrics; updates question_metrics.precision.
+-- Reads: tables span_matches and question_metrics, macro scored_pos (queries/rules.sql);
+--   updates question_metrics.precision.
 -- Params: $k INTEGER: the prompt cutoff over retrieved_ids; NULL: the prompt is the ranking.
 UPDATE question_metrics AS q
 SET precision = CASE WHEN q.k = 0 THEN 0.0 ELSE s.n_covering / q.k END
@@ -10,7 +11,7 @@ FROM (
            count(DISTINCT m.pos) FILTER (WHERE m.pos <= qm.k) AS n_covering
     FROM (
         SELECT run, question_id,
-               CASE WHEN $k IS NULL THEN pos_context ELSE pos_retrieved END AS pos
+               scored_pos(pos_context, pos_retrieved, $k) AS pos
         FROM span_matches
     ) AS m
     JOIN question_metrics AS qm USING (run, question_id)

@@ -111,7 +111,8 @@ def _reading_options(command: Callable[..., Any]) -> Callable[..., Any]:
             multiple=True,
             metavar="NAME",
             help="The run to read from a promptfoo file holding several (provider or prompt "
-            "label); once for every log or once per log.",
+            "label); once for every log or once per log [default: a file given alone is all "
+            "its runs].",
         ),
         click.option(
             "--passages",
@@ -369,7 +370,8 @@ def compare(
     into an HTML report: BASELINE CANDIDATE [CANDIDATE ...].
 
     Run logs are Parquet (a file, a folder of shards or a quoted glob), CSV, TSV, JSONL, TREC
-    runs, RAGAS results, promptfoo output or BEIR results; see --format.
+    runs, RAGAS results, promptfoo output or BEIR results; see --format. A promptfoo file of
+    several providers or prompts, given alone, is all of its runs (the first the baseline).
     """
     from .analysis.gates import EXIT_FAIL, requirements_from
     from .pipeline import Outputs, make_report

@@ -115,7 +115,7 @@ def test_answer_stage_prompt_is_the_first_k_without_context_ids(tmp_path):
 def test_exemplars_query_returns_both_runs_rows(tmp_path):
     db = open_db(tmp_path, [row("q1"), row("q2")], [row("q2"), row("q1")])
     try:
-        frame = db.frame("exemplars", ids=["q1"])
+        frame = db.frame("exemplars", ids=["q1"], k=None)
     finally:
         db.close()
     assert frame[["run", "question_id"]].values.tolist() == [["a", "q1"], ["b", "q1"]]

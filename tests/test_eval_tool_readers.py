@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pandas as pd
 import pytest
+from click.testing import CliRunner
 from test_readers import fail
+
+from reportgen.cli import cli
 
 QUESTIONS = ["How long is the refund window?", "Can I change my flight?", "Is <b>wifi</b> free?"]
 
@@ -123,7 +127,7 @@ def test_promptfoo_runs_of_one_file_paired_on_test_description(tmp_path, compare
     line = fail("compare", path, path, "-o", tmp_path / "r.html")
     assert line.endswith(
         f"{path}: holds 2 runs (openai:gpt-4o-mini | qa; anthropic:claude | qa); choose one "
-        "with --run-filter"
+        "with --run-filter, or give the file alone to compare them all"
     )
     out = compare(
         path, path, tmp_path / "o", "--run-filter", "openai:gpt-4o-mini",
@@ -136,6 +140,70 @@ def test_promptfoo_runs_of_one_file_paired_on_test_description(tmp_path, compare
     assert any("Run B: 1 result(s) ended in an error" in w for w in out["warnings"])
     line = fail("compare", path, path, "-o", tmp_path / "r.html", "--run-filter", "qa")
     assert "--run-filter 'qa' matches 2 of the runs in the file" in line
+
+
+THREE_PROVIDERS = [
+    result("openai:gpt-4o-mini", "refund", 0, True),
+    result("openai:gpt-4o-mini", "change", 1, False),
+    result("openai:gpt-4o-mini", "wifi", 2, False),
+    result("openai:gpt-4o-mini", "seat", 3, True),
+    # the other providers ran the tests in other orders (testIdx differs)
+    result("anthropic:claude", "wifi", 0, True),
+    result("anthropic:claude", "refund", 1, True),
+    result("anthropic:claude", "seat", 2, True),
+    result("anthropic:claude", "change", 3, False, error="timeout", response=None),
+    result("mistral:large", "seat", 0, False),
+    result("mistral:large", "change", 1, True),
+    result("mistral:large", "refund", 2, True),
+    result("mistral:large", "wifi", 3, False),
+]
+
+
+def run_json(*args: object) -> dict:
+    out = Path(str(args[args.index("-o") + 1]))
+    outcome = CliRunner().invoke(cli, ["compare", *(str(a) for a in args)])
+    assert outcome.exit_code == 0, outcome.output
+    return json.loads(out.with_suffix(".json").read_text())
+
+
+def test_one_promptfoo_file_of_several_providers_is_a_comparison_of_them_all(tmp_path):
+    path = promptfoo_file(tmp_path / "out.json", THREE_PROVIDERS)
+    doc = run_json(path, "-o", tmp_path / "r.html", "--n-boot", 100)
+    labels = ["openai:gpt-4o-mini", "anthropic:claude", "mistral:large"]
+    assert [r["label"] for r in doc["runs"]] == labels  # the file's order, the first the baseline
+    assert [r["read"]["run_filter"] for r in doc["runs"]] == [f"{x} | qa" for x in labels]
+    assert doc["baseline"] == "openai:gpt-4o-mini" and doc["n_paired"] == 4
+    # paired on the test case, not testIdx: refund, change, wifi, seat as each provider answered
+    # them: openai 1 0 0 1, claude 1 0 1 1 (change ended in an error: not correct), mistral 1 1 0 0
+    claude, mistral = (c["metrics"]["correct"] for c in doc["comparisons"])
+    assert (claude["a"], claude["b"], claude["fixed"], claude["broken"]) == (0.5, 0.75, 1, 0)
+    assert (mistral["a"], mistral["b"], mistral["fixed"], mistral["broken"]) == (0.5, 0.5, 1, 1)
+    chosen = run_json(
+        path, "-o", tmp_path / "b.html", "--baseline", "mistral:large", "--n-boot", 100
+    )
+    assert [r["label"] for r in chosen["runs"]] == [labels[2], labels[0], labels[1]]
+    own = run_json(path, "-o", tmp_path / "l.html", "--label", "x", "--label", "y", "--label", "z",
+                   "--n-boot", 100)  # fmt: skip
+    assert [r["label"] for r in own["runs"]] == ["x", "y", "z"]
+
+
+def test_one_promptfoo_file_of_several_prompts_is_labelled_by_prompt(tmp_path):
+    prompts = [
+        dict(row, prompt={"raw": raw, "label": label}, provider={"id": "openai:gpt-4o"})
+        for label, raw in (("terse", "Answer: {{question}}"), ("cited", "Cite: {{question}}"))
+        for row in THREE_PROVIDERS[:4]
+    ]
+    doc = run_json(promptfoo_file(tmp_path / "out.json", prompts), "-o", tmp_path / "r.html",
+                   "--n-boot", 100)  # fmt: skip
+    assert [r["label"] for r in doc["runs"]] == ["terse", "cited"]
+
+
+def test_run_filter_still_picks_one_run_of_a_file(tmp_path):
+    path = promptfoo_file(tmp_path / "out.json", THREE_PROVIDERS)
+    line = fail("compare", path, "-o", tmp_path / "r.html", "--run-filter", "mistral:large")
+    assert line.endswith("give a baseline log and at least one candidate log")
+    line = fail("compare", path, "-o", tmp_path / "r.html", "--baseline", "nope")
+    assert "--baseline nope: no run has that label; name one of openai:gpt-4o-mini" in line
 
 
 def test_promptfoo_without_description_pairs_on_vars(tmp_path, compare):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -10,6 +11,7 @@ import pytest
 
 from reportgen.inputs.database import RunDatabase
 from reportgen.inputs.load import open_run
+from reportgen.reporters.html.diagnosis_view import _exemplar
 from reportgen.resources import query_text, resource_dir
 
 A_ROWS = [
@@ -223,7 +225,7 @@ def test_answer_stage(db):
 
 
 def test_exemplars(db):
-    e = db.frame("exemplars", ids=["q1"])
+    e = db.frame("exemplars", ids=["q1"], k=None)
     assert e["run"].tolist() == ["a", "b"]
     assert list(e.iloc[0].retrieved_ids) == ["p1", "p2", "p2", "p3"]
 
@@ -589,4 +591,87 @@ def test_passage_spans():
         ([d1[1], d1[0], None], [d1[1]]),  # ranked as logged; a null id, a null span
         ([], None),  # an empty list stays empty, a missing one missing
         (None, [d1[0]]),
+    ]
+
+
+def test_rules(db):
+    """The shared rules, hand-worked: the prompt is context_ids when logged, else the first k;
+    the ranking scored is the first k with --k, else context_ids."""
+    got = db.con.execute(
+        """
+        SELECT prompt_ids(['c1'], ['r1', 'r2', 'r3'], 2),  -- context logged: it, whatever k
+               prompt_ids(NULL, ['r1', 'r2', 'r3'], 2),    -- else the first k retrieved
+               prompt_ids(NULL, ['r1', 'r2', 'r3'], NULL), -- neither: no prompt
+               in_prompt(true, NULL, 1, 2),                -- not in the logged context
+               in_prompt(false, NULL, 2, 2),               -- rank 2 of a cutoff of 2
+               in_prompt(false, NULL, 3, 2),
+               scored_list(['c1'], ['r1', 'r2', 'r3'], 2),  -- with --k: the first k retrieved
+               scored_list(['c1'], ['r1', 'r2', 'r3'], NULL),  -- without: the context
+               scored_pos(4, 1, NULL),
+               scored_pos(4, 1, 2),
+               answerable(false, true, 2),                 -- as logged
+               answerable(NULL, true, NULL),               -- labels logged, none relevant
+               answerable(NULL, true, 1),
+               answerable(NULL, false, NULL)               -- no labels logged at all
+        """
+    ).fetchone()
+    assert got == (
+        ["c1"],
+        ["r1", "r2"],
+        None,
+        False,
+        True,
+        False,
+        ["r1", "r2"],
+        ["c1"],
+        4,
+        1,
+        False,
+        False,
+        True,
+        True,
+    )
+
+
+def test_paired_ids(db):
+    ids = db.con.execute("SELECT question_id FROM paired_ids ORDER BY question_id").fetchall()
+    assert ids == [("q1",), ("q2",)]  # q3 only in A, q4 only in B
+
+
+def test_a_label_listed_twice_is_scored_and_drawn_with_its_highest_grade(tmp_path: Path):
+    """relevant_ids [p2, p2] with grades [2, 0]: one label of grade 2, for the metrics and for
+    the worked case alike (the worked case once showed p2 as not labelled)."""
+    row = {
+        "question_id": "q1",
+        "retrieved_ids": ["p1", "p2", "p3"],
+        "relevant_ids": ["p2", "p2"],
+        "relevant_grades": [2, 0],
+        "context_ids": ["p1", "p2"],
+        "correct": True,
+    }
+    path = tmp_path / "a.parquet"
+    pd.DataFrame([row]).to_parquet(path)
+    db = RunDatabase(open_run(path, "A"), open_run(path, "B"))
+    try:
+        db.prepare(None)
+        db.execute("question_metrics", k=None, exponential=True)
+        metrics = db.con.execute("SELECT * FROM question_metrics WHERE run = 'a'").df().iloc[0]
+        exemplars = db.frame("exemplars", ids=["q1"], k=None)
+    finally:
+        db.close()
+    # one relevant passage, at rank 2 of a prompt of 2: hit, recall 1, MRR 1/2,
+    # nDCG = (2^2 - 1) / log2(3) over the ideal (2^2 - 1) / log2(2)
+    assert (metrics.n_relevant, metrics.hit, metrics.recall, metrics.mrr) == (1, 1.0, 1.0, 0.5)
+    assert metrics.ndcg == pytest.approx(1 / math.log2(3))
+    candidates = list(exemplars.iloc[0].candidates)
+    assert [(c["id"], c["grade"], c["in_prompt"]) for c in candidates] == [
+        ("p1", None, True),
+        ("p2", 2, True),
+        ("p3", None, False),
+    ]
+    drawn = _exemplar(exemplars.iloc[0], "group", "ok", None).candidates
+    assert [(c.id, c.grade, c.in_prompt) for c in drawn] == [
+        ("p1", None, True),
+        ("p2", 2, True),
+        ("p3", None, False),
     ]

@@ -11,7 +11,8 @@ import pandas as pd
 from ..errors import InputError
 from ..formatting import fmt_pct
 from ..inputs.contract import has_samples
-from ..inputs.database import RunDatabase
+from ..inputs.database import RunDatabase, ScoredRun
+from ..inputs.load import RunFile
 from .registry import ANSWER, BY_NAME, CONTEXT, RETRIEVAL, Metric, names, public_name
 from .samples import Spread, decompose
 from .scores import user_scores, with_scores
@@ -146,8 +147,42 @@ class MetricTables:
         return public_name(self.metric(base), self.named_cutoff)
 
 
-def _in_both(db: RunDatabase, column: str) -> bool:
-    return all(column in run.columns for run in db.files.values())
+def _in_both(runs: tuple[RunFile, RunFile], column: str) -> bool:
+    return all(column in run.columns for run in runs)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What two runs' columns allow to be scored, decided before any row is read."""
+
+    spans: bool  # both runs are labelled with spans
+    retrieval: bool  # retrieval metrics can be computed
+    has_retrieved: bool
+    answer: tuple[str, ...]  # the answer metrics both runs log
+
+
+def plan(runs: tuple[RunFile, RunFile], options: Options) -> Plan:
+    """The metrics two runs' columns allow; InputError for options the columns cannot serve."""
+    spans = _in_both(runs, "relevant_spans")
+    has_labels = _in_both(runs, "relevant_ids") or spans
+    has_retrieved = _in_both(runs, "retrieved_ids") or _in_both(runs, "retrieved_spans")
+    has_context = _in_both(runs, "context_ids") or _in_both(runs, "context_spans")
+    if has_labels and has_retrieved and options.cutoff is None and not has_context:
+        raise InputError(
+            f"{runs[0].path}: no context_ids column, so the prompt cutoff is unknown; "
+            "pass --k with the number of passages the generator received"
+        )
+    if options.cutoff is not None and not has_retrieved:
+        raise InputError(
+            f"{runs[0].path}: --k cuts retrieved_ids, which these logs do not have; "
+            "drop --k to score context_ids"
+        )
+    retrieval = has_labels and (has_retrieved if options.cutoff is not None else has_context)
+    answer = tuple(m for m in names(ANSWER) if _in_both(runs, m))
+    scores = options.score_columns or options.lower_is_better or any(r.scores for r in runs)
+    if not retrieval and not answer and not scores:
+        _no_metric(runs)
+    return Plan(spans, retrieval, has_retrieved, answer)
 
 
 def score_questions(db: RunDatabase, cutoff: int | None, exponential: bool) -> None:
@@ -159,29 +194,31 @@ def score_questions(db: RunDatabase, cutoff: int | None, exponential: bool) -> N
     db.execute("question_means")
 
 
+def score_run(run: RunFile, options: Options, keep: list[str] | None = None) -> ScoredRun:
+    """One run scored alone, once, for every pair of runs it is in (``keep``: the questions
+    the runs share)."""
+    db = RunDatabase(run, keep=keep)
+    try:
+        db.prepare(options.cutoff, options.span_coverage)
+        score_questions(db, options.cutoff, options.gain == "exponential")
+        return db.scored_run()
+    finally:
+        db.close()
+
+
 def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
-    spans = _in_both(db, "relevant_spans")
-    has_labels = _in_both(db, "relevant_ids") or spans
-    has_retrieved = _in_both(db, "retrieved_ids") or _in_both(db, "retrieved_spans")
-    has_context = _in_both(db, "context_ids") or _in_both(db, "context_spans")
-    if has_labels and has_retrieved and options.cutoff is None and not has_context:
-        raise InputError(
-            f"{db.files['a'].path}: no context_ids column, so the prompt cutoff is unknown; "
-            "pass --k with the number of passages the generator received"
-        )
-    if options.cutoff is not None and not has_retrieved:
-        raise InputError(
-            f"{db.files['a'].path}: --k cuts retrieved_ids, which these logs do not have; "
-            "drop --k to score context_ids"
-        )
-    retrieval = has_labels and (has_retrieved if options.cutoff is not None else has_context)
-    answer = tuple(m for m in names(ANSWER) if _in_both(db, m))
+    """Both runs' per-question metrics paired, the metric-vs-k curve and what was left out;
+    the runs are scored here unless ``db`` holds them scored."""
+    runs = (db.files["a"], db.files["b"])
+    p = plan(runs, options)
+    retrieval, answer, spans = p.retrieval, p.answer, p.spans
     scores = user_scores(db, options.score_columns, options.lower_is_better)
-    if not retrieval and not answer and not scores.metrics:
-        _no_metric(db)
+    if not retrieval and not answer and not scores.metrics:  # the tool's scores were unusable
+        _no_metric(runs)
     exponential = options.gain == "exponential"
-    db.prepare(options.cutoff, options.span_coverage)
-    score_questions(db, options.cutoff, exponential)
+    if not db.scored:
+        db.prepare(options.cutoff, options.span_coverage)
+        score_questions(db, options.cutoff, exponential)
     paired = with_scores(db, db.frame("paired"), scores.metrics)
     unmatched = db.frame("unmatched")
     if paired.empty:
@@ -193,7 +230,7 @@ def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
     if unlabelled is not None and unlabelled.all():
         retrieval = False  # no paired question has labelled evidence in both runs
         if not answer and not scores.metrics:
-            _no_metric(db)
+            _no_metric(runs)
     metrics = (
         (names(RETRIEVAL) if retrieval else ())
         + (names(CONTEXT) if retrieval and spans else ())
@@ -203,7 +240,7 @@ def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
     sampled = any(has_samples(run.columns) for run in db.files.values())
     spreads = decompose(db, metrics) if sampled else ()  # scores: the logs' own averages
     curve = None
-    if retrieval and has_retrieved and not spans:  # the curve counts passage labels
+    if retrieval and p.has_retrieved and not spans:  # the curve counts passage labels
         depth = int(db.frame("ranking_depth")["depth"].iloc[0] or 0)
         if depth:
             curve = db.frame("metric_curve", depth=depth, exponential=exponential)
@@ -223,9 +260,9 @@ def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
     )
 
 
-def _no_metric(db: RunDatabase) -> NoReturn:
+def _no_metric(runs: tuple[RunFile, RunFile]) -> NoReturn:
     raise InputError(
-        f"{db.files['a'].path} and {db.files['b'].path}: no metric can be computed; "
+        f"{runs[0].path} and {runs[1].path}: no metric can be computed; "
         "the logs need relevant_ids (with labelled evidence) with retrieved_ids or context_ids, "
         "or correct, or faithfulness, or a score column named with --metric"
     )

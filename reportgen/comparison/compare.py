@@ -13,7 +13,7 @@ import pandas as pd
 from ..analysis.audit import Audit, audit
 from ..analysis.fairness import Check, fairness
 from ..analysis.gates import GateResult, Requirements, candidate_evidence, check_rules, evaluate
-from ..analysis.metrics import MetricTables, Options, compute_tables
+from ..analysis.metrics import MetricTables, Options, compute_tables, plan
 from ..analysis.power import Power, power_of
 from ..analysis.registry import base_name
 from ..analysis.scores import oriented
@@ -23,7 +23,7 @@ from ..analysis.supported import SupportedRule, supported_rule
 from ..analysis.verdict import Verdict, decide, margin_for
 from ..diagnosis.diagnose import COSTS, Diagnosis, diagnose
 from ..errors import InputError
-from ..inputs.database import RunDatabase
+from ..inputs.database import RunDatabase, ScoredRun
 from ..inputs.load import RunFile, Source, open_source
 from ..inputs.readers import ReadOptions
 
@@ -70,6 +70,12 @@ def _slice_columns(runs: dict[str, RunFile], options: Options) -> list[str]:
     return list(dict.fromkeys(options.slices))
 
 
+def pair_columns(a: RunFile, b: RunFile, options: Options) -> None:
+    """Refuse, before any row is read, options that two runs' columns cannot serve."""
+    _slice_columns({"a": a, "b": b}, options)
+    plan((a, b), options)
+
+
 def _slice_values(
     db: RunDatabase, runs: dict[str, RunFile], options: Options
 ) -> tuple[dict[str, pd.DataFrame], list[str]]:
@@ -100,11 +106,22 @@ def run_comparison(
 ) -> Comparison:
     """Compare run B with run A; ``keep`` restricts both to those questions (a study pairs the
     questions common to all its runs)."""
-    runs = {
-        "a": open_source(path_a, labels[0], reading[0]),
-        "b": open_source(path_b, labels[1], reading[1]),
-    }
-    db = RunDatabase(runs["a"], runs["b"], keep)
+    runs = (open_source(path_a, labels[0], reading[0]), open_source(path_b, labels[1], reading[1]))
+    return compare_runs(runs, options, requirements, keep)
+
+
+def compare_runs(
+    pair: tuple[RunFile, RunFile],
+    options: Options,
+    requirements: Requirements | None = None,
+    keep: list[str] | None = None,
+    scored: tuple[ScoredRun, ScoredRun] | None = None,
+) -> Comparison:
+    """Compare run B with run A, opened; ``scored``: both runs already scored (score_run), so
+    that a study scores each run once however many pairs it is in."""
+    runs = {"a": pair[0], "b": pair[1]}
+    labels = (pair[0].label, pair[1].label)
+    db = RunDatabase(runs["a"], runs["b"], keep, scored)
     try:
         by_question, slice_warnings = _slice_values(db, runs, options)
         tables = compute_tables(db, options)
@@ -136,7 +153,9 @@ def run_comparison(
             supported_threshold=supported.threshold,
         )
         shown = [q for ids in diagnosis.exemplars.values() for q in ids] + diagnosis.broken
-        exemplars = db.frame("exemplars", ids=list(dict.fromkeys(shown))[:MAX_EXEMPLARS])
+        exemplars = db.frame(
+            "exemplars", ids=list(dict.fromkeys(shown))[:MAX_EXEMPLARS], k=options.cutoff
+        )
     finally:
         db.close()
     comparisons: dict[str, MetricComparison] = {}

@@ -1,16 +1,18 @@
 """A study: one baseline run compared with each of several candidate runs.
 
-Each candidate is compared with the baseline exactly as two runs are (``compare.run_comparison``),
-on the questions every run has. Across the candidates, p-values are adjusted with Holm's method
-(per metric), and every interval is at the Bonferroni level 1 - (1 - confidence) / m for m
-candidates, so that the verdicts of all candidates hold together at --confidence. When the
-report names a best candidate, it says by how much picking the best of m overstates its gain.
+Each run is scored once (``metrics.score_run``); each candidate is then compared with the
+baseline exactly as two runs are (``compare.compare_runs``), on the questions every run has.
+Across the candidates, p-values are adjusted with Holm's method (per metric), and every interval
+is at the Bonferroni level 1 - (1 - confidence) / m for m candidates, so that the verdicts of all
+candidates hold together at --confidence. When the report names a best candidate, it says by how
+much picking the best of m overstates its gain.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -18,14 +20,14 @@ import pandas as pd
 from ..analysis import holdout
 from ..analysis.gates import GateResult, Requirements
 from ..analysis.holdout import Holdout
-from ..analysis.metrics import Options
+from ..analysis.metrics import Options, score_run
 from ..analysis.registry import base_name
 from ..analysis.stats import MetricComparison, compare_metric, holm
 from ..errors import InputError
 from ..inputs.database import RunDatabase
 from ..inputs.load import RunFile, Source, open_source, source_stem
-from ..inputs.readers import ReadOptions
-from .compare import Comparison, run_comparison
+from ..inputs.readers import ReadOptions, runs_in
+from .compare import Comparison, compare_runs, pair_columns
 
 CHANCE_DRAWS = 100_000  # normal draws behind the chance gain: Monte Carlo error < 0.5% of it
 MAX_RUNS = 8  # the colour-blind-safe palette has 8 colours; each run keeps one on every chart
@@ -164,14 +166,19 @@ class Study:
         ]
 
 
-def run_labels(paths: Sequence[Source], labels: tuple[str, ...]) -> list[str]:
-    """--label in order, else A and B for two runs, else each file's stem; all distinct."""
+def run_labels(
+    paths: Sequence[Source], labels: tuple[str, ...], held: tuple[str, ...] = ()
+) -> list[str]:
+    """--label in order, else the labels of the runs one file holds (``held``), else A and B
+    for two runs, else each file's stem; all distinct."""
     if labels and len(labels) != len(paths):
         raise InputError(
             f"--label: {len(labels)} label(s) for {len(paths)} run logs; give one per log, in order"
         )
     if not labels:
-        labels = TWO_RUN_LABELS if len(paths) == 2 else tuple(source_stem(p) for p in paths)
+        labels = held or (
+            TWO_RUN_LABELS if len(paths) == 2 else tuple(source_stem(p) for p in paths)
+        )
     repeated = [label for label in dict.fromkeys(labels) if labels.count(label) > 1]
     if repeated:
         raise InputError(
@@ -228,33 +235,42 @@ def run_study(
     labels: tuple[str, ...] = (),
     baseline: str | None = None,
 ) -> Study:
-    names = run_labels(paths, labels)
+    held: tuple[str, ...] = ()
+    if len(paths) == 1 and isinstance(paths[0], Path):  # one file holding several runs
+        # (promptfoo): all of them, in its order
+        runs_held = runs_in(paths[0], reading[0] if reading else ReadOptions())
+        paths = [paths[0]] * len(runs_held)
+        reading = tuple(read for _, read in runs_held)
+        held = tuple(label for label, _ in runs_held) if len(runs_held) > 1 else ()
+    names = run_labels(paths, labels, held)
     order = _order(paths, names, baseline)
     paths = [paths[i] for i in order]
     names = [names[i] for i in order]
     reads = [reading[i] for i in order] if reading else [ReadOptions() for _ in paths]
     m = len(paths) - 1
+    runs = [open_source(p, label, r) for p, label, r in zip(paths, names, reads, strict=True)]
     keep: list[str] | None = None
     missing: dict[str, list[str]] = {}
     if m > 1:
-        runs = [open_source(p, label, r) for p, label, r in zip(paths, names, reads, strict=True)]
         keep, missing = _common_ids(runs)
         if not keep:
             raise InputError(
                 f"{runs[0].path}: no question id is in every run log; the runs cannot be paired"
             )
+    for run in runs[1:]:
+        pair_columns(runs[0], run, options)
+    # Each run scored once, for every pair it is in; one pair scores both in its own database.
+    scored = [score_run(run, options, keep) for run in runs] if m > 1 else []
     pair_options = replace(options, confidence=family_level(options.confidence, m))
     pairs = [
-        run_comparison(
-            paths[0],
-            path,
+        compare_runs(
+            (runs[0], run),
             pair_options,
             requirements,
-            (reads[0], read),
-            labels=(names[0], label),
-            keep=keep,
+            keep,
+            (scored[0], scored[i]) if scored else None,
         )
-        for path, label, read in zip(paths[1:], names[1:], reads[1:], strict=True)
+        for i, run in enumerate(runs[1:], start=1)
     ]
     if m == 1:
         missing = {names[0]: pairs[0].tables.only_b, names[1]: pairs[0].tables.only_a}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,24 @@ _DATA_ERRORS = (
     duckdb.OutOfRangeException,
 )
 _ROW_NUMBER = "file_row_number"  # the column DuckDB's Parquet reader adds on request
+# The tables that score one run, each in its own rows (``prepare``, then score_questions of
+# analysis/metrics.py): what a study computes once per run and every pair of runs shares.
+SCORED_TABLES = (
+    "facts",
+    "span_matches",
+    "span_chars",
+    "relevant",
+    "question_metrics",
+    "question_means",
+)
+
+
+@dataclass(frozen=True)
+class ScoredRun:
+    """One run scored alone (as run ``a``): its per-question tables and the values left out."""
+
+    tables: dict[str, pa.Table]  # by name in SCORED_TABLES
+    left_out: tuple[RowProblem, ...]
 
 
 class RunDatabase:
@@ -31,11 +50,19 @@ class RunDatabase:
     ``rows_b`` (contract columns and row_number only, so no column of a log can collide with a
     name the queries use) and the contract view ``runs``.
 
-    Without ``b`` (``validate`` of one log) ``rows_b`` is empty. With ``keep`` (the questions
-    common to every run of a study) the rows of other questions are left out of ``rows_*``.
+    Without ``b`` (``validate`` of one log, or one run scored alone) ``rows_b`` is empty. With
+    ``keep`` (the questions common to every run of a study) the rows of other questions are left
+    out of ``rows_*``. With ``scored`` (each run scored alone, ``scored_run``) the tables of
+    SCORED_TABLES are those runs' tables side by side, and ``prepare`` is not needed.
     """
 
-    def __init__(self, a: RunFile, b: RunFile | None = None, keep: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        a: RunFile,
+        b: RunFile | None = None,
+        keep: list[str] | None = None,
+        scored: tuple[ScoredRun, ScoredRun] | None = None,
+    ) -> None:
         self.files = {"a": a, "b": b or a}
         self.con = duckdb.connect()
         if keep is not None:
@@ -49,7 +76,15 @@ class RunDatabase:
                 rows = rows.filter("question_id::VARCHAR IN (SELECT question_id FROM keep_ids)")
             (rows if b is not None or key == "a" else rows.limit(0)).create_view(f"rows_{key}")
         self.execute("runs")
+        self.execute("rules")
         self.left_out: list[RowProblem] = []  # values left out, for the report's warnings
+        self.scored = scored is not None
+        if scored is not None:
+            for name in SCORED_TABLES:
+                halves = [_as_run(t.tables[name], key) for t, key in zip(scored, "ab", strict=True)]
+                self.con.from_arrow(pa.concat_tables(halves)).create(name)
+            self.left_out = [p for t in scored for p in t.left_out]
+            self.execute("paired_ids")
 
     def _raw(self, run: RunFile) -> duckdb.DuckDBPyRelation:
         """Every column of the log as written."""
@@ -99,6 +134,7 @@ class RunDatabase:
         InputError; the values left out are kept in ``left_out``.
         """
         self.execute("facts", k=k)
+        self.execute("paired_ids")
         problems = self.row_problems()
         refused = [p for p in problems if p.refused]
         if refused:
@@ -107,6 +143,12 @@ class RunDatabase:
         self.execute("span_matches", coverage=span_coverage)
         self.execute("span_chars", k=k)
         self.execute("relevant")
+
+    def scored_run(self) -> ScoredRun:
+        """The tables of SCORED_TABLES of a run read alone (no ``b``), once ``prepare`` and
+        score_questions have run."""
+        tables = {name: self.con.table(name).to_arrow_table() for name in SCORED_TABLES}
+        return ScoredRun(tables, tuple(self.left_out))
 
     def question_ids(self) -> list[str]:
         """Run A's question ids, in file order."""
@@ -149,3 +191,9 @@ class RunDatabase:
             for query in ("row_problems", "sample_problems")
             for p in self.frame(query, examples=EXAMPLES).itertuples()
         ]
+
+
+def _as_run(table: pa.Table, key: str) -> pa.Table:
+    """A scored run's table with its rows relabelled as run ``key``."""
+    column = table.schema.get_field_index("run")
+    return table.set_column(column, "run", pa.array([key] * table.num_rows, pa.string()))

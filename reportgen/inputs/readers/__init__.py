@@ -10,7 +10,7 @@ from __future__ import annotations
 import glob
 import json
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -21,7 +21,7 @@ from ...errors import InputError
 from ..contract import BY_NAME
 from .columns import to_table
 from .passages import passage_spans, read_passages
-from .promptfoo import looks_like_promptfoo, promptfoo_columns
+from .promptfoo import looks_like_promptfoo, promptfoo_columns, run_names, short_labels
 from .ragas import looks_like_ragas, ragas_columns
 from .ranking import (
     ranked_table,
@@ -227,6 +227,21 @@ def _per_log(option: str, values: tuple[V, ...], n_runs: int) -> tuple[V | None,
             f"({n_runs})"
         )
     return values * n_runs if len(values) == 1 else values or (None,) * n_runs
+
+
+def runs_in(path: Path, options: ReadOptions) -> list[tuple[str, ReadOptions]]:
+    """Each run one log holds, with its label and how to read it: a promptfoo file of several
+    providers or prompts and no ``--run-filter`` is one run each (selected by its full name);
+    any other log is one run, labelled by its stem."""
+    if options.run_filter is not None or format_of(path, options) != "promptfoo":
+        return [(path.stem, options)]
+    names = run_names(path, _json(path))
+    if len(names) < 2:
+        return [(path.stem, options)]
+    return [
+        (label, replace(options, run_filter=name))
+        for label, name in zip(short_labels(names), names, strict=True)
+    ]
 
 
 def mapped(path: Path, columns: dict[str, V], mapping: tuple[tuple[str, str], ...]) -> dict[str, V]:

@@ -1,8 +1,9 @@
 """promptfoo output JSON (``promptfoo eval -o out.json``).
 
 One file can hold several providers and prompts; each (provider, prompt) pair is a run, chosen
-with ``--run-filter``. Results are paired on the test case (its description, else a hash of its
-vars), not on ``testIdx``, which changes when tests are added or reordered.
+with ``--run-filter``, or all of them compared at once when the file is given alone. Results
+are paired on the test case (its description, else a hash of its vars), not on ``testIdx``,
+which changes when tests are added or reordered.
 """
 
 from __future__ import annotations
@@ -62,9 +63,25 @@ def _output(result: dict[str, Any]) -> str | None:
     return output if output is None or isinstance(output, str) else json.dumps(output)
 
 
+def run_names(path: Path, data: Any) -> list[str]:
+    """The runs of a promptfoo file (``provider | prompt label``), in the file's order."""
+    return list(dict.fromkeys(_run_name(r) for r in _results(path, data)))
+
+
+def short_labels(names: list[str]) -> list[str]:
+    """Short labels of a file's runs: what tells them apart (the provider when every run has
+    the same prompt, the prompt when every run has the same provider), else the full name."""
+    parts = [name.split(" | ", 1) for name in names]
+    for side in (0, 1):
+        other = 1 - side
+        if all(len(p) == 2 for p in parts) and len({p[other] for p in parts}) == 1:
+            return [p[side] for p in parts]
+    return names
+
+
 def promptfoo_columns(path: Path, data: Any, run_filter: str | None) -> tuple[Columns, list[str]]:
     results = _results(path, data)
-    names = list(dict.fromkeys(_run_name(r) for r in results))
+    names = run_names(path, data)
     chosen = [n for n in names if run_filter is None or _matches(n, run_filter)]
     listed = "; ".join(names)
     if run_filter is not None and len(chosen) != 1:
@@ -75,7 +92,8 @@ def promptfoo_columns(path: Path, data: Any, run_filter: str | None) -> tuple[Co
         )
     if len(chosen) != 1:
         raise InputError(
-            f"{path}: holds {len(names)} runs ({listed}); choose one with --run-filter"
+            f"{path}: holds {len(names)} runs ({listed}); choose one with --run-filter, or give "
+            "the file alone to compare them all"
         )
     rows = [r for r in results if _run_name(r) == chosen[0]]
     first: dict[str, int] = {}

@@ -282,22 +282,20 @@ def _items(value: Any) -> list[Any] | None:
 
 
 def _exemplar(row: Any, group: str, failure_class: str, k: int | None) -> Exemplar:
-    labels = _items(row.relevant_ids) or []
-    grades = dict(zip(labels, _items(row.relevant_grades) or [1] * len(labels), strict=False))
+    """A drill-down as queries/exemplars.sql marked its candidates (labels and prompt as scored)."""
     context = _items(row.context_ids)
-    ranked = _items(row.retrieved_ids) or context or []
-    prompt = set(context) if context is not None else set(ranked[: k or 0])
+    ranked = _items(row.candidates) or []
     cited = set(_items(row.cited_ids) or [])
-    seen: set[str] = set()
-    candidates = []
-    for rank, pid in enumerate(ranked[:CANDIDATES_SHOWN], start=1):
-        grade = grades.get(pid) if pid not in seen else None
-        seen.add(pid)
-        candidates.append(
-            Candidate(
-                rank, str(pid), grade if grade and grade > 0 else None, pid in prompt, pid in cited
-            )
+    candidates = [
+        Candidate(
+            rank,
+            str(c["id"]),
+            None if c["grade"] is None else int(c["grade"]),
+            bool(c["in_prompt"]),
+            c["id"] in cited,
         )
+        for rank, c in enumerate(ranked[:CANDIDATES_SHOWN], start=1)
+    ]
     cutoff = k if k is not None else (len(context) if context is not None else None)
     scores = ", ".join(
         f"{name} {fmt_num(value) if isinstance(value, float) else value}"

@@ -1,0 +1,34 @@
+-- The rules the other queries share, written once as macros (run once per database, after the
+-- view runs; one statement each).
+--
+-- The prompt: the passages the generator received are context_ids whenever it is logged, else
+-- the first k of retrieved_ids (k: --k); NULL when neither is known. Two forms of that one rule:
+--   prompt_ids(context_ids, retrieved_ids, k): the prompt as a list of passage ids;
+--   in_prompt(has_context, pos_context, pos_retrieved, k): whether a passage whose 1-based first
+--     positions in context_ids and retrieved_ids are pos_context and pos_retrieved is in it
+--     (NULL when there is no prompt).
+--
+-- The ranking scored: retrieval metrics are scored on the first k of retrieved_ids with --k,
+-- else on context_ids (k its length); the prompt and the ranking scored differ only when --k is
+-- given and context_ids is logged. Two forms:
+--   scored_list(context, retrieved, k): the ranking scored (of ids or spans), cut at k;
+--   scored_pos(pos_context, pos_retrieved, k): a passage's 1-based position in it, uncut.
+--
+-- Answerable: as logged; else a question is answerable when it has labelled evidence (a passage
+-- of grade > 0) or when no relevant_ids is logged at all (only an empty list of labels marks a
+-- question unanswerable):
+--   answerable(logged, has_labels, n_relevant), n_relevant NULL or 0 without evidence.
+CREATE OR REPLACE TEMP MACRO prompt_ids(context_ids, retrieved_ids, k) AS
+    coalesce(context_ids, retrieved_ids[1:k]);
+
+CREATE OR REPLACE TEMP MACRO in_prompt(has_context, pos_context, pos_retrieved, k) AS
+    CASE WHEN has_context THEN pos_context IS NOT NULL ELSE pos_retrieved <= k END;
+
+CREATE OR REPLACE TEMP MACRO scored_list(context, retrieved, k) AS
+    CASE WHEN k IS NULL THEN context ELSE retrieved[1:k] END;
+
+CREATE OR REPLACE TEMP MACRO scored_pos(pos_context, pos_retrieved, k) AS
+    CASE WHEN k IS NULL THEN pos_context ELSE pos_retrieved END;
+
+CREATE OR REPLACE TEMP MACRO answerable(logged, has_labels, n_relevant) AS
+    coalesce(logged, NOT has_labels OR coalesce(n_relevant, 0) > 0);
