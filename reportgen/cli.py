@@ -14,6 +14,7 @@ import click
 from . import __version__
 from .analysis.metrics import Options
 from .errors import RagreportError
+from .progress import SHOW_AFTER, shown
 
 if TYPE_CHECKING:
     from .inputs.readers import ReadOptions
@@ -158,6 +159,12 @@ def _holdout(ctx: click.Context, param: click.Parameter, value: str | None) -> s
 def cli() -> None:
     """Decide, with evidence, whether variant B of a RAG assistant is better than variant A."""
 
+
+_quiet = click.option(
+    "--quiet",
+    is_flag=True,
+    help=f"Show no progress on stderr (shown on a terminal once a run takes {SHOW_AFTER:g} s).",
+)
 
 _EXIT_CODES = """\b
 Exit codes: 0 every rule passes (or no rule is given), 1 a rule fails (all
@@ -304,6 +311,7 @@ outputs are written first), 2 bad input or a bad rule (nothing is written)."""
 @click.option(
     "--junit", "junit_path", type=_PATH, help="Path of a JUnit XML: one test case per rule."
 )
+@_quiet
 @_reading_options
 def compare(
     runs: tuple[Path, ...],
@@ -328,6 +336,7 @@ def compare(
     inconclusive: str,
     markdown_path: Path | None,
     junit_path: Path | None,
+    quiet: bool,
     reading: _Reading,
 ) -> None:
     """Compare a baseline run log with one or more candidate logs (one row per question)
@@ -355,9 +364,10 @@ def compare(
     )
     requirements = requirements_from(rules, gate_file, inconclusive)
     outputs = Outputs(output, json_path or output.with_suffix(".json"), markdown_path, junit_path)
-    study = make_report(
-        list(runs), options, outputs, requirements, reading(len(runs)), labels, baseline
-    )
+    with shown(sys.stderr, quiet):
+        study = make_report(
+            list(runs), options, outputs, requirements, reading(len(runs)), labels, baseline
+        )
     for pair in study.pairs:
         named = f"{pair.runs['b'].label}: " if study.family is not None else ""
         click.echo(f"{named}{pair.verdict.outcome}: {pair.verdict.reason}")
@@ -378,12 +388,14 @@ is named), 2 bad input."""
 @cli.command(epilog=_VERIFY_EXIT_CODES)
 @click.argument("report", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("logs", nargs=-1, type=_PATH)
-def verify(report: Path, logs: tuple[Path, ...]) -> None:
+@_quiet
+def verify(report: Path, logs: tuple[Path, ...], quiet: bool) -> None:
     """Check archived REPORT (its JSON) against LOGS (default: the paths it records): the
     logs' sha256, then every number of a re-run with the recorded options."""
     from .verify import verify as check
 
-    result = check(report, list(logs))
+    with shown(sys.stderr, quiet):
+        result = check(report, list(logs))
     if result.difference is not None:
         click.echo(f"{report}: differs at {result.difference}")
         sys.exit(1)

@@ -12,6 +12,7 @@ from .analysis.metrics import Options
 from .comparison.study import Study, run_study
 from .inputs.readers import ReadOptions
 from .output import check_outputs, new_run_id, write_all
+from .progress import stage
 from .reporters import json_report, junit_report, markdown_report
 from .reporters.html.context import build_context
 from .reporters.html.render import render, render_study
@@ -47,6 +48,7 @@ def make_report(
     run_id = new_run_id(
         epoch, *(run.sha256 for run in study.runs), repr((options, reading, labels, baseline))
     )
+    stage("charts and the page")
     document = {"run_id": run_id, **json_report.build(study)}
     questions = json_report.per_question(study)
     downloads = {
@@ -62,6 +64,7 @@ def make_report(
         if study.family is None and study.holdout is None
         else render_study(build_study_context(study, contexts), run_id)
     )
+    stage("writing")
     files = {outputs.html: page, outputs.json: json_report.dumps(document, questions)}
     if outputs.markdown is not None:
         files[outputs.markdown] = markdown_report.render(study, outputs.html.name)

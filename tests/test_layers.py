@@ -1,7 +1,8 @@
 """The package's folders are stages, and no import runs from an earlier stage to a later one.
 
-Order: shared leaves (errors, formatting, resources, provenance, output) < inputs < analysis <
-diagnosis < comparison < reporters < the commands at the top (cli, pipeline, verify, ...).
+Order: shared leaves (errors, formatting, resources, provenance, output, progress) < inputs <
+analysis < diagnosis < comparison < reporters < the commands at the top (cli, pipeline, verify,
+...).
 """
 
 import ast
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "reportgen"
-LEAVES = {"errors", "formatting", "resources", "provenance", "output"}
+LEAVES = {"errors", "formatting", "resources", "provenance", "output", "progress"}
 STAGES = ("inputs", "analysis", "diagnosis", "comparison", "reporters")
 
 

@@ -25,6 +25,7 @@ from ..errors import InputError
 from ..inputs.database import RunDatabase
 from ..inputs.load import RunFile, open_log
 from ..inputs.readers import ReadOptions
+from ..progress import stage
 
 MAX_SLICE_VALUES = 50  # a slice column with more values is left out: its forest would be unreadable
 MAX_EXEMPLARS = 60  # drill-downs rendered: dominant-class examples first, then broken questions
@@ -99,6 +100,8 @@ def run_comparison(
 ) -> Comparison:
     """Compare run B with run A; ``keep`` restricts both to those questions (a study pairs the
     questions common to all its runs)."""
+    named = f"{labels[1]} against {labels[0]}"
+    stage(f"{named}: reading the logs")
     runs = {
         "a": open_log(path_a, labels[0], reading[0]),
         "b": open_log(path_b, labels[1], reading[1]),
@@ -106,6 +109,7 @@ def run_comparison(
     db = RunDatabase(runs["a"], runs["b"], keep)
     try:
         by_question, slice_warnings = _slice_values(db, runs, options)
+        stage(f"{named}: per-question metrics")
         tables = compute_tables(db, options)
         if requirements:
             check_rules(
@@ -124,6 +128,7 @@ def run_comparison(
         }
         supported = _supported(tables, options)
         clusters = _cluster_labels(db, runs, options, ids)
+        stage(f"{named}: diagnosis")
         golden = audit(db, tables, next(iter(slice_values.values()), None), options.strict)
         diagnosis = diagnose(
             db.frame("answer_stage", k=options.k),
@@ -138,6 +143,7 @@ def run_comparison(
         exemplars = db.frame("exemplars", ids=list(dict.fromkeys(shown))[:MAX_EXEMPLARS])
     finally:
         db.close()
+    stage(f"{named}: intervals")
     comparisons: dict[str, MetricComparison] = {}
     means: dict[str, np.ndarray] = {}
     for base in tables.metrics:
@@ -153,6 +159,7 @@ def run_comparison(
             clusters=clusters,
         )
     _check_margins(options, comparisons)
+    stage(f"{named}: intervals by slice")
     slices = slice_results(tables, slice_values, comparisons, options)
     regressions = [r for per_metric in slices.values() for r in per_metric[headline] if r.finding]
     gate = None

@@ -25,6 +25,7 @@ from ..errors import InputError
 from ..inputs.database import RunDatabase
 from ..inputs.load import RunFile, open_log
 from ..inputs.readers import ReadOptions
+from ..progress import stage
 from .compare import Comparison, run_comparison
 
 MAX_RUNS = 8  # the colour-blind-safe palette has 8 colours; each run keeps one on every chart
@@ -234,6 +235,7 @@ def run_study(
     keep: list[str] | None = None
     missing: dict[str, list[str]] = {}
     if m > 1:
+        stage("reading the logs")
         runs = [open_log(p, label, r) for p, label, r in zip(paths, names, reads, strict=True)]
         keep, missing = _common_ids(runs)
         if not keep:
