@@ -14,6 +14,7 @@ import click
 from . import __version__
 from .analysis.metrics import Options
 from .errors import RagreportError
+from .output import MAX_JSON_ROWS
 from .progress import SHOW_AFTER, shown
 
 if TYPE_CHECKING:
@@ -311,6 +312,15 @@ outputs are written first), 2 bad input or a bad rule (nothing is written)."""
 @click.option(
     "--junit", "junit_path", type=_PATH, help="Path of a JUnit XML: one test case per rule."
 )
+@click.option(
+    "--per-question",
+    "per_question_path",
+    type=_PATH,
+    metavar="PATH",
+    help="Path of a Parquet of the per-question rows (each metric of each run, failure "
+    "classes), which the JSON then leaves out [default: in the JSON up to "
+    f"{MAX_JSON_ROWS:,} rows, else beside it as .per-question.parquet].",
+)
 @_quiet
 @_reading_options
 def compare(
@@ -336,6 +346,7 @@ def compare(
     inconclusive: str,
     markdown_path: Path | None,
     junit_path: Path | None,
+    per_question_path: Path | None,
     quiet: bool,
     reading: _Reading,
 ) -> None:
@@ -363,7 +374,13 @@ def compare(
         holdout=holdout,
     )
     requirements = requirements_from(rules, gate_file, inconclusive)
-    outputs = Outputs(output, json_path or output.with_suffix(".json"), markdown_path, junit_path)
+    outputs = Outputs(
+        output,
+        json_path or output.with_suffix(".json"),
+        markdown_path,
+        junit_path,
+        per_question_path,
+    )
     with shown(sys.stderr, quiet):
         study = make_report(
             list(runs), options, outputs, requirements, reading(len(runs)), labels, baseline
@@ -375,7 +392,7 @@ def compare(
         click.echo(study.gate.headline)
         for line in study.gate.results:
             click.echo(f"  {line.line}")
-    click.echo(f"wrote {', '.join(str(p) for p in outputs.paths)}")
+    click.echo(f"wrote {', '.join(str(p) for p in outputs.written(study))}")
     if study.gate is not None and not study.gate.passed:
         sys.exit(EXIT_FAIL)
 
