@@ -202,6 +202,10 @@ def bench_size(n: int, args: argparse.Namespace, work: Path, sources: dict[str, 
                 else ""
             )  # fmt: skip
         )
+    for tool in sources:
+        files = [out / f"{tool}{suffix}" for suffix in (".html", ".json", ".per-question.parquet")]
+        sizes = ", ".join(f"{f.name} {f.stat().st_size / 1e6:,.2f} MB" for f in files if f.exists())
+        print(f"  {tool} wrote {sizes}")
     print(f"  load average after: {load_average()}")
     means = {"compare": compare_means(out)}
     means |= {tool: json.loads(outputs[tool])["means"] for tool in libraries}
