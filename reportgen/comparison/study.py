@@ -14,7 +14,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import integrate, stats
 
 from ..analysis import holdout
 from ..analysis.gates import GateResult, Requirements
@@ -361,7 +360,11 @@ def _matrix(pairs: list[Comparison], options: Options) -> list[MatrixCell]:
 
 
 def expected_max(m: int) -> float:
-    """E[max of m independent standard normals] (m * x * phi(x) * Phi(x)^(m - 1), integrated)."""
+    """E[max of m independent standard normals] (m * x * phi(x) * Phi(x)^(m - 1), integrated).
+    scipy's integrate and stats load here, with several candidates only: importing them takes
+    longer than a two-run report of 10k questions spends on its statistics."""
+    from scipy import integrate, stats
+
     value, _ = integrate.quad(
         lambda x: m * x * stats.norm.pdf(x) * stats.norm.cdf(x) ** (m - 1), -np.inf, np.inf
     )
