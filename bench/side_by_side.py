@@ -15,8 +15,11 @@ processes, in alternating order (A B C, C B A, ...):
   the prebuilt dicts, and compute recall, precision, hit (success), reciprocal rank and nDCG at K
   for both runs.
 
-Each run's wall time and CPU time (user + system over all its threads, from RUSAGE_CHILDREN)
-are recorded: on a shared machine the CPU time is the steadier measure of the work done.
+Each run's wall time, CPU time (user + system over all its threads, from RUSAGE_CHILDREN) and
+peak memory (GNU ``/usr/bin/time -f %M``, where installed) are recorded: on a shared machine the
+CPU time is the steadier measure of the work done. ``--also REV`` adds ``compare@REV``, the same
+command run from ``git archive REV`` (as ``bench/run_bench.py --snapshot`` does), timed in the
+same alternating order, to measure a change against the commit before it.
 One untimed warm-up run of each comes first (the OS caches the files); it also times a second
 evaluation inside the library's process, which shows what numba's compilation costs ranx in
 each new process. Prints the medians, compare's ratio to each library (whole
@@ -48,6 +51,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
 from make_logs import CONTEXT, write_logs  # noqa: E402
+from run_bench import GNU_TIME, export  # noqa: E402
 
 CACHE = Path(tempfile.gettempdir()) / "ragreport-bench-logs"
 TOOLS = ("compare", "pytrec_eval", "ranx")
@@ -117,10 +121,10 @@ def dicts(paths: tuple[Path, Path], out: Path) -> int:
 def command(
     tool: str, paths: tuple[Path, Path], pickled: Path, out: Path, again: bool = False
 ) -> list[str]:
-    if tool == "compare":
-        report = str(out / "report.html")
+    if tool.startswith("compare"):
+        report = str(out / f"{tool}.html")
         return [sys.executable, "-m", "reportgen", "compare", *map(str, paths), "-o", report,
-                "--gain", "linear"]  # fmt: skip
+                "--json", str(out / f"{tool}.json"), "--gain", "linear"]  # fmt: skip
     argv = [sys.executable, str(HERE / "library_eval.py"), tool, str(pickled), str(CONTEXT)]
     return argv + ["again"] * again
 
@@ -130,64 +134,84 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def timed(argv: list[str]) -> tuple[float, float, str]:
-    """Wall seconds, CPU seconds (user + system, every thread) and stdout of one child."""
+def timed(argv: list[str], cwd: Path = REPO) -> tuple[float, float, float, str]:
+    """Wall seconds, CPU seconds (user + system, every thread), peak RSS in MB (NaN without
+    GNU time) and stdout of one child; ``cwd`` is where ``-m reportgen`` is imported from."""
     cpu = _children_cpu()
-    started = time.perf_counter()
-    done = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, check=True)
-    return time.perf_counter() - started, _children_cpu() - cpu, done.stdout
+    with tempfile.NamedTemporaryFile("r", suffix=".maxrss") as rss:
+        wrapped = [str(GNU_TIME), "-f", "%M", "-o", rss.name, *argv] if GNU_TIME.exists() else argv
+        started = time.perf_counter()
+        done = subprocess.run(wrapped, cwd=cwd, capture_output=True, text=True, check=True)
+        wall = time.perf_counter() - started
+        peak = int(rss.read().split()[-1]) / 1024 if GNU_TIME.exists() else float("nan")
+    return wall, _children_cpu() - cpu, peak, done.stdout
 
 
 def compare_means(out: Path) -> list[dict[str, float]]:
     """Each run's means of the five metrics, from compare's JSON."""
-    document = json.loads((out / "report.json").read_text())
+    document = json.loads((out / "compare.json").read_text())
     means: list[dict[str, float]] = [{}, {}]
-    for name, metric in document["metrics"].items():
+    for name, metric in document["comparisons"][0]["metrics"].items():
         base = base_name(name)
         if base in CHARTED:
             means[0][base], means[1][base] = metric["a"], metric["b"]
     return means
 
 
-def bench_size(n: int, args: argparse.Namespace, work: Path) -> None:
+def bench_size(n: int, args: argparse.Namespace, work: Path, sources: dict[str, Path]) -> None:
+    """Time every tool at N; ``sources``: compare's label -> the folder it is imported from."""
     paths = logs(n, args.seed)
+    libraries = [t for t in TOOLS[1:] if t in args.tools.split(",")]
     pickled = work / f"dicts-{n}.pickle"
-    judged = dicts(paths, pickled)
+    judged = f"{dicts(paths, pickled):,} judged" if libraries else "no library"
     out = work / f"out-{n}"
     out.mkdir()
-    print(f"\nN = {n:,} ({judged:,} judged), load average before: {load_average()}", flush=True)
-    tools = [t for t in TOOLS if t in args.tools.split(",")]
-    warm_up = {tool: timed(command(tool, paths, pickled, out, again=True)) for tool in tools}
-    outputs = {tool: stdout for tool, (_, _, stdout) in warm_up.items()}
+    print(f"\nN = {n:,} ({judged}), load average before: {load_average()}", flush=True)
+    tools = [*sources, *libraries]
+
+    def run(tool: str, again: bool = False) -> tuple[float, float, float, str]:
+        return timed(command(tool, paths, pickled, out, again), sources.get(tool, REPO))
+
+    outputs = {tool: run(tool, again=True)[3] for tool in tools}  # untimed warm-up
     walls: dict[str, list[float]] = {tool: [] for tool in tools}
     cpus: dict[str, list[float]] = {tool: [] for tool in tools}
-    evals: dict[str, list[float]] = {tool: [] for tool in tools[1:]}
+    peaks: dict[str, list[float]] = {tool: [] for tool in tools}
+    evals: dict[str, list[float]] = {tool: [] for tool in libraries}
     repeats = args.repeats if n < LARGE else args.large_repeats
     for repeat in range(repeats):
         for tool in tools if repeat % 2 == 0 else tools[::-1]:
-            wall, cpu, stdout = timed(command(tool, paths, pickled, out))
+            wall, cpu, peak, stdout = run(tool)
             walls[tool].append(wall)
             cpus[tool].append(cpu)
-            if tool != "compare":
+            peaks[tool].append(peak)
+            if tool in libraries:
                 evals[tool].append(json.loads(stdout)["eval_s"])
     medians = {tool: statistics.median(times) for tool, times in walls.items()}
     cpu_medians = {tool: statistics.median(times) for tool, times in cpus.items()}
     for tool in tools:
-        line = f"  {tool:12} median {medians[tool]:7.2f} s wall, {cpu_medians[tool]:7.2f} s CPU"
+        line = (
+            f"  {tool:12} median {medians[tool]:7.2f} s wall, {cpu_medians[tool]:7.2f} s CPU, "
+            f"peak {max(peaks[tool]):,.0f} MB"
+        )
         print(line + "  (wall of each run: " + ", ".join(f"{t:.2f}" for t in walls[tool]) + ")")
-    for tool in tools[1:]:
-        evaluation = statistics.median(evals[tool])
-        again = json.loads(outputs[tool])["again_s"]
+    for tool in [t for t in tools if t != "compare"]:
         print(
             f"  compare / {tool}: {medians['compare'] / medians[tool]:.2f} wall, "
-            f"{cpu_medians['compare'] / cpu_medians[tool]:.2f} CPU (whole processes); "
-            f"{medians['compare'] / evaluation:.2f} against its evaluation alone "
-            f"({evaluation:.2f} s; a second evaluation in the same process: {again:.2f} s)"
+            f"{cpu_medians['compare'] / cpu_medians[tool]:.2f} CPU (whole processes)"
+            + (
+                f"; {_against_evaluation(medians['compare'], evals[tool], outputs[tool])}"
+                if tool in libraries
+                else ""
+            )  # fmt: skip
         )
+    for tool in sources:
+        files = [out / f"{tool}{suffix}" for suffix in (".html", ".json", ".per-question.parquet")]
+        sizes = ", ".join(f"{f.name} {f.stat().st_size / 1e6:,.2f} MB" for f in files if f.exists())
+        print(f"  {tool} wrote {sizes}")
     print(f"  load average after: {load_average()}")
     means = {"compare": compare_means(out)}
-    means |= {tool: json.loads(outputs[tool])["means"] for tool in tools[1:]}
-    for tool in tools[1:]:
+    means |= {tool: json.loads(outputs[tool])["means"] for tool in libraries}
+    for tool in libraries:
         worst = max(
             abs(means[tool][run][m] - means["compare"][run][m])
             for run in (0, 1)
@@ -198,13 +222,22 @@ def bench_size(n: int, args: argparse.Namespace, work: Path) -> None:
         print(f"  means of compare and {tool} {agree} (largest difference {worst:.1e})")
 
 
+def _against_evaluation(compare: float, evaluations: list[float], output: str) -> str:
+    evaluation = statistics.median(evaluations)
+    again = json.loads(output)["again_s"]
+    return (
+        f"{compare / evaluation:.2f} against its evaluation alone ({evaluation:.2f} s; a second "
+        f"evaluation in the same process: {again:.2f} s)"
+    )
+
+
 def profile(paths: tuple[Path, Path], work: Path) -> None:
     """cProfile of one compare, its time split into STAGES."""
     stats_path = work / "compare.prof"
     argv = [sys.executable, "-m", "cProfile", "-o", str(stats_path), "-m", "reportgen",
             "compare", *map(str, paths), "-o", str(work / "profiled.html"),
             "--gain", "linear"]  # fmt: skip
-    wall, _, _ = timed(argv)
+    wall, _, _, _ = timed(argv)
     stats = pstats.Stats(str(stats_path))
     entries = stats.stats  # type: ignore[attr-defined]
     print(f"\nProfile of compare at {paths[0].parent.name} (wall {wall:.2f} s under cProfile)")
@@ -233,15 +266,21 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--tools", default=",".join(TOOLS), help="compare first, then libraries")
     parser.add_argument("--profile", action="store_true", help="cProfile compare at the largest N")
+    parser.add_argument("--also", metavar="REV", help="also time compare as committed in REV")
     args = parser.parse_args()
     print(f"nproc {os.cpu_count()}, Python {sys.version.split()[0]}")
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
+        sources = {"compare": REPO}
+        if args.also:
+            sources[f"compare@{args.also}"] = work / "also"
+            sources[f"compare@{args.also}"].mkdir()
+            export(args.also, sources[f"compare@{args.also}"])
         sizes = [int(s) for s in args.sizes.split(",")]
         if args.profile:  # first: it needs no other tool
             profile(logs(sizes[-1], args.seed), work)
         for n in sizes:
-            bench_size(n, args, work)
+            bench_size(n, args, work, sources)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,8 @@ import click
 from . import __version__
 from .analysis.metrics import Options
 from .errors import RagreportError
+from .output import MAX_JSON_ROWS
+from .progress import SHOW_AFTER, shown
 
 if TYPE_CHECKING:
     from .inputs.readers import ReadOptions
@@ -178,6 +180,12 @@ def cli() -> None:
     """Decide, with evidence, whether variant B of a RAG assistant is better than variant A."""
 
 
+_quiet = click.option(
+    "--quiet",
+    is_flag=True,
+    help=f"Show no progress on stderr (shown on a terminal once a run takes {SHOW_AFTER:g} s).",
+)
+
 _EXIT_CODES = """\b
 Exit codes: 0 every rule passes (or no rule is given), 1 a rule fails (all
 outputs are written first), 2 bad input or a bad rule (nothing is written)."""
@@ -338,6 +346,16 @@ outputs are written first), 2 bad input or a bad rule (nothing is written)."""
 @click.option(
     "--junit", "junit_path", type=_PATH, help="Path of a JUnit XML: one test case per rule."
 )
+@click.option(
+    "--per-question",
+    "per_question_path",
+    type=_PATH,
+    metavar="PATH",
+    help="Path of a Parquet of the per-question rows (each metric of each run, failure "
+    "classes), which the JSON then leaves out [default: in the JSON up to "
+    f"{MAX_JSON_ROWS:,} rows, else beside it as .per-question.parquet].",
+)
+@_quiet
 @_reading_options
 def compare(
     runs: tuple[Path, ...],
@@ -364,6 +382,8 @@ def compare(
     inconclusive: str,
     markdown_path: Path | None,
     junit_path: Path | None,
+    per_question_path: Path | None,
+    quiet: bool,
     reading: _Reading,
 ) -> None:
     """Compare a baseline run log with one or more candidate logs (one row per question)
@@ -379,10 +399,17 @@ def compare(
     context = click.get_current_context()
     options = options_from(context.command, context.params)
     requirements = requirements_from(rules, gate_file, inconclusive)
-    outputs = Outputs(output, json_path or output.with_suffix(".json"), markdown_path, junit_path)
-    study = make_report(
-        list(runs), options, outputs, requirements, reading(len(runs)), labels, baseline
+    outputs = Outputs(
+        output,
+        json_path or output.with_suffix(".json"),
+        markdown_path,
+        junit_path,
+        per_question_path,
     )
+    with shown(sys.stderr, quiet):
+        study = make_report(
+            list(runs), options, outputs, requirements, reading(len(runs)), labels, baseline
+        )
     for pair in study.pairs:
         named = f"{pair.runs['b'].label}: " if study.family is not None else ""
         click.echo(f"{named}{pair.verdict.outcome}: {pair.verdict.reason}")
@@ -390,7 +417,7 @@ def compare(
         click.echo(study.gate.headline)
         for line in study.gate.results:
             click.echo(f"  {line.line}")
-    click.echo(f"wrote {', '.join(str(p) for p in outputs.paths)}")
+    click.echo(f"wrote {', '.join(str(p) for p in outputs.written(study))}")
     if study.gate is not None and not study.gate.passed:
         sys.exit(EXIT_FAIL)
 
@@ -403,12 +430,14 @@ is named), 2 bad input."""
 @cli.command(epilog=_VERIFY_EXIT_CODES)
 @click.argument("report", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("logs", nargs=-1, type=_PATH)
-def verify(report: Path, logs: tuple[Path, ...]) -> None:
+@_quiet
+def verify(report: Path, logs: tuple[Path, ...], quiet: bool) -> None:
     """Check archived REPORT (its JSON) against LOGS (default: the paths it records): the
     logs' sha256, then every number of a re-run with the recorded options."""
     from .verify import verify as check
 
-    result = check(report, list(logs))
+    with shown(sys.stderr, quiet):
+        result = check(report, list(logs))
     for warning in result.warnings:
         click.echo(f"ragreport: warning: {warning}", err=True)
     if result.difference is not None:

@@ -24,6 +24,10 @@ from types import FrameType
 from .errors import OutputError
 
 _SIGNALS = (signal.SIGTERM, signal.SIGHUP)  # SIGINT already raises KeyboardInterrupt
+# Per-question rows (candidates x paired questions) a report JSON holds itself: about 500 bytes
+# each, so the JSON stays under 50 MB. More go to a Parquet file beside it (SIDECAR_SUFFIX).
+MAX_JSON_ROWS = 100_000
+SIDECAR_SUFFIX = ".per-question.parquet"  # report.json -> report.per-question.parquet
 
 
 def new_run_id(source_date_epoch: str | None, *parts: str) -> str:

@@ -10,8 +10,15 @@ from .analysis.gates import Requirements
 from .analysis.metrics import Options
 from .comparison.study import Study, run_study
 from .inputs.readers import ReadOptions
-from .output import check_outputs, new_run_id, write_all
-from .reporters import html_report, json_report, junit_report, markdown_report
+from .output import MAX_JSON_ROWS, SIDECAR_SUFFIX, check_outputs, new_run_id, write_all
+from .progress import stage
+from .reporters import (
+    html_report,
+    json_report,
+    junit_report,
+    markdown_report,
+    per_question_report,
+)
 from .reporters.report import Report, Reporter
 
 
@@ -21,20 +28,35 @@ class Outputs:
     json: Path
     markdown: Path | None = None
     junit: Path | None = None
+    per_question: Path | None = None  # None: in the JSON, or beside it past MAX_JSON_ROWS
 
-    def requested(self) -> list[tuple[Path, Reporter]]:
-        """Each path to write, with the reporter of its format."""
+    def requested(self, sidecar: Path | None = None) -> list[tuple[Path, Reporter]]:
+        """Each path to write, with the reporter of its format; ``sidecar``: where the
+        per-question rows go when they are not in the JSON."""
         reporters = (
             (self.html, html_report.render),
             (self.json, json_report.render),
             (self.markdown, markdown_report.render),
             (self.junit, junit_report.render),
+            (sidecar or self.per_question, per_question_report.render),
         )
         return [(path, reporter) for path, reporter in reporters if path is not None]
 
     @property
     def paths(self) -> list[Path]:
+        """The paths asked for (a sidecar chosen by size is not among them)."""
         return [path for path, _ in self.requested()]
+
+    def written(self, study: Study) -> list[Path]:
+        """Every file a report of ``study`` writes."""
+        return [path for path, _ in self.requested(self.sidecar(_rows(study)))]
+
+    def sidecar(self, rows: int) -> Path | None:
+        """Where the per-question rows go when not in the JSON: the path asked for, else one
+        beside the JSON when there are more than the JSON holds."""
+        if self.per_question is None and rows > MAX_JSON_ROWS:
+            return self.json.with_suffix(SIDECAR_SUFFIX)
+        return self.per_question
 
 
 def make_report(
@@ -51,9 +73,18 @@ def make_report(
     check_outputs(outputs.paths, inputs=inputs)  # before the long part
     study = run_study(paths, options, requirements, reading, labels, baseline)
     run_id = study_run_id(study, repr((options, reading, labels, baseline)))
-    report = build_report(study, run_id, outputs.html.name)
-    write_all({path: render(report) for path, render in outputs.requested()}, inputs=inputs)
+    stage("charts and the page")
+    sidecar = outputs.sidecar(_rows(study))
+    report = build_report(study, run_id, outputs.html.name, sidecar)
+    files = {path: render(report) for path, render in outputs.requested(sidecar)}
+    stage("writing")
+    write_all(files, inputs=inputs)
     return study
+
+
+def _rows(study: Study) -> int:
+    """How many per-question rows a report of ``study`` has: one per candidate and question."""
+    return sum(len(pair.paired) for pair in study.pairs)
 
 
 def study_run_id(study: Study, settings: str) -> str:
@@ -63,13 +94,15 @@ def study_run_id(study: Study, settings: str) -> str:
     )
 
 
-def build_report(study: Study, run_id: str, html_name: str) -> Report:
+def build_report(study: Study, run_id: str, html_name: str, sidecar: Path | None = None) -> Report:
     """What every reporter is fed; the JSON document is built here, once."""
+    questions = json_report.per_question(study)
     return Report(
         study=study,
         run_id=run_id,
         source_date_epoch=os.environ.get("SOURCE_DATE_EPOCH"),
         html_name=html_name,
-        document=json_report.document(study, run_id),
-        per_question=json_report.per_question(study),
+        document=json_report.document(study, run_id, sidecar, len(questions)),
+        per_question=questions,
+        sidecar=sidecar,
     )

@@ -16,6 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 from . import __version__
 from .analysis.gates import Requirements, parse_rule
 from .analysis.metrics import Options
@@ -88,6 +91,23 @@ def _read_report(path: Path) -> dict[str, Any]:
             "ragreport compare from this version on"
         )
     return document
+
+
+def _sidecar(report: Path, path: Path) -> tuple[list[dict[str, Any]], str | None]:
+    """The rows of the report's per-question Parquet file (looked for beside the report, then
+    at the path it records) and the id of the run that wrote it."""
+    found = next((p for p in (report.parent / path.name, path) if p.is_file()), None)
+    if found is None:
+        raise InputError(
+            f"{report}: its per-question rows are in {path}, which is missing; put that file "
+            "beside the report"
+        )
+    try:
+        table = pq.read_table(found)
+    except (OSError, pa.ArrowInvalid) as exc:
+        raise InputError(f"{found}: not a per-question Parquet file ({exc})") from None
+    run_id = (table.schema.metadata or {}).get(json_report.RUN_ID_KEY, b"").decode() or None
+    return table.to_pylist(), run_id
 
 
 def _options(path: Path, params: dict[str, Any]) -> Options:
@@ -193,6 +213,12 @@ def verify(report: Path, logs: list[Path]) -> Verification:
         reading=reading,
         labels=tuple(run["label"] for run in runs),
     )
+    sidecar = document.pop("per_question_file", None)
+    if sidecar is not None:
+        rows, run_id = _sidecar(report, Path(sidecar["path"]))
+        if run_id != document.get("run_id"):
+            return Verification(0, f"per_question_file: {sidecar['path']} is from another run")
+        document["per_question"] = rows
     fresh = json.loads(json_report.dumps(json_report.build(study), json_report.per_question(study)))
     for name in _NOT_COMPARED:
         fresh.pop(name, None)

@@ -1,5 +1,6 @@
 """The outputs are sibling reporters: each module ``reporters/*_report.py`` has one
-``render(report: Report) -> str``, and the pipeline writes each requested one through it."""
+``render(report: Report)`` (text; bytes for the Parquet of per-question rows), and the pipeline
+writes each requested one through it."""
 
 from __future__ import annotations
 
@@ -22,15 +23,22 @@ REPORTERS = sorted(
 )
 
 
-def test_the_four_formats_are_reporters():
-    assert REPORTERS == ["html_report", "json_report", "junit_report", "markdown_report"]
+def test_the_five_formats_are_reporters():
+    assert REPORTERS == [
+        "html_report",
+        "json_report",
+        "junit_report",
+        "markdown_report",
+        "per_question_report",
+    ]
 
 
 @pytest.mark.parametrize("name", REPORTERS)
-def test_each_reporter_renders_one_report_to_text(name):
+def test_each_reporter_renders_one_report_to_its_file(name):
     render = importlib.import_module(f"reportgen.reporters.{name}").render
     assert list(inspect.signature(render).parameters) == ["report"]
-    assert get_type_hints(render) == {"report": Report, "return": str}
+    kind = bytes if name == "per_question_report" else str
+    assert get_type_hints(render) == {"report": Report, "return": kind}
 
 
 def test_each_requested_output_is_written_by_its_reporter(tmp_path):
@@ -44,7 +52,11 @@ def test_each_requested_output_is_written_by_its_reporter(tmp_path):
             path
         )
     outputs = Outputs(
-        tmp_path / "r.html", tmp_path / "r.json", tmp_path / "r.md", tmp_path / "r.xml"
+        tmp_path / "r.html",
+        tmp_path / "r.json",
+        tmp_path / "r.md",
+        tmp_path / "r.xml",
+        tmp_path / "r.parquet",
     )
     used = {reporter.__module__ for _, reporter in outputs.requested()}
     assert used == {f"reportgen.reporters.{name}" for name in REPORTERS}
@@ -55,7 +67,10 @@ def test_each_requested_output_is_written_by_its_reporter(tmp_path):
     assert outputs.markdown.read_text().startswith("## ragreport: a.parquet vs b.parquet")
     assert "attached HTML, r.html" in outputs.markdown.read_text()
     assert ET.parse(outputs.junit).getroot().get("tests") == "0"  # no rule given
-    assert {row["question_id"] for row in document["per_question"]} == {f"q{i}" for i in range(24)}
+    assert document["per_question"] == []  # asked for as Parquet, so not in the JSON
+    assert document["per_question_file"] == {"path": str(outputs.per_question), "rows": 24}
+    rows = pd.read_parquet(outputs.per_question)
+    assert set(rows["question_id"]) == {f"q{i}" for i in range(24)}
 
 
 def test_optional_outputs_are_written_only_when_asked():

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from scipy import stats
+from scipy import special
 
 from ..formatting import fmt_pct
 from .stats import POWER, MetricComparison
@@ -41,7 +41,7 @@ class Power:
 
 def _k(n: int, alpha: float) -> float:
     """t(1 - alpha/2) + t(POWER), with n - 1 degrees of freedom."""
-    return float(stats.t.ppf(1 - alpha / 2, n - 1) + stats.t.ppf(POWER, n - 1))
+    return float(special.stdtrit(n - 1, 1 - alpha / 2) + special.stdtrit(n - 1, POWER))
 
 
 def detectable(n: int, alpha: float, *, sd: float, changed_share: float | None) -> float:
@@ -62,7 +62,7 @@ def needed_size(delta: float, alpha: float, *, sd: float, changed_share: float |
     def wanted(n: int) -> int:  # n = (k(n) spread / delta)^2; k falls as n grows
         return math.ceil((_k(n, alpha) * spread / abs(delta)) ** 2)
 
-    z = stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(POWER)
+    z = special.ndtri(1 - alpha / 2) + special.ndtri(POWER)
     n = max(2, math.floor((z * spread / abs(delta)) ** 2))  # t > z: a lower bound
     while n < _MAX_N and wanted(n) > n:
         n = wanted(n)

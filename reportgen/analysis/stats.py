@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import special, stats
+from scipy import special
 
 _DECIMALS = 12  # differences equal to this many decimals are one value
 _CHUNK = 250  # resamples drawn at once: bounds memory to chunk x (distinct values + tail)
@@ -206,7 +206,7 @@ def expanded_confidence(confidence: float, n: int) -> float:
     if n < 2:
         return confidence
     tail = (1 - confidence) / 2
-    widened = np.sqrt(n / (n - 1)) * stats.t.ppf(tail, n - 1)
+    widened = np.sqrt(n / (n - 1)) * special.stdtrit(n - 1, tail)
     return float(1 - 2 * special.ndtr(widened))
 
 
@@ -278,7 +278,7 @@ def bootstrap_t_test(diff: np.ndarray, means: np.ndarray, squares: np.ndarray) -
     if sd == 0:
         return 1.0 if diff.mean() == 0 or n < 2 else 0.0
     t_obs = diff.mean() / (sd / np.sqrt(n))
-    tail = float(stats.t.sf(abs(t_obs), n - 1))
+    tail = float(special.stdtr(n - 1, -abs(t_obs)))
     draws = studentized_draws(diff, means, squares)
     beyond = (draws >= t_obs if t_obs > 0 else draws <= t_obs) | np.isnan(draws)
     return min(1.0, 2 * max(tail, float(beyond.mean())))
@@ -299,7 +299,7 @@ def small_sample_interval(
     sd = diff.std(ddof=1) if n > 1 else 0.0
     if sd == 0:
         return None
-    half = stats.t.ppf(1 - (1 - confidence) / 2, n - 1) * sd / np.sqrt(n)
+    half = special.stdtrit(n - 1, 1 - (1 - confidence) / 2) * sd / np.sqrt(n)
     low, high = diff.mean() - half, diff.mean() + half
     studentized = studentized_interval(diff, means, squares, confidence)
     if studentized is not None:

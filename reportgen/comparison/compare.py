@@ -26,6 +26,7 @@ from ..errors import InputError
 from ..inputs.database import RunDatabase, ScoredRun
 from ..inputs.load import RunFile, Source, open_source
 from ..inputs.readers import ReadOptions
+from ..progress import stage
 
 MAX_SLICE_VALUES = 50  # a slice column with more values is left out: its forest would be unreadable
 MAX_EXEMPLARS = 60  # drill-downs rendered: dominant-class examples first, then broken questions
@@ -121,9 +122,11 @@ def compare_runs(
     that a study scores each run once however many pairs it is in."""
     runs = {"a": pair[0], "b": pair[1]}
     labels = (pair[0].label, pair[1].label)
+    named = f"{labels[1]} against {labels[0]}"
     db = RunDatabase(runs["a"], runs["b"], keep, scored)
     try:
         by_question, slice_warnings = _slice_values(db, runs, options)
+        stage(f"{named}: per-question metrics")
         tables = compute_tables(db, options)
         if requirements:
             check_rules(
@@ -142,6 +145,7 @@ def compare_runs(
         }
         supported = _supported(tables, options)
         clusters = _cluster_labels(db, runs, options, ids)
+        stage(f"{named}: diagnosis")
         golden = audit(db, tables, next(iter(slice_values.values()), None), options.strict)
         diagnosis = diagnose(
             db.frame("answer_stage", k=options.cutoff),
@@ -158,6 +162,7 @@ def compare_runs(
         )
     finally:
         db.close()
+    stage(f"{named}: intervals")
     comparisons: dict[str, MetricComparison] = {}
     means: dict[str, np.ndarray] = {}
     for base in tables.metrics:
@@ -174,6 +179,7 @@ def compare_runs(
         )
         comparisons[name] = oriented(comparisons[name], tables.metric(base))
     _check_margins(options, comparisons)
+    stage(f"{named}: intervals by slice")
     slices = slice_results(tables, slice_values, comparisons, options)
     regressions = [r for per_metric in slices.values() for r in per_metric[headline] if r.finding]
     gate = None

@@ -27,6 +27,7 @@ from ..errors import InputError
 from ..inputs.database import RunDatabase
 from ..inputs.load import RunFile, Source, open_source, source_stem
 from ..inputs.readers import ReadOptions, runs_in
+from ..progress import stage
 from .compare import Comparison, compare_runs, pair_columns
 
 CHANCE_DRAWS = 100_000  # normal draws behind the chance gain: Monte Carlo error < 0.5% of it
@@ -248,6 +249,7 @@ def run_study(
     names = [names[i] for i in order]
     reads = [reading[i] for i in order] if reading else [ReadOptions() for _ in paths]
     m = len(paths) - 1
+    stage("reading the logs")
     runs = [open_source(p, label, r) for p, label, r in zip(paths, names, reads, strict=True)]
     keep: list[str] | None = None
     missing: dict[str, list[str]] = {}
@@ -260,6 +262,8 @@ def run_study(
     for run in runs[1:]:
         pair_columns(runs[0], run, options)
     # Each run scored once, for every pair it is in; one pair scores both in its own database.
+    if m > 1:
+        stage("scoring each run")
     scored = [score_run(run, options, keep) for run in runs] if m > 1 else []
     pair_options = replace(options, confidence=family_level(options.confidence, m))
     pairs = [

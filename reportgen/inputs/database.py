@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 
 from ..errors import InputError
 from ..resources import query_text
-from .contract import BY_NAME
+from .contract import BY_NAME, has_samples
 from .load import RunFile
 from .row_checks import EXAMPLES, RowProblem
 
@@ -176,7 +176,10 @@ class RunDatabase:
         self.con.close()
 
     def row_problems(self) -> list[RowProblem]:
-        """Every row problem of the logs: refusals first, then values left out (needs facts)."""
+        """Every row problem of the logs: refusals first, then values left out (needs facts).
+        The samples' labels are checked only when a run logs samples (the query's own rule:
+        it finds nothing otherwise, at the cost of building every row's label set)."""
+        sampled = any(has_samples(run.columns) for run in self.files.values())
         return [
             RowProblem(
                 path=self.files[p.run].path,
@@ -188,7 +191,7 @@ class RunDatabase:
                 question_ids=tuple(p.question_ids),
                 details=tuple(p.details),
             )
-            for query in ("row_problems", "sample_problems")
+            for query in ("row_problems", *(("sample_problems",) if sampled else ()))
             for p in self.frame(query, examples=EXAMPLES).itertuples()
         ]
 

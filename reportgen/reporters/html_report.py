@@ -16,8 +16,12 @@ from .report import Report
 
 def render(report: Report) -> str:
     study = report.study
-    downloads = {
-        "per-question.csv.gz": json_report.to_csv(report.per_question),
+    downloads = {  # the rows go with the page unless they are in a Parquet file of their own
+        **(
+            {"per-question.csv.gz": json_report.to_csv(report.per_question)}
+            if report.sidecar is None
+            else {}
+        ),
         "report-summary.json.gz": json.dumps(report.document, allow_nan=False),
     }
     if study.family is None and study.holdout is None:

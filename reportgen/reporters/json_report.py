@@ -11,10 +11,12 @@ import json
 import math
 from dataclasses import asdict
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.parquet as pq
 from pyarrow import csv
 
 from .. import __version__
@@ -31,6 +33,7 @@ from .report import Report
 
 SCHEMA_VERSION = 2
 SCHEMA_FILE = "report.schema.json"  # the JSON Schema of the document, shipped in the package
+RUN_ID_KEY = b"ragreport-run-id"  # the Parquet metadata key naming the run that wrote the file
 
 
 def json_schema() -> dict[str, Any]:
@@ -100,6 +103,16 @@ def to_csv(frame: pd.DataFrame) -> str:
         csv.WriteOptions(quoting_style="needed"),
     )
     return sink.getvalue().decode("utf-8")
+
+
+def to_parquet(frame: pd.DataFrame, run_id: str) -> bytes:
+    """The table as Parquet (zstd), its metadata naming the run that wrote it, like the JSON's
+    ``run_id``, so a per-question file and a JSON from different runs can be told apart."""
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    table = table.replace_schema_metadata({**table.schema.metadata, RUN_ID_KEY: run_id.encode()})
+    sink = io.BytesIO()
+    pq.write_table(table, sink, compression="zstd")
+    return sink.getvalue()
 
 
 def gate_fields(gate: GateResult | None) -> dict[str, Any] | None:
@@ -268,19 +281,29 @@ def build(study: Study) -> dict[str, Any]:
     )
 
 
-def document(study: Study, run_id: str) -> dict[str, Any]:
-    """The document of every number but the per-question rows, headed by the run's id."""
-    return {"run_id": run_id, **build(study)}
+def document(study: Study, run_id: str, sidecar: Path | None, rows: int) -> dict[str, Any]:
+    """The document of every number but the per-question rows, headed by the run's id; with
+    ``sidecar``, where those ``rows`` are instead."""
+    out = {"run_id": run_id, **build(study)}
+    if sidecar is not None:
+        out["per_question_file"] = {"path": str(sidecar), "rows": rows}
+    return out
 
 
 def render(report: Report) -> str:
-    return dumps(report.document, report.per_question)
+    return dumps(report.document, report.per_question if report.sidecar is None else None)
 
 
-def dumps(document: dict[str, Any], per_question: pd.DataFrame) -> str:
+def dumps(document: dict[str, Any], per_question: pd.DataFrame | None) -> str:
     """The JSON file: one top-level key a line and one question a line under ``per_question``,
-    so that it reads in an editor and writes fast (the C encoders, no indentation)."""
+    so that it reads in an editor and writes fast (the C encoders, no indentation).
+
+    ``per_question`` None: the rows are in the Parquet file the document's
+    ``per_question_file`` names, and ``per_question`` is an empty list."""
     lines = [f"{json.dumps(k)}: {json.dumps(v, allow_nan=False)}" for k, v in document.items()]
-    rows = per_question.to_json(orient="records", lines=True, double_precision=15)
-    lines.append('"per_question": [\n' + rows.strip().replace("\n", ",\n") + "\n]")
+    if per_question is None:
+        lines.append('"per_question": []')
+    else:
+        rows = per_question.to_json(orient="records", lines=True, double_precision=15)
+        lines.append('"per_question": [\n' + rows.strip().replace("\n", ",\n") + "\n]")
     return "{\n" + ",\n".join(lines) + "\n}\n"

@@ -1,14 +1,16 @@
 """What every reporter is fed: one comparison's results and the facts of this run of the tool.
 
-The reporters (``html_report``, ``json_report``, ``markdown_report``, ``junit_report``) are
-siblings: each has ``render(report) -> str`` and computes no number of its own. The JSON
-document is built once, before any reporter runs (``json_report.document``): the HTML offers it
-for download and the JSON file writes it.
+The reporters (``html_report``, ``json_report``, ``markdown_report``, ``junit_report``,
+``per_question_report``) are siblings: each has ``render(report)`` (text, or bytes for the
+Parquet file of per-question rows) and computes no number of its own. The JSON document is built
+once, before any reporter runs (``json_report.document``): the HTML offers it for download and
+the JSON file writes it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 import pandas as pd
@@ -24,9 +26,10 @@ class Report:
     html_name: str  # the HTML's file name, which the summaries point the reader to
     document: dict[str, Any]  # the JSON of every number but the per-question rows
     per_question: pd.DataFrame  # one row per candidate and paired question
+    sidecar: Path | None = None  # where those rows go when not in the JSON (Parquet)
 
 
 class Reporter(Protocol):
     """One output format: the text of its file."""
 
-    def __call__(self, report: Report) -> str: ...
+    def __call__(self, report: Report) -> str | bytes: ...

@@ -1,0 +1,151 @@
+"""The per-question rows in a Parquet file beside a smaller JSON: asked for with --per-question,
+or written beside the JSON when there are more rows than it holds; verify reads them back."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+
+from reportgen.cli import cli
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_runs"
+A = SAMPLES / "fare_rules_a_baseline.parquet"
+B = SAMPLES / "fare_rules_b_reranker.parquet"
+C = SAMPLES / "fare_rules_c_prompt.parquet"
+N_PAIRED = 240  # questions of the sample pair
+
+
+def invoke(*args: object) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, [str(a) for a in args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture(scope="module")
+def inline(tmp_path_factory) -> list[dict]:
+    """The rows as the JSON holds them without a per-question file."""
+    folder = tmp_path_factory.mktemp("inline")
+    code, _, err = invoke("compare", A, B, "-o", folder / "r.html")
+    assert code == 0, err
+    return json.loads((folder / "r.json").read_text())["per_question"]
+
+
+@pytest.fixture(scope="module")
+def sidecar(tmp_path_factory) -> tuple[Path, str]:
+    folder = tmp_path_factory.mktemp("sidecar")
+    code, out, err = invoke(
+        "compare", A, B, "-o", folder / "r.html", "--per-question", folder / "q.parquet"
+    )
+    assert code == 0, err
+    return folder, out
+
+
+def test_the_parquet_holds_the_rows_the_json_held(inline, sidecar):
+    folder, _ = sidecar
+    table = pq.read_table(folder / "q.parquet")
+    assert len(inline) == N_PAIRED
+    assert table.column_names == list(inline[0])
+    # equal but for the JSON's 15 digits
+    pd.testing.assert_frame_equal(table.to_pandas(), pd.DataFrame(inline), rtol=1e-13)
+
+
+def test_the_json_names_the_file_and_leaves_the_rows_out(sidecar):
+    folder, out = sidecar
+    doc = json.loads((folder / "r.json").read_text())
+    assert doc["per_question"] == []
+    assert doc["per_question_file"] == {"path": str(folder / "q.parquet"), "rows": N_PAIRED}
+    metadata = pq.read_schema(folder / "q.parquet").metadata
+    assert metadata[b"ragreport-run-id"].decode() == doc["run_id"]
+    assert out.endswith(f"wrote {folder / 'r.html'}, {folder / 'r.json'}, {folder / 'q.parquet'}\n")
+
+
+def test_the_page_embeds_no_per_question_download(sidecar):
+    folder, _ = sidecar
+    html = (folder / "r.html").read_text()
+    assert 'download="report-summary.json.gz"' in html
+    assert 'download="per-question.csv.gz"' not in html
+
+
+def test_past_max_json_rows_the_rows_go_beside_the_json(tmp_path, monkeypatch):
+    monkeypatch.setattr("reportgen.pipeline.MAX_JSON_ROWS", 2 * N_PAIRED - 1)  # 2 candidates
+    code, out, err = invoke("compare", A, B, C, "-o", tmp_path / "r.html")
+    assert code == 0, err
+    beside = tmp_path / "r.per-question.parquet"
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["per_question"] == []
+    assert doc["per_question_file"] == {"path": str(beside), "rows": 2 * N_PAIRED}
+    rows = pq.read_table(beside).to_pandas()
+    counts = rows.groupby("candidate").size().to_dict()
+    assert counts == {"fare_rules_b_reranker": N_PAIRED, "fare_rules_c_prompt": N_PAIRED}
+    assert str(beside) in out
+
+
+def test_at_max_json_rows_the_json_keeps_them(tmp_path, monkeypatch):
+    monkeypatch.setattr("reportgen.pipeline.MAX_JSON_ROWS", N_PAIRED)
+    code, _, err = invoke("compare", A, B, "-o", tmp_path / "r.html")
+    assert code == 0, err
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert len(doc["per_question"]) == N_PAIRED and "per_question_file" not in doc
+    assert not (tmp_path / "r.per-question.parquet").exists()
+
+
+@pytest.mark.parametrize(
+    "where, message",
+    [
+        (lambda tmp: tmp, "is a folder"),
+        (lambda tmp: tmp / "r.json", "two outputs share one path"),
+        (lambda tmp: tmp / "missing" / "q.parquet", "does not exist"),
+        (lambda tmp: A, "is one of the input run logs"),
+    ],
+    ids=["folder", "the JSON's path", "missing folder", "an input"],
+)
+def test_a_bad_path_is_refused_before_anything_is_written(tmp_path, where, message):
+    code, _, err = invoke(
+        "compare", A, B, "-o", tmp_path / "r.html", "--per-question", where(tmp_path)
+    )
+    assert code == 2
+    assert err.startswith("ragreport: error: ") and message in err and err.count("\n") == 1
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_verify_reads_the_rows_back_from_the_file(sidecar, tmp_path):
+    folder, _ = sidecar
+    code, out, err = invoke("verify", folder / "r.json", A, B)
+    assert code == 0, err
+    assert "numbers match a re-run" in out
+    # a changed number in the file is found and named like one in the JSON
+    table = pq.read_table(folder / "q.parquet")
+    rows = table.to_pandas()
+    rows.loc[3, "correct_b"] = 7.0
+    moved = tmp_path / "moved"
+    moved.mkdir()
+    (moved / "r.json").write_text((folder / "r.json").read_text())
+    changed = pa.Table.from_pandas(rows, preserve_index=False)
+    pq.write_table(changed.replace_schema_metadata(table.schema.metadata), moved / "q.parquet")
+    code, out, _ = invoke("verify", moved / "r.json", A, B)
+    assert code == 1
+    assert "differs at per_question[3].correct_b" in out
+
+
+def test_verify_refuses_a_file_of_another_run(sidecar, tmp_path):
+    folder, _ = sidecar
+    (tmp_path / "r.json").write_text((folder / "r.json").read_text())
+    pd.read_parquet(folder / "q.parquet").to_parquet(tmp_path / "q.parquet")  # no run id
+    code, out, _ = invoke("verify", tmp_path / "r.json", A, B)
+    assert code == 1
+    assert f"per_question_file: {folder / 'q.parquet'} is from another run" in out
+
+
+def test_verify_names_a_missing_file(sidecar, tmp_path):
+    folder, _ = sidecar
+    doc = json.loads((folder / "r.json").read_text())
+    doc["per_question_file"]["path"] = str(tmp_path / "gone.parquet")
+    (tmp_path / "r.json").write_text(json.dumps(doc))
+    code, _, err = invoke("verify", tmp_path / "r.json", A, B)
+    assert code == 2
+    assert "gone.parquet, which is missing" in err
