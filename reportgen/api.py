@@ -23,8 +23,7 @@ import click
 import pandas as pd
 import pyarrow as pa
 
-from .analysis.gates import requirements_from
-from .cli import cli, options_from, reading_from
+from .cli import cli, reading_from, settings_from
 from .comparison.study import Study, run_labels, run_study
 from .errors import InputError
 from .formatting import fmt_diff, fmt_interval, fmt_num, fmt_p
@@ -112,10 +111,7 @@ def compare(
     Raises InputError with the command's one-line message on a bad log or option.
     """
     settings = _settings(options)
-    study_options = options_from(_command(), settings)
-    requirements = requirements_from(
-        settings["rules"], settings["gate_file"], settings["inconclusive"]
-    )
+    study_options, requirements = settings_from(_command(), settings)
     reading = reading_from(settings)(len(runs))
     names = tuple(labels)
     study = run_study(_sources(runs, names), study_options, requirements, reading, names, baseline)

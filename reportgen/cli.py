@@ -6,7 +6,7 @@ import copy
 import functools
 import sys
 from collections.abc import Callable
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -19,6 +19,7 @@ from .output import MAX_JSON_ROWS
 from .progress import SHOW_AFTER, shown
 
 if TYPE_CHECKING:
+    from .analysis.gates import Requirements
     from .inputs.readers import ReadOptions
 
 _Reading = Callable[[int], "tuple[ReadOptions, ...]"]  # the ReadOptions of n run logs
@@ -167,11 +168,19 @@ def _holdout(ctx: click.Context, param: click.Parameter, value: str | None) -> s
     return value
 
 
-def options_from(command: click.Command, values: dict[str, Any]) -> Options:
-    """The Options of a parse of ``command`` (the command line's, or the Python API's), each
-    field read from the parameter of the flag its definition names."""
+def settings_from(
+    command: click.Command, values: dict[str, Any]
+) -> tuple[Options, Requirements | None]:
+    """The Options and gate rules of a parse of ``compare`` (the command line's, or the Python
+    API's), each field of Options read from the parameter of the flag its definition names; a
+    cost column that a candidate or per-slice rule names is compared as a lower-is-better score."""
+    from .analysis.gates import requirements_from, rule_costs
+
     by_flag = {flag: str(p.name) for p in command.params for flag in p.opts}
-    return Options(**{f.name: values[by_flag[f.metadata["flag"]]] for f in fields(Options)})
+    options = Options(**{f.name: values[by_flag[f.metadata["flag"]]] for f in fields(Options)})
+    requirements = requirements_from(values["rules"], values["gate_file"], values["inconclusive"])
+    lower = tuple(dict.fromkeys((*options.lower_is_better, *rule_costs(requirements))))
+    return replace(options, lower_is_better=lower), requirements
 
 
 @click.group(cls=_Group)
@@ -393,12 +402,11 @@ def compare(
     runs, RAGAS results, promptfoo output or BEIR results; see --format. A promptfoo file of
     several providers or prompts, given alone, is all of its runs (the first the baseline).
     """
-    from .analysis.gates import EXIT_FAIL, requirements_from
+    from .analysis.gates import EXIT_FAIL
     from .pipeline import Outputs, make_report
 
     context = click.get_current_context()
-    options = options_from(context.command, context.params)
-    requirements = requirements_from(rules, gate_file, inconclusive)
+    options, requirements = settings_from(context.command, context.params)
     outputs = Outputs(
         output,
         json_path or output.with_suffix(".json"),

@@ -402,6 +402,29 @@ def test_sample_runs_gate(tmp_path):
     assert equivalence["outcome"] == "inconclusive"
 
 
+def test_candidate_and_slice_rules_on_a_cost_column_compare_it_as_lower_is_better(tmp_path):
+    """A cost column needs no flag in a candidate or per-slice rule: the comparison scores it
+    per question (as --lower-is-better would), and the rule reads the candidate's mean and each
+    slice's difference, checked here against the logs themselves."""
+    rules = ["candidate.latency_ms <= 2500", "latency_ms[slice] <= 2000"]
+    extra = [arg for rule in rules for arg in ("--require", rule)]
+    code, out, err, folder = compare(tmp_path, SAMPLE_A, SAMPLE_B, *extra)
+    assert code == 0, err + out
+    doc = two_run_view(json.loads((folder / "r.json").read_text()))
+    assert doc["params"]["lower_is_better"] == ["latency_ms"]
+    logs = [pd.read_parquet(p).set_index("question_id") for p in (SAMPLE_A, SAMPLE_B)]
+    both = logs[0][["latency_ms", "slice"]].join(
+        logs[1][["latency_ms"]].rename(columns={"latency_ms": "latency_ms_b"})
+    )
+    assert doc["metrics"]["latency_ms"]["b"] == pytest.approx(both["latency_ms_b"].mean())
+    results = {r["rule"]: r for r in doc["gate"]["results"]}
+    own = results["candidate.latency_ms <= 2500"]
+    assert own["estimate"] == pytest.approx(both["latency_ms_b"].mean())
+    assert own["outcome"] == "pass" and own["high"] <= 2500
+    by_slice = (both["latency_ms_b"] - both["latency_ms"]).groupby(both["slice"]).mean()
+    assert by_slice.max() < 2000 and results["latency_ms[slice] <= 2000"]["outcome"] == "pass"
+
+
 def test_html_shows_the_gate_beside_the_verdict(logs, tmp_path):
     code, _, err, folder = compare(tmp_path, *logs, "--require", "latency_ms <= 50")
     assert code == 1, err

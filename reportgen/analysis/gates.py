@@ -187,6 +187,21 @@ def read_gate_file(path: Path) -> tuple[str, ...]:
     return tuple(rules)
 
 
+COST_COLUMNS = ("latency_ms", "cost_usd", "context_tokens")  # the contract's costs: less is better
+
+
+def rule_costs(requirements: Requirements | None) -> tuple[str, ...]:
+    """The cost columns that candidate and per-slice rules name. Those rules read per-question
+    values, so the comparison compares these columns as lower-is-better scores (and shows them
+    in its table of metrics), as ``--lower-is-better`` would."""
+    rules = requirements.rules if requirements else ()
+    return tuple(
+        dict.fromkeys(
+            r.metric for r in rules if r.kind in (CANDIDATE, SLICE) and r.metric in COST_COLUMNS
+        )
+    )
+
+
 def requirements_from(
     rules: tuple[str, ...], gate_file: Path | None, inconclusive: str
 ) -> Requirements | None:
