@@ -6,7 +6,7 @@ import copy
 import functools
 import sys
 from collections.abc import Callable
-from dataclasses import fields, replace
+from dataclasses import fields
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -172,15 +172,13 @@ def settings_from(
     command: click.Command, values: dict[str, Any]
 ) -> tuple[Options, Requirements | None]:
     """The Options and gate rules of a parse of ``compare`` (the command line's, or the Python
-    API's), each field of Options read from the parameter of the flag its definition names; a
-    cost column that a candidate or per-slice rule names is compared as a lower-is-better score."""
-    from .analysis.gates import requirements_from, rule_costs
+    API's), each field of Options read from the parameter of the flag its definition names."""
+    from .analysis.gates import requirements_from
 
     by_flag = {flag: str(p.name) for p in command.params for flag in p.opts}
     options = Options(**{f.name: values[by_flag[f.metadata["flag"]]] for f in fields(Options)})
     requirements = requirements_from(values["rules"], values["gate_file"], values["inconclusive"])
-    lower = tuple(dict.fromkeys((*options.lower_is_better, *rule_costs(requirements))))
-    return replace(options, lower_is_better=lower), requirements
+    return options, requirements
 
 
 @click.group(cls=_Group)

@@ -334,7 +334,8 @@ def test_gate_file_rules_join_the_command_line_ones(logs, tmp_path):
     [
         (("--require", "recall@5 >= 0"), "no metric 'recall@5' in these logs; name one of correct"),
         (("--require", "correct >> 0"), "cannot read it"),
-        (("--require", "candidate.latency_ms <= 100"), "no metric 'latency_ms'"),
+        # a cost column the logs lack (one they log is compared: see the cost-column test)
+        (("--require", "candidate.cost_usd <= 0.01"), "no metric 'cost_usd'"),
         (("--require", "correct[topic] >= 0"), "pass --slice topic"),
     ],
 )
@@ -411,7 +412,8 @@ def test_candidate_and_slice_rules_on_a_cost_column_compare_it_as_lower_is_bette
     code, out, err, folder = compare(tmp_path, SAMPLE_A, SAMPLE_B, *extra)
     assert code == 0, err + out
     doc = two_run_view(json.loads((folder / "r.json").read_text()))
-    assert doc["params"]["lower_is_better"] == ["latency_ms"]
+    assert doc["params"]["lower_is_better"] == []  # as given; the rules add the column
+    assert "latency_ms" in doc["scores"] and not doc["scores"]["latency_ms"]["higher_is_better"]
     logs = [pd.read_parquet(p).set_index("question_id") for p in (SAMPLE_A, SAMPLE_B)]
     both = logs[0][["latency_ms", "slice"]].join(
         logs[1][["latency_ms"]].rename(columns={"latency_ms": "latency_ms_b"})

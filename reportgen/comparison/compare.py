@@ -5,14 +5,21 @@ Everything the report shows is in the returned ``Comparison``; rendering compute
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
 from ..analysis.audit import Audit, audit
 from ..analysis.fairness import Check, fairness
-from ..analysis.gates import GateResult, Requirements, candidate_evidence, check_rules, evaluate
+from ..analysis.gates import (
+    GateResult,
+    Requirements,
+    candidate_evidence,
+    check_rules,
+    evaluate,
+    rule_costs,
+)
 from ..analysis.metrics import MetricTables, Options, compute_tables, plan
 from ..analysis.power import Power, power_of
 from ..analysis.registry import base_name
@@ -122,6 +129,7 @@ def compare_runs(
     that a study scores each run once however many pairs it is in."""
     runs = {"a": pair[0], "b": pair[1]}
     labels = (pair[0].label, pair[1].label)
+    options = _with_rule_costs(options, requirements, runs)
     named = f"{labels[1]} against {labels[0]}"
     db = RunDatabase(runs["a"], runs["b"], keep, scored)
     try:
@@ -221,6 +229,17 @@ def compare_runs(
         supported=supported,
         gate=gate,
     )
+
+
+def _with_rule_costs(
+    options: Options, requirements: Requirements | None, runs: dict[str, RunFile]
+) -> Options:
+    """Cost columns of both logs that candidate and per-slice rules name, compared as
+    lower-is-better scores: those rules read per-question values (a cost column the logs lack
+    is left for check_rules to name)."""
+    costs = [c for c in rule_costs(requirements) if all(c in r.columns for r in runs.values())]
+    lower = tuple(dict.fromkeys((*options.lower_is_better, *costs)))
+    return replace(options, lower_is_better=lower) if costs else options
 
 
 def _supported(tables: MetricTables, options: Options) -> SupportedRule:
