@@ -102,10 +102,10 @@ class WinnersCurse:
             f"candidates ({self.diff:+.3f}). The best of {self.n_candidates} measured on the same "
             f"questions overstates its gain: were the {self.n_candidates} equally good, the best "
             f"would still show about {self.overstatement:+.3f} by chance ({self.expected_max:.2f} "
-            f"standard errors of {self.standard_error:.3f}, given that the candidates' "
-            f"per-question differences correlate by {self.correlation:.2f} through the shared "
-            f"baseline); the candidates' differences spread by {self.spread:.3f}. Confirm the "
-            "choice on questions it was not chosen on (--holdout)."
+            f"standard errors of {self.standard_error:.3f}, given the covariance of the "
+            "candidates' per-question differences, which share the baseline: mean correlation "
+            f"{self.correlation:.2f}); the candidates' differences spread by {self.spread:.3f}. "
+            "Confirm the choice on questions it was not chosen on (--holdout)."
         )
 
 
