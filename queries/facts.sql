@@ -28,18 +28,24 @@ SELECT
     relevant_ids IS NOT NULL AS has_labels,
     relevant_ids,
     coalesce(relevant_grades, list_transform(relevant_ids, lambda x: 1)) AS relevant_grades,
-    retrieved_ids IS NOT NULL AS has_retrieved,
-    len(retrieved_ids) AS depth,
+    retrieved_ids_logged IS NOT NULL OR retrieved_spans IS NOT NULL AS has_retrieved,
+    coalesce(len(retrieved_ids_logged), len(retrieved_spans)) AS depth,
     context_ids IS NOT NULL AS has_context,
     len(context_ids) AS n_context,
     prompt IS NOT NULL AS has_prompt,
     len(list_distinct(prompt)) < len(prompt) AS repeated_in_prompt,
-    list_transform(relevant_ids, lambda id: list_position(retrieved_ids, id)) AS pos_retrieved,
+    -- a question labelled with spans is found through span_matches.sql, not by its spans' names
+    CASE WHEN coalesce(len(relevant_spans), 0) = 0 THEN list_transform(
+        relevant_ids,
+        lambda id: list_position(coalesce(retrieved_ids_logged, span_names(retrieved_spans)), id)
+    ) END AS pos_retrieved,
     list_transform(relevant_ids, lambda id: list_position(context_ids, id)) AS pos_context,
-    len(list_filter(CASE WHEN $k IS NULL THEN context_ids ELSE retrieved_ids[1:$k] END,
+    len(list_filter(CASE WHEN $k IS NULL THEN context_ids ELSE top_k END,
                     lambda id: list_contains(relevant_ids, id))) AS n_judged_top,
     -- null ids inside each list, counted here where the lists are read anyway (row_problems.sql)
-    [len(retrieved_ids) - list_count(retrieved_ids), len(relevant_ids) - list_count(relevant_ids),
+    [coalesce(len(retrieved_ids_logged) - list_count(retrieved_ids_logged),
+              len(retrieved_spans) - list_count(retrieved_spans)),
+     len(relevant_ids) - list_count(relevant_ids),
      len(context_ids) - list_count(context_ids), len(cited_ids) - list_count(cited_ids),
      len(relevant_grades) - list_count(relevant_grades)] AS nulls_in_lists,
     list_distinct(cited_ids) AS cited,
@@ -47,4 +53,12 @@ SELECT
         list_distinct(cited_ids),
         lambda c: list_contains(prompt, c)
     ) AS cited_in_prompt
-FROM (SELECT *, prompt_ids(context_ids, retrieved_ids, $k) AS prompt FROM runs)
+FROM (
+    SELECT *, prompt_ids(context_ids, top_k, $k) AS prompt
+    FROM (
+        -- the first $k of the ranking, named from its spans if need be: naming every passage
+        -- of a ranking of spans would cost more than all the rest of this query
+        SELECT *, coalesce(retrieved_ids_logged[1:$k], span_names(retrieved_spans[1:$k])) AS top_k
+        FROM runs
+    )
+)

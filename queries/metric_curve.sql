@@ -1,6 +1,9 @@
 -- Mean retrieval metrics of both runs over retrieved_ids at every cutoff k = 1 .. $depth,
 -- over the paired questions that have relevant passages.
--- Reads: table relevant, view paired_ids.
+-- Reads: tables relevant and span_matches (the passages covering a span label), view paired_ids.
+-- Span labels as in question_metrics.sql and span_precision.sql: labels found by one passage take
+-- consecutive slots (slot = max(pos, hit_no); pos itself for passage labels), and precision
+-- counts the passages relevant to any label, a passage covering two labels once.
 -- Params: $depth INTEGER (the deepest ranking); $exponential BOOLEAN (nDCG gain 2^g - 1, else g).
 -- Works from the relevant passages alone, never from whole rankings: a hit at position p adds
 -- to every k >= p (a "step"); nDCG's ideal DCG is still growing while k < n_relevant, so a
@@ -8,7 +11,7 @@
 -- Float sums run in a fixed order, so the same input gives the same bits.
 -- Returns: run, metric (recall | precision | hit | mrr | ndcg | map | rprec | all), k, value.
 WITH labelled AS (
-    SELECT run, question_id, ideal_rank, n_relevant, pos_retrieved,
+    SELECT run, question_id, id, ideal_rank, n_relevant, pos_retrieved,
            CASE WHEN $exponential THEN pow(2, grade) - 1 ELSE grade END AS gain
     FROM relevant
     WHERE question_id IN (SELECT question_id FROM paired_ids)
@@ -25,8 +28,8 @@ ideal AS (
     FROM labelled
 ),
 hits AS (
-    SELECT l.run, l.question_id, l.n_relevant, l.pos_retrieved AS pos,
-           l.gain / log2(l.pos_retrieved + 1) AS dg, i.idcg_full
+    SELECT l.run, l.question_id, l.id, l.n_relevant, l.pos_retrieved AS pos, l.gain,
+           i.idcg_full
     FROM labelled AS l
     JOIN ideal AS i USING (run, question_id, ideal_rank)
     WHERE l.pos_retrieved IS NOT NULL
@@ -35,7 +38,20 @@ first_hits AS (
     SELECT run, question_id, min(pos) AS pos FROM hits GROUP BY run, question_id
 ),
 numbered AS (
-    SELECT *, row_number() OVER (PARTITION BY run, question_id ORDER BY pos) AS hit_no FROM hits
+    SELECT *, row_number() OVER (PARTITION BY run, question_id ORDER BY pos, id) AS hit_no
+    FROM hits
+),
+slotted AS (
+    SELECT *, greatest(pos, hit_no) AS slot, gain / log2(greatest(pos, hit_no) + 1) AS dg
+    FROM numbered
+),
+covering AS (
+    SELECT run, question_id, pos FROM hits ANTI JOIN span_matches USING (run, question_id)
+    UNION ALL
+    SELECT DISTINCT run, question_id, pos_retrieved
+    FROM span_matches
+    SEMI JOIN labelled USING (run, question_id)
+    WHERE pos_retrieved IS NOT NULL
 ),
 complete AS (
     SELECT run, question_id, max(pos) AS pos
@@ -45,20 +61,21 @@ complete AS (
 ),
 steps AS (
     SELECT run, question_id, 'recall' AS metric, pos AS k, 1.0 / n_relevant AS v FROM hits
-    UNION ALL SELECT run, question_id, 'precision', pos, 1.0 FROM hits
+    UNION ALL SELECT run, question_id, 'precision', pos, 1.0 FROM covering
     UNION ALL SELECT run, question_id, 'hit', pos, 1.0 FROM first_hits
     UNION ALL SELECT run, question_id, 'mrr', pos, 1.0 / pos FROM first_hits
-    UNION ALL SELECT run, question_id, 'ndcg', greatest(pos, n_relevant), dg / idcg_full FROM hits
-    UNION ALL SELECT run, question_id, 'map', pos, hit_no / pos / n_relevant FROM numbered
+    UNION ALL SELECT run, question_id, 'ndcg', greatest(slot, n_relevant), dg / idcg_full
+        FROM slotted
+    UNION ALL SELECT run, question_id, 'map', pos, hit_no / slot / n_relevant FROM slotted
     UNION ALL SELECT run, question_id, 'rprec', pos, 1.0 / n_relevant FROM hits
         WHERE pos <= n_relevant
     UNION ALL SELECT run, question_id, 'all', pos, 1.0 FROM complete
 ),
 points AS (
     SELECT h.run, h.question_id, 'ndcg' AS metric, i.ideal_rank AS k, h.dg / i.idcg_prefix AS v
-    FROM hits AS h
+    FROM slotted AS h
     JOIN ideal AS i USING (run, question_id)
-    WHERE i.ideal_rank >= h.pos AND i.ideal_rank < h.n_relevant
+    WHERE i.ideal_rank >= h.slot AND i.ideal_rank < h.n_relevant
 ),
 step_sums AS (
     SELECT run, metric, k, sum(v ORDER BY question_id, v) AS v FROM steps GROUP BY ALL

@@ -4,7 +4,8 @@
 -- Absent optional columns come back NULL: the UNION ALL BY NAME with an empty, typed row adds them.
 -- Returns: run ('a' | 'b'), row_number (0-based row in its file) and every contract column
 --   (epoch, another name of sample, as sample); a log of spans gets its id lists from them
---   (each span named doc_id:start-end).
+--   (each span named doc_id:start-end), and retrieved_ids_logged (NULL where the ids come from
+--   retrieved_spans).
 CREATE OR REPLACE TEMP VIEW runs AS
 WITH unioned AS (
     SELECT 'a' AS run, * FROM rows_a
@@ -51,13 +52,15 @@ SELECT
     question_id::VARCHAR AS question_id,
     question::VARCHAR AS question,
     slice::VARCHAR AS slice,
-    -- span logs: each span named doc_id:start-end where its run logs no passage ids (a null
-    -- span stays null, so the row checks name it)
-    coalesce(retrieved_ids::VARCHAR[], list_transform(retrieved_spans, lambda s: CASE WHEN s IS NOT NULL THEN coalesce(printf('%s:%d-%d', s.doc_id, s.start, s."end"), 'NULL') END)) AS retrieved_ids,
-    coalesce(relevant_ids::VARCHAR[], list_transform(relevant_spans, lambda s: CASE WHEN s IS NOT NULL THEN coalesce(printf('%s:%d-%d', s.doc_id, s.start, s."end"), 'NULL') END)) AS relevant_ids,
+    -- span logs: each span named doc_id:start-end where its run logs no passage ids (span_names,
+    -- queries/rules.sql); retrieved_ids_logged is the ranking as logged, so facts.sql names only
+    -- the part of a ranking of spans it needs
+    coalesce(retrieved_ids::VARCHAR[], span_names(retrieved_spans)) AS retrieved_ids,
+    retrieved_ids::VARCHAR[] AS retrieved_ids_logged,
+    coalesce(relevant_ids::VARCHAR[], span_names(relevant_spans)) AS relevant_ids,
     coalesce(relevant_grades::BIGINT[], list_transform(relevant_spans, lambda s: coalesce(s.grade, 1)))
         AS relevant_grades,
-    coalesce(context_ids::VARCHAR[], list_transform(context_spans, lambda s: CASE WHEN s IS NOT NULL THEN coalesce(printf('%s:%d-%d', s.doc_id, s.start, s."end"), 'NULL') END)) AS context_ids,
+    coalesce(context_ids::VARCHAR[], span_names(context_spans)) AS context_ids,
     correct::BOOLEAN AS correct,
     faithfulness::DOUBLE AS faithfulness,
     answer::VARCHAR AS answer,

@@ -108,14 +108,19 @@ def _random_spans(rng: random.Random, n: int, length: int) -> list[dict]:
     return spans
 
 
-@pytest.mark.parametrize("coverage", [0.0, 0.3, 1.0])
-def test_span_metrics_match_the_plain_python_reference(tmp_path: Path, coverage: float):
-    rng = random.Random(7)
+def _random_rows(rng: random.Random, n: int) -> list[dict]:
+    """Questions of 4 labels of grade 0 to 2 and a ranking of 8 passages, on two documents."""
     rows = []
-    for i in range(40):
+    for i in range(n):
         labels = [dict(s, grade=rng.choice([0, 1, 2])) for s in _random_spans(rng, 4, 120)]
         ranking = _random_spans(rng, 8, 300)
         rows.append({"question_id": f"q{i}", "relevant_spans": labels, "retrieved_spans": ranking})
+    return rows
+
+
+@pytest.mark.parametrize("coverage", [0.0, 0.3, 1.0])
+def test_span_metrics_match_the_plain_python_reference(tmp_path: Path, coverage: float):
+    rows = _random_rows(random.Random(7), 40)
     m = _metrics(*_logs(tmp_path, rows, rows), k=5, coverage=coverage)
     checked = 0
     for row in rows:
@@ -132,6 +137,32 @@ def test_span_metrics_match_the_plain_python_reference(tmp_path: Path, coverage:
             assert 0 <= got[f"{metric}_a"] <= 1
         checked += 1
     assert checked > 30
+
+
+@pytest.mark.parametrize("coverage", [0.0, 0.5])
+def test_metric_curve_of_span_labels_matches_the_reference_at_every_k(
+    tmp_path: Path, coverage: float
+):
+    rows = _random_rows(random.Random(11), 40)
+    a, b = _logs(tmp_path, rows, rows)
+    db = RunDatabase(open_run(a, "A"), open_run(b, "B"))
+    try:
+        db.prepare(None, coverage)
+        curve = db.frame("metric_curve", depth=8, exponential=True)
+    finally:
+        db.close()
+    curve = curve[curve.run == "a"].set_index(["metric", "k"]).value
+    scored = []  # the reference, per question with a label of grade > 0
+    for row in rows:
+        labels = [(s["doc_id"], s["start"], s["end"], s["grade"]) for s in row["relevant_spans"]]
+        if any(g > 0 for *_, g in labels):
+            ranking = [(s["doc_id"], s["start"], s["end"]) for s in row["retrieved_spans"]]
+            scored.append((ranking, labels))
+    assert len(scored) > 30
+    for k in (1, 2, 3, 5, 8):
+        for metric in METRICS:
+            expected = sum(span_metrics(r, k, ls, coverage)[metric] for r, ls in scored)
+            assert curve[(metric, k)] == pytest.approx(expected / len(scored)), (metric, k)
 
 
 def _compare(tmp_path: Path, a: Path, b: Path, *options: str) -> tuple[int, str]:
@@ -175,6 +206,13 @@ def test_cli_scores_two_chunkings_against_the_same_spans(tmp_path: Path):
     # both questions of each run have overlapping labels? only q1's: said once per log
     merged = [w for w in doc["warnings"] if "overlapping relevant_spans" in w]
     assert len(merged) == 2 and all(w.startswith("1 question(s)") for w in merged)
+    # the metric-vs-k curve, over retrieved_spans. precision@1: A's and B's first passages each
+    # cover a label of q1 and both of q2 (counted once). @2: A's second passage of q1
+    # d1[500,600) covers nothing and q2's ranking is one passage long: (1/2 + 1/2) / 2; B's two
+    # passages of q1 cover one label each: (2/2 + 1/2) / 2
+    curve = json.loads((tmp_path / "r.json").read_text())["comparisons"][0]["metric_curve"]
+    precision = {(p["run"], p["k"]): p["value"] for p in curve if p["metric"] == "precision"}
+    assert [precision[(run, k)] for run in "ab" for k in (1, 2)] == pytest.approx([1, 0.5, 1, 0.75])
 
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_runs"

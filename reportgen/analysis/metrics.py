@@ -240,7 +240,7 @@ def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
     sampled = any(has_samples(run.columns) for run in db.files.values())
     spreads = decompose(db, metrics) if sampled else ()  # scores: the logs' own averages
     curve = None
-    if retrieval and p.has_retrieved and not spans:  # the curve counts passage labels
+    if retrieval and p.has_retrieved:
         depth = int(db.frame("ranking_depth")["depth"].iloc[0] or 0)
         if depth:
             curve = db.frame("metric_curve", depth=depth, exponential=exponential)

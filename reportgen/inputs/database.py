@@ -75,8 +75,8 @@ class RunDatabase:
             if keep is not None:
                 rows = rows.filter("question_id::VARCHAR IN (SELECT question_id FROM keep_ids)")
             (rows if b is not None or key == "a" else rows.limit(0)).create_view(f"rows_{key}")
-        self.execute("runs")
         self.execute("rules")
+        self.execute("runs")
         self.left_out: list[RowProblem] = []  # values left out, for the report's warnings
         self.scored = scored is not None
         if scored is not None:
