@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -441,3 +442,16 @@ def test_two_runs_with_a_holdout_measure_the_one_candidate_on_the_held_out(tmp_p
     assert doc["holdout"]["chosen"] == "B" and doc["family"] is None
     assert "1 candidate &middot;" in (tmp_path / "r.html").read_text()
     assert (tmp_path / "r.md").read_text().startswith("## ragreport: 1 candidate against A\n")
+
+
+def test_static_chart_ids_are_their_chart_s_own(three):
+    """Each static SVG's gradient and clip-path ids carry its chart's id: the live chart draws
+    the same bare ids (gradient_0), and a url(#gradient_0) that resolved into the hidden static
+    copy painted nothing (the matrix legend's colour bar went missing)."""
+    out, _ = three
+    page = (out / "r.html").read_text()
+    defined = r'<(?:linearGradient|radialGradient|clipPath|pattern)\s[^>]*?id="([^"]+)"'
+    ids = re.findall(defined, page)
+    assert ids and len(ids) == len(set(ids))
+    assert not [i for i in ids if re.fullmatch(r"(gradient|clip|pattern)_?\d+", i)]
+    assert re.search(r"url\(#run-matrix-gradient_\d+\)", page)  # vl-convert numbers them

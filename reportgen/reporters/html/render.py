@@ -77,9 +77,17 @@ def environment() -> jinja2.Environment:
     return env
 
 
-def static_svg(spec: dict[str, Any]) -> str:
-    """The chart as SVG markup; Vega escapes every text it draws."""
-    return vl_convert.vegalite_to_svg(json.loads(json.dumps(spec)))
+def static_svg(spec: dict[str, Any], chart_id: str) -> str:
+    """The chart as SVG markup; Vega escapes every text it draws.
+
+    Its element ids (gradients, clip paths) get ``chart_id`` as a prefix: the live chart that
+    replaces it draws the same ids, and a ``url(#gradient_0)`` that resolved to the hidden static
+    copy would paint nothing (the legend's colour bar went missing that way)."""
+    svg = vl_convert.vegalite_to_svg(json.loads(json.dumps(spec)))
+    return _SVG_ID.sub(lambda m: f"{m.group(1)}{chart_id}-{m.group(2)}", svg)
+
+
+_SVG_ID = re.compile(r'(\sid="|url\(#|\shref="#)([A-Za-z_][\w.-]*)')  # an id and its uses
 
 
 def _script_hash(code: str) -> str:
@@ -106,7 +114,7 @@ def _page(template: str, charts: list[Chart], run_id: str, **context: Any) -> st
     return env.get_template(template).render(
         **context,
         run_id=run_id,
-        svgs={c.id: static_svg(c.spec) for c in charts},
+        svgs={c.id: static_svg(c.spec, c.id) for c in charts},
         scripts=scripts,
         script_hashes=" ".join(_script_hash(code) for code in scripts),
     )
