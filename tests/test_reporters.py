@@ -7,11 +7,15 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import get_type_hints
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from reportgen.analysis.metrics import Options
@@ -76,3 +80,24 @@ def test_each_requested_output_is_written_by_its_reporter(tmp_path):
 def test_optional_outputs_are_written_only_when_asked():
     outputs = Outputs(Path("r.html"), Path("r.json"))
     assert [path.name for path, _ in outputs.requested()] == ["r.html", "r.json"]
+
+
+def test_a_refused_log_is_reported_before_the_page_libraries_load(tmp_path):
+    """Altair, vl-convert and Jinja load only to render the page, so a log refused on reading
+    costs their start-up no more."""
+    bad = tmp_path / "bad.parquet"
+    pq.write_table(pa.table({"question_id": ["q1"]}), bad)
+    sample = Path(__file__).parent.parent / "sample_runs" / "fare_rules_a_baseline.parquet"
+    out = tmp_path / "r.html"
+    script = (
+        "import sys\n"
+        "from reportgen.cli import main\n"
+        "try:\n"
+        f"    main(['compare', {str(bad)!r}, {str(sample)!r}, '-o', {str(out)!r}])\n"
+        "except SystemExit as exc:\n"
+        "    print(exc.code, sorted({'altair', 'vl_convert', 'jinja2'} & set(sys.modules)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.stdout.split("\n")[0] == "2 []", done.stdout + done.stderr
+    assert "no metric can be computed" in done.stderr
+    assert not out.exists()

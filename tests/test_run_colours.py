@@ -89,3 +89,16 @@ def test_each_run_keeps_its_colour_on_every_chart(page):
         scales = [s for spec in _specs(section) for s in _run_scales(spec)]
         assert len(scales) >= 2, "the metric curve and the failure classes draw the runs"
         assert all(r == [a, b] and d == ["A", "B"] for d, r in scales)
+
+
+def test_every_chart_of_the_page_is_valid_vega_lite(page):
+    """The specs are built without Altair's validation (it cost a tenth of a second a report), so
+    the schema check happens here, on every chart of a study page and its candidates' sections."""
+    import altair as alt
+    from altair.utils.schemapi import validate_jsonschema
+
+    schema = alt.vegalite.v6.schema.core.load_schema()
+    specs = _specs(page)
+    assert len(specs) >= 5
+    for spec in specs:
+        validate_jsonschema(spec, schema)

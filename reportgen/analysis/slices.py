@@ -45,25 +45,24 @@ def slice_results(
     """
     scored: dict[tuple[str, str], list[tuple[str, MetricComparison]]] = {}
     for column, series in values.items():
-        labels = series.fillna(MISSING).astype(str).to_numpy()
+        members = _members(series.fillna(MISSING).astype(str))
         for base in tables.metrics:
             name = tables.name(base)
             a = tables.paired[f"{base}_a"].to_numpy(dtype=float)
             b = tables.paired[f"{base}_b"].to_numpy(dtype=float)
             scored[column, name] = []
-            for value in np.unique(labels):
-                mask = labels == value
+            for value, positions in members.items():
                 c, _ = compare_metric(
                     name,
-                    a[mask],
-                    b[mask],
+                    a[positions],
+                    b[positions],
                     binary=tables.binary(base),
                     n_boot=options.n_boot,
                     confidence=options.confidence,
                     seed=options.seed,
                 )
                 if c.n:
-                    scored[column, name].append((str(value), oriented(c, tables.metric(base))))
+                    scored[column, name].append((value, oriented(c, tables.metric(base))))
     adjusted: dict[tuple[str, str], list[float]] = {}
     for name in overall:
         family = [key for key in scored if key[1] == name]
@@ -81,3 +80,13 @@ def slice_results(
                 SliceResult(column, value, c, p, regression, regression and p < alpha)
             )
     return out
+
+
+def _members(labels: pd.Series) -> dict[str, np.ndarray]:
+    """Each slice value (sorted) -> the positions of its questions, in question order.
+
+    Grouped once per column rather than once per metric: sorting and comparing every question's
+    label for each metric cost about a second at 100,000 questions.
+    """
+    codes, names = pd.factorize(labels)
+    return {str(names[k]): np.flatnonzero(codes == k) for k in np.argsort(names.to_numpy())}

@@ -6,15 +6,18 @@ from __future__ import annotations
 import json
 
 from . import json_report
-from .html.charts import RUN_COLOURS
-from .html.context import build_context
-from .html.render import render as render_pair
-from .html.render import render_study
-from .html.study_view import build_study_context, pair_colours
 from .report import Report
 
 
 def render(report: Report) -> str:
+    # The page's libraries (Altair, vl-convert, Jinja: about 0.4 s) load here, once the
+    # statistics are done, so that a log refused on reading is reported without them.
+    from .html.charts import RUN_COLOURS
+    from .html.context import build_context
+    from .html.render import render as render_pair
+    from .html.render import render_study
+    from .html.study_view import build_study_context, pair_colours
+
     study = report.study
     downloads = {  # the rows go with the page unless they are in a Parquet file of their own
         **(

@@ -87,7 +87,7 @@ def differences(
             tooltip=["question_id:N", alt.Tooltip("diff:Q", format="+.3f"), "outcome:N"],
         )
         .properties(width=WIDTH, height=220)
-        .to_dict()
+        .to_dict(validate=False)
     )
 
 
@@ -139,7 +139,7 @@ def metric_curve(curve: pd.DataFrame, named_cutoff: int, colours: RunColours) ->
             title=f"Which run wins depends on k: the prompt holds k = {named_cutoff} "
             f"(dashed); the shaded part is headroom, not quality.{drawn}"
         )
-        .to_dict()
+        .to_dict(validate=False)
     )
 
 
@@ -214,7 +214,7 @@ def bootstrap(
             height=200,
             title=f"Bootstrap distribution of the mean difference in {metric}",
         )
-        .to_dict()
+        .to_dict(validate=False)
     )
 
 
@@ -275,7 +275,7 @@ def forest(rows: pd.DataFrame, overall: float, metric: str, column: str) -> dict
             height=max(60, 28 * len(frame)),
             title=f"{metric} by {column}: B \u2212 A per slice (dashed: overall)",
         )
-        .to_dict()
+        .to_dict(validate=False)
     )
 
 
@@ -294,7 +294,7 @@ def failure_classes(counts: pd.DataFrame, colours: RunColours) -> dict[str, Any]
             tooltip=["run:N", "failure_class:N", "n:Q"],
         )
         .properties(width=420, height=alt.Step(11))
-        .to_dict()
+        .to_dict(validate=False)
     )
 
 
@@ -343,7 +343,7 @@ def run_means(frame: pd.DataFrame, metric: str, colours: list[str]) -> dict[str,
     return (
         alt.layer(whiskers, points)
         .properties(width=420, height=max(60, 30 * len(frame)), title=f"{metric} of every run")
-        .to_dict()
+        .to_dict(validate=False)
     )
 
 
@@ -376,5 +376,5 @@ def difference_matrix(frame: pd.DataFrame, metric: str) -> dict[str, Any]:
             height=40 * len(order),
             title=f"Column run \u2212 row run in {metric} (outlined: the interval excludes 0)",
         )
-        .to_dict()
+        .to_dict(validate=False)
     )
