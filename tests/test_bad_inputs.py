@@ -350,7 +350,9 @@ def test_dictionary_encoded_and_large_types(tmp_path):
         )
     )
     write(tmp_path / "large.parquet", large)
-    result = run_comparison(tmp_path / "cat.parquet", tmp_path / "large.parquet", Options(100))
+    result = run_comparison(
+        tmp_path / "cat.parquet", tmp_path / "large.parquet", Options(n_boot=100)
+    )
     assert result.comparisons["correct"].diff == pytest.approx(3 / 12)
     assert {r.value for r in result.slices["slice"]["correct"]} == {"x", "y"}
 

@@ -675,3 +675,13 @@ def test_a_label_listed_twice_is_scored_and_drawn_with_its_highest_grade(tmp_pat
         ("p2", 2, True),
         ("p3", None, False),
     ]
+
+
+def test_duckdb_spills_into_the_system_temp_folder_not_the_working_one(db):
+    """A comparison too large for memory spills to disk; into ``.tmp`` of the working folder by
+    DuckDB's default, which a killed run would leave in the user's project."""
+    import tempfile
+
+    (spill,) = db.con.execute("SELECT current_setting('temp_directory')").fetchone()
+    assert Path(spill).parent == Path(tempfile.gettempdir())
+    assert Path(spill).name.startswith("ragreport-duckdb-")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +26,9 @@ _DATA_ERRORS = (
     duckdb.IOException,
     duckdb.OutOfRangeException,
 )
+# DuckDB spills what does not fit in memory here, not into ``.tmp`` of the working folder,
+# which a run that is killed would leave behind in the user's project.
+_SPILL = Path(tempfile.gettempdir()) / f"ragreport-duckdb-{os.getpid()}"  # one per process
 _ROW_NUMBER = "file_row_number"  # the column DuckDB's Parquet reader adds on request
 # The tables that score one run, each in its own rows (``prepare``, then score_questions of
 # analysis/metrics.py): what a study computes once per run and every pair of runs shares.
@@ -64,7 +69,7 @@ class RunDatabase:
         scored: tuple[ScoredRun, ScoredRun] | None = None,
     ) -> None:
         self.files = {"a": a, "b": b or a}
-        self.con = duckdb.connect()
+        self.con = duckdb.connect(config={"temp_directory": str(_SPILL)})
         if keep is not None:
             self.con.from_arrow(pa.table({"question_id": pa.array(keep, pa.string())})).create_view(
                 "keep_ids"
