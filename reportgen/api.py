@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, TypeAlias
 
@@ -164,19 +165,22 @@ class Result:
         frame = pd.DataFrame(rows, columns=METRIC_COLUMNS)
         return frame.astype({"fixed": "Int64", "broken": "Int64"})
 
-    def _report(self, html_name: str = "report.html") -> Report:
-        return build_report(self.study, self.run_id, html_name)
+    @cached_property
+    def _report(self) -> Report:
+        """The JSON document and per-question rows the page and the JSON share, built once (the
+        file name it carries is only quoted by the Markdown summary, which a Result has not)."""
+        return build_report(self.study, self.run_id, "report.html")
 
     def to_json(self) -> str:
         """The JSON document ``ragreport compare --json`` writes."""
-        return json_report.render(self._report())
+        return json_report.render(self._report)
 
     def to_html(self, path: str | os.PathLike[str]) -> Path:
         """Write the report page to ``path`` (whole or not at all) and return the path."""
         target = Path(path)
         inputs = [r.path for r in self.study.runs if r.table is None]
         (target,) = check_outputs([target], inputs=inputs)
-        write_all({target: html_report.render(self._report(target.name))}, inputs=inputs)
+        write_all({target: html_report.render(self._report)}, inputs=inputs)
         return target
 
     def _repr_html_(self) -> str:

@@ -406,10 +406,8 @@ def chance_gain(differences: np.ndarray, seed: int) -> tuple[float, float]:
 def _headline_differences(pairs: list[Comparison]) -> np.ndarray:
     """Each candidate's per-question headline difference, one column each, on the questions
     where every candidate and the baseline were scored."""
-    columns = []
-    for p in pairs:
-        base = next(b for b in p.tables.metrics if p.tables.name(b) == p.headline)
-        columns.append(p.tables.difference(base).set_axis(p.paired["question_id"]))
+    base = base_name(pairs[0].headline)
+    columns = [p.tables.difference(base).set_axis(p.paired["question_id"]) for p in pairs]
     frame = pd.concat(columns, axis=1).dropna()
     return frame.to_numpy(dtype=float)
 
