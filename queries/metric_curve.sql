@@ -8,7 +8,8 @@
 -- Works from the relevant passages alone, never from whole rankings: a hit at position p adds
 -- to every k >= p (a "step"); nDCG's ideal DCG is still growing while k < n_relevant, so a
 -- hit's nDCG share there is added at that k alone (a "point"), and as a step from n_relevant on.
--- Float sums run in a fixed order, so the same input gives the same bits.
+-- Sums are exact_sum (queries/rules.sql), so the same input gives the same bits without sorting
+-- the tens of millions of steps of a large log.
 -- Returns: run, metric (recall | precision | hit | mrr | ndcg | map | rprec | all), k, value.
 WITH labelled AS (
     SELECT run, question_id, id, ideal_rank, n_relevant, pos_retrieved,
@@ -78,10 +79,10 @@ points AS (
     WHERE i.ideal_rank >= h.slot AND i.ideal_rank < h.n_relevant
 ),
 step_sums AS (
-    SELECT run, metric, k, sum(v ORDER BY question_id, v) AS v FROM steps GROUP BY ALL
+    SELECT run, metric, k, exact_sum(v) AS v FROM steps GROUP BY ALL
 ),
 point_sums AS (
-    SELECT run, metric, k, sum(v ORDER BY question_id, v) AS v FROM points GROUP BY ALL
+    SELECT run, metric, k, exact_sum(v) AS v FROM points GROUP BY ALL
 ),
 n_questions AS (
     SELECT run, count(DISTINCT question_id) AS n FROM labelled GROUP BY run

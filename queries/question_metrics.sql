@@ -1,8 +1,7 @@
 -- Per-question scores of both runs at the prompt cutoff, kept as the temp table question_metrics;
 -- one row per sample of a question when the runs log several (question_means.sql averages them).
 -- Reads: tables facts and relevant; macros in_prompt, scored_pos and answerable
---   (queries/rules.sql).
--- Float sums run in a fixed order: same input, same bits.
+--   (queries/rules.sql), and exact_sum there: same input, same bits.
 -- Params: $k       INTEGER: the prompt cutoff over retrieved_ids; NULL: each question's own
 --                  context_ids is the ranking and k is its length.
 --         $exponential BOOLEAN: nDCG gain 2^g - 1 when true, g when false.
@@ -40,11 +39,12 @@ per_question AS (
            min(pos) FILTER (WHERE pos <= k) AS first_pos,
            -- slot = max(pos, hit_no), NULL when unranked: pos itself for passage labels; with span labels one
            -- passage may cover several, which then take the next slots (nDCG and AP stay <= 1)
-           coalesce(sum(gain / log2((pos + greatest(hit_no - pos, 0)) + 1) ORDER BY pos)
-                    FILTER (WHERE (pos + greatest(hit_no - pos, 0)) <= k), 0) AS dcg,
-           sum(gain / log2(ideal_rank + 1) ORDER BY ideal_rank) FILTER (WHERE ideal_rank <= k) AS idcg,
-           coalesce(sum(hit_no / (pos + greatest(hit_no - pos, 0)) ORDER BY pos) FILTER (WHERE pos <= k), 0)
-               AS precision_sum,
+           coalesce(exact_sum(CASE WHEN (pos + greatest(hit_no - pos, 0)) <= k
+                                   THEN gain / log2((pos + greatest(hit_no - pos, 0)) + 1) END), 0)
+               AS dcg,
+           exact_sum(CASE WHEN ideal_rank <= k THEN gain / log2(ideal_rank + 1) END) AS idcg,
+           coalesce(exact_sum(CASE WHEN pos <= k THEN hit_no / (pos + greatest(hit_no - pos, 0)) END),
+                    0) AS precision_sum,
            count(*) FILTER (WHERE pos <= least(k, n_relevant)) AS r_hits,
            bool_or(in_prompt) AS in_prompt
     FROM ranked

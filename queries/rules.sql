@@ -19,6 +19,12 @@
 --   span_names(spans), a list of spans as a list of passage ids. || rather than printf, which
 --   costs twice as much over millions of passages.
 --
+-- A sum of floats that is the same bits whatever order DuckDB's threads add the rows in, without
+-- sorting them: each term is rounded to a multiple of 2^-60 (exact for |v| >= 2^-7, else within
+-- 2^-61), the terms add up exactly in 128-bit integers, and the total is rounded to a double
+-- once. It is as close to the true sum as a sum in a fixed order, or closer (|v| < 2^67):
+--   exact_sum(v), an aggregate; NULL terms are left out, and no term gives NULL, as sum does.
+--
 -- Answerable: as logged; else a question is answerable when it has labelled evidence (a passage
 -- of grade > 0) or when no relevant_ids is logged at all (only an empty list of labels marks a
 -- question unanswerable):
@@ -41,3 +47,6 @@ CREATE OR REPLACE TEMP MACRO answerable(logged, has_labels, n_relevant) AS
 CREATE OR REPLACE TEMP MACRO span_names(spans) AS
     list_transform(spans, lambda s: CASE WHEN s IS NOT NULL
         THEN coalesce(s.doc_id || ':' || s.start || '-' || s."end", 'NULL') END);
+
+CREATE OR REPLACE TEMP MACRO exact_sum(v) AS
+    sum(round(v * 1152921504606846976)::HUGEINT)::DOUBLE / 1152921504606846976;

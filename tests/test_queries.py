@@ -633,6 +633,25 @@ def test_rules(db):
     )
 
 
+def test_exact_sum_is_the_correctly_rounded_sum_in_any_row_order(db):
+    """exact_sum against math.fsum (the exact sum rounded once): equal bits, and the same bits
+    for every order of the rows, where DuckDB's own sum differs with the order."""
+    rng = np.random.default_rng(7)
+    values = rng.uniform(2**-7, 1.0, 50_000) * rng.choice([1.0, 3.0, 100.0], 50_000)
+    query = "SELECT exact_sum(v), sum(v) FROM (SELECT unnest($v) AS v)"
+    exact, plain = zip(
+        *(
+            db.con.execute(query, {"v": rng.permutation(values).tolist()}).fetchone()
+            for _ in range(4)
+        ),
+        strict=True,
+    )
+    assert set(exact) == {math.fsum(values)}
+    assert len(set(plain)) > 1  # the order-dependent sum it replaces
+    nothing = db.con.execute("SELECT exact_sum(v) FROM (SELECT 1.0 AS v) WHERE false").fetchone()
+    assert nothing == (None,)  # as sum: no row, no sum
+
+
 def test_paired_ids(db):
     ids = db.con.execute("SELECT question_id FROM paired_ids ORDER BY question_id").fetchall()
     assert ids == [("q1",), ("q2",)]  # q3 only in A, q4 only in B
