@@ -742,3 +742,40 @@ def test_any_log_gives_a_report_or_one_line(tmp_path, a, b):
     assert code in (0, 2), err
     if code == 2:
         assert len(err.strip().splitlines()) == 1 and err.startswith("ragreport: error: ")
+
+
+# ---------------------------------------------------------------- DuckDB's memory budget
+
+
+def test_duckdb_gets_half_the_machine_memory_by_default(good, monkeypatch):
+    """Not DuckDB's 80%, which left too little beside it for a 10M-question comparison."""
+    monkeypatch.delenv("RAGREPORT_MEMORY_LIMIT", raising=False)
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    cgroup = Path("/sys/fs/cgroup/memory.max")
+    if cgroup.is_file() and cgroup.read_text().strip().isdigit():
+        total = min(total, int(cgroup.read_text()))
+    db = RunDatabase(open_run(good, "A"))
+    try:
+        (setting,) = db.con.execute("SELECT current_setting('memory_limit')").fetchone()
+    finally:
+        db.close()
+    value, unit = setting.split()  # as DuckDB shows it, such as "11.7 GiB"
+    got = float(value) * {"GiB": 2**30, "MiB": 2**20}[unit]
+    assert got == pytest.approx(total / 2, rel=0.01)
+
+
+def test_memory_limit_from_the_environment(tmp_path, good, monkeypatch):
+    monkeypatch.setenv("RAGREPORT_MEMORY_LIMIT", "300MiB")
+    db = RunDatabase(open_run(good, "A"))
+    try:
+        (setting,) = db.con.execute("SELECT current_setting('memory_limit')").fetchone()
+    finally:
+        db.close()
+    assert setting == "300.0 MiB"
+    monkeypatch.setenv("RAGREPORT_MEMORY_LIMIT", "lots")
+    refused(tmp_path, good, good, "RAGREPORT_MEMORY_LIMIT=lots", "such as 4GB")
+
+
+def test_a_comparison_beyond_the_budget_is_refused_with_what_to_do(tmp_path, good, monkeypatch):
+    monkeypatch.setenv("RAGREPORT_MEMORY_LIMIT", "5MB")
+    refused(tmp_path, good, good, str(good), "budget of 5MB", "RAGREPORT_MEMORY_LIMIT higher")

@@ -29,6 +29,10 @@ _DATA_ERRORS = (
 # DuckDB spills what does not fit in memory here, not into ``.tmp`` of the working folder,
 # which a run that is killed would leave behind in the user's project.
 _SPILL = Path(tempfile.gettempdir()) / f"ragreport-duckdb-{os.getpid()}"  # one per process
+MEMORY_ENV = "RAGREPORT_MEMORY_LIMIT"  # DuckDB's memory budget, in DuckDB's words ("4GB")
+# DuckDB's own default budget is 80% of the machine, which leaves too little for the
+# per-question frames beside it: a 10M-question comparison was killed at the machine's limit.
+MEMORY_SHARE = 0.5
 _ROW_NUMBER = "file_row_number"  # the column DuckDB's Parquet reader adds on request
 # The tables that score one run, each in its own rows (``prepare``, then score_questions of
 # analysis/metrics.py): what a study computes once per run and every pair of runs shares.
@@ -40,6 +44,29 @@ SCORED_TABLES = (
     "question_metrics",
     "question_means",
 )
+
+
+def memory_limit() -> str:
+    """DuckDB's memory budget: $RAGREPORT_MEMORY_LIMIT, else MEMORY_SHARE of the memory of the
+    machine or of its container (cgroup v2), whichever is smaller."""
+    if os.environ.get(MEMORY_ENV):
+        return os.environ[MEMORY_ENV]
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    cgroup = Path("/sys/fs/cgroup/memory.max")
+    if cgroup.is_file() and cgroup.read_text().strip().isdigit():
+        total = min(total, int(cgroup.read_text()))
+    return f"{int(total * MEMORY_SHARE) // 2**20}MiB"
+
+
+def _connect() -> duckdb.DuckDBPyConnection:
+    limit = memory_limit()
+    try:
+        return duckdb.connect(config={"temp_directory": str(_SPILL), "memory_limit": limit})
+    except duckdb.Error as exc:
+        reason = str(exc).splitlines()[0]
+        raise InputError(
+            f"{MEMORY_ENV}={limit}: not a memory size ({reason}); give one such as 4GB or 512MiB"
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -69,7 +96,7 @@ class RunDatabase:
         scored: tuple[ScoredRun, ScoredRun] | None = None,
     ) -> None:
         self.files = {"a": a, "b": b or a}
-        self.con = duckdb.connect(config={"temp_directory": str(_SPILL)})
+        self.con = _connect()
         if keep is not None:
             self.con.from_arrow(pa.table({"question_id": pa.array(keep, pa.string())})).create_view(
                 "keep_ids"
@@ -167,11 +194,16 @@ class RunDatabase:
 
     def _run(self, name: str, params: dict[str, Any]) -> duckdb.DuckDBPyConnection:
         """Run a named query; a value DuckDB cannot read or convert is the input's fault."""
+        paths = " and ".join(dict.fromkeys(str(f.path) for f in self.files.values()))
         try:
             return self.con.execute(query_text(name), params or None)
+        except duckdb.OutOfMemoryException:
+            raise InputError(
+                f"{paths}: reading them needs more memory than DuckDB's budget of "
+                f"{memory_limit()}; set {MEMORY_ENV} higher (such as 8GB), or free memory"
+            ) from None
         except _DATA_ERRORS as exc:
             reason = str(exc).splitlines()[0]
-            paths = " and ".join(dict.fromkeys(str(f.path) for f in self.files.values()))
             raise InputError(
                 f"{paths}: a value cannot be read ({reason}); check the log against the "
                 "run-log contract with ragreport validate"
