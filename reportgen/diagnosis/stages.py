@@ -267,17 +267,16 @@ def failure_classes(
 
 
 def count_labels(labels: np.ndarray, names: tuple[str, ...]) -> dict[str, int]:
-    return {name: int((labels == name).sum()) for name in names}
+    counts = pd.Series(labels, dtype=object).value_counts()  # once: not a pass per name
+    return {name: int(counts.get(name, 0)) for name in names}
 
 
 def cell_transitions(
     a: np.ndarray, b: np.ndarray
 ) -> tuple[dict[str, dict[str, int]], tuple[dict[str, Any], ...]]:
     """Cell in A -> cell in B over questions in the 2x2 of both runs; moves most first."""
-    counts = {f: {t: 0 for t in CELL_NAMES} for f in CELL_NAMES}
-    for f, t in zip(a, b, strict=True):
-        if f is not None and t is not None:
-            counts[f][t] += 1
+    pairs = pd.DataFrame({"from": a, "to": b}, dtype=object).dropna().value_counts()
+    counts = {f: {t: int(pairs.get((f, t), 0)) for t in CELL_NAMES} for f in CELL_NAMES}
     moves = [
         {"from": f, "to": t, "n": n}
         for f, row in counts.items()
