@@ -3,11 +3,13 @@
 -- ir_measures: the top k holds min(k, ranked) passages, and questions without labels are left out.
 -- Reads: table facts.
 -- Params: $k INTEGER: the cutoff over retrieved_ids; NULL: the top k is each question's context_ids.
--- Returns: run, question_id, unjudged (mean over the question's samples; NULL when it has no
---   label or an empty top k), not_relevant (its labels of grade 0, over its samples).
+-- Returns: run, question_id, row_number (the first sample's), unjudged (mean over the question's
+--   samples; NULL when it has no label or an empty top k), not_relevant (its labels of grade 0,
+--   over its samples).
 SELECT
     run,
     question_id,
+    min(row_number) AS row_number,
     avg(CASE WHEN len(relevant_ids) > 0 AND n_top > 0 THEN 1 - n_judged_top / n_top END)
         AS unjudged,
     sum(coalesce(len(list_filter(relevant_grades, lambda g: g = 0)), 0)) AS not_relevant

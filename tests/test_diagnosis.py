@@ -65,14 +65,14 @@ def run(
     """Diagnose two hand-built logs, with the metric curve when they log retrieved_ids."""
     db = open_db(tmp_path, rows_a, rows_b)
     try:
-        details = db.frame("answer_stage", k=None)
+        pairs = db.pairs("answer_stage", k=None)
         depth = db.frame("ranking_depth")["depth"].iloc[0]
         curve = None
         if not pd.isna(depth):
             curve = db.frame("metric_curve", depth=int(depth), exponential=True)
     finally:
         db.close()
-    return diagnose(details, curve, named_cutoff, n_boot=200, confidence=0.95, seed=0, **kw)
+    return diagnose(pairs, curve, named_cutoff, n_boot=200, confidence=0.95, seed=0, **kw)
 
 
 def stage(d: Diagnosis, metric: str):
@@ -491,11 +491,11 @@ def test_sample_runs_tell_the_story(tmp_path):
     )
     try:
         db.prepare(None)
-        details = db.frame("answer_stage", k=None)
+        pairs = db.pairs("answer_stage", k=None)
         curve = db.frame("metric_curve", depth=20, exponential=True)
     finally:
         db.close()
-    d = diagnose(details, curve, 5, n_boot=1000, confidence=0.95, seed=0)
+    d = diagnose(pairs, curve, 5, n_boot=1000, confidence=0.95, seed=0)
     assert d.dominant["a"].failure_class == "ranking miss"
     assert d.dominant["b"].failure_class == "hallucination"
     assert d.dominant["b"].owner == "generation"

@@ -473,12 +473,20 @@ def test_score_column(sampled, tmp_path: Path):
 def test_unjudged(db):
     def table(k):
         frame = db.frame("unjudged", k=k)
-        assert list(frame.columns) == ["run", "question_id", "unjudged", "not_relevant"]
+        assert list(frame.columns) == [
+            "run",
+            "question_id",
+            "row_number",
+            "unjudged",
+            "not_relevant",
+        ]
         return frame.set_index(["run", "question_id"])
 
     prompt = table(None)  # the top k is context_ids
     # A q1: p1 p2 p2, p2 labelled (each slot counts): 1 of 3 unjudged; p0 is its grade-0 label
-    assert prompt.loc[("a", "q1")].tolist() == pytest.approx([1 / 3, 1])
+    assert prompt.loc[("a", "q1"), ["unjudged", "not_relevant"]].tolist() == pytest.approx(
+        [1 / 3, 1]
+    )
     assert pd.isna(prompt.loc[("a", "q2"), "unjudged"])  # no label: left out
     assert prompt.loc[("a", "q3"), "unjudged"] == 0
     assert prompt.loc[("b", "q1"), "unjudged"] == 1  # B's prompt p3 was never judged
@@ -650,6 +658,22 @@ def test_exact_sum_is_the_correctly_rounded_sum_in_any_row_order(db):
     assert len(set(plain)) > 1  # the order-dependent sum it replaces
     nothing = db.con.execute("SELECT exact_sum(v) FROM (SELECT 1.0 AS v) WHERE false").fetchone()
     assert nothing == (None,)  # as sum: no row, no sum
+
+
+def test_pair_rows(db):
+    """A per-run query's rows side by side: the questions in both runs only (q3 is only in A,
+    q4 only in B), in A's row order, every column once per run, against pandas' merge."""
+    rows = db.frame("answer_stage", k=None)
+    a, b = rows[rows.run == "a"], rows[rows.run == "b"]
+    expected = a.merge(b, on="question_id", suffixes=("_a", "_b")).reset_index(drop=True)
+    got = db.pairs("answer_stage", k=None)
+    assert got["question_id"].tolist() == ["q1", "q2"]
+    assert sorted(got.columns) == sorted(expected.columns)
+    pd.testing.assert_frame_equal(got[expected.columns], expected, check_dtype=False)
+    assert got.loc[0, "correct_a"] and not got.loc[0, "correct_b"]  # B breaks q1
+    assert db.con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'run_rows'"
+    ).fetchone() == (0,)  # the rows are not kept
 
 
 def test_paired_ids(db):

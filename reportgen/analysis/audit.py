@@ -114,14 +114,13 @@ def unjudged(db: RunDatabase, tables: MetricTables) -> Unjudged | None:
     spans = any("relevant_spans" in run.columns for run in db.files.values())
     if tables.named_cutoff is None or spans:
         return None
-    frame = db.frame("unjudged", k=tables.named_cutoff if tables.k_source == "--k" else None)
-    if not frame["not_relevant"].sum():
+    pairs = db.pairs("unjudged", k=tables.named_cutoff if tables.k_source == "--k" else None)
+    if not (pairs["not_relevant_a"].sum() + pairs["not_relevant_b"].sum()):
         return None
-    frame = _paired(frame, tables)
-    both = frame.pivot(index="question_id", columns="run", values="unjudged").dropna()
-    if both.empty or not {"a", "b"} <= set(both.columns):
+    both = pairs[["unjudged_a", "unjudged_b"]].dropna()
+    if both.empty:
         return None
-    a, b = float(both["a"].mean()), float(both["b"].mean())
+    a, b = float(both["unjudged_a"].mean()), float(both["unjudged_b"].mean())
     return Unjudged(k=tables.named_cutoff, n=len(both), a=a, b=b, diff=b - a)
 
 

@@ -156,7 +156,7 @@ def compare_runs(
         stage(f"{named}: diagnosis")
         golden = audit(db, tables, next(iter(slice_values.values()), None), options.strict)
         diagnosis = diagnose(
-            db.frame("answer_stage", k=options.cutoff),
+            db.pairs("answer_stage", k=options.cutoff),
             tables.curve,
             tables.named_cutoff,
             n_boot=options.n_boot,

@@ -1,7 +1,7 @@
 """Which link failed, and what to try next: the diagnosis of both runs, question by question.
 
-``diagnose`` takes queries/answer_stage.sql's rows and the metric curve; the report renders the
-returned ``Diagnosis`` and computes nothing itself.
+``diagnose`` takes queries/answer_stage.sql's rows of both runs side by side and the metric
+curve; the report renders the returned ``Diagnosis`` and computes nothing itself.
 """
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ class Diagnosis:
 
 
 def diagnose(
-    details: pd.DataFrame,
+    pairs: pd.DataFrame,
     curve: pd.DataFrame | None,
     named_cutoff: int | None,
     *,
@@ -113,13 +113,14 @@ def diagnose(
     supported_threshold: float = 1.0,
     relevance_threshold: float = OFF_QUESTION_BELOW,
 ) -> Diagnosis:
-    """Diagnose the questions present in both runs of ``details`` (answer_stage.sql's rows).
+    """Diagnose the questions present in both runs: ``pairs`` holds answer_stage.sql's rows of
+    both side by side (RunDatabase.pairs).
 
     ``curve``: mean retrieval metrics over retrieved_ids at every k (run, metric, k, value), or
     None without retrieved_ids; ``named_cutoff`` is the prompt cutoff that metric names carry
     (None: no retrieval metric).
     """
-    p = Paired(details)
+    p = Paired(pairs)
     stages, missing = stage_scores(p, n_boot=n_boot, confidence=confidence, seed=seed)
     has_correct = p.logged("correct")
     evidence_need = p.evidence_need()

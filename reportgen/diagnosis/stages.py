@@ -110,11 +110,11 @@ class Agreement:
 
 
 class Paired:
-    """Both runs' rows of the questions in both, side by side in A's file order."""
+    """Both runs' rows of the questions in both, side by side in A's file order (answer_stage.sql
+    paired by RunDatabase.pairs: every column as <column>_a and <column>_b)."""
 
-    def __init__(self, details: pd.DataFrame) -> None:
-        a, b = (details[details["run"] == run] for run in RUNS)
-        self.frame = a.merge(b, on="question_id", suffixes=("_a", "_b")).reset_index(drop=True)
+    def __init__(self, frame: pd.DataFrame) -> None:
+        self.frame = frame
 
     def values(self, column: str, run: str) -> np.ndarray:
         """The column as floats (booleans 0/1), NaN where NULL."""

@@ -192,11 +192,23 @@ class RunDatabase:
     def frame(self, name: str, **params: Any) -> pd.DataFrame:
         return self._run(name, params).df()
 
+    def pairs(self, name: str, **params: Any) -> pd.DataFrame:
+        """A named query of one row per run and question, its rows of the questions in both
+        runs side by side (queries/pair_rows.sql: columns <name>_a and <name>_b)."""
+        self._execute(f"CREATE OR REPLACE TEMP TABLE run_rows AS\n{query_text(name)}", params)
+        try:
+            return self.frame("pair_rows")
+        finally:
+            self.con.execute("DROP TABLE run_rows")
+
     def _run(self, name: str, params: dict[str, Any]) -> duckdb.DuckDBPyConnection:
-        """Run a named query; a value DuckDB cannot read or convert is the input's fault."""
+        return self._execute(query_text(name), params)
+
+    def _execute(self, sql: str, params: dict[str, Any]) -> duckdb.DuckDBPyConnection:
+        """Run a query; a value DuckDB cannot read or convert is the input's fault."""
         paths = " and ".join(dict.fromkeys(str(f.path) for f in self.files.values()))
         try:
-            return self.con.execute(query_text(name), params or None)
+            return self.con.execute(sql, params or None)
         except duckdb.OutOfMemoryException:
             raise InputError(
                 f"{paths}: reading them needs more memory than DuckDB's budget of "
