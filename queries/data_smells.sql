@@ -31,10 +31,10 @@ FROM (
 WHERE same_text > 1
 UNION ALL
 -- a label across a cut: passages this run logged (for any question) overlap the labelled span,
--- but none contains it whole
+-- but none contains it whole; the labels of the sample facts holds (they agree across samples)
 SELECT DISTINCT l.run, 'span_across_cut', l.question_id, f.row_number
 FROM span_matches AS l
-JOIN facts AS f USING (run, question_id)
+JOIN facts AS f USING (run, question_id, sample)
 JOIN (
     SELECT DISTINCT run, p.doc_id, p.start, p."end"
     FROM (

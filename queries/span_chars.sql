@@ -7,52 +7,53 @@
 -- Overlapping prompt passages count their shared characters once: the union of intervals of one
 -- document is measured by sorting them by start and adding what each reaches past the furthest
 -- end before it.
--- Returns (temp table span_chars): run, question_id, evidence_chars (labelled characters),
+-- Each sample of a question is measured on its own (paired.sql averages them).
+-- Returns (temp table span_chars): run, question_id, sample, evidence_chars (labelled characters),
 --   prompt_chars, overlap_chars (labelled characters in the prompt), evidence_recall =
 --   overlap / evidence, context_precision = overlap / prompt (0 for an empty prompt),
 --   evidence_iou = overlap / (evidence + prompt - overlap).
 CREATE OR REPLACE TEMP TABLE span_chars AS
 WITH labels AS (
-    SELECT DISTINCT run, question_id, doc_id, start, "end" FROM span_matches
+    SELECT DISTINCT run, question_id, sample, doc_id, start, "end" FROM span_matches
 ),
 prompt AS (
-    SELECT run, question_id,
-           unnest(scored_list(context_spans, retrieved_spans, $k),
-                  recursive := true)
-    FROM runs
-    SEMI JOIN labels USING (run, question_id)
+    SELECT run, question_id, sample,
+           unnest(scored_list(context_spans, retrieved_spans, $k), recursive := true)
+    FROM (SELECT * REPLACE (coalesce(sample, '') AS sample) FROM runs)
+    SEMI JOIN labels USING (run, question_id, sample)
 ),
 parts AS (
-    SELECT run, question_id, 'prompt' AS part, doc_id, start, "end" FROM prompt
+    SELECT run, question_id, sample, 'prompt' AS part, doc_id, start, "end" FROM prompt
     UNION ALL
-    SELECT l.run, l.question_id, 'overlap', l.doc_id,
+    SELECT l.run, l.question_id, l.sample, 'overlap', l.doc_id,
            greatest(p.start, l.start), least(p."end", l."end")
     FROM labels AS l
     JOIN prompt AS p
-      ON p.run = l.run AND p.question_id = l.question_id AND p.doc_id = l.doc_id
+      ON p.run = l.run AND p.question_id = l.question_id AND p.sample = l.sample
+     AND p.doc_id = l.doc_id
      AND p.start < l."end" AND p."end" > l.start
 ),
 reached AS (
-    SELECT run, question_id, part,
+    SELECT run, question_id, sample, part,
            greatest(0, "end" - greatest(start, coalesce(max("end") OVER (
-               PARTITION BY run, question_id, part, doc_id ORDER BY start, "end"
+               PARTITION BY run, question_id, sample, part, doc_id ORDER BY start, "end"
                ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING
            ), start))) AS chars
     FROM parts
 ),
 totals AS (
-    SELECT run, question_id,
+    SELECT run, question_id, sample,
            coalesce(sum(chars) FILTER (WHERE part = 'prompt'), 0) AS prompt_chars,
            coalesce(sum(chars) FILTER (WHERE part = 'overlap'), 0) AS overlap_chars
     FROM reached
-    GROUP BY run, question_id
+    GROUP BY run, question_id, sample
 ),
 evidence AS (
-    SELECT run, question_id, sum("end" - start) AS evidence_chars
+    SELECT run, question_id, sample, sum("end" - start) AS evidence_chars
     FROM labels
-    GROUP BY run, question_id
+    GROUP BY run, question_id, sample
 )
-SELECT e.run, e.question_id, e.evidence_chars,
+SELECT e.run, e.question_id, e.sample, e.evidence_chars,
        coalesce(t.prompt_chars, 0) AS prompt_chars,
        coalesce(t.overlap_chars, 0) AS overlap_chars,
        coalesce(t.overlap_chars, 0) / e.evidence_chars AS evidence_recall,
@@ -61,4 +62,4 @@ SELECT e.run, e.question_id, e.evidence_chars,
        coalesce(t.overlap_chars, 0) / (e.evidence_chars + coalesce(t.prompt_chars, 0)
                                       - coalesce(t.overlap_chars, 0)) AS evidence_iou
 FROM evidence AS e
-LEFT JOIN totals AS t USING (run, question_id)
+LEFT JOIN totals AS t USING (run, question_id, sample)

@@ -299,7 +299,7 @@ def test_span_matches(tmp_path: Path):
     db = _span_db(tmp_path)
     m = db.con.execute("SELECT * FROM span_matches WHERE run = 'a' ORDER BY id, pos_retrieved").df()
     assert list(m.columns) == [
-        "run", "question_id", "id", "grade", "n_merged", "doc_id", "start", "end",
+        "run", "question_id", "sample", "id", "grade", "n_merged", "doc_id", "start", "end",
         "pos_retrieved", "pos_context",
     ]  # fmt: skip
     assert m[["id", "grade", "n_merged", "pos_retrieved"]].values.tolist() == [
