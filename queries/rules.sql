@@ -19,6 +19,9 @@
 --   span_names(spans), a list of spans as a list of passage ids. || rather than printf, which
 --   costs twice as much over millions of passages.
 --
+-- A span with no doc_id, a negative offset or start >= end cannot be measured (the row checks
+-- refuse it): bad_span(spans), the first such span of a list, as STRUCT(doc_id, start, end).
+--
 -- Answerable: as logged; else a question is answerable when it has labelled evidence (a passage
 -- of grade > 0) or when no relevant_ids is logged at all (only an empty list of labels marks a
 -- question unanswerable):
@@ -41,3 +44,8 @@ CREATE OR REPLACE TEMP MACRO answerable(logged, has_labels, n_relevant) AS
 CREATE OR REPLACE TEMP MACRO span_names(spans) AS
     list_transform(spans, lambda s: CASE WHEN s IS NOT NULL
         THEN coalesce(s.doc_id || ':' || s.start || '-' || s."end", 'NULL') END);
+
+CREATE OR REPLACE TEMP MACRO bad_span(spans) AS
+    list_filter(spans, lambda s: NOT coalesce(s.doc_id IS NOT NULL AND 0 <= s.start
+                                              AND s.start < s."end", false))[1]
+        ::STRUCT(doc_id VARCHAR, start BIGINT, "end" BIGINT);
