@@ -6,7 +6,7 @@
 -- Params: $k INTEGER: the prompt is the first $k of retrieved_spans; NULL: context_spans.
 -- Overlapping prompt passages count their shared characters once: the union of intervals of one
 -- document is measured by sorting them by start and adding what each reaches past the furthest
--- end before it.
+-- end before it (a window, for the prompts where two passages overlap; the others add lengths).
 -- Each sample of a question is measured on its own (paired.sql averages them).
 -- Returns (temp table span_chars): run, question_id, sample, evidence_chars (labelled characters),
 --   prompt_chars, overlap_chars (labelled characters in the prompt), evidence_recall =
@@ -16,14 +16,31 @@ CREATE OR REPLACE TEMP TABLE span_chars AS
 WITH labels AS (
     SELECT DISTINCT run, question_id, sample, doc_id, start, "end" FROM span_matches
 ),
+prompts AS (
+    -- a prompt whose passages do not overlap (sorted, neighbours tell) adds their lengths; only
+    -- the others go through the window below
+    SELECT run, question_id, sample, spans, apart,
+           CASE WHEN apart THEN coalesce(list_sum(list_transform(spans,
+                lambda s: s."end" - s.start)), 0) END AS apart_chars
+    FROM (
+        SELECT *, coalesce(list_bool_and(list_transform(spans, lambda s, i: i = 1
+                   OR spans[i - 1].doc_id <> s.doc_id OR spans[i - 1]."end" <= s.start)), true)
+                   AS apart
+        FROM (
+            SELECT run, question_id, coalesce(sample, '') AS sample,
+                   list_sort(scored_list(context_spans, retrieved_spans, $k)) AS spans
+            FROM runs
+            WHERE len(relevant_spans) > 0
+        )
+    )
+),
 prompt AS (
-    SELECT run, question_id, sample,
-           unnest(scored_list(context_spans, retrieved_spans, $k), recursive := true)
-    FROM (SELECT * REPLACE (coalesce(sample, '') AS sample) FROM runs)
-    SEMI JOIN labels USING (run, question_id, sample)
+    SELECT run, question_id, sample, apart, unnest(spans, recursive := true) FROM prompts
 ),
 parts AS (
-    SELECT run, question_id, sample, 'prompt' AS part, doc_id, start, "end" FROM prompt
+    SELECT run, question_id, sample, 'prompt' AS part, doc_id, start, "end"
+    FROM prompt
+    WHERE NOT apart
     UNION ALL
     SELECT l.run, l.question_id, l.sample, 'overlap', l.doc_id,
            greatest(p.start, l.start), least(p."end", l."end")
@@ -53,13 +70,16 @@ evidence AS (
     FROM labels
     GROUP BY run, question_id, sample
 )
-SELECT e.run, e.question_id, e.sample, e.evidence_chars,
-       coalesce(t.prompt_chars, 0) AS prompt_chars,
-       coalesce(t.overlap_chars, 0) AS overlap_chars,
-       coalesce(t.overlap_chars, 0) / e.evidence_chars AS evidence_recall,
-       CASE WHEN coalesce(t.prompt_chars, 0) = 0 THEN 0.0
-            ELSE t.overlap_chars / t.prompt_chars END AS context_precision,
-       coalesce(t.overlap_chars, 0) / (e.evidence_chars + coalesce(t.prompt_chars, 0)
-                                      - coalesce(t.overlap_chars, 0)) AS evidence_iou
-FROM evidence AS e
-LEFT JOIN totals AS t USING (run, question_id, sample)
+SELECT run, question_id, sample, evidence_chars, prompt_chars, overlap_chars,
+       overlap_chars / evidence_chars AS evidence_recall,
+       CASE WHEN prompt_chars = 0 THEN 0.0 ELSE overlap_chars / prompt_chars END
+           AS context_precision,
+       overlap_chars / (evidence_chars + prompt_chars - overlap_chars) AS evidence_iou
+FROM (
+    SELECT e.run, e.question_id, e.sample, e.evidence_chars,
+           coalesce(p.apart_chars, t.prompt_chars, 0) AS prompt_chars,
+           coalesce(t.overlap_chars, 0) AS overlap_chars
+    FROM evidence AS e
+    LEFT JOIN totals AS t USING (run, question_id, sample)
+    LEFT JOIN prompts AS p USING (run, question_id, sample)
+)
