@@ -1,5 +1,6 @@
 -- Every row-level input problem, counted per run, kind and column, with the first examples.
--- Reads: view runs, table facts. Params: $examples INTEGER: examples kept per problem.
+-- Reads: view runs, table facts, macro spans_apart (queries/rules.sql). Params: $examples INTEGER:
+--   examples kept per problem.
 -- Returns: run, kind, column_name, severity ('error': the log is refused; 'left_out': the value
 --   is dropped and counted in a warning), n (rows with the problem), row_numbers, question_ids,
 --   details (the first $examples examples, in file order); errors first, then by run and first row.
@@ -93,8 +94,10 @@ problems AS (
                    PARTITION BY run, row_number, s.doc_id ORDER BY s.start, s."end"
                    ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING
                ) AS overlapping
-        FROM (SELECT run, row_number, question_id, unnest(relevant_spans) AS s
-              FROM runs WHERE len(relevant_spans) > 1)
+        FROM (SELECT run, row_number, question_id, unnest(sorted) AS s
+              FROM (SELECT run, row_number, question_id, list_sort(relevant_spans) AS sorted
+                    FROM runs WHERE len(relevant_spans) > 1)
+              WHERE NOT spans_apart(sorted))
     )
     WHERE overlapping
     GROUP BY run, row_number

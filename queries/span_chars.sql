@@ -2,7 +2,7 @@
 -- documents were cut: how much labelled text reached the prompt, and how much of the prompt
 -- was labelled text.
 -- Reads: view runs (context_spans, retrieved_spans), table span_matches (the merged labels),
---   macro scored_list (queries/rules.sql).
+--   macros scored_list and spans_apart (queries/rules.sql).
 -- Params: $k INTEGER: the prompt is the first $k of retrieved_spans; NULL: context_spans.
 -- Overlapping prompt passages count their shared characters once: the union of intervals of one
 -- document is measured by sorting them by start and adding what each reaches past the furthest
@@ -23,9 +23,7 @@ prompts AS (
            CASE WHEN apart THEN coalesce(list_sum(list_transform(spans,
                 lambda s: s."end" - s.start)), 0) END AS apart_chars
     FROM (
-        SELECT *, coalesce(list_bool_and(list_transform(spans, lambda s, i: i = 1
-                   OR spans[i - 1].doc_id <> s.doc_id OR spans[i - 1]."end" <= s.start)), true)
-                   AS apart
+        SELECT *, spans_apart(spans) AS apart
         FROM (
             SELECT run, question_id, coalesce(sample, '') AS sample,
                    list_sort(scored_list(context_spans, retrieved_spans, $k)) AS spans

@@ -1,5 +1,6 @@
 -- Span labels matched to the passages that cover them: the span side of the table relevant.
--- Reads: view runs (relevant_spans, retrieved_spans, context_spans).
+-- Reads: view runs (relevant_spans, retrieved_spans, context_spans); macro spans_apart
+--   (queries/rules.sql).
 -- Params: $coverage DOUBLE: a passage covers a labelled span when it overlaps it by at least this
 --   share of the span's characters (0: any overlap).
 -- Labels of grade 0 are dropped; overlapping labels of one question and document are merged first
@@ -23,11 +24,7 @@ WITH sorted AS (
     WHERE len(relevant_spans) > 0
 ),
 flagged AS (
-    -- sorted by document and start, labels overlap only if two neighbours do
-    SELECT *, coalesce(list_bool_and(list_transform(spans, lambda s, i: i = 1
-               OR spans[i - 1].doc_id <> s.doc_id OR spans[i - 1]."end" <= s.start)), true)
-               AS apart
-    FROM sorted
+    SELECT *, spans_apart(spans) AS apart FROM sorted
 ),
 spans AS (
     SELECT run, row_number, question_id, sample, unnest(spans, recursive := true)
