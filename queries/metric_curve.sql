@@ -1,7 +1,7 @@
 -- Mean retrieval metrics of both runs over retrieved_ids at every cutoff k = 1 .. $depth,
 -- over the paired questions that have relevant passages.
--- Reads: tables relevant (one sample per question: the first, samples.py) and span_matches (the
---   passages covering a span label, of that sample), view paired_ids.
+-- Reads: tables relevant (of a question answered several times, its first sample: samples.py)
+--   and span_matches (the passages covering a span label, of that sample), view paired_ids.
 -- Span labels as in question_metrics.sql and span_precision.sql: labels found by one passage take
 -- consecutive slots (slot = max(pos, hit_no); pos itself for passage labels), and precision
 -- counts the passages relevant to any label, a passage covering two labels once.

@@ -2,8 +2,9 @@
 -- (reportgen/analysis/samples.py).
 -- Reads: tables question_metrics and span_chars (one row per sample), view paired_ids.
 -- Returns: run, question_id, metric (recall | precision | hit | mrr | ndcg | map | rprec | all |
---   correct | faithfulness | evidence_recall | context_precision | evidence_iou), n (samples with a score), mean, variance (sample variance of the
---   samples, NULL for a single one); questions in both runs only, scores NULL left out.
+--   correct | faithfulness | evidence_recall | context_precision | evidence_iou), n (samples
+--   with a score), mean, variance (sample variance of the samples, NULL for a single one);
+--   questions in both runs only, scores NULL left out.
 WITH long AS (
     SELECT run, question_id, sample,
            unnest(['recall', 'precision', 'hit', 'mrr', 'ndcg', 'map', 'rprec', 'all',

@@ -10,8 +10,9 @@
 --   log (row_number) is one sample of one question, the key the work below joins on.
 -- Only the passages that can overlap a label are joined: the unnested rankings are first cut to
 --   those in a labelled document of their row and within the reach of its labels, a filter on
---   each passage (no join), which keeps about 1 in 30 of a 100-passage ranking; joining every
---   passage of every ranking with the labels cost three times as much.
+--   each passage (no join), which keeps about 1 in 30 of a 100-passage ranking; the join of
+--   every passage of every ranking with the labels was most of this query's time. Labels are
+--   merged (two windows) only in the rows where two of them overlap.
 -- Returns (temp table span_matches): run, question_id, sample, id (doc_id:start-end of the merged label),
 --   grade, n_merged (labels merged into it), doc_id, start, end (its offsets), pos_retrieved, pos_context (1-based rank of one
 --   covering passage, the other NULL); one row per (label, covering passage), and one row with
@@ -60,6 +61,7 @@ labels AS (
     FROM islands
     GROUP BY run, row_number, doc_id, island
 ),
+-- read by both branches below; materialised, every ranking would be copied once more
 reach AS NOT MATERIALIZED (
     SELECT run, row_number, retrieved_spans, context_spans,
            list_min(list_transform(relevant_spans, lambda s: s.doc_id)) AS doc_lo,
@@ -77,8 +79,8 @@ passages AS (
                unnest(retrieved_spans, recursive := true)
         FROM reach
         UNION ALL
-        SELECT run, row_number, doc_lo, doc_hi, lo, hi, 'context', generate_subscripts(context_spans, 1),
-               unnest(context_spans, recursive := true)
+        SELECT run, row_number, doc_lo, doc_hi, lo, hi, 'context',
+               generate_subscripts(context_spans, 1), unnest(context_spans, recursive := true)
         FROM reach
     )
     WHERE start < hi AND "end" > lo AND doc_id BETWEEN doc_lo AND doc_hi
