@@ -1,6 +1,6 @@
 """Time span matching against the passage-level metrics it replaces, on N questions x 100.
 
-Usage: ``python bench/span_bench.py N OUT_DIR [--seed S]``.
+Usage: ``python bench/span_bench.py N OUT_DIR [--seed S] [--also REV [--repeats R]]``.
 
 Writes a seeded pair of span logs (``OUT_DIR/spans_a.parquet``, ``spans_b.parquet``): each
 question has a home manual; its 100 retrieved passages are 500-character chunks (A) or
@@ -11,11 +11,22 @@ times, in one DuckDB session each, what ``compare`` runs before the statistics: 
 N, ranking depth 100) and once on the span logs (plus span matching, span precision and the
 character measures). Prints both wall and CPU times (user + system over DuckDB's threads, the
 steadier figure on a loaded machine) and their ratios.
+
+``--also REV`` times the same steps as committed in REV (``git archive REV``, as
+``run_bench.py --snapshot`` does) beside this checkout: each timing is a separate process,
+the two commits alternating (this, REV, REV, this, ...) R times (default 5), and the medians are
+printed side by side.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -24,7 +35,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from make_logs import write_logs
+from run_bench import export
 
+import reportgen
 from reportgen.inputs.database import RunDatabase
 from reportgen.inputs.load import open_run
 
@@ -33,6 +46,8 @@ N_DOCS = 100_000
 HOME_SHARE = 0.1  # passages of the ranking from the question's own manual
 CHUNKS_PER_DOC = 40  # passage start = chunk * size, chunk in 0..CHUNKS_PER_DOC-1 (at 500 chars)
 MAX_LABELS = 4
+REPO = Path(__file__).resolve().parent.parent
+LABELS = ("passage labels", "span labels")
 
 
 def _spans(docs: np.ndarray, starts: np.ndarray, ends: np.ndarray, lengths: np.ndarray):
@@ -96,19 +111,81 @@ def time_metrics(a: Path, b: Path, coverage: float | None) -> tuple[float, float
     return time.perf_counter() - start, time.process_time() - cpu
 
 
+def _paths(out_dir: Path) -> dict[str, tuple[Path, Path]]:
+    """The two pairs of logs, by label (the names write_logs and write_span_logs give them)."""
+    return {
+        LABELS[0]: (out_dir / "a.parquet", out_dir / "b.parquet"),
+        LABELS[1]: (out_dir / "spans_a.parquet", out_dir / "spans_b.parquet"),
+    }
+
+
+def _timed(out_dir: Path, label: str) -> tuple[float, float]:
+    return time_metrics(*_paths(out_dir)[label], coverage=None if label == LABELS[0] else 0.0)
+
+
+def _timed_in(source: Path, label: str, out_dir: Path) -> tuple[float, float]:
+    """Wall and CPU seconds of one pair timed in a process of its own, with the package of
+    ``source`` (a checkout or an exported commit) first on the path."""
+    env = dict(os.environ, PYTHONPATH=str(source))
+    argv = [sys.executable, __file__, "0", str(out_dir), "--child", label]
+    done = subprocess.run(argv, env=env, cwd=source, capture_output=True, text=True, check=True)
+    result = json.loads(done.stdout)
+    if Path(result["package"]).resolve() != (source / "reportgen").resolve():
+        raise SystemExit(f"timed {result['package']}, not the package of {source}")
+    return result["wall"], result["cpu"]
+
+
+def _side_by_side(out_dir: Path, rev: str, repeats: int) -> None:
+    """This checkout and REV, alternating, each pair of logs timed ``repeats`` times."""
+    with tempfile.TemporaryDirectory() as tmp:
+        sources = {"this checkout": REPO, rev: Path(tmp)}
+        export(rev, sources[rev])
+        times: dict[tuple[str, str], list[tuple[float, float]]] = {}
+        for i in range(repeats):
+            order = list(sources) if i % 2 == 0 else list(sources)[::-1]
+            for name in order:
+                for label in LABELS:
+                    timing = _timed_in(sources[name], label, out_dir)
+                    times.setdefault((name, label), []).append(timing)
+    print(f"medians of {repeats} runs each, alternating; CPU = user + system over all threads")
+    for name in sources:
+        wall, cpu = (
+            {label: statistics.median(t[j] for t in times[(name, label)]) for label in LABELS}
+            for j in (0, 1)
+        )
+        ratio = cpu[LABELS[1]] / cpu[LABELS[0]]
+        print(
+            f"{name}: "
+            + ", ".join(
+                f"{label} {wall[label]:.2f} s wall, {cpu[label]:.2f} s CPU" for label in LABELS
+            )
+            + f"; span / passage (CPU) {ratio:.2f}x"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("n", type=int)
     parser.add_argument("out_dir", type=Path)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--also", metavar="REV", help="also time the steps as committed in REV")
+    parser.add_argument("--repeats", type=int, default=5, help="runs of each with --also")
+    parser.add_argument("--child", choices=LABELS, help=argparse.SUPPRESS)  # one timing, as JSON
     args = parser.parse_args()
+    if args.child:
+        wall, cpu = _timed(args.out_dir, args.child)
+        package = str(Path(reportgen.__file__).parent)
+        print(json.dumps({"wall": wall, "cpu": cpu, "package": package}))
+        return
     args.out_dir.mkdir(parents=True, exist_ok=True)
-    passage_logs = write_logs(args.n, args.out_dir, args.seed)
-    span_logs = write_span_logs(args.n, args.out_dir, args.seed)
-    passages = time_metrics(*passage_logs, coverage=None)
-    spans = time_metrics(*span_logs, coverage=0.0)
+    write_logs(args.n, args.out_dir, args.seed)
+    write_span_logs(args.n, args.out_dir, args.seed)
     print(f"{args.n} questions x {DEPTH} passages")
-    for name, (wall, cpu) in (("passage labels", passages), ("span labels", spans)):
+    if args.also:
+        _side_by_side(args.out_dir, args.also, args.repeats)
+        return
+    passages, spans = (_timed(args.out_dir, label) for label in LABELS)
+    for name, (wall, cpu) in zip(LABELS, (passages, spans), strict=True):
         print(
             f"{name + ':':15} {wall:.2f} s wall ({wall / passages[0]:.2f}x), "
             f"{cpu:.2f} s CPU ({cpu / passages[1]:.2f}x)"

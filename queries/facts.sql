@@ -16,7 +16,8 @@
 --     carry a label of any grade: judged, for unjudged.sql),
 --   cited (distinct cited ids, NULL when not logged), cited_in_prompt (aligned with cited),
 --   nulls_in_lists (null items in retrieved_ids, relevant_ids, context_ids, cited_ids and
---     relevant_grades as logged).
+--     relevant_grades as logged), bad_spans (macro bad_span of relevant_spans, retrieved_spans
+--     and context_spans; NULL for a row without spans).
 CREATE OR REPLACE TEMP TABLE facts AS
 SELECT
     run, row_number, question_id, coalesce(sample, '') AS sample, question, slice, correct, faithfulness, answer_relevance,
@@ -48,6 +49,11 @@ SELECT
      len(relevant_ids) - list_count(relevant_ids),
      len(context_ids) - list_count(context_ids), len(cited_ids) - list_count(cited_ids),
      len(relevant_grades) - list_count(relevant_grades)] AS nulls_in_lists,
+    -- the first bad span of relevant_spans, retrieved_spans and context_spans, likewise
+    CASE WHEN relevant_spans IS NOT NULL OR retrieved_spans IS NOT NULL
+              OR context_spans IS NOT NULL THEN
+        [bad_span(relevant_spans), bad_span(retrieved_spans), bad_span(context_spans)]
+    END AS bad_spans,
     list_distinct(cited_ids) AS cited,
     list_transform(
         list_distinct(cited_ids),

@@ -1,6 +1,7 @@
 -- Mean retrieval metrics of both runs over retrieved_ids at every cutoff k = 1 .. $depth,
 -- over the paired questions that have relevant passages.
--- Reads: tables relevant and span_matches (the passages covering a span label), view paired_ids.
+-- Reads: tables relevant (of a question answered several times, its first sample: samples.py)
+--   and span_matches (the passages covering a span label, of that sample), view paired_ids.
 -- Span labels as in question_metrics.sql and span_precision.sql: labels found by one passage take
 -- consecutive slots (slot = max(pos, hit_no); pos itself for passage labels), and precision
 -- counts the passages relevant to any label, a passage covering two labels once.
@@ -12,7 +13,7 @@
 -- the tens of millions of steps of a large log.
 -- Returns: run, metric (recall | precision | hit | mrr | ndcg | map | rprec | all), k, value.
 WITH labelled AS (
-    SELECT run, question_id, id, ideal_rank, n_relevant, pos_retrieved,
+    SELECT run, question_id, sample, id, ideal_rank, n_relevant, pos_retrieved,
            CASE WHEN $exponential THEN pow(2, grade) - 1 ELSE grade END AS gain
     FROM relevant
     WHERE question_id IN (SELECT question_id FROM paired_ids)
@@ -51,7 +52,7 @@ covering AS (
     UNION ALL
     SELECT DISTINCT run, question_id, pos_retrieved
     FROM span_matches
-    SEMI JOIN labelled USING (run, question_id)
+    SEMI JOIN labelled USING (run, question_id, sample)
     WHERE pos_retrieved IS NOT NULL
 ),
 complete AS (

@@ -1,20 +1,21 @@
 -- Every row-level input problem, counted per run, kind and column, with the first examples.
--- Reads: view runs, table facts. Params: $examples INTEGER: examples kept per problem.
+-- Reads: view runs, table facts, macro spans_apart (queries/rules.sql). Params: $examples INTEGER:
+--   examples kept per problem.
 -- Returns: run, kind, column_name, severity ('error': the log is refused; 'left_out': the value
 --   is dropped and counted in a warning), n (rows with the problem), row_numbers, question_ids,
 --   details (the first $examples examples, in file order); errors first, then by run and first row.
 --   kind is one of null_id, duplicate_id, grades_length, null_in_list, grade_range, share_range,
 --   negative, not_finite, span_doc, span_range, merged_spans (overlapping labels, merged: not
 --   refused, listed with the values left out).
--- The scalar columns come from runs, the null items of the lists from facts (which reads the
--- long lists once for every query); each row is reduced to a few numbers, once.
+-- The scalar columns come from runs, the null items and bad spans of the lists from facts (which
+-- reads the long lists once for every query); each row is reduced to a few numbers, once.
 WITH checked AS MATERIALIZED (
     SELECT r.run, r.row_number, r.question_id, r.faithfulness, r.answer_relevance,
            r.context_tokens, r.latency_ms, r.cost_usd,
            -- with a sample column a question has one row per sample
            min(r.row_number) OVER (PARTITION BY r.run, r.question_id, r.sample) AS first_row,
            len(r.relevant_grades) AS n_grades, coalesce(len(r.relevant_ids), 0) AS n_relevant,
-           list_min(r.relevant_grades) AS min_grade, f.nulls_in_lists AS nulls
+           list_min(r.relevant_grades) AS min_grade, f.nulls_in_lists AS nulls, f.bad_spans
     FROM runs AS r
     JOIN facts AS f USING (run, row_number)
 ),
@@ -78,12 +79,9 @@ problems AS (
     FROM (
         SELECT run, row_number, question_id,
                unnest(['relevant_spans', 'retrieved_spans', 'context_spans']) AS name,
-               unnest([list_filter(relevant_spans, lambda s: NOT coalesce(s.doc_id IS NOT NULL AND 0 <= s.start AND s.start < s."end", false))[1]::STRUCT(doc_id VARCHAR, start BIGINT, "end" BIGINT),
-                       list_filter(retrieved_spans, lambda s: NOT coalesce(s.doc_id IS NOT NULL AND 0 <= s.start AND s.start < s."end", false))[1],
-                       list_filter(context_spans, lambda s: NOT coalesce(s.doc_id IS NOT NULL AND 0 <= s.start AND s.start < s."end", false))[1]]) AS s
-        FROM runs
-        WHERE relevant_spans IS NOT NULL OR retrieved_spans IS NOT NULL
-              OR context_spans IS NOT NULL
+               unnest(bad_spans) AS s
+        FROM checked
+        WHERE list_count(bad_spans) > 0
     )
     WHERE s IS NOT NULL
     UNION ALL
@@ -96,11 +94,15 @@ problems AS (
                    PARTITION BY run, row_number, s.doc_id ORDER BY s.start, s."end"
                    ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING
                ) AS overlapping
-        FROM (SELECT run, row_number, question_id, unnest(relevant_spans) AS s
-              FROM runs WHERE len(relevant_spans) > 1)
+        FROM (SELECT run, row_number, question_id, unnest(sorted) AS s
+              FROM (SELECT run, row_number, question_id, list_sort(relevant_spans) AS sorted
+                    FROM runs WHERE len(relevant_spans) > 1)
+              WHERE NOT spans_apart(sorted))
     )
     WHERE overlapping
     GROUP BY run, row_number
+    -- a question's samples share its labels: its first row stands for them
+    QUALIFY row_number = min(row_number) OVER (PARTITION BY run, any_value(question_id))
 )
 SELECT run, kind, column_name,
        CASE WHEN kind IN ('not_finite', 'merged_spans') THEN 'left_out' ELSE 'error' END

@@ -25,6 +25,14 @@
 -- once. It is as close to the true sum as a sum in a fixed order, or closer (|v| < 2^67):
 --   exact_sum(v), an aggregate; NULL terms are left out, and no term gives NULL, as sum does.
 --
+-- A span with no doc_id, a negative offset or start >= end cannot be measured (the row checks
+-- refuse it): bad_span(spans), the first such span of a list, as STRUCT(doc_id, start, end).
+--
+-- Spans sorted by document and start overlap only if two neighbours do, which is cheaper to see
+-- than to merge them: spans_apart(sorted) is true when no two spans of the sorted list share a
+-- character (or it is empty). sorted must be a column, not list_sort(...) itself, which the
+-- lambda would sort again for every span.
+--
 -- Answerable: as logged; else a question is answerable when it has labelled evidence (a passage
 -- of grade > 0) or when no relevant_ids is logged at all (only an empty list of labels marks a
 -- question unanswerable):
@@ -50,3 +58,12 @@ CREATE OR REPLACE TEMP MACRO span_names(spans) AS
 
 CREATE OR REPLACE TEMP MACRO exact_sum(v) AS
     sum(round(v * 1152921504606846976)::HUGEINT)::DOUBLE / 1152921504606846976;
+
+CREATE OR REPLACE TEMP MACRO bad_span(spans) AS
+    list_filter(spans, lambda s: NOT coalesce(s.doc_id IS NOT NULL AND 0 <= s.start
+                                              AND s.start < s."end", false))[1]
+        ::STRUCT(doc_id VARCHAR, start BIGINT, "end" BIGINT);
+
+CREATE OR REPLACE TEMP MACRO spans_apart(sorted) AS
+    coalesce(list_bool_and(list_transform(sorted, lambda s, i: i = 1
+        OR sorted[i - 1].doc_id <> s.doc_id OR sorted[i - 1]."end" <= s.start)), true);

@@ -1,14 +1,17 @@
 -- Samples of one question whose labels disagree: a question is labelled once, whichever answer
 -- is scored, so a disagreement means the rows are not samples of one question.
--- Reads: table facts. Params: $examples INTEGER: examples kept per problem.
+-- Reads: table facts, view runs (relevant_spans). Params: $examples INTEGER: examples kept per
+--   problem.
 -- Only runs that log a sample column are checked (without one a repeated question_id is a
 -- duplicate_id of row_problems.sql). Each row is compared with its question's first row;
 -- relevant labels compare as sets of (passage, grade).
 -- Returns: the columns of row_problems.sql, kind 'sample_labels', one row per column that
---   disagrees (relevant_ids, answerable, slice, question); details 'row N has ...'.
+--   disagrees (relevant_ids, or relevant_spans for labels logged as spans; answerable, slice,
+--   question); details 'row N has ...'.
 WITH labelled AS (
     SELECT run, row_number, question_id, sample, answerable::VARCHAR AS answerable, slice,
-           question,
+           question, CASE WHEN r.relevant_spans IS NOT NULL THEN 'relevant_spans'
+                          ELSE 'relevant_ids' END AS labels_column,
            list_sort(list_transform(
                coalesce(relevant_ids, []),
                lambda id, i: id || ':' || relevant_grades[i]::VARCHAR
@@ -16,10 +19,11 @@ WITH labelled AS (
            max(sample) OVER (PARTITION BY run) <> '' AS sampled,
            min(row_number) OVER (PARTITION BY run, question_id) AS first_row
     FROM facts
+    JOIN (SELECT run, row_number, relevant_spans FROM runs) AS r USING (run, row_number)
 ),
 compared AS (
     SELECT r.run, r.row_number, r.question_id, f.row_number AS first_row,
-           unnest(['relevant_ids', 'answerable', 'slice', 'question']) AS column_name,
+           unnest([r.labels_column, 'answerable', 'slice', 'question']) AS column_name,
            unnest([r.labels, r.answerable, r.slice, r.question]) AS value,
            unnest([f.labels, f.answerable, f.slice, f.question]) AS first_value
     FROM labelled AS r

@@ -1,16 +1,19 @@
 -- Each paired question's samples of every score, summarised for the variance decomposition
 -- (reportgen/analysis/samples.py).
--- Reads: table question_metrics (one row per sample), view paired_ids.
+-- Reads: tables question_metrics and span_chars (one row per sample), view paired_ids.
 -- Returns: run, question_id, metric (recall | precision | hit | mrr | ndcg | map | rprec | all |
---   correct | faithfulness), n (samples with a score), mean, variance (sample variance of the
---   samples, NULL for a single one); questions in both runs only, scores NULL left out.
+--   correct | faithfulness | evidence_recall | context_precision | evidence_iou), n (samples
+--   with a score), mean, variance (sample variance of the samples, NULL for a single one);
+--   questions in both runs only, scores NULL left out.
 WITH long AS (
     SELECT run, question_id, sample,
            unnest(['recall', 'precision', 'hit', 'mrr', 'ndcg', 'map', 'rprec', 'all',
-                   'correct', 'faithfulness']) AS metric,
+                   'correct', 'faithfulness', 'evidence_recall', 'context_precision',
+                   'evidence_iou']) AS metric,
            unnest([recall, precision, hit, mrr, ndcg, map, rprec, "all", correct,
-                   faithfulness]) AS value
+                   faithfulness, evidence_recall, context_precision, evidence_iou]) AS value
     FROM question_metrics
+    LEFT JOIN span_chars USING (run, question_id, sample)
     WHERE question_id IN (SELECT question_id FROM paired_ids)
 )
 SELECT run, question_id, metric, count(*) AS n, avg(value ORDER BY sample) AS mean,

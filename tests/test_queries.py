@@ -299,7 +299,7 @@ def test_span_matches(tmp_path: Path):
     db = _span_db(tmp_path)
     m = db.con.execute("SELECT * FROM span_matches WHERE run = 'a' ORDER BY id, pos_retrieved").df()
     assert list(m.columns) == [
-        "run", "question_id", "id", "grade", "n_merged", "doc_id", "start", "end",
+        "run", "question_id", "sample", "id", "grade", "n_merged", "doc_id", "start", "end",
         "pos_retrieved", "pos_context",
     ]  # fmt: skip
     assert m[["id", "grade", "n_merged", "pos_retrieved"]].values.tolist() == [
@@ -674,6 +674,30 @@ def test_pair_rows(db):
     assert db.con.execute(
         "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'run_rows'"
     ).fetchone() == (0,)  # the rows are not kept
+
+
+def test_span_rules(db):
+    """The span rules, hand-worked: spans apart (sorted, no two share a character; touching is
+    apart, another document never overlaps) and the first span that cannot be measured."""
+    lists = [
+        [],
+        [("d1", 0, 10), ("d1", 10, 20)],  # touching
+        [("d1", 0, 10), ("d1", 5, 20)],
+        [("d1", 0, 100), ("d1", 10, 20), ("d1", 30, 40)],  # the first contains the others
+        [("d1", 0, 10), ("d1", 20, 30), ("d1", 25, 40)],  # only the last two overlap
+        [("d1", 0, 10), ("d2", 5, 20)],
+        [("d1", 0, 10), ("d1", 7, 7), (None, 1, 2), ("d1", -1, 3)],
+    ]
+    spans = [[{"doc_id": d, "start": s, "end": e} for d, s, e in spans] for spans in lists]
+    got = db.con.execute(
+        "SELECT list(spans_apart(sorted) ORDER BY i), list(bad_span(sorted) ORDER BY i) "
+        "FROM (SELECT i, list_sort($spans[i]) AS sorted FROM range(1, $n + 1) AS t(i))",
+        {"spans": spans, "n": len(spans)},
+    ).fetchone()
+    assert got[0] == [True, True, False, False, False, True, False]
+    assert got[1][:6] == [None] * 6
+    # sorted, the list reads d1 [-1, 3) first: the first span that cannot be measured
+    assert got[1][6] == {"doc_id": "d1", "start": -1, "end": 3}
 
 
 def test_paired_ids(db):

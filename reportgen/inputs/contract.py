@@ -169,19 +169,12 @@ def type_problem(column: Column, arrow_type: pa.DataType) -> str | None:
 
 
 SAMPLE_COLUMNS = ("sample", "epoch")  # epoch: inspect-ai's name for the same thing
-SPAN_COLUMNS = ("relevant_spans", "retrieved_spans", "context_spans")
 
 
 def schema_problem(path: Path, names: list[str]) -> str | None:
     """A log that names the sample twice: which of the two pairs the rows is unclear."""
     if all(c in names for c in SAMPLE_COLUMNS):
         return f"{path}: has both sample and epoch, two names of one column; drop one of them"
-    spans = [c for c in SPAN_COLUMNS if c in names]
-    if spans and any(c in names for c in SAMPLE_COLUMNS):
-        return (
-            f"{path}: has span labels ({spans[0]}) and several samples per question, which are "
-            "not compared together yet; compare one sample per question"
-        )
     return None
 
 
