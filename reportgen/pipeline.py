@@ -73,7 +73,9 @@ def make_report(
     inputs = [*paths, *(r.qrels for r in reading or () if r.qrels)]
     check_outputs(outputs.paths, inputs=inputs)  # before the long part
     with svg_process.started():  # its start-up runs beside the statistics
-        study = run_study(paths, options, requirements, reading, labels, baseline)
+        study = run_study(
+            paths, options, requirements, reading, labels, baseline, html_report.preload
+        )
         run_id = study_run_id(study, repr((options, reading, labels, baseline)))
         stage("charts and the page")
         sidecar = outputs.sidecar(_rows(study))
