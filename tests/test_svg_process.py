@@ -1,6 +1,7 @@
 """The static SVGs drawn in a child process are the ones drawn in this one, and the child never
 outlives the command."""
 
+import json
 import os
 
 import pytest
@@ -40,14 +41,24 @@ def test_without_a_child_or_once_it_has_drawn_nothing_is_drawn_there():
 def test_a_failed_child_leaves_the_page_drawn_here():
     charts = [Chart("c1", "title", "reading", SPEC)]
     with svg_process.started():
-        svg_process._child.kill()
+        svg_process._child.process.kill()
         svgs = static_svgs(charts)
     assert svgs == {"c1": vl_convert.vegalite_to_svg(SPEC)}  # the spec has no ids to prefix
 
 
 def test_the_child_ends_with_the_block_even_on_an_error():
     with pytest.raises(RuntimeError), svg_process.started():
-        pid = svg_process._child.pid
+        pid = svg_process._child.process.pid
         raise RuntimeError("a log refused")
     with pytest.raises(ProcessLookupError):  # killed and reaped
         os.kill(pid, 0)
+
+
+def test_a_chart_is_drawn_as_soon_as_it_is_made_and_returned_where_asked():
+    point = {"mark": "point"}
+    with svg_process.started():
+        Chart("c1", "title", "reading", SPEC)
+        assert svg_process._child.sent == [json.dumps(SPEC)]
+        svgs = svg_process.drawn([point, SPEC, point])
+    point_svg = vl_convert.vegalite_to_svg(point)
+    assert svgs == [point_svg, vl_convert.vegalite_to_svg(SPEC), point_svg]

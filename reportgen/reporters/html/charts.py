@@ -14,6 +14,7 @@ import pandas as pd
 
 from ...analysis.registry import CHARTED
 from ...analysis.slices import SMALL_SLICE
+from . import svg_process
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,9 @@ class Chart:
     title: str
     reading: str = field(metadata={"help": "one sentence: what the chart says"})
     spec: dict[str, Any] = field(metadata={"help": "Vega-Lite spec, data inline"})
+
+    def __post_init__(self) -> None:
+        svg_process.ahead(self.spec)  # its static SVG is drawn while the page builds the rest
 
 
 @dataclass(frozen=True)
