@@ -62,3 +62,12 @@ def test_a_chart_is_drawn_as_soon_as_it_is_made_and_returned_where_asked():
         svgs = svg_process.drawn([point, SPEC, point])
     point_svg = vl_convert.vegalite_to_svg(point)
     assert svgs == [point_svg, vl_convert.vegalite_to_svg(SPEC), point_svg]
+
+
+def test_a_block_inside_a_block_keeps_the_outer_child():
+    with svg_process.started():
+        outer = svg_process._child
+        with svg_process.started():
+            assert svg_process._child is outer
+        assert svg_process._child is outer and outer.process.poll() is None
+    assert outer.process.poll() is not None

@@ -81,8 +81,12 @@ _child: _Child | None = None
 
 @contextmanager
 def started() -> Iterator[None]:
-    """Start the child for this block, and end it with the block whatever happens."""
+    """Start the child for this block (unless an enclosing block has), and end it with the
+    block whatever happens."""
     global _child
+    if _child is not None:
+        yield
+        return
     try:
         _child = _Child()
     except OSError:  # no child: the page draws its SVGs itself
