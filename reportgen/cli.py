@@ -154,10 +154,10 @@ def _margin(value: str) -> tuple[str, float]:
 
 
 def _holdout(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    from .analysis.holdout import parse
-
     if value is None:
         return None
+    from .analysis.holdout import parse
+
     try:
         parse(value)
     except ValueError:
