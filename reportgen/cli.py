@@ -13,13 +13,13 @@ from typing import IO, TYPE_CHECKING, Any
 import click
 
 from . import __version__
-from .analysis.metrics import Options
 from .errors import RagreportError
 from .output import MAX_JSON_ROWS
 from .progress import SHOW_AFTER, shown
 
 if TYPE_CHECKING:
     from .analysis.gates import Requirements
+    from .analysis.metrics import Options
     from .inputs.readers import ReadOptions
 
 _Reading = Callable[[int], "tuple[ReadOptions, ...]"]  # the ReadOptions of n run logs
@@ -154,10 +154,10 @@ def _margin(value: str) -> tuple[str, float]:
 
 
 def _holdout(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    from .analysis.holdout import parse
-
     if value is None:
         return None
+    from .analysis.holdout import parse
+
     try:
         parse(value)
     except ValueError:
@@ -174,6 +174,7 @@ def settings_from(
     """The Options and gate rules of a parse of ``compare`` (the command line's, or the Python
     API's), each field of Options read from the parameter of the flag its definition names."""
     from .analysis.gates import requirements_from
+    from .analysis.metrics import Options
 
     by_flag = {flag: str(p.name) for p in command.params for flag in p.opts}
     options = Options(**{f.name: values[by_flag[f.metadata["flag"]]] for f in fields(Options)})
@@ -400,22 +401,25 @@ def compare(
     runs, RAGAS results, promptfoo output or BEIR results; see --format. A promptfoo file of
     several providers or prompts, given alone, is all of its runs (the first the baseline).
     """
-    from .analysis.gates import EXIT_FAIL
-    from .pipeline import Outputs, make_report
+    from .reporters.html import svg_process
 
-    context = click.get_current_context()
-    options, requirements = settings_from(context.command, context.params)
-    outputs = Outputs(
-        output,
-        json_path or output.with_suffix(".json"),
-        markdown_path,
-        junit_path,
-        per_question_path,
-    )
-    with shown(sys.stderr, quiet):
-        study = make_report(
-            list(runs), options, outputs, requirements, reading(len(runs)), labels, baseline
+    with svg_process.started():  # vl-convert starts while the statistics' libraries load
+        from .analysis.gates import EXIT_FAIL
+        from .pipeline import Outputs, make_report
+
+        context = click.get_current_context()
+        options, requirements = settings_from(context.command, context.params)
+        outputs = Outputs(
+            output,
+            json_path or output.with_suffix(".json"),
+            markdown_path,
+            junit_path,
+            per_question_path,
         )
+        with shown(sys.stderr, quiet):
+            study = make_report(
+                list(runs), options, outputs, requirements, reading(len(runs)), labels, baseline
+            )
     for pair in study.pairs:
         named = f"{pair.runs['b'].label}: " if study.family is not None else ""
         click.echo(f"{named}{pair.verdict.outcome}: {pair.verdict.reason}")

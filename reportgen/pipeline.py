@@ -19,6 +19,7 @@ from .reporters import (
     markdown_report,
     per_question_report,
 )
+from .reporters.html import svg_process
 from .reporters.report import Report, Reporter
 
 
@@ -71,12 +72,15 @@ def make_report(
     """Compare the baseline (first, or --baseline) with every other log and write each output."""
     inputs = [*paths, *(r.qrels for r in reading or () if r.qrels)]
     check_outputs(outputs.paths, inputs=inputs)  # before the long part
-    study = run_study(paths, options, requirements, reading, labels, baseline)
-    run_id = study_run_id(study, repr((options, reading, labels, baseline)))
-    stage("charts and the page")
-    sidecar = outputs.sidecar(_rows(study))
-    report = build_report(study, run_id, outputs.html.name, sidecar)
-    files = {path: render(report) for path, render in outputs.requested(sidecar)}
+    with svg_process.started():  # its start-up runs beside the statistics
+        study = run_study(
+            paths, options, requirements, reading, labels, baseline, html_report.preload
+        )
+        run_id = study_run_id(study, repr((options, reading, labels, baseline)))
+        stage("charts and the page")
+        sidecar = outputs.sidecar(_rows(study))
+        report = build_report(study, run_id, outputs.html.name, sidecar)
+        files = {path: render(report) for path, render in outputs.requested(sidecar)}
     stage("writing")
     write_all(files, inputs=inputs)
     return study

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from reportgen.analysis.stats import bootstrap_means, segment_sums
+from reportgen.analysis.stats import bootstrap_means, bootstrap_moments, segment_sums
 
 
 def test_segment_sums_with_empty_runs_anywhere():
@@ -29,3 +29,12 @@ def test_rare_values_drawn_as_indices_keep_the_mean_and_spread():
     assert abs(means.std() / expected_sd - 1) < 0.03
     # every resampled mean is a sum of drawn values over n: a multiple of 30 / n
     assert np.allclose(np.round(means * n / 30), means * n / 30)
+
+
+def test_the_same_resamples_on_one_thread_as_on_several():
+    rng = np.random.default_rng(7)
+    diff = np.round(rng.normal(size=1500), 3)  # a head of counts and a tail of indices
+    one = bootstrap_moments(diff, 1100, seed=3, squares=True, threads=1)
+    several = bootstrap_moments(diff, 1100, seed=3, squares=True, threads=3)
+    assert np.array_equal(one[0], several[0]) and np.array_equal(one[1], several[1])
+    assert len(one[0]) == 1100

@@ -19,6 +19,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from reportgen.analysis.metrics import Options
+from reportgen.comparison.study import run_study
+from reportgen.errors import InputError
 from reportgen.pipeline import Outputs, make_report
 from reportgen.reporters.report import Report
 
@@ -101,3 +103,18 @@ def test_a_refused_log_is_reported_before_the_page_libraries_load(tmp_path):
     assert done.stdout.split("\n")[0] == "2 []", done.stdout + done.stderr
     assert "no metric can be computed" in done.stderr
     assert not out.exists()
+
+
+def test_the_page_libraries_start_loading_once_each_pair_is_accepted(tmp_path):
+    """``accepted`` runs once per pair, after the checks: never for a refused log."""
+    sample = Path(__file__).parent.parent / "sample_runs"
+    names = ("a_baseline", "b_reranker", "c_prompt")
+    logs = [sample / f"fare_rules_{name}.parquet" for name in names]
+    calls: list[str] = []
+    run_study(logs, Options(n_boot=200), accepted=lambda: calls.append("accepted"))
+    assert calls == ["accepted", "accepted"]
+    bad = tmp_path / "bad.parquet"
+    pq.write_table(pa.table({"question_id": ["q1"]}), bad)
+    with pytest.raises(InputError, match="no metric can be computed"):
+        run_study([bad, logs[0]], Options(n_boot=200), accepted=lambda: calls.append("bad"))
+    assert calls == ["accepted", "accepted"]

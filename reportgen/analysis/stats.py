@@ -113,7 +113,7 @@ def bootstrap_means(diff: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
 
 
 def bootstrap_moments(
-    diff: np.ndarray, n_boot: int, seed: int, *, squares: bool
+    diff: np.ndarray, n_boot: int, seed: int, *, squares: bool, threads: int | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Means of ``diff`` over ``n_boot`` resamples and, with ``squares``, means of its squares
     (else an empty array); the same resamples either way.
@@ -131,8 +131,9 @@ def bootstrap_moments(
     sums in another order, then count as the one value they are (a change below 1e-12).
     Distinct values are ordered by count, ties by first appearance (not by value), so that
     swapping A and B, which negates every difference, draws exactly the mirrored resamples.
-    Resamples are drawn in chunks, each from its own generator seeded by (seed, chunk), on as
-    many threads as there are cores (numpy releases the GIL): same seed, same numbers.
+    Resamples are drawn in chunks, each from its own generator seeded by (seed, chunk), on
+    ``threads`` threads (default: as many as there are cores; numpy releases the GIL): same
+    seed, same numbers, whatever the threads.
     """
     n = len(diff)
     diff = np.round(diff, _DECIMALS)
@@ -160,7 +161,7 @@ def bootstrap_moments(
                 sums[:, 1] += segment_sums(picked * picked, in_tail)
         return sums / n
 
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+    with ThreadPoolExecutor(max_workers=threads or os.cpu_count() or 1) as pool:
         moments = np.concatenate(list(pool.map(chunk, range(0, n_boot, _CHUNK))))
     return moments[:, 0], moments[:, 1] if squares else np.empty(0)
 
@@ -383,6 +384,7 @@ def compare_metric(
     confidence: float,
     seed: int,
     clusters: np.ndarray | None = None,
+    threads: int | None = None,
 ) -> tuple[MetricComparison, np.ndarray]:
     """Compare paired scores; questions with a missing score in either run are left out.
 
@@ -394,6 +396,8 @@ def compare_metric(
     interval resamples clusters and the permutation test flips whole clusters (H0: A and B
     exchangeable within each cluster), whatever the outcome, since McNemar's test assumes
     independent questions; counts stay per question.
+
+    ``threads``: how many the bootstrap draws on (default: one per core).
 
     Returns the comparison and the bootstrap means of B - A (for the distribution chart).
     """
@@ -421,7 +425,7 @@ def compare_metric(
         groups, effect = len(sums), design_effect(diff, codes)
     else:
         studentize = not binary and n < STUDENTIZED_BELOW
-        means, squares = bootstrap_moments(diff, n_boot, seed, squares=studentize)
+        means, squares = bootstrap_moments(diff, n_boot, seed, squares=studentize, threads=threads)
         interval = small_sample_interval(diff, means, squares, confidence) if studentize else None
         method = STUDENTIZED if interval else INTERVAL
         low, high = interval or percentile_interval(means, expanded_confidence(confidence, n))

@@ -5,6 +5,7 @@ Everything the report shows is in the returned ``Comparison``; rendering compute
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -124,9 +125,11 @@ def compare_runs(
     requirements: Requirements | None = None,
     keep: list[str] | None = None,
     scored: tuple[ScoredRun, ScoredRun] | None = None,
+    accepted: Callable[[], object] | None = None,
 ) -> Comparison:
     """Compare run B with run A, opened; ``scored``: both runs already scored (score_run), so
-    that a study scores each run once however many pairs it is in."""
+    that a study scores each run once however many pairs it is in; ``accepted``: called once
+    the logs and rules have passed their checks, before the statistics."""
     runs = {"a": pair[0], "b": pair[1]}
     labels = (pair[0].label, pair[1].label)
     options = _with_rule_costs(options, requirements, runs)
@@ -143,6 +146,8 @@ def compare_runs(
                 costs=[c for c in COSTS if all(c in r.columns for r in runs.values())],
                 columns=_slice_columns(runs, options),
             )
+        if accepted:
+            accepted()
         headline = headline_metric(tables)
         changed = changed_questions(tables, headline)
         texts = db.frame("question_texts", ids=changed["question_id"][:CHANGED_SHOWN].tolist())

@@ -10,7 +10,7 @@ much picking the best of m overstates its gain.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -235,7 +235,9 @@ def run_study(
     reading: tuple[ReadOptions, ...] | None = None,
     labels: tuple[str, ...] = (),
     baseline: str | None = None,
+    accepted: Callable[[], object] | None = None,
 ) -> Study:
+    """``accepted``: called once the logs have passed their checks (see compare_runs)."""
     held: tuple[str, ...] = ()
     if len(paths) == 1 and isinstance(paths[0], Path):  # one file holding several runs
         # (promptfoo): all of them, in its order
@@ -273,6 +275,7 @@ def run_study(
             requirements,
             keep,
             (scored[0], scored[i]) if scored else None,
+            accepted,
         )
         for i, run in enumerate(runs[1:], start=1)
     ]

@@ -3,15 +3,37 @@ candidates), with the per-question table and the JSON offered for download."""
 
 from __future__ import annotations
 
+import importlib
 import json
+import threading
+from contextlib import suppress
 
 from . import json_report
 from .report import Report
 
+_PAGE = "reportgen.reporters.html.render"  # imports every library of the page
+_loading: threading.Thread | None = None
+
+
+def preload() -> None:
+    """Import the page's libraries (Altair, vl-convert, Jinja: about 0.4 s) on a thread, once.
+
+    Called when the logs have passed their checks, so that a refused log is reported without
+    them, and a good one has them load while SQL and numpy run without the GIL."""
+    global _loading
+    if _loading is None:
+        _loading = threading.Thread(target=_import_page)
+        _loading.start()
+
+
+def _import_page() -> None:
+    with suppress(ImportError):  # reported by render, which imports them again
+        importlib.import_module(_PAGE)
+
 
 def render(report: Report) -> str:
-    # The page's libraries (Altair, vl-convert, Jinja: about 0.4 s) load here, once the
-    # statistics are done, so that a log refused on reading is reported without them.
+    if _loading is not None:  # the page's modules are not imported by two threads at once
+        _loading.join()
     from .html.charts import RUN_COLOURS
     from .html.context import build_context
     from .html.render import render as render_pair

@@ -14,6 +14,7 @@ import pandas as pd
 
 from ...analysis.registry import CHARTED
 from ...analysis.slices import SMALL_SLICE
+from . import svg_process
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,9 @@ class Chart:
     title: str
     reading: str = field(metadata={"help": "one sentence: what the chart says"})
     spec: dict[str, Any] = field(metadata={"help": "Vega-Lite spec, data inline"})
+
+    def __post_init__(self) -> None:
+        svg_process.ahead(self.spec)  # its static SVG is drawn while the page builds the rest
 
 
 @dataclass(frozen=True)
@@ -84,7 +88,11 @@ def differences(
             ),
             y=alt.Y("diff:Q", title=f"B \u2212 A ({metric})"),
             color=alt.Color("outcome:N", scale=_outcome_scale(), title=None),
-            tooltip=["question_id:N", alt.Tooltip("diff:Q", format="+.3f"), "outcome:N"],
+            tooltip=[
+                alt.Tooltip("question_id:N"),
+                alt.Tooltip("diff:Q", format="+.3f"),
+                alt.Tooltip("outcome:N"),
+            ],
         )
         .properties(width=WIDTH, height=220)
         .to_dict(validate=False)
@@ -120,14 +128,17 @@ def metric_curve(curve: pd.DataFrame, named_cutoff: int, colours: RunColours) ->
         y=alt.Y("value:Q", title="mean over questions", scale=alt.Scale(domain=[0, 1])),
         color=alt.Color("run:N", title="run", scale=colours.scale()),
         strokeDash=alt.StrokeDash("run:N", legend=None),
-        tooltip=["run:N", "metric:N", "k:Q", alt.Tooltip("value:Q", format=".3f")],
+        tooltip=[
+            *map(alt.Tooltip, ["run:N", "metric:N", "k:Q"]),
+            alt.Tooltip("value:Q", format=".3f"),
+        ],
     )
     # One row per panel, so the cutoff and the headroom are drawn once in each.
     once = base.transform_filter((alt.datum.k == 1) & (alt.datum.run == "A"))
     headroom = once.mark_rect(color="#000000", opacity=0.06).encode(
-        x=alt.datum(named_cutoff), x2=alt.datum(depth)
+        x=alt.XDatum(named_cutoff), x2=alt.X2Datum(depth)
     )
-    cutoff = once.mark_rule(color="#000000", strokeDash=[4, 3]).encode(x=alt.datum(named_cutoff))
+    cutoff = once.mark_rule(color="#000000", strokeDash=[4, 3]).encode(x=alt.XDatum(named_cutoff))
     return (
         alt.layer(headroom, cutoff, lines, data=frame)
         .properties(width=230, height=170)
@@ -179,7 +190,7 @@ def bootstrap(
         .mark_bar(color="#999999")
         .encode(
             x=alt.X("start:Q", bin="binned", title=f"B \u2212 A in {metric}, mean of a resample"),
-            x2="end:Q",
+            x2=alt.X2("end:Q"),
             y=alt.Y("resamples:Q", title="resamples"),
         )
     )
@@ -187,7 +198,7 @@ def bootstrap(
         alt.Chart(marks)
         .mark_rule(size=2)
         .encode(
-            x="x:Q",
+            x=alt.X("x:Q"),
             color=alt.Color(
                 "mark:N",
                 title=None,
@@ -204,7 +215,7 @@ def bootstrap(
                     range=[[1, 0], [6, 3], [1, 0]],
                 ),
             ),
-            tooltip=["mark:N", alt.Tooltip("x:Q", format="+.4f")],
+            tooltip=[alt.Tooltip("mark:N"), alt.Tooltip("x:Q", format="+.4f")],
         )
     )
     return (
@@ -234,8 +245,8 @@ def forest(rows: pd.DataFrame, overall: float, metric: str, column: str) -> dict
         .encode(
             y=y,
             x=alt.X("low:Q", title=f"B \u2212 A in {metric}"),
-            x2="high:Q",
-            color=alt.value("#555555"),
+            x2=alt.X2("high:Q"),
+            color=alt.ColorValue("#555555"),
         )
     )
     points = (
@@ -243,30 +254,32 @@ def forest(rows: pd.DataFrame, overall: float, metric: str, column: str) -> dict
         .mark_point(filled=True, size=90)
         .encode(
             y=y,
-            x="diff:Q",
+            x=alt.X("diff:Q"),
             shape=alt.Shape(
                 "evidence:N",
                 title=None,
                 scale=alt.Scale(domain=[ENOUGH, SMALL], range=["circle", "triangle-up"]),
             ),
-            color=alt.condition(
-                alt.datum.diff < 0,
-                alt.value(OUTCOME_COLOURS["B loses"]),
-                alt.value(OUTCOME_COLOURS["B wins"]),
+            color=alt.ColorValue(
+                **alt.condition(
+                    alt.datum.diff < 0,
+                    alt.value(OUTCOME_COLOURS["B loses"]),
+                    alt.value(OUTCOME_COLOURS["B wins"]),
+                )
             ),
             tooltip=[
-                "label:N",
+                alt.Tooltip("label:N"),
                 alt.Tooltip("diff:Q", format="+.3f"),
                 alt.Tooltip("low:Q", format="+.3f"),
                 alt.Tooltip("high:Q", format="+.3f"),
             ],
         )
     )
-    zero = alt.Chart(pd.DataFrame({"x": [0.0]})).mark_rule(color="#000000").encode(x="x:Q")
+    zero = alt.Chart(pd.DataFrame({"x": [0.0]})).mark_rule(color="#000000").encode(x=alt.X("x:Q"))
     mean = (
         alt.Chart(pd.DataFrame({"x": [overall]}))
         .mark_rule(color="#0072B2", strokeDash=[5, 3])
-        .encode(x="x:Q")
+        .encode(x=alt.X("x:Q"))
     )
     return (
         alt.layer(zero, mean, whiskers, points)
@@ -291,7 +304,7 @@ def failure_classes(counts: pd.DataFrame, colours: RunColours) -> dict[str, Any]
             yOffset=alt.YOffset("run:N"),
             x=alt.X("n:Q", title="questions"),
             color=alt.Color("run:N", title="run", scale=colours.scale()),
-            tooltip=["run:N", "failure_class:N", "n:Q"],
+            tooltip=list(map(alt.Tooltip, ["run:N", "failure_class:N", "n:Q"])),
         )
         .properties(width=420, height=alt.Step(11))
         .to_dict(validate=False)
@@ -322,7 +335,9 @@ def run_means(frame: pd.DataFrame, metric: str, colours: list[str]) -> dict[str,
     whiskers = (
         alt.Chart(frame)
         .mark_rule(strokeWidth=2)
-        .encode(y=y, x=alt.X("low:Q", title=metric, scale=alt.Scale(zero=False)), x2="high:Q")
+        .encode(
+            y=y, x=alt.X("low:Q", title=metric, scale=alt.Scale(zero=False)), x2=alt.X2("high:Q")
+        )
         .encode(color=alt.Color("run:N", scale=scale, legend=None))
     )
     points = (
@@ -330,10 +345,10 @@ def run_means(frame: pd.DataFrame, metric: str, colours: list[str]) -> dict[str,
         .mark_point(filled=True, size=110)
         .encode(
             y=y,
-            x="mean:Q",
+            x=alt.X("mean:Q"),
             color=alt.Color("run:N", scale=scale, legend=None),
             tooltip=[
-                "run:N",
+                alt.Tooltip("run:N"),
                 alt.Tooltip("mean:Q", format=".3f"),
                 alt.Tooltip("low:Q", format=".3f"),
                 alt.Tooltip("high:Q", format=".3f"),
@@ -365,10 +380,16 @@ def difference_matrix(frame: pd.DataFrame, metric: str) -> dict[str, Any]:
             title=f"\u0394 {metric}",
             scale=alt.Scale(scheme="blueorange", reverse=True, domain=[-limit, limit]),
         ),
-        strokeWidth=alt.condition(alt.datum.differs, alt.value(2.5), alt.value(0)),
-        tooltip=["row:N", "column:N", alt.Tooltip("diff:Q", format="+.3f"), "differs:N"],
+        strokeWidth=alt.StrokeWidthValue(
+            **alt.condition(alt.datum.differs, alt.value(2.5), alt.value(0))
+        ),
+        tooltip=[
+            *map(alt.Tooltip, ["row:N", "column:N"]),
+            alt.Tooltip("diff:Q", format="+.3f"),
+            alt.Tooltip("differs:N"),
+        ],
     )
-    text = base.mark_text(fontSize=12).encode(text="text:N")
+    text = base.mark_text(fontSize=12).encode(text=alt.Text("text:N"))
     return (
         alt.layer(cells, text)
         .properties(
