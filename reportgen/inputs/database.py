@@ -53,8 +53,9 @@ def memory_limit() -> str:
         return os.environ[MEMORY_ENV]
     total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     cgroup = Path("/sys/fs/cgroup/memory.max")
-    if cgroup.is_file() and cgroup.read_text().strip().isdigit():
-        total = min(total, int(cgroup.read_text()))
+    limit = cgroup.read_text().strip() if cgroup.is_file() else ""
+    if limit.isdigit():  # "max" when the container has no limit
+        total = min(total, int(limit))
     return f"{int(total * MEMORY_SHARE) // 2**20}MiB"
 
 
@@ -63,6 +64,8 @@ def _connect() -> duckdb.DuckDBPyConnection:
     try:
         return duckdb.connect(config={"temp_directory": str(_SPILL), "memory_limit": limit})
     except duckdb.Error as exc:
+        if not os.environ.get(MEMORY_ENV):  # not the user's budget: DuckDB's own error
+            raise
         reason = str(exc).splitlines()[0]
         raise InputError(
             f"{MEMORY_ENV}={limit}: not a memory size ({reason}); give one such as 4GB or 512MiB"
