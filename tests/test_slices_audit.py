@@ -147,6 +147,26 @@ def test_changed_labels_are_listed_and_strict_refuses(tmp_path):
     assert "golden set changed between the runs on 3 question(s) (q003, q007, q009)" in out
 
 
+def test_many_changed_labels_are_counted_not_all_listed(tmp_path):
+    # 25 of 65 questions relabelled in B: the page names the first 10 and counts the other
+    # 15 (a relabelled set of thousands would bury the page); the JSON keeps every one
+    a, b = two_slices()
+    for i in range(25):
+        b[i] = dict(b[i], relevant_ids=["p5"])
+    code, out, doc = compare(tmp_path, a, b)
+    assert code == 0, out
+    assert len(doc["audit"]["label_changes"]) == 25
+    page = (tmp_path / "r.html").read_text()
+    audit = page[page.index('<h2 id="audit">') :]
+    audit = audit[: audit.index("</ul>")]
+    assert "on 25 question(s)" in audit
+    listed = [f"q{i:03d}" for i in range(25) if f"q{i:03d}</span>" in audit]
+    assert listed == [f"q{i:03d}" for i in range(10)]
+    assert "and 15 more (every one is in the JSON" in audit
+    warning = next(w for w in doc["warnings"] if "golden set changed" in w)
+    assert "q009" in warning and "q010" not in warning
+
+
 def test_frozen_labels_pass_strict(tmp_path):
     code, out, doc = compare(tmp_path, *two_slices(), "--strict")
     assert code == 0, out

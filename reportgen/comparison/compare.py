@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from ..analysis.audit import Audit, audit
+from ..analysis.audit import EXAMPLES, Audit, audit
 from ..analysis.fairness import Check, fairness
 from ..analysis.gates import (
     GateResult,
@@ -328,10 +328,11 @@ def _warnings(tables: MetricTables, golden: Audit, labels: tuple[str, str]) -> l
     warnings = []
     for run, ids in zip(labels, (tables.only_a, tables.only_b), strict=True):
         if ids:
-            shown = ", ".join(ids[:10]) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
+            more = len(ids) - EXAMPLES
+            shown = ", ".join(ids[:EXAMPLES]) + (f" and {more} more" if more > 0 else "")
             warnings.append(f"{len(ids)} question(s) only in run {run} are not compared: {shown}")
     if golden.label_changes:
-        shown = ", ".join(q for q, _ in golden.label_changes[:10])
+        shown = ", ".join(q for q, _ in golden.label_changes[:EXAMPLES])
         warnings.append(
             f"The golden set changed between the runs on {len(golden.label_changes)} "
             f"question(s) ({shown}): each run was scored on its own labels there"

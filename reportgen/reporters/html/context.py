@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ... import __version__
-from ...analysis.audit import UNJUDGED_GAP, Unjudged
+from ...analysis.audit import EXAMPLES, UNJUDGED_GAP, Unjudged
 from ...analysis.fairness import BUDGET_TOLERANCE, CEILING_GAP, LOW_CEILING
 from ...analysis.gates import GateResult
 from ...analysis.registry import RETRIEVAL, base_name
@@ -138,7 +138,8 @@ class Smell:
 class AuditView:
     n_paired: int
     exploratory: bool
-    label_changes: list[LabelChange]
+    label_changes: list[LabelChange]  # the first EXAMPLES; every one is in the JSON
+    changed_labels: int  # questions whose labels changed, listed or not
     coverage: list[SliceCount]
     unanswerable: str
     smells: list[Smell]
@@ -523,7 +524,8 @@ def _audit(result: Comparison) -> AuditView:
     return AuditView(
         n_paired=a.n_paired,
         exploratory=a.exploratory,
-        label_changes=[LabelChange(q, what) for q, what in a.label_changes],
+        label_changes=[LabelChange(q, what) for q, what in a.label_changes[:EXAMPLES]],
+        changed_labels=len(a.label_changes),
         coverage=[SliceCount(value, n) for value, n in a.coverage],
         unanswerable=f"{a.unanswerable} of {a.n_paired} ({a.unanswerable_share:.0%})",
         smells=[
