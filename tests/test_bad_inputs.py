@@ -428,10 +428,26 @@ def test_ten_thousand_slices_are_reported_once_and_left_out(tmp_path):
     n = 10_000
     a = [dict(r, slice=f"s{i}", context_ids=["p2"]) for i, r in enumerate(rows(n))]
     b = [dict(r, correct=not r["correct"]) for r in a]
-    doc = report(tmp_path, write(tmp_path / "a.parquet", a), write(tmp_path / "b.parquet", b))
+    md = tmp_path / "out" / "summary.md"
+    doc = report(
+        tmp_path,
+        write(tmp_path / "a.parquet", a),
+        write(tmp_path / "b.parquet", b),
+        "--markdown",
+        str(md),
+    )
     notes = [w for w in doc["warnings"] if "Slice column 'slice'" in w]
     assert len(notes) == 1 and f"{n} values, more than {MAX_SLICE_VALUES}" in notes[0]
     assert doc["slices"] == {} and doc["metrics"]["correct"]["diff"] == 0.0
+    # the slices section and the summary say why there are no slices, not "log a slice column"
+    page = (tmp_path / "out" / "r.html").read_text()
+    section = page[page.index('<h2 id="slices">') :]
+    section = section[: section.index("<h2", 4)]
+    assert f"has {n} values, more than {MAX_SLICE_VALUES}" in section
+    assert "Log a slice column" not in section
+    summary = md.read_text()
+    assert f"has {n} values, more than {MAX_SLICE_VALUES}" in summary
+    assert "No slice goes against" not in summary
 
 
 def test_fifty_slices_are_kept(tmp_path):

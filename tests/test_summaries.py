@@ -200,3 +200,17 @@ def test_two_outputs_on_one_path_exit_2(tmp_path):
     )
     assert result.exit_code == 2 and "two outputs share one path" in result.stderr
     assert list(out.iterdir()) == []
+
+
+def test_summary_without_a_slice_column_says_none_was_compared(tmp_path):
+    # "No slice goes against the overall direction" would claim a check that was never made
+    logs = []
+    for path in (SAMPLE_A, SAMPLE_B):
+        logs.append(tmp_path / path.name)
+        pd.read_parquet(path).drop(columns="slice").to_parquet(logs[-1])
+    code, _, err, md, _ = run(*logs, tmp_path / "out", "--n-boot", "200")
+    assert code == 0, err
+    regressions = md.read_text().split("### Regressions")[1].split("###")[0]
+    assert regressions.strip() == (
+        "No slices compared: log a slice column (or name one with --slice)."
+    )

@@ -55,6 +55,7 @@ class Comparison:
     changed: pd.DataFrame  # paired rows whose headline changed, in table order, with "change";
     # "question" holds the text of the first CHANGED_SHOWN
     slices: dict[str, dict[str, list[SliceResult]]]  # column -> metric -> per slice
+    too_fine: dict[str, int]  # slice columns left out, with their number of values
     audit: Audit
     fairness: list[Check]
     power: Power
@@ -87,21 +88,28 @@ def pair_columns(a: RunFile, b: RunFile, options: Options) -> None:
 
 def _slice_values(
     db: RunDatabase, runs: dict[str, RunFile], options: Options
-) -> tuple[dict[str, pd.DataFrame], list[str]]:
+) -> tuple[dict[str, pd.DataFrame], dict[str, int]]:
     """Each slice column's value per question, read before any metric is computed so that a
-    column too fine to slice by is reported once, early, and left out of the report."""
-    kept, warnings = {}, []
+    column too fine to slice by is reported once, early, and left out of the report; the
+    columns left out, with their number of values."""
+    kept, too_fine = {}, {}
     for column in _slice_columns(runs, options):
         values = db.frame("slice_values", column=column)
         n = values["value"].nunique()
         if n > MAX_SLICE_VALUES:
-            warnings.append(
-                f"Slice column {column!r} has {n} values, more than {MAX_SLICE_VALUES}: it is "
-                "left out of the slices; pick a coarser column with --slice"
-            )
+            too_fine[column] = n
         else:
             kept[column] = values
-    return kept, warnings
+    return kept, too_fine
+
+
+def too_fine_note(column: str, n: int) -> str:
+    """Why a slice column is missing from the slices (the read-first box, the slices section
+    and the pull-request summary say it alike)."""
+    return (
+        f"Slice column {column!r} has {n} values, more than {MAX_SLICE_VALUES}: it is left out "
+        "of the slices; pick a coarser column with --slice"
+    )
 
 
 def run_comparison(
@@ -136,7 +144,7 @@ def compare_runs(
     named = f"{labels[1]} against {labels[0]}"
     db = RunDatabase(runs["a"], runs["b"], keep, scored)
     try:
-        by_question, slice_warnings = _slice_values(db, runs, options)
+        by_question, too_fine = _slice_values(db, runs, options)
         stage(f"{named}: per-question metrics")
         tables = compute_tables(db, options)
         if requirements:
@@ -220,12 +228,13 @@ def compare_runs(
         exemplars=exemplars,
         changed=changed,
         slices=slices,
+        too_fine=too_fine,
         audit=golden,
         fairness=fairness(tables),
         power=power_of(comparisons[headline], options.confidence),
         warnings=[
             *(f"Run {r.label}: {note}" for r in runs.values() for note in r.notes),
-            *slice_warnings,
+            *(too_fine_note(column, n) for column, n in too_fine.items()),
             *(p.warning() for p in db.left_out),
             *_warnings(tables, golden, labels),
             *tables.notes,

@@ -12,7 +12,7 @@ import re
 
 from ..analysis.gates import GateResult
 from ..analysis.stats import STUDENTIZED_BELOW, MetricComparison
-from ..comparison.compare import Comparison
+from ..comparison.compare import Comparison, too_fine_note
 from ..formatting import fmt_diff, fmt_interval, fmt_num, fmt_p, fmt_pct
 from ..inputs.load import RunFile
 from .report import Report
@@ -215,8 +215,12 @@ def _pair(result: Comparison, html_name: str) -> str:
         )
         if len(flagged) > MAX_SLICE_ROWS:
             lines += [f"{len(flagged) - MAX_SLICE_ROWS} more flagged slices are in the report.", ""]
-    else:
+    elif result.slices:
         lines += ["No slice goes against the overall direction.", ""]
+    elif not result.too_fine:
+        lines += ["No slices compared: log a slice column (or name one with --slice).", ""]
+    for column, n in result.too_fine.items():
+        lines += [f"{escape(too_fine_note(column, n))}.", ""]
     lines += ["### Inputs", ""]
     lines += _inputs(list(runs.values()))
     lines.append(f"The full report is the attached HTML, {escape(html_name)}.")

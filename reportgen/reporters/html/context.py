@@ -21,7 +21,7 @@ from ...analysis.registry import RETRIEVAL, base_name
 from ...analysis.slices import SMALL_SLICE
 from ...analysis.spans import definitions as span_definitions
 from ...analysis.stats import POWER, STUDENTIZED_BELOW
-from ...comparison.compare import CHANGED_SHOWN, Comparison
+from ...comparison.compare import CHANGED_SHOWN, Comparison, too_fine_note
 from ...diagnosis.diagnose import OFF_QUESTION_BELOW, TARGET
 from ...diagnosis.stages import CELL_NAMES, CELL_TITLES, MAX_JUDGE_GAP
 from ...formatting import fmt_diff, fmt_interval, fmt_num, fmt_p, fmt_pct, interval_side
@@ -197,6 +197,7 @@ class ReportContext:
     regressions: list[str]
     audit: AuditView
     slices: list[SliceTable]
+    slices_left_out: list[str] = field(metadata={"help": "why each slice column is not sliced"})
     fairness: list[FairnessCheck]
     power: str
     headline: str
@@ -661,6 +662,7 @@ def build_context(
         regressions=verdict.regressions,
         audit=_audit(result),
         slices=_slices(result),
+        slices_left_out=[too_fine_note(column, n) for column, n in result.too_fine.items()],
         fairness=[FairnessCheck(c.name, c.flagged, c.text) for c in result.fairness],
         power=result.power.sentence,
         headline=result.headline,
