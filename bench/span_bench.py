@@ -6,11 +6,12 @@ Writes a seeded pair of span logs (``OUT_DIR/spans_a.parquet``, ``spans_b.parque
 question has a home manual; its 100 retrieved passages are 500-character chunks (A) or
 1000-character chunks (B), about a tenth of them from the home manual, and 0 to 4 labelled
 spans of 100 to 600 characters in that manual; the first 5 passages are the prompt. Then it
-times, in one DuckDB session each, what ``compare`` runs before the statistics: the row checks,
-``relevant`` and ``question_metrics``, once on the passage-level logs of ``make_logs.py`` (same
-N, ranking depth 100) and once on the span logs (plus span matching, span precision and the
-character measures). Prints both wall and CPU times (user + system over DuckDB's threads, the
-steadier figure on a loaded machine) and their ratios.
+times, in one DuckDB session each, what ``compare`` runs in DuckDB before the statistics: the row
+checks, ``relevant``, ``question_metrics`` and the audit's data smells (with the labels across a
+cut), once on the passage-level logs of ``make_logs.py`` (same N, ranking depth 100) and once on
+the span logs (plus span matching, span precision and the character measures). Prints both wall
+and CPU times (user + system over DuckDB's threads, the steadier figure on a loaded machine) and
+their ratios.
 
 ``--also REV`` times the same steps as committed in REV (``git archive REV``, as
 ``run_bench.py --snapshot`` does) beside this checkout: each timing is a separate process,
@@ -100,13 +101,15 @@ def write_span_logs(n: int, out_dir: Path, seed: int = 0) -> tuple[Path, Path]:
 
 
 def time_metrics(a: Path, b: Path, coverage: float | None) -> tuple[float, float]:
-    """Wall and CPU seconds from opening the logs to the per-question metrics table."""
+    """Wall and CPU seconds from opening the logs to the per-question metrics table and the
+    audit's data smells (named at the prompt's size, as ``compare`` names them)."""
     start, cpu = time.perf_counter(), time.process_time()
     db = RunDatabase(open_run(a, "A"), open_run(b, "B"))
     db.prepare(None, coverage or 0.0)
     db.execute("question_metrics", k=None, exponential=True)
     if coverage is not None:
         db.execute("span_precision", k=None)
+    db.frame("data_smells", k=CONTEXT)
     db.close()
     return time.perf_counter() - start, time.process_time() - cpu
 

@@ -34,7 +34,9 @@ UNION ALL
 -- but none contains it whole; the labels of the sample facts holds (they agree across samples).
 -- Only the passages within the reach of a document's labels (from their first start to their
 -- last end) are kept before they are deduplicated: deduplicating every passage of every ranking
--- cost more than the rest of the audit.
+-- cost more than the rest of the audit. The reach is the document's, over both runs' labels
+-- (the labels' own join below keeps each run to its own): keyed on the doc_id alone, the join
+-- that sorts out every passage of both runs takes a fifth less time than keyed on run and doc_id.
 SELECT DISTINCT l.run, 'span_across_cut', l.question_id, l.row_number
 FROM (
     SELECT DISTINCT l.run, l.question_id, f.row_number, l.doc_id, l.start, l."end"
@@ -49,12 +51,11 @@ JOIN (
         SELECT run, unnest(context_spans, recursive := true) FROM runs
     ) AS p
     JOIN (
-        SELECT run, doc_id, min(start) AS lo, max("end") AS hi
+        SELECT doc_id, min(start) AS lo, max("end") AS hi
         FROM span_matches
-        GROUP BY run, doc_id
+        GROUP BY doc_id
     ) AS reach
-      ON p.run = reach.run AND p.doc_id = reach.doc_id AND p.start < reach.hi
-     AND p."end" > reach.lo
+      ON p.doc_id = reach.doc_id AND p.start < reach.hi AND p."end" > reach.lo
 ) AS p ON p.run = l.run AND p.doc_id = l.doc_id AND p.start < l."end" AND p."end" > l.start
 GROUP BY l.run, l.question_id, l.row_number, l.doc_id, l.start, l."end"
 HAVING NOT bool_or(p.start <= l.start AND p."end" >= l."end")

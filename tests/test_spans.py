@@ -174,6 +174,34 @@ def _compare(tmp_path: Path, a: Path, b: Path, *options: str) -> tuple[int, str]
     return result.exit_code, result.stderr
 
 
+def test_a_label_across_a_cut_is_judged_on_its_own_runs_passages(tmp_path: Path):
+    # q1, both runs: label d1[40, 50); A cuts it at 45, B's d1[0, 100) holds it whole.
+    # q2: A labels d2[0, 10), held whole by A's d2[0, 20); B labels d2[500, 510), which B's
+    # d2[505, 600) cuts. A's d2[495, 520) lies in B's label and B's d2[0, 5) in A's reach:
+    # neither run's passages decide for the other's labels.
+    a_rows = [
+        {"question_id": "q1", "relevant_spans": [_span("d1", 40, 50)],
+         "retrieved_spans": [_span("d1", 0, 45), _span("d1", 45, 60)]},
+        {"question_id": "q2", "relevant_spans": [_span("d2", 0, 10)],
+         "retrieved_spans": [_span("d2", 0, 20), _span("d2", 495, 520)]},
+    ]  # fmt: skip
+    b_rows = [
+        {"question_id": "q1", "relevant_spans": [_span("d1", 40, 50)],
+         "retrieved_spans": [_span("d1", 0, 100)]},
+        {"question_id": "q2", "relevant_spans": [_span("d2", 500, 510)],
+         "retrieved_spans": [_span("d2", 0, 5), _span("d2", 505, 600)]},
+    ]  # fmt: skip
+    a, b = _logs(tmp_path, a_rows, b_rows)
+    db = RunDatabase(open_run(a, "A"), open_run(b, "B"))
+    try:
+        db.prepare(None)
+        smells = db.frame("data_smells", k=2)
+    finally:
+        db.close()
+    cut = smells[smells["kind"] == "span_across_cut"]
+    assert cut[["run", "question_id"]].values.tolist() == [["a", "q1"], ["b", "q2"]]
+
+
 @pytest.mark.parametrize(
     ("column", "span", "says"),
     [
