@@ -30,22 +30,19 @@ ideal AS (
     FROM labelled
 ),
 hits AS (
+    -- hit_no: the place among the question's hits, by position then id; the first hit gives
+    -- hit and mrr, and the hit numbered n_relevant completes the set (all)
     SELECT l.run, l.question_id, l.id, l.n_relevant, l.pos_retrieved AS pos, l.gain,
-           i.idcg_full
+           i.idcg_full,
+           row_number() OVER (PARTITION BY l.run, l.question_id ORDER BY l.pos_retrieved, l.id)
+               AS hit_no
     FROM labelled AS l
     JOIN ideal AS i USING (run, question_id, ideal_rank)
     WHERE l.pos_retrieved IS NOT NULL
 ),
-first_hits AS (
-    SELECT run, question_id, min(pos) AS pos FROM hits GROUP BY run, question_id
-),
-numbered AS (
-    SELECT *, row_number() OVER (PARTITION BY run, question_id ORDER BY pos, id) AS hit_no
-    FROM hits
-),
 slotted AS (
     SELECT *, greatest(pos, hit_no) AS slot, gain / log2(greatest(pos, hit_no) + 1) AS dg
-    FROM numbered
+    FROM hits
 ),
 covering AS (
     SELECT run, question_id, pos FROM hits ANTI JOIN span_matches USING (run, question_id)
@@ -55,23 +52,17 @@ covering AS (
     SEMI JOIN labelled USING (run, question_id, sample)
     WHERE pos_retrieved IS NOT NULL
 ),
-complete AS (
-    SELECT run, question_id, max(pos) AS pos
-    FROM hits
-    GROUP BY run, question_id
-    HAVING count(*) = any_value(n_relevant)
-),
 steps AS (
     SELECT run, question_id, 'recall' AS metric, pos AS k, 1.0 / n_relevant AS v FROM hits
     UNION ALL SELECT run, question_id, 'precision', pos, 1.0 FROM covering
-    UNION ALL SELECT run, question_id, 'hit', pos, 1.0 FROM first_hits
-    UNION ALL SELECT run, question_id, 'mrr', pos, 1.0 / pos FROM first_hits
+    UNION ALL SELECT run, question_id, 'hit', pos, 1.0 FROM hits WHERE hit_no = 1
+    UNION ALL SELECT run, question_id, 'mrr', pos, 1.0 / pos FROM hits WHERE hit_no = 1
     UNION ALL SELECT run, question_id, 'ndcg', greatest(slot, n_relevant), dg / idcg_full
         FROM slotted
     UNION ALL SELECT run, question_id, 'map', pos, hit_no / slot / n_relevant FROM slotted
     UNION ALL SELECT run, question_id, 'rprec', pos, 1.0 / n_relevant FROM hits
         WHERE pos <= n_relevant
-    UNION ALL SELECT run, question_id, 'all', pos, 1.0 FROM complete
+    UNION ALL SELECT run, question_id, 'all', pos, 1.0 FROM hits WHERE hit_no = n_relevant
 ),
 points AS (
     SELECT h.run, h.question_id, 'ndcg' AS metric, i.ideal_rank AS k, h.dg / i.idcg_prefix AS v
