@@ -239,6 +239,8 @@ def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
     own = tuple(m.name for m in scores.metrics)
     sampled = any(has_samples(run.columns) for run in db.files.values())
     spreads = decompose(db, metrics) if sampled else ()  # scores: the logs' own averages
+    # paired holds them now; the curve and the sections after read facts and relevant
+    db.drop("question_metrics", "question_means")
     curve = None
     if retrieval and p.has_retrieved:
         depth = int(db.frame("ranking_depth")["depth"].iloc[0] or 0)
