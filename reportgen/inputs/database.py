@@ -74,15 +74,8 @@ def memory_limit() -> str:
 
 def _connect() -> duckdb.DuckDBPyConnection:
     limit = memory_limit()
-    # Background threads hand the memory DuckDB has freed back to the system: without them a
-    # query's working set stays resident after it, beside the frames pandas builds next.
-    config: dict[str, str | bool | int | float | list[str]] = {
-        "temp_directory": str(_SPILL),
-        "memory_limit": limit,
-        "allocator_background_threads": True,
-    }
     try:
-        return duckdb.connect(config=config)
+        return duckdb.connect(config={"temp_directory": str(_SPILL), "memory_limit": limit})
     except duckdb.Error as exc:
         if not os.environ.get(MEMORY_ENV):  # not the user's budget: DuckDB's own error
             raise
