@@ -3,7 +3,7 @@
 --   there, each merged span one label, for the samples facts still holds).
 --   A label listed twice keeps its highest grade.
 -- Each question's labels are ranked as one list (a handful of items) rather than by a group
--- and two windows over every label of the log, which cost about twice as much.
+-- and two windows over every label of the log, which cost about 1.5 times as much.
 -- Returns (temp table relevant): run, question_id, sample, id, grade, ideal_rank (1 = highest grade,
 --   then by id), n_relevant, pos_retrieved, pos_context (1-based first position, NULL when
 --   absent).

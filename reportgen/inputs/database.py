@@ -39,8 +39,8 @@ BATCH_ROWS = 500_000
 """Rows of facts (one run's answer to one question) per batch of a query that is a map over
 questions (IN_BATCHES). Its joins, windows and groups then hold a batch of questions, not the
 log: at 1M paired questions in one batch the curve's sums alone needed 1.7 GB beside the tables.
-A batch re-reads the tables it starts from (about 0.1 s of CPU at 1M), and a log of fewer rows
-is one batch, as before."""
+A batch re-reads the tables it starts from (about 0.1 s of CPU a batch at 1M), and a log of
+fewer rows is one batch, as before."""
 # The named queries that are a map over questions: each fills the temp table of its name a batch
 # of questions at a time (its SQL keeps the questions of macro in_batch, queries/rules.sql).
 IN_BATCHES = ("question_metrics", "curve_sums")
@@ -288,7 +288,7 @@ class RunDatabase:
 
 
 def _used(name: str, params: dict[str, Any]) -> dict[str, Any]:
-    """The parameters the named query uses ($name in its text)."""
+    """The parameters the named query uses (``$key`` in its text)."""
     text = query_text(name)
     return {key: value for key, value in params.items() if re.search(rf"\${key}\b", text)}
 
