@@ -1,92 +1,20 @@
 -- Mean retrieval metrics of both runs over retrieved_ids at every cutoff k = 1 .. $depth,
 -- over the paired questions that have relevant passages.
--- Reads: tables relevant (of a question answered several times, its first sample: samples.py)
---   and span_matches (the passages covering a span label, of that sample), view paired_ids.
--- Span labels as in question_metrics.sql and span_precision.sql: labels found by one passage take
--- consecutive slots (slot = max(pos, hit_no); pos itself for passage labels), and precision
--- counts the passages relevant to any label, a passage covering two labels once.
--- Params: $depth INTEGER (the deepest ranking); $exponential BOOLEAN (nDCG gain 2^g - 1, else g).
--- Works from the relevant passages alone, never from whole rankings: a hit at position p adds
--- to every k >= p (a "step"); nDCG's ideal DCG is still growing while k < n_relevant, so a
--- hit's nDCG share there is added at that k alone (a "point"), and as a step from n_relevant on.
--- Sums are exact_sum (queries/rules.sql), so the same input gives the same bits without sorting
--- the tens of millions of steps of a large log.
+-- Reads: table curve_sums (curve_sums.sql: every batch of questions' sums of steps and points,
+--   filled by RunDatabase before this query), table relevant and view paired_ids (the questions
+--   counted); macro from_fixed_point (queries/rules.sql).
+-- Params: $depth INTEGER (the deepest ranking).
+-- Sums are exact (queries/rules.sql), so the same input gives the same bits whatever the batches
+-- and without sorting the tens of millions of steps of a large log.
 -- Returns: run, metric (recall | precision | hit | mrr | ndcg | map | rprec | all), k, value.
-WITH labelled AS (
-    SELECT run, question_id, sample, id, ideal_rank, n_relevant, pos_retrieved,
-           CASE WHEN $exponential THEN pow(2, grade) - 1 ELSE grade END AS gain
-    FROM relevant
-    WHERE question_id IN (SELECT question_id FROM paired_ids)
-),
-ideal AS (
-    SELECT run, question_id, ideal_rank,
-           sum(gain / log2(ideal_rank + 1)) OVER (
-               PARTITION BY run, question_id ORDER BY ideal_rank
-           ) AS idcg_prefix,
-           sum(gain / log2(ideal_rank + 1)) OVER (
-               PARTITION BY run, question_id ORDER BY ideal_rank
-               ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING
-           ) AS idcg_full
-    FROM labelled
-),
-hits AS (
-    SELECT l.run, l.question_id, l.id, l.n_relevant, l.pos_retrieved AS pos, l.gain,
-           i.idcg_full
-    FROM labelled AS l
-    JOIN ideal AS i USING (run, question_id, ideal_rank)
-    WHERE l.pos_retrieved IS NOT NULL
-),
-first_hits AS (
-    SELECT run, question_id, min(pos) AS pos FROM hits GROUP BY run, question_id
-),
-numbered AS (
-    SELECT *, row_number() OVER (PARTITION BY run, question_id ORDER BY pos, id) AS hit_no
-    FROM hits
-),
-slotted AS (
-    SELECT *, greatest(pos, hit_no) AS slot, gain / log2(greatest(pos, hit_no) + 1) AS dg
-    FROM numbered
-),
-covering AS (
-    SELECT run, question_id, pos FROM hits ANTI JOIN span_matches USING (run, question_id)
-    UNION ALL
-    SELECT DISTINCT run, question_id, pos_retrieved
-    FROM span_matches
-    SEMI JOIN labelled USING (run, question_id, sample)
-    WHERE pos_retrieved IS NOT NULL
-),
-complete AS (
-    SELECT run, question_id, max(pos) AS pos
-    FROM hits
-    GROUP BY run, question_id
-    HAVING count(*) = any_value(n_relevant)
-),
-steps AS (
-    SELECT run, question_id, 'recall' AS metric, pos AS k, 1.0 / n_relevant AS v FROM hits
-    UNION ALL SELECT run, question_id, 'precision', pos, 1.0 FROM covering
-    UNION ALL SELECT run, question_id, 'hit', pos, 1.0 FROM first_hits
-    UNION ALL SELECT run, question_id, 'mrr', pos, 1.0 / pos FROM first_hits
-    UNION ALL SELECT run, question_id, 'ndcg', greatest(slot, n_relevant), dg / idcg_full
-        FROM slotted
-    UNION ALL SELECT run, question_id, 'map', pos, hit_no / slot / n_relevant FROM slotted
-    UNION ALL SELECT run, question_id, 'rprec', pos, 1.0 / n_relevant FROM hits
-        WHERE pos <= n_relevant
-    UNION ALL SELECT run, question_id, 'all', pos, 1.0 FROM complete
-),
-points AS (
-    SELECT h.run, h.question_id, 'ndcg' AS metric, i.ideal_rank AS k, h.dg / i.idcg_prefix AS v
-    FROM slotted AS h
-    JOIN ideal AS i USING (run, question_id)
-    WHERE i.ideal_rank >= h.slot AND i.ideal_rank < h.n_relevant
-),
-step_sums AS (
-    SELECT run, metric, k, exact_sum(v) AS v FROM steps GROUP BY ALL
-),
-point_sums AS (
-    SELECT run, metric, k, exact_sum(v) AS v FROM points GROUP BY ALL
+WITH sums AS (
+    SELECT run, metric, k, kind, from_fixed_point(sum(total)) AS v FROM curve_sums GROUP BY ALL
 ),
 n_questions AS (
-    SELECT run, count(DISTINCT question_id) AS n FROM labelled GROUP BY run
+    SELECT run, count(DISTINCT question_id) AS n
+    FROM relevant
+    WHERE question_id IN (SELECT question_id FROM paired_ids)
+    GROUP BY run
 ),
 grid AS (
     SELECT n.run, m.metric, t.k, n.n
@@ -99,8 +27,8 @@ grid AS (
 summed AS (
     SELECT g.run, g.metric, g.k, g.n, coalesce(s.v, 0) AS step, coalesce(p.v, 0) AS point
     FROM grid AS g
-    LEFT JOIN step_sums AS s USING (run, metric, k)
-    LEFT JOIN point_sums AS p USING (run, metric, k)
+    LEFT JOIN sums AS s ON s.kind = 'step' AND s.run = g.run AND s.metric = g.metric AND s.k = g.k
+    LEFT JOIN sums AS p ON p.kind = 'point' AND p.run = g.run AND p.metric = g.metric AND p.k = g.k
 )
 SELECT run, metric, k,
        (sum(step) OVER (PARTITION BY run, metric ORDER BY k) + point)

@@ -1,22 +1,25 @@
--- Per-question scores of both runs at the prompt cutoff, kept as the temp table question_metrics;
+-- Per-question scores of both runs at the prompt cutoff, kept as the temp table question_metrics
+-- (RunDatabase fills it a batch of questions at a time: a map over questions, whose joins and
+-- groups need memory for a batch, not for the log);
 -- one row per sample of a question when the runs log several (question_means.sql averages them).
 -- Reads: tables facts and relevant; macros in_prompt, scored_pos and answerable
 --   (queries/rules.sql), and exact_sum there: same input, same bits.
 -- Params: $k       INTEGER: the prompt cutoff over retrieved_ids; NULL: each question's own
 --                  context_ids is the ranking and k is its length.
 --         $exponential BOOLEAN: nDCG gain 2^g - 1 when true, g when false.
+--         $batches, $batch INTEGER: the questions of this batch (macro in_batch).
 -- Returns: run, question_id, sample, row_number, slice, k, n_relevant, evidence_in_context,
 --   recall, precision, hit, mrr, ndcg, map (average precision at k, trec_eval's map_cut_k),
 --   rprec (R-precision: |rel in the top min(R, k)| / R), all (1 when every relevant passage is
 --   in the top k) (all NULL when the question has no relevant passage),
 --   correct (0/1), faithfulness, context_tokens,
 --   answerable (as logged; else: has labelled evidence, or no labels are logged).
-CREATE OR REPLACE TEMP TABLE question_metrics AS
 WITH prompt AS (
     SELECT run, question_id, sample, row_number, slice, has_context, has_labels,
            CASE WHEN $k IS NULL THEN coalesce(n_context, 0) ELSE $k END AS k,
            correct, faithfulness, context_tokens, answerable
     FROM facts
+    WHERE in_batch(question_id, $batches, $batch)
 ),
 scored AS (
     SELECT rel.run, rel.question_id, rel.sample, rel.id, rel.n_relevant, rel.ideal_rank,
@@ -25,6 +28,7 @@ scored AS (
            CASE WHEN $exponential THEN pow(2, rel.grade) - 1 ELSE rel.grade END AS gain
     FROM relevant AS rel
     JOIN prompt AS p USING (run, question_id, sample)
+    WHERE in_batch(rel.question_id, $batches, $batch)
 ),
 ranked AS (
     SELECT *, row_number() OVER (PARTITION BY run, question_id, sample

@@ -24,6 +24,13 @@
 -- 2^-61), the terms add up exactly in 128-bit integers, and the total is rounded to a double
 -- once. It is as close to the true sum as a sum in a fixed order, or closer (|v| < 2^67):
 --   exact_sum(v), an aggregate; NULL terms are left out, and no term gives NULL, as sum does.
+--   A sum made in parts (batches of questions) adds the integers: fixed_point(v), a term as an
+--   integer, and from_fixed_point(total), a sum of them as a double.
+--
+-- A query that is a map over questions runs on a batch of them at a time (RunDatabase): the
+-- rows of one question, every run and sample, fall in the same batch of the given number:
+--   in_batch(question_id, batches, batch). The casts matter: without them DuckDB does not fold
+--   the bound parameters and the filter costs as much as the batch's work.
 --
 -- A span with no doc_id, a negative offset or start >= end cannot be measured (the row checks
 -- refuse it): bad_span(spans), the first such span of a list, as STRUCT(doc_id, start, end).
@@ -56,8 +63,14 @@ CREATE OR REPLACE TEMP MACRO span_names(spans) AS
     list_transform(spans, lambda s: CASE WHEN s IS NOT NULL
         THEN coalesce(s.doc_id || ':' || s.start || '-' || s."end", 'NULL') END);
 
-CREATE OR REPLACE TEMP MACRO exact_sum(v) AS
-    sum(round(v * 1152921504606846976)::HUGEINT)::DOUBLE / 1152921504606846976;
+CREATE OR REPLACE TEMP MACRO fixed_point(v) AS round(v * 1152921504606846976)::HUGEINT;
+
+CREATE OR REPLACE TEMP MACRO from_fixed_point(total) AS total::DOUBLE / 1152921504606846976;
+
+CREATE OR REPLACE TEMP MACRO exact_sum(v) AS from_fixed_point(sum(fixed_point(v)));
+
+CREATE OR REPLACE TEMP MACRO in_batch(question_id, batches, batch) AS
+    hash(question_id) % batches::UBIGINT = batch::UBIGINT;
 
 CREATE OR REPLACE TEMP MACRO bad_span(spans) AS
     list_filter(spans, lambda s: NOT coalesce(s.doc_id IS NOT NULL AND 0 <= s.start

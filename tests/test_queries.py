@@ -14,6 +14,8 @@ from reportgen.inputs.load import open_run
 from reportgen.reporters.html.diagnosis_view import _exemplar
 from reportgen.resources import query_text, resource_dir
 
+SAMPLE_RUNS = Path(__file__).resolve().parent.parent / "sample_runs"
+
 A_ROWS = [
     {  # q1: labels p2 (grade 2) and p9 (grade 1, never retrieved); p2 retrieved twice
         "question_id": "q1",
@@ -152,6 +154,58 @@ def test_question_metrics(db):
     ctx = table(k=None, exponential=False)
     b1 = ctx[(ctx.run == "b") & (ctx.question_id == "q1")].iloc[0]
     assert (b1.k, b1.recall, b1.hit, b1.evidence_in_context) == (1, 0.0, 0.0, False)
+
+
+def test_curve_sums(db):
+    db.execute("curve_sums", exponential=False)
+    sums = db.con.execute("SELECT * FROM curve_sums WHERE run = 'a'").df()
+    assert list(sums.columns) == ["run", "metric", "k", "kind", "total"]
+    steps = sums[sums.kind == "step"].set_index("metric")
+    # paired questions with evidence: q1 only; p2 (linear gain 2 of IDCG 2 + 1/log2(3)) found
+    # at 2 of 2 labels: recall and rprec add 1/2 from k = 2, hit 1, mrr 1/2; p9 never found
+    one = 2**60  # fixed_point: a term as a multiple of 2^-60
+    halves = [("recall", one // 2), ("rprec", one // 2), ("hit", one), ("mrr", one // 2)]
+    for metric, total in halves:
+        assert (steps.loc[metric, "k"], steps.loc[metric, "total"]) == (2, total), metric
+    assert "all" not in steps.index  # p9 is never found
+    # nDCG: a step from k = n_relevant = 2 and a point at k = 1 (IDCG@1 = 2), where p2 is not
+    # yet in: no point; its step is 2 / log2(3) / (2 + 1 / log2(3)) at k = 2
+    ndcg = 2 / math.log2(3) / (2 + 1 / math.log2(3))
+    assert steps.loc["ndcg", "k"] == 2
+    assert steps.loc["ndcg", "total"] / one == pytest.approx(ndcg, abs=1e-15)
+    assert sums[sums.kind == "point"].empty
+
+
+@pytest.mark.parametrize(
+    ("runs", "k"),
+    [
+        (("fare_rules_a_baseline", "fare_rules_b_reranker"), None),
+        (("manuals_a_chunk400", "manuals_b_chunk1000"), 3),
+    ],
+)
+def test_the_maps_over_questions_give_the_same_bits_in_batches(runs, k):
+    """question_metrics and the curve's sums filled a few questions at a time: the same rows
+    and the same bits as in one batch (sample logs, passage and span labels)."""
+
+    def scored(batch_rows: int) -> tuple[pd.DataFrame, pd.DataFrame, int]:
+        logs = [open_run(SAMPLE_RUNS / f"{run}.parquet", run) for run in runs]
+        database = RunDatabase(*logs, batch_rows=batch_rows)
+        database.prepare(k)
+        database.execute("question_metrics", k=k, exponential=True)
+        metrics = database.con.execute(
+            "SELECT * FROM question_metrics ORDER BY run, row_number"
+        ).df()
+        curve = database.frame("metric_curve", depth=10, exponential=True)
+        rows = database.con.execute("SELECT count(*) FROM facts").fetchone()[0]
+        database.close()
+        return metrics, curve, rows
+
+    metrics, curve, rows = scored(10**9)
+    batched_metrics, batched_curve, _ = scored(37)
+    assert rows > 5 * 37  # several batches
+    assert metrics["recall"].notna().sum() > 100
+    pd.testing.assert_frame_equal(batched_metrics, metrics, check_exact=True)
+    pd.testing.assert_frame_equal(batched_curve, curve, check_exact=True)
 
 
 def test_metric_curve(db):

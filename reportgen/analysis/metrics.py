@@ -219,6 +219,9 @@ def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
     if not db.scored:
         db.prepare(options.cutoff, options.span_coverage)
         score_questions(db, options.cutoff, exponential)
+    sampled = any(has_samples(run.columns) for run in db.files.values())
+    if not sampled:  # question_means holds every score; only decompose reads the samples' rows
+        db.drop("question_metrics")
     paired = with_scores(db, db.frame("paired"), scores.metrics)
     unmatched = db.frame("unmatched")
     if paired.empty:
@@ -237,8 +240,9 @@ def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
         + answer
     )
     own = tuple(m.name for m in scores.metrics)
-    sampled = any(has_samples(run.columns) for run in db.files.values())
     spreads = decompose(db, metrics) if sampled else ()  # scores: the logs' own averages
+    # paired holds them now; the curve and the sections after read facts and relevant
+    db.drop("question_metrics", "question_means")
     curve = None
     if retrieval and p.has_retrieved:
         depth = int(db.frame("ranking_depth")["depth"].iloc[0] or 0)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,18 @@ MEMORY_ENV = "RAGREPORT_MEMORY_LIMIT"  # DuckDB's memory budget, in DuckDB's wor
 # per-question frames beside it: a 10M-question comparison was killed at the machine's limit.
 MEMORY_SHARE = 0.5
 _ROW_NUMBER = "file_row_number"  # the column DuckDB's Parquet reader adds on request
+BATCH_ROWS = 500_000
+"""Rows of facts (one run's answer to one question) per batch of a query that is a map over
+questions (IN_BATCHES). Its joins, windows and groups then hold a batch of questions, not the
+log: at 1M paired questions in one batch the curve's sums alone needed 1.7 GB beside the tables.
+A batch re-reads the tables it starts from (about 0.1 s of CPU a batch at 1M), and a log of
+fewer rows is one batch, as before."""
+# The named queries that are a map over questions: each fills the temp table of its name a batch
+# of questions at a time (its SQL keeps the questions of macro in_batch, queries/rules.sql).
+IN_BATCHES = ("question_metrics", "curve_sums")
+# Named queries that read such a table, and the one that fills it with the same parameters
+# (metric_curve adds up the sums of curve_sums).
+FILLED_FIRST = {"metric_curve": "curve_sums"}
 # The tables that score one run, each in its own rows (``prepare``, then score_questions of
 # analysis/metrics.py): what a study computes once per run and every pair of runs shares.
 SCORED_TABLES = (
@@ -97,8 +110,10 @@ class RunDatabase:
         b: RunFile | None = None,
         keep: list[str] | None = None,
         scored: tuple[ScoredRun, ScoredRun] | None = None,
+        batch_rows: int = BATCH_ROWS,
     ) -> None:
         self.files = {"a": a, "b": b or a}
+        self.batch_rows = batch_rows
         self.con = _connect()
         if keep is not None:
             self.con.from_arrow(pa.table({"question_id": pa.array(keep, pa.string())})).create_view(
@@ -190,10 +205,29 @@ class RunDatabase:
         return self.frame("question_ids")["question_id"].tolist()
 
     def execute(self, name: str, **params: Any) -> None:
-        self._run(name, params)
+        if name in IN_BATCHES:
+            self._in_batches(name, params)
+        else:
+            self._run(name, params)
 
     def frame(self, name: str, **params: Any) -> pd.DataFrame:
+        filler = FILLED_FIRST.get(name)
+        if filler:  # the parameters are split between the two queries by the names they use
+            self._in_batches(filler, _used(filler, params))
+            params = _used(name, params)
         return self._run(name, params).df()
+
+    def _in_batches(self, name: str, params: dict[str, Any]) -> None:
+        """Fill the temp table ``name`` with the rows of its query, a batch of questions at a
+        time (BATCH_ROWS); the rows of a question, all its runs and samples, are in one batch."""
+        rows = self.con.execute("SELECT count(*) FROM facts").fetchone()
+        batches = max(1, -(-(rows[0] if rows else 0) // self.batch_rows))
+        self.drop(name)
+        for batch in range(batches):
+            into = f"INSERT INTO {name}" if batch else f"CREATE TEMP TABLE {name} AS"
+            self._execute(
+                f"{into}\n{query_text(name)}", {**params, "batches": batches, "batch": batch}
+            )
 
     def pairs(self, name: str, **params: Any) -> pd.DataFrame:
         """A named query of one row per run and question, its rows of the questions in both
@@ -224,6 +258,11 @@ class RunDatabase:
                 "run-log contract with ragreport validate"
             ) from None
 
+    def drop(self, *tables: str) -> None:
+        """Free tables no later query reads (their memory is the largest part of DuckDB's)."""
+        for table in tables:
+            self.con.execute(f"DROP TABLE IF EXISTS {table}")
+
     def close(self) -> None:
         self.con.close()
 
@@ -246,6 +285,12 @@ class RunDatabase:
             for query in ("row_problems", *(("sample_problems",) if sampled else ()))
             for p in self.frame(query, examples=EXAMPLES).itertuples()
         ]
+
+
+def _used(name: str, params: dict[str, Any]) -> dict[str, Any]:
+    """The parameters the named query uses (``$key`` in its text)."""
+    text = query_text(name)
+    return {key: value for key, value in params.items() if re.search(rf"\${key}\b", text)}
 
 
 def _as_run(table: pa.Table, key: str) -> pa.Table:
