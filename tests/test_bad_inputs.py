@@ -792,6 +792,19 @@ def test_memory_limit_from_the_environment(tmp_path, good, monkeypatch):
     refused(tmp_path, good, good, "RAGREPORT_MEMORY_LIMIT=lots", "such as 4GB")
 
 
+def test_a_trec_run_read_beyond_the_budget_is_refused_naming_it(tmp_path, monkeypatch):
+    """The readers open DuckDB with the comparison's budget, not DuckDB's default of 80%."""
+    trec = Path(__file__).resolve().parent / "data" / "trec_eval"
+    monkeypatch.setenv("RAGREPORT_MEMORY_LIMIT", "1MB")
+    run = trec / "results.test"
+    options = ("--format", "trec", "--qrels", str(trec / "qrels.test"), "--k", "10")
+    line = refused(tmp_path, run, run, options=options)
+    assert line == (
+        f"ragreport: error: {run}: reading needs more memory than DuckDB's budget of 1MB; "
+        "set RAGREPORT_MEMORY_LIMIT higher (such as 8GB), or free memory"
+    )
+
+
 def test_a_comparison_beyond_the_budget_is_refused_with_what_to_do(tmp_path, good, monkeypatch):
     monkeypatch.setenv("RAGREPORT_MEMORY_LIMIT", "5MB")
     refused(tmp_path, good, good, str(good), "budget of 5MB", "RAGREPORT_MEMORY_LIMIT higher")

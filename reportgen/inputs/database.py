@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +16,7 @@ import pyarrow.parquet as pq
 from ..errors import InputError
 from ..resources import query_text
 from .contract import BY_NAME, has_samples
+from .engine import connect, over_budget
 from .load import RunFile
 from .row_checks import EXAMPLES, RowProblem
 
@@ -27,13 +26,6 @@ _DATA_ERRORS = (
     duckdb.IOException,
     duckdb.OutOfRangeException,
 )
-# DuckDB spills what does not fit in memory here, not into ``.tmp`` of the working folder,
-# which a run that is killed would leave behind in the user's project.
-_SPILL = Path(tempfile.gettempdir()) / f"ragreport-duckdb-{os.getpid()}"  # one per process
-MEMORY_ENV = "RAGREPORT_MEMORY_LIMIT"  # DuckDB's memory budget, in DuckDB's words ("4GB")
-# DuckDB's own default budget is 80% of the machine, which leaves too little for the
-# per-question frames beside it: a 10M-question comparison was killed at the machine's limit.
-MEMORY_SHARE = 0.5
 _ROW_NUMBER = "file_row_number"  # the column DuckDB's Parquet reader adds on request
 BATCH_ROWS = 500_000
 """Rows of facts (one run's answer to one question) per batch of a query that is a map over
@@ -57,32 +49,6 @@ SCORED_TABLES = (
     "question_metrics",
     "question_means",
 )
-
-
-def memory_limit() -> str:
-    """DuckDB's memory budget: $RAGREPORT_MEMORY_LIMIT, else MEMORY_SHARE of the memory of the
-    machine or of its container (cgroup v2), whichever is smaller."""
-    if os.environ.get(MEMORY_ENV):
-        return os.environ[MEMORY_ENV]
-    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    cgroup = Path("/sys/fs/cgroup/memory.max")
-    limit = cgroup.read_text().strip() if cgroup.is_file() else ""
-    if limit.isdigit():  # "max" when the container has no limit
-        total = min(total, int(limit))
-    return f"{int(total * MEMORY_SHARE) // 2**20}MiB"
-
-
-def _connect() -> duckdb.DuckDBPyConnection:
-    limit = memory_limit()
-    try:
-        return duckdb.connect(config={"temp_directory": str(_SPILL), "memory_limit": limit})
-    except duckdb.Error as exc:
-        if not os.environ.get(MEMORY_ENV):  # not the user's budget: DuckDB's own error
-            raise
-        reason = str(exc).splitlines()[0]
-        raise InputError(
-            f"{MEMORY_ENV}={limit}: not a memory size ({reason}); give one such as 4GB or 512MiB"
-        ) from None
 
 
 @dataclass(frozen=True)
@@ -114,7 +80,7 @@ class RunDatabase:
     ) -> None:
         self.files = {"a": a, "b": b or a}
         self.batch_rows = batch_rows
-        self.con = _connect()
+        self.con = connect()
         if keep is not None:
             self.con.from_arrow(pa.table({"question_id": pa.array(keep, pa.string())})).create_view(
                 "keep_ids"
@@ -247,10 +213,7 @@ class RunDatabase:
         try:
             return self.con.execute(sql, params or None)
         except duckdb.OutOfMemoryException:
-            raise InputError(
-                f"{paths}: reading them needs more memory than DuckDB's budget of "
-                f"{memory_limit()}; set {MEMORY_ENV} higher (such as 8GB), or free memory"
-            ) from None
+            raise over_budget(paths) from None
         except _DATA_ERRORS as exc:
             reason = str(exc).splitlines()[0]
             raise InputError(

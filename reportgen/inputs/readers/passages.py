@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -20,6 +19,7 @@ from pyarrow import csv
 
 from ...errors import InputError
 from ...resources import query_text
+from ..engine import connection
 
 COLUMNS = {"passage_id": pa.string(), "doc_id": pa.string(), "start": pa.int64(), "end": pa.int64()}
 ID_LISTS = {"retrieved_ids": "retrieved_spans", "context_ids": "context_spans"}
@@ -67,7 +67,7 @@ def read_passages(path: Path) -> pa.Table:
                 f"{path}: column {name} has type {table[name].type}; expected {kind}"
             ) from None
     passages = pa.table(columns)
-    found = _query(passages, "passage_problems").to_pylist()
+    found = _query(path, passages, "passage_problems").to_pylist()
     if found:
         row, problem, column, value = found[0].values()
         detail = _PROBLEMS[problem].format(column=column, value=value)
@@ -75,9 +75,9 @@ def read_passages(path: Path) -> pa.Table:
     return passages
 
 
-def _query(passages: pa.Table, name: str, log: pa.Table | None = None) -> pa.Table:
-    """The result of queries/<name>.sql over the views passages and log."""
-    with duckdb.connect() as con:
+def _query(source: Path, passages: pa.Table, name: str, log: pa.Table | None = None) -> pa.Table:
+    """The result of queries/<name>.sql over the views passages and log (read from ``source``)."""
+    with connection(source) as con:
         con.register("passages", passages)
         if log is not None:
             con.register("log", log)
@@ -103,14 +103,14 @@ def passage_spans(
             **{ids: _strings(table[ids]) if ids in present else _nulls(table) for ids in ID_LISTS},
         }
     )
-    unknown = _query(passages, "passage_unknown", log).to_pylist()
+    unknown = _query(path, passages, "passage_unknown", log).to_pylist()
     if unknown:
         row, column, passage = unknown[0].values()
         raise InputError(
             f"{path}: row {row}: {column} has passage {passage!r}, which {passages_path} does not "
             "list; add it to the passage table or pass the table of this run"
         )
-    spans = _query(passages, "passage_spans", log)
+    spans = _query(path, passages, "passage_spans", log)
     for name in present.values():
         table = table.append_column(name, spans[name])
     return table, _unknown_documents(table, passages, passages_path)

@@ -19,7 +19,6 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -27,6 +26,7 @@ from pyarrow import csv
 
 from ...errors import InputError
 from ...resources import query_text
+from ..engine import connection
 
 LISTED = 10  # topics named in a note; the rest are counted
 _NAMES = ("qid", "docno", "value")  # the fields kept of each line, at a Layout's positions
@@ -115,13 +115,10 @@ def _read(path: Path, layout: Layout) -> pa.Table:
     first = table.slice(0, 1).to_pylist()
     if layout.header and first and first[0]["line"] == 1:
         table = table if first[0]["value"].lstrip("-").isdigit() else table.slice(1)
-    con = duckdb.connect()
-    try:
+    with connection(path) as con:
         con.register("lines", table)
         params = {"integer": layout.integer, "unique": layout.unique}
         found = con.execute(query_text("ranking_problems"), params).fetchone()
-    finally:
-        con.close()
     if malformed is not None and (found is None or malformed[0] < found[0]):
         number, count = malformed
         raise InputError(
@@ -203,15 +200,12 @@ def ranked_table(
 ) -> tuple[pa.Table, list[str]]:
     """One row per topic of the run: retrieved_ids in trec_eval's order, the relevant documents
     and their grades; and the notes on topics that are not judged or not run."""
-    con = duckdb.connect()
-    try:
+    with connection(qrels_path) as con:
         con.register("ranking", ranking)
         con.register("judgements", qrels)
         table = con.sql(
             query_text("ranked_topics"), params={"rel_level": rel_level}
         ).to_arrow_table()
-    finally:
-        con.close()
     topics = table["question_id"].to_pylist()
     judged = set(pc.unique(qrels["qid"]).to_pylist())
     notes = [
