@@ -254,6 +254,17 @@ def test_chance_gain_of_two_correlated_candidates_has_the_closed_form():
     assert gain < expected_max(2) * math.sqrt(2) / math.sqrt(3000) * 0.8  # not the independent
 
 
+def test_chance_gain_of_the_same_candidate_twice_is_zero_not_below():
+    """Two candidates with the same per-question differences: the best of them gains nothing by
+    chance; the draws' own mean lands a little either side of 0, and a negative gain cannot be."""
+    rng = np.random.default_rng(3)
+    column = rng.normal(0.05, 0.5, 3000)
+    for seed in range(5):
+        gain, correlation = chance_gain(np.column_stack([column, column]), seed=seed)
+        assert gain == pytest.approx(0.0, abs=1e-12) and gain >= 0.0
+        assert correlation == pytest.approx(1.0)
+
+
 def test_winners_curse_names_the_best_and_the_chance_gain(three):
     out, doc = three
     curse = doc["winners_curse"]

@@ -403,7 +403,11 @@ def chance_gain(differences: np.ndarray, seed: int) -> tuple[float, float]:
         correlation = covariance / np.outer(scale, scale)
     off_diagonal = correlation[~np.eye(m, dtype=bool)]
     finite = off_diagonal[np.isfinite(off_diagonal)]  # a constant difference has none
-    return float(draws.max(axis=1).mean()), float(finite.mean()) if len(finite) else float("nan")
+    # E[max_j Y_j] = E[max_j Y_j - mean_j Y_j], the Y having mean 0: the difference varies less
+    # from draw to draw and is never negative, so the same run listed twice gains 0 by chance,
+    # not the Monte Carlo error of the draws' mean (which printed as -0.000)
+    gain = float((draws.max(axis=1) - draws.mean(axis=1)).mean())
+    return gain, float(finite.mean()) if len(finite) else float("nan")
 
 
 def _headline_differences(pairs: list[Comparison]) -> np.ndarray:
