@@ -5,6 +5,13 @@ from __future__ import annotations
 import math
 
 
+def fmt_listed(items: list[str], limit: int) -> str:
+    """The first ``limit`` items, comma-separated, and how many more there are: a note names a
+    few examples and counts the rest, so thousands of ids do not bury it."""
+    more = len(items) - limit
+    return ", ".join(items[:limit]) + (f" and {more} more" if more > 0 else "")
+
+
 def _missing(value: float | None) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 

@@ -9,6 +9,7 @@ import pytest
 from reportgen.formatting import (
     fmt_diff,
     fmt_interval,
+    fmt_listed,
     fmt_num,
     fmt_p,
     fmt_pct,
@@ -81,3 +82,10 @@ def test_interval_side_colours_only_intervals_that_exclude_zero():
     assert interval_side(-0.2, -0.01) == "down"
     assert interval_side(0.0, 0.2) == "none"  # touching zero is not excluding it
     assert interval_side(-0.1, 0.1) == "none"
+
+
+def test_fmt_listed_names_the_first_and_counts_the_rest():
+    assert fmt_listed(["q1", "q2", "q3"], 2) == "q1, q2 and 1 more"
+    assert fmt_listed(["q1", "q2"], 2) == "q1, q2"
+    assert fmt_listed(["q1"], 5) == "q1"
+    assert fmt_listed([], 5) == ""

@@ -31,6 +31,7 @@ from ..analysis.supported import SupportedRule, supported_rule
 from ..analysis.verdict import Verdict, decide, margin_for
 from ..diagnosis.diagnose import COSTS, Diagnosis, diagnose
 from ..errors import InputError
+from ..formatting import fmt_listed
 from ..inputs.database import RunDatabase, ScoredRun
 from ..inputs.load import RunFile, Source, open_source
 from ..inputs.readers import ReadOptions
@@ -337,9 +338,10 @@ def _warnings(tables: MetricTables, golden: Audit, labels: tuple[str, str]) -> l
     warnings = []
     for run, ids in zip(labels, (tables.only_a, tables.only_b), strict=True):
         if ids:
-            more = len(ids) - EXAMPLES
-            shown = ", ".join(ids[:EXAMPLES]) + (f" and {more} more" if more > 0 else "")
-            warnings.append(f"{len(ids)} question(s) only in run {run} are not compared: {shown}")
+            warnings.append(
+                f"{len(ids)} question(s) only in run {run} are not compared: "
+                + fmt_listed(ids, EXAMPLES)
+            )
     if golden.label_changes:
         shown = ", ".join(q for q, _ in golden.label_changes[:EXAMPLES])
         warnings.append(

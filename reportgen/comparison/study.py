@@ -18,12 +18,14 @@ import numpy as np
 import pandas as pd
 
 from ..analysis import holdout
+from ..analysis.audit import EXAMPLES
 from ..analysis.gates import GateResult, Requirements
 from ..analysis.holdout import Holdout
 from ..analysis.metrics import Options, score_run
 from ..analysis.registry import base_name
 from ..analysis.stats import MetricComparison, compare_metric, holm
 from ..errors import InputError
+from ..formatting import fmt_listed
 from ..inputs.database import RunDatabase
 from ..inputs.load import RunFile, Source, open_source, source_stem
 from ..inputs.readers import ReadOptions, runs_in
@@ -160,8 +162,7 @@ class Study:
     def warnings(self) -> list[str]:
         return [
             f"{len(ids)} question(s) missing from run {label} are left out of every comparison: "
-            + ", ".join(ids[:10])
-            + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
+            + fmt_listed(ids, EXAMPLES)
             for label, ids in self.missing.items()
             if ids and self.family is not None
         ]

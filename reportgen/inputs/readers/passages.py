@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 from pyarrow import csv
 
 from ...errors import InputError
+from ...formatting import fmt_listed
 from ...resources import query_text
 from ..engine import connection
 
@@ -135,9 +136,7 @@ def _unknown_documents(table: pa.Table, passages: pa.Table, passages_path: Path)
     unknown = sorted(labelled - set(pc.unique(passages["doc_id"]).to_pylist()))
     if not unknown:
         return []
-    shown = ", ".join(unknown[:LISTED]) + (
-        f" and {len(unknown) - LISTED} more" if len(unknown) > LISTED else ""
-    )
+    shown = fmt_listed(unknown, LISTED)
     return [
         f"{len(unknown)} labelled document(s) appear in no passage of {passages_path.name}, so "
         f"no passage of this run can cover their labels: {shown}"

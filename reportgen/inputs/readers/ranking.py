@@ -25,6 +25,7 @@ import pyarrow.compute as pc
 from pyarrow import csv
 
 from ...errors import InputError
+from ...formatting import fmt_listed
 from ...resources import query_text
 from ..engine import connection
 
@@ -190,11 +191,6 @@ def read_beir_results(path: Path) -> pa.Table:
     )
 
 
-def _listed(topics: list[str]) -> str:
-    shown = ", ".join(topics[:LISTED])
-    return shown + (f" and {len(topics) - LISTED} more" if len(topics) > LISTED else "")
-
-
 def ranked_table(
     ranking: pa.Table, qrels: pa.Table, rel_level: int, qrels_path: Path
 ) -> tuple[pa.Table, list[str]]:
@@ -217,12 +213,12 @@ def ranked_table(
     if unjudged:
         notes.append(
             f"{len(unjudged)} topic(s) of the run have no judgements in {qrels_path.name} and "
-            f"are not scored: {_listed(unjudged)}"
+            f"are not scored: {fmt_listed(unjudged, LISTED)}"
         )
     not_run = sorted(judged.difference(topics))
     if not_run:
         notes.append(
             f"{len(not_run)} judged topic(s) of {qrels_path.name} are absent from the run and "
-            f"not scored: {_listed(not_run)}"
+            f"not scored: {fmt_listed(not_run, LISTED)}"
         )
     return table, notes
