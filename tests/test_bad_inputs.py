@@ -760,6 +760,36 @@ def test_any_log_gives_a_report_or_one_line(tmp_path, a, b):
         assert len(err.strip().splitlines()) == 1 and err.startswith("ragreport: error: ")
 
 
+def test_a_metric_null_throughout_one_run_is_named_not_compared(tmp_path):
+    """A metric logged but null for every question of one run has nothing to compare: it is
+    left out with a warning naming it, and when it is the only metric the refusal names it
+    (found by the test above: the headline's empty chart raised IndexError)."""
+    a = tmp_path / "a.parquet"
+    b = tmp_path / "b.parquet"
+    pd.DataFrame({"question_id": ["q1", "q2"], "correct": [True, False]}).to_parquet(a)
+    pd.DataFrame({"question_id": ["q1", "q2"], "correct": [None, None]}).to_parquet(b)
+    line = refused(tmp_path, a, b)
+    assert line == (
+        f"ragreport: error: {a} and {b}: no paired question has a value of correct in both "
+        "runs; log it for the same questions in both runs"
+    )
+
+    pd.DataFrame(
+        {"question_id": ["q1", "q2"], "correct": [True, True], "faithfulness": [0.9, 0.4]}
+    ).to_parquet(b)
+    pd.DataFrame(
+        {"question_id": ["q1", "q2"], "correct": [True, False], "faithfulness": [None, None]}
+    ).to_parquet(a)
+    code, _, err = compare(tmp_path, a, b)
+    assert code == 0, err
+    doc = json.loads((tmp_path / "out" / "r.json").read_text())
+    assert list(doc["comparisons"][0]["metrics"]) == ["correct"]
+    assert (
+        "faithfulness: no paired question has a value in both runs, so it is left out of the "
+        "comparison; log it for the same questions in both runs" in doc["warnings"]
+    )
+
+
 # ---------------------------------------------------------------- DuckDB's memory budget
 
 

@@ -240,6 +240,14 @@ def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
         + answer
     )
     own = tuple(m.name for m in scores.metrics)
+    unscored = [m for m in metrics + own if not _scored_in_both(paired, m)]
+    metrics = tuple(m for m in metrics if m not in unscored)
+    own = tuple(m for m in own if m not in unscored)
+    if not metrics and not own:
+        raise InputError(
+            f"{runs[0].path} and {runs[1].path}: no paired question has a value of "
+            f"{' or '.join(unscored)} in both runs; log it for the same questions in both runs"
+        )
     spreads = decompose(db, metrics) if sampled else ()  # scores: the logs' own averages
     # paired holds them now; the curve and the sections after read facts and relevant
     db.drop("question_metrics", "question_means")
@@ -259,8 +267,21 @@ def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
         only_b=unmatched.loc[unmatched.run == "b", "question_id"].tolist(),
         without_evidence=0 if unlabelled is None else int(unlabelled.sum()),
         samples=spreads,
-        scores=scores.metrics,
-        notes=scores.notes,
+        scores=tuple(m for m in scores.metrics if m.name in own),
+        notes=scores.notes + tuple(_unscored_note(m) for m in unscored),
+    )
+
+
+def _scored_in_both(paired: pd.DataFrame, base: str) -> bool:
+    """Some paired question has a value of the metric in both runs: else there is nothing to
+    compare (a column logged but null throughout one run)."""
+    return bool((paired[f"{base}_a"].notna() & paired[f"{base}_b"].notna()).any())
+
+
+def _unscored_note(base: str) -> str:
+    return (
+        f"{base}: no paired question has a value in both runs, so it is left out of the "
+        "comparison; log it for the same questions in both runs"
     )
 
 
