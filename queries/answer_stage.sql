@@ -10,7 +10,7 @@
 --   correct, faithfulness, answer_relevance,
 --   n_cited (distinct cited ids), n_cited_in_context, n_cited_relevant (labelled, grade > 0),
 --   n_cited_used (in the context and relevant), human_correct, human_faithful,
---   context_tokens, latency_ms, cost_usd; in run and file order.
+--   context_tokens, latency_ms, cost_usd.
 WITH evidence AS (
     SELECT rel.run, rel.question_id,
            any_value(rel.n_relevant) AS n_relevant,
@@ -63,4 +63,3 @@ SELECT
 FROM facts AS f
 LEFT JOIN evidence AS e USING (run, question_id)
 LEFT JOIN citations AS c USING (run, question_id)
-ORDER BY f.run, f.row_number

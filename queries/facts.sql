@@ -3,7 +3,8 @@
 -- Reads: view runs; macro prompt_ids (queries/rules.sql: the prompt is context_ids whenever it
 --   is logged, else the first $k of retrieved_ids).
 -- Params: $k INTEGER: the prompt cutoff over retrieved_ids; NULL: context_ids is the prompt.
--- Returns (temp table facts): run, row_number, question_id, sample ('' when not logged), question,
+-- Returns (table facts, in the database rather than TEMP so that RunDatabase.prepare can have
+--   DuckDB compress it): run, row_number, question_id, sample ('' when not logged), question,
 --   slice, correct,
 --   faithfulness, answer_relevance, answerable (as logged), abstained, human_correct,
 --   human_faithful, context_tokens, latency_ms, cost_usd (NULL where not finite), has_labels, relevant_ids,
@@ -18,7 +19,7 @@
 --   nulls_in_lists (null items in retrieved_ids, relevant_ids, context_ids, cited_ids and
 --     relevant_grades as logged), bad_spans (macro bad_span of relevant_spans, retrieved_spans
 --     and context_spans; NULL for a row without spans).
-CREATE OR REPLACE TEMP TABLE facts AS
+CREATE OR REPLACE TABLE facts AS
 SELECT
     run, row_number, question_id, coalesce(sample, '') AS sample, question, slice, correct, faithfulness, answer_relevance,
     answerable, abstained, human_correct, human_faithful,

@@ -2,12 +2,12 @@
 -- RunDatabase.pairs) side by side for the questions in both runs, paired here rather than in
 -- pandas, whose merge of ten million rows needs several times their memory.
 -- Reads: table run_rows (run, question_id, row_number, any other columns).
--- Returns: question_id, then each other column of run_rows twice: <column>_a (run A's row) and
---   <column>_b (run B's); in A's row order.
+-- Returns: question_id, then each other column of run_rows but run twice:
+--   <column>_a (run A's row) and <column>_b (run B's); in A's row order.
 SELECT
     a.question_id,
-    COLUMNS(a.* EXCLUDE (question_id)) AS '\0_a',
-    COLUMNS(b.* EXCLUDE (question_id)) AS '\0_b'
+    COLUMNS(a.* EXCLUDE (question_id, run)) AS '\0_a',
+    COLUMNS(b.* EXCLUDE (question_id, run)) AS '\0_b'
 FROM run_rows AS a
 JOIN run_rows AS b ON b.question_id = a.question_id AND b.run = 'b'
 WHERE a.run = 'a'

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -206,6 +207,30 @@ def test_the_maps_over_questions_give_the_same_bits_in_batches(runs, k):
     assert metrics["recall"].notna().sum() > 100
     pd.testing.assert_frame_equal(batched_metrics, metrics, check_exact=True)
     pd.testing.assert_frame_equal(batched_curve, curve, check_exact=True)
+
+
+def test_the_tables_of_a_log_over_one_batch_are_compressed_once_read(tmp_path):
+    """facts and relevant of a log of several batches are checkpointed, which has DuckDB
+    compress them (a 1M-question comparison then stays under 2 GiB); a log of one batch is not.
+    Measured as DuckDB counts the memory of its tables."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    from make_logs import write_logs
+
+    logs = write_logs(20_000, tmp_path)
+
+    def table_memory(batch_rows: int) -> int:
+        database = RunDatabase(*(open_run(p, p.stem) for p in logs), batch_rows=batch_rows)
+        try:
+            database.prepare(None)
+            return database.con.execute(
+                "SELECT sum(memory_usage_bytes) FROM duckdb_memory() WHERE tag = 'IN_MEMORY_TABLE'"
+            ).fetchone()[0]
+        finally:
+            database.close()
+
+    one_batch, batches = table_memory(10**9), table_memory(10_000)
+    assert one_batch > 10 * 2**20
+    assert batches < one_batch / 4
 
 
 def test_metric_curve(db):
@@ -716,9 +741,10 @@ def test_exact_sum_is_the_correctly_rounded_sum_in_any_row_order(db):
 
 def test_pair_rows(db):
     """A per-run query's rows side by side: the questions in both runs only (q3 is only in A,
-    q4 only in B), in A's row order, every column once per run, against pandas' merge."""
-    rows = db.frame("answer_stage", k=None)
-    a, b = rows[rows.run == "a"], rows[rows.run == "b"]
+    q4 only in B), in A's row order, every column but run once per run, against pandas'
+    merge."""
+    rows = db.frame("answer_stage", k=None).sort_values("row_number")
+    a, b = (rows[rows.run == run].drop(columns="run") for run in "ab")
     expected = a.merge(b, on="question_id", suffixes=("_a", "_b")).reset_index(drop=True)
     got = db.pairs("answer_stage", k=None)
     assert got["question_id"].tolist() == ["q1", "q2"]
