@@ -135,7 +135,7 @@ def _children_cpu() -> float:
 
 
 def timed(argv: list[str], cwd: Path = REPO) -> tuple[float, float, float, str]:
-    """Wall seconds, CPU seconds (user + system, every thread), peak RSS in MB (NaN without
+    """Wall seconds, CPU seconds (user + system, every thread), peak RSS in MiB (NaN without
     GNU time) and stdout of one child; ``cwd`` is where ``-m reportgen`` is imported from."""
     cpu = _children_cpu()
     with tempfile.NamedTemporaryFile("r", suffix=".maxrss") as rss:
@@ -191,7 +191,7 @@ def bench_size(n: int, args: argparse.Namespace, work: Path, sources: dict[str, 
     for tool in tools:
         line = (
             f"  {tool:12} median {medians[tool]:7.2f} s wall, {cpu_medians[tool]:7.2f} s CPU, "
-            f"peak {max(peaks[tool]):,.0f} MB"
+            f"peak {max(peaks[tool]):,.0f} MiB"
         )
         print(line + "  (wall of each run: " + ", ".join(f"{t:.2f}" for t in walls[tool]) + ")")
     for tool in [t for t in tools if t != "compare"]:

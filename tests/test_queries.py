@@ -218,19 +218,21 @@ def test_the_tables_of_a_log_over_one_batch_are_compressed_once_read(tmp_path):
 
     logs = write_logs(20_000, tmp_path)
 
-    def table_memory(batch_rows: int) -> int:
+    def table_memory(batch_rows: int) -> tuple[int, str]:
         database = RunDatabase(*(open_run(p, p.stem) for p in logs), batch_rows=batch_rows)
         try:
             database.prepare(None)
             return database.con.execute(
-                "SELECT sum(memory_usage_bytes) FROM duckdb_memory() WHERE tag = 'IN_MEMORY_TABLE'"
-            ).fetchone()[0]
+                "SELECT sum(memory_usage_bytes), current_setting('allocator_background_threads')"
+                " FROM duckdb_memory() WHERE tag = 'IN_MEMORY_TABLE'"
+            ).fetchone()
         finally:
             database.close()
 
-    one_batch, batches = table_memory(10**9), table_memory(10_000)
+    (one_batch, _), (batches, returned) = table_memory(10**9), table_memory(10_000)
     assert one_batch > 10 * 2**20
     assert batches < one_batch / 4
+    assert returned is True  # and the memory queries free goes back to the system
 
 
 def test_metric_curve(db):

@@ -24,13 +24,6 @@ MEMORY_ENV = "RAGREPORT_MEMORY_LIMIT"  # DuckDB's memory budget, in DuckDB's wor
 # DuckDB's own default budget is 80% of the machine, which leaves too little for the
 # per-question frames beside it: a 10M-question comparison was killed at the machine's limit.
 MEMORY_SHARE = 0.5
-# DuckDB's allocator keeps the memory a query frees for reuse, flushing it to the system only
-# after a task that allocated over 128 MiB by default: flushing from 16 MiB, and in a background
-# thread, took about 0.2 GB off the peak of a 1M-question comparison (bench/README.md).
-_ALLOCATOR: dict[str, str | int | float | list[str]] = {
-    "allocator_flush_threshold": "16MiB",
-    "allocator_background_threads": True,
-}
 
 
 def memory_limit() -> str:
@@ -49,9 +42,7 @@ def memory_limit() -> str:
 def connect() -> duckdb.DuckDBPyConnection:
     limit = memory_limit()
     try:
-        return duckdb.connect(
-            config={"temp_directory": str(_SPILL), "memory_limit": limit, **_ALLOCATOR}
-        )
+        return duckdb.connect(config={"temp_directory": str(_SPILL), "memory_limit": limit})
     except duckdb.Error as exc:
         if not os.environ.get(MEMORY_ENV):  # not the user's budget: DuckDB's own error
             raise
@@ -59,6 +50,16 @@ def connect() -> duckdb.DuckDBPyConnection:
         raise InputError(
             f"{MEMORY_ENV}={limit}: not a memory size ({reason}); give one such as 4GB or 512MiB"
         ) from None
+
+
+def return_freed_memory(con: duckdb.DuckDBPyConnection) -> None:
+    """Have DuckDB's allocator give the memory a query frees back to the system. By default it
+    keeps it for reuse, flushing only after a task that allocated over 128 MiB: flushing from
+    16 MiB, and in a background thread, took 0.14 GiB off the peak of a 1M-question comparison
+    (bench/README.md). Set for large logs only: at 100k questions it saved nothing and the runs
+    took about 6% longer. The settings are DuckDB's, for the whole process."""
+    con.execute("SET allocator_flush_threshold = '16MiB'")
+    con.execute("SET allocator_background_threads = true")
 
 
 def over_budget(source: str) -> InputError:
