@@ -3,9 +3,8 @@
 -- Reads: view runs; macro prompt_ids (queries/rules.sql: the prompt is context_ids whenever it
 --   is logged, else the first $k of retrieved_ids).
 -- Params: $k INTEGER: the prompt cutoff over retrieved_ids; NULL: context_ids is the prompt.
--- Returns (table facts, in the database rather than TEMP so that RunDatabase.prepare can have
---   DuckDB compress it): run, row_number, question_id, sample ('' when not logged), question,
---   slice, correct,
+-- Returns (table facts, made by RunDatabase: KEPT): run, row_number, question_id, sample (''
+--   when not logged), question, slice, correct,
 --   faithfulness, answer_relevance, answerable (as logged), abstained, human_correct,
 --   human_faithful, context_tokens, latency_ms, cost_usd (NULL where not finite), has_labels, relevant_ids,
 --   relevant_grades (1 where absent), has_retrieved, depth, has_context, n_context, has_prompt,
@@ -19,7 +18,6 @@
 --   nulls_in_lists (null items in retrieved_ids, relevant_ids, context_ids, cited_ids and
 --     relevant_grades as logged), bad_spans (macro bad_span of relevant_spans, retrieved_spans
 --     and context_spans; NULL for a row without spans).
-CREATE OR REPLACE TABLE facts AS
 SELECT
     run, row_number, question_id, coalesce(sample, '') AS sample, question, slice, correct, faithfulness, answer_relevance,
     answerable, abstained, human_correct, human_faithful,

@@ -4,10 +4,9 @@
 --   A label listed twice keeps its highest grade.
 -- Each question's labels are ranked as one list (a handful of items) rather than by a group
 -- and two windows over every label of the log, which cost about 1.5 times as much.
--- Returns (table relevant, not TEMP, as facts): run, question_id, sample, id, grade, ideal_rank
---   (1 = highest grade, then by id), n_relevant, pos_retrieved, pos_context (1-based first
---   position, NULL when absent).
-CREATE OR REPLACE TABLE relevant AS
+-- Returns (table relevant, made by RunDatabase: KEPT): run, question_id, sample, id, grade,
+--   ideal_rank (1 = highest grade, then by id), n_relevant, pos_retrieved, pos_context (1-based
+--   first position, NULL when absent).
 WITH labels AS (
     -- positions are aligned with relevant_ids (facts.sql), so an id listed twice has the same
     -- positions each time

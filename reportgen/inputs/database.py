@@ -32,11 +32,17 @@ BATCH_ROWS = 500_000
 questions (IN_BATCHES). Its joins, windows and groups then hold a batch of questions, not the
 log: at 1M paired questions in one batch the curve's sums alone needed 1.7 GB beside the tables.
 A batch re-reads the tables it starts from (about 0.1 s of CPU a batch at 1M), and a log of
-fewer rows is one batch, as before. A log of more rows also has ``facts`` and ``relevant``
-compressed once read (``prepare``)."""
+fewer rows is one batch, as before. Logs of more rows also have their KEPT tables compressed."""
 # The named queries that are a map over questions: each fills the temp table of its name a batch
 # of questions at a time (its SQL keeps the questions of macro in_batch, queries/rules.sql).
 IN_BATCHES = ("question_metrics", "curve_sums")
+# The named queries whose tables the later queries read to the end. DuckDB keeps an in-memory
+# table uncompressed until a checkpoint: at 1M paired questions these took 0.97 GB, and 0.11 GB
+# checkpointed, for about 3 s of CPU. So when the logs have more rows than a batch they are
+# tables of the database, checkpointed as each is made (one checkpoint after both left both
+# uncompressed on a log of 20k questions, DuckDB 2.0.1); else TEMP tables, about 5% faster to
+# make and read at 100k questions.
+KEPT = ("facts", "relevant")
 # Named queries that read such a table, and the one that fills it with the same parameters
 # (metric_curve adds up the sums of curve_sums).
 FILLED_FIRST = {"metric_curve": "curve_sums"}
@@ -81,6 +87,7 @@ class RunDatabase:
     ) -> None:
         self.files = {"a": a, "b": b or a}
         self.batch_rows = batch_rows
+        self.large = a.n_rows + (b.n_rows if b else 0) > batch_rows  # KEPT tables compressed
         self.con = connect()
         if keep is not None:
             self.con.from_arrow(pa.table({"question_id": pa.array(keep, pa.string())})).create_view(
@@ -102,7 +109,8 @@ class RunDatabase:
                 self.con.from_arrow(pa.concat_tables(halves)).create(name)
             self.left_out = [p for t in scored for p in t.left_out]
             self.execute("paired_ids")
-            self._compress()
+            if self.large:  # the scored tables are tables of the database
+                self._compress()
 
     def _raw(self, run: RunFile) -> duckdb.DuckDBPyRelation:
         """Every column of the log as written."""
@@ -152,7 +160,6 @@ class RunDatabase:
         InputError; the values left out are kept in ``left_out``.
         """
         self.execute("facts", k=k)
-        self._compress()
         self.execute("paired_ids")
         problems = self.row_problems()
         refused = [p for p in problems if p.refused]
@@ -162,25 +169,12 @@ class RunDatabase:
         self.execute("span_matches", coverage=span_coverage)
         self.execute("span_chars", k=k)
         self.execute("relevant")
-        self._compress()
-
-    def _rows(self) -> int:
-        """Rows of facts: one per run and question (and sample)."""
-        rows = self.con.execute("SELECT count(*) FROM facts").fetchone()
-        return rows[0] if rows else 0
 
     def _compress(self) -> None:
-        """Have DuckDB compress the tables of the database (facts, relevant and the scored
-        tables; not the TEMP tables), and return the memory queries free, when the log is more
-        than one batch. DuckDB keeps an
-        in-memory table uncompressed until a checkpoint: at 1M paired questions facts and
-        relevant took 0.97 GB, and 0.11 GB once checkpointed, for about 3 s of CPU; the queries
-        after read them as fast. Below a batch the memory is small and the time is not.
-        Called as each table is made: one checkpoint after both (DuckDB 2.0.1) left both as
-        they were on a log of 20k questions."""
-        if self._rows() > self.batch_rows:
-            self.con.execute("CHECKPOINT")
-            return_freed_memory(self.con)
+        """Have DuckDB compress the tables of the database (not the TEMP tables), and give the
+        memory queries free back to the system."""
+        self.con.execute("CHECKPOINT")
+        return_freed_memory(self.con)
 
     def scored_run(self) -> ScoredRun:
         """The tables of SCORED_TABLES of a run read alone (no ``b``), once ``prepare`` and
@@ -195,6 +189,11 @@ class RunDatabase:
     def execute(self, name: str, **params: Any) -> None:
         if name in IN_BATCHES:
             self._in_batches(name, params)
+        elif name in KEPT:
+            kind = "TABLE" if self.large else "TEMP TABLE"
+            self._execute(f"CREATE OR REPLACE {kind} {name} AS\n{query_text(name)}", params)
+            if self.large:
+                self._compress()
         else:
             self._run(name, params)
 
@@ -208,7 +207,8 @@ class RunDatabase:
     def _in_batches(self, name: str, params: dict[str, Any]) -> None:
         """Fill the temp table ``name`` with the rows of its query, a batch of questions at a
         time (BATCH_ROWS); the rows of a question, all its runs and samples, are in one batch."""
-        batches = max(1, -(-self._rows() // self.batch_rows))
+        rows = self.con.execute("SELECT count(*) FROM facts").fetchone()
+        batches = max(1, -(-(rows[0] if rows else 0) // self.batch_rows))
         self.drop(name)
         for batch in range(batches):
             into = f"INSERT INTO {name}" if batch else f"CREATE TEMP TABLE {name} AS"
