@@ -1,5 +1,5 @@
 """python -m reportgen: the ragreport command."""
 
-from .cli import main
+from .cli import run
 
-main(prog_name="ragreport")
+run()

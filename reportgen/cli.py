@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import atexit
 import copy
 import functools
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import fields
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -588,3 +590,23 @@ def merge(a_parts: tuple[Path, ...], b_parts: tuple[Path, ...], confidence: floa
 
 
 main = cli
+
+
+def run() -> NoReturn:
+    """The ragreport command (its console script and ``python -m reportgen``). The process
+    ends as soon as the command has, its output flushed and its exit handlers run (temporary
+    folders, logging), without tearing the interpreter down: freeing a report's tables and its
+    libraries one by one took about 0.25 s, 7% of a 10k-question comparison (bench/README.md)."""
+    try:
+        cli.main(prog_name="ragreport")
+        code = 0
+    except SystemExit as stop:  # click ends every command with one
+        if stop.code is None or isinstance(stop.code, int):
+            code = stop.code or 0
+        else:
+            print(stop.code, file=sys.stderr)
+            code = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    atexit._run_exitfuncs()
+    os._exit(code)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -51,6 +53,33 @@ def test_compare_writes_html_and_json_beside_it(pair, tmp_path):
     doc = two_run_view(json.loads((tmp_path / "r.json").read_text()))
     assert doc["metrics"]["correct"]["fixed"] == 3
     assert out.startswith(doc["verdict"]["outcome"] + ":")
+
+
+@pytest.mark.parametrize(
+    ("options", "code"),
+    [((), 0), (("--require", "correct < 0"), 1), (("--k", "0"), 2)],
+)
+def test_the_installed_command_exits_with_its_code_and_says_everything(
+    pair, tmp_path, options, code
+):
+    """``python -m reportgen`` (as the console script, ``run``) ends the process without
+    tearing the interpreter down: its exit code, its stdout line and its files are all there."""
+    a, b = pair
+    out = tmp_path / "r.html"
+    command = [sys.executable, "-m", "reportgen", "compare", str(a), str(b), "-o", str(out)]
+    done = subprocess.run(
+        [*command, "--n-boot", "100", *options], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == code, done.stderr
+    if code == 2:
+        assert done.stdout == "" and not out.exists()
+        assert done.stderr.startswith("ragreport: error: ") and done.stderr.count("\n") == 1
+        return
+    doc = two_run_view(json.loads(out.with_suffix(".json").read_text()))
+    assert done.stdout.startswith(doc["verdict"]["outcome"] + ":"), done.stdout
+    assert ("gate: fail" in done.stdout) == (code == 1)
+    assert done.stdout.endswith(f"wrote {out}, {out.with_suffix('.json')}\n")
+    assert out.read_text().rstrip().endswith("</html>")
 
 
 def test_json_option_moves_the_json(pair, tmp_path):
