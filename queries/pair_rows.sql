@@ -2,8 +2,8 @@
 -- RunDatabase.pairs) side by side for the questions in both runs, paired here rather than in
 -- pandas, whose merge of ten million rows needs several times their memory.
 -- Reads: table run_rows (run, question_id, row_number, any other columns).
--- Returns: question_id, then each other column of run_rows but run twice:
---   <column>_a (run A's row) and <column>_b (run B's); in A's row order.
+-- Returns: question_id, then every other column of run_rows except run, twice: <column>_a
+--   (run A's row) and <column>_b (run B's); in A's row order.
 SELECT
     a.question_id,
     COLUMNS(a.* EXCLUDE (question_id, run)) AS '\0_a',
