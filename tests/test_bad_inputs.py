@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 from conftest import two_run_view
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from reportgen import output
@@ -735,6 +735,12 @@ _row = st.fixed_dictionaries(
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(a=st.lists(_row, min_size=1, max_size=6), b=st.lists(_row, min_size=1, max_size=6))
+# found by this test: correct null throughout B; rankings and prompts null throughout both
+@example(a=[{"question_id": "q1"}], b=[{"question_id": "q1", "correct": None}])
+@example(
+    a=[{"question_id": "q3", "retrieved_ids": None, "context_ids": None, "relevant_ids": [""]}],
+    b=[{"question_id": "q3", "retrieved_ids": None, "context_ids": None, "relevant_ids": [""]}],
+)
 def test_any_log_gives_a_report_or_one_line(tmp_path, a, b):
     folder = tmp_path / "h"
     folder.mkdir(exist_ok=True)

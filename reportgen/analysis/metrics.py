@@ -253,9 +253,9 @@ def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
     db.drop("question_metrics", "question_means")
     curve = None
     if retrieval and p.has_retrieved:
-        depth = int(db.frame("ranking_depth")["depth"].iloc[0] or 0)
-        if depth:
-            curve = db.frame("metric_curve", depth=depth, exponential=exponential)
+        depth = db.frame("ranking_depth")["depth"].iloc[0]  # NULL: every ranking is null
+        if pd.notna(depth) and depth > 0:
+            curve = db.frame("metric_curve", depth=int(depth), exponential=exponential)
     named = options.cutoff if options.cutoff is not None else _typical_context_length(paired)
     return MetricTables(
         named_cutoff=named if retrieval else None,
