@@ -1,8 +1,9 @@
 -- Mean retrieval metrics of both runs over retrieved_ids at every cutoff k = 1 .. $depth,
--- over the paired questions that have relevant passages.
+-- over the paired questions that have relevant passages and a ranking (a null retrieved_ids is
+-- not logged, so it is not counted as a ranking that found nothing).
 -- Reads: table curve_sums (curve_sums.sql: every batch of questions' sums of steps and points,
---   filled by RunDatabase before this query), table relevant and view paired_ids (the questions
---   counted); macro from_fixed_point (queries/rules.sql).
+--   filled by RunDatabase before this query), tables relevant and facts and view paired_ids
+--   (the questions counted); macro from_fixed_point (queries/rules.sql).
 -- Params: $depth INTEGER (the deepest ranking).
 -- Sums are exact (queries/rules.sql), so the same input gives the same bits whatever the batches
 -- and without sorting the tens of millions of steps of a large log.
@@ -13,6 +14,8 @@ WITH sums AS (
 n_questions AS (
     SELECT run, count(DISTINCT question_id) AS n
     FROM relevant
+    SEMI JOIN (SELECT run, question_id, sample FROM facts WHERE has_retrieved)
+        USING (run, question_id, sample)
     WHERE question_id IN (SELECT question_id FROM paired_ids)
     GROUP BY run
 ),

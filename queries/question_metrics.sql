@@ -8,15 +8,20 @@
 --                  context_ids is the ranking and k is its length.
 --         $exponential BOOLEAN: nDCG gain 2^g - 1 when true, g when false.
 --         $batches, $batch INTEGER: the questions of this batch (macro in_batch).
--- Returns: run, question_id, sample, row_number, slice, k, n_relevant, evidence_in_context,
+-- Returns: run, question_id, sample, row_number, slice, k (NULL when the ranking scored, the
+--   question's context_ids or with $k its retrieved_ids, is null: not logged, as against an
+--   empty list), n_relevant, evidence_in_context (NULL without a prompt),
 --   recall, precision, hit, mrr, ndcg, map (average precision at k, trec_eval's map_cut_k),
 --   rprec (R-precision: |rel in the top min(R, k)| / R), all (1 when every relevant passage is
---   in the top k) (all NULL when the question has no relevant passage),
+--   in the top k) (all NULL when the question has no relevant passage or k is NULL),
 --   correct (0/1), faithfulness, context_tokens,
 --   answerable (as logged; else: has labelled evidence, or no labels are logged).
 WITH prompt AS (
     SELECT run, question_id, sample, row_number, slice, has_context, has_labels,
-           CASE WHEN $k IS NULL THEN coalesce(n_context, 0) ELSE $k END AS k,
+           -- NULL: the ranking scored is not logged for this question (a null list, not an
+           -- empty one), so its retrieval metrics are unknown, not 0
+           CASE WHEN $k IS NULL THEN n_context WHEN has_retrieved THEN $k END AS k,
+           has_prompt,
            correct, faithfulness, context_tokens, answerable
     FROM facts
     WHERE in_batch(question_id, $batches, $batch)
@@ -62,20 +67,21 @@ SELECT
     p.slice,
     p.k,
     coalesce(q.n_relevant, 0) AS n_relevant,
-    coalesce(q.in_prompt, false) AS evidence_in_context,
-    q.n_hits / q.n_relevant AS recall,
-    CASE WHEN q.n_relevant IS NULL THEN NULL WHEN p.k = 0 THEN 0.0 ELSE q.n_hits / p.k END
-        AS precision,
-    CASE WHEN q.n_relevant IS NULL THEN NULL ELSE (q.first_pos IS NOT NULL)::DOUBLE END AS hit,
-    CASE WHEN q.n_relevant IS NULL THEN NULL ELSE coalesce(1 / q.first_pos, 0.0) END AS mrr,
-    CASE WHEN q.n_relevant IS NULL THEN NULL
-         WHEN coalesce(q.idcg, 0) = 0 THEN 0.0 ELSE q.dcg / q.idcg END AS ndcg,
-    q.precision_sum / q.n_relevant AS map,
-    q.r_hits / q.n_relevant AS rprec,
-    CASE WHEN q.n_relevant IS NULL THEN NULL ELSE (q.n_hits = q.n_relevant)::DOUBLE END AS "all",
+    CASE WHEN p.has_prompt THEN coalesce(q.in_prompt, false) END AS evidence_in_context,
+    -- scorable: labelled evidence and a logged ranking; else every retrieval metric is NULL
+    CASE WHEN scorable THEN q.n_hits / q.n_relevant END AS recall,
+    CASE WHEN NOT scorable THEN NULL WHEN p.k = 0 THEN 0.0 ELSE q.n_hits / p.k END AS precision,
+    CASE WHEN scorable THEN (q.first_pos IS NOT NULL)::DOUBLE END AS hit,
+    CASE WHEN scorable THEN coalesce(1 / q.first_pos, 0.0) END AS mrr,
+    CASE WHEN NOT scorable THEN NULL WHEN coalesce(q.idcg, 0) = 0 THEN 0.0 ELSE q.dcg / q.idcg END
+        AS ndcg,
+    CASE WHEN scorable THEN q.precision_sum / q.n_relevant END AS map,
+    CASE WHEN scorable THEN q.r_hits / q.n_relevant END AS rprec,
+    CASE WHEN scorable THEN (q.n_hits = q.n_relevant)::DOUBLE END AS "all",
     p.correct::DOUBLE AS correct,
     p.faithfulness,
     p.context_tokens,
     answerable(p.answerable, p.has_labels, q.n_relevant) AS answerable
 FROM prompt AS p
-LEFT JOIN per_question AS q USING (run, question_id, sample)
+LEFT JOIN per_question AS q USING (run, question_id, sample),
+LATERAL (SELECT p.k IS NOT NULL AND q.n_relevant IS NOT NULL AS scorable)

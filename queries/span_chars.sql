@@ -11,7 +11,8 @@
 -- Returns (temp table span_chars): run, question_id, sample, evidence_chars (labelled characters),
 --   prompt_chars, overlap_chars (labelled characters in the prompt), evidence_recall =
 --   overlap / evidence, context_precision = overlap / prompt (0 for an empty prompt),
---   evidence_iou = overlap / (evidence + prompt - overlap).
+--   evidence_iou = overlap / (evidence + prompt - overlap); all but evidence_chars NULL where
+--   the prompt is null.
 CREATE OR REPLACE TEMP TABLE span_chars AS
 WITH labels AS (
     SELECT DISTINCT run, question_id, sample, doc_id, start, "end" FROM span_matches
@@ -75,8 +76,10 @@ SELECT run, question_id, sample, evidence_chars, prompt_chars, overlap_chars,
        overlap_chars / (evidence_chars + prompt_chars - overlap_chars) AS evidence_iou
 FROM (
     SELECT e.run, e.question_id, e.sample, e.evidence_chars,
-           coalesce(p.apart_chars, t.prompt_chars, 0) AS prompt_chars,
-           coalesce(t.overlap_chars, 0) AS overlap_chars
+           -- a null prompt (not logged) has unknown measures, not those of an empty one
+           CASE WHEN p.spans IS NOT NULL THEN coalesce(p.apart_chars, t.prompt_chars, 0) END
+               AS prompt_chars,
+           CASE WHEN p.spans IS NOT NULL THEN coalesce(t.overlap_chars, 0) END AS overlap_chars
     FROM evidence AS e
     LEFT JOIN totals AS t USING (run, question_id, sample)
     LEFT JOIN prompts AS p USING (run, question_id, sample)

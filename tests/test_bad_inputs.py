@@ -796,6 +796,73 @@ def test_a_metric_null_throughout_one_run_is_named_not_compared(tmp_path):
     )
 
 
+def _retrieval(doc: dict) -> dict:
+    """Each retrieval metric's n, A's mean and B's mean in a report's comparison."""
+    metrics = doc["comparisons"][0]["metrics"]
+    return {f"{m} {f}": v[f] for m, v in metrics.items() if "@" in m for f in ("n", "a", "b")}
+
+
+@pytest.mark.parametrize("column", ["context_ids", "retrieved_ids"])
+def test_a_null_ranking_is_left_out_not_scored_as_empty(tmp_path, column):
+    """A question whose ranking scored (context_ids; with --k, retrieved_ids) is null was not
+    logged: scoring it as an empty prompt made run A's recall look 0.18 lower than it is and B
+    the better retriever. Now its retrieval metrics are left out with a warning naming the
+    column, and they and the metric-vs-k curve are those of the logs without the question."""
+    sample = Path(__file__).resolve().parent.parent / "sample_runs"
+    a = pd.read_parquet(sample / "fare_rules_a_baseline.parquet")
+    b = pd.read_parquet(sample / "fare_rules_b_reranker.parquet")
+    options = ("--k", "5") if column == "retrieved_ids" else ()
+    unlogged = np.random.default_rng(0).random(len(a)) < 0.3
+    with_nulls = a.copy()
+    with_nulls.loc[unlogged, column] = None
+    docs = {}
+    for name, (run_a, run_b) in {
+        "nulls": (with_nulls, b),
+        "without": (a[~unlogged], b[b.question_id.isin(a.question_id[~unlogged])]),
+    }.items():
+        folder = tmp_path / name
+        (folder / "out").mkdir(parents=True)
+        run_a.to_parquet(folder / "a.parquet")
+        run_b.to_parquet(folder / "b.parquet")
+        code, _, err = compare(folder, folder / "a.parquet", folder / "b.parquet", *options)
+        assert code == 0, err
+        docs[name] = json.loads((folder / "out" / "r.json").read_text())
+    nulls, without = docs["nulls"], docs["without"]
+    assert _retrieval(nulls) == pytest.approx(_retrieval(without))
+    assert len(_retrieval(nulls)) == 8 * 3
+    if column == "retrieved_ids":
+        curve = [r for r in nulls["comparisons"][0]["metric_curve"] if r["run"] == "a"]
+        oracle = [r for r in without["comparisons"][0]["metric_curve"] if r["run"] == "a"]
+        assert curve == pytest.approx(oracle)
+    labelled = (with_nulls.relevant_ids.str.len() > 0) & unlogged
+    unknown = a.question_id[labelled].isin(b.question_id[b.relevant_ids.str.len() > 0]).sum()
+    assert (
+        f"{unknown} paired question(s) have {column} null in one run or both, so their "
+        f"retrieval metrics are unknown and left out; log {column} for every question (an "
+        "empty list when there was none)"
+    ) in nulls["warnings"]
+
+
+def test_rankings_null_throughout_leave_no_retrieval_metric(tmp_path):
+    """Prompts null for every question: no retrieval metric (no more ``ndcg@0``, every question
+    scored as an empty prompt), and the warning names the column to log."""
+    sample = Path(__file__).resolve().parent.parent / "sample_runs"
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    for path, name in ((a, "fare_rules_a_baseline"), (b, "fare_rules_b_reranker")):
+        run = pd.read_parquet(sample / f"{name}.parquet")
+        run["context_ids"] = None
+        run.to_parquet(path)
+    (tmp_path / "out").mkdir()
+    code, _, err = compare(tmp_path, a, b)
+    assert code == 0, err
+    doc = json.loads((tmp_path / "out" / "r.json").read_text())
+    assert list(doc["comparisons"][0]["metrics"]) == ["correct", "faithfulness"]
+    assert any(
+        w.startswith("226 paired question(s) have context_ids null in one run or both")
+        for w in doc["warnings"]
+    )
+
+
 # ---------------------------------------------------------------- DuckDB's memory budget
 
 

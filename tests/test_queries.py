@@ -157,6 +157,35 @@ def test_question_metrics(db):
     assert (b1.k, b1.recall, b1.hit, b1.evidence_in_context) == (1, 0.0, 0.0, False)
 
 
+def test_a_null_ranking_is_unknown_not_empty(tmp_path: Path):
+    """A null context_ids (or, with --k, retrieved_ids) was not logged: the question's retrieval
+    metrics are unknown (NULL), while an empty list is a prompt that holds nothing (0)."""
+    labelled = {"relevant_ids": ["p1"], "correct": True, "answerable": None}
+    rows = [
+        dict(labelled, question_id="null", retrieved_ids=None, context_ids=None),
+        dict(labelled, question_id="empty", retrieved_ids=[], context_ids=[]),
+        dict(labelled, question_id="found", retrieved_ids=["p1"], context_ids=["p1"]),
+    ]
+    a = tmp_path / "a.parquet"
+    pd.DataFrame(rows).to_parquet(a)
+    db = RunDatabase(open_run(a, "A"))
+    try:
+        db.prepare(None)
+        for k in (None, 3):
+            db.execute("question_metrics", k=k, exponential=False)
+            m = db.con.execute("SELECT * FROM question_metrics").df().set_index("question_id")
+            scores = ["recall", "precision", "hit", "mrr", "ndcg", "map", "rprec", "all"]
+            assert m.loc["null", scores].isna().all() and pd.isna(m.loc["null", "k"])
+            assert (m.loc["empty", scores] == 0).all() and m.loc["empty", "k"] == (k or 0)
+            assert (m.loc["found", ["recall", "hit", "ndcg", "all"]] == 1).all()
+            # the prompt of the null row is unknown; its labels still make it answerable
+            assert pd.isna(m.loc["null", "evidence_in_context"])
+            assert not m.loc["empty", "evidence_in_context"]
+            assert m.loc["null", "answerable"] and m.loc["null", "n_relevant"] == 1
+    finally:
+        db.close()
+
+
 def test_curve_sums(db):
     db.execute("curve_sums", exponential=False)
     sums = db.con.execute("SELECT * FROM curve_sums WHERE run = 'a'").df()
@@ -420,6 +449,26 @@ def test_span_chars(tmp_path: Path):
         pytest.approx(30 / 70),
     )
     db.close()
+
+
+def test_span_chars_of_a_null_prompt_are_unknown(tmp_path: Path):
+    """A null retrieved_spans (with --k, the prompt) was not logged: its character measures are
+    NULL, where an empty one's are 0."""
+    label = [{"doc_id": "d1", "start": 0, "end": 10, "grade": 1}]
+    rows = [
+        {"question_id": "null", "relevant_spans": label, "retrieved_spans": None},
+        {"question_id": "empty", "relevant_spans": label, "retrieved_spans": []},
+    ]
+    path = tmp_path / "spans.parquet"
+    pd.DataFrame(rows).to_parquet(path)
+    db = RunDatabase(open_run(path, "A"))
+    db.prepare(3)
+    got = db.con.execute(
+        "SELECT question_id, evidence_chars, prompt_chars, overlap_chars, evidence_recall, "
+        "context_precision, evidence_iou FROM span_chars ORDER BY question_id"
+    ).fetchall()
+    db.close()
+    assert got == [("empty", 10, 0, 0, 0.0, 0.0, 0.0), ("null", 10, None, None, None, None, None)]
 
 
 def test_data_smells_finds_a_label_across_a_cut(tmp_path: Path):

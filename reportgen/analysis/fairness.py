@@ -34,8 +34,10 @@ def fairness(tables: MetricTables) -> list[Check]:
     p = tables.paired
     checks = []
     tokens = p["context_tokens_a"].notna().all() and p["context_tokens_b"].notna().all()
-    # span logs: the prompt's characters, which compare chunkings of different sizes
-    chars = not tokens and bool(p[["prompt_chars_a", "prompt_chars_b"]].notna().all().all())
+    # span logs: the prompt's characters, which compare chunkings of different sizes (NULL
+    # where a prompt is not logged: compared where both are known, as passages are)
+    measured = p.loc[p[["prompt_chars_a", "prompt_chars_b"]].notna().all(axis=1)]
+    chars = not tokens and len(measured) > 0
     unit, column = (
         ("tokens", "context_tokens")
         if tokens
@@ -43,15 +45,22 @@ def fairness(tables: MetricTables) -> list[Check]:
         if chars
         else ("passages", "k")
     )
-    # k is 0 where no context_ids is logged: no passage budget to compare then
-    passages = tables.k_source == "context_ids" and bool((p[["k_a", "k_b"]] > 0).any().all())
+    # k is NULL where a prompt is null (not logged): passages are compared where both are known
+    known = p.loc[p[["k_a", "k_b"]].notna().all(axis=1), ["k_a", "k_b"]]
+    passages = tables.k_source == "context_ids" and bool((known > 0).any().all())
     if tokens or chars or passages:
-        a, b = float(p[f"{column}_a"].mean()), float(p[f"{column}_b"].mean())
+        budget = p if tokens else measured if chars else known
+        a, b = float(budget[f"{column}_a"].mean()), float(budget[f"{column}_b"].mean())
         relative = (b - a) / a if a else None
         flagged = relative is not None and abs(relative) > BUDGET_TOLERANCE
         text = (
             f"Mean context per question: A {a:.1f} {unit}, B {b:.1f} {unit}"
             + (f" ({relative:+.0%})" if relative is not None else "")
+            + (
+                ""
+                if len(budget) == len(p)
+                else f" over the {len(budget)} questions measured in both"
+            )
             + (
                 "; a bigger budget, not a better retriever, may explain the gain."
                 if flagged
@@ -67,13 +76,19 @@ def fairness(tables: MetricTables) -> list[Check]:
             )
         )
     if tables.named_cutoff is not None and passages:
-        k_a = _mode(p["k_a"].to_numpy())
-        k_b = _mode(p["k_b"].to_numpy())
-        flagged = k_a != k_b or bool((p["k_a"] != p["k_b"]).any())
-        share = float((p["k_a"] != p["k_b"]).mean())
+        k_a = _mode(known["k_a"].to_numpy())
+        k_b = _mode(known["k_b"].to_numpy())
+        differ = known["k_a"] != known["k_b"]
+        flagged = k_a != k_b or bool(differ.any())
+        share = float(differ.mean())
         text = (
             f"Passages in the prompt, most often: A {k_a}, B {k_b}; they differ on "
-            f"{share:.0%} of questions."
+            f"{share:.0%} of "
+            + (
+                "questions."
+                if len(known) == len(p)
+                else f"the {len(known)} questions whose prompt both runs log."
+            )
             + (" Retrieval metrics then compare different cutoffs." if flagged else "")
         )
         checks.append(Check("prompt k", flagged, text, {"a": k_a, "b": k_b, "share_differ": share}))
@@ -106,7 +121,7 @@ def _ceilings(tables: MetricTables) -> list[Check]:
         best: dict[str, float] = {}
         for run in ("a", "b"):
             r = p[f"n_relevant_{run}"].to_numpy(dtype=float)
-            slots = p[f"k_{run}"].fillna(k).to_numpy(dtype=float)
+            slots = p[f"k_{run}"].to_numpy(dtype=float, na_value=np.nan)  # NaN: not logged
             scored = (r > 0) & (slots > 0)
             if scored.any():
                 best[run] = float(bound(r[scored], slots[scored]).mean())

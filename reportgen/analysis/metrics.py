@@ -125,7 +125,12 @@ class MetricTables:
     curve: pd.DataFrame | None  # run, metric, k, value; None without retrieved_ids
     only_a: list[str]
     only_b: list[str]
-    without_evidence: int  # paired questions left out of the retrieval metrics
+    without_evidence: int  # paired questions without labelled evidence in a run: no retrieval
+    # metrics
+    without_ranking: int = 0  # paired questions with evidence whose ranking scored is null in
+    # a run (not logged): no retrieval metrics
+    ranking_column: str = "context_ids"  # the column that ranking is: context_ids, with --k
+    # retrieved_ids (or their spans)
     samples: tuple[Spread, ...] = ()  # variance within vs between questions; () unsampled
     scores: tuple[Metric, ...] = ()  # the score columns of the logs compared as metrics
     notes: tuple[str, ...] = ()  # about the score columns offered, for the report's warnings
@@ -229,9 +234,9 @@ def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
             f"{db.files['a'].path} and {db.files['b'].path}: no question_id in common; "
             "compare two runs of the same question set"
         )
-    unlabelled = paired[["recall_a", "recall_b"]].isna().any(axis=1) if retrieval else None
-    if unlabelled is not None and unlabelled.all():
-        retrieval = False  # no paired question has labelled evidence in both runs
+    unscorable = paired[["recall_a", "recall_b"]].isna().any(axis=1) if retrieval else None
+    if unscorable is not None and unscorable.all():
+        retrieval = False  # no paired question has labelled evidence and a ranking in both runs
         if not answer and not scores.metrics:
             _no_metric(runs)
     metrics = (
@@ -257,6 +262,10 @@ def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
         if pd.notna(depth) and depth > 0:
             curve = db.frame("metric_curve", depth=int(depth), exponential=exponential)
     named = options.cutoff if options.cutoff is not None else _typical_context_length(paired)
+    # labelled, but the ranking scored is null (the evidence of an unlabelled question is 0)
+    unranked = paired[["k_a", "k_b"]].isna().any(axis=1) & (
+        paired[["n_relevant_a", "n_relevant_b"]] > 0
+    ).all(axis=1)
     return MetricTables(
         named_cutoff=named if retrieval else None,
         k_source="--k" if options.cutoff is not None else "context_ids",
@@ -265,11 +274,21 @@ def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
         curve=curve,
         only_a=unmatched.loc[unmatched.run == "a", "question_id"].tolist(),
         only_b=unmatched.loc[unmatched.run == "b", "question_id"].tolist(),
-        without_evidence=0 if unlabelled is None else int(unlabelled.sum()),
+        without_evidence=0 if unscorable is None else int((unscorable & ~unranked).sum()),
+        without_ranking=0 if unscorable is None else int((unscorable & unranked).sum()),
+        ranking_column=_ranking_column(runs, options.cutoff),
         samples=spreads,
         scores=tuple(m for m in scores.metrics if m.name in own),
         notes=scores.notes + tuple(_unscored_note(m) for m in unscored),
     )
+
+
+def _ranking_column(runs: tuple[RunFile, RunFile], cutoff: int | None) -> str:
+    """The list the retrieval metrics score: context_ids, or with --k retrieved_ids (the ids,
+    or else the spans, the runs log)."""
+    ids = "retrieved_ids" if cutoff is not None else "context_ids"
+    spans = ids.replace("_ids", "_spans")
+    return ids if _in_both(runs, ids) or not _in_both(runs, spans) else spans
 
 
 def _scored_in_both(paired: pd.DataFrame, base: str) -> bool:

@@ -357,4 +357,11 @@ def _warnings(tables: MetricTables, golden: Audit, labels: tuple[str, str]) -> l
             f"{tables.without_evidence} paired question(s) have no labelled evidence and are "
             "left out of the retrieval metrics"
         )
+    if tables.without_ranking:
+        column = tables.ranking_column
+        warnings.append(
+            f"{tables.without_ranking} paired question(s) have {column} null in one run or both, "
+            f"so their retrieval metrics are unknown and left out; log {column} for every "
+            "question (an empty list when there was none)"
+        )
     return warnings
