@@ -35,12 +35,22 @@ def render(report: Report) -> str:
     if _loading is not None:  # the page's modules are not imported by two threads at once
         _loading.join()
     from .html.charts import RUN_COLOURS
-    from .html.context import build_context
+    from .html.context import build_context, with_downloads
     from .html.render import render as render_pair
     from .html.render import render_study
     from .html.study_view import build_study_context, pair_colours
 
     study = report.study
+    pair_page = study.family is None and study.holdout is None
+    pairs, colours = (
+        (study.pairs[:1], [RUN_COLOURS]) if pair_page else (study.pairs, pair_colours(study))
+    )
+    # the charts first: each starts drawing in the SVG child as it is built, while the
+    # downloads below are made
+    contexts = [
+        build_context(pair, report.source_date_epoch, c)
+        for pair, c in zip(pairs, colours, strict=True)
+    ]
     downloads = {  # the rows go with the page unless they are in a Parquet file of their own
         **(
             {"per-question.csv.gz": json_report.to_csv(report.per_question)}
@@ -49,11 +59,7 @@ def render(report: Report) -> str:
         ),
         "report-summary.json.gz": json.dumps(report.document, allow_nan=False),
     }
-    if study.family is None and study.holdout is None:
-        context = build_context(study.pairs[0], report.source_date_epoch, downloads, RUN_COLOURS)
-        return render_pair(context, report.run_id)
-    contexts = [
-        build_context(pair, report.source_date_epoch, downloads if i == 0 else {}, colours)
-        for i, (pair, colours) in enumerate(zip(study.pairs, pair_colours(study), strict=True))
-    ]
+    contexts[0] = with_downloads(contexts[0], downloads)
+    if pair_page:
+        return render_pair(contexts[0], report.run_id)
     return render_study(build_study_context(study, contexts), report.run_id)

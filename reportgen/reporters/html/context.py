@@ -628,19 +628,21 @@ def _forest_reading(rows: list[Any], metric: str) -> str:
     return f"B is behind A on {metric} in: {', '.join(losing)}; check each interval before acting."
 
 
-def _download(name: str, text: str) -> Download:
-    url, size = gzip_data_url(text)
-    return Download(name=name, url=url, size=_size(size))
+def with_downloads(context: ReportContext, downloads: dict[str, str]) -> ReportContext:
+    """``context`` offering each text of ``downloads`` (file name: text) gzipped in the page."""
+    links = []
+    for name, text in downloads.items():
+        url, size = gzip_data_url(text)
+        links.append(Download(name=name, url=url, size=_size(size)))
+    return replace(context, downloads=links)
 
 
 def build_context(
-    result: Comparison,
-    source_date_epoch: str | None,
-    downloads: dict[str, str],
-    colours: RunColours,
+    result: Comparison, source_date_epoch: str | None, colours: RunColours
 ) -> ReportContext:
-    """The page of one comparison; ``colours``: A's and B's on its charts (RUN_COLOURS on the
-    two-run page, the runs' own on the page of a study)."""
+    """The page of one comparison, without downloads (with_downloads); ``colours``: A's and
+    B's on its charts (RUN_COLOURS on the two-run page, the runs' own on the page of a
+    study)."""
     cols, rows, total = _changed(result)
     verdict = result.verdict
     return ReportContext(
@@ -648,7 +650,7 @@ def build_context(
         generated=_generated(source_date_epoch),
         tool_version=__version__,
         libraries=[Library(n, v) for n, v in sorted(library_versions().items())],
-        downloads=[_download(name, text) for name, text in downloads.items()],
+        downloads=[],
         runs=[
             RunRow(run.label, str(run.path), run.sha256, _size(run.size_bytes), run.n_rows)
             for run in result.runs.values()
