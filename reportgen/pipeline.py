@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -81,22 +80,10 @@ def make_report(
         stage("charts and the page")
         sidecar = outputs.sidecar(_rows(study))
         report = build_report(study, run_id, outputs.html.name, sidecar)
-        files = render_all(report, outputs.requested(sidecar))
+        files = {path: render(report) for path, render in outputs.requested(sidecar)}
     stage("writing")
     write_all(files, inputs=inputs)
     return study
-
-
-def render_all(report: Report, requested: list[tuple[Path, Reporter]]) -> dict[Path, str | bytes]:
-    """Each file's content, in the order requested. The page renders on a thread of its own:
-    it spends much of its time waiting for the SVG child, and the JSON renders meanwhile."""
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        pending = {
-            path: pool.submit(render, report) if render is html_report.render else None
-            for path, render in requested
-        }
-        done = {path: render(report) for path, render in requested if pending[path] is None}
-        return {path: done[path] if job is None else job.result() for path, job in pending.items()}
 
 
 def _rows(study: Study) -> int:

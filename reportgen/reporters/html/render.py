@@ -108,16 +108,6 @@ def static_svgs(charts: list[Chart]) -> dict[str, str]:
     return {c.id: _own_ids(svg, c.id) for c, svg in zip(charts, svgs, strict=True)}
 
 
-def _slot(chart_id: str) -> str:
-    """Where a chart's SVG goes in the page rendered before the SVGs are drawn. No other text of
-    the page can read ``<!--``: user text is escaped, JSON in scripts has ``<`` escaped, the
-    Vega bundle is refused if it holds one (vega_bundle) and the templates hold none."""
-    return f"<!--svg:{chart_id}-->"
-
-
-_SLOT = re.compile(r"<!--svg:([\w.-]+)-->")
-
-
 def _own_ids(svg: str, chart_id: str) -> str:
     return _SVG_ID.sub(lambda m: f"{m.group(1)}{chart_id}-{m.group(2)}", svg)
 
@@ -146,13 +136,10 @@ def _page(template: str, charts: list[Chart], run_id: str, **context: Any) -> st
     as in the JSON written beside it."""
     env = environment()
     scripts = [vega_bundle(), env.get_template("_charts.js").render()]
-    # each chart was sent to the child as it was built (Chart): it draws while this renders
-    page = env.get_template(template).render(
+    return env.get_template(template).render(
         **context,
         run_id=run_id,
-        svgs={c.id: _slot(c.id) for c in charts},
+        svgs=static_svgs(charts),
         scripts=scripts,
         script_hashes=" ".join(_script_hash(code) for code in scripts),
     )
-    svgs = static_svgs(charts)
-    return _SLOT.sub(lambda m: svgs[m[1]], page)
