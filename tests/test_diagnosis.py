@@ -186,6 +186,22 @@ def test_generation_classes_collapse_without_answer_relevance(tmp_path):
     assert d.dominant["a"].owner == "generation"
 
 
+def test_a_judge_score_only_one_run_logs_splits_neither_runs_classes(tmp_path):
+    """A logs faithfulness and answer relevance, B neither: A's wrong answers with evidence
+    would read hallucination and off-question, B's the same answers generation failure, a
+    shift made by a column. Both runs are classified without them, as the 2x2 cells are."""
+    a = [
+        row("q1", correct=False, faithfulness=0.2),
+        row("q2", correct=False, answer_relevance=0.2),
+    ]
+    b = [{k: v for k, v in r.items() if k not in ("faithfulness", "answer_relevance")} for r in a]
+    d = run(tmp_path, a, b)
+    assert d.per_question.failure_class_a.tolist() == ["generation failure"] * 2
+    assert d.per_question.failure_class_b.tolist() == ["generation failure"] * 2
+    both = run(tmp_path, a, a)  # logged in both runs, the scores split the class again
+    assert both.per_question.failure_class_a.tolist() == ["hallucination", "off-question"]
+
+
 def test_dominant_class_exemplars_follow_each_runs_file_order(tmp_path):
     a = [row(f"q{i}", **RANKED_OUT, correct=False) for i in range(7)] + [row("q7")]
     b = [row(f"q{i}", correct=False, faithfulness=0.0) if i < 4 else row(f"q{i}") for i in range(8)]

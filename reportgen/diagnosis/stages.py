@@ -241,13 +241,18 @@ def failure_classes(
     6. wrong with evidence in context: faithfulness or answer_relevance missing -> generation
        failure; faithfulness < supported_threshold -> hallucination; answer_relevance <
        relevance_threshold -> off-question; else faithful but wrong.
+
+    A score only one run logs is missing in both (as in good_answers): else that run's wrong
+    answers would split into hallucinations and the like while the other's all read
+    "generation failure", and the comparison would show a shift that is only a column.
     """
     answerable = p.values("answerable", run) == 1
     abstained = p.values("abstained", run) == 1
     correct = p.values("correct", run) == 1
     evidence = p.values("evidence_in_context", run)
-    faithfulness = p.values("faithfulness", run)
-    relevance = p.values("answer_relevance", run)
+    unlogged = np.full(len(correct), np.nan)
+    faithfulness = p.values("faithfulness", run) if p.logged("faithfulness") else unlogged
+    relevance = p.values("answer_relevance", run) if p.logged("answer_relevance") else unlogged
     rules = (
         (~answerable & ~abstained & ~correct, "missed abstention"),
         (~answerable, OK),
