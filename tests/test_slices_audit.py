@@ -167,10 +167,37 @@ def test_many_changed_labels_are_counted_not_all_listed(tmp_path):
     assert "q009" in warning and "q010" not in warning
 
 
+def _audit_section(tmp_path: Path) -> str:
+    page = (tmp_path / "r.html").read_text()
+    audit = page[page.index('<h2 id="audit">') :]
+    return audit[: audit.index("</ul>")]
+
+
 def test_frozen_labels_pass_strict(tmp_path):
     code, out, doc = compare(tmp_path, *two_slices(), "--strict")
     assert code == 0, out
     assert doc["audit"]["label_changes"] == []
+    assert doc["audit"]["labels_compared"] == ["relevant_ids"]
+    assert (
+        "Labels (<code>relevant_ids</code>) are identical in both runs for every paired question: "
+        "the golden set was frozen." in _audit_section(tmp_path)
+    )
+
+
+def test_logs_without_labels_claim_no_frozen_golden_set(tmp_path):
+    """Answer-only logs hold no label to compare: the audit says so and which column to log,
+    instead of calling a golden set it never saw frozen."""
+    keep = ("question_id", "question", "slice", "correct")
+    a, b = ([{k: r[k] for k in keep} for r in rows] for rows in two_slices())
+    code, out, doc = compare(tmp_path, a, b, "--strict")
+    assert code == 0, out
+    assert doc["audit"]["label_changes"] == [] and doc["audit"]["labels_compared"] == []
+    audit = _audit_section(tmp_path)
+    assert "are identical in both runs" not in audit
+    assert (
+        "No labels to compare between the runs: log <code>relevant_ids</code> or "
+        "<code>answerable</code> in both to check that the golden set was frozen." in audit
+    )
 
 
 def test_small_set_is_exploratory(tmp_path):

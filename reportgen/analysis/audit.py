@@ -13,6 +13,7 @@ from ..inputs.database import RunDatabase
 from .metrics import MetricTables
 
 EXPLORATORY_BELOW = 50  # paired questions
+LABEL_COLUMNS = ("relevant_ids", "relevant_spans", "answerable")  # what label_drift.sql compares
 EXAMPLES = 10
 UNJUDGED_GAP = 0.05  # unjudged@k of the runs this far apart: the audit flags the pool bias
 
@@ -55,6 +56,7 @@ class Audit:
     n_paired: int
     exploratory: bool
     label_changes: list[tuple[str, str]]  # (question_id, what changed)
+    labels_compared: tuple[str, ...]  # the label columns both runs log; () nothing to compare
     coverage: list[tuple[str, int]]  # (slice, paired questions) of the first slice column
     unanswerable: int  # paired questions unanswerable in A (answerable false or no evidence)
     smells: list[Smell]
@@ -69,6 +71,7 @@ def audit(
     db: RunDatabase, tables: MetricTables, slice_values: pd.Series | None, strict: bool
 ) -> Audit:
     drift = db.frame("label_drift")
+    compared = tuple(c for c in LABEL_COLUMNS if all(c in r.columns for r in db.files.values()))
     changes = list(zip(drift["question_id"], drift["changed"], strict=True))
     if strict and changes:
         shown = ", ".join(q for q, _ in changes[:EXAMPLES])
@@ -100,6 +103,7 @@ def audit(
         n_paired=n,
         exploratory=n < EXPLORATORY_BELOW,
         label_changes=changes,
+        labels_compared=compared,
         coverage=coverage,
         unanswerable=unanswerable,
         smells=smells,

@@ -205,6 +205,7 @@ def _pair(result: Comparison) -> dict[str, Any]:
             "label_changes": [
                 {"question_id": q, "changed": what} for q, what in result.audit.label_changes
             ],
+            "labels_compared": list(result.audit.labels_compared),
             "coverage": dict(result.audit.coverage),
             "unanswerable": result.audit.unanswerable,
             "unanswerable_share": result.audit.unanswerable_share,

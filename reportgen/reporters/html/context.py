@@ -140,6 +140,7 @@ class AuditView:
     exploratory: bool
     label_changes: list[LabelChange]  # the first EXAMPLES; every one is in the JSON
     changed_labels: int  # questions whose labels changed, listed or not
+    labels_compared: list[str]  # the label columns both runs log
     coverage: list[SliceCount]
     unanswerable: str
     smells: list[Smell]
@@ -527,6 +528,7 @@ def _audit(result: Comparison) -> AuditView:
         exploratory=a.exploratory,
         label_changes=[LabelChange(q, what) for q, what in a.label_changes[:EXAMPLES]],
         changed_labels=len(a.label_changes),
+        labels_compared=list(a.labels_compared),
         coverage=[SliceCount(value, n) for value, n in a.coverage],
         unanswerable=f"{a.unanswerable} of {a.n_paired} ({a.unanswerable_share:.0%})",
         smells=[
