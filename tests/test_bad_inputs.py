@@ -831,9 +831,12 @@ def test_a_null_ranking_is_left_out_not_scored_as_empty(tmp_path, column):
     assert _retrieval(nulls) == pytest.approx(_retrieval(without))
     assert len(_retrieval(nulls)) == 8 * 3
     if column == "retrieved_ids":
-        curve = [r for r in nulls["comparisons"][0]["metric_curve"] if r["run"] == "a"]
-        oracle = [r for r in without["comparisons"][0]["metric_curve"] if r["run"] == "a"]
-        assert curve == pytest.approx(oracle)
+        curve, oracle = (
+            {(r["metric"], r["k"]): r["value"] for r in doc["comparisons"][0]["metric_curve"]
+             if r["run"] == "a"}
+            for doc in (nulls, without)
+        )  # fmt: skip
+        assert len(curve) == 8 * 20 and curve == pytest.approx(oracle)
     labelled = (with_nulls.relevant_ids.str.len() > 0) & unlogged
     unknown = a.question_id[labelled].isin(b.question_id[b.relevant_ids.str.len() > 0]).sum()
     assert (
