@@ -147,6 +147,22 @@ def test_changed_labels_are_listed_and_strict_refuses(tmp_path):
     assert "golden set changed between the runs on 3 question(s) (q003, q007, q009)" in out
 
 
+def test_a_changed_reference_answer_is_a_changed_label(tmp_path):
+    """correct is judged against reference_answer: a question whose reference differs between
+    the runs was scored on two golden sets. Compared where both runs log one."""
+    a, b = two_slices()
+    for i, (ra, rb) in enumerate(zip(a, b, strict=True)):
+        ra["reference_answer"] = rb["reference_answer"] = f"answer {i}"
+    b[4] = dict(b[4], reference_answer="answer 4, revised")
+    b[5] = dict(b[5], reference_answer=None)  # not logged there: nothing to compare
+    code, out, doc = compare(tmp_path, a, b)
+    assert code == 0, out
+    assert doc["audit"]["label_changes"] == [{"question_id": "q004", "changed": "reference answer"}]
+    assert doc["audit"]["labels_compared"] == ["relevant_ids", "reference_answer"]
+    code, out, _ = compare(tmp_path, a, b, "--strict")
+    assert code == 2 and "golden set changed between the runs on 1 question(s) (q004)" in out
+
+
 def test_many_changed_labels_are_counted_not_all_listed(tmp_path):
     # 25 of 65 questions relabelled in B: the page names the first 10 and counts the other
     # 15 (a relabelled set of thousands would bury the page); the JSON keeps every one
@@ -195,8 +211,9 @@ def test_logs_without_labels_claim_no_frozen_golden_set(tmp_path):
     audit = _audit_section(tmp_path)
     assert "are identical in both runs" not in audit
     assert (
-        "No labels to compare between the runs: log <code>relevant_ids</code> or "
-        "<code>answerable</code> in both to check that the golden set was frozen." in audit
+        "No labels to compare between the runs: log <code>relevant_ids</code>, "
+        "<code>answerable</code> or <code>reference_answer</code> in both to check that the "
+        "golden set was frozen." in audit
     )
 
 

@@ -13,7 +13,8 @@ from ..inputs.database import RunDatabase
 from .metrics import MetricTables
 
 EXPLORATORY_BELOW = 50  # paired questions
-LABEL_COLUMNS = ("relevant_ids", "relevant_spans", "answerable")  # what label_drift.sql compares
+# what label_drift.sql compares
+LABEL_COLUMNS = ("relevant_ids", "relevant_spans", "answerable", "reference_answer")
 EXAMPLES = 10
 UNJUDGED_GAP = 0.05  # unjudged@k of the runs this far apart: the audit flags the pool bias
 
