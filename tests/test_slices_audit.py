@@ -195,7 +195,7 @@ def test_frozen_labels_pass_strict(tmp_path):
     assert doc["audit"]["label_changes"] == []
     assert doc["audit"]["labels_compared"] == ["relevant_ids"]
     assert (
-        "Labels (<code>relevant_ids</code>) are identical in both runs for every paired question: "
+        "Labels (relevant_ids) are identical in both runs for every paired question: "
         "the golden set was frozen." in _audit_section(tmp_path)
     )
 
@@ -211,9 +211,8 @@ def test_logs_without_labels_claim_no_frozen_golden_set(tmp_path):
     audit = _audit_section(tmp_path)
     assert "are identical in both runs" not in audit
     assert (
-        "No labels to compare between the runs: log <code>relevant_ids</code>, "
-        "<code>answerable</code> or <code>reference_answer</code> in both to check that the "
-        "golden set was frozen." in audit
+        "No labels to compare between the runs: log relevant_ids, answerable or "
+        "reference_answer in both to check that the golden set was frozen." in audit
     )
 
 
