@@ -46,8 +46,9 @@ progress._current = Recorder()
 from reportgen.cli import main
 try:
     main(sys.argv[1:])
-except SystemExit:
-    pass
+except SystemExit as stop:  # click ends every command with one; a failed command fails here
+    if stop.code:
+        raise
 marks.append(("return", time.perf_counter() - began))
 open(record, "w").write(json.dumps(marks))
 """
