@@ -1,7 +1,7 @@
 """Check the statistics against known truth: simulated paired data sets, thousands per cell.
 
 Usage: ``python bench/simulate.py [--reps 2000] [--power-reps 1000] [--slice-reps 1000]
-[--checks coverage,power,clusters,slices] [--seed 0]``
+[--large-reps 1000] [--checks coverage,power,clusters,slices,large] [--seed 0]``
 
 Prints one table per check (tests/test_simulation.py runs a quick version of each):
 
@@ -20,7 +20,14 @@ Prints one table per check (tests/test_simulation.py runs a quick version of eac
 - clusters: questions asked in groups about one document, half the variance of B - A shared
   within the document; coverage of the naive interval and of --cluster's;
 - slices: 5 slices of 40 questions under no true difference; the share of data sets with any
-  slice regression in the verdict (family-wise error, 5% allowed).
+  slice regression in the verdict (family-wise error, 5% allowed);
+- large: where the bootstrap gives way to its normal limit (stats.in_normal_limit: 10,000
+  questions off the commonest difference), sets of 1,000, 11,000 and 100,000 such questions
+  under no true difference (each outcome type's n is that over its share of changed
+  questions): coverage of Student's t interval, of the expanded percentile bootstrap and of the
+  report's interval; how far the t interval's bounds lie from the bootstrap's, beside how far
+  two bootstraps of the same set with other seeds lie from each other (the bootstrap's own
+  Monte-Carlo error), both as a share of the interval's half-width.
 
 Outcome types (true mean difference ``effect`` in each; for continuous ones every question
 shifts by ``effect``, the spread staying the same, as the power sentence assumes):
@@ -28,7 +35,9 @@ shifts by ``effect``, the spread staying the same, as the power sentence assumes
 - ties: nDCG-like, with no difference half the questions tie and the others move by a normal
   amount (sd 0.3);
 - skewed: faithfulness-like, most questions lose a little while a few gain a lot
-  (0.2 x (Exp(1) - 1), skewness 2): the case where the median and the mean disagree.
+  (0.2 x (Exp(1) - 1), skewness 2): the case where the median and the mean disagree;
+- heavy (the large check only): latency-like, a heavy right tail
+  (0.1 x (LogNormal(0, 1.5) - e^1.125), skewness 33); and binary with 1% of questions changed.
 """
 
 from __future__ import annotations
@@ -43,11 +52,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from reportgen.analysis.power import power_of  # noqa: E402
 from reportgen.analysis.stats import (  # noqa: E402
+    NORMAL_LIMIT,
+    NORMAL_LIMIT_FROM,
+    bootstrap_means,
     compare_metric,
+    expanded_confidence,
     holm,
     percentile_interval,
     permutation_test,
     sign_test,
+    t_interval,
 )
 
 KINDS = ("binary", "ties", "skewed")
@@ -55,6 +69,14 @@ SIZES = (20, 50, 200, 1000)
 CONFIDENCE = 0.95
 N_BOOT = 2000  # per data set; the quantiles' Monte-Carlo error averages out over data sets
 CHANGED = 0.3  # binary: share of questions that differ between A and B
+LARGE_KINDS = (  # the large check's outcome types: (kind, share of questions that change)
+    ("binary", CHANGED),
+    ("binary", 0.01),
+    ("ties", 0.5),
+    ("skewed", 1.0),
+    ("heavy", 1.0),
+)
+LARGE_CHANGED = (NORMAL_LIMIT_FROM // 10, NORMAL_LIMIT_FROM * 11 // 10, 10 * NORMAL_LIMIT_FROM)
 
 
 def draw(kind: str, n: int, effect: float, rng: np.random.Generator, changed: float = CHANGED):
@@ -68,6 +90,8 @@ def draw(kind: str, n: int, effect: float, rng: np.random.Generator, changed: fl
         return a, a + d
     if kind == "ties":
         d = np.where(rng.random(n) < 0.5, rng.normal(0.0, 0.3, n), 0.0) + effect
+    elif kind == "heavy":
+        d = 0.1 * (rng.lognormal(0.0, 1.5, n) - np.exp(1.125)) + effect
     else:
         d = 0.2 * (rng.exponential(1.0, n) - 1) + effect
     a = rng.random(n)
@@ -153,6 +177,39 @@ def slice_fwer(kind: str, reps: int, seed: int, slices: int = 5, size: int = 40)
     return alarms / reps
 
 
+def large_rates(kind: str, changed: float, m: int, reps: int, seed: int) -> dict[str, float]:
+    """Coverage and agreement of Student's t interval and the bootstrap on null data sets of
+    about ``m`` questions off the commonest difference (n = m / ``changed`` questions).
+
+    Keys: "t", "bootstrap", "report" (coverage); "normal" (share of sets where the report took
+    the normal limit); "apart" and "reseeded" (median over sets of the larger distance between
+    the two intervals' bounds over the t interval's half-width: t against the bootstrap, and the
+    bootstrap against itself with another seed).
+    """
+    n = round(m / changed)
+    rng = np.random.default_rng((seed, m, LARGE_KINDS.index((kind, changed)), 4))
+    level = expanded_confidence(CONFIDENCE, n)
+    hits = {"t": 0, "bootstrap": 0, "report": 0, "normal": 0}
+    apart, reseeded = [], []
+    for rep in range(reps):
+        a, b = draw(kind, n, 0.0, rng, changed=changed)
+        d = b - a
+        t = t_interval(d, CONFIDENCE)
+        assert t is not None
+        boot = percentile_interval(bootstrap_means(d, N_BOOT, rep), level)
+        again = percentile_interval(bootstrap_means(d, N_BOOT, rep + reps), level)
+        c, _ = _compare("binary" if kind == "binary" else kind, a, b, rep)
+        hits["t"] += t[0] <= 0 <= t[1]
+        hits["bootstrap"] += boot[0] <= 0 <= boot[1]
+        hits["report"] += c.ci_low <= 0 <= c.ci_high
+        hits["normal"] += c.interval == NORMAL_LIMIT
+        half = (t[1] - t[0]) / 2
+        apart.append(max(abs(t[0] - boot[0]), abs(t[1] - boot[1])) / half)
+        reseeded.append(max(abs(again[0] - boot[0]), abs(again[1] - boot[1])) / half)
+    rates = {key: value / reps for key, value in hits.items()}
+    return rates | {"apart": float(np.median(apart)), "reseeded": float(np.median(reseeded))}
+
+
 def cluster_coverage(
     groups: int, size: int, reps: int, seed: int, share: float = 0.5
 ) -> tuple[float, float, float]:
@@ -195,8 +252,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--reps", type=int, default=2000)
     parser.add_argument("--power-reps", type=int, default=1000)
     parser.add_argument("--slice-reps", type=int, default=1000)
+    parser.add_argument("--large-reps", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--checks", default="coverage,power,clusters,slices")
+    parser.add_argument("--checks", default="coverage,power,clusters,slices,large")
     args = parser.parse_args(argv)
     checks = args.checks.split(",")
     if "coverage" in checks:
@@ -219,6 +277,8 @@ def main(argv: list[str] | None = None) -> None:
             ["outcome", "family-wise error"],
             [[kind, _pct(slice_fwer(kind, args.slice_reps, args.seed))] for kind in KINDS],
         )
+    if "large" in checks:
+        _large(args.large_reps, args.seed)
 
 
 def _coverage(reps: int, seed: int) -> None:
@@ -238,6 +298,26 @@ def _coverage(reps: int, seed: int) -> None:
         f"{100 * se:.2f} points)",
         ["outcome", "n", "report interval", "percentile", "verdict size", "test size"]
         + ["sign-flip", "max of both", "sign test"],
+        rows,
+    )
+
+
+def _large(reps: int, seed: int) -> None:
+    rows = []
+    for m in LARGE_CHANGED:
+        runs = reps if m < 10 * NORMAL_LIMIT_FROM else max(reps // 5, 1)
+        for kind, changed in LARGE_KINDS:
+            r = large_rates(kind, changed, m, runs, seed)
+            rows.append(
+                [f"{kind}, {changed:.0%} changed", f"{m:,}", f"{round(m / changed):,}", str(runs)]
+                + [_pct(r[k]) for k in ("t", "bootstrap", "report", "normal")]
+                + [f"{r['apart']:.3f}", f"{r['reseeded']:.3f}"]
+            )
+    _table(
+        f"The normal limit against the bootstrap ({N_BOOT} resamples), null data sets; bounds "
+        "apart as a share of the half-width, medians over the sets",
+        ["outcome", "changed", "n", "sets", "t covers", "bootstrap covers", "report covers"]
+        + ["report took t", "t vs bootstrap", "bootstrap vs reseeded"],
         rows,
     )
 

@@ -65,3 +65,17 @@ def test_slice_regressions_keep_family_wise_error_at_5_percent():
     reps = 150
     fwer = simulate.slice_fwer("skewed", reps, SEED)
     assert fwer <= 0.05 + mc_error(0.05, reps), fwer
+
+
+@pytest.mark.parametrize("kind,changed", [("binary", 0.01), ("heavy", 1.0)])
+def test_normal_limit_covers_and_agrees_with_the_bootstrap_just_past_its_threshold(kind, changed):
+    """Just past 10,000 changed questions, where the report gives the bootstrap up: the report
+    took the t interval on every set, it covers 95%, and its bounds lie about as far from the
+    bootstrap's as the bootstrap's from themselves under another seed (heavy: skewness 33,
+    where at 1,000 changed questions they lie twice as far; binary: 1% of 1.1M changed)."""
+    reps = 80
+    m = simulate.NORMAL_LIMIT_FROM * 11 // 10
+    rates = simulate.large_rates(kind, changed, m, reps, SEED)
+    assert rates["normal"] == 1.0, rates
+    assert abs(rates["report"] - 0.95) <= 0.01 + mc_error(0.95, reps), rates
+    assert rates["apart"] <= 1.5 * rates["reseeded"], rates

@@ -551,3 +551,75 @@ def test_resampled_detectable_difference_on_normal_differences():
         "m", diff, np.zeros(n), binary=False, n_boot=4000, confidence=0.95, seed=0
     )
     assert swapped.detectable == pytest.approx(c.detectable, rel=1e-12)
+
+
+def test_large_sets_take_students_t_the_bootstraps_normal_limit(tmp_path, write_log, compare):
+    """12,000 questions, every one changed: the interval is Student's t (scipy on the
+    differences), the page says it is the normal limit; a slice of 1,000 keeps the bootstrap."""
+    rng = np.random.default_rng(3)
+    n = 12_000
+    fa = rng.random(n)
+    fb = np.clip(fa + rng.normal(0.01, 0.2, n), 0, 1)
+    logs = [
+        write_log(
+            tmp_path / f"{run}.parquet",
+            [
+                {
+                    "question_id": f"q{i}",
+                    "slice": "big" if i < 11_000 else "small",
+                    "faithfulness": float(f[i]),
+                }
+                for i in range(n)
+            ],  # fmt: skip
+        )
+        for run, f in (("a", fa), ("b", fb))
+    ]
+    doc = compare(*logs, tmp_path / "out")
+    got = doc["metrics"]["faithfulness"]
+    assert got["interval"] == "Student's t (normal limit)"
+    low, high = scipy_stats.ttest_1samp(fb - fa, 0).confidence_interval(0.95)
+    assert (got["ci_low"], got["ci_high"]) == pytest.approx((low, high), abs=1e-12)
+    by_slice = doc["slices"]["slice"]
+    assert by_slice["big"]["faithfulness"]["interval"] == "Student's t (normal limit)"
+    assert by_slice["small"]["faithfulness"]["interval"] == "expanded percentile bootstrap"
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert "How sure: the normal limit of the mean difference in faithfulness" in page
+    assert "How sure: bootstrap" not in page
+
+
+@pytest.mark.parametrize("changed,expected", [(9_999, False), (10_000, True)])
+def test_normal_limit_counts_the_questions_off_the_commonest_difference(changed, expected):
+    """100,000 questions of which 9,999 changed are 9,999 draws: the bootstrap; from 10,000 the
+    normal limit. Differences equal to 12 decimals (sums in another order) are one value."""
+    from reportgen.analysis.stats import INTERVAL, NORMAL_LIMIT, compare_metric, in_normal_limit
+
+    diff = np.zeros(100_000)
+    diff[:changed] = np.where(np.arange(changed) % 3 == 0, -1.0, 1.0)
+    diff[changed:] = 1e-15 * (np.arange(100_000 - changed) % 2)  # zero, as rounding sees it
+    assert in_normal_limit(diff) is expected
+    c, _ = compare_metric(
+        "m", np.zeros(len(diff)), diff, binary=False, n_boot=200, confidence=0.95, seed=0
+    )
+    assert c.interval == (NORMAL_LIMIT if expected else INTERVAL)
+    assert in_normal_limit(np.arange(10_001.0)) and not in_normal_limit(np.arange(10_000.0))
+
+
+def test_normal_limit_draws_are_the_limit_and_mirror_when_runs_swap():
+    """The means returned for the chart and the gates are N(mean, sd^2 / n) draws: their mean
+    and spread are the limit's (antithetic: the mean exactly), and swapping A and B negates
+    the set of them, as it mirrors the bootstrap's resamples."""
+    from reportgen.analysis.stats import compare_metric
+
+    rng = np.random.default_rng(11)
+    a, b = rng.random(50_000), rng.random(50_000)
+    c, means = compare_metric("m", a, b, binary=False, n_boot=4000, confidence=0.95, seed=2)
+    swapped, mirrored = compare_metric(
+        "m", b, a, binary=False, n_boot=4000, confidence=0.95, seed=2
+    )
+    se = np.std(b - a, ddof=1) / math.sqrt(len(a))
+    assert means.mean() == pytest.approx(c.diff, abs=1e-15)
+    assert means.std(ddof=1) == pytest.approx(se, rel=0.05)
+    assert np.allclose(np.sort(mirrored), np.sort(-means), rtol=0, atol=1e-15)
+    _, odd = compare_metric("m", a, b, binary=False, n_boot=101, confidence=0.95, seed=2)
+    assert len(odd) == 101 and odd.mean() == pytest.approx(c.diff, abs=1e-15)
+    assert (swapped.ci_low, swapped.ci_high) == pytest.approx((-c.ci_high, -c.ci_low), abs=1e-15)

@@ -15,7 +15,14 @@ import numpy as np
 import pandas as pd
 
 from ..analysis.registry import METRICS
-from ..analysis.stats import MetricComparison, bootstrap_means, compare_metric, percentile_interval
+from ..analysis.stats import (
+    MetricComparison,
+    bootstrap_means,
+    compare_metric,
+    in_normal_limit,
+    percentile_interval,
+    t_interval,
+)
 
 RUNS = ("a", "b")
 CELL_NAMES = (
@@ -63,7 +70,8 @@ OWNERS = {
 
 @dataclass(frozen=True)
 class RunScore:
-    """One run's mean over its population, with a bootstrap interval."""
+    """One run's mean over its population, with a bootstrap interval (its normal limit, Student's
+    t, once in_normal_limit holds)."""
 
     mean: float
     n: int
@@ -140,7 +148,8 @@ def _run_score(values: np.ndarray, n_boot: int, confidence: float, seed: int) ->
     values = values[~np.isnan(values)]
     if len(values) == 0:
         return RunScore(float("nan"), 0, float("nan"), float("nan"))
-    low, high = percentile_interval(bootstrap_means(values, n_boot, seed), confidence)
+    interval = t_interval(values, confidence) if in_normal_limit(values) else None
+    low, high = interval or percentile_interval(bootstrap_means(values, n_boot, seed), confidence)
     return RunScore(float(values.mean()), len(values), low, high)
 
 

@@ -169,11 +169,20 @@ def _bin_edges(values: np.ndarray, bins: int = 40) -> np.ndarray | int:
 
 
 def bootstrap(
-    means: np.ndarray, diff: float, low: float, high: float, metric: str, confidence_label: str
+    means: np.ndarray,
+    diff: float,
+    low: float,
+    high: float,
+    metric: str,
+    confidence_label: str,
+    *,
+    normal: bool = False,
 ) -> dict[str, Any]:
-    """Histogram of the bootstrap means of B - A, the interval (dashed) and zero (solid) marked."""
+    """Histogram of the bootstrap means of B - A (with ``normal``: draws of the mean's normal
+    limit, which stand for them on large sets), the interval (dashed) and zero (solid) marked."""
     counts, edges = np.histogram(means, bins=_bin_edges(means))
-    bins = pd.DataFrame({"start": edges[:-1], "end": edges[1:], "resamples": counts})
+    unit, drawn = ("draws", "a draw of the mean") if normal else ("resamples", "mean of a resample")
+    bins = pd.DataFrame({"start": edges[:-1], "end": edges[1:], unit: counts})
     marks = pd.DataFrame(
         {
             "x": [0.0, low, high, diff],
@@ -189,9 +198,9 @@ def bootstrap(
         alt.Chart(bins)
         .mark_bar(color="#999999")
         .encode(
-            x=alt.X("start:Q", bin="binned", title=f"B \u2212 A in {metric}, mean of a resample"),
+            x=alt.X("start:Q", bin="binned", title=f"B \u2212 A in {metric}, {drawn}"),
             x2=alt.X2("end:Q"),
-            y=alt.Y("resamples:Q", title="resamples"),
+            y=alt.Y(f"{unit}:Q", title=unit),
         )
     )
     rules = (
@@ -223,7 +232,8 @@ def bootstrap(
         .properties(
             width=WIDTH,
             height=200,
-            title=f"Bootstrap distribution of the mean difference in {metric}",
+            title=f"{'Normal limit' if normal else 'Bootstrap distribution'} of the mean "
+            f"difference in {metric}",
         )
         .to_dict(validate=False)
     )

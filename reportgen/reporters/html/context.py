@@ -20,7 +20,7 @@ from ...analysis.gates import GateResult
 from ...analysis.registry import RETRIEVAL, base_name
 from ...analysis.slices import SMALL_SLICE
 from ...analysis.spans import definitions as span_definitions
-from ...analysis.stats import POWER, STUDENTIZED_BELOW
+from ...analysis.stats import NORMAL_LIMIT, NORMAL_LIMIT_FROM, POWER, STUDENTIZED_BELOW
 from ...comparison.compare import CHANGED_SHOWN, Comparison, too_fine_note
 from ...diagnosis.diagnose import OFF_QUESTION_BELOW, TARGET
 from ...diagnosis.stages import CELL_NAMES, CELL_TITLES, MAX_JUDGE_GAP
@@ -286,16 +286,27 @@ def _charts(result: Comparison, colours: RunColours) -> list[Chart]:
                 ),
             )
         )
-    zero_inside = c.ci_low <= 0 <= c.ci_high
+    zero_inside = f"zero is {'inside' if c.ci_low <= 0 <= c.ci_high else 'outside'} it."
+    interval = fmt_interval(c.ci_low, c.ci_high)
+    normal = c.interval == NORMAL_LIMIT
     out.append(
         Chart(
             id="bootstrap",
-            title=f"How sure: bootstrap of the mean difference in {result.headline}",
-            reading=f"{label} of resampled differences lie in "
-            f"{fmt_interval(c.ci_low, c.ci_high)}; zero is "
-            f"{'inside' if zero_inside else 'outside'} it.",
+            title=f"How sure: {'the normal limit' if normal else 'bootstrap'} of the mean "
+            f"difference in {result.headline}",
+            reading=f"{label} of the mean difference's normal limit (Student's t over "
+            f"{c.n:,} questions) lies in {interval}; {zero_inside} The bars are "
+            f"{len(result.headline_means):,} draws of it."
+            if normal
+            else f"{label} of resampled differences lie in {interval}; {zero_inside}",
             spec=charts.bootstrap(
-                result.headline_means, c.diff, c.ci_low, c.ci_high, result.headline, label
+                result.headline_means,
+                c.diff,
+                c.ci_low,
+                c.ci_high,
+                result.headline,
+                label,
+                normal=normal,
             ),
         )
     )
@@ -398,9 +409,12 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             f"{result.options.seed}, {fmt_pct(result.options.confidence)}. Continuous metrics "
             f"under {STUDENTIZED_BELOW:,} questions: on each side the wider of the studentized "
             "bootstrap and "
-            "Student's t interval; otherwise the expanded percentile interval (quantiles at "
-            "Phi(sqrt(n / (n - 1)) t(n - 1, tail))). With --cluster, whole clusters are "
-            "resampled.",
+            "Student's t interval. Once "
+            f"{NORMAL_LIMIT_FROM:,} questions differ from the commonest difference (usually: once "
+            f"{NORMAL_LIMIT_FROM:,} have changed), the bootstrap's normal limit, Student's t "
+            "interval, with no resampling. Otherwise the expanded percentile interval "
+            "(quantiles at Phi(sqrt(n / (n - 1)) t(n - 1, tail))). With --cluster, whole "
+            "clusters are resampled.",
         ),
         (
             "Test",
