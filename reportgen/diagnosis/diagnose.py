@@ -179,8 +179,8 @@ def diagnose(
         else pd.DataFrame(
             {
                 "question_id": p.frame["question_id"],
-                "failure_class_a": classes["a"],
-                "failure_class_b": classes["b"],
+                "failure_class_a": np.asarray(classes["a"], dtype=object),
+                "failure_class_b": np.asarray(classes["b"], dtype=object),
             }
         ),
         next_experiment={
@@ -201,11 +201,11 @@ def diagnose(
     )
 
 
-def _exemplars(p: Paired, run: str, classes: np.ndarray, failure_class: str) -> list[str]:
+def _exemplars(p: Paired, run: str, classes: pd.Categorical, failure_class: str) -> list[str]:
     """The first N_EXEMPLARS questions of ``failure_class`` in the run's own file order."""
     order = np.argsort(p.values("row_number", run), kind="stable")
-    ids = p.frame["question_id"].to_numpy()[order][classes[order] == failure_class]
-    return ids[:N_EXEMPLARS].tolist()
+    first = order[np.asarray(classes == failure_class)[order]][:N_EXEMPLARS]
+    return p.frame["question_id"].iloc[first].tolist()
 
 
 def _next_experiment(

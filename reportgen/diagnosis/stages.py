@@ -225,19 +225,18 @@ def good_answers(p: Paired, run: str, supported_threshold: float | None) -> np.n
     return good
 
 
-def cells(p: Paired, run: str, supported_threshold: float | None) -> np.ndarray:
+def cells(p: Paired, run: str, supported_threshold: float | None) -> pd.Categorical:
     """Each question's retrieval-by-answer cell; None outside answerable labelled questions."""
     evidence = p.values("evidence_in_context", run)
     good = good_answers(p, run, supported_threshold)
     hit = evidence == 1
-    cell = np.select([hit & good, hit, good], CELL_NAMES[:3], CELL_NAMES[3]).astype(object)
-    cell[np.isnan(evidence) | (p.values("answerable", run) != 1)] = None
-    return cell
+    outside = np.isnan(evidence) | (p.values("answerable", run) != 1)
+    return labelled([outside, hit & good, hit, good], (None, *CELL_NAMES))
 
 
 def failure_classes(
     p: Paired, run: str, supported_threshold: float, relevance_threshold: float
-) -> np.ndarray:
+) -> pd.Categorical:
     """Each question's failure class, by the first rule that applies.
 
     1. unanswerable: not abstained and wrong -> missed abstention, else ok;
@@ -277,16 +276,26 @@ def failure_classes(
         (relevance < relevance_threshold, "off-question"),
     )
     conditions, names = zip(*rules, strict=True)
-    return np.select(list(conditions), list(names), "faithful but wrong").astype(object)
+    return labelled(list(conditions), (*names, "faithful but wrong"))
 
 
-def count_labels(labels: np.ndarray, names: tuple[str, ...]) -> dict[str, int]:
-    counts = pd.Series(labels, dtype=object).value_counts()  # once: not a pass per name
+def labelled(conditions: list[np.ndarray], names: tuple[str | None, ...]) -> pd.Categorical:
+    """Each question's name of the first condition it meets, the last name when it meets none;
+    a None name leaves the question without one. Categorical: at 1M questions, strings made per
+    question took 0.5 s and counting them 0.4 s."""
+    codes = np.select(conditions, list(range(len(conditions))), len(conditions))
+    categories = list(dict.fromkeys(name for name in names if name is not None))
+    recode = np.array([-1 if name is None else categories.index(name) for name in names])
+    return pd.Categorical.from_codes(recode[codes], categories=categories)
+
+
+def count_labels(labels: pd.Categorical, names: tuple[str, ...]) -> dict[str, int]:
+    counts = pd.Series(labels).value_counts()  # once: not a pass per name
     return {name: int(counts.get(name, 0)) for name in names}
 
 
 def cell_transitions(
-    a: np.ndarray, b: np.ndarray
+    a: pd.Categorical, b: pd.Categorical
 ) -> tuple[dict[str, dict[str, int]], tuple[dict[str, Any], ...]]:
     """Cell in A -> cell in B over questions in the 2x2 of both runs; moves most first."""
     pairs = pd.DataFrame({"from": a, "to": b}, dtype=object).dropna().value_counts()
@@ -300,7 +309,7 @@ def cell_transitions(
     return counts, tuple(sorted(moves, key=lambda m: -m["n"]))
 
 
-def dominant_class(classes: np.ndarray) -> Dominant | None:
+def dominant_class(classes: pd.Categorical) -> Dominant | None:
     """The most common failure class; a tie goes to the earliest link in FAILURE_CLASSES."""
     counts = count_labels(classes, FAILURE_CLASSES)
     best = max(FAILURE_CLASSES, key=lambda c: counts[c])
