@@ -623,3 +623,32 @@ def test_normal_limit_draws_are_the_limit_and_mirror_when_runs_swap():
     _, odd = compare_metric("m", a, b, binary=False, n_boot=101, confidence=0.95, seed=2)
     assert len(odd) == 101 and odd.mean() == pytest.approx(c.diff, abs=1e-15)
     assert (swapped.ci_low, swapped.ci_high) == pytest.approx((-c.ci_high, -c.ci_low), abs=1e-15)
+
+
+def test_the_rule_counts_changed_questions_and_holds_for_each_runs_interval(
+    tmp_path, write_log, compare
+):
+    """25,000 questions of which about 2,500 changed: B - A keeps the bootstrap, since a mean
+    of 2,500 changes is no large sample; each run's own interval in the stage table (12,500
+    questions off its commonest value) is Student's t (scipy on the run's 0/1 values)."""
+    rng = np.random.default_rng(4)
+    n = 25_000
+    ca = rng.random(n) < 0.5
+    cb = np.where(rng.random(n) < 0.8, ca, rng.random(n) < 0.55)
+    logs = [
+        write_log(
+            tmp_path / f"{run}.parquet",
+            [{"question_id": f"q{i}", "correct": bool(c[i])} for i in range(n)],
+        )
+        for run, c in (("a", ca), ("b", cb))
+    ]
+    doc = compare(*logs, tmp_path / "out")
+    got = doc["metrics"]["correct"]
+    assert got["wins"] + got["losses"] < 10_000 <= got["n"]
+    assert got["interval"] == "expanded percentile bootstrap"
+    (stage,) = [s for s in doc["stages"] if s["metric"] == "correct"]
+    for run, values in (("a", ca), ("b", cb)):
+        low, high = scipy_stats.ttest_1samp(values.astype(float), 0).confidence_interval(0.95)
+        assert (stage[run]["ci_low"], stage[run]["ci_high"]) == pytest.approx(
+            (low, high), abs=1e-12
+        ), run
