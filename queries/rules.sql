@@ -48,7 +48,8 @@ CREATE OR REPLACE TEMP MACRO prompt_ids(context_ids, retrieved_ids, k) AS
     coalesce(context_ids, retrieved_ids[1:k]);
 
 CREATE OR REPLACE TEMP MACRO in_prompt(has_context, pos_context, pos_retrieved, k) AS
-    CASE WHEN has_context THEN pos_context IS NOT NULL ELSE pos_retrieved <= k END;
+    CASE WHEN has_context THEN pos_context IS NOT NULL
+         WHEN k IS NOT NULL THEN coalesce(pos_retrieved <= k, false) END;
 
 CREATE OR REPLACE TEMP MACRO scored_list(context, retrieved, k) AS
     CASE WHEN k IS NULL THEN context ELSE retrieved[1:k] END;

@@ -112,6 +112,46 @@ def test_answer_stage_prompt_is_the_first_k_without_context_ids(tmp_path):
     assert d.loc["a", "evidence_in_context"] and d.loc["a", "n_cited_used"] == 1
 
 
+def test_evidence_never_retrieved_is_not_in_the_prompt_of_the_first_k(tmp_path):
+    """--k without context_ids: evidence absent from the whole ranking is not in the prompt
+    (it read NULL, unknown, and such a question left the 2x2 and was called unlabelled)."""
+    rows = [row("q1", retrieved_ids=["x1", "x2"], context_ids=None, correct=False)]
+    d = details_of(tmp_path, rows, rows, k=1).set_index("run")
+    in_context = d.loc["a", "evidence_in_context"]
+    assert not pd.isna(in_context) and not in_context
+    assert not d.loc["a", "evidence_in_candidates"]
+
+
+def test_questions_whose_evidence_was_never_retrieved_are_retrieval_failures(
+    tmp_path, write_log, compare
+):
+    """40 questions, --k 5, no context_ids: the even ones have their evidence at rank 3, the odd
+    ones nowhere; every third is correct. By hand: even: 7 correct (working as designed), 13
+    wrong (generation failure); odd: 7 answered from memory, 13 retrieval failures, each a
+    retrieval miss (not unlabelled)."""
+    rows = []
+    for i in range(40):
+        ranking = [f"x{i}-{j}" for j in range(10)]
+        if i % 2 == 0:
+            ranking[2] = f"p{i}"
+        rows.append(
+            {"question_id": f"q{i}", "retrieved_ids": ranking, "relevant_ids": [f"p{i}"],
+             "correct": i % 3 == 0, "faithfulness": 1.0}
+        )  # fmt: skip
+    doc = compare(
+        write_log(tmp_path / "a.parquet", rows), write_log(tmp_path / "b.parquet", rows),
+        tmp_path / "out", "--k", 5,
+    )  # fmt: skip
+    assert doc["cells"]["a"] == {
+        "working_as_designed": 7,
+        "generation_failure": 13,
+        "answered_from_memory": 7,
+        "retrieval_failure": 13,
+    }
+    classes = doc["failure_classes"]["a"]
+    assert (classes["retrieval miss"], classes["unlabelled"]) == (13, 0)
+
+
 def test_exemplars_query_returns_both_runs_rows(tmp_path):
     db = open_db(tmp_path, [row("q1"), row("q2")], [row("q2"), row("q1")])
     try:
