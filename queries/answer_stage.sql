@@ -41,7 +41,9 @@ SELECT
     f.slice,
     coalesce(e.n_relevant, 0) AS n_relevant,
     answerable(f.answerable, f.has_labels, e.n_relevant) AS answerable,
-    CASE WHEN count(f.abstained) OVER (PARTITION BY f.run) > 0
+    -- the runs that log abstained, looked up: a window over each run's rows kept them all
+    -- (1.6 s of 2.6 at 1M questions)
+    CASE WHEN f.run IN (SELECT DISTINCT run FROM facts WHERE abstained IS NOT NULL)
          THEN coalesce(f.abstained, false) END AS abstained,
     CASE WHEN f.has_prompt THEN e.in_prompt END AS evidence_in_context,
     CASE WHEN f.has_retrieved THEN e.in_candidates END AS evidence_in_candidates,
