@@ -10,7 +10,9 @@ much picking the best of m overstates its gain.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -253,7 +255,9 @@ def run_study(
     reads = [reading[i] for i in order] if reading else [ReadOptions() for _ in paths]
     m = len(paths) - 1
     stage("reading the logs")
-    runs = [open_source(p, label, r) for p, label, r in zip(paths, names, reads, strict=True)]
+    # side by side: hashing two 430 MB logs (1M questions) took 0.6 s one after the other
+    with ThreadPoolExecutor(max_workers=min(len(paths), os.cpu_count() or 1)) as pool:
+        runs = list(pool.map(open_source, paths, names, reads))
     keep: list[str] | None = None
     missing: dict[str, list[str]] = {}
     if m > 1:
