@@ -6,7 +6,8 @@
 --   prompt_ids(context_ids, retrieved_ids, k): the prompt as a list of passage ids;
 --   in_prompt(has_context, pos_context, pos_retrieved, k): whether a passage whose 1-based first
 --     positions in context_ids and retrieved_ids are pos_context and pos_retrieved is in it
---     (NULL when there is no prompt).
+--     (a passage at no position is not; NULL without context_ids and k; a position cannot tell
+--     a null retrieved_ids from a passage it lacks, so callers keep it where has_prompt).
 --
 -- The ranking scored: retrieval metrics are scored on the first k of retrieved_ids with --k,
 -- else on context_ids (k its length); the prompt and the ranking scored differ only when --k is
