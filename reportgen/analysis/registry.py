@@ -86,7 +86,7 @@ METRICS = (
         False,
         "Labelled characters in the prompt / characters that are labelled or in the prompt "
         "(intersection over union, as in Chroma's technical report on chunking evaluation, "
-        "2024).",
+        "2024, which calls it token-level and measures it on character ranges, as here).",
     ),
     Metric(
         "correct", ANSWER, True, "Share of questions whose answer is correct against the reference."
