@@ -110,6 +110,25 @@ def test_slice_regression_that_survives_holm_is_a_finding(tmp_path):
     assert flag.startswith("B regresses on slice = worse") and "Holm-adjusted p < 0.001" in flag
 
 
+def test_slice_under_ten_questions_is_a_direction_however_small_its_p(tmp_path):
+    """Slice "tiny" (8 questions) loses all 8 while "big" gains 40 of 200, with --confidence
+    0.9: McNemar p = 2 x 0.5^8 = 0.0078, and Holm over the 2 slices keeps it (0.0078 < 0.1);
+    still, under 10 questions a slice gives a direction, not proof, so it is no finding and
+    the verdict names no regression."""
+    a = [question(i, "big", i < 60) for i in range(200)]
+    b = [question(i, "big", i < 100) for i in range(200)]
+    a += [question(200 + i, "tiny", True) for i in range(8)]
+    b += [question(200 + i, "tiny", False) for i in range(8)]
+    code, out, doc = compare(tmp_path, a, b, "--confidence", "0.9")
+    assert code == 0, out
+    tiny = doc["slices"]["slice"]["tiny"]["correct"]
+    assert tiny["p_holm"] == pytest.approx(binomtest(0, 8).pvalue)
+    assert tiny["p_holm"] < 0.1 and tiny["regression"] and tiny["small"]
+    assert not tiny["finding"]
+    assert doc["verdict"]["regressions"] == []
+    assert "B regresses on" not in (tmp_path / "r.html").read_text()
+
+
 def test_slice_option_picks_other_columns(tmp_path):
     a, b = two_slices()
     for i, (ra, rb) in enumerate(zip(a, b, strict=True)):

@@ -61,7 +61,7 @@ def pair():
 @pytest.mark.parametrize(
     ("constant", "value", "term", "quoted"),
     [
-        ("SMALL_SLICE", 17, "Slices", "Under 17 questions: a direction, not proof."),
+        ("SMALL_SLICE", 17, "Slices", "Under 17 questions: a direction, not proof, whatever"),
         ("STUDENTIZED_BELOW", 2500, "Interval", "Continuous metrics under 2,500 questions"),
         ("STUDENTIZED_BELOW", 2500, "Test", "from 2,500 questions, the paired permutation"),
         ("POWER", 0.9, "How much the set can tell", "(found 90% of the time)"),

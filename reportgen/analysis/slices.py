@@ -25,7 +25,7 @@ class SliceResult:
     comparison: MetricComparison
     p_holm: float
     regression: bool  # B worse than A here while better overall: a direction
-    finding: bool  # a regression whose Holm-adjusted p is below 1 - confidence
+    finding: bool  # a regression of SMALL_SLICE questions or more, Holm-adjusted p < 1 - confidence
 
     @property
     def small(self) -> bool:
@@ -94,9 +94,9 @@ def slice_results(
         for (value, c), p in zip(rows, adjusted[column, name], strict=True):
             sign = 1 if tables.metric(base_name(name)).higher_is_better else -1
             regression = sign * overall[name].diff > 0 and sign * c.diff < 0
-            out[column][name].append(
-                SliceResult(column, value, c, p, regression, regression and p < alpha)
-            )
+            # under SMALL_SLICE questions a slice gives a direction, however small its p
+            finding = regression and p < alpha and c.n >= SMALL_SLICE
+            out[column][name].append(SliceResult(column, value, c, p, regression, finding))
     return out
 
 

@@ -444,7 +444,8 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             "of the test's p runs over all slices of one metric (the i-th smallest of m "
             "multiplied by m - i + 1, made monotone, capped at 1). A regression: B - A below "
             "zero in a slice while above zero overall, with adjusted p below 1 - confidence "
-            f"(else a direction only). Under {SMALL_SLICE} questions: a direction, not proof.",
+            f"(else a direction only). Under {SMALL_SLICE} questions: a direction, not proof, "
+            "whatever its p.",
         ),
         (
             "How much the set can tell",
