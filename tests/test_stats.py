@@ -652,3 +652,18 @@ def test_the_rule_counts_changed_questions_and_holds_for_each_runs_interval(
         assert (stage[run]["ci_low"], stage[run]["ci_high"]) == pytest.approx(
             (low, high), abs=1e-12
         ), run
+
+
+def test_a_shift_on_every_question_with_float_noise_is_certain_not_borderline():
+    """B = A + 0.25 on 50 questions of continuous scores: B - A is 0.25 up to 1e-17 of float
+    noise, which the resamples (rounded to 12 decimals) do not have; the bootstrap-t test
+    gives p = 0, as for a bit-exact shift, not 1."""
+    from reportgen.analysis.stats import BOOTSTRAP_T, compare_metric
+
+    a = np.random.default_rng(3).uniform(0, 0.7, 50)
+    b = a + 0.25
+    assert np.std(b - a) > 0  # the noise is there
+    c, _ = compare_metric("faithfulness", a, b, binary=False, n_boot=500, confidence=0.95, seed=0)
+    assert c.test == BOOTSTRAP_T
+    assert c.p == 0.0
+    assert c.ci_low == pytest.approx(0.25) and c.ci_high == pytest.approx(0.25)

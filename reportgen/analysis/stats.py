@@ -224,7 +224,7 @@ def studentized_draws(diff: np.ndarray, means: np.ndarray, squares: np.ndarray) 
     1993, ch. 12); +-inf when a resample has no spread, nan when it also has the sample's mean.
     Empty when the differences have no spread."""
     n = len(diff)
-    if n < 2 or diff.std(ddof=1) == 0:
+    if n < 2 or _no_spread(diff):
         return np.empty(0)
     mean = diff.mean()
     spread = resample_spreads(means, squares, n)
@@ -278,14 +278,22 @@ def bootstrap_t_test(diff: np.ndarray, means: np.ndarray, squares: np.ndarray) -
     of its p and this one only lowers power (bench/simulate.py).
     """
     n = len(diff)
-    sd = diff.std(ddof=1) if n > 1 else 0.0
-    if sd == 0:
-        return 1.0 if diff.mean() == 0 or n < 2 else 0.0
+    if n < 2 or _no_spread(diff):
+        return 1.0 if n < 2 or np.round(diff.mean(), _DECIMALS) == 0 else 0.0
+    sd = diff.std(ddof=1)
     t_obs = diff.mean() / (sd / np.sqrt(n))
     tail = float(special.stdtr(n - 1, -abs(t_obs)))
     draws = studentized_draws(diff, means, squares)
     beyond = (draws >= t_obs if t_obs > 0 else draws <= t_obs) | np.isnan(draws)
     return min(1.0, 2 * max(tail, float(beyond.mean())))
+
+
+def _no_spread(diff: np.ndarray) -> bool:
+    """Whether the differences are one value to _DECIMALS, as bootstrap_moments resamples
+    them: B = A + 0.25 on every question leaves float noise of 1e-17 in B - A, a spread that no
+    resample has, so t* would be undefined in every resample and p 1 for a certain shift."""
+    rounded = np.round(diff, _DECIMALS)
+    return bool(rounded.min() == rounded.max())
 
 
 def in_normal_limit(values: np.ndarray) -> bool:
