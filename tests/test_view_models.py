@@ -78,3 +78,11 @@ def test_definitions_quote_the_rules_constants(monkeypatch, pair, constant, valu
     monkeypatch.setattr(context, constant, value)
     text = dict(context.definitions(pair))[term]
     assert quoted in text
+
+
+def test_pairing_definition_counts_wins_in_the_better_direction(pair):
+    """Wins and fixed are oriented (scores.oriented): the definition must say so, or it is false
+    for a lower-is-better metric, whose win is B below A."""
+    text = dict(context.definitions(pair))["Pairing"]
+    assert "B better than, worse than, equal to A" in text
+    assert "below for a metric where lower is better" in text
