@@ -367,6 +367,9 @@ def test_swap_runs_mirrors_interval(data, seed):
     # swapped comparison must be the mirror image, not just a Monte-Carlo neighbour.
     a, b, binary = data
     ab, ba = _compare(a, b, binary, seed), _compare(b, a, binary, seed)
+    if ab.n < 2:  # no interval either way (test_one_question_has_no_interval)
+        assert np.isnan([ab.ci_low, ab.ci_high, ba.ci_low, ba.ci_high]).all()
+        return
     assert abs(ba.ci_low + ab.ci_high) <= EPS, (ba.ci_low, ab.ci_high)
     assert abs(ba.ci_high + ab.ci_low) <= EPS, (ba.ci_high, ab.ci_low)
 
@@ -377,6 +380,9 @@ def test_p_in_unit_interval_and_interval_contains_estimate(data, seed, confidenc
     a, b, binary = data
     r = _compare(a, b, binary, seed, confidence)
     assert 0.0 <= r.p <= 1.0
+    if r.n < 2:  # one question: no interval (test_one_question_has_no_interval)
+        assert np.isnan([r.ci_low, r.ci_high]).all()
+        return
     assert r.ci_low <= r.ci_high
     assert r.ci_low - EPS <= r.diff <= r.ci_high + EPS, (r.ci_low, r.diff, r.ci_high)
     assert abs(r.diff - (r.b - r.a)) <= 1e-9
@@ -667,3 +673,32 @@ def test_a_shift_on_every_question_with_float_noise_is_certain_not_borderline():
     assert c.test == BOOTSTRAP_T
     assert c.p == 0.0
     assert c.ci_low == pytest.approx(0.25) and c.ci_high == pytest.approx(0.25)
+
+
+def test_one_question_has_no_interval():
+    """A single paired question cannot show how far its difference is from the mean of the
+    questions it stands for: the interval is undefined (NaN), not the point [+1, +1], so the
+    verdict finds no evidence and a gate on it is inconclusive."""
+    from reportgen.analysis.gates import INCONCLUSIVE, _judge
+    from reportgen.analysis.stats import compare_metric
+    from reportgen.analysis.verdict import NO_EVIDENCE, decide
+
+    c, _ = compare_metric(
+        "correct",
+        np.array([0.0]),
+        np.array([1.0]),
+        binary=True,
+        n_boot=200,
+        confidence=0.95,
+        seed=0,
+    )
+    assert (c.n, c.diff, c.fixed) == (1, 1.0, 1)
+    assert math.isnan(c.ci_low) and math.isnan(c.ci_high)
+    assert _judge(">", 0.5, c.ci_low, c.ci_high) == INCONCLUSIVE
+    verdict = decide(c, 0.95, [])
+    assert verdict.outcome == NO_EVIDENCE
+    assert verdict.reason.startswith("One question gives no interval of B \u2212 A for correct;")
+    two, _ = compare_metric(
+        "correct", np.zeros(2), np.ones(2), binary=True, n_boot=200, confidence=0.95, seed=0
+    )
+    assert not math.isnan(two.ci_low)

@@ -500,6 +500,8 @@ def compare_metric(
             test, p = BOOTSTRAP_T, bootstrap_t_test(diff, means, squares)
         else:
             p = permutation_test(diff, seed)
+    if (groups or n) < 2:  # one question (or cluster) has no spread to measure: no interval
+        low = high = float("nan")
     comparison = MetricComparison(
         metric=metric,
         n=n,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ..formatting import fmt_diff, fmt_interval, fmt_pct, p_clause
@@ -81,7 +82,11 @@ def decide(
     where = "above zero" if c.ci_low > 0 else "below zero" if c.ci_high < 0 else "includes zero"
     if not higher_is_better:
         where += f" (lower {c.metric} is better)"
-    parts = [f"{interval}, {where}"]
+    parts = [
+        f"{interval}, {where}"
+        if not math.isnan(c.ci_low)
+        else f"one question gives no interval of B \u2212 A for {c.metric}"
+    ]
     counts = (
         f"fixed {c.fixed}, broken {c.broken}"
         if c.fixed is not None

@@ -47,7 +47,7 @@ _DISABLED = "statistics_propagation"
 
 def connect() -> duckdb.DuckDBPyConnection:
     limit = memory_limit()
-    config = {
+    config: dict[str, str | bool | int | float | list[str]] = {
         "temp_directory": str(_SPILL),
         "memory_limit": limit,
         "disabled_optimizers": _DISABLED,
