@@ -6,7 +6,8 @@
 --   macro fixed_point (queries/rules.sql).
 -- Span labels as in question_metrics.sql and span_precision.sql: labels found by one passage take
 -- consecutive slots (slot = max(pos, hit_no); pos itself for passage labels), and precision
--- counts the passages relevant to any label, a passage covering two labels once.
+-- counts the passages relevant to any label, a passage covering two labels once (and a passage
+-- listed twice once: span_matches holds its first position only).
 -- Params: $exponential BOOLEAN (nDCG gain 2^g - 1, else g); $batches, $batch INTEGER: the
 --   questions of this batch (macro in_batch, queries/rules.sql).
 -- Works from the relevant passages alone, never from whole rankings: a hit at position p adds
@@ -35,12 +36,13 @@ ideal AS (
     FROM labelled
 ),
 hits AS (
-    -- hit_no: the place among the question's hits, by position then id; the first hit gives
+    -- hit_no: the place among the question's hits, by position, then (labels found by one
+    -- passage) highest grade first as in question_metrics.sql, then id; the first hit gives
     -- hit and mrr, and the hit numbered n_relevant completes the set (all)
     SELECT l.run, l.question_id, l.id, l.n_relevant, l.pos_retrieved AS pos, l.gain,
            i.idcg_full,
-           row_number() OVER (PARTITION BY l.run, l.question_id ORDER BY l.pos_retrieved, l.id)
-               AS hit_no
+           row_number() OVER (PARTITION BY l.run, l.question_id
+                              ORDER BY l.pos_retrieved, l.gain DESC, l.id) AS hit_no
     FROM labelled AS l
     JOIN ideal AS i USING (run, question_id, ideal_rank)
     WHERE l.pos_retrieved IS NOT NULL

@@ -1,12 +1,13 @@
 -- Questions that look wrong in a golden set or a log, one row per run, kind and question.
--- Reads: tables facts and span_matches, view runs (source_id, spans). Params: $k INTEGER: the prompt cutoff the metrics are named for.
+-- Reads: tables facts and span_matches, view runs (source_id, relevant_spans, spans). Params: $k INTEGER: the prompt cutoff the metrics are named for.
 -- Returns: run, kind, question_id, row_number; kind is one of
 --   short_ranking       retrieved_ids (or, without them, context_ids) holds fewer than $k passages
 --   repeated_passage    a passage id appears twice in the prompt (context_ids, or the first $k)
 --   answerable_unlabelled  marked answerable but has no labelled evidence
 --   duplicate_question  the same question text about the same source_id (both NULL when no
 --                       source is logged) under another question_id in the same run
---   span_across_cut     a labelled span that passages of the run overlap but none contains whole
+--   span_across_cut     a labelled span (as written, grade > 0) that passages of the run
+--                       overlap but none contains whole
 SELECT run, 'short_ranking' AS kind, question_id, row_number
 FROM facts
 WHERE coalesce(depth, n_context) < $k
@@ -32,16 +33,24 @@ WHERE same_text > 1
 UNION ALL
 -- a label across a cut: passages this run logged (for any question) overlap the labelled span,
 -- but none contains it whole; the labels of the sample facts holds (they agree across samples).
+-- Each label as written (grade > 0, the ones measured), not the merged ones of span_matches:
+-- two overlapping labels that passages hold whole one each are cut by no passage.
 -- Only the passages within the reach of a document's labels (from their first start to their
 -- last end) are kept before they are deduplicated: deduplicating every passage of every ranking
 -- cost more than the rest of the audit. The reach is the document's, over both runs' labels
--- (the labels' own join below keeps each run to its own): keyed on the doc_id alone, the join
--- that sorts out every passage of both runs takes a fifth less time than keyed on run and doc_id.
+-- (span_matches' merged labels reach exactly as far as the written ones; the labels' own join
+-- below keeps each run to its own): keyed on the doc_id alone, the join that sorts out every
+-- passage of both runs takes a fifth less time than keyed on run and doc_id.
 SELECT DISTINCT l.run, 'span_across_cut', l.question_id, l.row_number
 FROM (
-    SELECT DISTINCT l.run, l.question_id, f.row_number, l.doc_id, l.start, l."end"
-    FROM span_matches AS l
-    JOIN facts AS f USING (run, question_id, sample)
+    SELECT DISTINCT run, question_id, row_number, s.doc_id, s.start, s."end"
+    FROM (
+        SELECT run, question_id, row_number, unnest(relevant_spans) AS s
+        FROM runs
+        SEMI JOIN facts USING (run, row_number)
+        WHERE len(relevant_spans) > 0
+    )
+    WHERE coalesce(s.grade, 1) > 0
 ) AS l
 JOIN (
     SELECT DISTINCT p.run, p.doc_id, p.start, p."end"

@@ -36,8 +36,10 @@ scored AS (
     WHERE in_batch(rel.question_id, $batches, $batch)
 ),
 ranked AS (
+    -- labels found by one passage (span labels) in order of grade, the highest first: the order
+    -- of the best DCG, whatever their ids; by id only to be deterministic
     SELECT *, row_number() OVER (PARTITION BY run, question_id, sample
-                                 ORDER BY pos NULLS LAST, id)
+                                 ORDER BY pos NULLS LAST, gain DESC, id)
               AS hit_no
     FROM scored
 ),

@@ -85,7 +85,8 @@ problems AS (
     )
     WHERE s IS NOT NULL
     UNION ALL
-    -- labels of one question that overlap: merged into one label before measuring
+    -- labels of one question that overlap: merged into one label before measuring; the labels
+    -- merged are those of grade > 0 (span_matches.sql), so a grade-0 label overlaps nothing
     SELECT run, 'merged_spans', 'relevant_spans', row_number, any_value(question_id),
            count(*) || ' span(s) overlapping an earlier one'
     FROM (
@@ -95,7 +96,9 @@ problems AS (
                    ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING
                ) AS overlapping
         FROM (SELECT run, row_number, question_id, unnest(sorted) AS s
-              FROM (SELECT run, row_number, question_id, list_sort(relevant_spans) AS sorted
+              FROM (SELECT run, row_number, question_id,
+                           list_sort(list_filter(relevant_spans,
+                                                 lambda s: coalesce(s.grade, 1) > 0)) AS sorted
                     FROM runs WHERE len(relevant_spans) > 1)
               WHERE NOT spans_apart(sorted))
     )

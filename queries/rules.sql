@@ -3,7 +3,7 @@
 --
 -- The prompt: the passages the generator received are context_ids whenever it is logged, else
 -- the first k of retrieved_ids (k: --k); NULL when neither is known. Two forms of that one rule:
---   prompt_ids(context_ids, retrieved_ids, k): the prompt as a list of passage ids;
+--   prompt_ids(context, retrieved, k): the prompt as a list of passage ids (or of spans);
 --   in_prompt(has_context, pos_context, pos_retrieved, k): whether a passage whose 1-based first
 --     positions in context_ids and retrieved_ids are pos_context and pos_retrieved is in it
 --     (a passage at no position is not; NULL without context_ids and k; a position cannot tell

@@ -2,8 +2,10 @@
 -- documents were cut: how much labelled text reached the prompt, and how much of the prompt
 -- was labelled text.
 -- Reads: view runs (context_spans, retrieved_spans), table span_matches (the merged labels),
---   macros scored_list and spans_apart (queries/rules.sql).
--- Params: $k INTEGER: the prompt is the first $k of retrieved_spans; NULL: context_spans.
+--   macros prompt_ids and spans_apart (queries/rules.sql).
+-- Params: $k INTEGER: the prompt cutoff over retrieved_spans. The prompt is context_spans whenever
+--   it is logged, else the first $k of retrieved_spans (NULL without either): these are
+--   measures of what the generator read, not of the ranking scored at k.
 -- Overlapping prompt passages count their shared characters once: the union of intervals of one
 -- document is measured by sorting them by start and adding what each reaches past the furthest
 -- end before it (a window, for the prompts where two passages overlap; the others add lengths).
@@ -27,7 +29,7 @@ prompts AS (
         SELECT *, spans_apart(spans) AS apart
         FROM (
             SELECT run, question_id, coalesce(sample, '') AS sample,
-                   list_sort(scored_list(context_spans, retrieved_spans, $k)) AS spans
+                   list_sort(prompt_ids(context_spans, retrieved_spans, $k)) AS spans
             FROM runs
             WHERE len(relevant_spans) > 0
         )

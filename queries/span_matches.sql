@@ -15,8 +15,9 @@
 --   merged (two windows) only in the rows where two of them overlap.
 -- Returns (temp table span_matches): run, question_id, sample, id (doc_id:start-end of the merged label),
 --   grade, n_merged (labels merged into it), doc_id, start, end (its offsets), pos_retrieved, pos_context (1-based rank of one
---   covering passage, the other NULL); one row per (label, covering passage), and one row with
---   both NULL for a label no passage covers.
+--   covering passage, the other NULL); one row per (label, covering passage), a passage listed
+--   twice in one list at its first position, and one row with both NULL for a label no passage
+--   covers.
 CREATE OR REPLACE TEMP TABLE span_matches AS
 WITH sorted AS (
     SELECT run, row_number, question_id, coalesce(sample, '') AS sample,
@@ -92,6 +93,11 @@ covering AS (
       ON p.run = l.run AND p.row_number = l.row_number AND p.doc_id = l.doc_id
      AND p.start < l."end" AND p."end" > l.start
     WHERE least(p."end", l."end") - greatest(p.start, l.start) >= $coverage * (l."end" - l.start)
+    -- a passage listed twice is at its first position only, as a passage id is (facts.sql), so
+    -- precision counts it once
+    QUALIFY p.pos = min(p.pos) OVER (
+        PARTITION BY p.run, p.row_number, p.list, p.doc_id, p.start, p."end"
+    )
 )
 SELECT l.run, l.question_id, l.sample, l.doc_id || ':' || l.start || '-' || l."end" AS id,
        l.grade, l.n_merged, l.doc_id, l.start, l."end",

@@ -1,6 +1,7 @@
 -- precision of span-labelled questions: the share of the top k passages that cover at least one
 -- labelled span (a passage covering two labels counts once; the passage-level count of
--- question_metrics.sql would count it twice).
+-- question_metrics.sql would count it twice). A passage listed twice counts once, as a passage
+-- id does: span_matches holds its first position only.
 -- Each sample of a question is its own row of both tables.
 -- Reads: tables span_matches and question_metrics, macro scored_pos (queries/rules.sql);
 --   updates question_metrics.precision.

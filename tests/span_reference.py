@@ -7,9 +7,11 @@ Definitions (per question), written from the README independently of ``queries/`
 * a passage (doc_id, start, end) covers a label when it overlaps it and the overlap is at least
   ``coverage`` times the label's length (coverage 0: any overlap);
 * first(label) = 1-based rank of the first passage of the ranking that covers it;
-* the covered labels in order of (first, label name) are hit 1, 2, ...; hit j takes the slot
-  max(first_j, j), so a passage covering several labels hands them consecutive slots;
-* recall = |first <= k| / R; precision = passages of the top k covering any label / k;
+* the covered labels in order of (first, highest grade, label name) are hit 1, 2, ...; hit j
+  takes the slot max(first_j, j), so a passage covering several labels hands them consecutive
+  slots, the best grade first;
+* recall = |first <= k| / R; precision = distinct passages of the top k covering any label / k
+  (a passage listed twice counts once, as a passage id does);
   hit, mrr = 1 / min first; ndcg = sum of gain / log2(slot + 1) over slots <= k, divided by the
   ideal DCG of the R labels' grades at k; map = sum of j / slot_j over first_j <= k, / R;
   rprec = |first <= min(R, k)| / R; all = 1 when every label has first <= k.
@@ -60,11 +62,11 @@ def span_metrics(
         ranks = [i for i, p in enumerate(ranking, 1) if covers(p, label, coverage)]
         if ranks:
             firsts.append((ranks[0], f"{label[0]}:{label[1]}-{label[2]}", label[3]))
-    firsts.sort()
+    firsts.sort(key=lambda hit: (hit[0], -hit[2], hit[1]))
     hits = [(f, g) for f, _, g in firsts if f <= k]
     slots = [(max(f, j), g) for j, (f, g) in enumerate(hits, 1)]
     top = ranking[:k]
-    covering = sum(any(covers(p, label, coverage) for label in merged) for p in top)
+    covering = sum(any(covers(p, label, coverage) for label in merged) for p in set(top))
     ideal = sorted((g for *_, g in merged), reverse=True)[:k]
     idcg = sum(_gain(g, kind) / math.log2(i + 1) for i, g in enumerate(ideal, 1))
     dcg = sum(_gain(g, kind) / math.log2(s + 1) for s, g in slots if s <= k)

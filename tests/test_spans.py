@@ -286,3 +286,118 @@ def test_validate_lists_merged_labels_and_accepts_the_log():
         f"{log}: merged: 9 row(s) with merged_spans in relevant_spans: row 2 (question_id 'm001'): "
         "relevant_spans has 1 span(s) overlapping an earlier one;"
     )
+
+
+def test_character_measures_read_the_logged_prompt_under_k(tmp_path: Path):
+    # q1 logs its prompt d1[0,100), the label whole; at --k 1 the ranking scored is d2[0,100)
+    # alone, which covers nothing. q2 logs no prompt: it is the first passage, d1[0,50).
+    rows: list[dict] = [
+        {"question_id": "q1", "relevant_spans": [_span("d1", 0, 100)],
+         "retrieved_spans": [_span("d2", 0, 100), _span("d1", 0, 100)],
+         "context_spans": [_span("d1", 0, 100)]},
+        {"question_id": "q2", "relevant_spans": [_span("d1", 0, 100)],
+         "retrieved_spans": [_span("d1", 0, 50), _span("d2", 0, 100)], "context_spans": None},
+    ]  # fmt: skip
+    m = _metrics(*_logs(tmp_path, rows, rows), k=1)
+    q1, q2 = m.loc["q1"], m.loc["q2"]
+    assert (q1.recall_a, q1.precision_a) == (0.0, 0.0)
+    assert (q1.evidence_recall_a, q1.context_precision_a, q1.evidence_iou_a) == (1.0, 1.0, 1.0)
+    # 50 of the label's 100 characters, all 50 of the prompt's, 50 / (100 + 50 - 50)
+    assert (q2.evidence_recall_a, q2.context_precision_a, q2.evidence_iou_a) == (0.5, 1.0, 0.5)
+
+
+def test_a_passage_listed_twice_counts_once_in_span_precision(tmp_path: Path):
+    # d1[0,100) (covering the label) at ranks 1 and 2: one relevant passage of the top 3, as
+    # the passage ids p1, p1, p2 with p1 relevant
+    spans = [
+        {
+            "question_id": "q1",
+            "relevant_spans": [_span("d1", 10, 20)],
+            "retrieved_spans": [_span("d1", 0, 100), _span("d1", 0, 100), _span("d2", 0, 10)],
+        }
+    ]
+    ids = [{"question_id": "q1", "relevant_ids": ["p1"], "retrieved_ids": ["p1", "p1", "p2"]}]
+    span_logs = _logs(tmp_path, spans, spans)
+    (tmp_path / "ids").mkdir()
+    assert _metrics(*span_logs, k=3).loc["q1"].precision_a == pytest.approx(1 / 3)
+    assert _metrics(*_logs(tmp_path / "ids", ids, ids), k=3).loc["q1"].precision_a == (
+        pytest.approx(1 / 3)
+    )
+    db = RunDatabase(open_run(span_logs[0], "A"), open_run(span_logs[1], "B"))
+    try:
+        db.prepare(None)
+        curve = db.frame("metric_curve", depth=3, exponential=True)
+    finally:
+        db.close()
+    precision = curve[(curve.run == "a") & (curve.metric == "precision")].set_index("k").value
+    assert precision.tolist() == pytest.approx([1, 1 / 2, 1 / 3])
+
+
+def test_labels_found_by_one_passage_take_slots_highest_grade_first(tmp_path: Path):
+    # d1[0,300) at rank 1 covers both labels; the id d1:100-200 sorts before d1:30-90, whichever
+    # holds the higher grade. Grade 2 first: DCG = 3 / log2(2) + 1 / log2(3) = the ideal DCG.
+    # q1 in the order of the ids would be 1 + 3 / log2(3) = 2.893 of 3.631, nDCG 0.797.
+    def row(qid: str, grade_100: int, grade_30: int) -> dict:
+        return {"question_id": qid,
+                "relevant_spans": [_span("d1", 100, 200, grade_100), _span("d1", 30, 90, grade_30)],
+                "retrieved_spans": [_span("d1", 0, 300), _span("d2", 0, 10)]}  # fmt: skip
+
+    rows = [row("q1", 1, 2), row("q2", 2, 1)]
+    a, b = _logs(tmp_path, rows, rows)
+    m = _metrics(a, b, k=2)
+    assert (m.loc["q1"].ndcg_a, m.loc["q2"].ndcg_a) == pytest.approx((1.0, 1.0))
+    db = RunDatabase(open_run(a, "A"), open_run(b, "B"))
+    try:
+        db.prepare(None)
+        curve = db.frame("metric_curve", depth=2, exponential=True)
+    finally:
+        db.close()
+    # at k = 1 the slot holds grade 2 of the ideal's grade 2 in both questions
+    ndcg = curve[(curve.run == "a") & (curve.metric == "ndcg")].set_index("k").value
+    assert ndcg.tolist() == pytest.approx([1.0, 1.0])
+
+
+def test_a_grade_0_label_is_not_merged_so_not_counted_as_overlapping(tmp_path: Path):
+    # q1: the grade-0 label d1[50,150) overlaps both graded ones, which do not overlap each
+    # other: nothing is merged. q3: d1[50,150) overlaps d1[0,100), both graded (one merge);
+    # the grade-0 d1[60,70) inside them is not counted.
+    rows = [
+        {"question_id": "q1", "relevant_spans": [_span("d1", 0, 100, 1), _span("d1", 50, 150, 0),
+                                                 _span("d1", 120, 200, 2)]},
+        {"question_id": "q2", "relevant_spans": [_span("d1", 0, 100, 1)]},
+        {"question_id": "q3", "relevant_spans": [_span("d1", 0, 100), _span("d1", 50, 150, 2),
+                                                 _span("d1", 60, 70, 0)]},
+    ]  # fmt: skip
+    for row in rows:
+        row["retrieved_spans"] = [_span("d1", 0, 100)]
+    log = tmp_path / "g0.parquet"
+    pd.DataFrame(rows).to_parquet(log)
+    result = CliRunner().invoke(cli, ["validate", str(log)])
+    assert result.exit_code == 0
+    assert result.output.startswith(
+        f"{log}: merged: 1 row(s) with merged_spans in relevant_spans: row 3 (question_id 'q3'): "
+        "relevant_spans has 1 span(s) overlapping an earlier one;"
+    )
+
+
+def test_a_label_across_a_cut_is_each_label_as_written(tmp_path: Path):
+    # q1: d1[0,50) lies whole in d1[0,60), d1[40,100) is d1[40,100): neither is cut, though
+    # their merged label d1[0,100) lies whole in no passage. q2: d3[40,100) is cut at 60.
+    # q3: only the grade-0 label d2[150,250) is cut, and it is not measured.
+    rows = [
+        {"question_id": "q1", "relevant_spans": [_span("d1", 0, 50), _span("d1", 40, 100)],
+         "retrieved_spans": [_span("d1", 0, 60), _span("d1", 40, 100)]},
+        {"question_id": "q2", "relevant_spans": [_span("d3", 0, 50), _span("d3", 40, 100)],
+         "retrieved_spans": [_span("d3", 0, 60), _span("d3", 60, 100)]},
+        {"question_id": "q3", "relevant_spans": [_span("d2", 0, 100), _span("d2", 150, 250, 0)],
+         "retrieved_spans": [_span("d2", 0, 100), _span("d2", 100, 200)]},
+    ]  # fmt: skip
+    a, b = _logs(tmp_path, rows, rows)
+    db = RunDatabase(open_run(a, "A"), open_run(b, "B"))
+    try:
+        db.prepare(None)
+        smells = db.frame("data_smells", k=2)
+    finally:
+        db.close()
+    cut = smells[smells["kind"] == "span_across_cut"]
+    assert cut[["run", "question_id"]].values.tolist() == [["a", "q2"], ["b", "q2"]]
