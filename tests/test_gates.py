@@ -191,6 +191,46 @@ def test_slice_rule_adjusts_for_the_number_of_slices():
     assert outcome([edge, *calm]) == "pass"
 
 
+def tied_slices(op: str, bounds: list[float]) -> Candidate:
+    """Slices far on the rule's side of every margin in the bootstrap (so that Holm caps every
+    adjusted p at 1), whose intervals' bounds are ``bounds``: only the bound can tell them
+    apart."""
+    safe = np.full(1000, 1e6 if op == ">=" else -1e6)
+    intervals = [(b, b + 0.5) if op == ">=" else (b - 0.5, b) for b in bounds]
+    slices = [
+        SliceEvidence(f"s{i}", interval((low + high) / 2, low, high), safe)
+        for i, (low, high) in enumerate(intervals)
+    ]
+    return Candidate("B", {}, {}, {("m", "slice"): slices})
+
+
+@pytest.mark.parametrize(
+    ("text", "bounds", "named"),
+    [
+        ("m[slice] >= -0.3", [-0.1, -0.41, -0.2], "slice = s1"),  # the lowest lower bound
+        ("m[slice] <= 150", [100.0, 140.0, 125.0], "slice = s1"),  # the highest upper bound
+    ],
+)
+def test_slice_rule_names_the_worst_bound_when_adjusted_p_values_tie(text, bounds, named):
+    rule = parse_rule(text)
+    result = evaluate(Requirements((rule,)), [tied_slices(rule.op, bounds)], 0.95).results[0]
+    assert result.outcome == "pass" and "one-sided p 1," in result.detail
+    assert f"{named} is the likeliest" in result.detail
+    assert (result.low, result.high)[rule.op == "<="] == pytest.approx(bounds[1])
+
+
+def test_slice_rule_counts_the_slices_it_adjusted_over():
+    """A slice without a scored question takes no part in Holm's adjustment, nor in its count."""
+    rule = parse_rule("m[slice] >= -0.3")
+    candidate = tied_slices(">=", [-0.1, -0.2])
+    empty = SliceEvidence(
+        "none", interval(float("nan"), float("nan"), float("nan"), 0), np.array([])
+    )
+    candidate.slices[("m", "slice")].append(empty)
+    result = evaluate(Requirements((rule,)), [candidate], 0.95).results[0]
+    assert "Holm-adjusted over 2 slices" in result.detail
+
+
 def test_non_inferiority_at_the_margin_passes_at_most_the_one_sided_rate():
     """Known truth: the true difference sits exactly on the margin, so any pass is wrong; a
     95% interval's lower bound should let through about 2.5% (one-sided 97.5%)."""
@@ -344,6 +384,25 @@ def test_bad_rule_exits_2_and_writes_nothing(logs, tmp_path, extra, needle):
     assert code == 2, out
     assert err.strip().splitlines() == [err.strip()] and needle in err
     assert err.startswith("ragreport: error: rule ")
+    assert list(folder.iterdir()) == []
+
+
+def test_slice_rule_on_a_column_too_fine_to_slice_by_exits_2(tmp_path):
+    """A column of 51 values is left out of the slices, so a per-slice rule on it is a bad rule
+    with a one-line reason, not a crash that CI would read as a failing rule."""
+    records = rows(102, 60, 100.0)
+    for i, r in enumerate(records):
+        r["slice"] = f"s{i // 2}"
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    pd.DataFrame(records).to_parquet(a)
+    pd.DataFrame(rows(102, 50, 100.0)).assign(slice=[r["slice"] for r in records]).to_parquet(b)
+    code, out, err, folder = compare(
+        tmp_path, a, b, "--n-boot", "100", "--require", "correct[slice] >= -0.5"
+    )
+    assert code == 2, out + err
+    assert err.strip().splitlines() == [err.strip()]
+    assert err.startswith("ragreport: error: rule 'correct[slice] >= -0.5': ")
+    assert "column 'slice'" in err and "too many values" in err
     assert list(folder.iterdir()) == []
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
@@ -13,7 +14,9 @@ from conftest import two_run_view
 from junitparser import Failure, JUnitXml
 from markdown_it import MarkdownIt
 
+from reportgen.analysis import holdout
 from reportgen.cli import cli
+from reportgen.comparison.study import WinnersCurse
 from reportgen.reporters.markdown_report import MAX_CHARS, fit
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -214,3 +217,117 @@ def test_summary_without_a_slice_column_says_none_was_compared(tmp_path):
     assert regressions.strip() == (
         "No slices compared: log a slice column (or name one with --slice)."
     )
+
+
+# --- several candidates ---------------------------------------------------------------------
+
+
+def three_runs(folder: Path) -> list[Path]:
+    """A baseline, a candidate better overall that breaks half of slice "bad" (a regression),
+    and a candidate identical to the baseline (its difference is 0 on every question)."""
+    slices = ["good"] * 160 + ["bad"] * 40
+    base = pd.DataFrame(
+        {
+            "question_id": [f"q{i}" for i in range(200)],
+            "slice": slices,
+            "correct": [i % 2 == 0 for i in range(200)],
+        }
+    )
+    better = base.assign(correct=[s == "good" for s in slices])
+    folder.mkdir()
+    paths = [folder / f"{name}.parquet" for name in ("base", "reg", "same")]
+    for frame, path in zip((base, better, base), paths, strict=True):
+        frame.to_parquet(path)
+    return paths
+
+
+@pytest.fixture(scope="module")
+def several(tmp_path_factory):
+    out = tmp_path_factory.mktemp("several")
+    logs = three_runs(out / "logs")
+    md = out / "summary.md"
+    args = ["compare", *map(str, logs), "-o", str(out / "r.html"), "--markdown", str(md)]
+    result = CliRunner().invoke(cli, [*args, "--n-boot", "300"])
+    assert result.exit_code == 0, result.output
+    return md.read_text(), (out / "r.html").read_text(), json.loads((out / "r.json").read_text())
+
+
+def test_several_candidates_list_each_ones_regressions(several):
+    markdown, _, doc = several
+    verdicts = {c["candidate"]: c["verdict"] for c in doc["comparisons"]}
+    assert verdicts["reg"]["regressions"] and not verdicts["same"]["regressions"]
+    section = markdown.split("### Regressions")[1].split("### Inputs")[0]
+    reg, same = section.split("#### reg")[1].split("#### same")
+    assert "B \u2212 A is each candidate minus the baseline, base." in section
+    (flagged,) = tables(reg)
+    assert flagged[1][:3] == ["slice", "bad", "correct"] and flagged[1][-1] == "regression"
+    assert same.strip() == "No slice goes against the overall direction."
+
+
+def test_winners_curse_leaves_out_an_undefined_correlation(several):
+    markdown, html, doc = several
+    assert doc["winners_curse"]["correlation"] is None
+    paragraph = next(line for line in markdown.splitlines() if "largest gain" in line)
+    assert "nan" not in paragraph and "nan" not in html.split("winners-curse")[1][:2000]
+    assert "their correlation is undefined, a candidate's difference being the same" in paragraph
+
+
+def test_several_candidates_share_the_rows_of_flagged_slices(tmp_path):
+    """Three candidates with 12 flagged slices each share the 30 rows one comparison has: 10
+    each, with the rest counted, and the inputs still listed."""
+    records = rows(84, lambda i: f"{i // 2:02d}{'s' * 100}" if i < 24 else "big", lambda i: i >= 24)
+    for r in records[24:]:
+        r["correct"] = False
+    a = write(tmp_path / "a.parquet", records, "a")
+    candidates = [write(tmp_path / f"{name}.parquet", records, "b") for name in "bcd"]
+    md = tmp_path / "summary.md"
+    args = ["compare", str(a), *map(str, candidates), "-o", str(tmp_path / "r.html")]
+    result = CliRunner().invoke(cli, [*args, "--markdown", str(md), "--n-boot", "100"])
+    assert result.exit_code == 0, result.output
+    markdown = md.read_text()
+    *_, b, c, d, inputs = tables(markdown)
+    assert [len(t) - 1 for t in (b, c, d)] == [10, 10, 10]
+    assert markdown.count("2 more flagged slices are in the report.") == 3
+    assert len(inputs) - 1 == 4 and len(markdown) < MAX_CHARS
+
+
+# --- the winner's curse and the held-out check, in words ------------------------------------
+
+
+def curse(**numbers: float) -> WinnersCurse:
+    values = dict(standard_error=0.02, expected_max=0.8, overstatement=0.016, correlation=0.4)
+    return WinnersCurse("C", "correct", 0.1, 2, spread=0.07, **{**values, **numbers})
+
+
+def test_winners_curse_prints_no_undefined_number():
+    nan = float("nan")
+    for sentence in (
+        curse(correlation=nan).sentence,
+        curse(expected_max=nan).sentence,
+        curse(overstatement=nan, expected_max=nan, correlation=nan).sentence,
+    ):
+        assert "nan" not in sentence.lower()
+    assert "standard errors" not in curse(expected_max=nan).sentence
+    assert "fewer than two questions" in curse(overstatement=nan).sentence
+    assert "mean correlation 0.40" in curse().sentence
+
+
+def test_winners_curse_makes_no_request_a_holdout_has_met():
+    """The paragraph is printed with or without --holdout: it says what measures the gain
+    without the bias, not that the choice still needs confirming."""
+    assert "Confirm" not in curse().sentence
+    assert curse().sentence.endswith("(--holdout holds some out for that).")
+
+
+def held_out(candidates: list[tuple[str, np.ndarray]]) -> str:
+    split = holdout.Split("rule", np.arange(40) < 20)
+    return holdout.evaluate(
+        split, "m", np.zeros(40), candidates, binary=False, n_boot=100, confidence=0.95, seed=0
+    ).sentence
+
+
+def test_holdout_with_one_candidate_says_nothing_was_chosen():
+    one = held_out([("B", np.full(40, 0.2))])
+    assert "chosen" not in one and "B, the only candidate, differs by +0.200 in m" in one
+    two = held_out([("B", np.full(40, 0.2)), ("C", np.full(40, 0.1))])
+    assert "B was chosen as the best on the other 20 (+0.200 in m)" in two

@@ -275,17 +275,23 @@ def _violation_p(op: str, margin: float, means: np.ndarray) -> float:
 
 
 def _slice_outcome(
-    rule: Rule, slices: list[SliceEvidence], alpha: float
-) -> tuple[str, SliceEvidence | None, float]:
-    """Fail when some slice's difference is credibly on the wrong side of the margin: its
-    one-sided p-value, Holm-adjusted over the slices (as the report's slice table is), below
-    ``alpha``. Otherwise pass: the rule asks for no credible harm in any slice."""
-    scored = [s for s in slices if s.comparison.n]
-    if not scored:
-        return INCONCLUSIVE, None, float("nan")
+    rule: Rule, scored: list[SliceEvidence], alpha: float
+) -> tuple[str, SliceEvidence, float]:
+    """Fail when some scored slice's difference is credibly on the wrong side of the margin:
+    its one-sided p-value, Holm-adjusted over the scored slices (as the report's slice table
+    is), below ``alpha``. Otherwise pass: the rule asks for no credible harm in any slice.
+    The slice returned is the likeliest to break the rule: the lowest adjusted p, then the
+    bound furthest past the margin."""
     adjusted = holm([_violation_p(rule.op, rule.margin, s.means) for s in scored])
-    worst = int(np.argmin(adjusted))
+    past = np.nan_to_num([_past_margin(rule, s.comparison) for s in scored], nan=-np.inf)
+    worst = min(range(len(scored)), key=lambda i: (adjusted[i], -past[i]))
     return (FAIL if adjusted[worst] < alpha else PASS), scored[worst], adjusted[worst]
+
+
+def _past_margin(rule: Rule, c: MetricComparison) -> float:
+    """How far the slice's bound on the rule's side lies past the margin (negative when it
+    holds): it breaks ties of the adjusted p-value, which Holm's cap at 1 makes common."""
+    return rule.margin - c.ci_low if rule.op in (">=", ">") else c.ci_high - rule.margin
 
 
 _WRONG_SIDE = {">=": "below", ">": "at or below", "<=": "above", "<": "at or above"}
@@ -298,15 +304,15 @@ def _unscored(rule: Rule, candidate: Candidate, why: str) -> RuleResult:
 
 def _slice_rule(rule: Rule, candidate: Candidate, level: float) -> RuleResult:
     assert rule.column is not None
-    slices = candidate.slices[(rule.metric, rule.column)]
-    outcome, worst, p = _slice_outcome(rule, slices, 1 - level)
-    if worst is None:
+    scored = [s for s in candidate.slices[(rule.metric, rule.column)] if s.comparison.n]
+    if not scored:
         return _unscored(rule, candidate, "no slice has a scored question")
+    outcome, worst, p = _slice_outcome(rule, scored, 1 - level)
     c = worst.comparison
     detail = (
         f"slice {rule.column} = {worst.value} is the likeliest {_WRONG_SIDE[rule.op]} "
         f"{rule.margin:g}: difference {c.diff:.4g}, interval [{c.ci_low:.4g}, {c.ci_high:.4g}]; "
-        f"one-sided p {p:.4g}, Holm-adjusted over {len(slices)} slices, vs {1 - level:.4g}"
+        f"one-sided p {p:.4g}, Holm-adjusted over {len(scored)} slices, vs {1 - level:.4g}"
     )
     return RuleResult(
         rule.text, candidate.label, outcome, outcome, c.diff, c.ci_low, c.ci_high, detail
@@ -362,7 +368,8 @@ def candidate_evidence(
 
     The candidate's own interval is the interval of B - 0, so it follows the report's interval
     method whatever that is; slices are resampled with the report's seed, so their intervals
-    are the slice table's.
+    are the slice table's. ``slice_values`` lacks a column too fine to slice by, so a per-slice
+    rule on it has nothing to be judged on and is refused.
     """
     bases = {tables.name(base): base for base in tables.metrics}
 
@@ -389,6 +396,11 @@ def candidate_evidence(
     for rule in rules:
         if rule.kind != SLICE or rule.column is None or (rule.metric, rule.column) in slices:
             continue
+        if rule.column not in slice_values:
+            raise RuleError(
+                f"rule {rule.text!r}: the report computes no slices of column {rule.column!r}, "
+                "which has too many values to slice by; pick a coarser column with --slice"
+            )
         labels = slice_values[rule.column].fillna(MISSING).astype(str).to_numpy()
         slices[(rule.metric, rule.column)] = [
             SliceEvidence(str(value), *compare(rule.metric, labels == value, own=False))

@@ -32,17 +32,24 @@ class Holdout:
     n_selection: int
     n_held_out: int
     chosen: str  # the candidate with the largest headline gain on the selection questions
+    n_candidates: int  # the candidates it was chosen from; with one, nothing was chosen
     selection_diff: float  # its gain there
     held_out: MetricComparison  # chosen - baseline on the held-out questions only
 
     @property
     def sentence(self) -> str:
         c = self.held_out
+        chosen = (
+            f"{self.chosen} was chosen as the best on the other {self.n_selection} "
+            f"({self.selection_diff:+.3f} in {c.metric})"
+            if self.n_candidates > 1
+            else f"{self.chosen}, the only candidate, differs by {self.selection_diff:+.3f} in "
+            f"{c.metric} on the other {self.n_selection}"
+        )
         return (
-            f"Held out: {self.rule} ({self.n_held_out} questions). {self.chosen} was chosen as "
-            f"the best on the other {self.n_selection} ({self.selection_diff:+.3f} in "
-            f"{c.metric}); on the held-out questions alone its difference is {c.diff:+.3f}, "
-            f"interval [{c.ci_low:+.3f}, {c.ci_high:+.3f}]."
+            f"Held out: {self.rule} ({self.n_held_out} questions). {chosen}; on the held-out "
+            f"questions alone its difference is {c.diff:+.3f}, interval "
+            f"[{c.ci_low:+.3f}, {c.ci_high:+.3f}]."
         )
 
 
@@ -124,6 +131,7 @@ def evaluate(
         n_selection=int(chosen_on.sum()),
         n_held_out=int(held.sum()),
         chosen=label,
+        n_candidates=len(candidates),
         selection_diff=gain(best),
         held_out=comparison,
     )

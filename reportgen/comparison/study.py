@@ -101,15 +101,33 @@ class WinnersCurse:
 
     @property
     def sentence(self) -> str:
+        """The paragraph on the page and in the summary; a number the data leave undefined
+        (NaN in the JSON) is left out with the reason, never printed as nan."""
+        m = self.n_candidates
+        errors = (
+            f"{self.expected_max:.2f} standard errors of {self.standard_error:.3f}, "
+            if np.isfinite(self.expected_max)
+            else ""
+        )
+        correlation = (
+            f": mean correlation {self.correlation:.2f}"
+            if np.isfinite(self.correlation)
+            else "; their correlation is undefined, a candidate's difference being the same on "
+            "every question"
+        )
+        chance = (
+            f"were the {m} equally good, the best would still show about "
+            f"{self.overstatement:+.3f} by chance ({errors}given the covariance of the "
+            f"candidates' per-question differences, which share the baseline{correlation})"
+            if np.isfinite(self.overstatement)
+            else "by how much is not estimated, fewer than two questions being scored in every run"
+        )
         return (
-            f"{self.best} has the largest gain in {self.metric} of the {self.n_candidates} "
-            f"candidates ({self.diff:+.3f}). The best of {self.n_candidates} measured on the same "
-            f"questions overstates its gain: were the {self.n_candidates} equally good, the best "
-            f"would still show about {self.overstatement:+.3f} by chance ({self.expected_max:.2f} "
-            f"standard errors of {self.standard_error:.3f}, given the covariance of the "
-            "candidates' per-question differences, which share the baseline: mean correlation "
-            f"{self.correlation:.2f}); the candidates' differences spread by {self.spread:.3f}. "
-            "Confirm the choice on questions it was not chosen on (--holdout)."
+            f"{self.best} has the largest gain in {self.metric} of the {m} candidates "
+            f"({self.diff:+.3f}). The best of {m} measured on the same questions overstates its "
+            f"gain: {chance}; the candidates' differences spread by {self.spread:.3f}. Only "
+            "questions that played no part in the choice measure its gain without this bias "
+            "(--holdout holds some out for that)."
         )
 
 

@@ -13,6 +13,7 @@ import re
 from ..analysis.gates import GateResult
 from ..analysis.stats import STUDENTIZED_BELOW, MetricComparison
 from ..comparison.compare import Comparison, too_fine_note
+from ..comparison.study import Study
 from ..formatting import fmt_diff, fmt_interval, fmt_num, fmt_p, fmt_pct
 from ..inputs.load import RunFile
 from .report import Report
@@ -152,6 +153,7 @@ def render(report: Report) -> str:
     for note in (study.curse, study.holdout):
         if note is not None:
             lines += [escape(note.sentence, MAX_REASON), ""]
+    lines += _study_regressions(study)
     lines += ["### Inputs", ""]
     lines += _inputs(study.runs)
     lines.append(f"The full report is the attached HTML, {escape(html_name)}.")
@@ -201,8 +203,18 @@ def _pair(result: Comparison, html_name: str) -> str:
         f"{escape(result.headline)}: {_changes(headline)}",
         "",
     ]
+    lines += ["### Regressions", "", *_regressions(result, MAX_SLICE_ROWS)]
+    lines += ["### Inputs", ""]
+    lines += _inputs(list(runs.values()))
+    lines.append(f"The full report is the attached HTML, {escape(html_name)}.")
+    return fit("\n".join(lines) + "\n")
+
+
+def _regressions(result: Comparison, limit: int) -> list[str]:
+    """The slices of one comparison that go against the overall direction, at most ``limit``
+    rows of them, or why there are none."""
     flagged = _flagged_slices(result)
-    lines += ["### Regressions", ""]
+    lines = []
     if flagged:
         lines += [
             "Slices where B \u2212 A is negative while positive overall; a regression where it "
@@ -211,20 +223,36 @@ def _pair(result: Comparison, html_name: str) -> str:
         ]
         lines += _table(
             ["Column", "Slice", "Metric", "n", "B \u2212 A", "Interval", "p (Holm)", "Reads as"],
-            flagged[:MAX_SLICE_ROWS],
+            flagged[:limit],
         )
-        if len(flagged) > MAX_SLICE_ROWS:
-            lines += [f"{len(flagged) - MAX_SLICE_ROWS} more flagged slices are in the report.", ""]
+        if len(flagged) > limit:
+            lines += [f"{len(flagged) - limit} more flagged slices are in the report.", ""]
     elif result.slices:
         lines += ["No slice goes against the overall direction.", ""]
     elif not result.too_fine:
         lines += ["No slices compared: log a slice column (or name one with --slice).", ""]
     for column, n in result.too_fine.items():
         lines += [f"{escape(too_fine_note(column, n))}.", ""]
-    lines += ["### Inputs", ""]
-    lines += _inputs(list(runs.values()))
-    lines.append(f"The full report is the attached HTML, {escape(html_name)}.")
-    return fit("\n".join(lines) + "\n")
+    return lines
+
+
+def _study_regressions(study: Study) -> list[str]:
+    """Each candidate's regressions against the baseline; the candidates share the rows one
+    comparison has, so the summary stays within GitHub's limit however many there are."""
+    pairs = study.pairs
+    which = "each candidate" if len(pairs) > 1 else "the candidate"
+    lines = [
+        "### Regressions",
+        "",
+        f"B \u2212 A is {which} minus the baseline, {escape(study.baseline.label)}.",
+        "",
+    ]
+    if len(pairs) == 1:
+        return lines + _regressions(pairs[0], MAX_SLICE_ROWS)
+    limit = max(1, MAX_SLICE_ROWS // len(pairs))
+    for pair in pairs:
+        lines += [f"#### {escape(pair.runs['b'].label)}", "", *_regressions(pair, limit)]
+    return lines
 
 
 def fit(text: str) -> str:
