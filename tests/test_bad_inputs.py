@@ -180,6 +180,21 @@ SCHEMA = {
         "column question_id",
     ),
     "struct slice": (_typed("slice", pa.array([{"x": 1}] * 12)), "column slice"),
+    "span grade as text": (
+        _typed(
+            "relevant_spans",
+            pa.array([[{"doc_id": "d1", "start": 0, "end": 5, "grade": "high"}]] * 12),
+        ),
+        "column relevant_spans has field grade of type string, expected an integer",
+    ),
+    "span offset as text": (
+        _typed("retrieved_spans", pa.array([[{"doc_id": "d1", "start": "0", "end": 5}]] * 12)),
+        "column retrieved_spans has field start of type string, expected an integer",
+    ),
+    "span document as a list": (
+        _typed("context_spans", pa.array([[{"doc_id": ["d1"], "start": 0, "end": 5}]] * 12)),
+        "column context_spans has field doc_id of type list<element: string>, expected a string",
+    ),
     "same name twice": (
         pa.Table.from_pylist(rows()).append_column("correct", pa.array([True] * 12)),
         "column 'correct' appears twice",
@@ -195,6 +210,8 @@ SCHEMA = {
 def test_schema_problem(tmp_path, good, table, needle):
     bad = write(tmp_path / "schema.parquet", table)
     refused(tmp_path, good, bad, "schema.parquet", needle)
+    code, out, _ = invoke("validate", bad)
+    assert code == 2 and needle in out, out
 
 
 # ---------------------------------------------------------------- row problems

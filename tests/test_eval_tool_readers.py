@@ -76,6 +76,15 @@ def test_ragas_duplicate_question_is_refused(tmp_path):
     assert f"{path}: lines 2 and 5 have the same user_input" in line
 
 
+def test_ragas_csv_with_the_index_pandas_writes(tmp_path, compare):
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    ragas_frame([1.0, 0.5, 0.5], True).to_csv(a)  # to_csv's default: the index, header ""
+    ragas_frame([1.0, 1.0, 0.5], True).to_csv(b)
+    out = compare(a, b, tmp_path / "out", "--n-boot", 100)
+    assert list(out["scores"]) == ["context_recall"]  # the index is no score
+    assert out["metrics"]["faithfulness"]["b"] == pytest.approx(2.5 / 3)
+
+
 def result(provider: str, description: str, test_idx: int, success: bool, **extra) -> dict:
     """One entry of promptfoo's ``results.results``, as ``promptfoo eval -o out.json`` writes."""
     return {

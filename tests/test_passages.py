@@ -158,3 +158,20 @@ def test_convert_writes_the_spans_of_the_passages(tmp_path):
     ]
     assert row["context_spans"] == [{"doc_id": "d1", "start": 5, "end": 9}]
     assert row["retrieved_ids"] == ["p1", "p2"]  # the ids stay
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".tsv"])
+def test_ids_of_a_text_passage_table_are_text(tmp_path, suffix):
+    """A document id such as "007" is text: read as the number 7, it would match no label."""
+    label = {"doc_id": "007", "start": 0, "end": 5, "grade": 1}
+    log = _log(tmp_path, [dict(LABELLED, retrieved_ids=["001"], relevant_spans=[label])])
+    sep = "\t" if suffix == ".tsv" else ","
+    lines = ["passage_id", "doc_id", "start", "end"], ["001", "007", "0", "5"]
+    passages = _table(tmp_path, "".join(sep.join(line) + "\n" for line in lines), suffix)
+    out = tmp_path / "spans.parquet"
+    result = CliRunner().invoke(
+        cli, ["convert", str(log), "-o", str(out), "--passages", str(passages)]
+    )
+    assert result.exit_code == 0, result.output
+    (row,) = pq.read_table(out).to_pylist()
+    assert row["retrieved_spans"] == [{"doc_id": "007", "start": 0, "end": 5}]

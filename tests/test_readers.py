@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
@@ -192,3 +193,97 @@ def test_a_null_inside_an_id_list_of_a_text_log_is_refused(tmp_path, name, text)
     result = CliRunner().invoke(cli, ["validate", str(log)])
     assert result.exit_code == 2, result.output
     assert "null_in_list in relevant_ids" in result.output and "row 1" in result.output
+
+
+def _text_log(path: Path, columns: dict[str, list[str]]) -> Path:
+    """``columns`` written as a CSV or TSV (by the suffix) cell by cell, as text."""
+    sep = "\t" if path.suffix == ".tsv" else ","
+    rows = zip(*([name, *cells] for name, cells in columns.items()), strict=True)
+    path.write_text("".join(sep.join(row) + "\n" for row in rows))
+    return path
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".tsv"])
+def test_text_cells_outside_the_contract_are_read_as_what_they_spell(tmp_path, suffix):
+    log = _text_log(
+        tmp_path / f"run{suffix}",
+        {
+            "question_id": ["001", "002", "003"],  # the contract's columns keep their types
+            "slice": ["1", "2", "2"],
+            "correct": ["true", "false", "1"],
+            "passed": ["true", "False", "TRUE"],
+            "tokens": ["10", "-20", "35"],
+            "judge_score": ["0.9", "", "1e-1"],
+            "code": ["007", "010", "7"],  # a leading zero: a code, not a number
+            "note": ["1", "two", "3"],
+        },
+    )
+    out = tmp_path / "run.parquet"
+    result = CliRunner().invoke(cli, ["convert", str(log), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    table = pq.read_table(out)
+    assert {f.name: str(f.type) for f in table.schema} == {
+        "question_id": "string", "slice": "string", "correct": "bool", "passed": "bool",
+        "tokens": "int64", "judge_score": "double", "code": "string", "note": "string",
+    }  # fmt: skip
+    assert table.to_pydict() == {
+        "question_id": ["001", "002", "003"], "slice": ["1", "2", "2"],
+        "correct": [True, False, True], "passed": [True, False, True], "tokens": [10, -20, 35],
+        "judge_score": [0.9, None, 0.1], "code": ["007", "010", "7"], "note": ["1", "two", "3"],
+    }  # fmt: skip
+
+
+def test_text_score_columns_compare_as_metrics(tmp_path, compare):
+    columns = {"question_id": ["q1", "q2", "q3"], "correct": ["true", "false", "true"]}
+    logs = {
+        "a.csv": {"passed": ["true", "false", "false"], "tokens": ["10", "20", "30"]},
+        "b.tsv": {"passed": ["true", "true", "true"], "tokens": ["12", "18", "25"]},
+    }
+    a, b = (_text_log(tmp_path / name, {**columns, **scores}) for name, scores in logs.items())
+    out = compare(a, b, tmp_path / "o", "--metric", "passed", "--lower-is-better", "tokens")
+    assert out["scores"] == {
+        "passed": {"source": "passed", "binary": True, "higher_is_better": True},
+        "tokens": {"source": "tokens", "binary": False, "higher_is_better": False},
+    }
+    passed, tokens = out["metrics"]["passed"], out["metrics"]["tokens"]
+    assert (passed["a"], passed["b"], passed["fixed"]) == (pytest.approx(1 / 3), 1, 2)
+    assert (tokens["a"], tokens["b"]) == (20, pytest.approx(55 / 3))
+
+
+@pytest.mark.parametrize("index", ["", "Unnamed: 0"])
+def test_the_index_column_pandas_writes_is_dropped(tmp_path, index):
+    path = tmp_path / "run.csv"
+    frame = pd.DataFrame(ROWS)
+    frame.to_csv(path)  # the index first, its header empty
+    if index:
+        pd.read_csv(path).to_csv(path, index=False)  # read back and saved: "Unnamed: 0"
+    assert path.read_text().split(",", 1)[0] == index
+    out = tmp_path / "run.parquet"
+    result = CliRunner().invoke(cli, ["convert", str(path), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert pq.read_schema(out).names == list(frame.columns)
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        (
+            "run.csv",
+            "question_id,correct,correct\nq1,true,false\n",
+            "column 'correct' appears twice",
+        ),
+        ("run.tsv", "question_id\tcorrect\tcorrect\nq1\ttrue\tfalse\n", "column 'correct' appears"),
+        ("run.csv", "question_id,,correct\nq1,x,true\n", "column 2 of the header has no name"),
+        (
+            "run.jsonl",
+            '{"question_id": "q1", "correct": true}\n{"question_id": "q2", "correct": true, '
+            '"correct": false}\n',
+            "line 2 has the key 'correct' twice",
+        ),
+    ],
+)
+def test_a_column_named_twice_is_refused(tmp_path, name, text, message):
+    path = tmp_path / name
+    path.write_text(text)
+    assert f"{path}: {message}" in fail("compare", path, path, "-o", tmp_path / "r.html")
+    assert CliRunner().invoke(cli, ["validate", str(path)]).exit_code == 2

@@ -13,10 +13,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from click.testing import CliRunner
 from test_readers import fail
 from test_trec_eval_oracle import DATA, HALF_UNIT, read_output
 
 from reportgen.analysis.registry import base_name
+from reportgen.cli import cli
 from reportgen.errors import InputError
 from reportgen.inputs.readers import ReadOptions, read
 
@@ -241,3 +243,62 @@ def test_beir_qrels_header_is_skipped_and_a_bad_score_named(tmp_path):
     qrels.write_text("query-id\tcorpus-id\tscore\nq1\td1\t2\nq1\td2\tmaybe\n")
     with pytest.raises(InputError, match=r"test.tsv: line 3: score 'maybe' is not a number"):
         read(results, ReadOptions(format="beir", qrels=qrels))
+
+
+@pytest.mark.parametrize("spacing", [" ", "  "], ids=["one space", "runs of blanks"])
+def test_a_byte_order_mark_is_dropped_on_every_reading_path(tmp_path, spacing):
+    bom = "\ufeff"
+    run = "q1 Q0 d1 1 3 t\n".replace(" ", spacing)
+    read_back = _read_trec(tmp_path, bom + run, bom + "q1 0 d1 2\n")
+    assert read_back.table.to_pylist() == [
+        {"question_id": "q1", "retrieved_ids": ["d1"], "relevant_ids": ["d1"],
+         "relevant_grades": [2]},
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("spacing", [" ", "\t  "], ids=["one space", "runs of blanks"])
+def test_a_document_judged_with_two_grades_is_refused(tmp_path, spacing):
+    qrels = "q1 0 d1 2\nq1 0 d2 1\nq1 0 d1 2\nq2 0 d1 1\nq1 0 d1 0\n".replace(" ", spacing)
+    with pytest.raises(InputError) as caught:
+        _read_trec(tmp_path, "q1 Q0 d1 1 3 t\n", qrels)
+    assert str(caught.value) == (
+        f"{tmp_path / 'run.trec.qrels'}: line 5: document 'd1' of topic 'q1' is judged 0 here "
+        "and 2 at line 1; keep one judgement per topic and document"
+    )
+
+
+def test_a_judgement_repeated_with_its_grade_is_one_judgement(tmp_path):
+    source = _read_trec(tmp_path, "q1 Q0 d1 1 3 t\n", "q1 0 d1 2\nq1 0 d1 +2\n")
+    assert source.table["relevant_grades"].to_pylist() == [[2]]
+
+
+def test_a_beir_document_judged_with_two_grades_is_refused(tmp_path):
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps({"q1": {"d1": 0.2}}))
+    qrels = tmp_path / "test.tsv"
+    qrels.write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td1\t2\n")
+    line = fail("compare", results, results, "-o", tmp_path / "r.html", "--qrels", qrels)
+    assert line.endswith(
+        "test.tsv: line 3: document 'd1' of topic 'q1' is judged 2 here and 1 at line 2; keep one "
+        "judgement per topic and document"
+    )
+
+
+@pytest.mark.parametrize(
+    ("results", "message"),
+    [
+        ('{"q1": {"d1": 0.9, "d2": NaN}}', "query 'q1', document 'd2': score is nan"),
+        ('{"q1": {"d1": Infinity}}', "query 'q1', document 'd1': score is inf"),
+        ('{"q1": {"d1": -Infinity}}', "query 'q1', document 'd1': score is -inf"),
+        ("{}", "no ranked document"),
+        ('{"q1": {}}', "no ranked document"),
+    ],
+)
+def test_beir_results_without_a_finite_ranking_are_refused(tmp_path, results, message):
+    path = tmp_path / "results.json"
+    path.write_text(results)
+    qrels = tmp_path / "test.tsv"
+    qrels.write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    line = fail("compare", path, path, "-o", tmp_path / "r.html", "--qrels", qrels)
+    assert f"{path}: {message}" in line
+    assert CliRunner().invoke(cli, ["validate", str(path), "--qrels", str(qrels)]).exit_code == 2

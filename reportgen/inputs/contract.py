@@ -60,12 +60,22 @@ def _spans(t: pa.DataType) -> bool:
     return {"doc_id", "start", "end"} <= names
 
 
+# field of a span -> (its check, what it must hold)
+SPAN_FIELDS: dict[str, tuple[_Check, str]] = {
+    "doc_id": (_id, "a string (the document)"),
+    "start": (_number, "an integer (a character offset)"),
+    "end": (_number, "an integer (a character offset, exclusive)"),
+    "grade": (_number, "an integer (the label's grade)"),
+}
+
+
 @dataclass(frozen=True)
 class Column:
     name: str
     type_name: str
     check: _Check
     meaning: str
+    fields: tuple[str, ...] = ()  # of the spans of a span column, whose types are checked
 
 
 COLUMNS: tuple[Column, ...] = (
@@ -143,15 +153,21 @@ COLUMNS += (
         _spans,
         "labelled evidence as character spans of the source documents (end exclusive; grade "
         "optional, default 1), shared by runs that cut the documents differently",
+        tuple(SPAN_FIELDS),
     ),
     Column(
         "retrieved_spans",
         SPANS,
         _spans,
         "where each retrieved passage lies in its document, ranked like retrieved_ids",
+        ("doc_id", "start", "end"),
     ),
     Column(
-        "context_spans", SPANS, _spans, "where each passage of the prompt lies, in prompt order"
+        "context_spans",
+        SPANS,
+        _spans,
+        "where each passage of the prompt lies, in prompt order",
+        ("doc_id", "start", "end"),
     ),
 )
 
@@ -163,9 +179,28 @@ def type_problem(column: Column, arrow_type: pa.DataType) -> str | None:
 
     A column of nulls only (Parquet's null type) is accepted as "no values".
     """
-    if pa.types.is_null(arrow_type) or column.check(arrow_type):
+    if pa.types.is_null(arrow_type):
         return None
-    return f"has type {arrow_type}, expected {column.type_name} ({column.meaning})"
+    if not column.check(arrow_type):
+        return f"has type {arrow_type}, expected {column.type_name} ({column.meaning})"
+    return _field_problem(column, arrow_type)
+
+
+def _field_problem(column: Column, arrow_type: pa.DataType) -> str | None:
+    """A field of ``column``'s spans whose type cannot hold it (a grade logged as text): named
+    here, since the queries would stop on it with no column named."""
+    item = arrow_type.value_type if column.fields else None
+    if item is None or not pa.types.is_struct(item):
+        return None  # not a span column, or list<null>: every list empty
+    for name in column.fields:
+        index = item.get_field_index(name)
+        if index < 0:
+            continue  # grade is optional; a missing doc_id, start or end fails column.check
+        field_type = item.field(index).type
+        check, holds = SPAN_FIELDS[name]
+        if not pa.types.is_null(field_type) and not check(field_type):
+            return f"has field {name} of type {field_type}, expected {holds}"
+    return None
 
 
 SAMPLE_COLUMNS = ("sample", "epoch")  # epoch: inspect-ai's name for the same thing

@@ -10,6 +10,7 @@ import ast
 import hashlib
 import json
 import math
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -23,6 +24,11 @@ Columns = dict[str, list[Any]]
 _TRUE = frozenset({"true", "1", "yes", "t", "y"})
 _FALSE = frozenset({"false", "0", "no", "f", "n"})
 TEXT_ID_LENGTH = 16  # hex digits of sha256 kept when a text stands for an id
+_INTEGER = re.compile(r"[+-]?(0|[1-9][0-9]{0,17})")  # fits in int64
+_NUMBER = re.compile(
+    r"[+-]?((0|[1-9][0-9]*)(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?|[+-]?(inf|infinity|nan)",
+    re.IGNORECASE,
+)
 
 
 def text_id(prefix: str, text: str) -> str:
@@ -116,11 +122,31 @@ _CONVERT: dict[str, tuple[pa.DataType, Callable[[Any], Any]]] = {
 
 
 def _extra(values: list[Any]) -> pa.Array:
-    """A column outside the contract: as Arrow infers it, else as text."""
+    """A column outside the contract: as Arrow infers it, else as text. Cells that are all text
+    (as every cell of a CSV or TSV is) and all spell numbers, or all true/false, are read as
+    such, so that a score column can be compared (``--metric``)."""
     try:
-        return pa.array(values)
+        return pa.array(_spelled(values))
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         return pa.array([None if v is None else _text(v) for v in values], type=pa.string())
+
+
+def _spelled(values: list[Any]) -> list[Any]:
+    """``values`` as the numbers or booleans their text spells when every cell is text that
+    spells one kind (an empty cell is missing); else as they are. Integers stay integers; a
+    leading zero ("007") is a code, kept as text."""
+    cells = [None if _missing(v) else v for v in values]
+    present = [v for v in cells if v is not None]
+    if not present or not all(isinstance(v, str) for v in present):
+        return values
+    words = {v.strip().lower() for v in present}
+    if words <= {"true", "false"}:
+        return [None if v is None else v.strip().lower() == "true" for v in cells]
+    if not all(_NUMBER.fullmatch(v.strip()) for v in present):
+        return values
+    whole = all(_INTEGER.fullmatch(v.strip()) for v in present)
+    number = int if whole else float
+    return [None if v is None else number(v) for v in cells]
 
 
 def to_table(path: object, columns: Columns, lines: Sequence[int] | None = None) -> pa.Table:

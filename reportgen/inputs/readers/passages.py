@@ -42,8 +42,9 @@ def read_passages(path: Path) -> pa.Table:
     try:
         if suffix in (".csv", ".tsv"):
             options = csv.ParseOptions(delimiter="\t" if suffix == ".tsv" else ",")
-            empty = csv.ConvertOptions(strings_can_be_null=True)  # an empty cell is missing
-            table = csv.read_csv(path, parse_options=options, convert_options=empty)
+            ids = {name: t for name, t in COLUMNS.items() if t == pa.string()}  # "007" is not 7
+            convert = csv.ConvertOptions(column_types=ids, strings_can_be_null=True)  # "": missing
+            table = csv.read_csv(path, parse_options=options, convert_options=convert)
         else:
             table = pq.read_table(path)
     except (pa.ArrowException, OSError) as exc:

@@ -77,16 +77,6 @@ def ragas_columns(path: Path, raw: Columns, lines: list[int]) -> tuple[Columns, 
     if "retrieved_ids" in columns:
         columns["context_ids"] = columns["retrieved_ids"]  # RAGAS scores what the prompt held
     kept = {QUESTION, *RENAMED, *(c for pair in CONTEXTS.values() for c in pair)}
-    columns.update({name: _numbers(values) for name, values in raw.items() if name not in kept})
+    # other score columns, read from CSV as text, become numbers in to_table
+    columns.update({name: values for name, values in raw.items() if name not in kept})
     return columns, notes
-
-
-def _numbers(values: list[Any]) -> list[Any]:
-    """Another score column, read from CSV as text: its values as numbers (an empty cell or
-    NaN: missing). A column with other text, or read typed (JSONL, Parquet), is kept as it is."""
-    if not any(isinstance(v, str) for v in values):
-        return values
-    try:
-        return [None if _no_score(v) else float(v) for v in values]
-    except (TypeError, ValueError):
-        return values

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import csv
 import json
+from collections import Counter
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +13,7 @@ from ...errors import InputError
 from .columns import Columns
 
 Rows = tuple[Columns, list[int]]  # the columns and the file line of each row
+PANDAS_INDEX = frozenset({"", "Unnamed: 0"})  # first header of to_csv with the index, re-saved
 
 
 def _columns(records: list[dict[str, Any]]) -> Columns:
@@ -19,10 +22,12 @@ def _columns(records: list[dict[str, Any]]) -> Columns:
 
 
 def read_delimited(path: Path, delimiter: str) -> Rows:
-    """A CSV or TSV file with a header line; an empty cell is a missing value."""
+    """A CSV or TSV file with a header line; an empty cell is a missing value. A first column
+    with no name (or pandas' ``Unnamed: 0``) is the index pandas' ``to_csv`` writes: dropped."""
     try:
         with path.open(newline="", encoding="utf-8-sig") as handle:
             reader = csv.DictReader(handle, delimiter=delimiter)
+            index = _header(path, reader.fieldnames or [])
             records, lines = [], []
             for record in reader:
                 if None in record:
@@ -31,6 +36,8 @@ def read_delimited(path: Path, delimiter: str) -> Rows:
                         f"({len(reader.fieldnames or [])}); quote values that contain "
                         f"{'a tab' if delimiter == chr(9) else 'a comma'}"
                     )
+                if index is not None:
+                    del record[index]
                 records.append(record)
                 lines.append(reader.line_num)
     except (UnicodeDecodeError, csv.Error) as exc:
@@ -38,6 +45,34 @@ def read_delimited(path: Path, delimiter: str) -> Rows:
     if not records:
         raise InputError(f"{path}: no rows under the header; write one row per question")
     return _columns(records), lines
+
+
+def _header(path: Path, names: Sequence[str]) -> str | None:
+    """The name of pandas' index column when the header starts with one; InputError for a column
+    named twice (one of the two would be lost) or another column with no name."""
+    index = names[0] if names and names[0].strip() in PANDAS_INDEX else None
+    seen: set[str] = set()
+    for number, name in enumerate(names, start=1):
+        if name in seen:
+            raise InputError(f"{path}: column {name!r} appears twice in the header; keep one")
+        if not name.strip() and number > 1:
+            raise InputError(f"{path}: column {number} of the header has no name; name it")
+        seen.add(name)
+    return index
+
+
+def _object(path: Path, number: int) -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:
+    """The object of line ``number`` from its pairs; InputError for a key given twice (JSON
+    keeps the last, and one of the two values would be lost)."""
+
+    def build(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        record = dict(pairs)
+        if len(record) < len(pairs):
+            key = next(k for k, n in Counter(k for k, _ in pairs).items() if n > 1)
+            raise InputError(f"{path}: line {number} has the key {key!r} twice; keep one")
+        return record
+
+    return build
 
 
 def read_jsonl(path: Path) -> Rows:
@@ -49,7 +84,7 @@ def read_jsonl(path: Path) -> Rows:
                 if not line.strip():
                     continue
                 try:
-                    record = json.loads(line)
+                    record = json.loads(line, object_pairs_hook=_object(path, number))
                 except json.JSONDecodeError as exc:
                     raise InputError(
                         f"{path}: line {number} is not JSON ({exc.msg}); write one JSON object "
