@@ -62,6 +62,18 @@ def _metrics(a: Path, b: Path, k: int | None, coverage: float = 0.0) -> pd.DataF
         db.close()
 
 
+def _prepared_frame(
+    a: Path, b: Path, name: str, coverage: float = 0.0, **params: object
+) -> pd.DataFrame:
+    """The frame of query ``name`` over the two logs, read without --k."""
+    db = RunDatabase(open_run(a, "A"), open_run(b, "B"))
+    try:
+        db.prepare(None, coverage)
+        return db.frame(name, **params)
+    finally:
+        db.close()
+
+
 def test_hand_worked_spans_any_overlap(tmp_path: Path):
     m = _metrics(*_logs(tmp_path, A_ROWS, B_ROWS), k=None)
     q1 = m.loc["q1"]
@@ -145,12 +157,7 @@ def test_metric_curve_of_span_labels_matches_the_reference_at_every_k(
 ):
     rows = _random_rows(random.Random(11), 40)
     a, b = _logs(tmp_path, rows, rows)
-    db = RunDatabase(open_run(a, "A"), open_run(b, "B"))
-    try:
-        db.prepare(None, coverage)
-        curve = db.frame("metric_curve", depth=8, exponential=True)
-    finally:
-        db.close()
+    curve = _prepared_frame(a, b, "metric_curve", coverage, depth=8, exponential=True)
     curve = curve[curve.run == "a"].set_index(["metric", "k"]).value
     scored = []  # the reference, per question with a label of grade > 0
     for row in rows:
@@ -192,12 +199,7 @@ def test_a_label_across_a_cut_is_judged_on_its_own_runs_passages(tmp_path: Path)
          "retrieved_spans": [_span("d2", 0, 5), _span("d2", 505, 600)]},
     ]  # fmt: skip
     a, b = _logs(tmp_path, a_rows, b_rows)
-    db = RunDatabase(open_run(a, "A"), open_run(b, "B"))
-    try:
-        db.prepare(None)
-        smells = db.frame("data_smells", k=2)
-    finally:
-        db.close()
+    smells = _prepared_frame(a, b, "data_smells", k=2)
     cut = smells[smells["kind"] == "span_across_cut"]
     assert cut[["run", "question_id"]].values.tolist() == [["a", "q1"], ["b", "q2"]]
 
@@ -323,12 +325,7 @@ def test_a_passage_listed_twice_counts_once_in_span_precision(tmp_path: Path):
     assert _metrics(*_logs(tmp_path / "ids", ids, ids), k=3).loc["q1"].precision_a == (
         pytest.approx(1 / 3)
     )
-    db = RunDatabase(open_run(span_logs[0], "A"), open_run(span_logs[1], "B"))
-    try:
-        db.prepare(None)
-        curve = db.frame("metric_curve", depth=3, exponential=True)
-    finally:
-        db.close()
+    curve = _prepared_frame(span_logs[0], span_logs[1], "metric_curve", depth=3, exponential=True)
     precision = curve[(curve.run == "a") & (curve.metric == "precision")].set_index("k").value
     assert precision.tolist() == pytest.approx([1, 1 / 2, 1 / 3])
 
@@ -346,12 +343,7 @@ def test_labels_found_by_one_passage_take_slots_highest_grade_first(tmp_path: Pa
     a, b = _logs(tmp_path, rows, rows)
     m = _metrics(a, b, k=2)
     assert (m.loc["q1"].ndcg_a, m.loc["q2"].ndcg_a) == pytest.approx((1.0, 1.0))
-    db = RunDatabase(open_run(a, "A"), open_run(b, "B"))
-    try:
-        db.prepare(None)
-        curve = db.frame("metric_curve", depth=2, exponential=True)
-    finally:
-        db.close()
+    curve = _prepared_frame(a, b, "metric_curve", depth=2, exponential=True)
     # at k = 1 the slot holds grade 2 of the ideal's grade 2 in both questions
     ndcg = curve[(curve.run == "a") & (curve.metric == "ndcg")].set_index("k").value
     assert ndcg.tolist() == pytest.approx([1.0, 1.0])
@@ -393,11 +385,6 @@ def test_a_label_across_a_cut_is_each_label_as_written(tmp_path: Path):
          "retrieved_spans": [_span("d2", 0, 100), _span("d2", 100, 200)]},
     ]  # fmt: skip
     a, b = _logs(tmp_path, rows, rows)
-    db = RunDatabase(open_run(a, "A"), open_run(b, "B"))
-    try:
-        db.prepare(None)
-        smells = db.frame("data_smells", k=2)
-    finally:
-        db.close()
+    smells = _prepared_frame(a, b, "data_smells", k=2)
     cut = smells[smells["kind"] == "span_across_cut"]
     assert cut[["run", "question_id"]].values.tolist() == [["a", "q2"], ["b", "q2"]]
