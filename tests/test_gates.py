@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import two_run_view
 
+from reportgen.analysis import stats
 from reportgen.analysis.gates import (
     Candidate,
     Requirements,
@@ -21,6 +22,7 @@ from reportgen.analysis.gates import (
     one_sided_level,
     parse_rule,
 )
+from reportgen.analysis.slices import SMALL_SLICE
 from reportgen.analysis.stats import MetricComparison, compare_metric
 from reportgen.cli import cli
 
@@ -189,6 +191,20 @@ def test_slice_rule_adjusts_for_the_number_of_slices():
 
     assert outcome([edge]) == "fail"
     assert outcome([edge, *calm]) == "pass"
+
+
+@pytest.mark.parametrize(("n", "outcome"), [(SMALL_SLICE - 1, "pass"), (SMALL_SLICE, "fail")])
+def test_slice_rule_fails_only_on_a_slice_the_table_would_call_a_finding(n, outcome):
+    """Every resample of the slice lies far below the margin (adjusted p 1 / 1001), yet under
+    SMALL_SLICE questions a slice gives a direction, not proof, as in the slice table: the rule
+    passes and says why."""
+    rule = parse_rule("m[slice] >= -0.05")
+    small = SliceEvidence("small", interval(-0.5, -0.6, -0.4, n=n), np.full(1000, -0.5))
+    result = evaluate(
+        Requirements((rule,)), [Candidate("B", {}, {}, {("m", "slice"): [small]})], 0.95
+    ).results[0]
+    assert result.outcome == outcome and "slice = small" in result.detail
+    assert ("give a direction, not proof" in result.detail) == (outcome == "pass")
 
 
 def tied_slices(op: str, bounds: list[float]) -> Candidate:
@@ -387,15 +403,21 @@ def test_bad_rule_exits_2_and_writes_nothing(logs, tmp_path, extra, needle):
     assert list(folder.iterdir()) == []
 
 
-def test_slice_rule_on_a_column_too_fine_to_slice_by_exits_2(tmp_path):
-    """A column of 51 values is left out of the slices, so a per-slice rule on it is a bad rule
-    with a one-line reason, not a crash that CI would read as a failing rule."""
+def too_fine_logs(tmp_path: Path) -> tuple[Path, Path]:
+    """Two logs whose slice column has 51 values, one more than the report slices by."""
     records = rows(102, 60, 100.0)
     for i, r in enumerate(records):
         r["slice"] = f"s{i // 2}"
     a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
     pd.DataFrame(records).to_parquet(a)
     pd.DataFrame(rows(102, 50, 100.0)).assign(slice=[r["slice"] for r in records]).to_parquet(b)
+    return a, b
+
+
+def test_slice_rule_on_a_column_too_fine_to_slice_by_exits_2(tmp_path):
+    """A column of 51 values is left out of the slices, so a per-slice rule on it is a bad rule
+    with a one-line reason, not a crash that CI would read as a failing rule."""
+    a, b = too_fine_logs(tmp_path)
     code, out, err, folder = compare(
         tmp_path, a, b, "--n-boot", "100", "--require", "correct[slice] >= -0.5"
     )
@@ -406,6 +428,22 @@ def test_slice_rule_on_a_column_too_fine_to_slice_by_exits_2(tmp_path):
     assert list(folder.iterdir()) == []
 
 
+def test_slice_rule_on_a_column_too_fine_is_refused_before_any_bootstrap(tmp_path, monkeypatch):
+    """The refusal comes with the other rule checks, before the first resample: at large N
+    the bootstraps take seconds to minutes that a bad rule should not cost."""
+
+    def resampled(*args, **kwargs):
+        raise AssertionError("a bootstrap ran before the rule was refused")
+
+    monkeypatch.setattr(stats, "bootstrap_moments", resampled)
+    code, out, err, folder = compare(
+        tmp_path, *too_fine_logs(tmp_path), "--require", "correct[slice] >= -0.5"
+    )
+    assert code == 2, out + err
+    assert err.startswith("ragreport: error: rule 'correct[slice] >= -0.5': ")
+    assert "too many values" in err and list(folder.iterdir()) == []
+
+
 def test_bad_gate_file_exits_2(logs, tmp_path):
     gate = tmp_path / "gate.toml"
     gate.write_text("require = 'correct >= 0'\n")
@@ -414,6 +452,28 @@ def test_bad_gate_file_exits_2(logs, tmp_path):
     gate.write_text("require = [\n")
     code, _, err, _ = compare(tmp_path, *logs, "--gate", str(gate))
     assert code == 2 and "not valid TOML" in err
+    assert list(folder.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("body", "needle"),
+    [
+        (
+            "require = []\n",
+            "gate.toml: require = [] gives no rule, so the gate would check nothing",
+        ),
+        ('requires = ["correct >= 0"]\n', "gate.toml: unknown key 'requires'"),
+        ('require = ["correct >= 0"]\nconfidance = 0.9\n', "gate.toml: unknown key 'confidance'"),
+    ],
+)
+def test_gate_file_that_would_check_nothing_exits_2(logs, tmp_path, body, needle):
+    """An empty list, or a misspelt key that leaves a rule out, would let CI pass on a gate
+    that checks nothing (or less than written): both are refused, naming the file and key."""
+    gate = tmp_path / "gate.toml"
+    gate.write_text(body)
+    code, out, err, folder = compare(tmp_path, *logs, "--gate", str(gate))
+    assert code == 2, out
+    assert err.strip().splitlines() == [err.strip()] and needle in err
     assert list(folder.iterdir()) == []
 
 
@@ -493,3 +553,53 @@ def test_html_shows_the_gate_beside_the_verdict(logs, tmp_path):
     verdict, gate = html.index('id="verdict"'), html.index('id="gate"')
     assert verdict < gate < html.index("Every metric, question by question")
     assert "Gate: fail" in html and "<code>latency_ms &lt;= 50</code>" in html
+
+
+def test_one_question_gives_no_interval_in_words_everywhere(tmp_path):
+    """One paired question has no spread, so no interval: every rule is inconclusive and the
+    terminal, the JUnit XML and the HTML say why in words, never 'nan'."""
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    pd.DataFrame(rows(1, 0, 100.0)).to_parquet(a)
+    pd.DataFrame(rows(1, 1, 160.0)).to_parquet(b)
+    rules = [
+        "correct >= 0",
+        "candidate.correct >= 0.5",
+        "correct[slice] >= 0",
+        "faithfulness within 0.1",
+    ]
+    extra = [arg for rule in rules for arg in ("--require", rule)]
+    code, out, err, folder = compare(
+        tmp_path, a, b, *extra, "--junit", str(tmp_path / "out" / "g.xml")
+    )
+    assert code == 1, err
+    lines = [line.strip() for line in out.splitlines() if line.startswith("  ")]
+    assert lines == [
+        "inconclusive (counts as fail)  B  correct >= 0: difference 1, one question gives no "
+        "interval, so there is no one-sided 97.5% lower bound to hold to >= 0",
+        "inconclusive (counts as fail)  B  candidate.correct >= 0.5: candidate mean 1, one "
+        "question gives no interval, so there is no one-sided 97.5% lower bound to hold to >= 0.5",
+        "inconclusive (counts as fail)  B  correct[slice] >= 0: every slice of slice has one "
+        "scored question, and one question gives no interval",
+        "inconclusive (counts as fail)  B  faithfulness within 0.1: difference 0, one question "
+        "gives no interval, equivalence margin \u00b10.1",
+    ]
+    junit = (folder / "g.xml").read_text()
+    html = (folder / "r.html").read_text()
+    section = html[html.index('id="gate"') : html.index("</section>", html.index('id="gate"'))]
+    for text in (out, junit, section):
+        assert "nan" not in text.lower()
+    assert junit.count("one question gives no interval") == 4 * 3  # message, text, system-out
+    assert section.count("one question gives no interval") == 4
+
+
+def test_slice_of_one_question_is_no_evidence_against_the_rule():
+    """A slice of one question far below the margin has no spread to resample (its every
+    resample is its one difference), so it cannot be credibly below: p 1, the rule passes."""
+    rng = np.random.default_rng(5)
+    fine = [slice_evidence(v, rng.normal(0.0, 0.1, 200)) for v in "ab"]
+    lone = slice_evidence("lone", np.array([-1.0]))
+    rule = parse_rule("m[slice] >= -0.05")
+    candidate = Candidate("B", {}, {}, {("m", "slice"): [*fine, lone]})
+    result = evaluate(Requirements((rule,)), [candidate], 0.95).results[0]
+    assert result.outcome == "pass", result.detail
+    assert "Holm-adjusted over 3 slices" in result.detail

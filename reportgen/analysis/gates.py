@@ -22,7 +22,7 @@ import pandas as pd
 from ..errors import RagreportError
 from .metrics import MetricTables, Options
 from .registry import NAME_PATTERN
-from .slices import MISSING
+from .slices import MISSING, SMALL_SLICE
 from .stats import MetricComparison, compare_metric, holm
 
 PASS, FAIL, INCONCLUSIVE = "pass", "fail", "inconclusive"
@@ -84,7 +84,9 @@ class Candidate:
     label: str
     differences: dict[str, MetricComparison]  # candidate - baseline, by metric
     own: dict[str, MetricComparison]  # candidate - 0: the candidate's own mean and interval
-    slices: dict[tuple[str, str], list[SliceEvidence]]  # (metric, column) -> per slice
+    # (metric, column) -> per slice; every slice column of a metric a per-slice rule names,
+    # since Holm's adjustment runs over them all
+    slices: dict[tuple[str, str], list[SliceEvidence]]
 
 
 @dataclass(frozen=True)
@@ -171,18 +173,33 @@ def parse_rule(text: str) -> Rule:
 
 
 def read_gate_file(path: Path) -> tuple[str, ...]:
-    """The rules of a TOML gate file: ``require = ["correct >= -0.02", ...]``."""
+    """The rules of a TOML gate file: ``require = ["correct >= -0.02", ...]``.
+
+    Any other key is refused, as is an empty list: a misspelt key (``requires``) or a gate of
+    no rule would otherwise check nothing and pass in CI.
+    """
     try:
         document = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise RuleError(f"{path}: cannot read the gate file ({exc.strerror})") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise RuleError(f"{path}: not valid TOML ({exc}); fix the gate file") from None
+    for key in document:
+        if key != "require":
+            raise RuleError(
+                f'{path}: unknown key {key!r}; a gate file holds only require = ["RULE", ...] '
+                "(options such as --confidence go on the command line): rename or remove it"
+            )
     rules = document.get("require")
     if not isinstance(rules, list) or not all(isinstance(r, str) for r in rules):
         raise RuleError(
             f'{path}: expected require = ["RULE", ...], a list of strings such as '
             '"correct >= -0.02"'
+        )
+    if not rules:
+        raise RuleError(
+            f"{path}: require = [] gives no rule, so the gate would check nothing; add a rule "
+            'such as "correct >= -0.02", or leave out --gate'
         )
     return tuple(rules)
 
@@ -213,12 +230,19 @@ def requirements_from(
 
 
 def check_rules(
-    rules: tuple[Rule, ...], scores: list[str], costs: list[str], columns: list[str]
+    rules: tuple[Rule, ...],
+    scores: list[str],
+    costs: list[str],
+    columns: list[str],
+    too_fine: dict[str, int],
 ) -> None:
     """Every rule names a metric the report will have (and a slice column it breaks down by).
 
     ``scores`` are the per-question metrics, ``costs`` the cost columns logged in both runs:
     candidate and per-slice rules read per-question scores, so they take score metrics only.
+    ``columns`` are the slice columns asked for, ``too_fine`` those of them left out of the
+    slices for their number of values: a per-slice rule on one has nothing to be judged on, and
+    is refused here, before any bootstrap runs.
     """
     for rule in rules:
         known = scores if rule.kind in (CANDIDATE, SLICE) else scores + costs
@@ -231,6 +255,11 @@ def check_rules(
             raise RuleError(
                 f"rule {rule.text!r}: the report has no slice column {rule.column!r}; "
                 f"pass --slice {rule.column} or name one of {', '.join(columns) or '(none)'}"
+            )
+        if rule.column in too_fine:
+            raise RuleError(
+                f"rule {rule.text!r}: the report computes no slices of column {rule.column!r}, "
+                "which has too many values to slice by; pick a coarser column with --slice"
             )
 
 
@@ -249,43 +278,68 @@ def _judge(op: str, margin: float, low: float, high: float) -> str:
     return PASS if holds else FAIL if breaks else INCONCLUSIVE
 
 
+def _has_interval(c: MetricComparison) -> bool:
+    return not (math.isnan(c.ci_low) or math.isnan(c.ci_high))
+
+
+def _interval(c: MetricComparison) -> str:
+    """'interval [low, high]', or why there is none: one question (or one cluster of
+    --cluster) has no spread to measure."""
+    if _has_interval(c):
+        return f"interval [{c.ci_low:.4g}, {c.ci_high:.4g}]"
+    return f"one {'question' if c.clusters is None else 'cluster'} gives no interval"
+
+
 def _bound_sentence(rule: Rule, c: MetricComparison, what: str, level: float) -> str:
-    interval = f"[{c.ci_low:.4g}, {c.ci_high:.4g}]"
     if rule.op == WITHIN:
-        return f"{what} {c.diff:.4g}, interval {interval}, equivalence margin \u00b1{rule.margin:g}"
+        return f"{what} {c.diff:.4g}, {_interval(c)}, equivalence margin \u00b1{rule.margin:g}"
     bound = "lower" if rule.op in (">=", ">") else "upper"
+    compared = f"one-sided {level * 100:.10g}% {bound} bound"
+    if not _has_interval(c):
+        return (
+            f"{what} {c.diff:.4g}, {_interval(c)}, so there is no {compared} to hold to "
+            f"{rule.op} {rule.margin:g}"
+        )
     value = c.ci_low if bound == "lower" else c.ci_high
     return (
-        f"{what} {c.diff:.4g}, interval {interval}; one-sided {level * 100:.10g}% {bound} "
-        f"bound {value:.4g} vs {rule.op} {rule.margin:g}"
+        f"{what} {c.diff:.4g}, {_interval(c)}; {compared} {value:.4g} vs {rule.op} {rule.margin:g}"
     )
 
 
-def _violation_p(op: str, margin: float, means: np.ndarray) -> float:
+def _violation_p(rule: Rule, evidence: SliceEvidence) -> float:
     """One-sided bootstrap p-value of 'the difference is on the wrong side of the margin':
     the share of bootstrap means on the rule's side, counted with the usual +1 (Davison &
-    Hinkley, 1997, eq. 4.11) so that it is never 0."""
+    Hinkley, 1997, eq. 4.11) so that it is never 0. A slice without an interval (one question)
+    has no spread to resample, so its every resample is its one difference: it gives no
+    evidence, p 1, as in the slice table."""
+    if not _has_interval(evidence.comparison):
+        return 1.0
+    means, margin = evidence.means, rule.margin
     on_side = {
         ">=": means >= margin,
         ">": means > margin,
         "<=": means <= margin,
         "<": means < margin,
-    }[op]
+    }[rule.op]
     return float((on_side.sum() + 1) / (len(means) + 1))
 
 
 def _slice_outcome(
-    rule: Rule, scored: list[SliceEvidence], alpha: float
+    rule: Rule, family: list[tuple[str, SliceEvidence]], alpha: float
 ) -> tuple[str, SliceEvidence, float]:
-    """Fail when some scored slice's difference is credibly on the wrong side of the margin:
-    its one-sided p-value, Holm-adjusted over the scored slices (as the report's slice table
-    is), below ``alpha``. Otherwise pass: the rule asks for no credible harm in any slice.
-    The slice returned is the likeliest to break the rule: the lowest adjusted p, then the
+    """Fail when some scored slice of the rule's column, of SMALL_SLICE questions or more, is
+    credibly on the wrong side of the margin: its one-sided p-value, Holm-adjusted over
+    ``family`` (every scored slice of the metric, of every slice column, as the report's slice
+    table adjusts), below ``alpha``. Otherwise pass: the rule asks for no credible harm in any
+    slice, and a smaller slice gives a direction, not proof, as in the table. The slice
+    returned is the one that fails, else the likeliest to: the lowest adjusted p, then the
     bound furthest past the margin."""
-    adjusted = holm([_violation_p(rule.op, rule.margin, s.means) for s in scored])
-    past = np.nan_to_num([_past_margin(rule, s.comparison) for s in scored], nan=-np.inf)
-    worst = min(range(len(scored)), key=lambda i: (adjusted[i], -past[i]))
-    return (FAIL if adjusted[worst] < alpha else PASS), scored[worst], adjusted[worst]
+    adjusted = holm([_violation_p(rule, s) for _, s in family])
+    past = np.nan_to_num([_past_margin(rule, s.comparison) for _, s in family], nan=-np.inf)
+    own = [i for i, (column, _) in enumerate(family) if column == rule.column]
+    failing = [i for i in own if adjusted[i] < alpha and family[i][1].comparison.n >= SMALL_SLICE]
+    worst = min(failing or own, key=lambda i: (adjusted[i], -past[i]))
+    return (FAIL if failing else PASS), family[worst][1], adjusted[worst]
 
 
 def _past_margin(rule: Rule, c: MetricComparison) -> float:
@@ -304,16 +358,37 @@ def _unscored(rule: Rule, candidate: Candidate, why: str) -> RuleResult:
 
 def _slice_rule(rule: Rule, candidate: Candidate, level: float) -> RuleResult:
     assert rule.column is not None
-    scored = [s for s in candidate.slices[(rule.metric, rule.column)] if s.comparison.n]
+    family = [
+        (column, s)
+        for (metric, column), slices in candidate.slices.items()
+        if metric == rule.metric
+        for s in slices
+        if s.comparison.n
+    ]
+    scored = [s for column, s in family if column == rule.column]
     if not scored:
         return _unscored(rule, candidate, "no slice has a scored question")
-    outcome, worst, p = _slice_outcome(rule, scored, 1 - level)
+    if not any(_has_interval(s.comparison) for s in scored):
+        return _unscored(
+            rule,
+            candidate,
+            f"every slice of {rule.column} has one scored question, and one question gives "
+            "no interval",
+        )
+    outcome, worst, p = _slice_outcome(rule, family, 1 - level)
     c = worst.comparison
+    columns = ", ".join(dict.fromkeys(column for column, _ in family))
     detail = (
         f"slice {rule.column} = {worst.value} is the likeliest {_WRONG_SIDE[rule.op]} "
-        f"{rule.margin:g}: difference {c.diff:.4g}, interval [{c.ci_low:.4g}, {c.ci_high:.4g}]; "
-        f"one-sided p {p:.4g}, Holm-adjusted over {len(scored)} slices, vs {1 - level:.4g}"
+        f"{rule.margin:g}: difference {c.diff:.4g}, {_interval(c)}; one-sided p {p:.4g}, "
+        f"Holm-adjusted over {len(family)} slices (of {columns}, as in the slice table), "
+        f"vs {1 - level:.4g}"
     )
+    if outcome == PASS and p < 1 - level:
+        detail += (
+            f", but its {c.n} questions give a direction, not proof (a slice needs "
+            f"{SMALL_SLICE} to fail the rule, as in the slice table)"
+        )
     return RuleResult(
         rule.text, candidate.label, outcome, outcome, c.diff, c.ci_low, c.ci_high, detail
     )
@@ -368,8 +443,8 @@ def candidate_evidence(
 
     The candidate's own interval is the interval of B - 0, so it follows the report's interval
     method whatever that is; slices are resampled with the report's seed, so their intervals
-    are the slice table's. ``slice_values`` lacks a column too fine to slice by, so a per-slice
-    rule on it has nothing to be judged on and is refused.
+    are the slice table's. ``slice_values`` lacks a column too fine to slice by, on which
+    check_rules has refused any per-slice rule.
     """
     bases = {tables.name(base): base for base in tables.metrics}
 
@@ -393,17 +468,11 @@ def candidate_evidence(
 
     own = {r.metric: compare(r.metric, None, own=True)[0] for r in rules if r.kind == CANDIDATE}
     slices: dict[tuple[str, str], list[SliceEvidence]] = {}
-    for rule in rules:
-        if rule.kind != SLICE or rule.column is None or (rule.metric, rule.column) in slices:
-            continue
-        if rule.column not in slice_values:
-            raise RuleError(
-                f"rule {rule.text!r}: the report computes no slices of column {rule.column!r}, "
-                "which has too many values to slice by; pick a coarser column with --slice"
-            )
-        labels = slice_values[rule.column].fillna(MISSING).astype(str).to_numpy()
-        slices[(rule.metric, rule.column)] = [
-            SliceEvidence(str(value), *compare(rule.metric, labels == value, own=False))
-            for value in np.unique(labels)
-        ]
+    for metric in dict.fromkeys(r.metric for r in rules if r.kind == SLICE):
+        for column, values in slice_values.items():  # the Holm family: every slice column
+            labels = values.fillna(MISSING).astype(str).to_numpy()
+            slices[(metric, column)] = [
+                SliceEvidence(str(value), *compare(metric, labels == value, own=False))
+                for value in np.unique(labels)
+            ]
     return Candidate(label, differences, own, slices)

@@ -154,6 +154,7 @@ def compare_runs(
                 scores=[tables.name(base) for base in tables.metrics],
                 costs=[c for c in COSTS if all(c in r.columns for r in runs.values())],
                 columns=_slice_columns(runs, options),
+                too_fine=too_fine,
             )
         if accepted:
             accepted()

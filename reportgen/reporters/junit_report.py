@@ -7,9 +7,10 @@ rules, the suite is empty.
 
 from __future__ import annotations
 
+import math
 import xml.etree.ElementTree as ET
 
-from ..analysis.gates import PASS
+from ..analysis.gates import PASS, RuleResult
 from .report import Report
 
 SUITE = "ragreport gate"
@@ -39,15 +40,20 @@ def render(report: Report) -> str:
             failure = ET.SubElement(
                 case, "failure", message=f"{r.outcome}: {r.detail}", type=r.outcome
             )
-            failure.text = (
-                f"{r.rule} is {r.outcome} for {r.candidate}: estimate {r.estimate:.6g}, "
-                f"interval [{r.low:.6g}, {r.high:.6g}]; {r.detail}"
-            )
+            failure.text = f"{r.rule} is {r.outcome} for {r.candidate}: {_numbers(r)}"
         ET.SubElement(case, "system-out").text = f"{r.outcome}: {r.detail}"
     root = ET.Element("testsuites", name=SUITE, tests=str(len(results)), failures=str(failures))
     root.append(suite)
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _numbers(r: RuleResult) -> str:
+    """The estimate and interval to six digits, then the rule's sentence; without an interval
+    (one question, or none scored) the sentence alone, which says why."""
+    if math.isnan(r.low) or math.isnan(r.high):
+        return r.detail
+    return f"estimate {r.estimate:.6g}, interval [{r.low:.6g}, {r.high:.6g}]; {r.detail}"
 
 
 def _keys(n: int) -> list[str]:
