@@ -1,5 +1,5 @@
 -- The first bad row of a passage table (inputs/readers/passages.py): a missing value, a negative
--- offset, start >= end, or a passage_id listed again.
+-- offset, start >= end (both offsets 0 or more), or a passage_id listed again.
 -- Reads: view passages (passage_id, doc_id, start, end; in the file's order).
 -- Returns: at most one row, the problem of the earliest row: row (1-based), problem ('missing' |
 --   'negative' | 'empty' | 'repeated'), column, value (as text).
@@ -21,7 +21,7 @@ problems AS (
     UNION ALL
     SELECT row, 'empty', 'start', start::VARCHAR
     FROM numbered
-    WHERE start >= "end" AND start >= 0
+    WHERE start >= "end" AND start >= 0 AND "end" >= 0  -- a negative end is 'negative'
     UNION ALL
     SELECT row, 'repeated', 'passage_id', passage_id
     FROM (

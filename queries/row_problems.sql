@@ -1,8 +1,9 @@
 -- Every row-level input problem, counted per run, kind and column, with the first examples.
--- Reads: view runs, table facts, macro spans_apart (queries/rules.sql). Params: $examples INTEGER:
---   examples kept per problem.
--- Returns: run, kind, column_name, severity ('error': the log is refused; 'left_out': the value
---   is dropped and counted in a warning), n (rows with the problem), row_numbers, question_ids,
+-- Reads: view runs, table facts, macro spans_apart (queries/rules.sql), the column names of views
+--   raw_a and raw_b. Params: $examples INTEGER: examples kept per problem.
+-- Returns: run, kind, column_name (as the log wrote it: context_spans, not the context_ids made
+--   from them), severity ('error': the log is refused; 'left_out': the value is dropped and
+--   counted in a warning), n (rows with the problem), row_numbers, question_ids,
 --   details (the first $examples examples, in file order); errors first, then by run and first row.
 --   kind is one of null_id, duplicate_id, grades_length, null_in_list, grade_range, share_range,
 --   negative, not_finite, span_doc, span_range, merged_spans (overlapping labels, merged: not
@@ -18,6 +19,22 @@ WITH checked AS MATERIALIZED (
            list_min(r.relevant_grades) AS min_grade, f.nulls_in_lists AS nulls, f.bad_spans
     FROM runs AS r
     JOIN facts AS f USING (run, row_number)
+),
+-- a list column's name as the user wrote it: runs.sql makes the ids and grades of a log that
+-- logs none from its spans, and a problem found there is one of the spans
+written AS (
+    SELECT run, name,
+           CASE WHEN list_contains(columns, spans) AND NOT list_contains(columns, name)
+                THEN spans ELSE name END AS written
+    FROM (
+        SELECT right(table_name, 1) AS run, list(column_name) AS columns
+        FROM information_schema.columns
+        WHERE table_name IN ('raw_a', 'raw_b')
+        GROUP BY table_name
+    )
+    CROSS JOIN (VALUES ('retrieved_ids', 'retrieved_spans'), ('relevant_ids', 'relevant_spans'),
+                       ('context_ids', 'context_spans'), ('relevant_grades', 'relevant_spans'))
+        AS derived(name, spans)
 ),
 problems AS (
     SELECT run, 'null_id' AS kind, 'question_id' AS column_name, row_number, question_id,
@@ -35,7 +52,8 @@ problems AS (
     FROM checked
     WHERE n_grades <> n_relevant
     UNION ALL
-    SELECT run, 'null_in_list', name, row_number, question_id, n_null || ' null(s)'
+    SELECT run, 'null_in_list', coalesce(written, name), row_number, question_id,
+           n_null || ' null(s)'
     FROM (
         SELECT run, row_number, question_id,
                unnest(['retrieved_ids', 'relevant_ids', 'context_ids', 'cited_ids',
@@ -44,11 +62,14 @@ problems AS (
         FROM checked
         WHERE list_max(nulls) > 0
     )
+    LEFT JOIN written USING (run, name)
     WHERE n_null > 0
     UNION ALL
-    SELECT run, 'grade_range', 'relevant_grades', row_number, question_id, min_grade::VARCHAR
+    -- grades from spans are whole numbers (inputs/load.py), read as numbers of any type
+    SELECT run, 'grade_range', written, row_number, question_id, min_grade::BIGINT::VARCHAR
     FROM checked
-    WHERE min_grade < 0
+    JOIN written USING (run)
+    WHERE min_grade < 0 AND name = 'relevant_grades'
     UNION ALL
     SELECT run,
            CASE WHEN kind = 'negative' AND NOT isfinite(value) THEN 'not_finite' ELSE kind END,

@@ -116,8 +116,8 @@ def _reading_options(command: Callable[..., Any]) -> Callable[..., Any]:
             multiple=True,
             metavar="NAME",
             help="The run to read from a promptfoo file holding several (provider or prompt "
-            "label); once for every log or once per log [default: a file given alone is all "
-            "its runs].",
+            "label); once for every log or once per log [default: compare takes every run "
+            "of a file given alone; validate and convert need one].",
         ),
         click.option(
             "--passages",

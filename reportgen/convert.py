@@ -7,9 +7,11 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .errors import InputError, OutputError
 from .inputs.database import RunDatabase
 from .inputs.load import open_log
 from .inputs.readers import ReadOptions
+from .inputs.readers.promptfoo import SeveralRuns
 from .output import write_all
 
 
@@ -19,7 +21,15 @@ def convert_log(path: Path, options: ReadOptions, output: Path) -> tuple[int, tu
     The log is checked as ``compare`` checks it (contract types, then every row), so a converted
     file is one ``compare`` accepts.
     """
-    run = open_log(path, "A", options)
+    if output.suffix.lower() != ".parquet":  # compare would read out.csv as CSV, not Parquet
+        raise OutputError(
+            f"-o {output}: convert writes a Parquet run log; give a path ending in .parquet"
+        )
+    try:
+        run = open_log(path, "A", options)
+    except SeveralRuns as error:
+        advice = "a run log holds one run: convert each with --run-filter NAME to its own -o file"
+        raise InputError(error.advice(advice)) from None
     db = RunDatabase(run)
     try:
         db.prepare(None)  # the row checks of compare, on this one log

@@ -5,10 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from .analysis.metrics import Options, compute_tables, plan, score_run
 from .errors import InputError
 from .inputs.database import RunDatabase
-from .inputs.load import open_log, parquet_file, schema_problems
+from .inputs.load import RunFile, open_log, parquet_file, schema_problems
 from .inputs.readers import ReadOptions
+from .inputs.readers.promptfoo import SeveralRuns
 
 
 @dataclass(frozen=True)
@@ -18,13 +20,17 @@ class Validation:
 
 
 def validate(path: Path, options: ReadOptions) -> Validation:
-    """The file, then its schema, then (when the schema holds) every row problem.
+    """The file, then its schema, then (when the schema holds) every row problem, then whether
+    compare can compute a metric from the log: from its columns, then (when no row refuses it)
+    from its values, the log scored and paired with itself as compare pairs two logs.
 
     Rows are checked only against a schema that holds: a column of the wrong type cannot be read
     in the contract's type.
     """
     try:
         run = open_log(path, "", options)
+    except SeveralRuns as error:
+        return Validation([error.advice("check one at a time with --run-filter NAME")], True)
     except InputError as error:
         return Validation(_schema_problems(path) or [str(error)], refused=True)
     db = RunDatabase(run)
@@ -35,9 +41,41 @@ def validate(path: Path, options: ReadOptions) -> Validation:
         return Validation([str(error)], refused=True)
     finally:
         db.close()
-    if not found:
+    lines = [p.summary() for p in found]
+    if not any(p.refused for p in found):
+        refusal = _unscorable(run)
+        if refusal:
+            lines.append(refusal)
+    if not lines:
         return Validation([f"{path}: ok, {run.n_rows} rows follow the run-log contract"], False)
-    return Validation([p.summary() for p in found], refused=any(p.refused for p in found))
+    refused = len(lines) > len(found) or any(p.refused for p in found)
+    return Validation(lines, refused)
+
+
+def _unscorable(run: RunFile) -> str | None:
+    """compare's refusal of this log paired with itself, when it has one: no metric its columns
+    allow, or none its values give (every label list empty, a score null throughout)."""
+    settings = Options(cutoff=_cutoff(run))
+    try:
+        plan((run, run), settings)
+        scored = score_run(run, settings)
+        db = RunDatabase(run, run, scored=(scored, scored))
+        try:
+            compute_tables(db, settings)
+        finally:
+            db.close()
+    except InputError as error:
+        return str(error)
+    return None
+
+
+def _cutoff(run: RunFile) -> int | None:
+    """A --k under which ``compare`` scores what the log allows: none when it logs its prompt
+    (context_ids or context_spans), as compare reads it by default; else any k, when it logs
+    a ranking, since compare then asks for one."""
+    if {"context_ids", "context_spans"} & run.columns:
+        return None
+    return 1 if {"retrieved_ids", "retrieved_spans"} & run.columns else None
 
 
 def _schema_problems(path: Path) -> list[str]:

@@ -229,4 +229,7 @@ def test_promptfoo_without_description_pairs_on_vars(tmp_path, compare):
     assert compare(older, a, tmp_path / "o2", "--n-boot", 100)["metrics"]["correct"]["n"] == 2
     dup = promptfoo_file(tmp_path / "dup.json", [rows[0], rows[0]])
     line = fail("compare", dup, dup, "-o", tmp_path / "r.html")
-    assert "appears twice in run 'p | qa'; give each test a distinct description" in line
+    # the same vars twice: one test run twice, as promptfoo eval --repeat 2 writes it
+    assert (
+        "has 2 results with the same vars in run 'p | qa', as `promptfoo eval --repeat 2`" in line
+    )

@@ -231,8 +231,7 @@ def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
     unmatched = db.frame("unmatched")
     if paired.empty:
         raise InputError(
-            f"{db.files['a'].path} and {db.files['b'].path}: no question_id in common; "
-            "compare two runs of the same question set"
+            f"{_logs(runs)}: no question_id in common; compare two runs of the same question set"
         )
     unscorable = paired[["recall_a", "recall_b"]].isna().any(axis=1) if retrieval else None
     if unscorable is not None and unscorable.all():
@@ -250,7 +249,7 @@ def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
     own = tuple(m for m in own if m not in unscored)
     if not metrics and not own:
         raise InputError(
-            f"{runs[0].path} and {runs[1].path}: no paired question has a value of "
+            f"{_logs(runs)}: no paired question has a value of "
             f"{' or '.join(unscored)} in both runs; log it for the same questions in both runs"
         )
     spreads = decompose(db, metrics) if sampled else ()  # scores: the logs' own averages
@@ -304,9 +303,14 @@ def _unscored_note(base: str) -> str:
     )
 
 
+def _logs(runs: tuple[RunFile, RunFile]) -> str:
+    """The two logs' paths, a log paired with itself (validate) named once."""
+    return " and ".join(dict.fromkeys(str(run.path) for run in runs))
+
+
 def _no_metric(runs: tuple[RunFile, RunFile]) -> NoReturn:
     raise InputError(
-        f"{runs[0].path} and {runs[1].path}: no metric can be computed; "
+        f"{_logs(runs)}: no metric can be computed; "
         "the logs need relevant_ids (with labelled evidence) with retrieved_ids or context_ids, "
         "or correct, or faithfulness, or a score column named with --metric"
     )

@@ -7,11 +7,13 @@ with its column instead of failing deep inside a query.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 _Check = Callable[[pa.DataType], bool]
 
@@ -67,6 +69,38 @@ SPAN_FIELDS: dict[str, tuple[_Check, str]] = {
     "end": (_number, "an integer (a character offset, exclusive)"),
     "grade": (_number, "an integer (the label's grade)"),
 }
+
+
+OFFSET_LIMIT = 2**63  # offsets and grades are read as signed 64-bit integers
+
+
+def wide_number(t: pa.DataType) -> bool:
+    """A number type that can hold a value no signed 64-bit integer holds: a float (2.7,
+    1e30) or a uint64 beyond 2**63 - 1."""
+    return pa.types.is_floating(t) or pa.types.is_uint64(t)
+
+
+def integer_problem(values: pa.Array) -> tuple[int, str] | None:
+    """The index of the first value of ``values`` (numbers) that is not an integer below
+    OFFSET_LIMIT, and what it is: the queries would round a fraction without a word, and stop
+    on a larger value with no column named. None when every value is one (nulls are left to
+    the row checks)."""
+    if not wide_number(values.type):
+        return None
+    if pa.types.is_floating(values.type):
+        whole = pc.and_(pc.is_finite(values), pc.equal(pc.floor(values), values))
+        bad = pc.invert(pc.and_(whole, pc.less(pc.abs(values), float(OFFSET_LIMIT))))
+    else:
+        bad = pc.greater_equal(values, pa.scalar(OFFSET_LIMIT, values.type))
+    index = pc.index(pc.fill_null(bad, False), True).as_py()
+    if index < 0:
+        return None
+    value = values[index].as_py()
+    if isinstance(value, float) and not math.isfinite(value):
+        return index, f"{value!r}, not a finite number"
+    if isinstance(value, float) and not value.is_integer():
+        return index, f"{value!r}, not a whole number"
+    return index, f"{value!r}, beyond 2**63 - 1, the largest integer read"
 
 
 @dataclass(frozen=True)

@@ -6,14 +6,16 @@ Only the file's footer is read here (schema and row count); rows are read by Duc
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..errors import InputError
-from .contract import BY_NAME, type_problem
+from .contract import BY_NAME, integer_problem, type_problem, wide_number
 from .contract import schema_problem as sample_problem
 from .readers import ReadOptions, read
 
@@ -78,6 +80,57 @@ def schema_problems(path: Path, schema: pa.Schema) -> list[str]:
     return problems
 
 
+def _wide_span_fields(schema: pa.Schema) -> dict[str, list[str]]:
+    """Span column -> its offset and grade fields logged as floats or uint64 (see
+    contract.integer_problem); the common int64 fields need no look at the values."""
+    wide = {}
+    for field in schema:
+        column = BY_NAME.get(field.name)
+        is_list = pa.types.is_list(field.type) or pa.types.is_large_list(field.type)
+        item = field.type.value_type if column is not None and is_list else None
+        if column is None or item is None or not pa.types.is_struct(item):
+            continue  # not a span column, or one of nulls only
+        found = [
+            name
+            for name in column.fields
+            if name != "doc_id"  # an id, read as text
+            and item.get_field_index(name) >= 0
+            and wide_number(item.field(name).type)
+        ]
+        if found:
+            wide[field.name] = found
+    return wide
+
+
+def check_span_values(path: Path, schema: pa.Schema, read: Callable[[list[str]], pa.Table]) -> None:
+    """Raise InputError naming the row of the first span offset or grade that is not an integer
+    of the range read (2.7, 0.4, 1e30); ``read`` gives the named columns of the log. Only a log
+    whose span fields are floats or uint64 is read here."""
+    wide = _wide_span_fields(schema)
+    if not wide:
+        return
+    table = read(["question_id", *wide])
+    first: tuple[int, str] | None = None
+    for name, fields in wide.items():
+        spans = table[name].combine_chunks()
+        items, parents = pc.list_flatten(spans), pc.list_parent_indices(spans)
+        for field in fields:
+            found = integer_problem(pc.struct_field(items, field))
+            if found is None:
+                continue
+            row = parents[found[0]].as_py()
+            if first is None or row < first[0]:
+                first = (row, f"{name} has {field} {found[1]}")
+    if first is not None:
+        row, what = first
+        question = table["question_id"][row].as_py()
+        where = f"row {row + 1}" + ("" if question is None else f" (question_id {question!r})")
+        raise InputError(
+            f"{path}: {where}: {what}; offsets and grades are "
+            "integers (read as they are, never rounded): fix the value in the log"
+        )
+
+
 def parquet_file(path: Path) -> pq.ParquetFile:
     """The Parquet file at ``path``, its footer read; InputError when there is none."""
     if path.is_dir():
@@ -100,6 +153,7 @@ def open_run(path: Path, label: str) -> RunFile:
     parquet = parquet_file(path)
     schema = parquet.schema_arrow
     check_schema(path, schema)
+    check_span_values(path, schema, lambda names: parquet.read(columns=names))
     return RunFile(
         label=label,
         path=path,
@@ -123,6 +177,7 @@ def open_table(table: pa.Table, label: str) -> RunFile:
     batch, so the same table gives the same digest."""
     where = Path(f"<{label}>")
     check_schema(where, table.schema)
+    check_span_values(where, table.schema, table.select)
     digest = hashlib.sha256(table.schema.serialize().to_pybytes())
     for batch in table.to_batches():
         digest.update(batch.serialize())
@@ -165,6 +220,7 @@ def open_log(path: Path, label: str, options: ReadOptions) -> RunFile:
         digest.update(f"{hashes[file]}  {file.name}\n".encode())
     if source.table is not None:
         check_schema(path, source.table.schema)
+        check_span_values(path, source.table.schema, source.table.select)
     return RunFile(
         label=label,
         path=path,

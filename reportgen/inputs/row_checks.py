@@ -25,9 +25,9 @@ _WORDS = {
     "grades_length": ("relevant_grades has {detail}", "give one grade per relevant id"),
     "null_in_list": (
         "{column} has {detail}",
-        "a null is no id or grade and is never evidence: drop it or log the value",
+        "a null is no id, span or grade and is never evidence: drop it or log the value",
     ),
-    "grade_range": ("relevant_grades has grade {detail}", "expected 0 or more (0 = not relevant)"),
+    "grade_range": ("{column} has grade {detail}", "expected 0 or more (0 = not relevant)"),
     "share_range": ("{column} is {detail}", "expected a share between 0 and 1"),
     "negative": ("{column} is {detail}", "expected 0 or more"),
     "not_finite": ("{column} is {detail}", "left out of every mean; log a missing value as null"),

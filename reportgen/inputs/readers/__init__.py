@@ -133,7 +133,7 @@ def format_of(path: Path, options: ReadOptions) -> str:
 
 def _json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8-sig"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"{path}: not a JSON file ({exc}); check the file") from None
 

@@ -17,7 +17,7 @@ from typing import Any
 import pyarrow as pa
 
 from ...errors import InputError
-from ..contract import BY_NAME
+from ..contract import BY_NAME, OFFSET_LIMIT
 
 Columns = dict[str, list[Any]]
 
@@ -29,6 +29,10 @@ _NUMBER = re.compile(
     r"[+-]?((0|[1-9][0-9]*)(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?|[+-]?(inf|infinity|nan)",
     re.IGNORECASE,
 )
+
+
+class Unreadable(ValueError):
+    """A cell the contract cannot read; the message says why, in the user's words."""
 
 
 def text_id(prefix: str, text: str) -> str:
@@ -46,14 +50,27 @@ def parse_list(value: Any) -> list[Any] | None:
     text = str(value).strip()
     if not text:
         return None
-    for parse in (json.loads, ast.literal_eval):
+    for parse in (json.loads, _python_list):
         try:
             parsed = parse(text)
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             continue
         if isinstance(parsed, list | tuple):
             return list(parsed)
-    raise ValueError('is not a list; write it as a JSON array such as ["p1", "p2"]')
+    raise Unreadable('is not a list; write it as a JSON array such as ["p1", "p2"]')
+
+
+class _NanAsNone(ast.NodeTransformer):
+    """``nan`` in Python's repr of a list (pandas writes a missing item of a list so) as None."""
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        return ast.Constant(None) if node.id == "nan" else node
+
+
+def _python_list(text: str) -> Any:
+    """A literal in Python's syntax, its ``nan`` items missing: the row checks then name the
+    missing item with its column and row, instead of the list being refused as no list."""
+    return ast.literal_eval(_NanAsNone().visit(ast.parse(text, mode="eval")))
 
 
 def _missing(value: Any) -> bool:
@@ -68,20 +85,47 @@ def _bool(value: Any) -> bool:
         return True
     if text in _FALSE:
         return False
-    raise ValueError("is not true or false")
+    raise Unreadable("is not true or false")
 
 
 def _float(value: Any) -> float:
     if isinstance(value, bool):
-        raise ValueError("is not a number")
+        raise Unreadable("is not a number")
     return float(value)
 
 
 def _int(value: Any) -> int:
-    number = float(value)
-    if isinstance(value, bool) or not number.is_integer():
-        raise ValueError("is not an integer")
+    number = value if isinstance(value, int) else float(value)
+    if isinstance(value, bool) or not float(number).is_integer():
+        raise Unreadable("is not an integer")
+    if abs(number) >= OFFSET_LIMIT:
+        raise Unreadable("is beyond 2**63 - 1, the largest integer read")
     return int(number)
+
+
+def _spans(fields: tuple[str, ...]) -> tuple[pa.DataType, Callable[[Any], list[Any] | None]]:
+    """The Arrow type of a span column of ``fields`` and the conversion of one of its cells."""
+
+    def span(value: Any) -> dict[str, Any]:
+        """One span: an object with doc_id, start and end (and grade, where ``fields`` has it)."""
+        if not isinstance(value, dict) or not {"doc_id", "start", "end"} <= value.keys():
+            raise Unreadable(
+                'has an item that is not a span {"doc_id": ..., "start": ..., "end": ...}'
+            )
+        converted = {}
+        for name in fields:
+            item = value.get(name)
+            if _missing(item):
+                continue  # a missing field is named by the row checks
+            try:
+                converted[name] = _id(item) if name == "doc_id" else _int(item)
+            except (ValueError, TypeError, OverflowError) as exc:
+                reason = exc if isinstance(exc, Unreadable) else "is not a number"
+                raise Unreadable(f"has a span whose {name} {item!r} {reason}") from None
+        return converted
+
+    kinds = [(f, pa.string() if f == "doc_id" else pa.int64()) for f in fields]
+    return pa.list_(pa.struct(kinds)), _items(span)
 
 
 def _text(value: Any) -> str:
@@ -115,6 +159,7 @@ _CONVERT: dict[str, tuple[pa.DataType, Callable[[Any], Any]]] = {
     "string": (pa.string(), _id),
     "list<string>": (pa.list_(pa.string()), _items(_id)),
     "list<int>": (pa.list_(pa.int64()), _items(_int)),
+    **{c.type_name: _spans(c.fields) for c in BY_NAME.values() if c.fields},
     "bool": (pa.bool_(), _bool),
     "float 0..1": (pa.float64(), _float),
     "number": (pa.float64(), _float),
@@ -164,7 +209,7 @@ def to_table(path: object, columns: Columns, lines: Sequence[int] | None = None)
                 converted.append(None if _missing(value) else convert(value))
             except (ValueError, TypeError, OverflowError) as exc:
                 where = f"line {lines[row]}" if lines is not None else f"row {row + 1}"
-                reason = str(exc) if "is not" in str(exc) else f"is not {column.type_name}"
+                reason = exc if isinstance(exc, Unreadable) else f"is not {column.type_name}"
                 raise InputError(
                     f"{path}: {where}, column {name}: {_shown(value)} {reason} "
                     f"({column.meaning}); fix the value or drop the column"

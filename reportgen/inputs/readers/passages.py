@@ -20,6 +20,7 @@ from pyarrow import csv
 from ...errors import InputError
 from ...formatting import fmt_listed
 from ...resources import query_text
+from ..contract import integer_problem
 from ..engine import connection
 
 COLUMNS = {"passage_id": pa.string(), "doc_id": pa.string(), "start": pa.int64(), "end": pa.int64()}
@@ -61,6 +62,13 @@ def read_passages(path: Path) -> pa.Table:
         )
     columns = {}
     for name, arrow_type in COLUMNS.items():
+        offsets = arrow_type == pa.int64()
+        found = integer_problem(table[name].combine_chunks()) if offsets else None
+        if found is not None:
+            raise InputError(
+                f"{path}: row {found[0] + 1} has {name} {found[1]}; offsets count whole "
+                "characters (read as they are, never rounded): fix the value in the table"
+            )
         try:
             columns[name] = table[name].cast(arrow_type)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):

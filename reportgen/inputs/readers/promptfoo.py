@@ -16,6 +16,21 @@ from ...errors import InputError
 from .columns import Columns, text_id
 
 
+class SeveralRuns(InputError):
+    """A promptfoo file of several runs read as one log and no ``--run-filter``. Its message is
+    compare's advice; another command words its own with ``advice``."""
+
+    def __init__(self, path: Path, names: list[str]) -> None:
+        self.path, self.names = path, names
+        super().__init__(
+            self.advice("choose one with --run-filter, or give the file alone to compare them all")
+        )
+
+    def advice(self, what: str) -> str:
+        """The error, ending with ``what`` to do."""
+        return f"{self.path}: holds {len(self.names)} runs ({'; '.join(self.names)}); {what}"
+
+
 def looks_like_promptfoo(data: Any) -> bool:
     """promptfoo output: an ``evalId``, or ``results`` as a list (older versions) or as an object
     holding a ``results`` list; BEIR results map every key to an object of scores."""
@@ -79,10 +94,42 @@ def short_labels(names: list[str]) -> list[str]:
     return names
 
 
+def _vars(result: dict[str, Any]) -> Any:
+    return (result.get("testCase") or {}).get("vars", result.get("vars")) or {}
+
+
+def _refuse_repeats(path: Path, run: str, rows: list[dict[str, Any]]) -> None:
+    """InputError for a test case with several results in one run: the same vars each time is
+    the output of ``promptfoo eval --repeat N``; other vars, two tests of one description."""
+    first: dict[str, dict[str, Any]] = {}
+    for result in rows:
+        case = _case_id(result)
+        seen = first.setdefault(case, result)
+        if seen is result:
+            continue
+        if _vars(seen) != _vars(result):
+            raise InputError(
+                f"{path}: test case {case!r} appears twice in run {run!r}; give each test a "
+                "distinct description"
+            )
+        n = sum(1 for r in rows if _case_id(r) == case)
+        raise InputError(
+            f"{path}: test case {case!r} has {n} results with the same vars in run {run!r}, as "
+            f"`promptfoo eval --repeat {n}` writes; a promptfoo file is read as one answer per "
+            "test: pass the output of an eval without --repeat, or log the repeats as a run log "
+            "with a sample column"
+        )
+
+
 def promptfoo_columns(path: Path, data: Any, run_filter: str | None) -> tuple[Columns, list[str]]:
     results = _results(path, data)
     names = run_names(path, data)
     chosen = [n for n in names if run_filter is None or _matches(n, run_filter)]
+    if not names:
+        raise InputError(
+            f"{path}: its results list is empty, so the eval ran no test; pass the output of "
+            "`promptfoo eval -o out.json` run with at least one test and provider"
+        )
     listed = "; ".join(names)
     if run_filter is not None and len(chosen) != 1:
         found = "matches none" if not chosen else f"matches {len(chosen)}"
@@ -91,19 +138,9 @@ def promptfoo_columns(path: Path, data: Any, run_filter: str | None) -> tuple[Co
             "give one run's provider, prompt label or full name"
         )
     if len(chosen) != 1:
-        raise InputError(
-            f"{path}: holds {len(names)} runs ({listed}); choose one with --run-filter, or give "
-            "the file alone to compare them all"
-        )
+        raise SeveralRuns(path, names)
     rows = [r for r in results if _run_name(r) == chosen[0]]
-    first: dict[str, int] = {}
-    for row, result in enumerate(rows):
-        seen = first.setdefault(_case_id(result), row)
-        if seen != row:
-            raise InputError(
-                f"{path}: test case {_case_id(result)!r} appears twice in run {chosen[0]!r}; "
-                "give each test a distinct description"
-            )
+    _refuse_repeats(path, chosen[0], rows)
     columns: Columns = {
         "question_id": [_case_id(r) for r in rows],
         "correct": [r.get("success") for r in rows],
@@ -114,7 +151,7 @@ def promptfoo_columns(path: Path, data: Any, run_filter: str | None) -> tuple[Co
     }
     for name in dict.fromkeys(n for r in rows for n in (r.get("namedScores") or {})):
         columns[f"score_{name}"] = [(r.get("namedScores") or {}).get(name) for r in rows]
-    variables = [(r.get("testCase") or {}).get("vars", r.get("vars")) or {} for r in rows]
+    variables = [_vars(r) for r in rows]
     for name in dict.fromkeys(n for v in variables for n in v):
         columns.setdefault(name, [v.get(name) for v in variables])
     notes = [

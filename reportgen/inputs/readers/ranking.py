@@ -194,7 +194,7 @@ def _refuse_regrades(path: Path, qrels: pa.Table) -> None:
 def read_beir_results(path: Path) -> pa.Table:
     """BEIR/MTEB result JSON: ``{qid: {doc_id: score}}``."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"{path}: not a JSON file ({exc}); pass BEIR results JSON") from None
     if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
@@ -245,6 +245,17 @@ def ranked_table(
         table = con.sql(
             query_text("ranked_topics"), params={"rel_level": rel_level}
         ).to_arrow_table()
+    if not pc.any(pc.greater(pc.list_flatten(table["relevant_grades"]), 0)).as_py():
+        # every retrieval metric needs a relevant document, and a ranking has no other metric
+        hint = "pass the qrels of this run"
+        if not qrels.num_rows:
+            found = "has no judgement"
+        elif table["relevant_ids"].null_count == table.num_rows:
+            found = "judges none of the run's topics"
+        else:
+            found = f"judges no document of the run's topics relevant (grade >= {rel_level})"
+            hint += ", or a lower --rel-level if lower grades mean relevant"
+        raise InputError(f"{qrels_path}: {found}, so no metric can be computed; {hint}")
     topics = table["question_id"].to_pylist()
     judged = set(pc.unique(qrels["qid"]).to_pylist())
     notes = [

@@ -14,6 +14,9 @@ from .columns import Columns
 
 Rows = tuple[Columns, list[int]]  # the columns and the file line of each row
 PANDAS_INDEX = frozenset({"", "Unnamed: 0"})  # first header of to_csv with the index, re-saved
+# the longest field read: Python's csv module stops at 131,072 characters, less than a long
+# answer or a retrieved document logged whole; 2**31 - 1 is the most every platform takes
+FIELD_LIMIT = 2**31 - 1
 
 
 def _columns(records: list[dict[str, Any]]) -> Columns:
@@ -23,12 +26,20 @@ def _columns(records: list[dict[str, Any]]) -> Columns:
 
 def read_delimited(path: Path, delimiter: str) -> Rows:
     """A CSV or TSV file with a header line; an empty cell is a missing value. A first column
-    with no name (or pandas' ``Unnamed: 0``) is the index pandas' ``to_csv`` writes: dropped."""
+    with no name (or pandas' ``Unnamed: 0``) is the index pandas' ``to_csv`` writes: dropped.
+
+    Read strictly: a lenient reader takes a quote that is never closed as the start of one
+    field holding the rest of the file, and the rows after it would vanish without a word.
+    """
+    limit = csv.field_size_limit(FIELD_LIMIT)
+    records: list[dict[str, Any]] = []
+    lines: list[int] = []
+    start = 1  # the first line of the row being read, for an error
     try:
         with path.open(newline="", encoding="utf-8-sig") as handle:
-            reader = csv.DictReader(handle, delimiter=delimiter)
+            reader = csv.DictReader(handle, delimiter=delimiter, strict=True)
             index = _header(path, reader.fieldnames or [])
-            records, lines = [], []
+            start = reader.line_num + 1
             for record in reader:
                 if None in record:
                     raise InputError(
@@ -40,8 +51,17 @@ def read_delimited(path: Path, delimiter: str) -> Rows:
                     del record[index]
                 records.append(record)
                 lines.append(reader.line_num)
-    except (UnicodeDecodeError, csv.Error) as exc:
-        raise InputError(f"{path}: not a readable text table ({exc}); save it as UTF-8") from None
+                start = reader.line_num + 1
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text ({exc.reason}); save it as UTF-8") from None
+    except csv.Error as exc:
+        raise InputError(
+            f"{path}: line {start}: not a readable text table ({exc}); check the quoting of "
+            "the fields from that line (a quote opened and never closed, or text after a "
+            "closing quote)"
+        ) from None
+    finally:
+        csv.field_size_limit(limit)
     if not records:
         raise InputError(f"{path}: no rows under the header; write one row per question")
     return _columns(records), lines
@@ -76,10 +96,11 @@ def _object(path: Path, number: int) -> Callable[[list[tuple[str, Any]]], dict[s
 
 
 def read_jsonl(path: Path) -> Rows:
-    """One JSON object per line; blank lines are skipped."""
+    """One JSON object per line; blank lines are skipped, and a byte order mark at the start
+    (as some Windows editors write), as for CSV."""
     records, lines = [], []
     try:
-        with path.open(encoding="utf-8") as handle:
+        with path.open(encoding="utf-8-sig") as handle:
             for number, line in enumerate(handle, start=1):
                 if not line.strip():
                     continue

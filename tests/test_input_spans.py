@@ -1,0 +1,195 @@
+"""Span offsets and grades as logged: values no integer can stand for, and the column a problem
+of a span log is named by (the one the log has, not the id lists made from its spans)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from test_input_validate import validate
+from test_readers import fail
+
+OFFSET = pa.int64()
+
+
+def _spans(offset: pa.DataType, grade: bool) -> pa.DataType:
+    fields = [("doc_id", pa.string()), ("start", offset), ("end", offset)]
+    return pa.list_(pa.struct(fields + ([("grade", offset)] if grade else [])))
+
+
+def _log(tmp_path: Path, column: str, second: dict | None, offset: pa.DataType) -> Path:
+    """Two questions labelled with spans and ranked by spans; question q2's ``column`` holds
+    ``second`` (a span) where q1's holds d1[0, 5)."""
+    first = {"doc_id": "d1", "start": 0, "end": 5}
+    columns = {}
+    for name in ("relevant_spans", "retrieved_spans", "context_spans"):
+        grade = name == "relevant_spans"
+        span = {**first, "grade": 1} if grade else first
+        value = second if name == column else span
+        kind = _spans(offset if name == column else OFFSET, grade)
+        columns[name] = pa.array([[span], [value]], kind)
+    path = tmp_path / "run.parquet"
+    pq.write_table(
+        pa.table({"question_id": ["q1", "q2"], **columns, "correct": [True, False]}), path
+    )
+    return path
+
+
+@pytest.mark.parametrize(
+    ("column", "span", "offset", "message"),
+    [
+        (
+            "relevant_spans",
+            {"doc_id": "d1", "start": 2.7, "end": 9.6, "grade": 1},
+            pa.float64(),
+            "relevant_spans has start 2.7, not a whole number",
+        ),
+        (
+            "relevant_spans",
+            {"doc_id": "d1", "start": 2, "end": 9, "grade": 0.4},
+            pa.float64(),
+            "relevant_spans has grade 0.4, not a whole number",
+        ),
+        (
+            "context_spans",
+            {"doc_id": "d1", "start": 0, "end": 9.5},
+            pa.float64(),
+            "context_spans has end 9.5, not a whole number",
+        ),
+        (
+            "retrieved_spans",
+            {"doc_id": "d1", "start": 0, "end": 2**63 + 5},
+            pa.uint64(),
+            "retrieved_spans has end 9223372036854775813, beyond 2**63 - 1, the largest "
+            "integer read",
+        ),
+        (
+            "relevant_spans",
+            {"doc_id": "d1", "start": 0, "end": 1e30, "grade": 1},
+            pa.float64(),
+            "relevant_spans has end 1e+30, beyond 2**63 - 1, the largest integer read",
+        ),
+    ],
+)
+def test_an_offset_or_grade_no_integer_holds_is_refused_with_its_row(
+    tmp_path, column, span, offset, message
+):
+    log = _log(tmp_path, column, span, offset)
+    line = fail("compare", log, log, "-o", tmp_path / "r.html")
+    assert f"{log}: row 2 (question_id 'q2'): {message}; " in line
+    assert "fix the value in the log" in line
+    assert validate(log, code=2) == [line.split("error: ", 1)[1]]
+
+
+def test_whole_offsets_logged_as_floats_are_read_as_they_are(tmp_path):
+    log = _log(tmp_path, "context_spans", {"doc_id": "d1", "start": 0.0, "end": 5.0}, pa.float64())
+    assert validate(log, code=0) == [f"{log}: ok, 2 rows follow the run-log contract"]
+
+
+@pytest.mark.parametrize(
+    ("column", "span", "message"),
+    [
+        ("context_spans", None, "context_spans has 1 null(s)"),
+        ("retrieved_spans", None, "retrieved_spans has 1 null(s)"),
+        (
+            "relevant_spans",
+            {"doc_id": "d1", "start": 0, "end": 5, "grade": -1},
+            "relevant_spans has grade -1; expected 0 or more",
+        ),
+    ],
+)
+def test_a_problem_of_a_span_log_names_the_span_column(tmp_path, column, span, message):
+    log = _log(tmp_path, column, span, OFFSET)
+    line = fail("compare", log, log, "-o", tmp_path / "r.html")
+    assert f"{log}: row 2 (question_id 'q2'): {message}" in line
+
+
+def _passages(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "passages.csv"
+    path.write_text("passage_id,doc_id,start,end\np1,d1,0,5\n" + text)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        ("p2,d1,2.7,9\n", "row 2 has start 2.7, not a whole number"),
+        ("p2,d1,2,1e30\n", "row 2 has end 1e+30, beyond 2**63 - 1, the largest integer read"),
+        ("p2,d1,2,-4\n", "row 2 has end -4 below 0"),
+    ],
+)
+def test_a_passage_offset_no_integer_holds_or_below_0_is_named(tmp_path, row, message):
+    log = tmp_path / "ids.parquet"
+    pq.write_table(
+        pa.table(
+            {
+                "question_id": ["q1"],
+                "retrieved_ids": [["p1", "p2"]],
+                "relevant_spans": pa.array(
+                    [[{"doc_id": "d1", "start": 0, "end": 5, "grade": 1}]], _spans(OFFSET, True)
+                ),
+            }
+        ),
+        log,
+    )
+    passages = _passages(tmp_path, row)
+    line = fail("compare", log, log, "-o", tmp_path / "r.html", "--k", 2, "--passages", passages)
+    assert f"{passages}: {message}" in line
+
+
+def _jsonl(tmp_path: Path, *rows: dict) -> Path:
+    path = tmp_path / "run.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+SPAN_ROW = {
+    "question_id": "q1",
+    "relevant_spans": [{"doc_id": "d1", "start": 2, "end": 9}],
+    "retrieved_spans": [
+        {"doc_id": "d1", "start": 0, "end": 5},
+        {"doc_id": "d1", "start": 5, "end": 12},
+    ],
+    "context_spans": [{"doc_id": "d1", "start": 0, "end": 5}],
+    "correct": True,
+}
+
+
+def test_spans_of_a_jsonl_log_score_as_the_same_log_in_parquet(tmp_path, compare):
+    log = _jsonl(tmp_path, SPAN_ROW, dict(SPAN_ROW, question_id="q2", correct=False))
+    parquet = tmp_path / "run.parquet"
+    pq.write_table(
+        pa.Table.from_pylist([SPAN_ROW, dict(SPAN_ROW, question_id="q2", correct=False)]), parquet
+    )
+    read = compare(log, log, tmp_path / "j", "--n-boot", 100)["metrics"]
+    assert read == compare(parquet, parquet, tmp_path / "p", "--n-boot", 100)["metrics"]
+    assert read["evidence_recall"]["a"] == pytest.approx(3 / 7)  # d1[2, 5) of the label d1[2, 9)
+
+
+@pytest.mark.parametrize(
+    ("span", "message"),
+    [
+        ({"doc_id": "d1", "start": 2.7, "end": 9}, "has a span whose start 2.7 is not an integer"),
+        (
+            {"doc_id": "d1", "start": 2, "end": 1e30},
+            "has a span whose end 1e+30 is beyond 2**63 - 1",
+        ),
+        ({"doc": "d1", "start": 2, "end": 9}, "has an item that is not a span"),
+    ],
+)
+def test_a_bad_span_of_a_jsonl_log_is_named_with_its_line(tmp_path, span, message):
+    log = _jsonl(tmp_path, SPAN_ROW, dict(SPAN_ROW, question_id="q2", relevant_spans=[span]))
+    line = fail("compare", log, log, "-o", tmp_path / "r.html")
+    assert f"{log}: line 2, column relevant_spans: " in line and message in line
+
+
+def test_a_csv_grade_beyond_the_integers_read_is_named_with_its_line(tmp_path):
+    log = tmp_path / "run.csv"
+    log.write_text(
+        'question_id,relevant_ids,relevant_grades,context_ids\nq1,"[""p1""]",[1e30],"[""p1""]"\n'
+    )
+    line = fail("compare", log, log, "-o", tmp_path / "r.html")
+    assert f"{log}: line 2, column relevant_grades: '[1e30]' is beyond 2**63 - 1" in line

@@ -1,0 +1,70 @@
+"""Text logs as other tools write them: long fields, pandas' lists with a missing item, a byte
+order mark, a quote never closed; and convert's output name."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+from test_input_validate import validate
+from test_readers import fail
+
+
+def test_a_csv_field_longer_than_pythons_csv_limit_is_read(tmp_path):
+    answer = "x" * 200_000  # Python's csv module stops at 131,072 characters by default
+    path = tmp_path / "run.csv"
+    pd.DataFrame({"question_id": ["q1", "q2"], "answer": [answer, "y"], "correct": [True, False]}
+                 ).to_csv(path, index=False)  # fmt: skip
+    assert validate(path, code=0) == [f"{path}: ok, 2 rows follow the run-log contract"]
+
+
+def test_a_quote_never_closed_refuses_the_file_with_its_line(tmp_path):
+    """A lenient CSV reader reads the rest of the file into the field the quote opens: q3 and
+    q4 would vanish from the comparison without a word."""
+    path = tmp_path / "run.csv"
+    path.write_text('question_id,answer,correct\nq1,a,true\nq2,"he said ""hi,true\n'
+                    "q3,b,false\nq4,c,true\n")  # fmt: skip
+    line = fail("compare", path, path, "-o", tmp_path / "r.html")
+    assert f"{path}: line 3: not a readable text table (unexpected end of data)" in line
+    assert validate(path, code=2)[0] == line.split("error: ", 1)[1]
+
+
+def test_a_missing_item_of_a_pandas_list_is_named_as_missing(tmp_path):
+    path = tmp_path / "run.csv"
+    frame = pd.DataFrame(
+        {
+            "question_id": ["q1", "q2"],
+            "relevant_ids": [["p1"], ["p1"]],
+            "context_ids": [["p1"], ["p1", np.nan]],  # to_csv writes "['p1', nan]"
+            "correct": [True, False],
+        }
+    )
+    frame.to_csv(path, index=False)
+    line = fail("compare", path, path, "-o", tmp_path / "r.html")
+    assert line.endswith(
+        f"{path}: row 2 (question_id 'q2'): context_ids has 1 null(s); a null is no id, span or "
+        "grade and is never evidence: drop it or log the value"
+    )
+
+
+def test_a_jsonl_file_with_a_byte_order_mark_is_read_as_csv_is(tmp_path):
+    rows = [{"question_id": "q1", "correct": True}, {"question_id": "q2", "correct": False}]
+    text = "".join(json.dumps(row) + "\n" for row in rows)
+    for name, content in (
+        ("run.jsonl", text),
+        ("run.csv", "question_id,correct\nq1,true\nq2,false\n"),
+    ):
+        path = tmp_path / name
+        path.write_text(content, encoding="utf-8-sig")  # a byte order mark first
+        assert validate(path, code=0) == [f"{path}: ok, 2 rows follow the run-log contract"]
+
+
+def test_convert_refuses_an_output_name_that_is_not_parquet(tmp_path):
+    log = tmp_path / "run.jsonl"
+    log.write_text('{"question_id": "q1", "correct": true}\n')
+    out = tmp_path / "out.csv"
+    line = fail("convert", log, "-o", out)
+    assert line.endswith(
+        f"-o {out}: convert writes a Parquet run log; give a path ending in .parquet"
+    )

@@ -1,0 +1,86 @@
+"""``validate`` refuses what ``compare`` refuses, with the same sentence."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+from test_readers import fail
+
+from reportgen.cli import cli
+
+
+def validate(*args: object, code: int) -> list[str]:
+    result = CliRunner().invoke(cli, ["validate", *map(str, args)])
+    assert result.exit_code == code, result.output
+    return result.output.strip().splitlines()
+
+
+def test_a_log_with_no_metric_is_refused_as_compare_refuses_it(tmp_path):
+    log = tmp_path / "run.parquet"
+    pq.write_table(pa.table({"question_id": ["q1", "q2"], "question": ["a", "b"]}), log)
+    refusal = fail("compare", log, log, "-o", tmp_path / "r.html").split("error: ", 1)[1]
+    assert "no metric can be computed" in refusal and refusal.count(str(log)) == 1
+    assert validate(log, code=2) == [refusal]
+
+
+@pytest.mark.parametrize(
+    ("columns", "found"),
+    [
+        (  # the columns of retrieval metrics, but not one labelled question
+            {"relevant_ids": [[], []], "context_ids": [["p1"], ["p2"]]},
+            "no metric can be computed",
+        ),
+        (
+            {"faithfulness": pa.array([None, None], pa.float64())},
+            "no paired question has a value of faithfulness",
+        ),
+    ],
+)
+def test_a_log_whose_values_give_no_metric_is_refused_as_compare_refuses_it(
+    tmp_path, columns, found
+):
+    log = tmp_path / "run.parquet"
+    pq.write_table(pa.table({"question_id": ["q1", "q2"], **columns}), log)
+    refusal = fail("compare", log, log, "-o", tmp_path / "r.html").split("error: ", 1)[1]
+    assert found in refusal and refusal.count(str(log)) == 1
+    assert validate(log, code=2) == [refusal]
+
+
+@pytest.mark.parametrize(
+    "columns",
+    [
+        {"relevant_ids": [["p1"]], "retrieved_ids": [["p1", "p2"]]},  # scored with --k
+        {"relevant_ids": [["p1"]], "context_ids": [["p1"]]},
+        {"correct": [True]},
+    ],
+)
+def test_a_log_compare_scores_is_ok(tmp_path, columns):
+    log = tmp_path / "run.parquet"
+    pq.write_table(pa.table({"question_id": ["q1"], **columns}), log)
+    assert validate(log, code=0) == [f"{log}: ok, 1 rows follow the run-log contract"]
+
+
+def _trec(tmp_path: Path, qrels: str) -> tuple[Path, Path]:
+    run, judged = tmp_path / "run.trec", tmp_path / "judged.qrels"
+    run.write_text("q1 Q0 d1 1 1.0 r\nq1 Q0 d2 2 0.5 r\nq2 Q0 d3 1 1.0 r\n")
+    judged.write_text(qrels)
+    return run, judged
+
+
+@pytest.mark.parametrize(
+    ("qrels", "found"),
+    [
+        ("", "has no judgement"),
+        ("q9 0 d1 1\n", "judges none of the run's topics"),
+        ("q1 0 d1 0\n", "judges no document of the run's topics relevant (grade >= 1)"),
+    ],
+)
+def test_qrels_with_no_relevant_document_of_the_run_are_refused(tmp_path, qrels, found):
+    run, judged = _trec(tmp_path, qrels)
+    line = fail("compare", run, run, "-o", tmp_path / "r.html", "--k", 2, "--qrels", judged)
+    assert f"{judged}: {found}, so no metric can be computed; pass the qrels of this run" in line
+    assert validate(run, "--qrels", judged, code=2) == [line.split("error: ", 1)[1]]
