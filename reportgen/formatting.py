@@ -44,7 +44,10 @@ def fmt_diff(value: float | None, digits: int = 3) -> str:
 
 
 def fmt_interval(low: float | None, high: float | None, digits: int = 3) -> str:
-    """A bracketed interval of signed differences: [-0.012, +0.034]."""
+    """A bracketed interval of signed differences: [-0.012, +0.034]; "none" where there is
+    none (one question, or none scored)."""
+    if _missing(low) and _missing(high):
+        return "none"
     return f"[{fmt_diff(low, digits)}, {fmt_diff(high, digits)}]"
 
 

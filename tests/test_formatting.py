@@ -55,6 +55,7 @@ def test_fmt_diff(value, text):
 def test_fmt_interval():
     assert fmt_interval(-0.012, 0.034) == "[\u22120.012, +0.034]"
     assert fmt_interval(0.1234, 0.5, digits=1) == "[+0.1, +0.5]"
+    assert fmt_interval(float("nan"), float("nan")) == "none"  # one question: no interval
 
 
 @pytest.mark.parametrize(

@@ -569,7 +569,14 @@ def test_one_question_gives_no_interval_in_words_everywhere(tmp_path):
     ]
     extra = [arg for rule in rules for arg in ("--require", rule)]
     code, out, err, folder = compare(
-        tmp_path, a, b, *extra, "--junit", str(tmp_path / "out" / "g.xml")
+        tmp_path,
+        a,
+        b,
+        *extra,
+        "--junit",
+        str(tmp_path / "out" / "g.xml"),
+        "--markdown",
+        str(tmp_path / "out" / "g.md"),
     )
     assert code == 1, err
     lines = [line.strip() for line in out.splitlines() if line.startswith("  ")]
@@ -586,8 +593,9 @@ def test_one_question_gives_no_interval_in_words_everywhere(tmp_path):
     junit = (folder / "g.xml").read_text()
     html = (folder / "r.html").read_text()
     section = html[html.index('id="gate"') : html.index("</section>", html.index('id="gate"'))]
-    for text in (out, junit, section):
-        assert "nan" not in text.lower()
+    markdown = (folder / "g.md").read_text()
+    for text in (out, junit, section, markdown):
+        assert "nan" not in text.lower() and "n/a, n/a" not in text
     assert junit.count("one question gives no interval") == 4 * 3  # message, text, system-out
     assert section.count("one question gives no interval") == 4
 

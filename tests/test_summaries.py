@@ -261,7 +261,17 @@ def test_several_candidates_list_each_ones_regressions(several):
     assert "B \u2212 A is each candidate minus the baseline, base." in section
     (flagged,) = tables(reg)
     assert flagged[1][:3] == ["slice", "bad", "correct"] and flagged[1][-1] == "regression"
-    assert same.strip() == "No slice goes against the overall direction."
+    # identical to the baseline: there is no overall direction for a slice to go against
+    assert same.strip() == "No overall difference, so no slice is flagged against it."
+
+
+def test_several_candidates_name_the_one_that_regresses(several):
+    _, html, doc = several
+    verdicts = {c["candidate"]: c["verdict"] for c in doc["comparisons"]}
+    (line,) = verdicts["reg"]["regressions"]
+    assert line.startswith("reg regresses on slice = bad: \u22120.500 [")
+    page = html.split('<ul class="regressions">')[1].split("</ul>")[0]
+    assert page.startswith("<li>reg regresses on slice = bad: ") and "B regresses" not in html
 
 
 def test_winners_curse_leaves_out_an_undefined_correlation(several):
@@ -331,3 +341,54 @@ def test_holdout_with_one_candidate_says_nothing_was_chosen():
     assert "chosen" not in one and "B, the only candidate, differs by +0.200 in m" in one
     two = held_out([("B", np.full(40, 0.2)), ("C", np.full(40, 0.1))])
     assert "B was chosen as the best on the other 20 (+0.200 in m)" in two
+
+
+def test_two_run_summary_carries_the_pages_caveats(tmp_path):
+    """18 paired questions (under 50) and two ids only in A: the summary says both, in the
+    words of the page's "Read first" box."""
+    records = rows(20, lambda i: "x" if i < 10 else "y", lambda i: i % 3 == 0)
+    a = write(tmp_path / "a.parquet", records, "a")
+    b = write(tmp_path / "b.parquet", records[:18], "b")
+    code, _, err, md, _ = run(a, b, tmp_path / "out", "--n-boot", "200")
+    assert code == 0, err
+    tokens = MarkdownIt("commonmark").parse(md.read_text().split("### Read first")[1])
+    items = [
+        t.content
+        for t, after in zip(tokens, tokens[1:], strict=False)
+        if after.type == "paragraph_close"
+    ]
+    caveats = [
+        "2 question(s) only in run A are not compared: q18, q19",
+        "Only 18 paired questions: treat every conclusion as exploratory",
+    ]
+    assert items[:2] == caveats
+    page = (tmp_path / "out" / "report.html").read_text().split('id="warnings"')[1]
+    assert all(f"<li>{c}</li>" in page for c in caveats)
+
+
+def regressions_section(markdown: str) -> str:
+    return markdown.split("### Regressions")[1].split("###")[0].strip()
+
+
+def test_summary_of_identical_runs_claims_no_overall_direction(tmp_path):
+    a = tmp_path / "a.parquet"
+    a.write_bytes(SAMPLE_A.read_bytes())
+    code, _, err, md, _ = run(SAMPLE_A, a, tmp_path / "out", "--n-boot", "200")
+    assert code == 0, err
+    assert regressions_section(md.read_text()) == (
+        "No overall difference, so no slice is flagged against it."
+    )
+
+
+def test_summary_of_a_worse_candidate_says_what_is_flagged(tmp_path):
+    # B breaks 6 answers and fixes 3: worse overall, so no slice is checked against a gain
+    records = rows(60, lambda i: "x" if i < 30 else "y", lambda i: i % 2 == 0 and i >= 12)
+    for r in records[:6]:
+        r["b"] = not r["correct"]
+    a, b = write(tmp_path / "a.parquet", records, "a"), write(tmp_path / "b.parquet", records, "b")
+    code, _, err, md, _ = run(a, b, tmp_path / "out", "--n-boot", "200")
+    assert code == 0, err
+    assert regressions_section(md.read_text()) == (
+        "B is not better overall on any metric: only a slice that goes against an overall "
+        "gain is flagged."
+    )

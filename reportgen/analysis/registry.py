@@ -17,6 +17,7 @@ from dataclasses import dataclass
 RETRIEVAL, CONTEXT, ANSWER, SCORE = "retrieval", "context", "answer", "score"
 NAME_PATTERN = r"[A-Za-z_][A-Za-z0-9_]*(?:@\d+)?"  # a public name, as rules and margins write it
 _PUBLIC = re.compile(r"^(?P<base>.+?)(?:@(?P<cutoff>\d+))?$")
+UNIT = (0.0, 1.0)  # the range of a share or a 0/1 outcome
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,7 @@ class Metric:
     curve: bool = False  # computed at every cutoff k (queries/metric_curve.sql)
     charted: bool = False  # drawn on the metric-vs-k chart, in registry order
     source: str | None = None  # SCORE: the column of the logs it reads
+    bounds: tuple[float, float] | None = UNIT  # one question's range; None: not known
 
     @property
     def at_cutoff(self) -> bool:
@@ -125,6 +127,17 @@ def base_name(name: str) -> str:
     return parse_name(name)[0]
 
 
+def difference_range(name: str) -> tuple[float, float] | None:
+    """The range of B - A (on one question, so of its mean too) of the built-in metric of this
+    public name: [lo - hi, hi - lo] for values in [lo, hi]. None for any other name (a score of
+    the logs, a cost, a count), whose range the registry does not know."""
+    metric = BY_NAME.get(base_name(name))
+    if metric is None or metric.bounds is None:
+        return None
+    low, high = metric.bounds
+    return low - high, high - low
+
+
 def score(column: str, binary: bool, higher_is_better: bool) -> Metric:
     """A score the logs already carry, compared like any metric under its column's name."""
     kind = "0/1 score" if binary else "score"
@@ -136,4 +149,5 @@ def score(column: str, binary: bool, higher_is_better: bool) -> Metric:
         f"The logs' own {kind} in column {column}, averaged over questions; {direction} is better.",
         higher_is_better=higher_is_better,
         source=column,
+        bounds=None,
     )

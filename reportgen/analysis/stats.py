@@ -14,6 +14,8 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
+from .registry import difference_range
+
 _DECIMALS = 12  # differences equal to this many decimals are one value
 _CHUNK = 250  # resamples drawn at once: bounds memory to chunk x (distinct values + tail)
 _COUNT_COST = 15  # one multinomial category costs about 15 index draws
@@ -448,7 +450,9 @@ def compare_metric(
     used, else the permutation test. With ``clusters`` (a label per question) the
     interval resamples clusters and the permutation test flips whole clusters (H0: A and B
     exchangeable within each cluster), whatever the outcome, since McNemar's test assumes
-    independent questions; counts stay per question.
+    independent questions; counts stay per question. A built-in metric's interval is then cut
+    to the range its difference can take (clip_interval, the registry's bounds); a cost, a
+    count or a score of the logs is not.
 
     ``threads``: how many the bootstrap draws on (default: one per core).
 
@@ -500,6 +504,9 @@ def compare_metric(
             test, p = BOOTSTRAP_T, bootstrap_t_test(diff, means, squares)
         else:
             p = permutation_test(diff, seed)
+    span = difference_range(metric)
+    if span is not None:
+        low, high = clip_interval(low, high, span)
     if (groups or n) < 2:  # one question (or cluster) has no spread to measure: no interval
         low = high = float("nan")
     comparison = MetricComparison(
@@ -524,6 +531,20 @@ def compare_metric(
         detectable=detect,
     )
     return comparison, means
+
+
+def clip_interval(low: float, high: float, span: tuple[float, float]) -> tuple[float, float]:
+    """[low, high] cut to ``span``, the range B - A can take: a difference of two scores in
+    [lo, hi] lies in [lo - hi, hi - lo].
+
+    On 2 or 3 questions a t-based interval reaches far past it (nDCG@1: [-6.85, +5.85]). The
+    span holds the true difference whatever the data, so the cut interval holds the truth if
+    and only if the uncut one does: coverage is exactly unchanged, replicate by replicate. Zero
+    is in the span too, so the cut interval excludes zero exactly when the uncut one does: the
+    test that inverts the interval still agrees with it, and p is not touched.
+    """
+    floor, ceiling = span
+    return float(np.clip(low, floor, ceiling)), float(np.clip(high, floor, ceiling))
 
 
 def holm(p_values: list[float]) -> list[float]:

@@ -61,6 +61,7 @@ def decide(
     regressions: list[SliceResult],
     margin: float | None = None,
     higher_is_better: bool = True,
+    candidate: str = "B",
 ) -> Verdict:
     """B is better (worse) when the whole interval of B - A lies above (below) zero; for a
     score where lower is better, below (above).
@@ -107,12 +108,22 @@ def decide(
             f"; the {c.test} test and the interval disagree at {fmt_pct(confidence)}, "
             "so the evidence is borderline"
         )
-    flagged = [
-        f"B regresses on {r.column} = {r.value}: {fmt_diff(r.comparison.diff)} "
+    return Verdict(
+        c.metric,
+        outcome,
+        reason[0].upper() + reason[1:] + ".",
+        regression_lines(regressions, candidate),
+        margin,
+        practical,
+    )
+
+
+def regression_lines(regressions: list[SliceResult], candidate: str = "B") -> list[str]:
+    """The verdict's line for each slice regression, naming the run that regresses: "B" beside
+    A, the candidate's own name among several candidates."""
+    return [
+        f"{candidate} regresses on {r.column} = {r.value}: {fmt_diff(r.comparison.diff)} "
         f"{fmt_interval(r.comparison.ci_low, r.comparison.ci_high)} over {r.comparison.n} "
         f"questions (Holm-adjusted {p_clause(r.p_holm)})"
         for r in regressions
     ]
-    return Verdict(
-        c.metric, outcome, reason[0].upper() + reason[1:] + ".", flagged, margin, practical
-    )

@@ -135,10 +135,12 @@ def compare_runs(
     keep: list[str] | None = None,
     scored: tuple[ScoredRun, ScoredRun] | None = None,
     accepted: Callable[[], object] | None = None,
+    candidate_name: str = "B",
 ) -> Comparison:
     """Compare run B with run A, opened; ``scored``: both runs already scored (score_run), so
     that a study scores each run once however many pairs it is in; ``accepted``: called once
-    the logs and rules have passed their checks, before the statistics."""
+    the logs and rules have passed their checks, before the statistics; ``candidate_name``: what
+    the verdict calls run B in its slice regressions."""
     runs = {"a": pair[0], "b": pair[1]}
     labels = (pair[0].label, pair[1].label)
     options = _with_rule_costs(options, requirements, runs)
@@ -225,6 +227,7 @@ def compare_runs(
             regressions,
             margin_for(options.margins, headline),
             tables.metric(base_name(headline)).higher_is_better,
+            candidate_name,
         ),
         diagnosis=diagnosis,
         exemplars=exemplars,

@@ -299,6 +299,7 @@ def run_study(
             keep,
             (scored[0], scored[i]) if scored else None,
             accepted,
+            candidate_name=run.label if m > 1 else "B",  # among several, "B" would not say which
         )
         for i, run in enumerate(runs[1:], start=1)
     ]

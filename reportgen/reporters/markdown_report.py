@@ -11,6 +11,7 @@ import math
 import re
 
 from ..analysis.gates import GateResult
+from ..analysis.registry import base_name
 from ..analysis.stats import STUDENTIZED_BELOW, MetricComparison
 from ..comparison.compare import Comparison, too_fine_note
 from ..comparison.study import Study
@@ -22,6 +23,7 @@ MAX_CHARS = 65_536  # GitHub's limit on a comment and on a job summary
 MAX_TEXT = 120  # characters of one piece of user text (a file name, a rule, a slice value)
 MAX_RULE_ROWS = 60  # gate results shown; the JSON and JUnit hold every one
 MAX_SLICE_ROWS = 30  # flagged slices shown
+MAX_WARNINGS = 20  # caveats shown from the page's "Read first" box; the JSON holds every one
 MAX_REASON = 1_000  # characters of the verdict's reason (the tool's text, naming a metric)
 COST_DIGITS = 4  # significant digits of a cost (latency, dollars, tokens)
 SHA_SHOWN = 12  # hex digits of each input's sha256
@@ -189,6 +191,7 @@ def _pair(result: Comparison, html_name: str) -> str:
         f"{escape(result.verdict.reason, MAX_REASON)}",
         "",
     ]
+    lines += _read_first(result.warnings)
     if result.gate is not None:
         lines += _gate_lines(result.gate)
     lines += [
@@ -210,6 +213,17 @@ def _pair(result: Comparison, html_name: str) -> str:
     return fit("\n".join(lines) + "\n")
 
 
+def _read_first(warnings: list[str]) -> list[str]:
+    """The caveats of the page's "Read first" box (fewer paired questions than a conclusion
+    needs, ids in one run only, ...), in the page's words: the same sentences, not a retelling."""
+    if not warnings:
+        return []
+    lines = ["### Read first", "", *(f"- {escape(w, MAX_REASON)}" for w in warnings[:MAX_WARNINGS])]
+    if len(warnings) > MAX_WARNINGS:
+        lines.append(f"- {len(warnings) - MAX_WARNINGS} more caveats are in the report.")
+    return [*lines, ""]
+
+
 def _regressions(result: Comparison, limit: int) -> list[str]:
     """The slices of one comparison that go against the overall direction, at most ``limit``
     rows of them, or why there are none."""
@@ -228,12 +242,29 @@ def _regressions(result: Comparison, limit: int) -> list[str]:
         if len(flagged) > limit:
             lines += [f"{len(flagged) - limit} more flagged slices are in the report.", ""]
     elif result.slices:
-        lines += ["No slice goes against the overall direction.", ""]
+        lines += [_none_flagged(result), ""]
     elif not result.too_fine:
         lines += ["No slices compared: log a slice column (or name one with --slice).", ""]
     for column, n in result.too_fine.items():
         lines += [f"{escape(too_fine_note(column, n))}.", ""]
     return lines
+
+
+def _none_flagged(result: Comparison) -> str:
+    """Why no slice is flagged: a slice is flagged only against a metric on which B is better
+    overall, so an identical candidate has no direction for a slice to go against."""
+    gains = [
+        c.diff if result.tables.metric(base_name(name)).higher_is_better else -c.diff
+        for name, c in result.comparisons.items()
+    ]
+    if all(g == 0 or math.isnan(g) for g in gains):
+        return "No overall difference, so no slice is flagged against it."
+    if not any(g > 0 for g in gains):
+        return (
+            "B is not better overall on any metric: only a slice that goes against an overall "
+            "gain is flagged."
+        )
+    return "No slice goes against the overall direction."
 
 
 def _study_regressions(study: Study) -> list[str]:

@@ -415,7 +415,11 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             f"{NORMAL_LIMIT_FROM:,} have changed), the bootstrap's normal limit, Student's t "
             "interval, with no resampling. Otherwise the expanded percentile interval "
             "(quantiles at Phi(sqrt(n / (n - 1)) t(n - 1, tail))). With --cluster, whole "
-            "clusters are resampled.",
+            "clusters are resampled. A metric whose values lie in [0, 1] (every built-in "
+            "metric) has its interval cut to [\u22121, +1], the range its difference can take "
+            "(on 2 or 3 questions Student's t reaches past it); the true difference lies in that "
+            "range, so the cut changes neither the coverage nor the test. Costs and the logs' "
+            "own scores are not cut. One question (or one cluster) gives no interval.",
         ),
         (
             "Test",
