@@ -29,7 +29,7 @@ from ..comparison.study import Study
 from ..diagnosis.diagnose import Diagnosis
 from ..diagnosis.stages import Agreement
 from ..provenance import library_versions
-from .report import Report
+from .report import Report, study_warnings
 
 SCHEMA_VERSION = 2
 SCHEMA_FILE = "report.schema.json"  # the JSON Schema of the document, shipped in the package
@@ -228,14 +228,6 @@ def _pair(result: Comparison) -> dict[str, Any]:
     }
 
 
-def _warnings(study: Study) -> list[str]:
-    """The study's warnings, then each comparison's (named by candidate when there are several)."""
-    if study.family is None:
-        return study.warnings + study.pairs[0].warnings
-    named = [f"{p.runs['b'].label}: {w}" for p in study.pairs for w in p.warnings]
-    return study.warnings + named
-
-
 def _holdout(study: Study) -> dict[str, Any] | None:
     h = study.holdout
     if h is None:
@@ -276,7 +268,7 @@ def build(study: Study) -> dict[str, Any]:
             "winners_curse": asdict(study.curse) if study.curse else None,
             "holdout": _holdout(study),
             "comparisons": [_pair(pair) for pair in study.pairs],
-            "warnings": _warnings(study),
+            "warnings": study_warnings(study),
             "gate": gate_fields(study.gate),
         }
     )

@@ -12,12 +12,13 @@ import re
 
 from ..analysis.gates import GateResult
 from ..analysis.registry import base_name
+from ..analysis.slices import SMALL_SLICE
 from ..analysis.stats import STUDENTIZED_BELOW, MetricComparison
 from ..comparison.compare import Comparison, too_fine_note
 from ..comparison.study import Study
 from ..formatting import fmt_diff, fmt_interval, fmt_num, fmt_p, fmt_pct
 from ..inputs.load import RunFile
-from .report import Report
+from .report import Report, study_warnings
 
 MAX_CHARS = 65_536  # GitHub's limit on a comment and on a job summary
 MAX_TEXT = 120  # characters of one piece of user text (a file name, a rule, a slice value)
@@ -127,13 +128,14 @@ def render(report: Report) -> str:
     """The two-run summary, or for several candidates one row per candidate."""
     study, html_name = report.study, report.html_name
     if study.family is None and study.holdout is None:
-        return _pair(study.pairs[0], html_name)
+        return _pair(study.pairs[0], html_name, study_warnings(study))
     lines = [
         f"## ragreport: {_candidates(len(study.pairs))} against {escape(study.baseline.label)}",
         "",
         escape(study.family.sentence if study.family else "", MAX_REASON),
         "",
     ]
+    lines += _read_first(study_warnings(study))
     if study.gate is not None:
         lines += _gate_lines(study.gate)
     rows = [
@@ -181,7 +183,7 @@ def _inputs(runs: list[RunFile]) -> list[str]:
     )
 
 
-def _pair(result: Comparison, html_name: str) -> str:
+def _pair(result: Comparison, html_name: str, warnings: list[str]) -> str:
     runs = result.runs
     headline = result.comparisons[result.headline]
     lines = [
@@ -191,7 +193,7 @@ def _pair(result: Comparison, html_name: str) -> str:
         f"{escape(result.verdict.reason, MAX_REASON)}",
         "",
     ]
-    lines += _read_first(result.warnings)
+    lines += _read_first(warnings)
     if result.gate is not None:
         lines += _gate_lines(result.gate)
     lines += [
@@ -231,8 +233,9 @@ def _regressions(result: Comparison, limit: int) -> list[str]:
     lines = []
     if flagged:
         lines += [
-            "Slices where B \u2212 A is negative while positive overall; a regression where it "
-            "survives Holm's adjustment over the slices, otherwise a direction, not a finding:",
+            "Slices that go against the overall direction (B worse in the slice, better "
+            "overall); a regression where it survives Holm's adjustment over the slices and has "
+            f"{SMALL_SLICE} questions or more, otherwise a direction, not a finding:",
             "",
         ]
         lines += _table(

@@ -29,6 +29,14 @@ class Report:
     sidecar: Path | None = None  # where those rows go when not in the JSON (Parquet)
 
 
+def study_warnings(study: Study) -> list[str]:
+    """The page's "Read first" caveats: the study's, then each comparison's (named by
+    candidate when there are several)."""
+    if study.family is None:
+        return study.warnings + study.pairs[0].warnings
+    return study.warnings + [f"{p.runs['b'].label}: {w}" for p in study.pairs for w in p.warnings]
+
+
 class Reporter(Protocol):
     """One output format: the text of its file."""
 
