@@ -2,6 +2,10 @@
 -- Reads: tables facts and relevant; macros in_prompt and answerable (queries/rules.sql).
 -- Params: $k INTEGER: the prompt cutoff over retrieved_ids; NULL: context_ids is the prompt.
 -- Returns: run, question_id, row_number, slice, n_relevant,
+--   has_prompt (the run logs what reached the prompt: context_ids, or retrieved_ids with $k),
+--   depth (passages in retrieved_ids; NULL without it),
+--   prompt_is_scored (the prompt is the list the retrieval metrics score at the cutoff, so hit@k
+--     measures it; false when context_ids is the prompt and $k cuts retrieved_ids),
 --   answerable (as logged; else has labelled evidence; true when no relevant_ids is logged, since
 --     only an empty list marks a question unanswerable),
 --   abstained (NULL as false; NULL throughout a run that does not log it),
@@ -40,6 +44,9 @@ SELECT
     f.row_number,
     f.slice,
     coalesce(e.n_relevant, 0) AS n_relevant,
+    f.has_prompt,
+    f.depth,
+    NOT (f.has_context AND $k IS NOT NULL) AS prompt_is_scored,
     answerable(f.answerable, f.has_labels, e.n_relevant) AS answerable,
     -- the runs that log abstained, looked up: a window over each run's rows kept them all
     -- (1.6 s of 2.6 at 1M questions)

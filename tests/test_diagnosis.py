@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from reportgen.diagnosis.diagnose import Diagnosis, diagnose
-from reportgen.diagnosis.stages import cohen_kappa
+from reportgen.diagnosis.stages import Missing, cohen_kappa
 from reportgen.inputs.database import RunDatabase
 from reportgen.inputs.load import open_run
 from reportgen.reporters.json_report import diagnosis_fields
@@ -242,6 +242,37 @@ def test_a_judge_score_only_one_run_logs_splits_neither_runs_classes(tmp_path):
     assert both.per_question.failure_class_a.tolist() == ["hallucination", "off-question"]
 
 
+def test_an_answer_without_a_verdict_is_not_a_wrong_one(tmp_path):
+    """correct NULL (not judged): no class, no cell, and the generation step is judged on the
+    judged hits alone; a refusal still reads as one."""
+    a = [
+        row("judged_right"),
+        row("judged_wrong", correct=False),
+        row("unjudged", correct=None),
+        row("unjudged_unscored", correct=None, faithfulness=None),
+        row("correct_unscored", faithfulness=None),  # supported cannot be told
+        row("refused", **UNANSWERABLE, abstained=True, correct=None),
+        row("refused_wrongly", abstained=True, correct=None),
+    ]
+    d = run(tmp_path, a, [row(r["question_id"]) for r in a], named_cutoff=2)
+    classes = dict(zip(d.per_question.question_id, d.per_question.failure_class_a, strict=True))
+    assert pd.isna(classes["unjudged"]) and pd.isna(classes["unjudged_unscored"])
+    assert classes["refused"] == "ok" and classes["refused_wrongly"] == "wrong abstention"
+    assert d.failure_classes["a"]["faithful but wrong"] == 1
+    assert d.failure_classes["a"]["generation failure"] == 0
+    assert d.cells["a"] == {
+        "working_as_designed": 1,
+        "generation_failure": 2,  # judged_wrong, refused_wrongly
+        "answered_from_memory": 0,
+        "retrieval_failure": 0,
+    }
+    assert d.cells_correct["a"]["working_as_designed"] == 2  # correct_unscored counts here
+    assert path_of(d)[-1] == ("correct and supported on hits", 1 / 3, False)
+    assert Missing("failure class and cell of 2 of A's answers", "correct on every answer") in (
+        d.missing
+    )
+
+
 def test_dominant_class_exemplars_follow_each_runs_file_order(tmp_path):
     a = [row(f"q{i}", **RANKED_OUT, correct=False) for i in range(7)] + [row("q7")]
     b = [row(f"q{i}", correct=False, faithfulness=0.0) if i < 4 else row(f"q{i}") for i in range(8)]
@@ -354,6 +385,25 @@ def test_stage_scores_on_their_populations(tmp_path):
     ]
 
 
+def test_stage_intervals_stay_in_the_range_a_share_can_move(tmp_path):
+    """Two questions: Student's t reaches [-5.85, +6.85] for a share in [0, 1]; B - A of one
+    lies in [-1, +1], whether or not the registry knows the score's name."""
+    a = [row("q1", cited_ids=["zz"], answer_relevance=0.2), row("q2")]
+    b = [row("q1"), row("q2")]
+    d = run(tmp_path, a, b)
+    for metric in ("citations in context", "answer relevance"):
+        s = stage(d, metric).diff
+        assert s.diff == pytest.approx(0.5 if metric == "citations in context" else 0.35)
+        assert (s.ci_low, s.ci_high) == (-1.0, 1.0)
+
+
+def test_a_stage_without_a_question_in_both_populations_has_no_p(tmp_path):
+    d = run(tmp_path, [row("q1", **MISSED)], [row("q1")])  # A has no hit to judge
+    faithfulness = stage(d, "faithfulness")
+    assert (faithfulness.a.n, faithfulness.b.n, faithfulness.diff.n) == (0, 1, 0)
+    assert np.isnan(faithfulness.diff.p)
+
+
 def test_log_without_the_new_columns_scores_correctness_only(tmp_path):
     keep = ("question_id", "retrieved_ids", "relevant_ids", "context_ids", "correct")
     a = [{k: v for k, v in r.items() if k in keep} for r in (row("q1"), row("q2", correct=False))]
@@ -386,11 +436,23 @@ def test_without_labels_generation_stages_name_the_labels(tmp_path):
     ]
     d = run(tmp_path, a, a)
     missing = [(m.stage, m.needs) for m in d.missing]
-    assert ("faithfulness on retrieval hits", "relevant_ids") in missing
-    assert ("cells", "relevant_ids") in missing
+    # neither labels nor a prompt: logging the labels alone would not locate the evidence
+    needs = "relevant_ids and context_ids"
+    assert ("faithfulness on retrieval hits", needs) in missing
+    assert ("cells", needs) in missing
     assert d.cells is None and d.transitions is None
     # without labels no wrong answer can be placed on the chain: no classes, not "unlabelled"
-    assert ("failure classes", "relevant_ids") in missing
+    assert ("failure classes", needs) in missing
+    assert "log relevant_ids and context_ids so" in d.next_experiment["a"].change
+    with_prompt = [r | {"context_ids": ["p1"]} for r in a]
+    assert "log relevant_ids so" in run(tmp_path, with_prompt, a).next_experiment["a"].change
+    assert ("cells", "relevant_ids") in [
+        (m.stage, m.needs) for m in run(tmp_path, with_prompt, with_prompt).missing
+    ]
+    labelled = [r | {"relevant_ids": ["p1"]} for r in a]
+    assert ("cells", "context_ids") in [
+        (m.stage, m.needs) for m in run(tmp_path, labelled, labelled).missing
+    ]
     assert d.failure_classes is None and d.dominant == {"a": None, "b": None}
     experiment = d.next_experiment["a"]
     assert experiment is not None
@@ -435,6 +497,29 @@ def test_path_candidates_fail(tmp_path):
     assert "interval" in experiment.refuted_if and "paired" in experiment.comparison
 
 
+def test_path_names_each_runs_own_ranking_depth(tmp_path):
+    """The curve runs to A's 3 candidates; B ranks 2, so its first step is hit@2, not hit@3."""
+    a = [row(f"q{i}") for i in range(10)]
+    b = [row(f"q{i}", retrieved_ids=["e", "x1"]) for i in range(10)]
+    d = run(tmp_path, a, b, named_cutoff=2)
+    assert path_of(d, "a")[0] == ("hit@3", 1.0, True)
+    assert path_of(d, "b")[0] == ("hit@2", 1.0, True)
+
+
+def test_path_names_the_prompt_by_context_when_k_cuts_another_list(tmp_path):
+    """--k 1 with context_ids: hit@1 of the metric table scores retrieved_ids (0 here), the
+    prompt is context_ids (evidence in every one): the step must not call 1.0 hit@1."""
+    rows = [row(f"q{i}", retrieved_ids=["x1", "e", "x2"], context_ids=["e"]) for i in range(10)]
+    db = open_db(tmp_path, rows, rows, k=1)
+    try:
+        pairs = db.pairs("answer_stage", k=1)
+    finally:
+        db.close()
+    d = diagnose(pairs, None, 1, n_boot=200, confidence=0.95, seed=0)
+    assert path_of(d)[0] == ("hit@context", 1.0, True)
+    assert path_of(run(tmp_path, rows, rows, named_cutoff=1))[1][0] == "hit@1"  # no --k
+
+
 def test_path_ranking_fails(tmp_path):
     a = [row(f"q{i}", **RANKED_OUT, correct=False) for i in range(3)] + [
         row(f"q{i}") for i in range(3, 10)
@@ -456,13 +541,54 @@ def test_path_generation_fails(tmp_path):
 
 
 def test_path_ends_at_the_weakest_slice(tmp_path):
-    a = [row(f"q{i}", slice="easy") for i in range(5)]
-    a += [row(f"q{i}", slice="hard", correct=i != 9) for i in range(5, 10)]
+    a = [row(f"q{i}", slice="easy") for i in range(10)]
+    a += [row(f"q{i}", slice="hard", correct=i != 19) for i in range(10, 20)]
+    a += [row(f"q{i}", slice="tiny", correct=False) for i in range(20, 22)]  # weakest by chance
     d = run(tmp_path, a, a, named_cutoff=2)
     assert [p[2] for p in path_of(d)] == [True, True, True]
     experiment = d.next_experiment["a"]
     assert experiment.stage == "slices" and "hard" in experiment.change
-    assert experiment.numbers["correct on hard"] == 0.8
+    assert experiment.numbers["correct on hard"] == 0.9
+
+
+def test_path_names_no_slice_where_nothing_fails(tmp_path):
+    """Every link holds and no slice of 10 or more questions has a wrong answer: the experiment
+    goes back to the last link rather than telling the reader to fix what fails in a slice
+    that fails nowhere."""
+    a = [row(f"q{i}", slice=f"s{i % 2}") for i in range(20)] + [row("q20", correct=False)]
+    d = run(tmp_path, a, a, named_cutoff=2)
+    experiment = d.next_experiment["a"]
+    assert [p[2] for p in path_of(d)] == [True, True, True]
+    assert experiment.stage == "generation" and "slice" not in experiment.change
+    assert experiment.metric == "correct and supported on hits"
+
+
+def test_path_of_a_run_where_no_answer_fails_asks_for_harder_questions(tmp_path):
+    """Every answer right (an unanswerable question refused): no link or slice is called weak,
+    and no experiment is judged by a score already at its best."""
+    a = [row(f"q{i}", slice=f"s{i % 2}") for i in range(20)]
+    a.append(row("q20", **UNANSWERABLE, abstained=True, correct=False))
+    d = run(tmp_path, a, a, named_cutoff=2)
+    experiment = d.next_experiment["a"]
+    assert [p[2] for p in path_of(d)] == [True, True, True]
+    assert experiment.stage == "golden set"
+    assert experiment.metric == "correct on the added questions"
+    assert "slice" not in experiment.change and "no answer fails" in experiment.change
+    unjudged = a + [row("q21", correct=None)]
+    assert "no judged answer fails" in run(tmp_path, unjudged, unjudged).next_experiment["a"].change
+    shaky = a + [row("q21", faithfulness=0.0)]  # right but unsupported: generation again
+    unsupported = run(tmp_path, shaky, shaky, named_cutoff=2)
+    assert unsupported.next_experiment["a"].stage == "generation"
+
+
+def test_path_does_not_fail_a_step_with_no_answer_to_judge(tmp_path):
+    """Every question unanswerable: no answerable question to judge, so no step reads "n/a: no";
+    the two missed abstentions in slice s are what the walk points at."""
+    a = [row(f"q{i}", **UNANSWERABLE, abstained=i < 8, correct=i < 8) for i in range(10)]
+    d = run(tmp_path, a, a)
+    experiment = d.next_experiment["a"]
+    assert experiment.path == ()
+    assert experiment.stage == "slices" and experiment.numbers == {"correct on s": 0.8}
 
 
 def test_path_without_retrieved_ids_starts_at_the_prompt(tmp_path):
@@ -535,6 +661,18 @@ def test_cost_differences_and_summary(tmp_path):
     assert d.cost["cost_usd"].relative_pct == pytest.approx(-50.0)
     assert d.summary == "B is +25.0 points on correct at +50% latency and \u221250% cost."
     assert "context_tokens" not in d.cost
+
+
+def test_a_cost_that_starts_from_zero_is_named_in_the_summary(tmp_path):
+    """No share of 0 exists: the summary says what B costs rather than leaving the cost out."""
+    a = [row(f"q{i}", latency_ms=100.0, cost_usd=0.0, context_tokens=0) for i in range(4)]
+    b = [row(f"q{i}", latency_ms=80.0, cost_usd=0.01, context_tokens=0) for i in range(4)]
+    d = run(tmp_path, a, b)
+    assert d.cost["context_tokens"].relative_pct == 0.0  # 0 -> 0: no change
+    assert d.summary == (
+        "B is 0.0 points on correct at −20% latency, cost from 0 to 0.01000 USD and 0% "
+        "context tokens."
+    )
 
 
 # --- the sample logs ---------------------------------------------------------------------------

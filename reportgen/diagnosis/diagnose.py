@@ -45,6 +45,7 @@ ASKED = {  # the population an answer step judges, as its question names it
 }
 N_EXEMPLARS = 5
 COSTS = {"latency_ms": "latency", "cost_usd": "cost", "context_tokens": "context tokens"}
+UNITS = {"latency_ms": ("ms", 1), "cost_usd": ("USD", 5), "context_tokens": ("tokens", 1)}
 COMPARISON = (
     "paired per question on the same questions and golden set (bootstrap interval, paired test)"
 )
@@ -61,7 +62,8 @@ class Step:
 
 @dataclass(frozen=True)
 class Experiment:
-    stage: str  # retrieval | ranking | generation | end-to-end (no evidence located) | slices
+    stage: str  # retrieval | ranking | generation | end-to-end (no evidence located) | slices |
+    # golden set (no answer fails)
     change: str
     metric: str
     comparison: str
@@ -80,7 +82,7 @@ class Experiment:
 @dataclass(frozen=True)
 class CostChange:
     comparison: MetricComparison
-    relative_pct: float  # (mean B - mean A) / mean A, in %
+    relative_pct: float  # (mean B - mean A) / mean A, in %; 0 when both are 0, NaN when A's is
 
 
 @dataclass(frozen=True)
@@ -134,6 +136,11 @@ def diagnose(
         missing += [Missing("failure classes", "correct"), Missing("cells", "correct")]
     elif evidence_need:
         missing += [Missing("failure classes", evidence_need), Missing("cells", evidence_need)]
+    if classes:  # an answer without a verdict gets no class (failure_classes)
+        unjudged = [f"{n} of {r.upper()}'s" for r in RUNS if (n := int(classes[r].isna().sum()))]
+        if unjudged:
+            what = f"failure class and cell of {' and '.join(unjudged)} answers"
+            missing.append(Missing(what, "correct on every answer"))
     cell = (
         {r: cells(p, r, supported_threshold) for r in RUNS}
         if has_correct and not evidence_need
@@ -158,7 +165,8 @@ def diagnose(
             confidence=confidence,
             seed=seed,
         )
-        relative = (comparison.b / comparison.a - 1) * 100 if comparison.a else float("nan")
+        a, b = comparison.a, comparison.b
+        relative = (b / a - 1) * 100 if a else (0.0 if b == 0 else float("nan"))
         cost[column] = CostChange(comparison, relative)
     correct = next((s for s in stages if s.metric == "correct"), None)
     return Diagnosis(
@@ -222,7 +230,9 @@ def _next_experiment(
     counts grade-1 "helpful" passages, which an answer does not need, and hit is the test the
     failure classes use, so the path and the dominant class blame the same link. Without a
     curve the path starts at the prompt; without labelled evidence, at generation, judged on all
-    answerable questions. None when it reaches generation and ``correct`` is not logged.
+    answerable questions. None when it reaches generation and ``correct`` is not logged. Past
+    every bar: the golden set when no answer fails, else the weakest slice of SMALL_SLICE or more
+    judged answers with a wrong one, else the last link again.
     """
     path: list[Step] = []
 
@@ -251,9 +261,11 @@ def _next_experiment(
         if curve is not None
         else pd.DataFrame()
     )
-    depth = int(hits["k"].max()) if len(hits) else None
-    if depth is not None:
-        at_depth = float(hits.loc[hits["k"] == depth, "value"].iloc[0])
+    depth = None
+    if len(hits):
+        at_depth = float(hits.loc[hits["k"] == hits["k"].max(), "value"].iloc[0])
+        # the curve runs to the deeper run's rankings; past its own, a run's hit stays the same
+        depth = min(int(hits["k"].max()), int(np.nanmax(p.values("depth", run))))
         if not step("Did the evidence reach the candidates?", f"hit@{depth}", at_depth).passed:
             return experiment(
                 "retrieval",
@@ -264,7 +276,9 @@ def _next_experiment(
     evidence = p.values("evidence_in_context", run)
     located = ~np.isnan(evidence)
     if located.any():
-        name = f"hit@{named_cutoff}" if named_cutoff is not None else "hit@context"
+        # hit@k names the metric table's figure only where that table scores the prompt
+        scored = named_cutoff is not None and bool(p.values("prompt_is_scored", run)[located].all())
+        name = f"hit@{named_cutoff}" if scored else "hit@context"
         if not step("Did it reach the prompt?", name, float(evidence[located].mean())).passed:
             pool = f"the top {depth} candidates" if depth else "the retrieved candidates"
             return experiment(
@@ -282,28 +296,49 @@ def _next_experiment(
         scope = p.values("answerable", run) == 1
         population = "all questions" if scope.all() else "answerable questions"
         stage = "end-to-end"  # no labelled evidence located: the failing link cannot be named
+        unlogged = p.unlogged_locators(run) or ["relevant_ids"]
         change = (
             "instruct the model to answer only from the passages it is given and abstain "
-            "otherwise, and log which passages those were so the next report can tell retrieval "
-            "from generation"
+            f"otherwise, and log {' and '.join(unlogged)} so the next report can locate the "
+            "evidence and tell retrieval from generation"
         )
     if not p.logged("correct"):
         return None
     good = good_answers(p, run, supported_threshold)[scope]
+    good = good[~np.isnan(good)]  # an unjudged answer is neither good nor bad
     faithful = p.logged("faithfulness")
     metric = f"correct{' and supported' if faithful else ''} on {population}"
-    value = float(good.mean()) if len(good) else float("nan")
     asked = f"Are {ASKED[population]} answered correctly{' and faithfully' if faithful else ''}?"
-    if not step(asked, metric, value).passed:
+    # no judged answer in scope (every question unanswerable): nothing to call below the bar
+    if len(good) and not step(asked, metric, float(good.mean())).passed:
         return experiment(stage, change, metric)
-    grouped = pd.Series(p.values("correct", run)).groupby(p.frame[f"slice_{run}"])
-    by_slice, sizes = grouped.mean(), grouped.size()
-    if (sizes >= SMALL_SLICE).any():  # a slice of a few questions is weakest by chance
-        by_slice = by_slice[sizes >= SMALL_SLICE]
-    if by_slice.empty:
-        return experiment(
-            "slices", "log a slice column to find where the questions still fail", metric
+    verdicts = good_answers(p, run, supported_threshold)
+    failing = verdicts == 0
+    # a refusal of an unanswerable question is right, whatever its verdict
+    failing &= ~((p.values("answerable", run) == 0) & (p.values("abstained", run) == 1))
+    if not failing.any():
+        answers = "judged answer" if np.isnan(verdicts).any() else "answer"
+        return Experiment(
+            "golden set",
+            f"every link passes its bar and no {answers} fails, so this golden set cannot show "
+            "what to fix next: add questions the run gets wrong (harder ones, new topics)",
+            "correct on the added questions",
+            "the current run on the added questions",
+            "it answers every added question correctly too",
+            {s.metric: s.value for s in path},
+            tuple(path),
         )
+    correct = p.values("correct", run)
+    grouped = pd.Series(correct).groupby(p.frame[f"slice_{run}"])
+    by_slice, sizes = grouped.mean(), grouped.count()  # over the judged answers
+    # a slice of a few questions is weakest by chance; one without a wrong answer has none to fix
+    by_slice = by_slice[(sizes >= SMALL_SLICE) & (by_slice < 1)]
+    if by_slice.empty:
+        if (correct == 0).any() and p.frame[f"slice_{run}"].isna().all():
+            return experiment(
+                "slices", "log a slice column to find where the questions still fail", metric
+            )
+        return experiment(stage, change, metric)  # no slice to single out: the last link again
     weakest = str(by_slice.idxmin())
     return experiment(
         "slices",
@@ -315,14 +350,18 @@ def _next_experiment(
 
 def _summary(correct: StageScore | None, cost: dict[str, CostChange]) -> str | None:
     """'B is +9.2 points on correct at +37% latency, +11% cost and +6% context tokens.'"""
-    parts = [
-        f"{fmt_diff(c.relative_pct, 0)}% {COSTS[name]}"
-        for name, c in cost.items()
-        if not math.isnan(c.relative_pct)
-    ]
+    parts = [_cost_change(name, c) for name, c in cost.items() if c.comparison.n]
     if not parts:
         return None
     at = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
     if correct is None:
         return f"B runs at {at}."
     return f"B is {fmt_diff(correct.diff.diff * 100, 1)} points on correct at {at}."
+
+
+def _cost_change(name: str, change: CostChange) -> str:
+    """'+37% latency'; 'cost from 0 to 0.01000 USD' when A's is 0, where no share is defined."""
+    if not math.isnan(change.relative_pct):
+        return f"{fmt_diff(change.relative_pct, 0)}% {COSTS[name]}"
+    unit, digits = UNITS[name]
+    return f"{COSTS[name]} from 0 to {change.comparison.b:.{digits}f} {unit}"

@@ -18,6 +18,7 @@ from ..analysis.registry import METRICS
 from ..analysis.stats import (
     MetricComparison,
     bootstrap_means,
+    clip_interval,
     compare_metric,
     in_normal_limit,
     percentile_interval,
@@ -117,6 +118,9 @@ class Agreement:
     accuracy_gap: float | None = None  # B's accuracy - A's, when both runs have human labels
 
 
+LOCATE = {"relevant_ids": "n_relevant", "context_ids": "has_prompt"}  # log column: its trace
+
+
 class Paired:
     """Both runs' rows of the questions in both, side by side in A's file order (answer_stage.sql
     paired by RunDatabase.pairs: every column as <column>_a and <column>_b)."""
@@ -133,11 +137,17 @@ class Paired:
         return all(self.frame[f"{column}_{run}"].notna().any() for run in RUNS)
 
     def evidence_need(self) -> str | None:
-        """The column that would locate the evidence, or None when both runs can."""
+        """The columns that would locate the evidence (labels and a prompt), or None when both
+        runs can."""
         if self.logged("evidence_in_context"):
             return None
-        labelled = all((self.values("n_relevant", run) > 0).any() for run in RUNS)
-        return "context_ids" if labelled else "relevant_ids"
+        needs = [c for c in LOCATE if any(c in self.unlogged_locators(run) for run in RUNS)]
+        # both logged, never on one question: the labels are what is short
+        return " and ".join(needs) or "relevant_ids"
+
+    def unlogged_locators(self, run: str) -> list[str]:
+        """The run-log columns that locate the evidence which the run logs on no question."""
+        return [column for column, name in LOCATE.items() if not (self.values(name, run) > 0).any()]
 
 
 def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -164,6 +174,9 @@ STAGES = {  # metric: stage, the column it needs, its questions in each run
     "citations in context": ("citations", "cited_ids", "answers that cite"),
     "citations relevant": ("citations", "cited_ids", "answers that cite, labels logged"),
 }
+# Every stage score lies in [0, 1] (a verdict, a judge's share, a share of citations): B - A in
+# [-1, 1], where compare_metric cuts only the registry's metrics
+DIFFERENCE_RANGE = (-1.0, 1.0)
 # 0/1 per question: the registry's binary metrics, and whether an answer abstained
 _BINARY = frozenset({m.name for m in METRICS if m.binary} | {"correct refusals", "wrong refusals"})
 
@@ -211,27 +224,36 @@ def stage_scores(
         diff, _ = compare_metric(
             metric, a, b, binary=metric in _BINARY, n_boot=n_boot, confidence=confidence, seed=seed
         )
+        low, high = clip_interval(diff.ci_low, diff.ci_high, DIFFERENCE_RANGE)
+        # no question in both populations: nothing was tested, so no p
+        diff = replace(diff, ci_low=low, ci_high=high, p=diff.p if diff.n else float("nan"))
         runs = [_run_score(v, n_boot, confidence, seed) for v in (a, b)]
         scores.append(StageScore(stage, metric, population, runs[0], runs[1], diff))
     return scores, missing
 
 
 def good_answers(p: Paired, run: str, supported_threshold: float | None) -> np.ndarray:
-    """Correct and supported (faithfulness >= threshold); correct alone without faithfulness
-    or without a threshold."""
-    good = p.values("correct", run) == 1
-    if supported_threshold is not None and p.logged("faithfulness"):
-        good &= p.values("faithfulness", run) >= supported_threshold
-    return good
+    """1 when correct and supported (faithfulness >= threshold), else 0; correct alone without
+    faithfulness or without a threshold. NaN when it cannot be told: correct is NULL (unless
+    the run abstained: no answer is not a good one), or a correct answer's faithfulness is; an
+    unjudged answer is not a wrong one."""
+    correct = p.values("correct", run)
+    correct = np.where(np.isnan(correct) & (p.values("abstained", run) == 1), 0, correct)
+    if supported_threshold is None or not p.logged("faithfulness"):
+        return correct
+    faithfulness = p.values("faithfulness", run)
+    supported = np.where(np.isnan(faithfulness), np.nan, faithfulness >= supported_threshold)
+    return np.where(correct == 1, supported, correct)
 
 
 def cells(p: Paired, run: str, supported_threshold: float | None) -> pd.Categorical:
-    """Each question's retrieval-by-answer cell; None outside answerable labelled questions."""
+    """Each question's retrieval-by-answer cell; None outside answerable labelled questions and
+    where good_answers cannot tell."""
     evidence = p.values("evidence_in_context", run)
     good = good_answers(p, run, supported_threshold)
     hit = evidence == 1
-    outside = np.isnan(evidence) | (p.values("answerable", run) != 1)
-    return labelled([outside, hit & good, hit, good], (None, *CELL_NAMES))
+    outside = np.isnan(evidence) | np.isnan(good) | (p.values("answerable", run) != 1)
+    return labelled([outside, hit & (good == 1), hit, good == 1], (None, *CELL_NAMES))
 
 
 def failure_classes(
@@ -239,8 +261,9 @@ def failure_classes(
 ) -> pd.Categorical:
     """Each question's failure class, by the first rule that applies.
 
-    1. unanswerable: not abstained and wrong -> missed abstention, else ok;
-    2. answerable and abstained -> wrong abstention;
+    1. unanswerable: abstained -> ok; not judged (correct NULL) -> none; wrong -> missed
+       abstention; else ok;
+    2. answerable and abstained -> wrong abstention; not judged -> none;
     3. evidence cannot be located (no labelled evidence, or no prompt logged): wrong ->
        unlabelled, else ok;
     4. correct: evidence in context -> ok, else answered from memory;
@@ -256,15 +279,19 @@ def failure_classes(
     """
     answerable = p.values("answerable", run) == 1
     abstained = p.values("abstained", run) == 1
-    correct = p.values("correct", run) == 1
+    judged = p.values("correct", run)
+    correct, unjudged = judged == 1, np.isnan(judged)
     evidence = p.values("evidence_in_context", run)
     unlogged = np.full(len(correct), np.nan)
     faithfulness = p.values("faithfulness", run) if p.logged("faithfulness") else unlogged
     relevance = p.values("answer_relevance", run) if p.logged("answer_relevance") else unlogged
-    rules = (
-        (~answerable & ~abstained & ~correct, "missed abstention"),
+    rules: tuple[tuple[np.ndarray, str | None], ...] = (
+        (~answerable & abstained, OK),
+        (~answerable & unjudged, None),
+        (~answerable & ~correct, "missed abstention"),
         (~answerable, OK),
         (abstained, "wrong abstention"),
+        (unjudged, None),
         (np.isnan(evidence) & ~correct, "unlabelled"),
         (np.isnan(evidence), OK),
         (correct & (evidence == 0), "answered from memory"),

@@ -1,0 +1,63 @@
+"""The diagnosis as the page words it: no sentence about a column the logs do not have."""
+
+from __future__ import annotations
+
+import html
+import re
+
+import pandas as pd
+
+
+def page_text(path) -> str:
+    """The page's visible words, tags and scripts left out."""
+    page = re.sub(r"<(script|style|svg)\b.*?</\1>", " ", path.read_text(), flags=re.S)
+    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", page)))
+
+
+def test_worked_cases_of_answer_only_logs_draw_no_ranking(tmp_path, compare):
+    """Answer-only logs: the broken questions are shown by their scores, without a legend for
+    ranked candidates and prompt cutoffs that do not exist, or empty answer fields."""
+    paths = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    for path, broken in zip(paths, (False, True), strict=True):
+        rows = [{"question_id": f"q{i}", "correct": not (broken and i < 2)} for i in range(6)]
+        pd.DataFrame(rows).to_parquet(path)
+    doc = compare(*paths, tmp_path / "out")
+    assert doc["broken"] == ["q0", "q1"]
+    text = page_text(tmp_path / "out" / "report.html")
+    cases = text[text.index("Worked cases") :]
+    assert "q0 (run B) scores correct no" in cases
+    assert "Ranked candidates" not in text
+    assert "answer" not in cases.split("What was compared")[0]
+
+
+def test_the_prompt_cutoff_is_drawn_only_where_the_prompt_ends(tmp_path, compare):
+    """Each broken question's own prompt: the top 2 (line after rank 2), the top 3 while most
+    prompts hold 2 (line after rank 3, not 2), and a reranked pick (no line at all)."""
+    ranked = ["p1", "p2", "p3", "p4"]
+    contexts = {"top2": ["p1", "p2"], "top3": ["p1", "p2", "p3"], "picked": ["p3", "p1"]}
+    contexts |= {f"q{i}": ["p1", "p2"] for i in range(4)}
+    paths = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    for path, broken in zip(paths, (False, True), strict=True):
+        rows = [
+            {
+                "question_id": qid,
+                "retrieved_ids": ranked,
+                "relevant_ids": ["p1"],
+                "context_ids": context,
+                "correct": not (broken and not qid.startswith("q")),
+            }
+            for qid, context in contexts.items()
+        ]
+        pd.DataFrame(rows).to_parquet(path)
+    doc = compare(*paths, tmp_path / "out")
+    assert doc["broken"] == ["top2", "top3", "picked"]
+    text = page_text(tmp_path / "out" / "report.html")
+    cases = text[text.index("Broken by B") :]
+    drawn = dict(
+        re.findall(r"(\w+) \(run B\) — generation failure \(fix: generation\) (.*?) context", cases)
+    )
+    assert drawn == {
+        "top2": "p1 ★1 ▸ p2 ▸ prompt cutoff (k = 2) p3 p4",
+        "top3": "p1 ★1 ▸ p2 ▸ p3 ▸ prompt cutoff (k = 3) p4",
+        "picked": "p1 ★1 ▸ p2 p3 ▸ p4",
+    }
