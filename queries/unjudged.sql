@@ -1,11 +1,12 @@
 -- Unjudged@k of every question: the share of its top k passages that no label judged. A label of
 -- any grade is a judgement (grade 0: judged, not relevant), so this is 1 - Judged@k of
 -- ir_measures: the top k holds min(k, ranked) passages, and questions without labels are left out.
--- Reads: table facts.
+-- Reads: table facts; when the audit runs it holds each question's first sample only
+--   (first_sample.sql), which the label checks read.
 -- Params: $k INTEGER: the cutoff over retrieved_ids; NULL: the top k is each question's context_ids.
 -- Returns: run, question_id, row_number (the first sample's), unjudged (mean over the question's
---   samples; NULL when it has no label or an empty top k), not_relevant (its labels of grade 0,
---   over its samples).
+--   rows in facts; NULL when it has no label or an empty top k), not_relevant (its labels of
+--   grade 0, over those rows).
 SELECT
     run,
     question_id,

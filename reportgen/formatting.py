@@ -69,6 +69,16 @@ def p_clause(p: float | None) -> str:
     return f"p {text}" if text[0] in "<>" else f"p = {text}"
 
 
+def fmt_share(share: float) -> str:
+    """A share as a whole percentage that never reads 0% or 100% when it is neither."""
+    text = f"{share:.0%}"
+    if share and text == "0%":
+        return "under 1%"
+    if share != 1 and text == "100%":
+        return "over 99%"
+    return text
+
+
 def fmt_pct(share: float) -> str:
     """A confidence level or share as a percentage without trailing zeros: 95%, 99.5%."""
     return f"{share * 100:.10g}%"

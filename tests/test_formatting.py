@@ -13,6 +13,7 @@ from reportgen.formatting import (
     fmt_num,
     fmt_p,
     fmt_pct,
+    fmt_share,
     interval_side,
     p_clause,
 )
@@ -90,3 +91,13 @@ def test_fmt_listed_names_the_first_and_counts_the_rest():
     assert fmt_listed(["q1", "q2"], 2) == "q1, q2"
     assert fmt_listed(["q1"], 5) == "q1"
     assert fmt_listed([], 5) == ""
+
+
+def test_fmt_share_never_reads_none_or_all_when_it_is_neither():
+    assert [fmt_share(s) for s in (0, 1 / 300, 0.5, 299 / 300, 1)] == [
+        "0%",
+        "under 1%",
+        "50%",
+        "over 99%",
+        "100%",
+    ]

@@ -265,6 +265,18 @@ def test_data_smells(tmp_path):
     assert doc["audit"]["unanswerable"] == 0
 
 
+def test_answerable_with_only_a_label_of_grade_zero_is_a_smell(tmp_path):
+    # q002 is judged, but only not relevant: it has no evidence, as the retrieval metrics say
+    a, b = two_slices()
+    a[2] = dict(a[2], relevant_grades=[0])
+    for row in a + b:
+        row["answerable"] = True
+    code, out, doc = compare(tmp_path, a, b)
+    assert code == 0, out
+    smell = doc["audit"]["smells"]["answerable_unlabelled"]
+    assert smell["counts"] == {"a": 1, "b": 0} and smell["examples"] == ["q002"]
+
+
 def test_unanswerable_share(tmp_path):
     a, b = two_slices()
     for rows in (a, b):

@@ -46,3 +46,18 @@ def test_without_correct_nothing_is_said_to_fall_below():
     rule = supported_rule(arrays([0.5], [0.6]), arrays([NAN], [NAN]), None)
     assert rule.unsupported == {"a": None, "b": None}
     assert rule.text.endswith("sets it).")
+
+
+def test_without_faithfulness_no_rule_is_claimed():
+    # correct alone: no score was logged as 0/1, so the rule may not say it was
+    rule = supported_rule(arrays([NAN, NAN], [NAN, NAN]), arrays([1, 0], [1, 1]), None)
+    assert rule.source == "not logged"
+    assert rule.unsupported == {"a": None, "b": None} and not rule.dominates
+    assert rule.text == "Faithfulness is not logged: a good answer is a correct one."
+
+
+def test_a_share_that_is_neither_none_nor_all_never_reads_0_or_100_percent():
+    # A: 1 of 300 correct answers below 1; B: 299 of 300
+    a, b = [0.0] + [1.0] * 299, [1.0] + [0.0] * 299
+    rule = supported_rule(arrays(a, b), arrays([1] * 300, [1] * 300), None)
+    assert "under 1% of A's and over 99% of B's correct answers fall below it" in rule.text

@@ -7,6 +7,9 @@ import numpy as np
 import pytest
 from test_trec_eval_oracle import DATA, read_qrels, read_ranking
 
+from reportgen.analysis.audit import UNJUDGED_GAP, Unjudged
+from reportgen.reporters.html.context import _unjudged
+
 
 def _trec(tmp_path, runs: dict[str, str], qrels: str):
     paths = {}
@@ -123,3 +126,12 @@ def test_unjudged_against_ir_measures_on_random_logs(tmp_path, compare, write_lo
     out = compare(paths["a"], paths["b"], tmp_path / "context", "--n-boot", 100)
     assert out["audit"]["unjudged"]["k"] == 5
     assert out["audit"]["unjudged"]["b"] == pytest.approx(expected("b", "context_ids", 5))
+
+
+@pytest.mark.parametrize(("gaps", "advice"), [(0.34, False), (-0.34, False), (1.2, True)])
+def test_the_pool_bias_advice_comes_only_with_the_flag(gaps, advice):
+    """A gap under UNJUDGED_GAP is stated, not acted on: no advice to judge more passages."""
+    a, b = 0.2, 0.2 + gaps * UNJUDGED_GAP
+    line = _unjudged(Unjudged(k=5, n=100, a=a, b=b, diff=b - a))
+    assert line is not None and line.flagged == advice
+    assert ("judge them before trusting the difference" in line.text) == advice

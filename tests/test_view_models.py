@@ -86,3 +86,9 @@ def test_pairing_definition_counts_wins_in_the_better_direction(pair):
     text = dict(context.definitions(pair))["Pairing"]
     assert "B better than, worse than, equal to A" in text
     assert "below for a metric where lower is better" in text
+
+
+def test_a_cost_change_from_a_mean_of_zero_has_no_share():
+    """(B - A) / A is undefined at A = 0: the cost table says why, not "n/a%"."""
+    assert diagnosis_view._relative(float("nan")) == "n/a (A is 0)"
+    assert diagnosis_view._relative(37.4) == "+37%"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from ..formatting import fmt_num
 from .metrics import MetricTables
@@ -13,6 +14,9 @@ from .spans import CHAR_METRICS
 BUDGET_TOLERANCE = 0.10  # relative difference of the mean context budget
 CEILING_GAP = 0.02  # best possible means further apart: the runs have different room
 LOW_CEILING = 0.5  # best possible mean below it: read the metric against its ceiling
+# what measures the context, best first: tokens as logged; a span log's prompt characters, which
+# compare chunkings of different sizes; else the passages of the prompt (k)
+BUDGET_UNITS = (("context_tokens", "tokens"), ("prompt_chars", "characters"), ("k", "passages"))
 
 
 @dataclass(frozen=True)
@@ -32,49 +36,13 @@ def _mode(values: np.ndarray) -> int | None:
 
 def fairness(tables: MetricTables) -> list[Check]:
     p = tables.paired
-    checks = []
-    tokens = p["context_tokens_a"].notna().all() and p["context_tokens_b"].notna().all()
-    # span logs: the prompt's characters, which compare chunkings of different sizes (NULL
-    # where a prompt is not logged: compared where both are known, as passages are)
-    measured = p.loc[p[["prompt_chars_a", "prompt_chars_b"]].notna().all(axis=1)]
-    chars = not tokens and len(measured) > 0
-    unit, column = (
-        ("tokens", "context_tokens")
-        if tokens
-        else ("characters", "prompt_chars")
-        if chars
-        else ("passages", "k")
-    )
     # k is NULL where a prompt is null (not logged): passages are compared where both are known
     known = p.loc[p[["k_a", "k_b"]].notna().all(axis=1), ["k_a", "k_b"]]
     passages = tables.k_source == "context_ids" and bool((known > 0).any().all())
-    if tokens or chars or passages:
-        budget = p if tokens else measured if chars else known
-        a, b = float(budget[f"{column}_a"].mean()), float(budget[f"{column}_b"].mean())
-        relative = (b - a) / a if a else None
-        flagged = relative is not None and abs(relative) > BUDGET_TOLERANCE
-        text = (
-            f"Mean context per question: A {a:.1f} {unit}, B {b:.1f} {unit}"
-            + (f" ({relative:+.0%})" if relative is not None else "")
-            + (
-                ""
-                if len(budget) == len(p)
-                else f" over the {len(budget)} questions measured in both"
-            )
-            + (
-                "; a bigger budget, not a better retriever, may explain the gain."
-                if flagged
-                else f"; within {BUDGET_TOLERANCE:.0%}."
-            )
-        )
-        checks.append(
-            Check(
-                "context budget",
-                flagged,
-                text,
-                {"a": a, "b": b, "relative": relative, "unit_tokens": int(tokens)},
-            )
-        )
+    checks = []
+    budget = _budget(p, passages)
+    if budget is not None:
+        checks.append(budget)
     if tables.named_cutoff is not None and passages:
         k_a = _mode(known["k_a"].to_numpy())
         k_b = _mode(known["k_b"].to_numpy())
@@ -83,9 +51,9 @@ def fairness(tables: MetricTables) -> list[Check]:
         share = float(differ.mean())
         text = (
             f"Passages in the prompt, most often: A {k_a}, B {k_b}; they differ on "
-            f"{share:.0%} of "
+            f"{int(differ.sum())} of "
             + (
-                "questions."
+                f"{len(known)} questions."
                 if len(known) == len(p)
                 else f"the {len(known)} questions whose prompt both runs log."
             )
@@ -102,6 +70,42 @@ def fairness(tables: MetricTables) -> list[Check]:
     return checks
 
 
+def _budget(p: pd.DataFrame, passages: bool) -> Check | None:
+    """The mean context per question of each run in the best unit measured, over the questions
+    measured in both (a null or infinite value is no measurement; NULL where a prompt is not
+    logged): a variant that wins by sending more context is flagged."""
+    usable = (c for c in BUDGET_UNITS if (c[0] != "k" or passages) and len(_measured(p, c[0])))
+    column, unit = next(usable, (None, None))
+    if column is None:
+        return None
+    measured = _measured(p, column)
+    a, b = float(measured[f"{column}_a"].mean()), float(measured[f"{column}_b"].mean())
+    relative = (b - a) / a if a else None
+    # no context in A: any context in B is more, by no ratio
+    flagged = a != b if relative is None else abs(relative) > BUDGET_TOLERANCE
+    bigger = "B" if b > a else "A"
+    text = (
+        f"Mean context per question: A {a:.1f} {unit}, B {b:.1f} {unit}"
+        + (f" ({relative:+.0%})" if relative is not None else "")
+        + (
+            ""
+            if len(measured) == len(p)
+            else f" over the {len(measured)} questions measured in both"
+        )
+        + (
+            f"; {bigger}'s bigger budget, not a better retriever, may explain a gain of {bigger}."
+            if flagged
+            else f"; within {BUDGET_TOLERANCE:.0%}."
+        )
+    )
+    numbers = {"a": a, "b": b, "relative": relative, "unit_tokens": int(column == "context_tokens")}
+    return Check("context budget", flagged, text, numbers)
+
+
+def _measured(p: pd.DataFrame, column: str) -> pd.DataFrame:
+    return p.loc[p[[f"{column}_a", f"{column}_b"]].notna().all(axis=1)]
+
+
 def _ceilings(tables: MetricTables) -> list[Check]:
     """The best mean each capped metric can reach at the run's own prompt cutoff.
 
@@ -111,24 +115,26 @@ def _ceilings(tables: MetricTables) -> list[Check]:
     so low that the metric's values say little against 1.
     """
     p, k = tables.paired, tables.named_cutoff
+    r = {run: p[f"n_relevant_{run}"].to_numpy(dtype=float) for run in ("a", "b")}
+    slots = {  # NaN: not logged; 0: an empty prompt, which scores 0
+        run: p[f"k_{run}"].to_numpy(dtype=float, na_value=np.nan) for run in ("a", "b")
+    }
+    # the questions the metrics' means are over: labelled evidence and a ranking in both runs
+    scored = (r["a"] > 0) & (r["b"] > 0) & ~np.isnan(slots["a"]) & ~np.isnan(slots["b"])
+    if not scored.any():
+        return []
     checks = []
     for metric, bound in (
-        ("precision", lambda r, slots: np.minimum(r, slots) / slots),
-        ("recall", lambda r, slots: np.minimum(r, slots) / r),
+        ("precision", lambda rel, n: np.minimum(rel, n) / np.maximum(n, 1)),
+        ("recall", lambda rel, n: np.minimum(rel, n) / rel),
     ):
         if metric not in tables.metrics:
             continue
-        best: dict[str, float] = {}
-        for run in ("a", "b"):
-            r = p[f"n_relevant_{run}"].to_numpy(dtype=float)
-            slots = p[f"k_{run}"].to_numpy(dtype=float, na_value=np.nan)  # NaN: not logged
-            scored = (r > 0) & (slots > 0)
-            if scored.any():
-                best[run] = float(bound(r[scored], slots[scored]).mean())
-        if len(best) < 2 or min(best.values()) >= 1:
+        best = {run: float(bound(r[run][scored], slots[run][scored]).mean()) for run in r}
+        if min(best.values()) >= 1:
             continue
         a, b = best["a"], best["b"]
-        median = float(np.median(p.loc[p["n_relevant_a"] > 0, "n_relevant_a"]))
+        median = float(np.median(r["a"][scored]))
         name = f"{metric}@{k}"
         apart = abs(b - a) > CEILING_GAP
         low = min(a, b) < LOW_CEILING

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..formatting import fmt_share
+
 BOOLEAN_SUPPORTED = 1.0  # 0/1 faithfulness verdicts: supported means 1
 GRADED_SUPPORTED = 0.8  # graded faithfulness: supported from here, unless the option says
 DOMINATES_ABOVE = 0.5  # the rule decides when it rejects more than this share of correct answers
@@ -20,12 +22,14 @@ DOMINATES_ABOVE = 0.5  # the rule decides when it rejects more than this share o
 @dataclass(frozen=True)
 class SupportedRule:
     threshold: float
-    source: str  # "--supported-threshold", "0/1 scores" or "graded scores"
+    source: str  # "--supported-threshold", "0/1 scores", "graded scores" or "not logged"
     unsupported: dict[str, float | None]  # run -> share of its correct answers below threshold
     dominates: bool  # some run loses more than DOMINATES_ABOVE of its correct answers to it
 
     @property
     def text(self) -> str:
+        if self.source == "not logged":
+            return "Faithfulness is not logged: a good answer is a correct one."
         why = {
             "--supported-threshold": "set by --supported-threshold",
             "0/1 scores": "faithfulness is logged as 0/1",
@@ -35,7 +39,7 @@ class SupportedRule:
         shares = {r: s for r, s in self.unsupported.items() if s is not None}
         if not shares:
             return rule + "."
-        below = " and ".join(f"{s:.0%} of {r.upper()}'s" for r, s in shares.items())
+        below = " and ".join(f"{fmt_share(s)} of {r.upper()}'s" for r, s in shares.items())
         text = f"{rule}; {below} correct answers fall below it"
         if self.dominates:
             return (
@@ -55,7 +59,9 @@ def supported_rule(
     """
     scores = np.concatenate(list(faithfulness.values()))
     scores = scores[~np.isnan(scores)]
-    if given is not None:
+    if not scores.size:  # nothing to fit nor to apply a threshold to
+        threshold, source = BOOLEAN_SUPPORTED if given is None else given, "not logged"
+    elif given is not None:
         threshold, source = given, "--supported-threshold"
     elif np.isin(scores, (0.0, 1.0)).all():
         threshold, source = BOOLEAN_SUPPORTED, "0/1 scores"

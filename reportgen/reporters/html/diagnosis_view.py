@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -239,10 +240,15 @@ def _cost(result: Comparison) -> list[CostRow]:
                 b=f"{c.b:.{digits}f}",
                 diff=fmt_diff(c.diff, digits),
                 interval=fmt_interval(c.ci_low, c.ci_high, digits),
-                relative=fmt_diff(change.relative_pct, 0) + "%",
+                relative=_relative(change.relative_pct),
             )
         )
     return out
+
+
+def _relative(pct: float) -> str:
+    """B's change as a share of A's mean, or why there is none (A's mean is 0)."""
+    return "n/a (A is 0)" if math.isnan(pct) else fmt_diff(pct, 0) + "%"
 
 
 def _classes(result: Comparison, colours: RunColours) -> tuple[list[ClassRow], Chart | None]:

@@ -1,0 +1,126 @@
+"""The audit and the fair-comparison checks on logs that measure something in one run, or on
+some questions, only: a closed-book baseline, a token count lost to a timeout, a run that sends
+no context, an empty prompt, prompts that --k leaves uncompared."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+
+def _rows(n: int, **extra) -> list[dict]:
+    """n questions, each with one relevant passage among three in the prompt."""
+    return [
+        {
+            "question_id": f"q{i}",
+            "retrieved_ids": ["p1", "p2", "p3"],
+            "relevant_ids": ["p2"],
+            "context_ids": ["p1", "p2", "p3"],
+            "correct": i % 2 == 0,
+            **extra,
+        }
+        for i in range(n)
+    ]
+
+
+def _run(tmp_path: Path, compare, a: list[dict], b: list[dict], *options) -> dict:
+    pd.DataFrame(a).to_parquet(tmp_path / "a.parquet")
+    pd.DataFrame(b).to_parquet(tmp_path / "b.parquet")
+    return compare(tmp_path / "a.parquet", tmp_path / "b.parquet", tmp_path / "o", *options)
+
+
+def test_a_closed_book_baseline_has_no_golden_set_to_change(tmp_path, compare):
+    # A retrieves and labels; B answers from memory and logs no label: nothing was relabelled,
+    # so --strict compares them (compare asserts exit 0)
+    a = _rows(6, answerable=True)
+    b = [{"question_id": r["question_id"], "correct": not r["correct"]} for r in a]
+    out = _run(tmp_path, compare, a, b, "--strict")
+    assert out["audit"]["label_changes"] == [] and out["audit"]["labels_compared"] == []
+    page = (tmp_path / "o" / "report.html").read_text()
+    assert "golden set changed" not in page
+    assert "No labels to compare between the runs" in page
+
+
+def test_answerable_logged_by_one_run_only_is_not_a_changed_label(tmp_path, compare):
+    a = _rows(6, answerable=True)
+    b = _rows(6)
+    b[4] = dict(b[4], relevant_ids=["p3"])  # relabelled in B: the one change
+    out = _run(tmp_path, compare, a, b)
+    assert out["audit"]["labels_compared"] == ["relevant_ids"]
+    assert out["audit"]["label_changes"] == [{"question_id": "q4", "changed": "relevant labels"}]
+
+
+def _budget(tmp_path: Path, compare, a_tokens: list, b_tokens: list) -> dict:
+    a = [dict(r, context_tokens=t) for r, t in zip(_rows(len(a_tokens)), a_tokens, strict=True)]
+    b = [dict(r, context_tokens=t) for r, t in zip(_rows(len(b_tokens)), b_tokens, strict=True)]
+    return _run(tmp_path, compare, a, b)["fairness"]["context budget"]
+
+
+@pytest.mark.parametrize("lost", [None, float("inf")])
+def test_the_token_budget_is_compared_where_both_runs_measured_it(tmp_path, compare, lost):
+    # B sends twice the tokens; one count of B lost (null, or inf from a timeout): the budget
+    # is still in tokens, over the 5 questions measured in both, not 3 passages against 3
+    budget = _budget(tmp_path, compare, [1000.0] * 6, [lost] + [2000.0] * 5)
+    assert budget["numbers"]["unit_tokens"] == 1
+    assert (budget["numbers"]["a"], budget["numbers"]["b"]) == (1000.0, 2000.0)
+    assert budget["flagged"]
+    assert budget["text"] == (
+        "Mean context per question: A 1000.0 tokens, B 2000.0 tokens (+100%) over the 5 "
+        "questions measured in both; B's bigger budget, not a better retriever, may explain "
+        "a gain of B."
+    )
+
+
+def test_a_run_that_sends_no_context_is_not_within_budget(tmp_path, compare):
+    budget = _budget(tmp_path, compare, [0.0] * 6, [500.0] * 6)
+    assert budget["flagged"] and budget["numbers"]["relative"] is None
+    assert "within" not in budget["text"]
+    assert budget["text"].startswith("Mean context per question: A 0.0 tokens, B 500.0 tokens;")
+
+
+def test_a_smaller_budget_in_b_names_a_as_the_bigger(tmp_path, compare):
+    budget = _budget(tmp_path, compare, [1000.0] * 6, [500.0] * 6)
+    assert budget["flagged"] and budget["numbers"]["relative"] == pytest.approx(-0.5)
+    assert "A's bigger budget, not a better retriever, may explain a gain of A." in budget["text"]
+
+
+def test_prompt_sizes_that_differ_on_few_questions_are_counted(tmp_path, compare):
+    # one prompt of 300 differs: its share rounds to 0%, the count does not
+    a = _rows(300)
+    b = [dict(r) for r in a]
+    b[7] = dict(b[7], context_ids=["p1", "p2", "p3", "p4"])
+    check = _run(tmp_path, compare, a, b, "--n-boot", 200)["fairness"]["prompt k"]
+    assert check["flagged"] and check["numbers"]["share_differ"] == pytest.approx(1 / 300)
+    assert check["text"] == (
+        "Passages in the prompt, most often: A 3, B 3; they differ on 1 of 300 questions. "
+        "Retrieval metrics then compare different cutoffs."
+    )
+
+
+def test_with_k_and_no_tokens_no_check_asks_for_a_logged_column(tmp_path, compare):
+    # both runs log context_ids, but with --k the ranking scored is retrieved_ids, so no budget
+    # is compared; three labels fill the three slots, so no ceiling either
+    rows = [dict(r, relevant_ids=["p1", "p2", "p3"]) for r in _rows(6)]
+    out = _run(tmp_path, compare, rows, rows, "--k", "3")
+    assert out["fairness"] == {}
+    page = (tmp_path / "o" / "report.html").read_text()
+    assert "log context_tokens or context_ids to compare" not in page
+    assert (
+        "No check applies to these logs: prompts are compared by their tokens (log "
+        "context_tokens) or, without <code>--k</code>, by their passages (log context_ids)"
+    ) in page
+
+
+def test_an_empty_prompt_lowers_the_ceiling_it_is_scored_against(tmp_path, compare):
+    # two relevant passages, two slots; B's prompt is empty on 3 of 6 questions, which score 0
+    # in its means: B's recall@2 and precision@2 cannot exceed 3/6, A's reach 1
+    a = [dict(r, relevant_ids=["p2", "p3"], context_ids=["p1", "p2"]) for r in _rows(6)]
+    b = [dict(r, context_ids=[] if i < 3 else r["context_ids"]) for i, r in enumerate(a)]
+    out = _run(tmp_path, compare, a, b)
+    assert out["metrics"]["recall@2"]["b"] == pytest.approx(0.25)  # 0, 0, 0, 1/2, 1/2, 1/2
+    for metric in ("recall", "precision"):
+        ceiling = out["fairness"][f"{metric} ceiling"]
+        assert (ceiling["numbers"]["a"], ceiling["numbers"]["b"]) == (1.0, 0.5)
+        assert ceiling["flagged"] and "may be room, not quality" in ceiling["text"]
