@@ -215,3 +215,13 @@ def test_samples_of_one_question_are_one_question_elsewhere(tmp_path):
     assert missing.get("A") == ["q4"] and not missing.get("B")
     assert "duplicate_question" not in report["audit"]["smells"]
     assert report["n_paired"] == 3
+
+
+def test_samples_per_question_of_a_uniform_log_is_exactly_its_count():
+    """30 questions of 3 samples each, 1 in run B: 3 and 1 per question, and 1.5 for B - A (the
+    harmonic mean), as written in the JSON; summing thirty 1/3 wrote 2.999999999999999."""
+    rng = np.random.default_rng(3)
+    a = _simulate(rng, 30, 3, 0.04, 0.09)
+    b = _simulate(rng, 30, 1, 0.04, 0.09).assign(run="b")
+    got = {s.run: s.samples for s in spread(_summarise(pd.concat([a, b])), ("faithfulness",))}
+    assert got == {"A": 3.0, "B": 1.0, "B - A": 1.5}

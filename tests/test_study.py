@@ -312,6 +312,54 @@ def test_the_stated_overstatement_of_the_best_matches_known_truth():
     assert np.mean(over) / np.mean(stated) == pytest.approx(1.0, abs=0.15)
 
 
+def test_a_candidate_without_the_headline_column_is_not_ranked_by_another_metric(
+    tmp_path, write_log
+):
+    """c logs no correct, so its own headline is nDCG (+0.5 here); the best gain in correct is
+    b's +0.2, and the run charts and the held-out check rank only the runs that log it."""
+    ids = [f"q{i}" for i in range(40)]
+    base = write_log(tmp_path / "base.parquet", rows(ids, [True, False] * 20))
+    b = write_log(tmp_path / "b.parquet", rows(ids, [True] * 28 + [False] * 12))
+    c = write_log(tmp_path / "c.parquet", rows(ids, [True] * 24 + [False] * 16))
+    d_rows = rows(ids, [True] * 40)  # every question's evidence in the prompt: nDCG 1
+    for r in d_rows:
+        del r["correct"]
+    d = write_log(tmp_path / "d.parquet", d_rows)
+    doc = compare_runs(tmp_path / "out", base, b, c, d, options=(*FAST, "--holdout", "0.5"))
+    assert [r["metric"] for r in doc["summary"]] == ["correct", "correct", "ndcg@2"]
+    curse = doc["winners_curse"]
+    assert (curse["best"], curse["metric"], curse["n_candidates"]) == ("b", "correct", 2)
+    assert curse["diff"] == pytest.approx(doc["summary"][0]["diff"]) == pytest.approx(0.2)
+    assert [m["label"] for m in doc["run_means"]] == ["base", "b", "c"]
+    assert doc["holdout"]["n_candidates"] == 2 and doc["holdout"]["chosen"] in {"b", "c"}
+
+
+def test_the_chance_gain_of_a_lower_is_better_headline_is_a_fall(tmp_path, write_log):
+    """Where less is better the best of m equally good candidates shows a fall by chance: the
+    page printed it as a rise (+), against the best candidate's own negative gain."""
+    rng = np.random.default_rng(2)
+    spread = rng.normal(100, 20, 60)
+    logs = []
+    for name, shift in (("a", 0), ("b", -3), ("c", -1), ("d", 2)):
+        frame = pd.DataFrame(
+            {
+                "question_id": [f"q{i}" for i in range(60)],
+                "latency_ms": spread + shift + rng.normal(0, 5, 60),
+            }
+        )
+        frame.to_parquet(tmp_path / f"{name}.parquet")
+        logs.append(tmp_path / f"{name}.parquet")
+    markdown = tmp_path / "r.md"
+    options = (*FAST, "--lower-is-better", "latency_ms", "--markdown", markdown)
+    doc = compare_runs(tmp_path / "out", *logs, options=options)
+    curse = doc["winners_curse"]
+    assert curse["best"] == "b" and curse["diff"] < 0
+    assert curse["overstatement"] < 0 < curse["expected_max"]
+    stated = f"the best would still show about {curse['overstatement']:+.3f} by chance"
+    assert stated.startswith("the best would still show about -")
+    assert stated in markdown.read_text()
+
+
 def test_two_runs_have_no_family_and_no_curse(tmp_path):
     doc = compare_runs(tmp_path, A, B)
     assert doc["family"] is None and doc["winners_curse"] is None
@@ -398,6 +446,82 @@ def test_holdout_fraction_is_seeded_and_drawn_within_each_slice():
     assert (first.held_out != other.held_out).any()
     per_slice = pd.Series(first.held_out).groupby(strata).sum().to_dict()
     assert per_slice == {"x": 15, "y": 9, "z": 6}
+
+
+@pytest.mark.parametrize("size", [1, 2, 3])
+def test_holdout_fraction_of_small_slices_is_the_fraction_of_the_questions(size):
+    """60 questions in slices of 1, 2 or 3 at 30%: 18 held out, as the page says, spread over
+    the slices at random and never more than a slice's share rounded up (rounded slice by
+    slice, slices of 1 held out none and slices of 2 half the questions)."""
+    strata = pd.Series([f"s{i // size}" for i in range(60)])
+    held = [holdout.split("0.3", strata, None, seed=s, path="log").held_out for s in (0, 1)]
+    assert [h.sum() for h in held] == [18, 18] and (held[0] != held[1]).any()
+    assert pd.Series(held[0]).groupby(strata).sum().max() == math.ceil(0.3 * size)
+
+
+def test_holdout_with_clusters_holds_out_whole_clusters_and_resamples_them(tmp_path):
+    """20 documents of 5 questions, --cluster doc_id --holdout 0.5: 10 whole documents held
+    out (a document on both sides carries its luck into the held-out questions), and the
+    held-out interval resamples them as every other interval does, not single questions."""
+    rng = np.random.default_rng(9)
+    doc = np.repeat(np.arange(20), 5)
+    shared = rng.normal(0, 0.3, 20)[doc]
+    logs = []
+    for name, shift in (("a", 0.0), ("b", 0.02), ("c", 0.01)):
+        values = 0.5 + (shared if shift else 0.0) + shift + rng.normal(0, 0.1, 100)
+        frame = pd.DataFrame(
+            {
+                "question_id": [f"q{i}" for i in range(100)],
+                "doc_id": [f"d{d}" for d in doc],
+                "faithfulness": np.clip(values, 0, 1),
+            }
+        )
+        frame.to_parquet(tmp_path / f"{name}.parquet")
+        logs.append(tmp_path / f"{name}.parquet")
+    options = (*FAST, "--cluster", "doc_id", "--holdout", "0.5")
+    doc_json = compare_runs(tmp_path / "out", *logs, options=options)
+    h = doc_json["holdout"]
+    assert h["rule"] == "50% of the clusters, drawn at random (seed 0)"  # no slice logged
+    assert (h["n_held_out"], h["held_out"]["clusters"]) == (50, 10)
+    assert (
+        h["held_out"]["interval"]
+        == doc_json["comparisons"][0]["metrics"]["faithfulness"]["interval"]
+    )
+    split = holdout.split("0.5", pd.Series([None] * 100), None, 0, "log", doc.astype(str))
+    per_doc = pd.Series(split.held_out).groupby(doc).mean()
+    assert set(per_doc) == {0.0, 1.0} and per_doc.sum() == 10
+    # one document held out gives no interval (it printed [+nan, +nan]): refused
+    one = np.repeat(["d0", "d1"], 50)
+    with pytest.raises(InputError, match="holds out the questions of one cluster"):
+        holdout.split("0.5", pd.Series([None] * 100), None, 0, "log", one)
+
+
+def test_holdout_fraction_is_drawn_within_the_slices_of_slice_option(tmp_path):
+    """--slice topic, no slice column: half of each topic is held out (20 of 40 x, 10 of 20 y),
+    so B, better by 1 on x only, differs by 20/30 there; the draw ignored topic and still said
+    "within each slice"."""
+    frame = pd.DataFrame(
+        {
+            "question_id": [f"q{i}" for i in range(60)],
+            "topic": ["x"] * 40 + ["y"] * 20,
+            "faithfulness": 0.0,
+        }
+    )
+    frame.to_parquet(tmp_path / "a.parquet")
+    frame.assign(faithfulness=[1.0] * 40 + [0.0] * 20).to_parquet(tmp_path / "b.parquet")
+    options = (*FAST, "--slice", "topic", "--holdout", "0.5")
+    h = compare_runs(
+        tmp_path / "out", tmp_path / "a.parquet", tmp_path / "b.parquet", options=options
+    )["holdout"]
+    assert h["rule"] == "50% of the questions, drawn within each slice (seed 0)"
+    assert h["held_out"]["diff"] == pytest.approx(20 / 30)
+    assert h["selection_diff"] == pytest.approx(20 / 30)
+
+
+def test_holdout_by_a_number_matches_a_float_column():
+    values = pd.Series(["0.0", "1.0", "2.0"] * 10)
+    chosen = holdout.split("split=1", pd.Series([None] * 30), values, seed=0, path="log")
+    assert chosen.held_out.tolist() == [False, True, False] * 10
 
 
 def test_holdout_by_column_value_and_refusals():

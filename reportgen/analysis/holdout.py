@@ -24,6 +24,7 @@ class Split:
 
     rule: str  # what the page says, e.g. "30% of the questions, drawn within each slice"
     held_out: np.ndarray  # bool per paired question, in the order of the pairs' tables
+    clusters: np.ndarray | None = None  # --cluster's label per paired question
 
 
 @dataclass(frozen=True)
@@ -66,32 +67,68 @@ def parse(value: str) -> tuple[str, str] | float:
     return fraction
 
 
+def _equals(values: pd.Series, wanted: str) -> np.ndarray:
+    """Which values are ``wanted``: as text, or as numbers (a float column's 1.0 is split=1)."""
+    same = values == wanted
+    number = pd.to_numeric(pd.Series([wanted]), errors="coerce").iloc[0]
+    if pd.notna(number):
+        same |= pd.to_numeric(values, errors="coerce") == number
+    return same.fillna(False).to_numpy(dtype=bool)
+
+
+def _allocate(fraction: float, sizes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Questions to hold out of each slice: round(fraction x questions) in all, each slice its
+    share rounded down plus one for the largest remainders (ties drawn at random). Rounding each
+    slice on its own held out half of slices of 2 at 30%, and none of slices of 1."""
+    quota = fraction * sizes
+    counts = np.floor(quota).astype(int)
+    extra = int(round(fraction * sizes.sum())) - counts.sum()
+    order = np.lexsort((rng.random(len(sizes)), counts - quota))  # largest remainder first
+    counts[order[:extra]] += 1
+    return counts
+
+
 def split(
-    value: str, strata: pd.Series, column_values: pd.Series | None, seed: int, path: str
+    value: str,
+    strata: pd.Series,
+    column_values: pd.Series | None,
+    seed: int,
+    path: str,
+    clusters: np.ndarray | None = None,
 ) -> Split:
     """The held-out questions: those whose column has the value, or a seeded fraction drawn
-    within each stratum (slice) so that every slice is held out in proportion."""
+    within each stratum (slice) so that every slice is held out in proportion. With
+    ``clusters`` (--cluster) the fraction is of whole clusters, each in its first question's
+    slice: a document's questions on both sides would carry its luck into the held-out ones."""
     rule = parse(value)
     if isinstance(rule, tuple):
         column, wanted = rule
         assert column_values is not None
-        held = (column_values.astype("string") == wanted).fillna(False).to_numpy(dtype=bool)
+        held = _equals(column_values.astype("string"), wanted)
         text = f"the questions whose {column} is {wanted}"
     else:
         rng = np.random.default_rng(seed)
-        held = np.zeros(len(strata), dtype=bool)
-        groups = strata.fillna("\x00").astype(str).to_numpy()
-        for group in dict.fromkeys(groups):
-            members = np.flatnonzero(groups == group)
-            n = int(round(rule * len(members)))
-            held[rng.choice(members, n, replace=False)] = True
-        text = f"{rule:.0%} of the questions, drawn within each slice (seed {seed})"
+        units, _ = pd.factorize(clusters if clusters is not None else np.arange(len(strata)))
+        codes, _ = pd.factorize(strata.fillna("\x00").astype(str))
+        unit_strata = codes[np.unique(units, return_index=True)[1]]
+        chosen = np.zeros(len(unit_strata), dtype=bool)
+        for group, n in enumerate(_allocate(rule, np.bincount(unit_strata), rng)):
+            chosen[rng.choice(np.flatnonzero(unit_strata == group), n, replace=False)] = True
+        held = chosen[units]
+        drawn = "questions" if clusters is None else "clusters"
+        where = "within each slice" if codes.max(initial=0) > 0 else "at random"
+        text = f"{rule:.0%} of the {drawn}, drawn {where} (seed {seed})"
     if min(held.sum(), (~held).sum()) < MIN_SIDE:
         raise InputError(
             f"{path}: --holdout {value} leaves {int(held.sum())} held-out and "
             f"{int((~held).sum())} other questions; each side needs {MIN_SIDE} or more"
         )
-    return Split(text, held)
+    if clusters is not None and len(set(clusters[held])) < 2:
+        raise InputError(
+            f"{path}: --holdout {value} holds out the questions of one cluster (--cluster); an "
+            "interval that resamples clusters needs 2 or more: hold out more questions"
+        )
+    return Split(text, held, clusters)
 
 
 def evaluate(
@@ -125,6 +162,7 @@ def evaluate(
         n_boot=n_boot,
         confidence=confidence,
         seed=seed,
+        clusters=None if split_.clusters is None else split_.clusters[held],
     )
     return Holdout(
         rule=split_.rule,

@@ -65,19 +65,22 @@ def _run_spread(metric: str, run: str, q: pd.DataFrame) -> Spread:
     """One run's spread from its per-question rows (n, mean, variance of the samples): the
     noise is the mean of the questions' sample variances x the mean of 1 / samples."""
     sampled = q.loc[q["n"] >= 2, "variance"]
-    inverse = float((1 / q["n"]).mean())
-    noise = float(sampled.mean()) * inverse if len(sampled) else None
+    # harmonic mean, one division per distinct count: 30 questions of 3 samples give 3, where
+    # summing thirty 1/3 gave 2.999999999999999
+    counts = q["n"].value_counts()
+    samples = len(q) / float((counts / counts.index).sum())
+    noise = float(sampled.mean()) / samples if len(sampled) else None
     total = float(q["mean"].var(ddof=1)) if len(q) >= 2 else None
     between, share = _split(noise, total)
     return Spread(
         metric=metric,
         run=run,
         n_questions=len(q),
-        samples=1 / inverse,
+        samples=samples,
         within=noise,
         between=between,
         within_share=share,
-        samples_to_halve=samples_to_halve(1 / inverse, share),
+        samples_to_halve=samples_to_halve(samples, share),
     )
 
 

@@ -95,7 +95,8 @@ class WinnersCurse:
     n_candidates: int
     standard_error: float  # the candidates' typical standard error of the headline difference
     expected_max: float  # overstatement in those standard errors
-    overstatement: float  # what the best of m equally good candidates gains by chance
+    overstatement: float  # what the best of m equally good candidates gains by chance (below
+    # zero for a metric where lower is better)
     spread: float  # standard deviation of the candidates' headline differences
     correlation: float  # mean correlation of the candidates' per-question differences
 
@@ -363,15 +364,21 @@ def _own(name: str, values: np.ndarray, options: Options) -> MetricComparison:
     return own
 
 
+def _comparing_headline(pairs: list[Comparison]) -> list[Comparison]:
+    """The pairs that compare the first pair's headline metric, the one the study's charts, the
+    winner's curse and --holdout rank the candidates by: a candidate whose log lacks its column
+    (another headline, then) is left out rather than ranked by a different metric."""
+    base = base_name(pairs[0].headline)
+    return [p for p in pairs if base in p.tables.metrics]
+
+
 def _headline_columns(pairs: list[Comparison]) -> list[tuple[str, np.ndarray]]:
     """Each run's per-question headline score, over the shared questions in the baseline's order
-    (runs whose headline differs from the baseline's are left out)."""
+    (candidates without the headline metric are left out)."""
     first = pairs[0]
     base = base_name(first.headline)
     columns = [(first.runs["a"].label, first.paired[f"{base}_a"])]
-    columns += [
-        (p.runs["b"].label, p.paired[f"{base}_b"]) for p in pairs if p.headline == first.headline
-    ]
+    columns += [(p.runs["b"].label, p.paired[f"{base}_b"]) for p in _comparing_headline(pairs)]
     return [(label, c.to_numpy(dtype=float, na_value=np.nan)) for label, c in columns]
 
 
@@ -443,13 +450,18 @@ def _headline_differences(pairs: list[Comparison]) -> np.ndarray:
     return frame.to_numpy(dtype=float)
 
 
-def _curse(pairs: list[Comparison], seed: int) -> WinnersCurse:
-    headline = [(p.runs["b"].label, p.comparisons[p.headline]) for p in pairs]
-    sign = 1 if pairs[0].tables.metric(base_name(pairs[0].headline)).higher_is_better else -1
+def _curse(pairs: list[Comparison], seed: int) -> WinnersCurse | None:
+    """None when fewer than two candidates compare the headline metric: nothing was chosen."""
+    ranked = _comparing_headline(pairs)
+    if len(ranked) < 2:
+        return None
+    base = base_name(pairs[0].headline)
+    headline = [(p.runs["b"].label, p.comparisons[p.tables.name(base)]) for p in ranked]
+    sign = 1 if pairs[0].tables.metric(base).higher_is_better else -1
     best, c = max(headline, key=lambda item: sign * item[1].diff)  # the largest gain
     errors = [h.sd / np.sqrt(h.n) for _, h in headline if h.n > 0]
     se = float(np.mean(errors)) if errors else float("nan")
-    differences = _headline_differences(pairs)
+    differences = _headline_differences(ranked)
     chance, correlation = (
         chance_gain(differences, seed) if len(differences) > 1 else (float("nan"),) * 2
     )
@@ -457,10 +469,10 @@ def _curse(pairs: list[Comparison], seed: int) -> WinnersCurse:
         best=best,
         metric=pairs[0].headline,
         diff=c.diff,
-        n_candidates=len(pairs),
+        n_candidates=len(ranked),
         standard_error=se,
         expected_max=chance / se if se > 0 else float("nan"),
-        overstatement=chance,
+        overstatement=sign * chance,  # in the direction of a gain: a fall where lower is better
         spread=float(np.std([h.diff for _, h in headline], ddof=1)),
         correlation=correlation,
     )
@@ -471,11 +483,26 @@ def _holdout(pairs: list[Comparison], options: Options) -> Holdout:
     assert options.holdout is not None
     first = pairs[0]
     rule = holdout.parse(options.holdout)
+    ids = first.paired[["question_id"]]
     values = None
     if isinstance(rule, tuple):
-        values = _column_values(first.runs["a"], rule[0], first.paired[["question_id"]])
+        if rule[0] not in first.runs["a"].columns:
+            raise InputError(
+                f"{first.runs['a'].path}: no column {rule[0]!r} (asked for by --holdout); name "
+                "a column the baseline log has, or give a fraction"
+            )
+        values = _column_values(first.runs["a"], rule[0], ids)
+    clusters = None
+    if options.cluster is not None:  # as the pairs resample them: A's label, else B's, else own
+        labels = _column_values(first.runs["a"], options.cluster, ids, first.runs["b"])
+        clusters = labels.fillna("\x00" + ids["question_id"].astype(str)).to_numpy(dtype=str)
     chosen = holdout.split(
-        options.holdout, first.paired["slice"], values, options.seed, str(first.runs["a"].path)
+        options.holdout,
+        _strata(first, options, ids),
+        values,
+        options.seed,
+        str(first.runs["a"].path),
+        clusters,
     )
     (_, base), *candidates = _headline_columns(pairs)
     return holdout.evaluate(
@@ -491,14 +518,20 @@ def _holdout(pairs: list[Comparison], options: Options) -> Holdout:
     )
 
 
-def _column_values(run: RunFile, column: str, ids: pd.DataFrame) -> pd.Series:
-    """``column`` of the baseline's log for every paired question."""
-    if column not in run.columns:
-        raise InputError(
-            f"{run.path}: no column {column!r} (asked for by --holdout); name a column the "
-            "baseline log has, or give a fraction"
-        )
-    db = RunDatabase(run)
+def _strata(pair: Comparison, options: Options, ids: pd.DataFrame) -> pd.Series:
+    """The slice every paired question is drawn within: of the first --slice column, else of
+    the slice column; one stratum when neither run logs it."""
+    column = options.slices[0] if options.slices else "slice"
+    if not any(column in run.columns for run in pair.runs.values()):
+        return pd.Series([None] * len(ids), dtype=object)
+    return _column_values(pair.runs["a"], column, ids, pair.runs["b"])
+
+
+def _column_values(
+    run: RunFile, column: str, ids: pd.DataFrame, other: RunFile | None = None
+) -> pd.Series:
+    """``column`` of ``run``'s log, else of ``other``'s, for every paired question."""
+    db = RunDatabase(run, other)
     try:
         values = db.frame("slice_values", column=column)
     finally:

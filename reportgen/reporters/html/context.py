@@ -24,7 +24,15 @@ from ...analysis.stats import NORMAL_LIMIT, NORMAL_LIMIT_FROM, POWER, STUDENTIZE
 from ...comparison.compare import CHANGED_SHOWN, Comparison, too_fine_note
 from ...diagnosis.diagnose import OFF_QUESTION_BELOW, TARGET
 from ...diagnosis.stages import CELL_NAMES, CELL_TITLES, MAX_JUDGE_GAP
-from ...formatting import fmt_diff, fmt_interval, fmt_num, fmt_p, fmt_pct, interval_side
+from ...formatting import (
+    fmt_diff,
+    fmt_interval,
+    fmt_num,
+    fmt_p,
+    fmt_pct,
+    fmt_share,
+    interval_side,
+)
 from ...provenance import gzip_data_url, library_versions
 from . import charts
 from .charts import Chart, RunColours
@@ -458,7 +466,11 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             f"k = t(1 - alpha/2) + t({POWER}) with n - 1 degrees of freedom and sd the spread of "
             "B - A; for a binary "
             "outcome k sqrt(psi / (n + k^2)), psi the share of changed questions. Questions "
-            "needed: the n at which the observed difference is that detectable difference.",
+            "needed: the n at which the observed difference is that detectable difference. "
+            "Continuous metrics under 1,000 questions: the difference is found by resampling "
+            "the observed differences, shifted either way. With --cluster the quantiles take "
+            "the clusters' degrees of freedom when fewer. The questions needed are kept on the "
+            "stated difference's side of n; a difference past the metric's range is not stated.",
         ),
         (
             "Fair comparison",
@@ -485,13 +497,15 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             "evidence among the candidates but not in context: ranking miss, nowhere: retrieval "
             "miss; wrong with evidence in context: faithfulness below the threshold: "
             f"hallucination, answer relevance below {OFF_QUESTION_BELOW}: off-question, else "
-            "faithful but wrong.",
+            "faithful but wrong. An answer without a correct verdict gets no class.",
         ),
         (
             "Next experiment",
             f"Walk the chain and stop at the first link under {TARGET}: did the evidence reach the "
             "candidates (hit at the ranking's full depth)? the prompt (hit@k)? are the hits "
-            "answered correctly and with support? If every link holds, the weakest slice. Hit, "
+            "answered correctly and with support? If every link holds, the weakest slice of "
+            f"{SMALL_SLICE} or more judged questions with a wrong answer; without one, the last "
+            "link again; when no answer fails, add harder questions to the golden set. Hit, "
             "not recall: one passage that answers the question is all an answer needs.",
         ),
         (
@@ -550,7 +564,7 @@ def _audit(result: Comparison) -> AuditView:
         changed_labels=len(a.label_changes),
         labels_compared=list(a.labels_compared),
         coverage=[SliceCount(value, n) for value, n in a.coverage],
-        unanswerable=f"{a.unanswerable} of {a.n_paired} ({a.unanswerable_share:.0%})",
+        unanswerable=f"{a.unanswerable} of {a.n_paired} ({fmt_share(a.unanswerable_share)})",
         smells=[
             Smell(s.title, s.counts["a"], s.counts["b"], ", ".join(s.examples)) for s in a.smells
         ],
@@ -567,14 +581,14 @@ def _unjudged(u: Unjudged | None) -> UnjudgedLine | None:
         f"caveat, not in the verdict): A {fmt_num(u.a)}, B {fmt_num(u.b)}, B \u2212 A "
         f"{fmt_diff(u.diff)}, over {u.n} questions."
     )
-    if u.diff == 0:
+    if abs(u.diff) < UNJUDGED_GAP:  # too close for pool bias to explain a difference
         return UnjudgedLine(text, False)
     more = "B" if u.diff > 0 else "A"
     return UnjudgedLine(
         f"{text} {more} has more unjudged passages in its top {u.k}, so its retrieval metrics "
         "are understated wherever one of them is relevant (pool bias); judge them before "
         "trusting the difference.",
-        abs(u.diff) >= UNJUDGED_GAP,
+        True,
     )
 
 
