@@ -80,8 +80,13 @@ def fmt_share(share: float) -> str:
 
 
 def fmt_pct(share: float) -> str:
-    """A confidence level or share as a percentage without trailing zeros: 95%, 99.5%."""
-    return f"{share * 100:.10g}%"
+    """A confidence level or share as a percentage without trailing zeros: 95%, 99.5%, and
+    98.33% for 1 - 0.05 / 3; more digits only where four would round a level under 1 to 100%."""
+    for digits in (4, 10):
+        text = f"{share * 100:.{digits}g}"
+        if share >= 1 or float(text) < 100:
+            break
+    return f"{text}%"
 
 
 def interval_side(low: float, high: float) -> str:

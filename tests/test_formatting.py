@@ -75,6 +75,8 @@ def test_fmt_p(p, text, clause):
 
 
 def test_fmt_pct():
+    assert fmt_pct(1 - 0.05 / 3) == "98.33%"  # the per-candidate level of three candidates
+    assert fmt_pct(0.99999) == "99.999%"  # not rounded up to 100%
     assert fmt_pct(0.95) == "95%"
     assert fmt_pct(0.995) == "99.5%"
 

@@ -4,6 +4,7 @@ junitparser."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -277,7 +278,7 @@ def test_several_candidates_name_the_one_that_regresses(several):
 def test_winners_curse_leaves_out_an_undefined_correlation(several):
     markdown, html, doc = several
     assert doc["winners_curse"]["correlation"] is None
-    paragraph = next(line for line in markdown.splitlines() if "largest gain" in line)
+    paragraph = next(line for line in markdown.splitlines() if "comes out best" in line)
     assert "nan" not in paragraph and "nan" not in html.split("winners-curse")[1][:2000]
     assert "their correlation is undefined, a candidate's difference being the same" in paragraph
 
@@ -320,6 +321,14 @@ def test_winners_curse_prints_no_undefined_number():
     assert "standard errors" not in curse(expected_max=nan).sentence
     assert "fewer than two questions" in curse(overstatement=nan).sentence
     assert "mean correlation 0.40" in curse().sentence
+
+
+def test_winners_curse_calls_no_loss_a_gain():
+    """Every candidate below the baseline: the best of them lost least, and the paragraph says
+    it came out best, not that it has the largest gain."""
+    sentence = WinnersCurse("C", "correct", -0.1, 2, 0.02, 0.8, 0.016, 0.07, 0.4).sentence
+    assert sentence.startswith("C comes out best of the 2 candidates on correct (-0.100 against")
+    assert not re.search(r"\bgains?\b", sentence)
 
 
 def test_winners_curse_makes_no_request_a_holdout_has_met():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from reportgen.analysis.supported import supported_rule
 
@@ -61,3 +62,29 @@ def test_a_share_that_is_neither_none_nor_all_never_reads_0_or_100_percent():
     a, b = [0.0] + [1.0] * 299, [1.0] + [0.0] * 299
     rule = supported_rule(arrays(a, b), arrays([1] * 300, [1] * 300), None)
     assert "under 1% of A's and over 99% of B's correct answers fall below it" in rule.text
+
+
+def test_repeated_answers_fit_the_rule_to_the_answers_the_cells_read(tmp_path, compare):
+    """0/1 faithfulness on two samples a question: averaged, q3..q5 read 0.5, a graded score,
+    and half of each run's correct answers fell below the graded default, while the cells read
+    each question's first sample, faithful every time (6 of 6 working as designed)."""
+    rows = [
+        {
+            "question_id": f"q{i}",
+            "sample": str(s),
+            "retrieved_ids": ["p1", "p2"],
+            "context_ids": ["p1", "p2"],
+            "relevant_ids": ["p1"],
+            "correct": True,
+            "faithfulness": 1.0 if s == 0 or i < 3 else 0.0,
+        }
+        for i in range(6)
+        for s in range(2)
+    ]
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    for path in (a, b):
+        pd.DataFrame(rows).to_parquet(path)
+    out = compare(a, b, tmp_path / "out", "--n-boot", 100)
+    assert out["supported"]["source"] == "0/1 scores" and out["supported"]["threshold"] == 1
+    assert out["supported"]["unsupported"] == {"a": 0.0, "b": 0.0}
+    assert out["cells_supported"]["a"]["working_as_designed"] == 6

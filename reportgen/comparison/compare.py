@@ -168,12 +168,13 @@ def compare_runs(
         slice_values = {
             column: ids.merge(values, how="left")["value"] for column, values in by_question.items()
         }
-        supported = _supported(tables, options)
         clusters = _cluster_labels(db, runs, options, ids)
         stage(f"{named}: diagnosis")
         golden = audit(db, tables, next(iter(slice_values.values()), None), options.strict)
+        answers = db.pairs("answer_stage", k=options.cutoff)
+        supported = _supported(answers, options)
         diagnosis = diagnose(
-            db.pairs("answer_stage", k=options.cutoff),
+            answers,
             tables.curve,
             tables.named_cutoff,
             n_boot=options.n_boot,
@@ -261,9 +262,12 @@ def _with_rule_costs(
     return replace(options, lower_is_better=lower) if costs else options
 
 
-def _supported(tables: MetricTables, options: Options) -> SupportedRule:
+def _supported(answers: pd.DataFrame, options: Options) -> SupportedRule:
+    """The supported rule, fitted to the answers the diagnosis classifies (answer_stage's rows,
+    a question's first sample): fitted to the means over samples, 0/1 verdicts read as graded
+    scores and its shares were of other answers than the table's cells."""
     columns = {
-        name: {r: tables.paired[f"{name}_{r}"].to_numpy(dtype=float, na_value=np.nan) for r in "ab"}
+        name: {r: answers[f"{name}_{r}"].to_numpy(dtype=float, na_value=np.nan) for r in "ab"}
         for name in ("faithfulness", "correct")
     }
     return supported_rule(columns["faithfulness"], columns["correct"], options.supported_threshold)

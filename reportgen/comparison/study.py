@@ -124,11 +124,11 @@ class WinnersCurse:
             else "by how much is not estimated, fewer than two questions being scored in every run"
         )
         return (
-            f"{self.best} has the largest gain in {self.metric} of the {m} candidates "
-            f"({self.diff:+.3f}). The best of {m} measured on the same questions overstates its "
-            f"gain: {chance}; the candidates' differences spread by {self.spread:.3f}. Only "
-            "questions that played no part in the choice measure its gain without this bias "
-            "(--holdout holds some out for that)."
+            f"{self.best} comes out best of the {m} candidates on {self.metric} "
+            f"({self.diff:+.3f} against the baseline). The best of {m} measured on the same "
+            f"questions looks better than it is: {chance}; the candidates' differences spread by "
+            f"{self.spread:.3f}. Only questions that played no part in the choice measure its "
+            "difference without this bias (--holdout holds some out for that)."
         )
 
 
