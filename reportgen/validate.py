@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .analysis.metrics import Options, compute_tables, plan, score_run
+from .analysis.metrics import Options, compute_tables, plan, score_questions
 from .errors import InputError
 from .inputs.database import RunDatabase
 from .inputs.load import RunFile, open_log, parquet_file, schema_problems
@@ -33,37 +33,37 @@ def validate(path: Path, options: ReadOptions) -> Validation:
         return Validation([error.advice("check one at a time with --run-filter NAME")], True)
     except InputError as error:
         return Validation(_schema_problems(path) or [str(error)], refused=True)
+    settings = Options(cutoff=_cutoff(run))
     db = RunDatabase(run)
     try:
-        db.execute("facts", k=None)
-        found = db.row_problems()
+        found = db.read(settings.cutoff)
+        refusal = None if any(p.refused for p in found) else _unscorable(db, settings)
     except InputError as error:
         return Validation([str(error)], refused=True)
     finally:
         db.close()
-    lines = [p.summary() for p in found]
-    if not any(p.refused for p in found):
-        refusal = _unscorable(run)
-        if refusal:
-            lines.append(refusal)
+    lines = [p.summary() for p in found] + ([refusal] if refusal else [])
     if not lines:
         return Validation([f"{path}: ok, {run.n_rows} rows follow the run-log contract"], False)
     refused = len(lines) > len(found) or any(p.refused for p in found)
     return Validation(lines, refused)
 
 
-def _unscorable(run: RunFile) -> str | None:
-    """compare's refusal of this log paired with itself, when it has one: no metric its columns
-    allow, or none its values give (every label list empty, a score null throughout)."""
-    settings = Options(cutoff=_cutoff(run))
+def _unscorable(db: RunDatabase, settings: Options) -> str | None:
+    """compare's refusal of the log of ``db`` (its rows read and passed) paired with itself,
+    when it has one: no metric its columns allow, or none its values give (every label list
+    empty, a score null throughout)."""
+    run = db.files["a"]
     try:
         plan((run, run), settings)
-        scored = score_run(run, settings)
-        db = RunDatabase(run, run, scored=(scored, scored))
+        db.match(settings.cutoff, settings.span_coverage)
+        score_questions(db, settings.cutoff, settings.gain == "exponential")
+        scored = db.scored_run()
+        pair = RunDatabase(run, run, scored=(scored, scored))
         try:
-            compute_tables(db, settings)
+            compute_tables(pair, settings, curve=False)
         finally:
-            db.close()
+            pair.close()
     except InputError as error:
         return str(error)
     return None

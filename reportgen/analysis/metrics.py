@@ -211,9 +211,10 @@ def score_run(run: RunFile, options: Options, keep: list[str] | None = None) -> 
         db.close()
 
 
-def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
-    """Both runs' per-question metrics paired, the metric-vs-k curve and what was left out;
-    the runs are scored here unless ``db`` holds them scored."""
+def compute_tables(db: RunDatabase, options: Options, curve: bool = True) -> MetricTables:
+    """Both runs' per-question metrics paired, the metric-vs-k curve (unless ``curve`` is
+    false: validate asks only whether a metric can be computed) and what was left out; the runs
+    are scored here unless ``db`` holds them scored."""
     runs = (db.files["a"], db.files["b"])
     p = plan(runs, options)
     retrieval, answer, spans = p.retrieval, p.answer, p.spans
@@ -255,11 +256,11 @@ def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
     spreads = decompose(db, metrics) if sampled else ()  # scores: the logs' own averages
     # paired holds them now; the curve and the sections after read facts and relevant
     db.drop("question_metrics", "question_means")
-    curve = None
-    if retrieval and p.has_retrieved:
+    by_k = None
+    if curve and retrieval and p.has_retrieved:
         depth = db.frame("ranking_depth")["depth"].iloc[0]  # NULL: every ranking is null
         if pd.notna(depth) and depth > 0:
-            curve = db.frame("metric_curve", depth=int(depth), exponential=exponential)
+            by_k = db.frame("metric_curve", depth=int(depth), exponential=exponential)
     named = options.cutoff if options.cutoff is not None else _typical_context_length(paired)
     # labelled, but the ranking scored is null (the evidence of an unlabelled question is 0)
     unranked = paired[["k_a", "k_b"]].isna().any(axis=1) & (
@@ -270,7 +271,7 @@ def compute_tables(db: RunDatabase, options: Options) -> MetricTables:
         k_source="--k" if options.cutoff is not None else "context_ids",
         metrics=metrics + own,
         paired=paired,
-        curve=curve,
+        curve=by_k,
         only_a=unmatched.loc[unmatched.run == "a", "question_id"].tolist(),
         only_b=unmatched.loc[unmatched.run == "b", "question_id"].tolist(),
         without_evidence=0 if unscorable is None else int((unscorable & ~unranked).sum()),

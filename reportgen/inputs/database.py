@@ -159,13 +159,22 @@ class RunDatabase:
         Between the two, the rows are checked: the first problem that refuses a log raises
         InputError; the values left out are kept in ``left_out``.
         """
-        self.execute("facts", k=k)
-        self.execute("paired_ids")
-        problems = self.row_problems()
-        refused = [p for p in problems if p.refused]
+        refused = [p for p in self.read(k) if p.refused]
         if refused:
             raise InputError(refused[0].error())
-        self.left_out = problems
+        self.match(k, span_coverage)
+
+    def read(self, k: int | None) -> list[RowProblem]:
+        """The first half of ``prepare``: the table ``facts`` and every row problem of the logs
+        (also kept in ``left_out``), refusals included: validate lists them all."""
+        self.execute("facts", k=k)
+        self.execute("paired_ids")
+        self.left_out = self.row_problems()
+        return self.left_out
+
+    def match(self, k: int | None, span_coverage: float = 0.0) -> None:
+        """The second half of ``prepare``, once no row refuses the logs: the labels matched to
+        the rankings (table ``relevant``, through the spans where there are)."""
         self.execute("span_matches", coverage=span_coverage)
         self.execute("span_chars", k=k)
         self.execute("relevant")
