@@ -3,7 +3,8 @@
 -- Returns: run, kind, question_id, row_number; kind is one of
 --   short_ranking       retrieved_ids (or, without them, context_ids) holds fewer than $k passages
 --   repeated_passage    a passage id appears twice in the prompt (context_ids, or the first $k)
---   answerable_unlabelled  marked answerable but has no labelled evidence (a label of grade > 0)
+--   answerable_unlabelled  marked answerable but has no labelled evidence (a label of grade > 0),
+--                       in a run that labels some question
 --   duplicate_question  the same question text about the same source_id (both NULL when no
 --                       source is logged) under another question_id in the same run
 --   span_across_cut     a labelled span (as written, grade > 0) that passages of the run
@@ -18,10 +19,12 @@ WHERE repeated_in_prompt
 UNION ALL
 SELECT run, 'answerable_unlabelled', question_id, row_number
 FROM facts
--- evidence is a passage of grade > 0: one judged not relevant (grade 0) answers nothing
+-- evidence is a passage of grade > 0: one judged not relevant (grade 0) answers nothing; in a
+-- run that labels no question (an answer-only log) no question lacks what none has
 WHERE answerable AND coalesce(len(list_filter(
     relevant_ids, lambda id, i: id IS NOT NULL AND relevant_grades[i] > 0
 )), 0) = 0
+  AND run IN (SELECT run FROM facts WHERE has_labels)
 UNION ALL
 SELECT run, 'duplicate_question', question_id, row_number
 FROM (

@@ -391,3 +391,22 @@ def test_power_when_nothing_changed(tmp_path):
     _, _, doc = compare(tmp_path, a, a)
     assert doc["power"]["discordant"] == 0
     assert doc["power"]["min_detectable"] is None and doc["power"]["needed_n"] is None
+
+
+def test_an_answer_only_log_has_no_answerable_question_without_labels(tmp_path):
+    """A log that labels no question (answers only) lacks no label: marking its questions
+    answerable is no smell, while one unlabelled question of a labelled log is."""
+    a, b = two_slices()
+    answers = [
+        {"question_id": r["question_id"], "correct": r["correct"], "answerable": True} for r in a
+    ]
+    code, out, doc = compare(tmp_path, answers, answers)
+    assert code == 0, out
+    assert "answerable_unlabelled" not in doc["audit"]["smells"]
+    labelled = [dict(r, answerable=True) for r in a]
+    unlabelled = ("relevant_ids", "relevant_grades")
+    labelled[0] = {k: v for k, v in labelled[0].items() if k not in unlabelled}
+    (tmp_path / "labelled").mkdir()
+    code, out, doc = compare(tmp_path / "labelled", labelled, b)
+    assert code == 0, out
+    assert doc["audit"]["smells"]["answerable_unlabelled"]["counts"]["a"] == 1
