@@ -33,7 +33,7 @@ from .errors import InputError
 from .inputs.database import RunDatabase
 from .inputs.load import RunFile, open_log
 from .inputs.readers import ReadOptions
-from .output import write_all
+from .output import check_outputs, write_all
 
 SUMS_SCHEMA = pa.schema(
     [
@@ -70,13 +70,21 @@ def metrics_of(run: RunFile, k: int | None, gain: str) -> pa.Table:
     finally:
         db.close()
     present = [m for m in names(RETRIEVAL, ANSWER) if frame[m].notna().any()]
-    if not present:
+    if not present and not _scorable(run.columns):
         raise InputError(
             f"{path}: no metric can be computed; the log needs relevant_ids with "
             "retrieved_ids or context_ids, or correct, or faithfulness"
         )
     absent = [m for m in names(RETRIEVAL, ANSWER) if m not in present]
     return pa.Table.from_pandas(frame.drop(columns=absent), preserve_index=False)
+
+
+def _scorable(columns: frozenset[str]) -> bool:
+    """Whether a log's columns can give a metric: a shard may still have none (no rows, or only
+    questions without labels), and then adds nothing to the sums of its run."""
+    labels = {"relevant_ids", "relevant_spans"} & columns
+    rankings = {"retrieved_ids", "context_ids", "retrieved_spans", "context_spans"} & columns
+    return bool(labels and rankings) or bool({"correct", "faithfulness"} & columns)
 
 
 def metric_names(table: pa.Table) -> list[str]:
@@ -87,6 +95,8 @@ def metric_names(table: pa.Table) -> list[str]:
 def sums_table(table: pa.Table, n_boot: int, seed: int) -> pa.Table:
     """The partial sums of every metric of a per-question table, one row per metric."""
     names = metric_names(table)
+    if not names:
+        return SUMS_SCHEMA.empty_table()
     values = np.column_stack([table[m].to_numpy(zero_copy_only=False).astype(float) for m in names])
     ids = table["question_id"].to_pylist()
     sums = partial_sums_by_column(ids, values, n_boot, seed)
@@ -108,6 +118,8 @@ def write_metrics(
     seed: int,
 ) -> None:
     """Write the per-question table and, when asked, its partial sums (both or neither)."""
+    # both paths checked together: one path given twice would be a single entry of ``files``
+    check_outputs([output, *([sums_path] if sums_path else [])], inputs=[log])
     files = {output: _parquet(table)}
     if sums_path is not None:
         files[sums_path] = _parquet(sums_table(table, n_boot, seed))
@@ -116,6 +128,9 @@ def write_metrics(
 
 def read_sums(path: Path) -> dict[str, PartialSums]:
     """The partial sums a ``metrics --partial-sums`` file holds, by metric."""
+    if not path.is_file():
+        what = "is a folder" if path.is_dir() else "no such file"
+        raise InputError(f"{path}: {what}; pass a file written by ragreport metrics --partial-sums")
     try:
         table = pq.read_table(path)
     except (OSError, pa.ArrowException) as error:
@@ -172,16 +187,39 @@ class MergedMetric:
     diff: Interval
 
 
+def _check_disjoint(parts: Sequence[Path], shards: Sequence[dict[str, PartialSums]]) -> None:
+    """Refuse a shard given twice (or a copy of one): two shards of distinct questions have
+    the same key sum with probability 2^-64. Shards that share only some questions cannot be
+    told from their sums."""
+    seen: dict[tuple[str, int, int], int] = {}
+    for i, shard in enumerate(shards):
+        for metric, sums in shard.items():
+            first = seen.setdefault((metric, sums.n, sums.key_sum), i)
+            if first != i:
+                raise InputError(
+                    f"{parts[i]}: holds the same questions as {parts[first]}; pass each shard "
+                    "of a run once"
+                )
+
+
 def merge_runs(
     a_parts: Sequence[Path], b_parts: Sequence[Path], confidence: float
 ) -> list[MergedMetric]:
-    """Add each run's shards, then take the intervals of the metrics both runs have."""
+    """Add each run's shards, then take the intervals of the metrics both runs have. A shard
+    without a metric (none of its questions has a value) adds no question to it."""
     runs = []
     for parts in (a_parts, b_parts):
         shards = [read_sums(p) for p in parts]
-        common = [m for m in shards[0] if all(m in s for s in shards)]
-        runs.append({m: merge([s[m] for s in shards]) for m in common})
+        _check_disjoint(parts, shards)
+        logged = [m for m in names(RETRIEVAL, ANSWER) if any(m in s for s in shards)]
+        runs.append({m: merge([s[m] for s in shards if m in s]) for m in logged})
     a, b = runs
+    both = [metric for metric in a if metric in b]
+    if not both:
+        raise InputError(
+            f"no metric has partial sums in both runs (A: {', '.join(a) or 'none'}; B: "
+            f"{', '.join(b) or 'none'}); pass the sums of shards that hold questions with values"
+        )
     return [
         MergedMetric(
             metric,
@@ -189,6 +227,5 @@ def merge_runs(
             percentile_interval(b[metric], confidence),
             percentile_interval(difference(a[metric], b[metric]), confidence),
         )
-        for metric in a
-        if metric in b
+        for metric in both
     ]

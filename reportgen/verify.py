@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from . import __version__
-from .analysis.gates import Requirements, parse_rule
+from .analysis.gates import Requirements, RuleError, parse_rule
 from .analysis.metrics import Options
 from .comparison.study import run_study
 from .errors import InputError
@@ -126,10 +126,35 @@ def _reading(path: Path, run: dict[str, Any]) -> ReadOptions:
         raise InputError(f"{path}: runs[].read lacks {exc}; the report cannot be re-run") from None
 
 
-def _requirements(gate: dict[str, Any] | None) -> Requirements | None:
+def _requirements(path: Path, gate: Any) -> Requirements | None:
     if gate is None:
         return None
-    return Requirements(tuple(parse_rule(r) for r in gate["rules"]), gate["inconclusive"])
+    try:
+        return Requirements(tuple(parse_rule(r) for r in gate["rules"]), gate["inconclusive"])
+    except (KeyError, TypeError) as exc:
+        raise InputError(f"{path}: gate lacks {exc}; the report cannot be re-run") from None
+    except RuleError as exc:
+        raise InputError(f"{path}: gate: {exc}") from None
+
+
+def _runs(path: Path, document: dict[str, Any]) -> list[dict[str, Any]]:
+    """The report's runs, each with the label, path and sha256 a re-run needs."""
+    runs = document["runs"]
+    if not isinstance(runs, list):
+        raise InputError(
+            f"{path}: runs is not a list; verify reads schema_version 2 and later reports"
+        )
+    for i, run in enumerate(runs):
+        lacking = [
+            k for k in ("label", "path", "sha256") if not isinstance(run, dict) or k not in run
+        ]
+        if lacking:
+            raise InputError(
+                f"{path}: runs[{i}] lacks {', '.join(lacking)}; the report cannot be re-run"
+            )
+    if len(runs) < 2:
+        raise InputError(f"{path}: runs holds fewer than two logs; the report cannot be re-run")
+    return runs
 
 
 def first_difference(actual: Any, expected: Any, path: str = "") -> tuple[str | None, int]:
@@ -182,12 +207,8 @@ def _describe(path: str, actual: Any, expected: Any) -> str:
 def verify(report: Path, logs: list[Path]) -> Verification:
     """Re-run ``report`` on ``logs`` (default: the paths it records) and compare every number."""
     document = _read_report(report)
-    runs = document["runs"]
-    if not isinstance(runs, list):
-        raise InputError(
-            f"{report}: schema_version {document.get('schema_version')} report; verify reads "
-            "schema_version 2 and later (runs as a list)"
-        )
+    runs = _runs(report, document)
+    requirements = _requirements(report, document["gate"])
     if logs and len(logs) != len(runs):
         raise InputError(
             f"{report}: the report compares {len(runs)} logs; pass {len(runs)} (the baseline "
@@ -206,19 +227,21 @@ def verify(report: Path, logs: list[Path]) -> Verification:
             return Verification(
                 0, f"runs[{i}].sha256: {path} is not the log the report read", warnings
             )
-    study = run_study(
-        paths,
-        _options(report, document["params"]),
-        _requirements(document["gate"]),
-        reading=reading,
-        labels=tuple(run["label"] for run in runs),
-    )
     sidecar = document.pop("per_question_file", None)
     if sidecar is not None:
         rows, run_id = _sidecar(report, Path(sidecar["path"]))
         if run_id != document.get("run_id"):
-            return Verification(0, f"per_question_file: {sidecar['path']} is from another run")
+            return Verification(
+                0, f"per_question_file: {sidecar['path']} is from another run", warnings
+            )
         document["per_question"] = rows
+    study = run_study(
+        paths,
+        _options(report, document["params"]),
+        requirements,
+        reading=reading,
+        labels=tuple(run["label"] for run in runs),
+    )
     fresh = json.loads(json_report.dumps(json_report.build(study), json_report.per_question(study)))
     for name in _NOT_COMPARED:
         fresh.pop(name, None)

@@ -149,6 +149,21 @@ def test_matches_the_exact_bootstrap_within_monte_carlo_error():
         assert abs(np.quantile(poisson_means, q) - np.quantile(exact, q)) < 0.3 * sd
 
 
+def test_replicates_that_drew_no_question_are_left_out_of_the_interval():
+    """With 3 questions about 5% of replicates weigh every question 0: they have no mean, and
+    the interval is the quantiles of the others' means, not NaN."""
+    ids = ["a", "b", "c"]
+    sums = partial_sums(ids, np.array([0.0, 0.5, 1.0]), 1000, seed=3)
+    drawn = sums.weights > 0
+    assert 0 < (~drawn).sum() < 100
+    means = sums.weighted[drawn] / (sums.weights[drawn] * 2.0**FIXED_POINT_BITS)
+    interval = percentile_interval(sums, 0.9)
+    assert (interval.low, interval.high) == tuple(np.quantile(means, [0.05, 0.95]))
+    assert 0.0 <= interval.low < 0.5 < interval.high <= 1.0
+    one = percentile_interval(partial_sums(["q"], np.array([0.25]), 1000, seed=3), 0.95)
+    assert (one.mean, one.low, one.high) == (0.25, 0.25, 0.25)
+
+
 def test_refuses_to_add_or_subtract_what_does_not_match():
     ids = ["a", "b"]
     one = partial_sums(ids, np.array([1.0, 0.0]), 100, seed=1)
@@ -156,6 +171,8 @@ def test_refuses_to_add_or_subtract_what_does_not_match():
         merge([one, partial_sums(ids, np.array([1.0, 0.0]), 100, seed=2)])
     with pytest.raises(InputError, match="different questions"):
         difference(one, partial_sums(["a", "c"], np.array([1.0, 0.0]), 100, seed=1))
+    with pytest.raises(InputError, match="run A's partial sums have seed 1 and 100 replicates"):
+        difference(one, partial_sums(ids, np.array([1.0, 0.0]), 100, seed=2))
 
 
 def test_refuses_sums_that_overflow():

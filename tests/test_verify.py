@@ -134,6 +134,18 @@ def test_another_log_fails_on_its_sha256(archived):
         (lambda r, a: (r, a), "pass 2 (the baseline first"),
         (lambda r, a: (r, a, a.with_name("gone.parquet")), "gone.parquet: no such log"),
         (lambda r, a: (r.with_name("absent.json"),), "cannot read the report"),
+        (lambda r, a: (edit(r, lambda d: d["runs"][1].pop("path")),), "runs[1] lacks path;"),
+        (lambda r, a: (edit(r, lambda d: d["runs"].__setitem__(0, "a")),), "runs[0] lacks label"),
+        (
+            lambda r, a: (edit(r, lambda d: d.update(runs=d["runs"][:1])),),
+            "runs holds fewer than two logs",
+        ),
+        (lambda r, a: (edit(r, lambda d: d.update(runs={})),), "runs is not a list"),
+        (lambda r, a: (edit(r, lambda d: d["gate"].pop("rules")),), "gate lacks 'rules'"),
+        (
+            lambda r, a: (edit(r, lambda d: d["gate"].update(rules=["correct ~ 1"])),),
+            "edited.json: gate: rule 'correct ~ 1': cannot read it",
+        ),
     ],
 )
 def test_bad_input_exits_2(archived, make, needle):

@@ -227,6 +227,11 @@ def merge(parts: Sequence[PartialSums]) -> PartialSums:
 def difference(a: PartialSums, b: PartialSums) -> PartialSums:
     """The sums of B - A per question from each run's sums over the same questions (the weights
     depend on the question alone, so the runs' weighted sums subtract)."""
+    if (a.seed, a.n_boot) != (b.seed, b.n_boot):
+        raise InputError(
+            f"run A's partial sums have seed {a.seed} and {a.n_boot} replicates, run B's seed "
+            f"{b.seed} and {b.n_boot}; compute both runs with the same --seed and --n-boot"
+        )
     if (a.n, a.key_sum) != (b.n, b.key_sum) or not np.array_equal(a.weights, b.weights):
         raise InputError(
             f"the runs' partial sums cover different questions ({a.n} and {b.n}); compute "
@@ -247,9 +252,11 @@ class Interval:
 
 def percentile_interval(sums: PartialSums, confidence: float) -> Interval:
     """The mean sum(x) / n and the percentile interval of the replicate means
-    sum(w * x) / sum(w) (Chamandy et al. 2012, section 3)."""
+    sum(w * x) / sum(w) (Chamandy et al. 2012, section 3), over the replicates that drew a
+    question: one where every weight is 0 (probability e^-n) has no mean."""
     scale = 2.0**FIXED_POINT_BITS
-    means = sums.weighted / (sums.weights * scale)
+    drawn = sums.weights > 0
+    means = sums.weighted[drawn] / (sums.weights[drawn] * scale)
     tail = (1 - confidence) / 2
     low, high = np.quantile(means, [tail, 1 - tail])
     return Interval(sums.total / scale / sums.n, float(low), float(high), sums.n, sums.n_boot)

@@ -1,0 +1,135 @@
+"""``merge`` over shardings a pipeline produces: a shard whose questions have no labels, an
+empty shard, shards in any order: the same lines as the whole log's sums."""
+
+from __future__ import annotations
+
+import pyarrow.parquet as pq
+import pytest
+from test_shards import N, invoke, rows
+
+N_BOOT = 200
+
+
+def sums_of(folder, name, run, lo, hi, write_log, seed=5):
+    """The sums file of questions lo..hi of ``run`` (an empty slice keeps the log's columns)."""
+    shard = folder / f"{name}.parquet"
+    pq.write_table(pq.read_table(write_log(shard, rows(run))).slice(lo, hi - lo), shard)
+    sums = folder / f"{name}.sums.parquet"
+    result = invoke(
+        "metrics", shard, "-o", folder / f"{name}.metrics.parquet",
+        "--partial-sums", sums, "--n-boot", N_BOOT, "--seed", seed,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    return sums
+
+
+def merged(a_parts, b_parts) -> list[str]:
+    result = invoke("merge", *[f"--a={p}" for p in a_parts], *[f"--b={p}" for p in b_parts])
+    assert result.exit_code == 0, result.output
+    return result.output.splitlines()
+
+
+@pytest.mark.parametrize(
+    "cuts",
+    [[0, 1, N], [0, 0, 30, N], [0, 30, N, N], [0, 10, 11, 20, 21, N]],
+    ids=["unlabelled-question-alone", "empty-first", "empty-last", "unlabelled-shards"],
+)
+def test_merged_shards_print_the_whole_logs_lines(tmp_path, write_log, cuts):
+    whole = [sums_of(tmp_path, run, run, 0, N, write_log) for run in "ab"]
+    parts = {
+        run: [
+            sums_of(tmp_path, f"{run}{s}", run, lo, hi, write_log)
+            for s, (lo, hi) in enumerate(zip(cuts[:-1], cuts[1:], strict=True))
+        ]
+        for run in "ab"
+    }
+    expected = merged([whole[0]], [whole[1]])
+    assert [line.split(":")[0] for line in expected][:2] == ["recall", "precision"]
+    assert merged(parts["a"], parts["b"][::-1]) == expected
+
+
+def test_an_empty_shard_writes_an_empty_table(tmp_path, write_log):
+    sums = sums_of(tmp_path, "empty", "a", 0, 0, write_log)
+    assert pq.read_table(tmp_path / "empty.metrics.parquet").num_rows == 0
+    result = invoke("merge", "--a", sums, "--b", sums)
+    assert result.exit_code == 2
+    assert result.output == (
+        "ragreport: error: no metric has partial sums in both runs (A: none; B: none); pass "
+        "the sums of shards that hold questions with values\n"
+    )
+
+
+@pytest.fixture
+def thirds(tmp_path, write_log):
+    """Each run's sums in three shards, and run B's again with another seed."""
+    cuts = [(0, 20), (20, 40), (40, N)]
+    parts = {
+        run: [
+            sums_of(tmp_path, f"{run}{s}", run, lo, hi, write_log)
+            for s, (lo, hi) in enumerate(cuts)
+        ]
+        for run in "ab"
+    }
+    reseeded = sums_of(tmp_path, "b-seed6", "b", 0, N, write_log, seed=6)
+    return tmp_path, parts, reseeded
+
+
+def refusal(*args: object) -> str:
+    result = invoke("merge", *args)
+    assert result.exit_code == 2
+    assert result.output.startswith("ragreport: error: ") and len(result.output.splitlines()) == 1
+    return result.output
+
+
+def test_a_shard_given_twice_is_refused(thirds):
+    _, parts, _ = thirds
+    a, b = parts["a"], parts["b"]
+    args = [f"--a={p}" for p in [*a, a[1]]] + [f"--b={p}" for p in [*b, b[1]]]
+    assert f"{a[1]}: holds the same questions as {a[1]}; pass each shard" in refusal(*args)
+
+
+def test_runs_of_other_seeds_are_named_not_called_other_questions(thirds):
+    folder, parts, reseeded = thirds
+    args = [f"--a={p}" for p in parts["a"]] + [f"--b={reseeded}"]
+    message = refusal(*args)
+    assert "run A's partial sums have seed 5 and 200 replicates, run B's seed 6 and 200" in message
+    assert "different questions" not in message
+
+
+@pytest.mark.parametrize(
+    ("name", "needle"), [("gone.parquet", "no such file"), (".", "is a folder")]
+)
+def test_a_missing_sums_file_is_named(thirds, name, needle):
+    folder, parts, _ = thirds
+    message = refusal("--a", folder / name, "--b", parts["b"][0])
+    assert f"{folder / name}: {needle}; pass a file written by ragreport metrics" in message
+
+
+def test_a_shard_of_unlabelled_questions_without_answers_is_scored(tmp_path, write_log):
+    """A log without correct: the shard of its unlabelled question has no metric at all, and
+    still adds up (no refusal) to the whole log's lines."""
+    for run in "ab":
+        log = [{k: v for k, v in row.items() if k != "correct"} for row in rows(run)]
+        whole = pq.read_table(write_log(tmp_path / f"{run}.parquet", log))
+        for name, (lo, hi) in {run: (0, N), f"{run}0": (0, 1), f"{run}1": (1, N)}.items():
+            pq.write_table(whole.slice(lo, hi - lo), tmp_path / f"{name}.parquet")
+            result = invoke(
+                "metrics", tmp_path / f"{name}.parquet", "-o", tmp_path / f"{name}.m.parquet",
+                "--partial-sums", tmp_path / f"{name}.s.parquet", "--n-boot", N_BOOT,
+            )  # fmt: skip
+            assert result.exit_code == 0, result.output
+    expected = merged([tmp_path / "a.s.parquet"], [tmp_path / "b.s.parquet"])
+    shards = [[tmp_path / f"{run}{s}.s.parquet" for s in "01"] for run in "ab"]
+    assert expected[0].startswith("recall:") and merged(*shards) == expected
+
+
+def test_metrics_and_sums_at_one_path_are_refused(tmp_path, write_log):
+    log = write_log(tmp_path / "a.parquet", rows("a"))
+    out = tmp_path / "m.parquet"
+    result = invoke("metrics", log, "-o", out, "--partial-sums", out)
+    assert result.exit_code == 2
+    assert (
+        result.output
+        == f"ragreport: error: {out}: two outputs share one path; give each output its own path\n"
+    )
+    assert not out.exists()
