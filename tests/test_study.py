@@ -590,3 +590,25 @@ def test_static_chart_ids_are_their_chart_s_own(three):
     assert ids and len(ids) == len(set(ids))
     assert not [i for i in ids if re.fullmatch(r"(gradient|clip|pattern)_?\d+", i)]
     assert re.search(r"url\(#run-matrix-gradient_\d+\)", page)  # vl-convert numbers them
+
+
+def test_a_later_candidate_may_log_a_column_the_first_does_not(tmp_path):
+    """Baseline and second candidate log faithfulness, the first candidate does not: each
+    candidate's per-question rows keep their own columns (this ended in a traceback)."""
+    rng = np.random.default_rng(0)
+    ids = [f"q{i}" for i in range(60)]
+    base = pd.DataFrame({"question_id": ids, "correct": rng.random(60) < 0.5,
+                         "faithfulness": rng.random(60)})  # fmt: skip
+    paths = [tmp_path / f"{name}.parquet" for name in ("base", "plain", "judged")]
+    base.to_parquet(paths[0])
+    base.drop(columns="faithfulness").assign(correct=rng.random(60) < 0.6).to_parquet(paths[1])
+    base.assign(faithfulness=rng.random(60)).to_parquet(paths[2])
+    result = CliRunner().invoke(
+        cli, ["compare", *map(str, paths), "-o", str(tmp_path / "r.html"), "--n-boot", "100"]
+    )
+    assert result.exit_code == 0, result.output
+    rows = json.loads((tmp_path / "r.json").read_text())["per_question"]
+    judged = next(r for r in rows if r["candidate"] == "judged")
+    plain = next(r for r in rows if r["candidate"] == "plain")
+    assert list(judged)[:1] == ["candidate"] and judged["faithfulness_b"] is not None
+    assert plain.get("faithfulness_b") is None

@@ -91,7 +91,8 @@ def per_question(study: Study) -> pd.DataFrame:
     return pd.concat(
         [_pair_questions(pair).assign(candidate=pair.runs["b"].label) for pair in study.pairs],
         ignore_index=True,
-    ).pipe(lambda f: f[["candidate", *f.columns[:-1]]])
+    ).pipe(lambda f: f[["candidate", *f.columns.drop("candidate")]])  # a later candidate's
+    # own columns (one the first does not log) come after "candidate" in the concatenation
 
 
 def to_csv(frame: pd.DataFrame) -> str:
