@@ -12,6 +12,7 @@ import xml.etree.ElementTree as ET
 
 from ..analysis.gates import PASS, RuleResult
 from .report import Report
+from .user_text import bidi_closed, xml_safe
 
 SUITE = "ragreport gate"
 
@@ -44,6 +45,10 @@ def render(report: Report) -> str:
         ET.SubElement(case, "system-out").text = f"{r.outcome}: {r.detail}"
     root = ET.Element("testsuites", name=SUITE, tests=str(len(results)), failures=str(failures))
     root.append(suite)
+    # ElementTree writes any character, even those XML forbids; a CI page shows the text as is
+    for element in root.iter():
+        element.attrib = {k: bidi_closed(xml_safe(v)) for k, v in element.attrib.items()}
+        element.text = element.text and bidi_closed(xml_safe(element.text))
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 

@@ -19,6 +19,7 @@ from ..comparison.study import Study
 from ..formatting import fmt_diff, fmt_interval, fmt_num, fmt_p, fmt_pct
 from ..inputs.load import RunFile
 from .report import Report, study_warnings
+from .user_text import bidi_closed
 
 MAX_CHARS = 65_536  # GitHub's limit on a comment and on a job summary
 MAX_TEXT = 120  # characters of one piece of user text (a file name, a rule, a slice value)
@@ -29,16 +30,23 @@ MAX_REASON = 1_000  # characters of the verdict's reason (the tool's text, namin
 COST_DIGITS = 4  # significant digits of a cost (latency, dollars, tokens)
 SHA_SHOWN = 12  # hex digits of each input's sha256
 
-_SPECIAL = re.compile(r"([\\`*_\[\]|~#])")
+_SPECIAL = re.compile(r"([\\`*_\[\]|~#$])")  # $ opens GitHub's math
+_MENTION = re.compile(r"(?<!\w)@(?=[A-Za-z0-9])")  # as GitHub reads one: not recall@5
+# where user text begins a list item ("- 1. x"), a marker would start a nested list and vanish
+_LIST_MARKER = re.compile(r"^(\d{1,9}(?=[.)](?:\s|$))|)([-+.)])")
+ZERO_WIDTH_SPACE = "&#8203;"  # after the @, it keeps GitHub from notifying the account named
 
 
 def escape(text: str, limit: int = MAX_TEXT) -> str:
-    """User text as literal Markdown: no emphasis, code, link, table cell break or HTML tag."""
+    """User text as literal Markdown: no emphasis, code, link, math, table cell break, HTML tag
+    or @-mention, no list marker where it begins a list item, and no right-to-left override
+    reaching past it."""
     text = " ".join(str(text).split())
     if len(text) > limit:
         text = text[: limit - 1] + "\u2026"
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return _SPECIAL.sub(r"\\\1", text)
+    text = _LIST_MARKER.sub(r"\1\\\2", _SPECIAL.sub(r"\\\1", text))
+    return bidi_closed(_MENTION.sub("@" + ZERO_WIDTH_SPACE, text))
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -187,7 +195,7 @@ def _pair(result: Comparison, html_name: str, warnings: list[str]) -> str:
     runs = result.runs
     headline = result.comparisons[result.headline]
     lines = [
-        f"## ragreport: {escape(runs['a'].path.name)} vs {escape(runs['b'].path.name)}",
+        f"## ragreport: {_runs_named(runs['a'], runs['b'])}",
         "",
         f"**{result.verdict.outcome}** on **{escape(result.headline)}**. "
         f"{escape(result.verdict.reason, MAX_REASON)}",
@@ -213,6 +221,14 @@ def _pair(result: Comparison, html_name: str, warnings: list[str]) -> str:
     lines += _inputs(list(runs.values()))
     lines.append(f"The full report is the attached HTML, {escape(html_name)}.")
     return fit("\n".join(lines) + "\n")
+
+
+def _runs_named(a: RunFile, b: RunFile) -> str:
+    """The two files, or the two runs' labels when they are one file (a promptfoo eval of two
+    providers), which the file name alone would not tell apart."""
+    if a.path != b.path:
+        return f"{escape(a.path.name)} vs {escape(b.path.name)}"
+    return f"{escape(a.label)} vs {escape(b.label)}, both of {escape(a.path.name)}"
 
 
 def _read_first(warnings: list[str]) -> list[str]:

@@ -14,6 +14,7 @@ import pandas as pd
 
 from ...analysis.registry import CHARTED
 from ...analysis.slices import SMALL_SLICE
+from ..user_text import drawable
 from . import svg_process
 
 
@@ -27,6 +28,7 @@ class Chart:
     spec: dict[str, Any] = field(metadata={"help": "Vega-Lite spec, data inline"})
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "spec", drawable(self.spec))  # its texts go into an SVG
         svg_process.ahead(self.spec)  # its static SVG is drawn while the page builds the rest
 
 

@@ -23,6 +23,7 @@ import vl_convert
 from ...analysis.audit import EXPLORATORY_BELOW
 from ...analysis.slices import SMALL_SLICE
 from ...resources import resource_dir
+from ..user_text import bidi_closed
 from . import svg_process
 from .charts import Chart
 from .context import ReportContext, all_charts
@@ -64,7 +65,12 @@ def _store(path: Path, text: str) -> None:
 
 class _CompiledTemplates(jinja2.FileSystemBytecodeCache):
     """The templates compiled to Python once (about 0.15 s each run otherwise), kept in the
-    cache folder beside the Vega bundle; Jinja recompiles a template whose source changed."""
+    cache folder beside the Vega bundle; Jinja recompiles a template whose source changed. The
+    key also says the code calls ``finalize``, which Jinja builds into the compiled code: a
+    template compiled without it (by an earlier version) would print user text unfinalized."""
+
+    def get_cache_key(self, name: str, filename: str | None = None) -> str:
+        return super().get_cache_key(f"{name}|finalize", filename)
 
     def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
         with suppress(OSError):  # a cache that cannot be read or written is only slower
@@ -85,6 +91,7 @@ def environment() -> jinja2.Environment:
         bytecode_cache=_CompiledTemplates(str(compiled)),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
+        finalize=_bidi_contained,
         trim_blocks=True,
         lstrip_blocks=True,
     )
@@ -94,6 +101,13 @@ def environment() -> jinja2.Environment:
         "exploratory_below": EXPLORATORY_BELOW,
     }
     return env
+
+
+def _bidi_contained(value: Any) -> Any:
+    """Each text a template prints, with the bidi controls it leaves open closed, so that a
+    right-to-left override in a label shows no number after it backwards (Markup stays
+    Markup: the closers are plain characters)."""
+    return bidi_closed(value) if isinstance(value, str) else value
 
 
 def static_svgs(charts: list[Chart]) -> dict[str, str]:

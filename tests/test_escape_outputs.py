@@ -1,0 +1,179 @@
+"""User text through every written output (the page and its static SVG charts, the JUnit XML,
+the Markdown summary): characters XML forbids, what GitHub's Markdown acts on, a right-to-left
+override left open, and 100,000 characters of it."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pandas as pd
+from click.testing import CliRunner
+from conftest import write_run_log
+from markdown_it import MarkdownIt
+
+from reportgen.cli import cli
+from reportgen.reporters.user_text import MAX_DRAWN
+
+CONTROL = "stray\x0btab\x01"  # XML 1.0 forbids both characters
+SHOWN = "stray\ufffdtab\ufffd"
+
+
+def _logs(folder: Path, slice_name: str = "plain") -> tuple[Path, Path]:
+    """40 questions in two slices; B fixes four questions of the first."""
+
+    def rows(run: str) -> list[dict]:
+        return [
+            {
+                "question_id": f"q{i}",
+                "slice": slice_name if i < 20 else "other",
+                "correct": i % 2 == 0 or (run == "b" and i < 8),
+            }
+            for i in range(40)
+        ]
+
+    folder.mkdir(parents=True, exist_ok=True)
+    return write_run_log(folder / "a.parquet", rows("a")), write_run_log(
+        folder / "b.parquet", rows("b")
+    )
+
+
+def test_a_control_character_in_a_slice_value_is_drawn_as_a_replacement(tmp_path):
+    # vl-convert aborted the whole process (no message, exit 134) on an SVG text holding \x0b
+    a, b = _logs(tmp_path, CONTROL)
+    html = tmp_path / "r.html"
+    args = ["compare", str(a), str(b), "-o", str(html), "--n-boot", "200", "--quiet"]
+    done = subprocess.run(
+        [sys.executable, "-m", "reportgen", *args], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    page = html.read_text(encoding="utf-8")
+    svgs = "".join(re.findall(r"<svg.*?</svg>", page, re.DOTALL))
+    assert f"{SHOWN} (n=20)" in svgs  # the forest chart's axis label, in the static SVG
+    assert "\x0b" not in svgs and "\x01" not in svgs
+
+
+def _compare(tmp_path: Path, *extra: str) -> tuple[Path, Path]:
+    a, b = _logs(tmp_path / "logs")
+    md, xml = tmp_path / "s.md", tmp_path / "j.xml"
+    args = ["compare", str(a), str(b), "-o", str(tmp_path / "r.html"), "--n-boot", "200"]
+    args += ["--markdown", str(md), "--junit", str(xml), "--require", "correct >= -0.5", *extra]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    return md, xml
+
+
+def test_junit_with_a_control_character_in_a_label_parses(tmp_path):
+    _, xml = _compare(tmp_path, "--label", "A", "--label", CONTROL)
+    (case,) = ET.parse(xml).getroot().iter("testcase")
+    assert case.get("classname") == f"ragreport gate.{SHOWN}"
+    assert case.get("name") == "correct >= -0.5"
+
+
+def test_markdown_neither_mentions_nor_typesets_a_label(tmp_path):
+    label = "@octocat $x^2$"
+    md, _ = _compare(tmp_path, "--label", "A", "--label", label)
+    markdown = md.read_text()
+    assert "\\$x^2\\$" in markdown and "$x" not in markdown.replace("\\$", "")  # no math
+    text = MarkdownIt("commonmark").enable("table").render(markdown)
+    assert "@\u200boctocat $x^2$" in text  # shown as written, the @ kept from the name
+    assert "@octocat" not in text
+
+
+RTL = "\u202eevil"  # a right-to-left override, left open
+
+
+def test_a_right_to_left_override_in_a_label_ends_with_the_label(tmp_path):
+    # left open, it showed what follows it backwards: "+0.025" as "520.0+"
+    md, xml = _compare(tmp_path, "--label", "A", "--label", RTL)
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    text = re.sub(r"<svg.*?</svg>", "", page, flags=re.DOTALL)  # each SVG text closes its own
+    assert text.count(RTL) >= 3
+    assert text.count(RTL) == text.count(RTL + "\u202c")
+    markdown = md.read_text()
+    assert markdown.count(RTL) >= 2 and markdown.count(RTL) == markdown.count(RTL + "\u202c")
+    (case,) = ET.parse(xml).getroot().iter("testcase")
+    assert case.get("classname") == f"ragreport gate.{RTL}\u202c"
+
+
+def test_bidi_controls_are_closed_innermost_first():
+    from reportgen.reporters.user_text import bidi_closed
+
+    assert bidi_closed("plain") == "plain"
+    assert bidi_closed("\u202ex") == "\u202ex\u202c"
+    assert bidi_closed("\u202e\u2066x") == "\u202e\u2066x\u2069\u202c"
+    assert bidi_closed("\u2066\u202ex\u2069") == "\u2066\u202ex\u2069"  # the isolate closed both
+    assert bidi_closed("\u202ex\u202c\u202c") == "\u202ex\u202c\u202c"  # nothing left open
+
+
+def test_templates_compiled_without_finalize_are_not_reused(monkeypatch, tmp_path):
+    import jinja2
+
+    from reportgen.reporters.html import render
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    render.environment.cache_clear()
+    cache = tmp_path / "ragreport" / "templates"
+    cache.mkdir(parents=True)
+    page = {"runs": ["A", RTL], "n_paired": 3, "gate": "", "verdicts": [], "rows": []}
+    try:
+        plain = jinja2.Environment(  # as an earlier version compiled it, without finalize
+            loader=render.environment().loader,
+            bytecode_cache=jinja2.FileSystemBytecodeCache(str(cache)),
+            autoescape=True,
+        )
+        plain.get_template("notebook.html")  # compiled into the cache folder
+        render.environment.cache_clear()  # as a new process would
+        html = render.environment().get_template("notebook.html").render(**page, adjusted=False)
+        assert "A \u00b7 " + RTL + "\u202c;" in html
+    finally:
+        render.environment.cache_clear()
+
+
+def test_a_label_like_a_list_marker_keeps_its_marker_in_the_read_first_list(tmp_path):
+    a, b = _logs(tmp_path / "logs")
+    md = tmp_path / "s.md"
+    args = ["compare", str(a), str(b), str(b), "-o", str(tmp_path / "r.html"), "--markdown"]
+    args += [str(md), "--n-boot", "200", "--label", "A", "--label", "1. fast"]
+    result = CliRunner().invoke(cli, [*args, "--label", "- slow"])
+    assert result.exit_code == 0, result.output
+    read_first = md.read_text().split("### Read first")[1].split("###")[0]
+    tokens = MarkdownIt("commonmark").parse(read_first)
+    items = ["".join(c.content for c in t.children or []) for t in tokens if t.type == "inline"]
+    assert [i.split(":")[0] for i in items[:2]] == ["1. fast", "- slow"]
+    assert [t.type for t in tokens].count("bullet_list_open") == 1  # no list nested in an item
+
+
+def test_long_slice_values_are_drawn_shortened_and_still_told_apart(tmp_path):
+    # vl-convert takes about 3 s per 10,000 characters it draws: 100,000 took minutes
+    long = "L" * 100_000
+    a, b = _logs(tmp_path / "logs", long + "a")
+    frames = [pd.read_parquet(path) for path in (a, b)]
+    for frame, path in zip(frames, (a, b), strict=True):
+        frame.loc[frame["slice"] == "other", "slice"] = long + "b"
+        frame.to_parquet(path)
+    html = tmp_path / "r.html"
+    args = ["compare", str(a), str(b), "-o", str(html), "--n-boot", "200"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    (block,) = re.findall(
+        r'<script type="application/json" id="spec-forest-0">(.*?)</script>', html.read_text()
+    )
+    datasets = json.loads(block)["datasets"].values()
+    labels = {row["label"] for data in datasets for row in data if "label" in row}
+    assert {label[-8:] for label in labels} == {"a (n=20)", "b (n=20)"}
+    assert all(len(label) <= MAX_DRAWN and "\u2026" in label for label in labels)
+
+
+def test_two_runs_of_one_file_are_named_by_their_labels_in_the_summary(tmp_path):
+    a, _ = _logs(tmp_path / "logs")
+    md = tmp_path / "s.md"
+    args = ["compare", str(a), str(a), "-o", str(tmp_path / "r.html"), "--markdown", str(md)]
+    result = CliRunner().invoke(cli, [*args, "--n-boot", "200", "--label", "gpt", "--label", "@x"])
+    assert result.exit_code == 0, result.output
+    heading = MarkdownIt("commonmark").renderInline(md.read_text().split("\n")[0][3:])
+    assert heading == "ragreport: gpt vs @\u200bx, both of a.parquet"
