@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 import browser as br
+import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
@@ -379,3 +380,32 @@ def test_report_html_references_no_other_host(sample_report, hostile_report):
         raw = html.read_text(encoding="utf-8")
         assert _external_references(raw) == [], html
         assert "xmlns=" in raw  # the SVG namespace, a text mention, is present and allowed
+
+
+def test_a_long_unbroken_slice_value_wraps_inside_the_page(chromium, tmp_path):
+    """A 400-character slice value with no space (an id, a URL) is wrapped where it is listed,
+    not drawn past the page's right edge."""
+    rng = np.random.default_rng(3)
+    long = "x" * 400
+    frame = pd.DataFrame(
+        {
+            "question_id": [f"q{i}" for i in range(40)],
+            "slice": [long if i % 2 else "short" for i in range(40)],
+            "correct": rng.random(40) < 0.5,
+        }
+    )
+    run_a, run_b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    frame.to_parquet(run_a)
+    frame.assign(correct=rng.random(40) < 0.6).to_parquet(run_b)
+    html, _ = br.render_report(run_a, run_b, tmp_path / "out", "--n-boot", "100")
+    br.open_clean(chromium, html.as_uri())
+    listed = chromium.execute_script(
+        "return Array.prototype.filter.call(document.querySelectorAll('li'),"
+        " function (li) { return li.innerText.indexOf('Questions per slice') === 0; })"
+        ".map(function (li) { var r = li.getBoundingClientRect();"
+        " return [r.right, li.scrollWidth, li.clientWidth]; });"
+    )
+    width = chromium.execute_script("return document.documentElement.clientWidth;")
+    assert len(listed) == 1
+    right, scroll, client = listed[0]
+    assert right <= width and scroll <= client, (listed, width)
