@@ -29,13 +29,20 @@ def fmt_num(value: float | None, digits: int = 3) -> str:
     return text
 
 
+# A difference smaller than this is float noise: over 40 questions whose means are both 0.45
+# the mean of B - A comes out as -5.6e-18 (the statistics likewise treat differences equal to
+# 12 decimals as one value).
+NOISE = 1e-12
+
+
 def fmt_diff(value: float | None, digits: int = 3) -> str:
-    """A signed difference: +0.042, -0.010, 0.000 for an exact zero; a difference too small for
-    ``digits`` gets the decimals of its first significant digit (+0.0002), never a zero."""
+    """A signed difference: +0.042, -0.010, 0.000 for zero (or float noise, under NOISE); a
+    difference too small for ``digits`` gets the decimals of its first significant digit
+    (+0.0002), never a zero."""
     if _missing(value):
         return "n/a"
     assert value is not None
-    if value == 0:
+    if abs(value) < NOISE:
         return f"{0:.{digits}f}"
     text = f"{value:+.{digits}f}"
     if float(text) == 0:

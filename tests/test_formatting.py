@@ -103,3 +103,10 @@ def test_fmt_share_never_reads_none_or_all_when_it_is_neither():
         "over 99%",
         "100%",
     ]
+
+
+def test_fmt_diff_reads_float_noise_as_zero():
+    """Two runs with the same mean 0.45 give a mean of B - A of -5.55e-18 (float rounding of
+    each question's difference): it reads 0.000, while a real small difference keeps its digit."""
+    assert fmt_diff(-5.551115123125783e-18) == "0.000"
+    assert fmt_diff(2e-4) == "+0.0002" and fmt_diff(-3e-9) == "\u22120.000000003"
