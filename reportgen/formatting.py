@@ -5,6 +5,11 @@ from __future__ import annotations
 import math
 
 
+def fmt_count(n: int, noun: str) -> str:
+    """A count and its noun, singular for one: 1 question, 240 questions."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
 def fmt_listed(items: list[str], limit: int) -> str:
     """The first ``limit`` items, comma-separated, and how many more there are: a note names a
     few examples and counts the rest, so thousands of ids do not bury it."""

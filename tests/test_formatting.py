@@ -7,6 +7,7 @@ import math
 import pytest
 
 from reportgen.formatting import (
+    fmt_count,
     fmt_diff,
     fmt_interval,
     fmt_listed,
@@ -110,3 +111,11 @@ def test_fmt_diff_reads_float_noise_as_zero():
     each question's difference): it reads 0.000, while a real small difference keeps its digit."""
     assert fmt_diff(-5.551115123125783e-18) == "0.000"
     assert fmt_diff(2e-4) == "+0.0002" and fmt_diff(-3e-9) == "\u22120.000000003"
+
+
+def test_fmt_count_is_singular_for_one():
+    assert [fmt_count(n, "question") for n in (1, 2, 1_000_000)] == [
+        "1 question",
+        "2 questions",
+        "1,000,000 questions",
+    ]

@@ -596,6 +596,7 @@ def test_one_question_gives_no_interval_in_words_everywhere(tmp_path):
     markdown = (folder / "g.md").read_text()
     for text in (out, junit, section, markdown):
         assert "nan" not in text.lower() and "n/a, n/a" not in text
+    assert "over 1 question)" in out and "Only 1 paired question: treat" in markdown
     assert junit.count("one question gives no interval") == 4 * 3  # message, text, system-out
     assert section.count("one question gives no interval") == 4
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from scipy import special
 
-from ..formatting import fmt_pct
+from ..formatting import fmt_count, fmt_pct
 from .registry import difference_range
 from .stats import POWER, MetricComparison
 
@@ -92,7 +92,7 @@ def power_of(c: MetricComparison, confidence: float) -> Power:
     share = discordant / c.n if binary and c.n else None
     level = fmt_pct(confidence)
     head = (
-        f"Of {c.n} questions, {discordant} changed on {c.metric} between A and B; "
+        f"Of {fmt_count(c.n, 'question')}, {discordant} changed on {c.metric} between A and B; "
         "only those carry evidence. "
     )
     if discordant == 0 or (c.clusters or c.n) < 2:

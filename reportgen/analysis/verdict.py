@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..formatting import fmt_diff, fmt_interval, fmt_pct, p_clause
+from ..formatting import fmt_count, fmt_diff, fmt_interval, fmt_pct, p_clause
 from .registry import base_name
 from .slices import SliceResult
 from .stats import MetricComparison
@@ -93,7 +93,7 @@ def decide(
         if c.fixed is not None
         else f"{c.wins} wins, {c.losses} losses, {c.ties} ties"
     )
-    parts.append(f"{c.test} test {p_clause(c.p)} ({counts}, over {c.n} questions)")
+    parts.append(f"{c.test} test {p_clause(c.p)} ({counts}, over {fmt_count(c.n, 'question')})")
     if c.clusters is not None and c.design_effect is not None:
         parts.append(
             f"questions resampled in {c.clusters} clusters, design effect "

@@ -31,7 +31,7 @@ from ..analysis.supported import SupportedRule, supported_rule
 from ..analysis.verdict import Verdict, decide, margin_for
 from ..diagnosis.diagnose import COSTS, Diagnosis, diagnose
 from ..errors import InputError
-from ..formatting import fmt_listed
+from ..formatting import fmt_count, fmt_listed
 from ..inputs.database import RunDatabase, ScoredRun
 from ..inputs.load import RunFile, Source, open_source
 from ..inputs.readers import ReadOptions
@@ -358,7 +358,8 @@ def _warnings(tables: MetricTables, golden: Audit, labels: tuple[str, str]) -> l
         )
     if golden.exploratory:
         warnings.append(
-            f"Only {golden.n_paired} paired questions: treat every conclusion as exploratory"
+            f"Only {fmt_count(golden.n_paired, 'paired question')}: treat every conclusion as "
+            "exploratory"
         )
     if tables.without_evidence:
         warnings.append(
