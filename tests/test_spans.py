@@ -282,12 +282,17 @@ def test_the_chunking_sample_is_reproducible(tmp_path: Path):
 
 def test_validate_lists_merged_labels_and_accepts_the_log():
     log = SAMPLE / "manuals_a_chunk400.parquet"
-    result = CliRunner().invoke(cli, ["validate", str(log)])
-    assert result.exit_code == 0
-    assert result.output.startswith(
+    assert _validated(log).startswith(
         f"{log}: merged: 9 row(s) with merged_spans in relevant_spans: row 2 (question_id 'm001'): "
         "relevant_spans has 1 span(s) overlapping an earlier one;"
     )
+
+
+def _validated(log: Path) -> str:
+    """What ``ragreport validate`` prints of a log it accepts."""
+    result = CliRunner().invoke(cli, ["validate", str(log)])
+    assert result.exit_code == 0, result.output
+    return result.output
 
 
 def test_character_measures_read_the_logged_prompt_under_k(tmp_path: Path):
@@ -364,9 +369,7 @@ def test_a_grade_0_label_is_not_merged_so_not_counted_as_overlapping(tmp_path: P
         row["retrieved_spans"] = [_span("d1", 0, 100)]
     log = tmp_path / "g0.parquet"
     pd.DataFrame(rows).to_parquet(log)
-    result = CliRunner().invoke(cli, ["validate", str(log)])
-    assert result.exit_code == 0
-    assert result.output.startswith(
+    assert _validated(log).startswith(
         f"{log}: merged: 1 row(s) with merged_spans in relevant_spans: row 3 (question_id 'q3'): "
         "relevant_spans has 1 span(s) overlapping an earlier one;"
     )

@@ -74,11 +74,10 @@ def _budget(p: pd.DataFrame, passages: bool) -> Check | None:
     """The mean context per question of each run in the best unit measured, over the questions
     measured in both (a null or infinite value is no measurement; NULL where a prompt is not
     logged): a variant that wins by sending more context is flagged."""
-    usable = (c for c in BUDGET_UNITS if (c[0] != "k" or passages) and len(_measured(p, c[0])))
-    column, unit = next(usable, (None, None))
-    if column is None:
+    units = ((c, u, _measured(p, c)) for c, u in BUDGET_UNITS if c != "k" or passages)
+    column, unit, measured = next((found for found in units if len(found[2])), (None, "", None))
+    if column is None or measured is None:
         return None
-    measured = _measured(p, column)
     a, b = float(measured[f"{column}_a"].mean()), float(measured[f"{column}_b"].mean())
     relative = (b - a) / a if a else None
     # no context in A: any context in B is more, by no ratio

@@ -438,6 +438,7 @@ def compare_metric(
     seed: int,
     clusters: np.ndarray | None = None,
     threads: int | None = None,
+    span: tuple[float, float] | None = None,
 ) -> tuple[MetricComparison, np.ndarray]:
     """Compare paired scores; questions with a missing score in either run are left out.
 
@@ -450,9 +451,9 @@ def compare_metric(
     used, else the permutation test. With ``clusters`` (a label per question) the
     interval resamples clusters and the permutation test flips whole clusters (H0: A and B
     exchangeable within each cluster), whatever the outcome, since McNemar's test assumes
-    independent questions; counts stay per question. A built-in metric's interval is then cut
-    to the range its difference can take (clip_interval, the registry's bounds); a cost, a
-    count or a score of the logs is not.
+    independent questions; counts stay per question. The interval is then cut to ``span``, the
+    range the difference can take (clip_interval): by default a built-in metric's, from the
+    registry's bounds; a cost, a count or a score of the logs is not cut.
 
     ``threads``: how many the bootstrap draws on (default: one per core).
 
@@ -504,7 +505,7 @@ def compare_metric(
             test, p = BOOTSTRAP_T, bootstrap_t_test(diff, means, squares)
         else:
             p = permutation_test(diff, seed)
-    span = difference_range(metric)
+    span = span or difference_range(metric)
     if span is not None:
         low, high = clip_interval(low, high, span)
     if (groups or n) < 2:  # one question (or cluster) has no spread to measure: no interval

@@ -304,7 +304,8 @@ def _next_experiment(
         )
     if not p.logged("correct"):
         return None
-    good = good_answers(p, run, supported_threshold)[scope]
+    verdicts = good_answers(p, run, supported_threshold)
+    good = verdicts[scope]
     good = good[~np.isnan(good)]  # an unjudged answer is neither good nor bad
     faithful = p.logged("faithfulness")
     metric = f"correct{' and supported' if faithful else ''} on {population}"
@@ -312,7 +313,6 @@ def _next_experiment(
     # no judged answer in scope (every question unanswerable): nothing to call below the bar
     if len(good) and not step(asked, metric, float(good.mean())).passed:
         return experiment(stage, change, metric)
-    verdicts = good_answers(p, run, supported_threshold)
     failing = verdicts == 0
     # a refusal of an unanswerable question is right, whatever its verdict
     failing &= ~((p.values("answerable", run) == 0) & (p.values("abstained", run) == 1))

@@ -18,7 +18,6 @@ from ..analysis.registry import METRICS
 from ..analysis.stats import (
     MetricComparison,
     bootstrap_means,
-    clip_interval,
     compare_metric,
     in_normal_limit,
     percentile_interval,
@@ -175,7 +174,7 @@ STAGES = {  # metric: stage, the column it needs, its questions in each run
     "citations relevant": ("citations", "cited_ids", "answers that cite, labels logged"),
 }
 # Every stage score lies in [0, 1] (a verdict, a judge's share, a share of citations): B - A in
-# [-1, 1], where compare_metric cuts only the registry's metrics
+# [-1, 1], given to compare_metric, whose default range knows only the registry's metrics
 DIFFERENCE_RANGE = (-1.0, 1.0)
 # 0/1 per question: the registry's binary metrics, and whether an answer abstained
 _BINARY = frozenset({m.name for m in METRICS if m.binary} | {"correct refusals", "wrong refusals"})
@@ -222,11 +221,17 @@ def stage_scores(
             continue
         a, b = values["a"][metric], values["b"][metric]
         diff, _ = compare_metric(
-            metric, a, b, binary=metric in _BINARY, n_boot=n_boot, confidence=confidence, seed=seed
+            metric,
+            a,
+            b,
+            binary=metric in _BINARY,
+            n_boot=n_boot,
+            confidence=confidence,
+            seed=seed,
+            span=DIFFERENCE_RANGE,
         )
-        low, high = clip_interval(diff.ci_low, diff.ci_high, DIFFERENCE_RANGE)
-        # no question in both populations: nothing was tested, so no p
-        diff = replace(diff, ci_low=low, ci_high=high, p=diff.p if diff.n else float("nan"))
+        if not diff.n:  # no question in both populations: nothing was tested, so no p
+            diff = replace(diff, p=float("nan"))
         runs = [_run_score(v, n_boot, confidence, seed) for v in (a, b)]
         scores.append(StageScore(stage, metric, population, runs[0], runs[1], diff))
     return scores, missing

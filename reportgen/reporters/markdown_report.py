@@ -16,7 +16,7 @@ from ..analysis.slices import SMALL_SLICE
 from ..analysis.stats import STUDENTIZED_BELOW, MetricComparison
 from ..comparison.compare import Comparison, too_fine_note
 from ..comparison.study import Study
-from ..formatting import fmt_diff, fmt_interval, fmt_num, fmt_p, fmt_pct
+from ..formatting import NOISE, fmt_diff, fmt_interval, fmt_num, fmt_p, fmt_pct
 from ..inputs.load import RunFile
 from .report import Report, study_warnings
 from .user_text import bidi_closed
@@ -276,7 +276,7 @@ def _none_flagged(result: Comparison) -> str:
         c.diff if result.tables.metric(base_name(name)).higher_is_better else -c.diff
         for name, c in result.comparisons.items()
     ]
-    if all(g == 0 or math.isnan(g) for g in gains):
+    if all(abs(g) < NOISE or math.isnan(g) for g in gains):  # float noise is no difference
         return "No overall difference, so no slice is flagged against it."
     if not any(g > 0 for g in gains):
         return (
