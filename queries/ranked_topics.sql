@@ -3,12 +3,22 @@
 -- Reads: views ranking (qid, docno, value: the score) and judgements (line, qid, docno, value:
 --   the grade), both checked by ranking_problems.sql. A judgement given twice keeps its last line.
 -- Params: $rel_level BIGINT: the lowest grade that is relevant (trec_eval's -l).
--- Returns: question_id, retrieved_ids (score descending, ties by docno descending), relevant_ids
+-- Returns: question_id, retrieved_ids (score descending, ties by docno descending; scores are
+--   compared in single precision, as trec_eval and pytrec_eval hold them, so that scores equal
+--   there tie here too; one beyond its range counts as its largest), relevant_ids
 --   (every judged document of the topic, by docno), relevant_grades (aligned: the grade, or 0,
 --   judged not relevant, below $rel_level); both NULL for a topic without judgements. In
 --   question_id order.
 WITH ranked AS (
-    SELECT qid, list(docno ORDER BY value::DOUBLE DESC, docno DESC) AS retrieved_ids
+    SELECT
+        qid,
+        list(
+            docno
+            -- 3.4028234663852886e38: the largest single-precision number
+            ORDER BY greatest(least(value::DOUBLE, 3.4028234663852886e38), -3.4028234663852886e38)
+                ::FLOAT DESC,
+                docno DESC
+        ) AS retrieved_ids
     FROM ranking
     GROUP BY qid
 ),

@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 
 from .errors import InputError, OutputError
 from .inputs.database import RunDatabase
-from .inputs.load import open_log
+from .inputs.load import open_log, with_scores
 from .inputs.readers import ReadOptions
 from .inputs.readers.promptfoo import SeveralRuns
 from .output import write_all
@@ -39,6 +39,6 @@ def convert_log(path: Path, options: ReadOptions, output: Path) -> tuple[int, tu
     if table is None:
         table = pq.read_table([str(f) for f in run.files or (run.path,)])
     sink = pa.BufferOutputStream()
-    pq.write_table(table, sink)
+    pq.write_table(with_scores(table, run.scores), sink)
     write_all({output: sink.getvalue().to_pybytes()}, inputs=[path, *run.files])
     return table.num_rows, run.notes

@@ -5,9 +5,16 @@ from __future__ import annotations
 import math
 
 
-def fmt_count(n: int, noun: str) -> str:
-    """A count and its noun, singular for one: 1 question, 240 questions."""
-    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+def fmt_count(n: int, noun: str, plural: str | None = None) -> str:
+    """A count and its noun, singular for one: 1 question, 1,240 questions, 2 losses (with
+    ``plural`` where the noun takes more than an s)."""
+    return f"{n:,} {agreeing(n, noun, plural or noun + 's')}"
+
+
+def agreeing(n: int, one: str, many: str) -> str:
+    """The word that agrees with a count: agreeing(1, "is", "are") == "is"; a verb after a
+    count in words reads as the count's noun does."""
+    return one if n == 1 else many
 
 
 def fmt_listed(items: list[str], limit: int) -> str:

@@ -33,6 +33,7 @@ from .errors import InputError
 from .inputs.database import RunDatabase
 from .inputs.load import RunFile, open_log
 from .inputs.readers import ReadOptions
+from .inputs.readers.promptfoo import SeveralRuns
 from .output import check_outputs, write_all
 
 SUMS_SCHEMA = pa.schema(
@@ -51,7 +52,14 @@ SUMS_SCHEMA = pa.schema(
 def run_metrics(path: Path, reading: ReadOptions, k: int | None, gain: str) -> pa.Table:
     """One log's per-question metrics, in file order, as ``compare`` computes them (after the
     same row checks); columns: question_id, slice, k, n_relevant, the metrics, answerable."""
-    return metrics_of(open_log(path, "A", reading), k, gain)
+    try:
+        run = open_log(path, "A", reading)
+    except SeveralRuns as error:
+        advice = (
+            "a metrics table holds one run: score each with --run-filter NAME to its own -o file"
+        )
+        raise InputError(error.advice(advice)) from None
+    return metrics_of(run, k, gain)
 
 
 def metrics_of(run: RunFile, k: int | None, gain: str) -> pa.Table:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from .analysis.metrics import Options, compute_tables, plan, score_questions
 from .errors import InputError
+from .formatting import agreeing, fmt_count
 from .inputs.database import RunDatabase
 from .inputs.load import RunFile, open_log, parquet_file, schema_problems
 from .inputs.readers import ReadOptions
@@ -32,7 +33,10 @@ def validate(path: Path, options: ReadOptions) -> Validation:
     except SeveralRuns as error:
         return Validation([error.advice("check one at a time with --run-filter NAME")], True)
     except InputError as error:
-        return Validation(_schema_problems(path) or [str(error)], refused=True)
+        # every breach of the file's schema when it is one of them; else the reader's own
+        # message (a RAGAS table or a --map'd log has no contract schema to list)
+        problems = _schema_problems(path)
+        return Validation(problems if str(error) in problems else [str(error)], refused=True)
     settings = Options(cutoff=_cutoff(run))
     db = RunDatabase(run)
     try:
@@ -44,7 +48,8 @@ def validate(path: Path, options: ReadOptions) -> Validation:
         db.close()
     lines = [p.summary() for p in found] + ([refusal] if refusal else [])
     if not lines:
-        return Validation([f"{path}: ok, {run.n_rows} rows follow the run-log contract"], False)
+        rows = f"{fmt_count(run.n_rows, 'row')} {agreeing(run.n_rows, 'follows', 'follow')}"
+        return Validation([f"{path}: ok, {rows} the run-log contract"], False)
     refused = len(lines) > len(found) or any(p.refused for p in found)
     return Validation(lines, refused)
 

@@ -386,14 +386,14 @@ def test_non_finite_latency_is_left_out_and_counted(tmp_path, value):
     for i in (2, 5, 9):
         a[i]["latency_ms"] = value
     got = scored(tmp_path, a, rows(flip=3))
-    assert any("3 value(s) of latency_ms" in w and "row 3" in w for w in got["warnings"])
+    assert any("3 values of latency_ms" in w and "row 3" in w for w in got["warnings"])
 
 
 def test_inf_latency_through_the_whole_command(tmp_path):
     a = write(tmp_path / "a.parquet", rows(latency_ms=float("inf")))
     b = write(tmp_path / "b.parquet", rows(flip=3, latency_ms=250.0))
     doc = report(tmp_path, a, b)
-    assert any("12 value(s) of latency_ms" in w for w in doc["warnings"])
+    assert any("12 values of latency_ms" in w for w in doc["warnings"])
     assert doc["metrics"]["correct"]["diff"] == pytest.approx(3 / 12)
 
 
@@ -696,17 +696,17 @@ def test_validate_lists_every_kind_with_counts(tmp_path):
     lines = out.strip().splitlines()
     assert code == 2 and len(lines) == 4
     nulls = next(line for line in lines if "null_in_list" in line)
-    assert "8 row(s)" in nulls and "row 5 (question_id 'q4')" in nulls and "and 3 more" in nulls
+    assert "8 rows" in nulls and "row 5 (question_id 'q4')" in nulls and "and 3 more" in nulls
     assert "row 6" not in nulls  # five examples, then a count
-    assert any("1 row(s) with duplicate_id" in line and "row 4" in line for line in lines)
-    assert any("2 row(s) with share_range in faithfulness" in line for line in lines)
-    assert lines[-1].startswith(f"{log}: left out: 1 row(s) with not_finite in latency_ms")
+    assert any("1 row with duplicate_id" in line and "row 4" in line for line in lines)
+    assert any("2 rows with share_range in faithfulness" in line for line in lines)
+    assert lines[-1].startswith(f"{log}: left out: 1 row with not_finite in latency_ms")
 
 
 def test_validate_left_out_values_only_exit_0(tmp_path):
     log = write(tmp_path / "v.parquet", rows(cost_usd=float("nan")))
     code, out, _ = invoke("validate", log)
-    assert code == 0 and "left out: 12 row(s)" in out
+    assert code == 0 and "left out: 12 rows" in out
 
 
 def test_validate_schema_problems_all_listed(tmp_path, good):

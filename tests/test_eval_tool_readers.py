@@ -56,7 +56,29 @@ def test_ragas_pairs_on_user_input_and_skips_nan_scores(tmp_path, compare, suffi
     assert (hit["a"], hit["b"], hit["n"]) == (pytest.approx(1 / 3), pytest.approx(1 / 3), 3)
     warnings = " ".join(out["warnings"])
     assert "Run A: Questions paired on a hash of user_input" in warnings
-    assert "Run A: 1 row(s) have no faithfulness (NaN: the RAGAS metric failed)" in warnings
+    assert "Run A: 1 row has no faithfulness (NaN: the RAGAS metric failed)" in warnings
+
+
+def test_ragas_csv_with_nan_written_as_text(tmp_path, compare):
+    path = tmp_path / "ragas.csv"  # polars, or pandas with na_rep="NaN", write NaN so
+    ragas_frame([1.0, math.nan, 0.5], True).to_csv(path, index=False, na_rep="NaN")
+    out = compare(path, path, tmp_path / "out", "--n-boot", 100)
+    faith = out["metrics"]["faithfulness"]
+    assert (faith["a"], faith["n"]) == (0.75, 2)
+    assert "Run A: 1 row has no faithfulness (NaN: the RAGAS metric failed)" in out["warnings"]
+
+
+@pytest.mark.parametrize("suffix", ["csv", "parquet"])
+def test_ragas_other_scores_that_failed_are_counted(tmp_path, compare, suffix):
+    a, b = tmp_path / f"a.{suffix}", tmp_path / f"b.{suffix}"
+    for path, recall in ((a, [1.0, math.nan, 0.0]), (b, [1.0, 1.0, 1.0])):
+        frame = ragas_frame([1.0, 1.0, 1.0], True).assign(context_recall=recall)
+        frame.to_csv(path, index=False) if suffix == "csv" else frame.to_parquet(path)
+    out = compare(a, b, tmp_path / "out", "--n-boot", 100)
+    recall = out["metrics"]["context_recall"]
+    assert (recall["a"], recall["b"], recall["n"]) == (0.5, 1.0, 2)  # q2 left out
+    assert "Run A: 1 row has no context_recall (NaN: the RAGAS metric failed)" in out["warnings"]
+    assert not any("Run B: " in w and "have no" in w for w in out["warnings"])
 
 
 def test_ragas_without_context_ids_hashes_texts(tmp_path, compare):
@@ -68,12 +90,47 @@ def test_ragas_without_context_ids_hashes_texts(tmp_path, compare):
     assert any("a passage is identified by a hash of its text" in w for w in out["warnings"])
 
 
+@pytest.mark.parametrize("dropped", ["reference_context_ids", "retrieved_context_ids"])
+def test_ragas_ids_on_one_side_only_give_way_to_texts(tmp_path, compare, dropped):
+    path = tmp_path / "ragas.csv"
+    ragas_frame([1.0, 1.0, 1.0], True).drop(columns=[dropped]).to_csv(path, index=False)
+    out = compare(path, path, tmp_path / "out", "--n-boot", 100)
+    # as from the texts alone: q1's reference text is its first retrieved text (ids on one side
+    # and hashed texts on the other would never match: every metric 0)
+    assert out["metrics"]["recall@1"]["a"] == pytest.approx(1 / 3)
+    kept = ({"reference_context_ids", "retrieved_context_ids"} - {dropped}).pop()
+    assert (
+        f"Run A: {kept} not used: {dropped} is missing, so passages are identified by a hash "
+        "of their text on both sides"
+    ) in out["warnings"]
+
+
 def test_ragas_duplicate_question_is_refused(tmp_path):
     path = tmp_path / "ragas.csv"
     frame = ragas_frame([1.0, 1.0, 1.0], True)
     pd.concat([frame, frame.iloc[[0]]]).to_csv(path, index=False)
     line = fail("compare", path, path, "-o", tmp_path / "r.html")
     assert f"{path}: lines 2 and 5 have the same user_input" in line
+
+
+@pytest.mark.parametrize("suffix", ["csv", "jsonl", "parquet"])
+def test_ragas_row_without_a_question_is_named(tmp_path, suffix):
+    path = tmp_path / f"ragas.{suffix}"
+    frame = ragas_frame([1.0, 1.0, 1.0], True)
+    frame.loc[1, "user_input"] = None
+    frame.loc[2, "user_input"] = None  # two missing questions are no repeated question
+    if suffix == "csv":
+        frame.to_csv(path, index=False)
+    elif suffix == "jsonl":
+        frame.to_json(path, orient="records", lines=True)
+    else:
+        frame.to_parquet(path)
+    line = fail("compare", path, path, "-o", tmp_path / "r.html")
+    number = 3 if suffix == "csv" else 2  # the header is line 1 of a CSV; Parquet rows count
+    assert line.endswith(
+        f"{path}: line {number} has no user_input; RAGAS rows are paired on the question text, "
+        "so give every row its question"
+    )
 
 
 def test_ragas_csv_with_the_index_pandas_writes(tmp_path, compare):
@@ -146,7 +203,7 @@ def test_promptfoo_runs_of_one_file_paired_on_test_description(tmp_path, compare
     assert (correct["a"], correct["b"], correct["fixed"], correct["broken"]) == (
         pytest.approx(1 / 3), pytest.approx(2 / 3), 1, 0,
     )  # fmt: skip
-    assert any("Run B: 1 result(s) ended in an error" in w for w in out["warnings"])
+    assert any("Run B: 1 result ended in an error" in w for w in out["warnings"])
     line = fail("compare", path, path, "-o", tmp_path / "r.html", "--run-filter", "qa")
     assert "--run-filter 'qa' matches 2 of the runs in the file" in line
 

@@ -3,9 +3,14 @@ of no result or of repeated results says so."""
 
 from __future__ import annotations
 
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
 from test_eval_tool_readers import promptfoo_file, result
 from test_input_validate import validate
 from test_readers import fail
+
+from reportgen.cli import cli
 
 TWO_RUNS = [result("openai:gpt-4o", "refund", 0, True), result("mistral:large", "refund", 0, False)]
 RUNS = "holds 2 runs (openai:gpt-4o | qa; mistral:large | qa)"
@@ -23,8 +28,13 @@ def test_each_command_advises_on_a_file_of_several_runs_in_its_own_terms(tmp_pat
     assert line.endswith(
         f"{path}: {RUNS}; choose one with --run-filter, or give the file alone to compare them all"
     )
+    line = fail("metrics", path, "-o", tmp_path / "m.parquet")
+    assert line.endswith(
+        f"{path}: {RUNS}; a metrics table holds one run: score each with --run-filter NAME to "
+        "its own -o file"
+    )
     assert validate(path, "--run-filter", "mistral:large", code=0) == [
-        f"{path}: ok, 1 rows follow the run-log contract"
+        f"{path}: ok, 1 row follows the run-log contract"
     ]
 
 
@@ -57,4 +67,68 @@ def test_two_tests_of_one_description_are_told_apart_from_repeats(tmp_path):
     assert line.endswith(
         f"{path}: test case 'refund' appears twice in run 'p | qa'; give each test a distinct "
         "description"
+    )
+
+
+def test_only_results_that_ended_in_an_error_are_counted_as_errors(tmp_path, compare):
+    failed = result("p", "change", 1, False, error="Expected output to contain 'free'")
+    errored = result("p", "wifi", 2, False, error="Rate limit", gradingResult=None, score=0)
+    rows = [result("p", "refund", 0, True), failed, errored]
+    newer = [dict(row, failureReason=reason) for row, reason in zip(rows, (0, 1, 2), strict=True)]
+    older = rows  # versions before failureReason: an error leaves nothing graded
+    for name, results in (("newer", newer), ("older", older)):
+        path = promptfoo_file(tmp_path / f"{name}.json", results)
+        out = compare(path, path, tmp_path / name, "--n-boot", 100)
+        error = "Run A: 1 result ended in an error; counted as not correct, as promptfoo "
+        assert error + "counts them" in out["warnings"], name
+        assert out["metrics"]["correct"]["a"] == pytest.approx(1 / 3)
+
+
+def test_the_run_is_named_in_the_user_s_own_words(tmp_path, compare):
+    rows = [result("p", "refund", 0, True), result("p", "wifi", 1, False)]
+    for row in rows:
+        row["prompt"] = {"raw": "Answer:\n{{question}}", "label": 'Bob\'s "short" prompt'}
+    path = promptfoo_file(tmp_path / "out.json", rows)
+    out = compare(path, path, tmp_path / "o", "--n-boot", 100)
+    assert (
+        'Run A: Run “p | Bob\'s "short" prompt” of the file; tests paired on their '
+        "description, else a hash of vars"
+    ) in out["warnings"]
+
+
+def test_vars_of_any_json_value_are_converted(tmp_path):
+    rows = [result("p", d, i, True) for i, d in enumerate(["refund", "wifi", "seat"])]
+    values = [
+        {"n": 1, "big": 2**70, "meta": {}},
+        {"n": "two", "big": 1, "meta": {}},
+        {"n": 3.5, "big": 2, "meta": {}},
+    ]
+    for row, extra in zip(rows, values, strict=True):
+        row["testCase"]["vars"] = row["vars"] = {"question": "?", **extra}
+    path = promptfoo_file(tmp_path / "out.json", rows)
+    target = tmp_path / "log.parquet"
+    outcome = CliRunner().invoke(cli, ["convert", str(path), "-o", str(target)])
+    assert outcome.exit_code == 0, outcome.output
+    table = pq.read_table(target)
+    # mixed kinds, an integer past int64 and an empty object: kept as their JSON text
+    assert table["n"].to_pylist() == ["1", "two", "3.5"]
+    assert table["big"].to_pylist() == [str(2**70), "1", "2"]
+    assert table["meta"].to_pylist() == ["{}", "{}", "{}"]
+
+
+@pytest.mark.parametrize(
+    "table",
+    [  # older exports: vars and a column per run; newer: a description and the grader's reason
+        'question,[openai:gpt-4o] qa\nrefund?,"[PASS] 30 days"\nwifi?,"[FAIL] no\n---\nyes"\n',
+        "Description,question,[openai:gpt-4o] qa,Grader Reason,Comment\n"
+        'refund,refund?,[PASS] 30 days,,\nwifi,wifi?,"[ERROR] ",,\n',
+    ],
+)
+def test_promptfoo_s_table_export_is_sent_to_its_json(tmp_path, table):
+    path = tmp_path / "out.csv"
+    path.write_text(table)
+    line = fail("compare", path, path, "-o", tmp_path / "r.html")
+    assert line == (
+        f"ragreport: error: {path}: is promptfoo's table export (each answer a [PASS], [FAIL] or "
+        "[ERROR] text), not a run log; pass the JSON that `promptfoo eval -o out.json` writes"
     )

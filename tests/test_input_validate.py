@@ -61,7 +61,7 @@ def test_a_log_whose_values_give_no_metric_is_refused_as_compare_refuses_it(
 def test_a_log_compare_scores_is_ok(tmp_path, columns):
     log = tmp_path / "run.parquet"
     pq.write_table(pa.table({"question_id": ["q1"], **columns}), log)
-    assert validate(log, code=0) == [f"{log}: ok, 1 rows follow the run-log contract"]
+    assert validate(log, code=0) == [f"{log}: ok, 1 row follows the run-log contract"]
 
 
 def _trec(tmp_path: Path, qrels: str) -> tuple[Path, Path]:
@@ -84,3 +84,13 @@ def test_qrels_with_no_relevant_document_of_the_run_are_refused(tmp_path, qrels,
     line = fail("compare", run, run, "-o", tmp_path / "r.html", "--k", 2, "--qrels", judged)
     assert f"{judged}: {found}, so no metric can be computed; pass the qrels of this run" in line
     assert validate(run, "--qrels", judged, code=2) == [line.split("error: ", 1)[1]]
+
+
+def test_a_reader_s_own_refusal_is_not_replaced_by_the_file_s_schema(tmp_path):
+    """A --map'd log lacks question_id until mapped: the refusal of the mapping is the one to
+    show, not the raw file's "no question_id column"."""
+    path = tmp_path / "m.parquet"
+    pq.write_table(pa.table({"qid": ["q1", "q2"], "ok": [True, False]}), path)
+    assert validate(path, "--map", "question_id=nope", code=2) == [
+        f"{path}: --map question_id=nope: no column 'nope'; the file's columns are qid, ok"
+    ]

@@ -44,6 +44,6 @@ def test_a_nan_latency_in_parquet_is_left_out_and_counted(tmp_path):
     assert result.exit_code == 0, result.output
     warnings = json.loads(out.with_suffix(".json").read_text())["warnings"]
     assert (
-        "1 value(s) of latency_ms in a.parquet are not finite (inf or NaN) and are left out, "
+        "1 value of latency_ms in a.parquet is not finite (inf or NaN) and is left out, "
         "first at row 2" in warnings
     )

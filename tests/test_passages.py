@@ -126,8 +126,8 @@ def test_a_labelled_document_no_passage_covers_is_a_warning(tmp_path, compare):
     passages = _table(tmp_path, "passage_id,doc_id,start,end\np1,d1,0,5\np2,d1,5,9\n")
     out = compare(log, log, tmp_path / "o", "--k", 2, "--passages", passages, "--n-boot", 100)
     assert (
-        "1 labelled document(s) appear in no passage of passages.csv, so no passage of this run "
-        "can cover their labels: d9"
+        "1 labelled document appears in no passage of passages.csv, so no passage of this run "
+        "can cover its labels: d9"
     ) in "\n".join(out["warnings"])
     # p1 covers d1:0-5, the one label of d1; d9's label is found by no passage
     assert out["metrics"]["recall@2"]["a"] == pytest.approx(1 / 2)

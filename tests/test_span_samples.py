@@ -158,10 +158,10 @@ def test_overlapping_labels_are_counted_once_per_question_not_per_sample(tmp_pat
     a, b = _logs(tmp_path, A_SAMPLED, B_SINGLE)
     doc = two_run_view(_compare(tmp_path, a, b, "merged")[0])
     merged = [w for w in doc["warnings"] if "overlapping relevant_spans" in w]
-    assert merged == [w for w in merged if w.startswith("1 question(s)")] and len(merged) == 2
+    assert merged == [w for w in merged if w.startswith("1 question of")] and len(merged) == 2
     result = CliRunner().invoke(cli, ["validate", str(a)])
     assert result.exit_code == 0, result.output
-    assert "1 row(s) with merged_spans" in result.output
+    assert "1 row with merged_spans" in result.output
 
 
 def test_a_passage_table_serves_sampled_logs(tmp_path: Path):

@@ -235,7 +235,7 @@ def test_cli_scores_two_chunkings_against_the_same_spans(tmp_path: Path):
     assert doc["params"]["span_coverage"] == 0.0
     # both questions of each run have overlapping labels? only q1's: said once per log
     merged = [w for w in doc["warnings"] if "overlapping relevant_spans" in w]
-    assert len(merged) == 2 and all(w.startswith("1 question(s)") for w in merged)
+    assert len(merged) == 2 and all(w.startswith("1 question of") for w in merged)
     # the metric-vs-k curve, over retrieved_spans. precision@1: A's and B's first passages each
     # cover a label of q1 and both of q2 (counted once). @2: A's second passage of q1
     # d1[500,600) covers nothing and q2's ranking is one passage long: (1/2 + 1/2) / 2; B's two
@@ -283,7 +283,7 @@ def test_the_chunking_sample_is_reproducible(tmp_path: Path):
 def test_validate_lists_merged_labels_and_accepts_the_log():
     log = SAMPLE / "manuals_a_chunk400.parquet"
     assert _validated(log).startswith(
-        f"{log}: merged: 9 row(s) with merged_spans in relevant_spans: row 2 (question_id 'm001'): "
+        f"{log}: merged: 9 rows with merged_spans in relevant_spans: row 2 (question_id 'm001'): "
         "relevant_spans has 1 span(s) overlapping an earlier one;"
     )
 
@@ -370,7 +370,7 @@ def test_a_grade_0_label_is_not_merged_so_not_counted_as_overlapping(tmp_path: P
     log = tmp_path / "g0.parquet"
     pd.DataFrame(rows).to_parquet(log)
     assert _validated(log).startswith(
-        f"{log}: merged: 1 row(s) with merged_spans in relevant_spans: row 3 (question_id 'q3'): "
+        f"{log}: merged: 1 row with merged_spans in relevant_spans: row 3 (question_id 'q3'): "
         "relevant_spans has 1 span(s) overlapping an earlier one;"
     )
 

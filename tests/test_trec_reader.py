@@ -78,14 +78,40 @@ def test_trec_reader_matches_trec_eval(tmp_path, compare, case, k):
         assert abs(curve[("map", cut)] - expected[(f"map_cut_{cut}", "all")]) <= HALF_UNIT
 
 
+def compared_run(tmp_path, compare, run_text: str, qrels_text: str, k: int) -> dict:
+    """``compare`` of a TREC run with itself, judged by the qrels ``qrels.txt``, at ``k``."""
+    run, qrels = tmp_path / "run.trec", tmp_path / "qrels.txt"
+    run.write_text(run_text)
+    qrels.write_text(qrels_text)
+    return compare(run, run, tmp_path / "out", "--qrels", qrels, "--k", k, "--n-boot", 100)
+
+
 def test_ties_broken_by_docno_descending_and_rank_ignored(tmp_path, compare):
-    run = tmp_path / "run.trec"
-    run.write_text("1 Q0 d1 1 0.5 t\n1 Q0 d3 2 0.5 t\n1 Q0 d2 3 0.9 t\n")
-    qrels = tmp_path / "qrels"
-    qrels.write_text("1 0 d1 1\n1 0 d3 0\n")
-    out = compare(run, run, tmp_path / "out", "--qrels", qrels, "--k", 3, "--n-boot", 100)
+    run = "1 Q0 d1 1 0.5 t\n1 Q0 d3 2 0.5 t\n1 Q0 d2 3 0.9 t\n"
+    out = compared_run(tmp_path, compare, run, "1 0 d1 1\n1 0 d3 0\n", 3)
     # order d2 (0.9), d3, d1 (tie at 0.5, docno descending): the relevant d1 is third
     assert out["per_question"][0]["mrr@3_a"] == pytest.approx(1 / 3)
+
+
+def test_scores_equal_in_single_precision_tie_as_in_trec_eval(tmp_path, compare):
+    # 20.000002 and 20.000001 are one float: trec_eval ties them and ranks d2 before d1; a
+    # score past the float range ranks first
+    run = "1 Q0 d1 1 20.000002 t\n1 Q0 d2 2 20.000001 t\n1 Q0 d0 3 1e39 t\n"
+    out = compared_run(tmp_path, compare, run, "1 0 d1 1\n", 3)
+    assert out["per_question"][0]["mrr@3_a"] == pytest.approx(1 / 3)  # d0, d2, d1
+    assert any("descending in single precision, as trec_eval" in w for w in out["warnings"])
+
+
+def test_topics_judged_without_a_relevant_document_are_named(tmp_path, compare):
+    run = "1 Q0 d1 1 2 t\n1 Q0 d2 2 1 t\n2 Q0 d3 1 2 t\n2 Q0 d4 2 1 t\n"
+    out = compared_run(tmp_path, compare, run, "1 0 d2 1\n2 0 d3 0\n2 0 d4 -1\n", 2)
+    # topic 2 has judgements but none relevant: trec_eval averages its 0 in (mrr 0.25), the
+    # report leaves it out (mrr 0.5 over topic 1) and says so
+    assert (out["metrics"]["mrr@2"]["a"], out["metrics"]["mrr@2"]["n"]) == (0.5, 1)
+    assert (
+        "Run A: 1 topic of the run is judged in qrels.txt with no document at grade >= 1, "
+        "and is left out of the retrieval metrics (trec_eval counts them in its means): 2"
+    ) in out["warnings"]
 
 
 def test_several_runs_share_qrels_and_missing_topics_are_listed(tmp_path, compare):
@@ -97,12 +123,10 @@ def test_several_runs_share_qrels_and_missing_topics_are_listed(tmp_path, compar
     out = compare(a, b, tmp_path / "out", "--qrels", qrels, "--k", 2, "--n-boot", 100)
     assert out["metrics"]["mrr@2"]["a"] == 1.0 and out["metrics"]["mrr@2"]["b"] == 0.75
     warnings = "\n".join(out["warnings"])
-    assert "Run A: 1 topic(s) of the run have no judgements in qrels.txt and are not scored: 9" in (
+    assert "Run A: 1 topic of the run has no judgements in qrels.txt and is not scored: 9" in (
         warnings
     )
-    assert "2 judged topic(s) of qrels.txt are absent from the run and not scored: 3, 4" in (
-        warnings
-    )
+    assert "2 judged topics of qrels.txt are absent from the run and not scored: 3, 4" in (warnings)
 
 
 def test_rel_level_and_negative_grades(tmp_path, compare):
@@ -139,7 +163,7 @@ def test_broken_trec_files(tmp_path):
     assert f"{run}: line 1 has 5 fields; expected 6 (qid Q0 docno rank score tag)" in line
     run.write_text("1 Q0 d1 1 3 t\n")
     line = fail("compare", run, run, *out, "--qrels", qrels)
-    assert f"{qrels}: line 1: grade 'high' is not a number" in line
+    assert f"{qrels}: line 1: grade 'high' is not an integer" in line
 
 
 def test_beir_results_with_qrels_tsv(tmp_path, compare):
@@ -226,7 +250,7 @@ def test_a_qrels_grade_is_an_integer(tmp_path, grade):
     with pytest.raises(InputError) as caught:
         _read_trec(tmp_path, "1 Q0 d1 1 3 t\n", f"1 0 d1 1\n1 0 d2 {grade}\n")
     assert str(caught.value) == (
-        f"{tmp_path / 'run.trec.qrels'}: line 2: grade {grade!r} is not a number; fix the line"
+        f"{tmp_path / 'run.trec.qrels'}: line 2: grade {grade!r} is not an integer; fix the line"
     )
 
 
@@ -241,7 +265,7 @@ def test_beir_qrels_header_is_skipped_and_a_bad_score_named(tmp_path):
          "relevant_grades": [2]},
     ]  # fmt: skip
     qrels.write_text("query-id\tcorpus-id\tscore\nq1\td1\t2\nq1\td2\tmaybe\n")
-    with pytest.raises(InputError, match=r"test.tsv: line 3: score 'maybe' is not a number"):
+    with pytest.raises(InputError, match=r"test.tsv: line 3: score 'maybe' is not an integer"):
         read(results, ReadOptions(format="beir", qrels=qrels))
 
 

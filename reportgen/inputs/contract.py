@@ -8,7 +8,7 @@ with its column instead of failing deep inside a query.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -249,3 +249,29 @@ def schema_problem(path: Path, names: list[str]) -> str | None:
 
 def has_samples(columns: frozenset[str]) -> bool:
     return any(c in columns for c in SAMPLE_COLUMNS)
+
+
+# Columns that mark a table another ragreport command wrote from a log, never a log itself:
+# the per-question metrics of ``ragreport metrics`` and its --partial-sums (reportgen/shards.py)
+# (one of its k and answerable columns may have been dropped since).
+_METRICS_MARKS = frozenset({"question_id", "n_relevant"})
+_METRICS_EITHER = frozenset({"k", "answerable"})
+_SUMS_MARKS = frozenset({"metric", "seed", "key_sum", "weighted", "weights"})
+_EVIDENCE = ("retrieved_ids", "context_ids", "relevant_ids", "retrieved_spans", "context_spans")
+
+
+def derived_table_problem(path: Path, names: Iterable[str]) -> str | None:
+    """The advice for a table ``ragreport metrics`` wrote, given where a run log is needed: its
+    columns would otherwise read as a log of odd types, or of no metric."""
+    given = set(names)
+    if given >= _METRICS_MARKS and _METRICS_EITHER & given and not given.intersection(_EVIDENCE):
+        return (
+            f"{path}: is a table of per-question metrics (as ragreport metrics writes it), not a "
+            "run log; pass the run log it was scored from"
+        )
+    if given >= _SUMS_MARKS and "question_id" not in given:
+        return (
+            f"{path}: is a file of partial sums (as ragreport metrics --partial-sums writes it), "
+            "not a run log; give it to ragreport merge, or pass the run log here"
+        )
+    return None

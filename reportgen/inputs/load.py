@@ -6,6 +6,7 @@ Only the file's footer is read here (schema and row count); rows are read by Duc
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -15,7 +16,13 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..errors import InputError
-from .contract import BY_NAME, integer_problem, type_problem, wide_number
+from .contract import (
+    BY_NAME,
+    derived_table_problem,
+    integer_problem,
+    type_problem,
+    wide_number,
+)
 from .contract import schema_problem as sample_problem
 from .readers import ReadOptions, read
 
@@ -36,6 +43,32 @@ class RunFile:
     read: ReadOptions = ReadOptions()  # how it was read, recorded so a report can be re-run
     scores: tuple[str, ...] = ()  # score columns its tool wrote (RAGAS, promptfoo)
     qrels_sha256: str | None = None  # of the --qrels file a TREC or BEIR run was judged by
+
+
+# Parquet key-value metadata ``convert`` writes: the score columns the log's evaluation tool
+# wrote (RAGAS, promptfoo), so the converted log compares them as the original does.
+SCORES_KEY = b"ragreport:scores"
+
+
+def with_scores(table: pa.Table, scores: tuple[str, ...]) -> pa.Table:
+    """``table`` with ``scores`` recorded in its schema's metadata (for a converted log)."""
+    if not scores:
+        return table
+    return table.replace_schema_metadata(
+        {**(table.schema.metadata or {}), SCORES_KEY: json.dumps(list(scores)).encode()}
+    )
+
+
+def _recorded_scores(schema: pa.Schema) -> tuple[str, ...]:
+    """The score columns ``with_scores`` recorded in a Parquet log, those it still has."""
+    text = (schema.metadata or {}).get(SCORES_KEY)
+    try:
+        names = json.loads(text) if text else []
+    except ValueError:
+        return ()
+    if not isinstance(names, list):
+        return ()
+    return tuple(n for n in names if isinstance(n, str) and n in schema.names)
 
 
 def sha256_of(path: Path) -> str:
@@ -65,6 +98,9 @@ def _name_problems(path: Path, names: list[str]) -> list[str]:
 
 def schema_problems(path: Path, schema: pa.Schema) -> list[str]:
     """Every breach of the contract visible in the schema, one line each, in column order."""
+    derived = derived_table_problem(path, schema.names)
+    if derived is not None:
+        return [derived]
     problems = _name_problems(path, schema.names)
     problems += filter(None, [sample_problem(path, schema.names)])
     if "question_id" not in schema.names:
@@ -161,6 +197,7 @@ def open_run(path: Path, label: str) -> RunFile:
         size_bytes=path.stat().st_size,
         n_rows=parquet.metadata.num_rows,
         columns=frozenset(schema.names),
+        scores=_recorded_scores(schema),
     )
 
 
@@ -236,6 +273,6 @@ def open_log(path: Path, label: str, options: ReadOptions) -> RunFile:
         files=source.files if source.table is None else (),
         notes=source.notes,
         read=options,
-        scores=source.scores,
+        scores=source.scores or tuple(dict.fromkeys(c for s in shards for c in s.scores)),
         qrels_sha256=None if options.qrels is None else hashes[options.qrels],
     )

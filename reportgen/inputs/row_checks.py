@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..formatting import agreeing, fmt_count
+
 EXAMPLES = 5  # examples listed per kind of problem
 
 # kind -> (what is wrong, with {column} and {detail}; what to do)
@@ -81,7 +83,7 @@ class RowProblem:
         more = f" and {self.n - len(self.rows)} more" if self.n > len(self.rows) else ""
         label = "error" if self.refused else "merged" if self.kind == "merged_spans" else "left out"
         return (
-            f"{self.path}: {label}: {self.n} row(s) with {self.kind} in {self.column}: "
+            f"{self.path}: {label}: {fmt_count(self.n, 'row')} with {self.kind} in {self.column}: "
             f"{examples}{more}; {_WORDS[self.kind][1]}"
         )
 
@@ -89,10 +91,12 @@ class RowProblem:
         """A value left out, as a report warning."""
         if self.kind == "merged_spans":
             return (
-                f"{self.n} question(s) of {self.path.name} have overlapping relevant_spans, "
+                f"{fmt_count(self.n, 'question')} of {self.path.name} "
+                f"{agreeing(self.n, 'has', 'have')} overlapping relevant_spans, "
                 f"merged into one label each before measuring, first at row {self.rows[0]}"
             )
         return (
-            f"{self.n} value(s) of {self.column} in {self.path.name} are not finite (inf or NaN) "
-            f"and are left out, first at row {self.rows[0]}"
+            f"{fmt_count(self.n, 'value')} of {self.column} in {self.path.name} "
+            f"{agreeing(self.n, 'is', 'are')} not finite (inf or NaN) and "
+            f"{agreeing(self.n, 'is', 'are')} left out, first at row {self.rows[0]}"
         )

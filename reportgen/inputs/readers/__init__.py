@@ -18,11 +18,17 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ...errors import InputError
-from ..contract import BY_NAME
+from ..contract import BY_NAME, derived_table_problem
 from .columns import to_table
 from .passages import passage_spans, read_passages
-from .promptfoo import looks_like_promptfoo, promptfoo_columns, run_names, short_labels
-from .ragas import looks_like_ragas, ragas_columns
+from .promptfoo import (
+    looks_like_promptfoo,
+    promptfoo_columns,
+    refuse_promptfoo_table,
+    run_names,
+    short_labels,
+)
+from .ragas import failed_scores, looks_like_ragas, ragas_columns
 from .ranking import (
     ranked_table,
     read_beir_qrels,
@@ -301,12 +307,16 @@ def _read_format(path: Path, options: ReadOptions) -> Source:
         return Source(files, None)
     columns, lines = _rows(path, kind)
     columns = mapped(path, columns, options.mapping)
+    refuse_promptfoo_table(path, columns)
+    derived = derived_table_problem(path, columns)
+    if derived is not None:  # before its columns are read in the contract's types
+        raise InputError(derived)
     ragas = kind == "ragas" or looks_like_ragas(list(columns))
     if ragas:
         columns, notes = ragas_columns(path, columns, lines)
     table = to_table(path, columns, lines)
     scores = _scores(table, [c for c in table.column_names if c not in BY_NAME]) if ragas else ()
-    return Source(files, table, tuple(notes), scores)
+    return Source(files, table, (*notes, *failed_scores(table, scores)), scores)
 
 
 def _scores(table: pa.Table, names: list[str]) -> tuple[str, ...]:

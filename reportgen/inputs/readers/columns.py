@@ -171,9 +171,21 @@ def _extra(values: list[Any]) -> pa.Array:
     (as every cell of a CSV or TSV is) and all spell numbers, or all true/false, are read as
     such, so that a score column can be compared (``--metric``)."""
     try:
-        return pa.array(_spelled(values))
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        array = pa.array(_spelled(values))
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):  # mixed kinds, ints past int64
+        array = None
+    if array is None or _empty_struct(array.type):  # Parquet cannot hold a struct of no field
         return pa.array([None if v is None else _text(v) for v in values], type=pa.string())
+    return array
+
+
+def _empty_struct(kind: pa.DataType) -> bool:
+    """Whether ``kind`` is, or holds, a struct of no field (what ``{}`` in every cell gives)."""
+    if pa.types.is_struct(kind):
+        return kind.num_fields == 0 or any(_empty_struct(f.type) for f in kind)
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        return _empty_struct(kind.value_type)
+    return False
 
 
 def _spelled(values: list[Any]) -> list[Any]:

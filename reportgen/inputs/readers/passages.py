@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 from pyarrow import csv
 
 from ...errors import InputError
-from ...formatting import fmt_listed
+from ...formatting import agreeing, fmt_count, fmt_listed
 from ...resources import query_text
 from ..contract import integer_problem
 from ..engine import connection
@@ -147,6 +147,8 @@ def _unknown_documents(table: pa.Table, passages: pa.Table, passages_path: Path)
         return []
     shown = fmt_listed(unknown, LISTED)
     return [
-        f"{len(unknown)} labelled document(s) appear in no passage of {passages_path.name}, so "
-        f"no passage of this run can cover their labels: {shown}"
+        f"{fmt_count(len(unknown), 'labelled document')} "
+        f"{agreeing(len(unknown), 'appears', 'appear')} in no passage of {passages_path.name}, "
+        f"so no passage of this run can cover {agreeing(len(unknown), 'its', 'their')} labels: "
+        f"{shown}"
     ]

@@ -9,11 +9,15 @@ which changes when tests are added or reordered.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 from ...errors import InputError
+from ...formatting import fmt_count
 from .columns import Columns, text_id
+
+_FAILED_BY_ERROR = 2  # promptfoo's ResultFailureReason.ERROR (1 is ASSERT)
 
 
 class SeveralRuns(InputError):
@@ -39,6 +43,30 @@ def looks_like_promptfoo(data: Any) -> bool:
     results = data.get("results")
     nested = isinstance(results, dict) and isinstance(results.get("results"), list)
     return "evalId" in data or isinstance(results, list) or nested
+
+
+_RUN_HEADER = re.compile(r"\[[^\]]+\] .+", re.DOTALL)  # "[provider] prompt label"
+_OUTCOME = re.compile(r"\[(PASS|FAIL|ERROR)\]")
+
+
+def refuse_promptfoo_table(path: Path, columns: Columns) -> None:
+    """InputError for promptfoo's table export (``promptfoo eval -o out.csv``), read as a log: a
+    column per run headed ``[provider] prompt``, each answer starting [PASS], [FAIL] or [ERROR],
+    without a test id, latency or cost."""
+    if "question_id" in columns:
+        return
+    for name, values in columns.items():
+        answers = [v for v in values if v is not None and v != ""]
+        if (
+            _RUN_HEADER.fullmatch(name)
+            and answers
+            and all(isinstance(v, str) and _OUTCOME.match(v) for v in answers)
+        ):
+            raise InputError(
+                f"{path}: is promptfoo's table export (each answer a [PASS], [FAIL] or "
+                "[ERROR] text), not a run log; pass the JSON that `promptfoo eval -o "
+                "out.json` writes"
+            )
 
 
 def _results(path: Path, data: Any) -> list[dict[str, Any]]:
@@ -92,6 +120,18 @@ def short_labels(names: list[str]) -> list[str]:
         if all(len(p) == 2 for p in parts) and len({p[other] for p in parts}) == 1:
             return [p[side] for p in parts]
     return names
+
+
+def _ended_in_error(result: dict[str, Any]) -> bool:
+    """Whether a result ended in an error (the provider or the grader failed), not in failed
+    assertions: promptfoo writes the first failed assertion's reason in ``error`` too, and
+    tells the two apart by ``failureReason`` (2 for an error); older versions, which lack it,
+    grade no output when the call failed."""
+    if "failureReason" in result:
+        return result["failureReason"] == _FAILED_BY_ERROR
+    response = result.get("response")
+    answered = isinstance(response, dict) and not response.get("error")
+    return bool(result.get("error")) and not (answered and result.get("gradingResult"))
 
 
 def _vars(result: dict[str, Any]) -> Any:
@@ -154,13 +194,12 @@ def promptfoo_columns(path: Path, data: Any, run_filter: str | None) -> tuple[Co
     variables = [_vars(r) for r in rows]
     for name in dict.fromkeys(n for v in variables for n in v):
         columns.setdefault(name, [v.get(name) for v in variables])
-    notes = [
-        f"Run {chosen[0]!r} of the file; tests paired on their description, else a hash of vars"
-    ]
-    errors = sum(1 for r in rows if r.get("error"))
+    shown = " ".join(chosen[0].splitlines())  # a prompt's raw text may span lines
+    notes = [f"Run “{shown}” of the file; tests paired on their description, else a hash of vars"]
+    errors = sum(1 for r in rows if _ended_in_error(r))
     if errors:
         notes.append(
-            f"{errors} result(s) ended in an error; counted as not correct, as promptfoo counts "
-            "them"
+            f"{fmt_count(errors, 'result')} ended in an error; counted as not correct, as "
+            "promptfoo counts them"
         )
     return columns, notes

@@ -9,7 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from ...errors import InputError
+from ...formatting import agreeing, fmt_count
 from .columns import Columns, is_nan, parse_list, text_id
 
 QUESTION = "user_input"
@@ -33,9 +37,15 @@ def looks_like_ragas(names: list[str]) -> bool:
     return QUESTION in names and "question_id" not in names
 
 
-def _no_score(value: Any) -> bool:
-    """A failed RAGAS metric: NaN in pandas, written as an empty cell, null or NaN."""
+def _blank(value: Any) -> bool:
+    """A missing cell: null, NaN, or an empty cell of a CSV."""
     return value is None or is_nan(value) or (isinstance(value, str) and not value.strip())
+
+
+def _no_score(value: Any) -> bool:
+    """A failed RAGAS metric: NaN in pandas, written as an empty cell, null, NaN, or the text
+    NaN (as polars writes it to CSV)."""
+    return _blank(value) or (isinstance(value, str) and value.strip().lower() == "nan")
 
 
 def _hashed(value: Any) -> list[str] | None:
@@ -43,11 +53,42 @@ def _hashed(value: Any) -> list[str] | None:
     return None if texts is None else [text_id("text-", str(t)) for t in texts]
 
 
+def _contexts(raw: Columns) -> tuple[Columns, list[str]]:
+    """retrieved_ids and relevant_ids from the context ids, else from hashes of the context
+    texts; both sides from one kind, since an id never equals a hashed text."""
+    columns: Columns = {}
+    notes = []
+    by_ids = {target: ids in raw for target, (ids, _) in CONTEXTS.items()}
+    if not all(by_ids.values()) and all(texts in raw for _, texts in CONTEXTS.values()):
+        # one side's ids can never match the other side's hashed texts: hash both sides
+        unused = [ids for ids, _ in CONTEXTS.values() if ids in raw]
+        absent = [ids for ids, _ in CONTEXTS.values() if ids not in raw]
+        if unused:
+            notes.append(
+                f"{unused[0]} not used: {absent[0]} is missing, so passages are identified by "
+                "a hash of their text on both sides"
+            )
+        by_ids = dict.fromkeys(CONTEXTS, False)
+    for target, (ids, texts) in CONTEXTS.items():
+        if by_ids[target]:
+            columns[target] = raw[ids]
+        elif texts in raw:
+            columns[target] = [_hashed(v) for v in raw[texts]]
+            notes.append(f"{texts} are texts: a passage is identified by a hash of its text")
+    return columns, notes
+
+
 def ragas_columns(path: Path, raw: Columns, lines: list[int]) -> tuple[Columns, list[str]]:
     if QUESTION not in raw:
         raise InputError(
             f"{path}: no user_input column; pass the table RAGAS writes "
             "(EvaluationResult.to_pandas()) or map the question column with --map user_input=..."
+        )
+    blank = next((row for row, q in enumerate(raw[QUESTION]) if _blank(q)), None)
+    if blank is not None:
+        raise InputError(
+            f"{path}: line {lines[blank]} has no user_input; RAGAS rows are paired on the "
+            "question text, so give every row its question"
         )
     questions = [str(q) for q in raw[QUESTION]]
     first: dict[str, int] = {}
@@ -67,16 +108,32 @@ def ragas_columns(path: Path, raw: Columns, lines: list[int]) -> tuple[Columns, 
         failed = [row for row, v in enumerate(raw.get(score, [])) if _no_score(v)]
         if failed:
             columns[RENAMED[score]] = [None if _no_score(v) else v for v in raw[score]]
-            notes.append(f"{len(failed)} row(s) have no {score} (NaN: the RAGAS metric failed)")
-    for target, (ids, texts) in CONTEXTS.items():
-        if ids in raw:
-            columns[target] = raw[ids]
-        elif texts in raw:
-            columns[target] = [_hashed(v) for v in raw[texts]]
-            notes.append(f"{texts} are texts: a passage is identified by a hash of its text")
+            notes.append(_failed_note(len(failed), score))
+    contexts, context_notes = _contexts(raw)
+    columns.update(contexts)
+    notes += context_notes
     if "retrieved_ids" in columns:
         columns["context_ids"] = columns["retrieved_ids"]  # RAGAS scores what the prompt held
     kept = {QUESTION, *RENAMED, *(c for pair in CONTEXTS.values() for c in pair)}
     # other score columns, read from CSV as text, become numbers in to_table
     columns.update({name: values for name, values in raw.items() if name not in kept})
     return columns, notes
+
+
+def failed_scores(table: pa.Table, scores: tuple[str, ...]) -> list[str]:
+    """A note per other score column (context_recall, ...) with rows of no value: the RAGAS
+    metric failed there (NaN), and the row is left out of that metric, as for faithfulness."""
+    notes = []
+    for name in scores:
+        failed = pc.sum(pc.is_null(table[name], nan_is_null=True)).as_py()
+        if failed:
+            notes.append(_failed_note(failed, name))
+    return notes
+
+
+def _failed_note(n: int, column: str) -> str:
+    """The rows whose score ``column`` RAGAS could not compute (its NaN), counted."""
+    return (
+        f"{fmt_count(n, 'row')} {agreeing(n, 'has', 'have')} no {column} (NaN: the RAGAS metric "
+        "failed)"
+    )

@@ -1,12 +1,15 @@
 """Rankings with separate relevance judgements: TREC run files and qrels, BEIR/MTEB results.
 
-trec_eval's semantics: a topic's documents are ordered by score descending, ties broken by
-docno descending (the run's rank column is ignored); a document is relevant when its grade is at
-least the relevance level (trec_eval's ``-l``, default 1), and a negative or lower grade means
-judged not relevant. Topics of the run without judgements and judged topics the run lacks are
-left out, as trec_eval leaves them out, and listed in the report's notes. Every judged document
-is kept in relevant_ids, those judged not relevant with grade 0, so that unjudged@k can tell a
-passage judged not relevant from one never judged.
+trec_eval's semantics: a topic's documents are ordered by score descending, compared in single
+precision as trec_eval holds them, ties broken by docno descending (the run's rank column is
+ignored); a document is relevant when its grade is at least the relevance level (trec_eval's
+``-l``, default 1), and a negative or lower grade means judged not relevant. Topics of the run
+without judgements and judged topics the run lacks are left out, as trec_eval leaves them out, and
+listed in the report's notes; so are topics judged with no relevant document, which trec_eval
+counts in its means (0 but for ndcg_cut at -l above 1) and the report, having no evidence to find,
+leaves out of the retrieval metrics. Every judged document is kept in relevant_ids, those judged
+not relevant with grade 0, so that unjudged@k can tell a passage judged not relevant from one never
+judged.
 
 Files are split into fields by Arrow and checked, ordered and grouped by DuckDB (queries
 ranking_problems and ranked_topics), never line by line in Python: a run of a million lines
@@ -27,7 +30,7 @@ import pyarrow.compute as pc
 from pyarrow import csv
 
 from ...errors import InputError
-from ...formatting import fmt_listed
+from ...formatting import agreeing, fmt_count, fmt_listed
 from ...resources import query_text
 from ..engine import connection
 
@@ -137,8 +140,9 @@ def _read(path: Path, layout: Layout) -> pa.Table:
             f"line {first_line}; keep one line per document and topic"
         )
     if problem == "not_number":
+        kind = "an integer" if layout.integer else "a number"  # "1.5" is a number, no grade
         raise InputError(
-            f"{path}: line {number}: {layout.value} {value!r} is not a number; fix the line"
+            f"{path}: line {number}: {layout.value} {value!r} is not {kind}; fix the line"
         )
     raise InputError(f"{path}: line {number}: {layout.value} is {value}; give a finite score")
 
@@ -234,6 +238,16 @@ def _score(path: Path, qid: str, docno: str, score: object) -> float:
     raise InputError(f"{path}: query {qid!r}, document {docno!r}: {problem}")
 
 
+def _judged_without_relevant(grades: pa.ChunkedArray) -> np.ndarray:
+    """The rows whose grades are listed (the topic is judged) and none above 0."""
+    grades = grades.combine_chunks()
+    flat = pc.list_flatten(grades).to_numpy(zero_copy_only=False)
+    relevant = np.zeros(len(grades), dtype=bool)
+    relevant[pc.list_parent_indices(grades).to_numpy()[flat > 0]] = True
+    judged = pc.is_valid(grades).to_numpy(zero_copy_only=False)
+    return np.flatnonzero(judged & ~relevant)
+
+
 def ranked_table(
     ranking: pa.Table, qrels: pa.Table, rel_level: int, qrels_path: Path
 ) -> tuple[pa.Table, list[str]]:
@@ -259,20 +273,31 @@ def ranked_table(
     topics = table["question_id"].to_pylist()
     judged = set(pc.unique(qrels["qid"]).to_pylist())
     notes = [
-        f"Ranked by score descending, ties by document id descending (the rank column is "
-        f"ignored); relevant: grade >= {rel_level} in {qrels_path.name}, judged not relevant: "
-        "a lower grade"
+        "Ranked by score descending in single precision, as trec_eval reads scores, ties by "
+        f"document id descending (the rank column is ignored); relevant: grade >= {rel_level} "
+        f"in {qrels_path.name}, judged not relevant: a lower grade"
     ]
     unjudged = [q for q in topics if q not in judged]
     if unjudged:
         notes.append(
-            f"{len(unjudged)} topic(s) of the run have no judgements in {qrels_path.name} and "
-            f"are not scored: {fmt_listed(unjudged, LISTED)}"
+            f"{fmt_count(len(unjudged), 'topic')} of the run "
+            f"{agreeing(len(unjudged), 'has', 'have')} no judgements in {qrels_path.name} and "
+            f"{agreeing(len(unjudged), 'is', 'are')} not scored: {fmt_listed(unjudged, LISTED)}"
+        )
+    none_relevant = [topics[i] for i in _judged_without_relevant(table["relevant_grades"])]
+    if none_relevant:
+        notes.append(
+            f"{fmt_count(len(none_relevant), 'topic')} of the run "
+            f"{agreeing(len(none_relevant), 'is', 'are')} judged in {qrels_path.name} with no "
+            f"document at grade >= {rel_level}, and {agreeing(len(none_relevant), 'is', 'are')} "
+            "left out of the retrieval metrics "
+            f"(trec_eval counts them in its means): {fmt_listed(none_relevant, LISTED)}"
         )
     not_run = sorted(judged.difference(topics))
     if not_run:
         notes.append(
-            f"{len(not_run)} judged topic(s) of {qrels_path.name} are absent from the run and "
-            f"not scored: {fmt_listed(not_run, LISTED)}"
+            f"{fmt_count(len(not_run), 'judged topic')} of {qrels_path.name} "
+            f"{agreeing(len(not_run), 'is', 'are')} absent from the run and not scored: "
+            f"{fmt_listed(not_run, LISTED)}"
         )
     return table, notes
