@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from conftest import two_run_view
 from scipy.stats import binomtest
 
+from reportgen.analysis.binary_power import exact_detectable
 from reportgen.analysis.stats import holm
 from reportgen.cli import cli
 
@@ -368,22 +369,35 @@ def test_same_question_about_other_sources_is_no_duplicate(tmp_path):
 
 
 def test_power_hand_worked(tmp_path):
-    # 100 questions: B fixes 15, breaks 5, 80 ties
-    a = [question(i, "s", i >= 15 and i < 20 or i >= 60) for i in range(100)]
-    b = [question(i, "s", i < 15 or i >= 60) for i in range(100)]
+    # 200 questions: B fixes 30, breaks 10, 160 ties
+    a = [question(i, "s", 30 <= i < 40 or i >= 120) for i in range(200)]
+    b = [question(i, "s", i < 30 or i >= 120) for i in range(200)]
     _, out, doc = compare(tmp_path, a, b)
     c = doc["metrics"]["correct"]
-    assert (c["fixed"], c["broken"]) == (15, 5)
+    assert (c["fixed"], c["broken"]) == (30, 10)
     power = doc["power"]
-    assert power["discordant"] == 20
-    # k = t(0.975, 99) + t(0.8, 99) = 1.984217 + 0.845267 = 2.829484; psi = 20 / 100 changed:
-    # delta = k sqrt(psi / (n + k^2)) = 2.829484 x sqrt(0.2 / 108.005980) = 0.121758
-    assert power["min_detectable"] == pytest.approx(0.121758, abs=1e-6)
+    assert power["discordant"] == 40
+    # k = t(0.975, 199) + t(0.8, 199) = 1.971957 + 0.843431 = 2.815388; psi = 40 / 200 changed:
+    # delta = k sqrt(psi / (n + k^2)) = 2.815388 x sqrt(0.2 / 207.926409) = 0.087317
+    assert power["min_detectable"] == pytest.approx(0.087317, abs=1e-6)
     # observed delta 0.10, spread sqrt(0.2 - 0.01) = 0.435890: n = (k(n) x 0.435890 / 0.1)^2;
     # at n = 152, k = 1.975799 + 0.844008 = 2.819807 -> 151.07 <= 152 (at 151 it is 151.08 > 151)
     assert power["needed_n"] == 152
-    assert "difference of 12.2 points" in power["sentence"]
+    assert "difference of 8.7 points" in power["sentence"]
     assert "about 152 questions" in power["sentence"]
+
+
+def test_power_of_a_binary_outcome_under_200_questions_is_exact(tmp_path):
+    """20 questions, B fixes 2: the normal formula would state 0.174 (k = t(0.975, 19) +
+    t(0.8, 19) = 2.954, psi = 0.1: k sqrt(0.1 / (20 + k^2))), found in about half of fresh
+    sets; the stated difference is the exact bootstrap's (binary_power.py, checked against an
+    enumeration in test_binary_power.py), found in 80%."""
+    a = [question(i, "s", i >= 10) for i in range(20)]
+    b = [question(i, "s", i < 2 or i >= 10) for i in range(20)]
+    _, out, doc = compare(tmp_path, a, b)
+    power = doc["power"]
+    assert power["min_detectable"] == pytest.approx(exact_detectable(20, 0.1, 0.95))
+    assert "A true difference of 25.9 points would be found" in power["sentence"]
 
 
 def test_power_when_nothing_changed(tmp_path):

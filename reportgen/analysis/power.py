@@ -11,8 +11,10 @@ t) is wider than t; so under STUDENTIZED_BELOW questions the detectable differen
 resampling the observed differences instead (stats.resampled_detectable), which keeps both.
 For a binary outcome the share of changed questions psi stays fixed and the spread follows
 the difference, sd^2 = psi - delta^2, which gives delta = k sqrt(psi / (n + k^2)) with k the
-sum of the two t quantiles. With --cluster, n is the effective number of independent
-questions, n / design effect, and the size needed is multiplied by it. The size needed for the
+sum of the two t quantiles; under EXACT_BELOW questions, where the changed ones are a handful
+and the interval moves in steps, it is found exactly instead (binary_power.py). With --cluster,
+n is the effective number of independent questions, n / design effect, and the size needed is
+multiplied by it. The size needed for the
 observed difference solves the normal formula, kept on the stated difference's side of n
 (resampled, or with the clusters' degrees of freedom, it is not that formula's), so the two
 sentences never disagree. A detectable
@@ -28,6 +30,7 @@ from dataclasses import dataclass
 from scipy import special
 
 from ..formatting import fmt_count, fmt_pct
+from .binary_power import EXACT_BELOW, exact_detectable
 from .registry import difference_range
 from .stats import POWER, MetricComparison
 
@@ -106,22 +109,26 @@ def power_of(c: MetricComparison, confidence: float) -> Power:
     # clustered questions count as n / design effect independent ones (Kish, 1965)
     inflation = c.design_effect or 1.0
     effective = max(2, int(c.n / inflation))
-    min_detectable = (
-        c.detectable
-        if c.detectable is not None
-        else detectable(effective, alpha, sd=c.sd, changed_share=share, groups=c.clusters)
-    )
+    if c.detectable is not None:
+        min_detectable = c.detectable
+    elif share is not None and c.clusters is None and c.n < EXACT_BELOW:
+        min_detectable = exact_detectable(c.n, share, confidence)
+    else:
+        min_detectable = detectable(
+            effective, alpha, sd=c.sd, changed_share=share, groups=c.clusters
+        )
     basis = (
         "sets this size resampled from this one and shifted by that much either way"
         if c.detectable is not None
         else "sets this size with this spread"
     )
     clustered = (
-        f" (clustered: worth about {effective} independent questions)"
+        f" (clustered: worth about {fmt_count(effective, 'independent question')})"
         if c.design_effect is not None
         else ""
     )
-    span = difference_range(c.metric)
+    # a 0/1 score of the logs has no range in the registry, but its difference lies in [-1, 1]
+    span = difference_range(c.metric) or ((-1.0, 1.0) if binary else None)
     detect = (
         f"A true difference of {_points(min_detectable, binary)} would be found "
         f"(the {level} interval excluding zero) in about {fmt_pct(POWER)} of {basis}"
@@ -148,6 +155,7 @@ def power_of(c: MetricComparison, confidence: float) -> Power:
     needed = max(needed, c.n + 1) if abs(c.diff) < min_detectable else min(needed, c.n)
     need = (
         f"To find the observed difference of {_points(abs(c.diff), binary)} "
-        f"{fmt_pct(POWER)} of the time takes about {needed} questions (you have {c.n})."
+        f"{fmt_pct(POWER)} of the time takes about {fmt_count(needed, 'question')} "
+        f"(you have {c.n:,})."
     )
     return Power(c.metric, c.n, discordant, min_detectable, needed, head + detect + need)

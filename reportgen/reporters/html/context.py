@@ -15,6 +15,7 @@ import pandas as pd
 
 from ... import __version__
 from ...analysis.audit import EXAMPLES, UNJUDGED_GAP, Unjudged
+from ...analysis.binary_power import EXACT_BELOW
 from ...analysis.fairness import BUDGET_TOLERANCE, CEILING_GAP, LOW_CEILING
 from ...analysis.gates import GateResult
 from ...analysis.registry import RETRIEVAL, base_name
@@ -465,7 +466,9 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             f"Detectable difference (found {fmt_pct(POWER)} of the time): k sd / sqrt(n), "
             f"k = t(1 - alpha/2) + t({POWER}) with n - 1 degrees of freedom and sd the spread of "
             "B - A; for a binary "
-            "outcome k sqrt(psi / (n + k^2)), psi the share of changed questions. Questions "
+            "outcome k sqrt(psi / (n + k^2)), psi the share of changed questions, and under "
+            f"{EXACT_BELOW} questions the exact difference of the bootstrap of its counts. "
+            "Questions "
             "needed: the n at which the observed difference is that detectable difference. "
             "Continuous metrics under 1,000 questions: the difference is found by resampling "
             "the observed differences, shifted either way. With --cluster the quantiles take "

@@ -1,0 +1,99 @@
+"""The exact detectable difference of a 0/1 outcome (analysis/binary_power.py), against a plain
+enumeration of every resample and every fresh set, and against the report's own interval."""
+
+from __future__ import annotations
+
+import math
+from functools import cache
+
+import numpy as np
+import pytest
+
+from reportgen.analysis.binary_power import exact_detectable, fewest_fixed, found_share
+from reportgen.analysis.stats import POWER, compare_metric, expanded_confidence
+
+
+def trinomial(n: int, p_fixed: float, p_broken: float):
+    """Every (fixed, broken) count of n questions with its probability, enumerated."""
+    p_tied = 1 - p_fixed - p_broken
+    for f in range(n + 1):
+        for k in range(n - f + 1):
+            ways = math.comb(n, f) * math.comb(n - f, k)
+            yield f, k, ways * p_fixed**f * p_broken**k * p_tied ** (n - f - k)
+
+
+@cache
+def interval_side(n: int, fixed: int, broken: int, confidence: float) -> int:
+    """+1 when the exact bootstrap's expanded percentile interval lies above zero, -1 below,
+    0 otherwise: the resamples' share at or below (at or above) zero against the tail."""
+    tail = (1 - expanded_confidence(confidence, n)) / 2
+    at_or_below = at_or_above = 0.0
+    for f, k, p in trinomial(n, fixed / n, broken / n):
+        at_or_below += p if f <= k else 0.0
+        at_or_above += p if f >= k else 0.0
+    return 1 if at_or_below < tail else -1 if at_or_above < tail else 0
+
+
+def enumerated_power(n: int, psi: float, delta: float, confidence: float) -> float:
+    c = max(psi, delta)
+    return sum(
+        p
+        for f, k, p in trinomial(n, (c + delta) / 2, (c - delta) / 2)
+        if interval_side(n, f, k, confidence) != 0
+    )
+
+
+@pytest.mark.parametrize("n,confidence", [(8, 0.95), (12, 0.95), (12, 0.9875)])
+def test_fewest_fixed_is_where_the_enumerated_interval_leaves_zero(n, confidence):
+    fewest = fewest_fixed(n, confidence)
+    for m in range(n + 1):
+        above = [f for f in range(m + 1) if interval_side(n, f, m - f, confidence) == 1]
+        assert fewest[m] == (min(above) if above else m + 1), m
+        below = [f for f in range(m + 1) if interval_side(n, f, m - f, confidence) == -1]
+        assert below == [f for f in range(m + 1) if m - f >= fewest[m]], m
+
+
+@pytest.mark.parametrize("psi,delta", [(0.3, 0.2), (0.1, 0.35), (0.5, 0.5), (0.25, 0.0)])
+def test_found_share_is_the_enumerated_chance_a_fresh_set_is_found(psi, delta):
+    n, confidence = 12, 0.95
+    expected = enumerated_power(n, psi, delta, confidence)
+    assert found_share(n, psi, delta, fewest_fixed(n, confidence)) == pytest.approx(expected)
+
+
+def test_stated_difference_is_found_80_percent_of_the_time_by_enumeration():
+    n, psi = 12, 0.25
+    x = exact_detectable(n, psi, 0.95)
+    assert enumerated_power(n, psi, x, 0.95) == pytest.approx(POWER, abs=1e-6)
+    assert enumerated_power(n, psi, x * 0.98, 0.95) < POWER
+    # 2 of 20 changed: the normal formula of power.py states 0.174, found about half the time
+    assert exact_detectable(20, 0.1, 0.95) == pytest.approx(0.2586, abs=5e-4)
+
+
+def test_too_few_questions_state_no_difference():
+    # at 2 questions the expanded percentile level is 100%: no interval leaves zero
+    assert exact_detectable(2, 0.5, 0.95) == math.inf
+    # at 3, all three fixed always is: a true difference of 0.93 fixes all three 80% of the time
+    assert exact_detectable(3, 0.5, 0.95) == pytest.approx(0.8 ** (1 / 3), abs=1e-9)
+
+
+def test_side_agrees_with_the_report_interval_away_from_the_edge():
+    """The report's interval (a Monte-Carlo bootstrap) excludes zero where the exact bootstrap
+    does, on every count of 20 questions whose exact tail share is not within 0.004 of the
+    cut-off (there 20,000 resamples can fall either side)."""
+    n, confidence = 20, 0.95
+    tail = (1 - expanded_confidence(confidence, n)) / 2
+    fewest = fewest_fixed(n, confidence)
+    checked = 0
+    for m in range(1, n + 1):
+        for f in range(m + 1):
+            share = sum(p for ff, kk, p in trinomial(n, f / n, (m - f) / n) if ff <= kk)
+            if abs(share - tail) < 0.004:
+                continue
+            a = np.r_[np.zeros(f), np.ones(m - f), np.zeros(n - m)]
+            b = np.r_[np.ones(f), np.zeros(m - f), np.zeros(n - m)]
+            c, _ = compare_metric(
+                "correct", a, b, binary=True, n_boot=20_000, confidence=confidence, seed=f
+            )
+            assert (c.ci_low > 0) == (f >= fewest[m]), (m, f, c.ci_low)
+            checked += 1
+    assert checked > 150
