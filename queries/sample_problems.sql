@@ -4,17 +4,18 @@
 --   problem.
 -- Only runs that log a sample column are checked (without one a repeated question_id is a
 -- duplicate_id of row_problems.sql). Each row is compared with its question's first row;
--- relevant labels compare as sets of (passage, grade).
+-- relevant labels compare as sets of (passage, grade), and no labels (NULL) differ from an
+-- empty set (an unanswerable question).
 -- Returns: the columns of row_problems.sql, kind 'sample_labels', one row per column that
---   disagrees (relevant_ids, or relevant_spans for labels logged as spans; answerable, slice,
---   question); details 'row N has ...'.
+--   disagrees (relevant_ids, or relevant_spans for a question whose labels are logged as spans,
+--   even where one of its rows has none; answerable, slice, question); details 'row N has ...'.
 WITH labelled AS (
     SELECT run, row_number, question_id, sample, answerable::VARCHAR AS answerable, slice,
-           question, CASE WHEN r.relevant_spans IS NOT NULL THEN 'relevant_spans'
-                          ELSE 'relevant_ids' END AS labels_column,
+           question,
+           CASE WHEN bool_or(r.relevant_spans IS NOT NULL) OVER (PARTITION BY run, question_id)
+                THEN 'relevant_spans' ELSE 'relevant_ids' END AS labels_column,
            list_sort(list_transform(
-               coalesce(relevant_ids, []),
-               lambda id, i: id || ':' || relevant_grades[i]::VARCHAR
+               relevant_ids, lambda id, i: id || ':' || relevant_grades[i]::VARCHAR
            ))::VARCHAR AS labels,
            max(sample) OVER (PARTITION BY run) <> '' AS sampled,
            min(row_number) OVER (PARTITION BY run, question_id) AS first_row

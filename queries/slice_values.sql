@@ -1,7 +1,8 @@
 -- One slice column's value for every question (A's value where both runs log one).
 -- Reads: views raw_a, raw_b (every column of each log as written, not only the contract's).
 -- Params: $column VARCHAR: the column's exact name.
--- Returns: question_id, value (VARCHAR, NULL when neither run gives one).
+-- Returns: question_id, value (VARCHAR, NULL when neither run gives one), differs (both runs
+--   give one and they are not the same).
 -- Each run is widened to the columns of both (the other's LIMIT 0), so the column exists in
 -- both; nothing is added to a log's own columns, so no column of a log can collide with "run".
 WITH rows_a AS (
@@ -17,9 +18,14 @@ both_runs AS (
     UNION ALL
     SELECT 'b', question_id::VARCHAR, COLUMNS(lambda c: c = $column)::VARCHAR
     FROM rows_b
+),
+per_run AS (
+    SELECT question_id,
+           any_value(value) FILTER (WHERE run = 'a') AS value_a,
+           any_value(value) FILTER (WHERE run = 'b') AS value_b
+    FROM both_runs
+    GROUP BY question_id
 )
-SELECT question_id,
-       coalesce(any_value(value) FILTER (WHERE run = 'a'),
-                any_value(value) FILTER (WHERE run = 'b')) AS value
-FROM both_runs
-GROUP BY question_id
+SELECT question_id, coalesce(value_a, value_b) AS value,
+       coalesce(value_a <> value_b, false) AS differs
+FROM per_run

@@ -27,7 +27,7 @@ import pyarrow as pa
 from .cli import cli, reading_from, settings_from
 from .comparison.study import Study, run_labels, run_study
 from .errors import InputError
-from .formatting import fmt_diff, fmt_interval, fmt_num, fmt_p
+from .formatting import agreeing, fmt_diff, fmt_interval, fmt_num, fmt_p
 from .inputs.load import Source, open_table
 from .output import check_outputs, write_all
 from .pipeline import build_report, study_run_id
@@ -56,8 +56,8 @@ def _settings(given: dict[str, Any]) -> dict[str, Any]:
     unknown = sorted(set(given) - names)
     if unknown:
         raise TypeError(
-            f"compare() got unknown option(s) {', '.join(unknown)}; known: "
-            + ", ".join(sorted(names))
+            f"compare() got {agreeing(len(unknown), 'an unknown option', 'unknown options')} "
+            f"{', '.join(unknown)}; known: " + ", ".join(sorted(names))
         )
     defaults = {
         name: [value] if isinstance(value, str) and _multiple(command, name) else value

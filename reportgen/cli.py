@@ -16,6 +16,7 @@ import click
 
 from . import __version__
 from .errors import RagreportError
+from .formatting import fmt_count
 from .output import MAX_JSON_ROWS
 from .progress import SHOW_AFTER, shown
 
@@ -481,7 +482,7 @@ def convert(
     n_rows, notes = convert_log(log, options, output)
     for note in notes:
         click.echo(note)
-    click.echo(f"wrote {output} ({n_rows} rows)")
+    click.echo(f"wrote {output} ({fmt_count(n_rows, 'row')})")
 
 
 @cli.command()
@@ -554,7 +555,7 @@ def metrics(
     table = run_metrics(log, options, k, gain)
     write_metrics(log, table, output, sums_path, n_boot, seed)
     written = [str(output), *([str(sums_path)] if sums_path else [])]
-    click.echo(f"wrote {', '.join(written)} ({table.num_rows} questions)")
+    click.echo(f"wrote {', '.join(written)} ({fmt_count(table.num_rows, 'question')})")
 
 
 @cli.command()
@@ -585,7 +586,7 @@ def merge(a_parts: tuple[Path, ...], b_parts: tuple[Path, ...], confidence: floa
     for m in merge_runs(a_parts, b_parts, confidence):
         click.echo(
             f"{m.metric}: A {m.a.mean:.4f} B {m.b.mean:.4f} B - A {m.diff.mean:+.4f} "
-            f"[{m.diff.low:+.4f}, {m.diff.high:+.4f}] over {m.diff.n} questions"
+            f"[{m.diff.low:+.4f}, {m.diff.high:+.4f}] over {fmt_count(m.diff.n, 'question')}"
         )
 
 

@@ -24,6 +24,7 @@ from .analysis.gates import Requirements, RuleError, parse_rule
 from .analysis.metrics import Options
 from .comparison.study import run_study
 from .errors import InputError
+from .formatting import fmt_count
 from .inputs.load import open_log, sha256_of
 from .inputs.readers import ReadOptions
 from .provenance import library_versions
@@ -211,8 +212,8 @@ def verify(report: Path, logs: list[Path]) -> Verification:
     requirements = _requirements(report, document["gate"])
     if logs and len(logs) != len(runs):
         raise InputError(
-            f"{report}: the report compares {len(runs)} logs; pass {len(runs)} (the baseline "
-            "first, in the report's order) or none to use the recorded paths"
+            f"{report}: the report compares {fmt_count(len(runs), 'log')}; pass {len(runs)} (the "
+            "baseline first, in the report's order) or none to use the recorded paths"
         )
     paths = logs or [Path(run["path"]) for run in runs]
     reading = tuple(_reading(report, run) for run in runs)

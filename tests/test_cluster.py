@@ -77,3 +77,44 @@ def test_cluster_intervals_cover_where_naive_ones_do_not():
     tolerance = 0.01 + 2.5 * np.sqrt(0.95 * 0.05 / reps)
     assert abs(clustered - 0.95) <= tolerance, clustered
     assert naive < 0.85 and effect > 2, (naive, effect)
+
+
+def test_cluster_reaches_the_slices(tmp_path):
+    """Slice s is 12 questions about 2 documents, and all 6 broken are one document's: over
+    questions McNemar's p is 2 / 2^6 = 0.031, a regression finding; over its 2 documents the
+    flips of (-6, 0) all reach |6|, p = 1, no finding. Slice t: 8 documents, 3 fixed in each."""
+    a, b = [], []
+    for i in range(60):
+        doc, place = i // 6, i % 6
+        s = doc < 2
+        a.append(question(i, "s" if s else "t", s or place >= 3, doc_id=f"d{doc}"))
+        b.append(question(i, "s" if s else "t", doc == 1 or not s, doc_id=f"d{doc}"))
+    code, out, naive = compare(tmp_path, a, b)
+    assert code == 0, out
+    flagged = naive["slices"]["slice"]["s"]["correct"]
+    assert flagged["p"] == pytest.approx(2 / 2**6) and flagged["finding"]
+    code, out, doc = compare(tmp_path, a, b, "--cluster", "doc_id")
+    assert code == 0, out
+    s = doc["slices"]["slice"]["s"]["correct"]
+    assert (s["clusters"], s["p"], s["finding"]) == (2, 1.0, False)
+    assert doc["slices"]["slice"]["t"]["correct"]["clusters"] == 8
+    assert doc["verdict"]["regressions"] == []
+    # a gate's per-slice rule reads the same clustered slices: it fails CI without --cluster
+    # and passes with it; a rule on B's own value resamples the 10 documents too
+    rules = ("--require", "correct[slice] >= 0", "--require", "candidate.correct >= 0.5")
+    code, out, _ = compare(tmp_path, a, b, *rules)
+    assert code == 1, out
+    code, out, gated = compare(tmp_path, a, b, "--cluster", "doc_id", *rules)
+    assert code == 0, out
+    own = next(r for r in gated["gate"]["results"] if r["rule"] == "candidate.correct >= 0.5")
+    c = compare_metric(
+        "correct",
+        np.zeros(60),
+        np.array([float(r["correct"]) for r in b]),
+        binary=True,
+        n_boot=5000,
+        confidence=0.95,
+        seed=0,
+        clusters=np.array([r["doc_id"] for r in b]),
+    )[0]
+    assert own["low"] == pytest.approx(c.ci_low) and own["high"] == pytest.approx(c.ci_high)

@@ -126,6 +126,7 @@ def test_templates_compiled_without_finalize_are_not_reused(monkeypatch, tmp_pat
             bytecode_cache=jinja2.FileSystemBytecodeCache(str(cache)),
             autoescape=True,
         )
+        plain.filters.update(render.environment().filters)  # the filters the templates use
         plain.get_template("notebook.html")  # compiled into the cache folder
         render.environment.cache_clear()  # as a new process would
         html = render.environment().get_template("notebook.html").render(**page, adjusted=False)

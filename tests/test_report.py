@@ -53,7 +53,7 @@ def test_sample_tells_its_story(sample):
         doc["audit"]["smells"]
     )
     for text in (
-        "lower here (direction)",
+        "worse here (direction)",
         "Golden-set audit",
         "Which link failed",
         "The next experiment",

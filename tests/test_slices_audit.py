@@ -91,7 +91,7 @@ def test_slice_table_numbers_and_flags(tmp_path):
     assert doc["verdict"]["regressions"] == []
     html = (tmp_path / "r.html").read_text()
     assert "B regresses on" not in html
-    assert "lower here (direction)" in html and "direction, not proof" in html
+    assert "worse here (direction)" in html and "direction, not proof" in html
 
 
 def test_slice_regression_that_survives_holm_is_a_finding(tmp_path):
@@ -164,7 +164,7 @@ def test_changed_labels_are_listed_and_strict_refuses(tmp_path):
     assert any("golden set changed" in w and "q003" in w for w in doc["warnings"])
     code, out, _ = compare(tmp_path, a, b, "--strict")
     assert code == 2
-    assert "golden set changed between the runs on 3 question(s) (q003, q007, q009)" in out
+    assert "golden set changed between the runs on 3 questions (q003, q007, q009)" in out
 
 
 def test_a_changed_reference_answer_is_a_changed_label(tmp_path):
@@ -180,7 +180,7 @@ def test_a_changed_reference_answer_is_a_changed_label(tmp_path):
     assert doc["audit"]["label_changes"] == [{"question_id": "q004", "changed": "reference answer"}]
     assert doc["audit"]["labels_compared"] == ["relevant_ids", "reference_answer"]
     code, out, _ = compare(tmp_path, a, b, "--strict")
-    assert code == 2 and "golden set changed between the runs on 1 question(s) (q004)" in out
+    assert code == 2 and "golden set changed between the runs on 1 question (q004)" in out
 
 
 def test_many_changed_labels_are_counted_not_all_listed(tmp_path):
@@ -195,7 +195,7 @@ def test_many_changed_labels_are_counted_not_all_listed(tmp_path):
     page = (tmp_path / "r.html").read_text()
     audit = page[page.index('<h2 id="audit">') :]
     audit = audit[: audit.index("</ul>")]
-    assert "on 25 question(s)" in audit
+    assert "on 25 questions;" in audit
     listed = [f"q{i:03d}" for i in range(25) if f"q{i:03d}</span>" in audit]
     assert listed == [f"q{i:03d}" for i in range(10)]
     assert "and 15 more (every one is in the JSON" in audit
@@ -424,3 +424,27 @@ def test_an_answer_only_log_has_no_answerable_question_without_labels(tmp_path):
     code, out, doc = compare(tmp_path / "labelled", labelled, b)
     assert code == 0, out
     assert doc["audit"]["smells"]["answerable_unlabelled"]["counts"]["a"] == 1
+
+
+def test_a_slice_value_that_differs_between_the_logs_is_named(tmp_path):
+    """Questions 0-1 are "billing" in A's log and "refunds" in B's: the slices place them by
+    A's value, and the warnings say so, naming them."""
+    a = [question(i, "billing" if i < 6 else "refunds", i % 2 == 0) for i in range(12)]
+    b = [question(i, "refunds" if i < 2 or i >= 6 else "billing", True) for i in range(12)]
+    code, out, doc = compare(tmp_path, a, b)
+    assert code == 0, out
+    assert doc["slices"]["slice"]["billing"]["correct"]["n"] == 6
+    assert (
+        "Slice column 'slice' has another value in run B than in run A for 2 paired questions "
+        "(q000, q001); the slices place them by run A's"
+    ) in doc["warnings"]
+    code, out, same = compare(tmp_path, a, a)
+    assert not any("another value" in w for w in same["warnings"])
+
+
+def test_warnings_of_one_question_read_in_the_singular(tmp_path):
+    a = [question(i, "s", i % 2 == 0) for i in range(13)]
+    b = [question(i, "s", True) for i in range(12)]
+    code, out, doc = compare(tmp_path, a, b)
+    assert code == 0, out
+    assert "1 question only in run A is not compared: q012" in doc["warnings"]

@@ -114,7 +114,7 @@ def test_labels_and_baseline_choose_names_and_the_reference(tmp_path):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("--label", "x"), "--label: 1 label(s) for 3 run logs"),
+        (("--label", "x"), "--label: 1 label for 3 run logs"),
         (("--label", "x", "--label", "x", "--label", "y"), "run label 'x' is given to two logs"),
         (("--baseline", "nope"), "--baseline nope: no run has that label"),
     ],
@@ -268,7 +268,7 @@ def test_chance_gain_of_the_same_candidate_twice_is_zero_not_below():
 def test_winners_curse_names_the_best_and_the_chance_gain(three):
     out, doc = three
     curse = doc["winners_curse"]
-    assert curse["best"] == "fare_rules_b_reranker"
+    assert curse["best"] == "fare_rules_b_reranker" and curse["tied_with"] == []
     assert curse["diff"] == pytest.approx(0.09166666666666666)
     errors = [
         c["metrics"]["correct"]["sd"] / math.sqrt(c["metrics"]["correct"]["n"])
@@ -291,6 +291,25 @@ def test_winners_curse_names_the_best_and_the_chance_gain(three):
     assert "The winner&#39;s curse" in html or "The winner's curse" in html
     assert "The best of 2 measured on the same questions looks better than it is" in html
     assert "looks better than it is" in (out / "r.md").read_text()
+
+
+def test_candidates_of_the_same_gain_tie_for_best_rather_than_one_coming_out_best(tmp_path):
+    """The same candidate under two names: neither comes out best; they tie, and choosing
+    between them gains nothing by chance."""
+    twin = tmp_path / "b_twin.parquet"
+    twin.write_bytes(B.read_bytes())
+    out = tmp_path / "out"
+    doc = compare_runs(out, A, B, twin, options=(*FAST, "--markdown", out / "r.md"))
+    curse = doc["winners_curse"]
+    assert (curse["best"], curse["tied_with"]) == ("fare_rules_b_reranker", ["b_twin"])
+    assert curse["overstatement"] == pytest.approx(0.0, abs=1e-12)
+    sentence = (
+        "fare_rules_b_reranker and b_twin tie for best of the 2 candidates on correct "
+        "(+0.092 each against the baseline)."
+    )
+    html = (out / "r.html").read_text()
+    assert sentence in html and "comes out best" not in html
+    assert "tie for best of the 2 candidates" in (out / "r.md").read_text()
 
 
 def test_the_stated_overstatement_of_the_best_matches_known_truth():

@@ -207,7 +207,7 @@ def test_two_outputs_on_one_path_exit_2(tmp_path):
 
 
 def test_summary_without_a_slice_column_says_none_was_compared(tmp_path):
-    # "No slice goes against the overall direction" would claim a check that was never made
+    # "No slice has B worse where B is better overall" would claim a check never made
     logs = []
     for path in (SAMPLE_A, SAMPLE_B):
         logs.append(tmp_path / path.name)
@@ -367,7 +367,7 @@ def test_two_run_summary_carries_the_pages_caveats(tmp_path):
         if after.type == "paragraph_close"
     ]
     caveats = [
-        "2 question(s) only in run A are not compared: q18, q19",
+        "2 questions only in run A are not compared: q18, q19",
         "Only 18 paired questions: treat every conclusion as exploratory",
     ]
     assert items[:2] == caveats

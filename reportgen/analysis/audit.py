@@ -9,6 +9,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError
+from ..formatting import fmt_count
 from ..inputs.database import RunDatabase
 from .metrics import MetricTables
 
@@ -78,7 +79,8 @@ def audit(
         shown = ", ".join(q for q, _ in changes[:EXAMPLES])
         raise InputError(
             f"{db.files['b'].path}: the golden set changed between the runs on "
-            f"{len(changes)} question(s) ({shown}); score both runs on one frozen label set, "
+            f"{fmt_count(len(changes), 'question')} ({shown}); score both runs on one frozen "
+            "label set, "
             "or drop --strict to see the report with a warning"
         )
     smells_frame = db.frame("data_smells", k=tables.named_cutoff or 0)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..formatting import fmt_num
+from ..formatting import fmt_count, fmt_num
 from .metrics import MetricTables
 from .spans import CHAR_METRICS
 
@@ -53,9 +53,9 @@ def fairness(tables: MetricTables) -> list[Check]:
             f"Passages in the prompt, most often: A {k_a}, B {k_b}; they differ on "
             f"{int(differ.sum())} of "
             + (
-                f"{len(known)} questions."
+                f"{fmt_count(len(known), 'question')}."
                 if len(known) == len(p)
-                else f"the {len(known)} questions whose prompt both runs log."
+                else f"the {fmt_count(len(known), 'question')} whose prompt both runs log."
             )
             + (" Retrieval metrics then compare different cutoffs." if flagged else "")
         )
@@ -66,7 +66,7 @@ def fairness(tables: MetricTables) -> list[Check]:
         and tables.named_cutoff
         and CHAR_METRICS[0] not in tables.metrics
     ):
-        checks += _ceilings(tables)
+        checks += _ceilings(tables, tables.named_cutoff)
     return checks
 
 
@@ -89,7 +89,7 @@ def _budget(p: pd.DataFrame, passages: bool) -> Check | None:
         + (
             ""
             if len(measured) == len(p)
-            else f" over the {len(measured)} questions measured in both"
+            else f" over the {fmt_count(len(measured), 'question')} measured in both"
         )
         + (
             f"; {bigger}'s bigger budget, not a better retriever, may explain a gain of {bigger}."
@@ -105,7 +105,7 @@ def _measured(p: pd.DataFrame, column: str) -> pd.DataFrame:
     return p.loc[p[[f"{column}_a", f"{column}_b"]].notna().all(axis=1)]
 
 
-def _ceilings(tables: MetricTables) -> list[Check]:
+def _ceilings(tables: MetricTables, k: int) -> list[Check]:
     """The best mean each capped metric can reach at the run's own prompt cutoff.
 
     With R relevant passages and k slots, precision@k is at most min(R, k) / k and recall@k at
@@ -113,7 +113,7 @@ def _ceilings(tables: MetricTables) -> list[Check]:
     comparison when it differs between the runs (a gain may be room, not quality) or when it is
     so low that the metric's values say little against 1.
     """
-    p, k = tables.paired, tables.named_cutoff
+    p = tables.paired
     r = {run: p[f"n_relevant_{run}"].to_numpy(dtype=float) for run in ("a", "b")}
     slots = {  # NaN: not logged; 0: an empty prompt, which scores 0
         run: p[f"k_{run}"].to_numpy(dtype=float, na_value=np.nan) for run in ("a", "b")
@@ -142,7 +142,10 @@ def _ceilings(tables: MetricTables) -> list[Check]:
             if fmt_num(a) == fmt_num(b)
             else f"{name} cannot exceed {fmt_num(a)} in A and {fmt_num(b)} in B"
         )
-        why = f"questions have a median of {median:g} relevant passage(s) for {k} slots"
+        why = (
+            f"questions have a median of {median:g} relevant "
+            f"{'passage' if median == 1 else 'passages'} for {fmt_count(k, 'slot')}"
+        )
         if apart:
             advice = "; the runs have different room: part of B \u2212 A may be room, not quality."
         elif low:

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import RagreportError
+from ..formatting import agreeing, fmt_count
 from .metrics import MetricTables, Options
 from .registry import NAME_PATTERN
 from .slices import MISSING, SMALL_SLICE
@@ -136,8 +137,8 @@ class GateResult:
         candidates = self.passing_candidates()
         passing = f"passing: {', '.join(candidates) or 'none'}"
         return (
-            f"gate: {self.outcome} ({failed} of {len(self.results)} rule checks failed; {passing}; "
-            f"bounds at the one-sided {self.one_sided_level * 100:.10g}% level)"
+            f"gate: {self.outcome} ({failed} of {fmt_count(len(self.results), 'rule check')} "
+            f"failed; {passing}; bounds at the one-sided {self.one_sided_level * 100:.10g}% level)"
         )
 
     def passing_candidates(self) -> list[str]:
@@ -381,12 +382,13 @@ def _slice_rule(rule: Rule, candidate: Candidate, level: float) -> RuleResult:
     detail = (
         f"slice {rule.column} = {worst.value} is the likeliest {_WRONG_SIDE[rule.op]} "
         f"{rule.margin:g}: difference {c.diff:.4g}, {_interval(c)}; one-sided p {p:.4g}, "
-        f"Holm-adjusted over {len(family)} slices (of {columns}, as in the slice table), "
-        f"vs {1 - level:.4g}"
+        f"Holm-adjusted over {fmt_count(len(family), 'slice')} (of {columns}, as in the slice "
+        f"table), vs {1 - level:.4g}"
     )
     if outcome == PASS and p < 1 - level:
         detail += (
-            f", but its {c.n} questions give a direction, not proof (a slice needs "
+            f", but its {fmt_count(c.n, 'question')} {agreeing(c.n, 'gives', 'give')} a "
+            "direction, not proof (a slice needs "
             f"{SMALL_SLICE} to fail the rule, as in the slice table)"
         )
     return RuleResult(
@@ -438,13 +440,14 @@ def candidate_evidence(
     slice_values: dict[str, pd.Series],
     differences: dict[str, MetricComparison],
     options: Options,
+    clusters: np.ndarray | None = None,
 ) -> Candidate:
     """What ``rules`` read about run B of ``tables``, computed with the report's bootstrap.
 
     The candidate's own interval is the interval of B - 0, so it follows the report's interval
-    method whatever that is; slices are resampled with the report's seed, so their intervals
-    are the slice table's. ``slice_values`` lacks a column too fine to slice by, on which
-    check_rules has refused any per-slice rule.
+    method whatever that is; slices are resampled with the report's seed and ``clusters``
+    (--cluster), so their intervals are the slice table's. ``slice_values`` lacks a column too
+    fine to slice by, on which check_rules has refused any per-slice rule.
     """
     bases = {tables.name(base): base for base in tables.metrics}
 
@@ -454,8 +457,10 @@ def candidate_evidence(
         base = bases[name]
         b = tables.paired[f"{base}_b"].to_numpy(dtype=float)
         a = np.zeros_like(b) if own else tables.paired[f"{base}_a"].to_numpy(dtype=float)
+        groups = clusters
         if mask is not None:
             a, b = a[mask], b[mask]
+            groups = None if clusters is None else clusters[mask]
         return compare_metric(
             name,
             a,
@@ -464,6 +469,7 @@ def candidate_evidence(
             n_boot=options.n_boot,
             confidence=options.confidence,
             seed=options.seed,
+            clusters=groups,
         )
 
     own = {r.metric: compare(r.metric, None, own=True)[0] for r in rules if r.kind == CANDIDATE}

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from ..formatting import fmt_count
 from .stats import MetricComparison, compare_metric
 
 MIN_SIDE = 10  # questions each side of the split needs for a difference worth reporting
@@ -48,8 +49,8 @@ class Holdout:
             f"{c.metric} on the other {self.n_selection}"
         )
         return (
-            f"Held out: {self.rule} ({self.n_held_out} questions). {chosen}; on the held-out "
-            f"questions alone its difference is {c.diff:+.3f}, interval "
+            f"Held out: {self.rule} ({fmt_count(self.n_held_out, 'question')}). {chosen}; on the "
+            f"held-out questions alone its difference is {c.diff:+.3f}, interval "
             f"[{c.ci_low:+.3f}, {c.ci_high:+.3f}]."
         )
 
@@ -121,7 +122,7 @@ def split(
     if min(held.sum(), (~held).sum()) < MIN_SIDE:
         raise InputError(
             f"{path}: --holdout {value} leaves {int(held.sum())} held-out and "
-            f"{int((~held).sum())} other questions; each side needs {MIN_SIDE} or more"
+            f"{fmt_count(int((~held).sum()), 'other question')}; each side needs {MIN_SIDE} or more"
         )
     if clusters is not None and len(set(clusters[held])) < 2:
         raise InputError(

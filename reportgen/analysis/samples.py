@@ -109,8 +109,9 @@ def spread(per_question: pd.DataFrame, metrics: tuple[str, ...]) -> tuple[Spread
         diff = (b["mean"] - a["mean"]).to_numpy(dtype=float)
         total = float(np.var(diff, ddof=1)) if len(diff) >= 2 else None
         between, share = _split(noise, total)
-        # samples of both runs scaled together: the difference's noise falls as 1 / m too
-        m = 2 / (1 / spread_a.samples + 1 / spread_b.samples)
+        # samples of both runs scaled together: the difference's noise falls as 1 / m too; their
+        # harmonic mean as 2ab / (a + b), which gives 2.4 for 2 and 3 (2 / (1/2 + 1/3) does not)
+        m = 2 * spread_a.samples * spread_b.samples / (spread_a.samples + spread_b.samples)
         out += [
             spread_a,
             spread_b,

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..formatting import NOISE
 from .metrics import MetricTables, Options
 from .registry import base_name
 from .scores import oriented
@@ -24,7 +25,7 @@ class SliceResult:
     value: str
     comparison: MetricComparison
     p_holm: float
-    regression: bool  # B worse than A here while better overall: a direction
+    regression: bool  # B worse than A here while better overall (beyond NOISE): a direction
     finding: bool  # a regression of SMALL_SLICE questions or more, Holm-adjusted p < 1 - confidence
 
     @property
@@ -37,15 +38,18 @@ def slice_results(
     values: dict[str, pd.Series],
     overall: dict[str, MetricComparison],
     options: Options,
+    clusters: np.ndarray | None = None,
 ) -> dict[str, dict[str, list[SliceResult]]]:
     """column -> metric name -> one result per slice value (sorted by value).
 
     ``values`` maps a slice column to its value for each paired question (aligned with
-    ``tables.paired``). Holm's adjustment runs over every slice of one metric, of all slice
-    columns together, so that the chance of any false regression finding on a metric stays
-    at 1 - confidence (the family-wise error rate). The slices are compared on as many
-    threads as there are cores, each drawing its bootstrap on one: a slice is a few
-    milliseconds of numpy, too little to split further, and its numbers depend on its seed only.
+    ``tables.paired``); ``clusters`` (--cluster, aligned likewise) are resampled within each
+    slice as overall: a slice of 12 questions about 2 documents is 2 independent units.
+    Holm's adjustment runs over every slice of one metric, of all slice columns together, so
+    that the chance of any false regression finding on a metric stays at 1 - confidence (the
+    family-wise error rate). The slices are compared on as many threads as there are cores,
+    each drawing its bootstrap on one: a slice is a few milliseconds of numpy, too little to
+    split further, and its numbers depend on its seed only.
     """
     scores = {
         base: tuple(tables.paired[f"{base}_{run}"].to_numpy(dtype=float) for run in "ab")
@@ -70,6 +74,7 @@ def slice_results(
             n_boot=options.n_boot,
             confidence=options.confidence,
             seed=options.seed,
+            clusters=None if clusters is None else clusters[positions],
             threads=1,
         )
         return c
@@ -93,7 +98,9 @@ def slice_results(
         out[column][name] = []
         for (value, c), p in zip(rows, adjusted[column, name], strict=True):
             sign = 1 if tables.metric(base_name(name)).higher_is_better else -1
-            regression = sign * overall[name].diff > 0 and sign * c.diff < 0
+            # a difference under NOISE is float rounding (0.3 - 0.1 against 0.5 - 0.7), no
+            # direction for a slice to go against, nor a slice going against it
+            regression = sign * overall[name].diff >= NOISE and sign * c.diff <= -NOISE
             # under SMALL_SLICE questions a slice gives a direction, however small its p
             finding = regression and p < alpha and c.n >= SMALL_SLICE
             out[column][name].append(SliceResult(column, value, c, p, regression, finding))

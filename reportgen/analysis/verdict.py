@@ -91,12 +91,13 @@ def decide(
     counts = (
         f"fixed {c.fixed}, broken {c.broken}"
         if c.fixed is not None
-        else f"{c.wins} wins, {c.losses} losses, {c.ties} ties"
+        else f"{fmt_count(c.wins, 'win')}, {fmt_count(c.losses, 'loss', 'losses')}, "
+        f"{fmt_count(c.ties, 'tie')}"
     )
     parts.append(f"{c.test} test {p_clause(c.p)} ({counts}, over {fmt_count(c.n, 'question')})")
     if c.clusters is not None and c.design_effect is not None:
         parts.append(
-            f"questions resampled in {c.clusters} clusters, design effect "
+            f"questions resampled in {fmt_count(c.clusters, 'cluster')}, design effect "
             f"{c.design_effect:.2f} (the variance of the mean over that of independent questions)"
         )
     practical = None if margin is None else relevance(low, high, margin)
@@ -123,7 +124,7 @@ def regression_lines(regressions: list[SliceResult], candidate: str = "B") -> li
     A, the candidate's own name among several candidates."""
     return [
         f"{candidate} regresses on {r.column} = {r.value}: {fmt_diff(r.comparison.diff)} "
-        f"{fmt_interval(r.comparison.ci_low, r.comparison.ci_high)} over {r.comparison.n} "
-        f"questions (Holm-adjusted {p_clause(r.p_holm)})"
+        f"{fmt_interval(r.comparison.ci_low, r.comparison.ci_high)} over "
+        f"{fmt_count(r.comparison.n, 'question')} (Holm-adjusted {p_clause(r.p_holm)})"
         for r in regressions
     ]

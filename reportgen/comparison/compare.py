@@ -31,7 +31,7 @@ from ..analysis.supported import SupportedRule, supported_rule
 from ..analysis.verdict import Verdict, decide, margin_for
 from ..diagnosis.diagnose import COSTS, Diagnosis, diagnose
 from ..errors import InputError
-from ..formatting import fmt_count, fmt_listed
+from ..formatting import agreeing, fmt_count, fmt_listed
 from ..inputs.database import RunDatabase, ScoredRun
 from ..inputs.load import RunFile, Source, open_source
 from ..inputs.readers import ReadOptions
@@ -165,8 +165,11 @@ def compare_runs(
         texts = db.frame("question_texts", ids=changed["question_id"][:CHANGED_SHOWN].tolist())
         changed = changed.merge(texts, on="question_id", how="left")
         ids = tables.paired[["question_id"]]
-        slice_values = {
-            column: ids.merge(values, how="left")["value"] for column, values in by_question.items()
+        merged = {column: ids.merge(values, how="left") for column, values in by_question.items()}
+        slice_values = {column: m["value"] for column, m in merged.items()}
+        disagreeing = {
+            column: m.loc[m["differs"].fillna(False).astype(bool), "question_id"].tolist()
+            for column, m in merged.items()
         }
         clusters = _cluster_labels(db, runs, options, ids)
         stage(f"{named}: diagnosis")
@@ -206,13 +209,19 @@ def compare_runs(
         comparisons[name] = oriented(comparisons[name], tables.metric(base))
     _check_margins(options, comparisons)
     stage(f"{named}: intervals by slice")
-    slices = slice_results(tables, slice_values, comparisons, options)
+    slices = slice_results(tables, slice_values, comparisons, options, clusters)
     regressions = [r for per_metric in slices.values() for r in per_metric[headline] if r.finding]
     gate = None
     if requirements:
         costs = {name: cost.comparison for name, cost in diagnosis.cost.items()}
         candidate = candidate_evidence(
-            runs["b"].label, requirements.rules, tables, slice_values, costs | comparisons, options
+            runs["b"].label,
+            requirements.rules,
+            tables,
+            slice_values,
+            costs | comparisons,
+            options,
+            clusters,
         )
         gate = evaluate(requirements, [candidate], options.confidence)
     return Comparison(
@@ -243,6 +252,7 @@ def compare_runs(
             *(too_fine_note(column, n) for column, n in too_fine.items()),
             *(p.warning() for p in db.left_out),
             *_warnings(tables, golden, labels),
+            *_slice_disagreements(disagreeing, labels),
             *tables.notes,
             *_cluster_hint(runs, options),
         ],
@@ -342,19 +352,32 @@ def changed_questions(tables: MetricTables, headline: str) -> pd.DataFrame:
     return changed.sort_values(["order", "size"], kind="stable").drop(columns=["order", "size"])
 
 
+def _slice_disagreements(disagreeing: dict[str, list[str]], labels: tuple[str, str]) -> list[str]:
+    """A slice column whose value for a question differs between the two logs: the slices
+    place the question by run A's value, which the reader should know is a choice."""
+    return [
+        f"Slice column {column!r} has another value in run {labels[1]} than in run "
+        f"{labels[0]} for {fmt_count(len(ids), 'paired question')} ({fmt_listed(ids, EXAMPLES)}); "
+        f"the slices place them by run {labels[0]}'s"
+        for column, ids in disagreeing.items()
+        if ids
+    ]
+
+
 def _warnings(tables: MetricTables, golden: Audit, labels: tuple[str, str]) -> list[str]:
     warnings = []
     for run, ids in zip(labels, (tables.only_a, tables.only_b), strict=True):
         if ids:
             warnings.append(
-                f"{len(ids)} question(s) only in run {run} are not compared: "
-                + fmt_listed(ids, EXAMPLES)
+                f"{fmt_count(len(ids), 'question')} only in run {run} "
+                f"{agreeing(len(ids), 'is', 'are')} not compared: " + fmt_listed(ids, EXAMPLES)
             )
     if golden.label_changes:
         shown = ", ".join(q for q, _ in golden.label_changes[:EXAMPLES])
         warnings.append(
-            f"The golden set changed between the runs on {len(golden.label_changes)} "
-            f"question(s) ({shown}): each run was scored on its own labels there"
+            "The golden set changed between the runs on "
+            f"{fmt_count(len(golden.label_changes), 'question')} ({shown}): each run was scored "
+            "on its own labels there"
         )
     if golden.exploratory:
         warnings.append(
@@ -363,14 +386,17 @@ def _warnings(tables: MetricTables, golden: Audit, labels: tuple[str, str]) -> l
         )
     if tables.without_evidence:
         warnings.append(
-            f"{tables.without_evidence} paired question(s) have no labelled evidence and are "
-            "left out of the retrieval metrics"
+            f"{fmt_count(tables.without_evidence, 'paired question')} "
+            f"{agreeing(tables.without_evidence, 'has', 'have')} no labelled evidence and "
+            f"{agreeing(tables.without_evidence, 'is', 'are')} left out of the retrieval metrics"
         )
     if tables.without_ranking:
         column = tables.ranking_column
         warnings.append(
-            f"{tables.without_ranking} paired question(s) have {column} null in one run or both, "
-            f"so their retrieval metrics are unknown and left out; log {column} for every "
-            "question (an empty list when there was none)"
+            f"{fmt_count(tables.without_ranking, 'paired question')} "
+            f"{agreeing(tables.without_ranking, 'has', 'have')} {column} null in one run or "
+            f"both, so {agreeing(tables.without_ranking, 'its', 'their')} retrieval metrics are "
+            f"unknown and left out; log {column} for every question (an empty list when there "
+            "was none)"
         )
     return warnings

@@ -27,7 +27,7 @@ from ..analysis.metrics import Options, score_run
 from ..analysis.registry import base_name
 from ..analysis.stats import MetricComparison, compare_metric, holm
 from ..errors import InputError
-from ..formatting import fmt_listed
+from ..formatting import NOISE, agreeing, fmt_count, fmt_listed
 from ..inputs.database import RunDatabase
 from ..inputs.load import RunFile, Source, open_source, source_stem
 from ..inputs.readers import ReadOptions, runs_in
@@ -99,6 +99,7 @@ class WinnersCurse:
     # zero for a metric where lower is better)
     spread: float  # standard deviation of the candidates' headline differences
     correlation: float  # mean correlation of the candidates' per-question differences
+    tied_with: tuple[str, ...] = ()  # the other candidates whose gain equals the best's
 
     @property
     def sentence(self) -> str:
@@ -123,9 +124,16 @@ class WinnersCurse:
             if np.isfinite(self.overstatement)
             else "by how much is not estimated, fewer than two questions being scored in every run"
         )
-        return (
+        leader = (
             f"{self.best} comes out best of the {m} candidates on {self.metric} "
-            f"({self.diff:+.3f} against the baseline). The best of {m} measured on the same "
+            f"({self.diff:+.3f} against the baseline)"
+            if not self.tied_with
+            else f"{', '.join([self.best, *self.tied_with[:-1]])} and {self.tied_with[-1]} tie "
+            f"for best of the {m} candidates on {self.metric} ({self.diff:+.3f} each against "
+            "the baseline)"
+        )
+        return (
+            f"{leader}. The best of {m} measured on the same "
             f"questions looks better than it is: {chance}; the candidates' differences spread by "
             f"{self.spread:.3f}. Only questions that played no part in the choice measure its "
             "difference without this bias (--holdout holds some out for that)."
@@ -182,7 +190,8 @@ class Study:
     @property
     def warnings(self) -> list[str]:
         return [
-            f"{len(ids)} question(s) missing from run {label} are left out of every comparison: "
+            f"{fmt_count(len(ids), 'question')} missing from run {label} "
+            f"{agreeing(len(ids), 'is', 'are')} left out of every comparison: "
             + fmt_listed(ids, EXAMPLES)
             for label, ids in self.missing.items()
             if ids and self.family is not None
@@ -196,7 +205,8 @@ def run_labels(
     for two runs, else each file's stem; all distinct."""
     if labels and len(labels) != len(paths):
         raise InputError(
-            f"--label: {len(labels)} label(s) for {len(paths)} run logs; give one per log, in order"
+            f"--label: {fmt_count(len(labels), 'label')} for {len(paths)} run logs; give one per "
+            "log, in order"
         )
     if not labels:
         labels = held or (
@@ -459,6 +469,7 @@ def _curse(pairs: list[Comparison], seed: int) -> WinnersCurse | None:
     headline = [(p.runs["b"].label, p.comparisons[p.tables.name(base)]) for p in ranked]
     sign = 1 if pairs[0].tables.metric(base).higher_is_better else -1
     best, c = max(headline, key=lambda item: sign * item[1].diff)  # the largest gain
+    tied = tuple(name for name, h in headline if name != best and abs(h.diff - c.diff) <= NOISE)
     errors = [h.sd / np.sqrt(h.n) for _, h in headline if h.n > 0]
     se = float(np.mean(errors)) if errors else float("nan")
     differences = _headline_differences(ranked)
@@ -467,6 +478,7 @@ def _curse(pairs: list[Comparison], seed: int) -> WinnersCurse | None:
     )
     return WinnersCurse(
         best=best,
+        tied_with=tied,
         metric=pairs[0].headline,
         diff=c.diff,
         n_candidates=len(ranked),

@@ -15,7 +15,7 @@ import pandas as pd
 
 from ..analysis.slices import SMALL_SLICE
 from ..analysis.stats import MetricComparison, compare_metric
-from ..formatting import fmt_diff, fmt_pct
+from ..formatting import fmt_count, fmt_diff, fmt_pct
 from .stages import (
     CELL_NAMES,
     FAILURE_CLASSES,
@@ -280,7 +280,9 @@ def _next_experiment(
         scored = named_cutoff is not None and bool(p.values("prompt_is_scored", run)[located].all())
         name = f"hit@{named_cutoff}" if scored else "hit@context"
         if not step("Did it reach the prompt?", name, float(evidence[located].mean())).passed:
-            pool = f"the top {depth} candidates" if depth else "the retrieved candidates"
+            pool = (
+                f"the top {fmt_count(depth, 'candidate')}" if depth else "the retrieved candidates"
+            )
             return experiment(
                 "ranking",
                 f"rerank {pool} with a cross-encoder, with metadata filters and duplicate "

@@ -23,6 +23,7 @@ from ..analysis.stats import (
     percentile_interval,
     t_interval,
 )
+from ..formatting import fmt_count
 
 RUNS = ("a", "b")
 CELL_NAMES = (
@@ -393,7 +394,7 @@ def _agreement(judge: np.ndarray, human: np.ndarray) -> Agreement:
     table = np.array([[np.sum(j & h) for h in (human, ~human)] for j in (judge, ~judge)])
     n = int(table.sum())
     kappa = cohen_kappa(table)
-    reasons = [f"Only {n} human labels"] if n < MIN_HUMAN_LABELS else []
+    reasons = [f"Only {fmt_count(n, 'human label')}"] if n < MIN_HUMAN_LABELS else []
     if not kappa >= MIN_KAPPA:
         reasons.append(
             "Cohen's kappa is undefined (one verdict only)"

@@ -16,7 +16,7 @@ from ..analysis.slices import SMALL_SLICE
 from ..analysis.stats import STUDENTIZED_BELOW, MetricComparison
 from ..comparison.compare import Comparison, too_fine_note
 from ..comparison.study import Study
-from ..formatting import NOISE, fmt_diff, fmt_interval, fmt_num, fmt_p, fmt_pct
+from ..formatting import NOISE, agreeing, fmt_count, fmt_diff, fmt_interval, fmt_num, fmt_p, fmt_pct
 from ..inputs.load import RunFile
 from .report import Report, study_warnings
 from .user_text import bidi_closed
@@ -103,14 +103,22 @@ def _gate_lines(gate: GateResult) -> list[str]:
     ]
     lines += _table(["Candidate", "Rule", "Result", "Estimate", "Interval", "Numbers"], rows)
     if len(gate.results) > MAX_RULE_ROWS:
-        lines += [f"{len(gate.results) - MAX_RULE_ROWS} more rule results are in the JSON.", ""]
+        lines += [_more(len(gate.results) - MAX_RULE_ROWS, "rule result", "the JSON"), ""]
     return lines
 
 
 def _changes(c: MetricComparison) -> str:
     if c.fixed is not None:
-        return f"Fixed {c.fixed}, broken {c.broken} (of {c.n} paired questions)."
-    return f"{c.wins} better, {c.losses} worse, {c.ties} unchanged (of {c.n} paired questions)."
+        return f"Fixed {c.fixed}, broken {c.broken} (of {fmt_count(c.n, 'paired question')})."
+    return (
+        f"{c.wins} better, {c.losses} worse, {c.ties} unchanged "
+        f"(of {fmt_count(c.n, 'paired question')})."
+    )
+
+
+def _more(n: int, noun: str, where: str) -> str:
+    """The line under a cut list: '3 more caveats are in the report.'"""
+    return f"{fmt_count(n, f'more {noun}')} {agreeing(n, 'is', 'are')} in {where}."
 
 
 def _flagged_slices(result: Comparison) -> list[list[str]]:
@@ -138,7 +146,8 @@ def render(report: Report) -> str:
     if study.family is None and study.holdout is None:
         return _pair(study.pairs[0], html_name, study_warnings(study))
     lines = [
-        f"## ragreport: {_candidates(len(study.pairs))} against {escape(study.baseline.label)}",
+        f"## ragreport: {fmt_count(len(study.pairs), 'candidate')} against "
+        f"{escape(study.baseline.label)}",
         "",
         escape(study.family.sentence if study.family else "", MAX_REASON),
         "",
@@ -170,10 +179,6 @@ def render(report: Report) -> str:
     lines += _inputs(study.runs)
     lines.append(f"The full report is the attached HTML, {escape(html_name)}.")
     return fit("\n".join(lines) + "\n")
-
-
-def _candidates(n: int) -> str:
-    return f"{n} candidate{'s' if n != 1 else ''}"
 
 
 def _inputs(runs: list[RunFile]) -> list[str]:
@@ -238,7 +243,7 @@ def _read_first(warnings: list[str]) -> list[str]:
         return []
     lines = ["### Read first", "", *(f"- {escape(w, MAX_REASON)}" for w in warnings[:MAX_WARNINGS])]
     if len(warnings) > MAX_WARNINGS:
-        lines.append(f"- {len(warnings) - MAX_WARNINGS} more caveats are in the report.")
+        lines.append(f"- {_more(len(warnings) - MAX_WARNINGS, 'caveat', 'the report')}")
     return [*lines, ""]
 
 
@@ -259,7 +264,7 @@ def _regressions(result: Comparison, limit: int) -> list[str]:
             flagged[:limit],
         )
         if len(flagged) > limit:
-            lines += [f"{len(flagged) - limit} more flagged slices are in the report.", ""]
+            lines += [_more(len(flagged) - limit, "flagged slice", "the report"), ""]
     elif result.slices:
         lines += [_none_flagged(result), ""]
     elif not result.too_fine:
@@ -283,7 +288,7 @@ def _none_flagged(result: Comparison) -> str:
             "B is not better overall on any metric: only a slice that goes against an overall "
             "gain is flagged."
         )
-    return "No slice goes against the overall direction."
+    return "No slice has B worse where B is better overall."
 
 
 def _study_regressions(study: Study) -> list[str]:

@@ -241,8 +241,11 @@ def bootstrap(
     )
 
 
-def forest(rows: pd.DataFrame, overall: float, metric: str, column: str) -> dict[str, Any]:
-    """One row per slice: B - A with its interval, zero (solid) and the overall difference (dashed).
+def forest(
+    rows: pd.DataFrame, overall: float, metric: str, column: str, higher_is_better: bool
+) -> dict[str, Any]:
+    """One row per slice: B - A with its interval, zero (solid) and the overall difference (dashed),
+    each point coloured as B's loss where B is worse (below zero, or above where lower is better).
 
     ``rows`` has columns slice, n, diff, low, high, small (bool).
     """
@@ -274,7 +277,7 @@ def forest(rows: pd.DataFrame, overall: float, metric: str, column: str) -> dict
             ),
             color=alt.ColorValue(
                 **alt.condition(
-                    alt.datum.diff < 0,
+                    alt.datum.diff < 0 if higher_is_better else alt.datum.diff > 0,
                     alt.value(OUTCOME_COLOURS["B loses"]),
                     alt.value(OUTCOME_COLOURS["B wins"]),
                 )

@@ -26,6 +26,8 @@ from ...comparison.compare import CHANGED_SHOWN, Comparison, too_fine_note
 from ...diagnosis.diagnose import OFF_QUESTION_BELOW, TARGET
 from ...diagnosis.stages import CELL_NAMES, CELL_TITLES, MAX_JUDGE_GAP
 from ...formatting import (
+    NOISE,
+    fmt_count,
     fmt_diff,
     fmt_interval,
     fmt_num,
@@ -109,7 +111,7 @@ class SliceRow:
     metric: MetricRow
     p_holm: str
     flags: list[str] = field(
-        metadata={"help": "'regression', 'lower here (direction)', 'direction, not proof'"}
+        metadata={"help": "'regression', 'worse here (direction)', 'direction, not proof'"}
     )
 
 
@@ -274,8 +276,8 @@ def _charts(result: Comparison, colours: RunColours) -> list[Chart]:
         Chart(
             id="differences",
             title=f"Per-question differences in {result.headline}",
-            reading=f"B wins on {c.wins} questions, loses on {c.losses} and ties on {c.ties}; "
-            "the mean hides the losses, so read both sides.",
+            reading=f"B wins on {fmt_count(c.wins, 'question')}, loses on {c.losses} and ties on "
+            f"{c.ties}; the mean hides the losses, so read both sides.",
             spec=charts.differences(ids, diff[keep], result.headline, _higher_is_better(result, c)),
         )
     ]
@@ -304,7 +306,7 @@ def _charts(result: Comparison, colours: RunColours) -> list[Chart]:
             title=f"How sure: {'the normal limit' if normal else 'bootstrap'} of the mean "
             f"difference in {result.headline}",
             reading=f"{label} of the mean difference's normal limit (Student's t over "
-            f"{c.n:,} questions) lies in {interval}; {zero_inside} The bars are "
+            f"{fmt_count(c.n, 'question')}) lies in {interval}; {zero_inside} The bars are "
             f"{len(result.headline_means):,} draws of it."
             if normal
             else f"{label} of resampled differences lie in {interval}; {zero_inside}",
@@ -382,8 +384,8 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
     k = t.named_cutoff
     gain = "2^g \u2212 1" if result.options.gain == "exponential" else "g"
     cutoff = (
-        f"k = {k}: the first {k} passages of retrieved_ids (--k)"
-        if t.k_source == "--k"
+        f"k = {k}: the first {fmt_count(k, 'passage')} of retrieved_ids (--k)"
+        if t.k_source == "--k" and k is not None
         else "each question's own context_ids, k = its length (metric names use the most common "
         f"length, {k})"
     )
@@ -456,10 +458,11 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             "Slices",
             "Each slice is compared on its own questions as above; Holm's step-down adjustment "
             "of the test's p runs over all slices of one metric (the i-th smallest of m "
-            "multiplied by m - i + 1, made monotone, capped at 1). A regression: B - A below "
-            "zero in a slice while above zero overall, with adjusted p below 1 - confidence "
-            f"(else a direction only). Under {SMALL_SLICE} questions: a direction, not proof, "
-            "whatever its p.",
+            "multiplied by m - i + 1, made monotone, capped at 1). A regression: B worse than A "
+            "in a slice (B - A below zero, or above it where lower is better) while better "
+            "overall, with adjusted p below 1 - confidence (else a direction only). Under "
+            f"{SMALL_SLICE} questions: a direction, not proof, whatever its p. With --cluster "
+            "each slice resamples its own clusters.",
         ),
         (
             "How much the set can tell",
@@ -580,9 +583,9 @@ def _unjudged(u: Unjudged | None) -> UnjudgedLine | None:
     if u is None:
         return None
     text = (
-        f"Unjudged@{u.k}, the share of the top {u.k} passages that no label judged (a data "
-        f"caveat, not in the verdict): A {fmt_num(u.a)}, B {fmt_num(u.b)}, B \u2212 A "
-        f"{fmt_diff(u.diff)}, over {u.n} questions."
+        f"Unjudged@{u.k}, the share of the top {fmt_count(u.k, 'passage')} that no label judged "
+        f"(a data caveat, not in the verdict): A {fmt_num(u.a)}, B {fmt_num(u.b)}, B \u2212 A "
+        f"{fmt_diff(u.diff)}, over {fmt_count(u.n, 'question')}."
     )
     if abs(u.diff) < UNJUDGED_GAP:  # too close for pool bias to explain a difference
         return UnjudgedLine(text, False)
@@ -610,6 +613,7 @@ def _slices(result: Comparison) -> list[SliceTable]:
             }
         )
         overall = result.comparisons[result.headline].diff
+        higher = _higher_is_better(result, result.comparisons[result.headline])
         by_value = {
             metric: {r.value: r for r in metric_rows} for metric, metric_rows in per_metric.items()
         }
@@ -625,7 +629,7 @@ def _slices(result: Comparison) -> list[SliceTable]:
                         flags=(
                             ["regression"]
                             if r.finding
-                            else ["lower here (direction)"]
+                            else ["worse here (direction)"]
                             if r.regression
                             else []
                         )
@@ -636,8 +640,8 @@ def _slices(result: Comparison) -> list[SliceTable]:
                 chart=Chart(
                     id=f"forest-{len(tables)}",
                     title=f"{result.headline} by {column}",
-                    reading=_forest_reading(rows, result.headline),
-                    spec=charts.forest(forest, overall, result.headline, column),
+                    reading=_forest_reading(rows, result.headline, higher),
+                    spec=charts.forest(forest, overall, result.headline, column, higher),
                 ),
                 matrix_metrics=list(per_metric),
                 matrix=[
@@ -660,8 +664,9 @@ def _slices(result: Comparison) -> list[SliceTable]:
     return tables
 
 
-def _forest_reading(rows: list[Any], metric: str) -> str:
-    losing = [r.value for r in rows if r.comparison.diff < 0]
+def _forest_reading(rows: list[Any], metric: str, higher_is_better: bool) -> str:
+    sign = 1 if higher_is_better else -1
+    losing = [r.value for r in rows if sign * r.comparison.diff <= -NOISE]
     if not losing:
         return f"B is at least as good as A on {metric} in every slice."
     return f"B is behind A on {metric} in: {', '.join(losing)}; check each interval before acting."

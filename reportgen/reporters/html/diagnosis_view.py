@@ -11,7 +11,7 @@ import pandas as pd
 
 from ...comparison.compare import Comparison
 from ...diagnosis.stages import CELL_NAMES, CELL_TITLES, FAILURE_CLASSES, OK, OWNERS, Agreement
-from ...formatting import fmt_diff, fmt_interval, fmt_num, fmt_p, interval_side
+from ...formatting import agreeing, fmt_count, fmt_diff, fmt_interval, fmt_num, fmt_p, interval_side
 from . import charts
 from .charts import Chart, RunColours
 
@@ -275,7 +275,7 @@ def _classes(result: Comparison, colours: RunColours) -> tuple[list[ClassRow], C
 
 def _dominant(result: Comparison) -> list[str]:
     return [
-        f"Run {run.upper()} fails most often by {d.failure_class} ({d.n} questions): "
+        f"Run {run.upper()} fails most often by {d.failure_class} ({fmt_count(d.n, 'question')}): "
         f"the fix belongs to {d.owner}."
         for run, d in result.diagnosis.dominant.items()
         if d is not None
@@ -366,7 +366,8 @@ def _cases_note(result: Comparison) -> str | None:
         return None
     drawn = len(result.diagnosis.broken) - len(missing)
     return (
-        f"{drawn} of the {len(result.diagnosis.broken)} questions B broke are drawn here; "
+        f"{drawn} of the {fmt_count(len(result.diagnosis.broken), 'question')} B broke "
+        f"{agreeing(drawn, 'is', 'are')} drawn here; "
         "the JSON's broken list names them all."
     )
 

@@ -22,6 +22,7 @@ import vl_convert
 
 from ...analysis.audit import EXPLORATORY_BELOW
 from ...analysis.slices import SMALL_SLICE
+from ...formatting import fmt_count
 from ...resources import resource_dir
 from ..user_text import bidi_closed
 from . import svg_process
@@ -96,6 +97,7 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.policies["json.dumps_kwargs"] = {"sort_keys": True, "separators": (",", ":")}
+    env.filters["fmt_count"] = fmt_count  # {{ n | fmt_count("question") }}: 1 question
     env.globals["thresholds"] = {  # the rules' numbers, written once and quoted by the pages
         "small_slice": SMALL_SLICE,
         "exploratory_below": EXPLORATORY_BELOW,

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ...comparison.study import Study
-from ...formatting import fmt_diff, fmt_interval, fmt_num, fmt_p, interval_side
+from ...formatting import agreeing, fmt_count, fmt_diff, fmt_interval, fmt_num, fmt_p, interval_side
 from . import charts
 from .charts import Chart, RunColours
 from .context import ReportContext, RunRow, with_chart_prefix
@@ -90,7 +90,8 @@ def _charts(study: Study, colours: dict[str, str]) -> list[Chart]:
             Chart(
                 id="run-matrix",
                 title="Which runs differ",
-                reading=f"{differing} of {len(study.matrix) // 2} pairs of runs differ in "
+                reading=f"{differing} of {fmt_count(len(study.matrix) // 2, 'pair')} of runs "
+                f"{agreeing(differing, 'differs', 'differ')} in "
                 f"{headline} with the intervals holding together over every pair (Bonferroni).",
                 spec=charts.difference_matrix(cells, headline),
             )
