@@ -213,17 +213,29 @@ def test_thresholds_move_the_generation_classes(tmp_path):
     assert loose.per_question.failure_class_a[0] == "off-question"
 
 
-def test_generation_classes_collapse_without_answer_relevance(tmp_path):
-    a = [
-        {
-            k: v
-            for k, v in row("q1", correct=False, faithfulness=0.2).items()
-            if k != "answer_relevance"
-        }
+def test_faithfulness_alone_tells_a_hallucination_without_answer_relevance(tmp_path):
+    """Hallucination is decided by faithfulness alone: a wrong answer with its evidence in the
+    prompt and low faithfulness is one whether or not answer_relevance is logged (or null);
+    answer_relevance only splits the faithful wrong answers into off-question and faithful but
+    wrong, so without it those stay generation failures."""
+    rows = [
+        row("unfaithful", correct=False, faithfulness=0.2),
+        row("faithful", correct=False, faithfulness=1.0),
+        row("unscored", correct=False, faithfulness=None),
     ]
-    d = run(tmp_path, a, a)
+    a = [{k: v for k, v in r.items() if k != "answer_relevance"} for r in rows]
+    d = run(tmp_path, a, a, supported_threshold=0.8)
+    assert d.per_question.failure_class_a.tolist() == [
+        "hallucination",
+        "generation failure",
+        "generation failure",
+    ]
     assert d.dominant["a"].failure_class == "generation failure"
     assert d.dominant["a"].owner == "generation"
+    null_relevance = [row("unfaithful", correct=False, faithfulness=0.2, answer_relevance=None)]
+    null_relevance.append(row("off", correct=False, answer_relevance=0.1))
+    d = run(tmp_path, null_relevance, null_relevance, supported_threshold=0.8)
+    assert d.per_question.failure_class_a.tolist() == ["hallucination", "off-question"]
 
 
 def test_a_judge_score_only_one_run_logs_splits_neither_runs_classes(tmp_path):

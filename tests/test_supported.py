@@ -88,3 +88,16 @@ def test_repeated_answers_fit_the_rule_to_the_answers_the_cells_read(tmp_path, c
     assert out["supported"]["source"] == "0/1 scores" and out["supported"]["threshold"] == 1
     assert out["supported"]["unsupported"] == {"a": 0.0, "b": 0.0}
     assert out["cells_supported"]["a"]["working_as_designed"] == 6
+
+
+def test_a_rule_one_run_escapes_is_not_claimed():
+    """Faithfulness logged by A alone: the 2x2 and the next experiment judge both runs by
+    correct alone, so the rule may not say it holds nor that A's answers fall below it."""
+    rule = supported_rule(arrays([1, 0, 1], [NAN, NAN, NAN]), arrays([1, 1, 0], [1, 1, 0]), None)
+    assert rule.source == "logged by A only"
+    assert rule.unsupported == {"a": None, "b": None} and not rule.dominates
+    assert (
+        rule.text
+        == "Faithfulness is logged by A only: a good answer is a correct one in both runs."
+    )
+    assert rule.threshold == 1.0  # still the threshold the judge's faithful verdicts are read at

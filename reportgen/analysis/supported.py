@@ -22,7 +22,9 @@ DOMINATES_ABOVE = 0.5  # the rule decides when it rejects more than this share o
 @dataclass(frozen=True)
 class SupportedRule:
     threshold: float
-    source: str  # "--supported-threshold", "0/1 scores", "graded scores" or "not logged"
+    # "--supported-threshold", "0/1 scores", "graded scores", "not logged", or "logged by A only"
+    # (B): not applied, a rule one run escapes would make a difference that is only a column
+    source: str
     unsupported: dict[str, float | None]  # run -> share of its correct answers below threshold
     dominates: bool  # some run loses more than DOMINATES_ABOVE of its correct answers to it
 
@@ -30,6 +32,8 @@ class SupportedRule:
     def text(self) -> str:
         if self.source == "not logged":
             return "Faithfulness is not logged: a good answer is a correct one."
+        if self.source.startswith("logged by"):
+            return f"Faithfulness is {self.source}: a good answer is a correct one in both runs."
         why = {
             "--supported-threshold": "set by --supported-threshold",
             "0/1 scores": "faithfulness is logged as 0/1",
@@ -67,7 +71,10 @@ def supported_rule(
         threshold, source = BOOLEAN_SUPPORTED, "0/1 scores"
     else:
         threshold, source = GRADED_SUPPORTED, "graded scores"
-    unsupported: dict[str, float | None] = {}
+    unsupported: dict[str, float | None] = dict.fromkeys(faithfulness)
+    logging = [run for run, faith in faithfulness.items() if (~np.isnan(faith)).any()]
+    if scores.size and len(logging) < len(faithfulness):  # as good_answers: correct alone
+        return SupportedRule(threshold, f"logged by {logging[0].upper()} only", unsupported, False)
     for run, faith in faithfulness.items():
         judged = (correct[run] == 1) & ~np.isnan(faith)
         unsupported[run] = float((faith[judged] < threshold).mean()) if judged.any() else None

@@ -136,16 +136,13 @@ def diagnose(
         missing += [Missing("failure classes", "correct"), Missing("cells", "correct")]
     elif evidence_need:
         missing += [Missing("failure classes", evidence_need), Missing("cells", evidence_need)]
-    if classes:  # an answer without a verdict gets no class (failure_classes)
-        unjudged = [f"{n} of {r.upper()}'s" for r in RUNS if (n := int(classes[r].isna().sum()))]
-        if unjudged:
-            what = f"failure class and cell of {' and '.join(unjudged)} answers"
-            missing.append(Missing(what, "correct on every answer"))
     cell = (
         {r: cells(p, r, supported_threshold) for r in RUNS}
         if has_correct and not evidence_need
         else None
     )
+    if classes and cell:
+        missing += _unclassified(p, classes, cell)
     transitions, moves = cell_transitions(cell["a"], cell["b"]) if cell else (None, ())
     dominant = {r: dominant_class(classes[r]) if classes else None for r in RUNS}
     judge = judge_agreement(p, supported_threshold)
@@ -207,6 +204,35 @@ def diagnose(
             (p.values("correct", "a") == 1) & (p.values("correct", "b") == 0), "question_id"
         ].tolist(),
     )
+
+
+def _unclassified(
+    p: Paired, classes: dict[str, pd.Categorical], cell: dict[str, pd.Categorical]
+) -> list[Missing]:
+    """How many answers each run leaves out of the classes and the 2x2: one without a verdict
+    has neither; a correct one whose support cannot be told (faithfulness null where it counts)
+    keeps its class but has no cell."""
+    unjudged = {r: int(classes[r].isna().sum()) for r in RUNS}
+    unscored = {  # in the 2x2's population (answerable, evidence located), correct, no cell
+        r: int(
+            (
+                pd.isna(cell[r])
+                & (p.values("correct", r) == 1)
+                & (p.values("answerable", r) == 1)
+                & ~np.isnan(p.values("evidence_in_context", r))
+            ).sum()
+        )
+        for r in RUNS
+    }
+    found = []
+    for what, counts, needs in (
+        ("failure class and cell of {} answers", unjudged, "correct on every answer"),
+        ("cell of {} correct answers", unscored, "faithfulness on every correct answer"),
+    ):
+        runs = [f"{n} of {r.upper()}'s" for r, n in counts.items() if n]
+        if runs:
+            found.append(Missing(what.format(" and ".join(runs)), needs))
+    return found
 
 
 def _exemplars(p: Paired, run: str, classes: pd.Categorical, failure_class: str) -> list[str]:
@@ -320,9 +346,10 @@ def _next_experiment(
     failing &= ~((p.values("answerable", run) == 0) & (p.values("abstained", run) == 1))
     if not failing.any():
         answers = "judged answer" if np.isnan(verdicts).any() else "answer"
+        links = "every link" if len(good) else "every link with something to judge"
         return Experiment(
             "golden set",
-            f"every link passes its bar and no {answers} fails, so this golden set cannot show "
+            f"{links} passes its bar and no {answers} fails, so this golden set cannot show "
             "what to fix next: add questions the run gets wrong (harder ones, new topics)",
             "correct on the added questions",
             "the current run on the added questions",

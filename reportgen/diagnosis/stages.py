@@ -32,10 +32,14 @@ CELL_NAMES = (
     "answered_from_memory",  # no evidence in context, answer correct and supported
     "retrieval_failure",  # no evidence in context, answer wrong or unsupported
 )
-CELL_TITLES = {  # the cells as the report names them
+# The cells as the report names them. Two differ from their JSON keys: the failure classes
+# "generation failure" and "answered from memory" count other questions (a wrong answer whose
+# scores cannot split it; a correct answer, supported or not), so a cell of the same name would
+# show another number under the same words.
+CELL_TITLES = {
     "working_as_designed": "working as designed",
-    "generation_failure": "generation failure",
-    "answered_from_memory": "answered from memory",
+    "generation_failure": "failed despite evidence",
+    "answered_from_memory": "good without evidence",
     "retrieval_failure": "retrieval failure",
 }
 # Pipeline order: a tie for the dominant class goes to the earlier link, whose fix comes first.
@@ -275,9 +279,11 @@ def failure_classes(
     4. correct: evidence in context -> ok, else answered from memory;
     5. wrong, evidence not in context: among the candidates -> ranking miss, else retrieval miss
        (without retrieved_ids: retrieval miss);
-    6. wrong with evidence in context: faithfulness or answer_relevance missing -> generation
-       failure; faithfulness < supported_threshold -> hallucination; answer_relevance <
-       relevance_threshold -> off-question; else faithful but wrong.
+    6. wrong with evidence in context: faithfulness missing -> generation failure;
+       faithfulness < supported_threshold -> hallucination; then (a faithful answer)
+       answer_relevance missing -> generation failure; answer_relevance < relevance_threshold
+       -> off-question; else faithful but wrong. Faithfulness alone tells a hallucination;
+       answer_relevance only splits the faithful answers.
 
     A score only one run logs is missing in both (as in good_answers): else that run's wrong
     answers would split into hallucinations and the like while the other's all read
@@ -304,8 +310,9 @@ def failure_classes(
         (correct, OK),
         ((evidence == 0) & (p.values("evidence_in_candidates", run) == 1), "ranking miss"),
         (evidence == 0, "retrieval miss"),
-        (np.isnan(faithfulness) | np.isnan(relevance), "generation failure"),
+        (np.isnan(faithfulness), "generation failure"),
         (faithfulness < supported_threshold, "hallucination"),
+        (np.isnan(relevance), "generation failure"),
         (relevance < relevance_threshold, "off-question"),
     )
     conditions, names = zip(*rules, strict=True)

@@ -502,8 +502,10 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             "unlabelled; correct without evidence in context: answered from memory; wrong, "
             "evidence among the candidates but not in context: ranking miss, nowhere: retrieval "
             "miss; wrong with evidence in context: faithfulness below the threshold: "
-            f"hallucination, answer relevance below {OFF_QUESTION_BELOW}: off-question, else "
-            "faithful but wrong. An answer without a correct verdict gets no class.",
+            f"hallucination; faithful, answer relevance below {OFF_QUESTION_BELOW}: "
+            "off-question, else faithful but wrong; a score needed missing (null, or not logged "
+            "by both runs): generation failure. An answer without a correct verdict gets no "
+            "class.",
         ),
         (
             "Next experiment",
