@@ -92,7 +92,9 @@ covering AS (
     JOIN passages AS p
       ON p.run = l.run AND p.row_number = l.row_number AND p.doc_id = l.doc_id
      AND p.start < l."end" AND p."end" > l.start
-    WHERE least(p."end", l."end") - greatest(p.start, l.start) >= $coverage * (l."end" - l.start)
+    -- the share itself is compared: 55 / 100 and 0.55 round to the same double, where
+    -- 0.55 * 100 rounds above 55 and would refuse a passage holding exactly 55% of the label
+    WHERE (least(p."end", l."end") - greatest(p.start, l.start)) / (l."end" - l.start) >= $coverage
     -- a passage listed twice is at its first position only, as a passage id is (facts.sql), so
     -- precision counts it once
     QUALIFY p.pos = min(p.pos) OVER (

@@ -17,6 +17,14 @@ def agreeing(n: int, one: str, many: str) -> str:
     return one if n == 1 else many
 
 
+EMPTY = "(empty)"  # an empty-string value (a slice) as text: printed as is it shows nothing
+
+
+def shown_value(value: str) -> str:
+    """A logged value as a page, summary or verdict prints it: EMPTY for the empty string."""
+    return value or EMPTY
+
+
 def fmt_listed(items: list[str], limit: int) -> str:
     """The first ``limit`` items, comma-separated, and how many more there are: a note names a
     few examples and counts the rest, so thousands of ids do not bury it."""

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from conftest import two_run_view
 
 from reportgen.analysis.spans import CHAR_METRICS
+from reportgen.analysis.spans import definitions as span_definitions
 from reportgen.cli import cli
 from reportgen.inputs.database import RunDatabase
 from reportgen.inputs.load import open_run
@@ -110,6 +111,29 @@ def test_coverage_fraction_decides_which_passage_counts(tmp_path: Path):
     assert (anything.recall_a, anything.precision_a, anything.mrr_a) == pytest.approx(
         (1.0, 3 / 4, 1.0)
     )
+
+
+def test_coverage_at_exactly_the_share_counts(tmp_path: Path):
+    """A passage holding exactly the --span-coverage share of a label covers it, also where the
+    share times the label's length is not exact in binary floating point (0.55 * 100)."""
+    label, passage = _span("d1", 0, 100), _span("d1", 45, 400)  # 55 of the label's characters
+    rows = [{"question_id": "q1", "relevant_spans": [label], "retrieved_spans": [passage]}]
+    m = _metrics(*_logs(tmp_path, rows, rows), k=1, coverage=0.55).loc["q1"]
+    assert (m.recall_a, m.precision_a, m.hit_a) == (1.0, 1.0, 1.0)
+
+
+@pytest.mark.parametrize(
+    ("coverage", "rule"),
+    [
+        (0.0, "overlaps it by at least one character"),
+        (0.55, "covers at least 55% of its characters (--span-coverage 0.55)"),
+        (1.0, "contains it whole (--span-coverage 1)"),
+    ],
+)
+def test_definition_states_the_coverage_rule(coverage: float, rule: str):
+    """--span-coverage 1 reads as the whole label, not as "at least 1 of its characters"."""
+    ((_, text),) = span_definitions(CHAR_METRICS, coverage)
+    assert f"A passage is relevant to a label when it {rule};" in text
 
 
 def _random_spans(rng: random.Random, n: int, length: int) -> list[dict]:

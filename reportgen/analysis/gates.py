@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import RagreportError
-from ..formatting import agreeing, fmt_count
+from ..formatting import agreeing, fmt_count, shown_value
 from .metrics import MetricTables, Options
 from .registry import NAME_PATTERN
 from .slices import MISSING, SMALL_SLICE
@@ -380,7 +380,7 @@ def _slice_rule(rule: Rule, candidate: Candidate, level: float) -> RuleResult:
     c = worst.comparison
     columns = ", ".join(dict.fromkeys(column for column, _ in family))
     detail = (
-        f"slice {rule.column} = {worst.value} is the likeliest {_WRONG_SIDE[rule.op]} "
+        f"slice {rule.column} = {shown_value(worst.value)} is the likeliest {_WRONG_SIDE[rule.op]} "
         f"{rule.margin:g}: difference {c.diff:.4g}, {_interval(c)}; one-sided p {p:.4g}, "
         f"Holm-adjusted over {fmt_count(len(family), 'slice')} (of {columns}, as in the slice "
         f"table), vs {1 - level:.4g}"

@@ -18,21 +18,27 @@ def definitions(metrics: tuple[str, ...], coverage: float) -> list[tuple[str, st
     definition is in the registry)."""
     if CHAR_METRICS[0] not in metrics:
         return []
-    covers = (
-        "overlaps it by at least one character"
-        if coverage == 0
-        else f"covers at least {coverage:g} of its characters (--span-coverage)"
+    return [("Span labels", _rule(coverage))]
+
+
+def _rule(coverage: float) -> str:
+    """The span-label rule, with the share of a label a passage must cover as a percentage: "at
+    least 1 of its characters" would read as one character, not as the whole label."""
+    if coverage == 0:
+        covers = "overlaps it by at least one character"
+    elif coverage == 1:
+        covers = "contains it whole (--span-coverage 1)"
+    else:
+        covers = (
+            f"covers at least {coverage * 100:g}% of its characters (--span-coverage {coverage:g})"
+        )
+    return (
+        "Evidence is labelled as character spans of the documents (relevant_spans, end "
+        "exclusive); overlapping labels of one question are merged into one, with the highest "
+        f"grade. A passage is relevant to a label when it {covers}; each label counts as "
+        "found at the rank of the first passage relevant to it, so recall, hit, MRR, R-"
+        "precision and all are those of passage labels. Precision@k: passages of the top k "
+        "relevant to any label / k. nDCG and AP: labels found by one passage take "
+        "consecutive slots (slot = max(rank, number of labels found up to it)), so neither "
+        "exceeds 1."
     )
-    return [
-        (
-            "Span labels",
-            "Evidence is labelled as character spans of the documents (relevant_spans, end "
-            "exclusive); overlapping labels of one question are merged into one, with the highest "
-            f"grade. A passage is relevant to a label when it {covers}; each label counts as "
-            "found at the rank of the first passage relevant to it, so recall, hit, MRR, R-"
-            "precision and all are those of passage labels. Precision@k: passages of the top k "
-            "relevant to any label / k. nDCG and AP: labels found by one passage take "
-            "consecutive slots (slot = max(rank, number of labels found up to it)), so neither "
-            "exceeds 1.",
-        ),
-    ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..formatting import fmt_count, fmt_diff, fmt_interval, fmt_pct, p_clause
+from ..formatting import fmt_count, fmt_diff, fmt_interval, fmt_pct, p_clause, shown_value
 from .registry import base_name
 from .slices import SliceResult
 from .stats import MetricComparison
@@ -123,7 +123,8 @@ def regression_lines(regressions: list[SliceResult], candidate: str = "B") -> li
     """The verdict's line for each slice regression, naming the run that regresses: "B" beside
     A, the candidate's own name among several candidates."""
     return [
-        f"{candidate} regresses on {r.column} = {r.value}: {fmt_diff(r.comparison.diff)} "
+        f"{candidate} regresses on {r.column} = {shown_value(r.value)}: "
+        f"{fmt_diff(r.comparison.diff)} "
         f"{fmt_interval(r.comparison.ci_low, r.comparison.ci_high)} over "
         f"{fmt_count(r.comparison.n, 'question')} (Holm-adjusted {p_clause(r.p_holm)})"
         for r in regressions

@@ -46,6 +46,8 @@ CHANGED_SHOWN = 200  # rows of the changed-questions table; the JSON holds every
 class Comparison:
     options: Options
     runs: dict[str, RunFile]  # "a", "b"
+    n_questions: dict[str, int]  # "a", "b": the distinct question ids of each log (a log of
+    # repeated answers has more rows than questions)
     tables: MetricTables
     comparisons: dict[str, MetricComparison]  # by public metric name, in report order
     headline: str
@@ -136,11 +138,14 @@ def compare_runs(
     scored: tuple[ScoredRun, ScoredRun] | None = None,
     accepted: Callable[[], object] | None = None,
     candidate_name: str = "B",
+    held: tuple[int, int] | None = None,
 ) -> Comparison:
     """Compare run B with run A, opened; ``scored``: both runs already scored (score_run), so
     that a study scores each run once however many pairs it is in; ``accepted``: called once
     the logs and rules have passed their checks, before the statistics; ``candidate_name``: what
-    the verdict calls run B in its slice regressions."""
+    the verdict calls run B in its slice regressions; ``held``: the distinct question ids of
+    each log when ``keep`` leaves some out of the database (the study counts them as it pairs),
+    else they are the paired questions and those of one run only."""
     runs = {"a": pair[0], "b": pair[1]}
     labels = (pair[0].label, pair[1].label)
     options = _with_rule_costs(options, requirements, runs)
@@ -224,9 +229,12 @@ def compare_runs(
             clusters,
         )
         gate = evaluate(requirements, [candidate], options.confidence)
+    n_paired = len(tables.paired)
+    counts = held or (n_paired + len(tables.only_a), n_paired + len(tables.only_b))
     return Comparison(
         options=options,
         runs=runs,
+        n_questions=dict(zip("ab", counts, strict=True)),
         tables=tables,
         comparisons=comparisons,
         headline=headline,

@@ -184,6 +184,11 @@ class Study:
         return self.runs[0]
 
     @property
+    def n_questions(self) -> list[int]:
+        """The distinct question ids of each log, as ``runs``."""
+        return [self.pairs[0].n_questions["a"], *(p.n_questions["b"] for p in self.pairs)]
+
+    @property
     def n_paired(self) -> int:
         return len(self.pairs[0].paired)
 
@@ -244,8 +249,11 @@ def family_level(confidence: float, n_candidates: int) -> float:
     return confidence if n_candidates == 1 else 1 - (1 - confidence) / n_candidates
 
 
-def _common_ids(runs: list[RunFile]) -> tuple[list[str], dict[str, list[str]]]:
-    """The ids every run has (in the baseline's order), and per run the ids it lacks."""
+def _common_ids(
+    runs: list[RunFile],
+) -> tuple[list[str], dict[str, list[str]], dict[str, int]]:
+    """The ids every run has (in the baseline's order), per run the ids it lacks, and per run
+    how many distinct ids it has."""
     ids = {}
     for run in runs:
         db = RunDatabase(run)
@@ -257,7 +265,8 @@ def _common_ids(runs: list[RunFile]) -> tuple[list[str], dict[str, list[str]]]:
     everywhere = set.intersection(*held.values())
     seen = list(dict.fromkeys(q for v in ids.values() for q in v))
     missing = {label: [q for q in seen if q not in held[label]] for label in ids}
-    return [q for q in ids[runs[0].label] if q in everywhere], missing
+    counts = {label: len(v) for label, v in ids.items()}
+    return [q for q in ids[runs[0].label] if q in everywhere], missing, counts
 
 
 def run_study(
@@ -289,8 +298,9 @@ def run_study(
         runs = list(pool.map(open_source, paths, names, reads))
     keep: list[str] | None = None
     missing: dict[str, list[str]] = {}
+    n_questions: dict[str, int] = {}
     if m > 1:
-        keep, missing = _common_ids(runs)
+        keep, missing, n_questions = _common_ids(runs)
         if not keep:
             raise InputError(
                 f"{runs[0].path}: no question id is in every run log; the runs cannot be paired"
@@ -311,6 +321,7 @@ def run_study(
             (scored[0], scored[i]) if scored else None,
             accepted,
             candidate_name=run.label if m > 1 else "B",  # among several, "B" would not say which
+            held=(n_questions[runs[0].label], n_questions[run.label]) if keep else None,
         )
         for i, run in enumerate(runs[1:], start=1)
     ]

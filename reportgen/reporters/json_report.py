@@ -255,10 +255,12 @@ def build(study: Study) -> dict[str, Any]:
                     "path": str(run.path),
                     "sha256": run.sha256,
                     "size_bytes": run.size_bytes,
-                    "n_questions": run.n_rows,
+                    "n_questions": n_questions,
                     "read": {**run.read.to_json(), "qrels_sha256": run.qrels_sha256},
                 }
-                for i, run in enumerate(study.runs)
+                for i, (run, n_questions) in enumerate(
+                    zip(study.runs, study.n_questions, strict=True)
+                )
             ],
             "baseline": study.baseline.label,
             "n_paired": study.n_paired,

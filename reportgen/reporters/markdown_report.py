@@ -16,7 +16,17 @@ from ..analysis.slices import SMALL_SLICE
 from ..analysis.stats import STUDENTIZED_BELOW, MetricComparison
 from ..comparison.compare import Comparison, too_fine_note
 from ..comparison.study import Study
-from ..formatting import NOISE, agreeing, fmt_count, fmt_diff, fmt_interval, fmt_num, fmt_p, fmt_pct
+from ..formatting import (
+    NOISE,
+    agreeing,
+    fmt_count,
+    fmt_diff,
+    fmt_interval,
+    fmt_num,
+    fmt_p,
+    fmt_pct,
+    shown_value,
+)
 from ..inputs.load import RunFile
 from .report import Report, study_warnings
 from .user_text import bidi_closed
@@ -125,7 +135,7 @@ def _flagged_slices(result: Comparison) -> list[list[str]]:
     return [
         [
             escape(r.column),
-            escape(r.value),
+            escape(shown_value(r.value)),
             escape(metric),
             str(r.comparison.n),
             fmt_diff(r.comparison.diff),
@@ -176,12 +186,13 @@ def render(report: Report) -> str:
             lines += [escape(note.sentence, MAX_REASON), ""]
     lines += _study_regressions(study)
     lines += ["### Inputs", ""]
-    lines += _inputs(study.runs)
+    lines += _inputs(study.runs, study.n_questions)
     lines.append(f"The full report is the attached HTML, {escape(html_name)}.")
     return fit("\n".join(lines) + "\n")
 
 
-def _inputs(runs: list[RunFile]) -> list[str]:
+def _inputs(runs: list[RunFile], n_questions: list[int]) -> list[str]:
+    """Each log with its number of distinct questions (``n_questions``, as ``runs``)."""
     return _table(
         ["Run", "File", "sha256", "Questions"],
         [
@@ -189,9 +200,9 @@ def _inputs(runs: list[RunFile]) -> list[str]:
                 escape(run.label),
                 escape(run.path.name),
                 f"`{run.sha256[:SHA_SHOWN]}`",
-                str(run.n_rows),
+                str(n),
             ]
-            for run in runs
+            for run, n in zip(runs, n_questions, strict=True)
         ],
     )
 
@@ -223,7 +234,7 @@ def _pair(result: Comparison, html_name: str, warnings: list[str]) -> str:
     ]
     lines += ["### Regressions", "", *_regressions(result, MAX_SLICE_ROWS)]
     lines += ["### Inputs", ""]
-    lines += _inputs(list(runs.values()))
+    lines += _inputs(list(runs.values()), [result.n_questions[key] for key in runs])
     lines.append(f"The full report is the attached HTML, {escape(html_name)}.")
     return fit("\n".join(lines) + "\n")
 

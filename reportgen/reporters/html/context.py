@@ -35,6 +35,7 @@ from ...formatting import (
     fmt_pct,
     fmt_share,
     interval_side,
+    shown_value,
 )
 from ...provenance import gzip_data_url, library_versions
 from . import charts
@@ -52,7 +53,7 @@ class RunRow:
     name: str = field(metadata={"help": "file name as given"})
     sha256: str = field(metadata={"help": "sha256 of the file's bytes"})
     size: str = field(metadata={"help": "file size, human readable"})
-    n_questions: int = field(metadata={"help": "rows in the file"})
+    n_questions: int = field(metadata={"help": "distinct question ids in the file"})
 
 
 @dataclass(frozen=True)
@@ -229,6 +230,10 @@ class ReportContext:
     samples: list[SampleRow] = field(
         default_factory=list, metadata={"help": "variance within vs between questions"}
     )
+    anchor: str = field(
+        default="",
+        metadata={"help": "prefix of its sections' element ids: '' alone on a page"},
+    )
 
 
 def _size(n: int) -> str:
@@ -283,13 +288,15 @@ def _charts(result: Comparison, colours: RunColours) -> list[Chart]:
     ]
     if tables.curve is not None and tables.named_cutoff:
         curve = tables.curve
-        at_k = curve[curve.k == min(tables.named_cutoff, int(curve.k.max()))]
+        k = min(tables.named_cutoff, int(curve.k.max()))  # rankings may end before the prompt
+        at_k = curve[curve.k == k]
         ndcg = at_k[at_k.metric == "ndcg"].set_index("run")["value"]
+        ranking = "retrieved_spans" if tables.ranking_column.endswith("_spans") else "retrieved_ids"
         out.append(
             Chart(
                 id="curve",
                 title="Retrieval metrics at every cutoff k",
-                reading=f"Over retrieved_ids at k = {tables.named_cutoff}: nDCG A "
+                reading=f"Over {ranking} at k = {k}: nDCG A "
                 f"{fmt_num(ndcg.get('a'))}, B {fmt_num(ndcg.get('b'))}; only the passages up to "
                 "the prompt cutoff reach the generator.",
                 spec=charts.metric_curve(
@@ -340,7 +347,7 @@ def _changed(result: Comparison) -> tuple[list[str], list[ChangedRow], int]:
     rows = [
         ChangedRow(
             question_id=str(r.question_id),
-            slice="" if pd.isna(r.slice) else str(r.slice),
+            slice="" if pd.isna(r.slice) else shown_value(str(r.slice)),
             question="" if pd.isna(r.question) else str(r.question),
             change=str(r.change),
             values=[
@@ -546,8 +553,9 @@ def all_charts(context: ReportContext) -> list[Chart]:
     return context.charts + [t.chart for t in context.slices] + extra
 
 
-def with_chart_prefix(context: ReportContext, prefix: str) -> ReportContext:
-    """The context with every chart id prefixed, so that several on one page stay distinct."""
+def in_section(context: ReportContext, prefix: str) -> ReportContext:
+    """The context with the element ids of its sections and charts prefixed, so that several
+    on one page stay distinct (a link or a chart's spec found by id reaches its own)."""
 
     def renamed(chart: Chart) -> Chart:
         return replace(chart, id=prefix + chart.id)
@@ -560,6 +568,7 @@ def with_chart_prefix(context: ReportContext, prefix: str) -> ReportContext:
         charts=[renamed(c) for c in context.charts],
         slices=[replace(t, chart=renamed(t.chart)) for t in context.slices],
         diagnosis=diagnosis,
+        anchor=prefix,
     )
 
 
@@ -571,7 +580,7 @@ def _audit(result: Comparison) -> AuditView:
         label_changes=[LabelChange(q, what) for q, what in a.label_changes[:EXAMPLES]],
         changed_labels=len(a.label_changes),
         labels_compared=list(a.labels_compared),
-        coverage=[SliceCount(value, n) for value, n in a.coverage],
+        coverage=[SliceCount(shown_value(value), n) for value, n in a.coverage],
         unanswerable=f"{a.unanswerable} of {a.n_paired} ({fmt_share(a.unanswerable_share)})",
         smells=[
             Smell(s.title, s.counts["a"], s.counts["b"], ", ".join(s.examples)) for s in a.smells
@@ -606,7 +615,7 @@ def _slices(result: Comparison) -> list[SliceTable]:
         rows = per_metric[result.headline]
         forest = pd.DataFrame(
             {
-                "slice": [r.value for r in rows],
+                "slice": [shown_value(r.value) for r in rows],
                 "n": [r.comparison.n for r in rows],
                 "diff": [r.comparison.diff for r in rows],
                 "low": [r.comparison.ci_low for r in rows],
@@ -625,7 +634,7 @@ def _slices(result: Comparison) -> list[SliceTable]:
                 metric=result.headline,
                 rows=[
                     SliceRow(
-                        value=r.value,
+                        value=shown_value(r.value),
                         metric=metric_row(r.comparison, _higher_is_better(result, r.comparison)),
                         p_holm=fmt_p(r.p_holm),
                         flags=(
@@ -648,7 +657,7 @@ def _slices(result: Comparison) -> list[SliceTable]:
                 matrix_metrics=list(per_metric),
                 matrix=[
                     MatrixRow(
-                        value,
+                        shown_value(value),
                         [
                             MatrixCell(
                                 fmt_diff(by_value[m][value].comparison.diff)
@@ -659,7 +668,7 @@ def _slices(result: Comparison) -> list[SliceTable]:
                             for m in per_metric
                         ],
                     )
-                    for value in [r.value for r in rows]
+                    for value in sorted({r.value for m in per_metric.values() for r in m})
                 ],
             )
         )
@@ -668,7 +677,7 @@ def _slices(result: Comparison) -> list[SliceTable]:
 
 def _forest_reading(rows: list[Any], metric: str, higher_is_better: bool) -> str:
     sign = 1 if higher_is_better else -1
-    losing = [r.value for r in rows if sign * r.comparison.diff <= -NOISE]
+    losing = [shown_value(r.value) for r in rows if sign * r.comparison.diff <= -NOISE]
     if not losing:
         return f"B is at least as good as A on {metric} in every slice."
     return f"B is behind A on {metric} in: {', '.join(losing)}; check each interval before acting."
@@ -698,8 +707,10 @@ def build_context(
         libraries=[Library(n, v) for n, v in sorted(library_versions().items())],
         downloads=[],
         runs=[
-            RunRow(run.label, str(run.path), run.sha256, _size(run.size_bytes), run.n_rows)
-            for run in result.runs.values()
+            RunRow(
+                run.label, str(run.path), run.sha256, _size(run.size_bytes), result.n_questions[key]
+            )
+            for key, run in result.runs.items()
         ],
         options=[OptionRow(flag, value) for flag, value in result.options.shown()],
         n_paired=len(result.paired),

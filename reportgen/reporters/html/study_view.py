@@ -11,7 +11,7 @@ from ...comparison.study import Study
 from ...formatting import agreeing, fmt_count, fmt_diff, fmt_interval, fmt_num, fmt_p, interval_side
 from . import charts
 from .charts import Chart, RunColours
-from .context import ReportContext, RunRow, with_chart_prefix
+from .context import ReportContext, RunRow, in_section
 
 
 @dataclass(frozen=True)
@@ -112,15 +112,16 @@ def pair_colours(study: Study) -> list[RunColours]:
 
 def build_study_context(study: Study, pair_contexts: list[ReportContext]) -> StudyContext:
     colours = study_colours(study)
+    anchors = [f"candidate-{i + 1}" for i in range(len(study.pairs))]
     sections = [
         CandidateSection(
-            anchor=f"candidate-{i + 1}",
+            anchor=anchor,
             label=pair.runs["b"].label,
             colour=colours[pair.runs["b"].label],
             baseline=study.baseline.label,
-            context=with_chart_prefix(context, f"c{i + 1}-"),
+            context=in_section(context, f"{anchor}-"),
         )
-        for i, (pair, context) in enumerate(zip(study.pairs, pair_contexts, strict=True))
+        for anchor, pair, context in zip(anchors, study.pairs, pair_contexts, strict=True)
     ]
     summary = [
         SummaryLine(
