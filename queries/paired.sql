@@ -3,7 +3,7 @@
 --   span_chars (queries/span_chars.sql, one row per sample, averaged over a question's samples
 --   as question_means.sql averages the other scores; NULL for questions without span labels).
 -- Returns: question_id, slice (A's, else B's), then <column>_a and <column>_b for
---   k, n_relevant, answerable, context_tokens, evidence_in_context, recall, precision, hit, mrr, ndcg, map, rprec,
+--   k, passages, n_relevant, answerable, context_tokens, evidence_in_context, recall, precision, hit, mrr, ndcg, map, rprec,
 --   all, correct,
 --   faithfulness, evidence_recall, context_precision, evidence_iou, prompt_chars; in A's file order.
 WITH chars AS (
@@ -19,6 +19,7 @@ SELECT
     a.question_id,
     coalesce(a.slice, b.slice) AS slice,
     a.k AS k_a, b.k AS k_b,
+    a.passages AS passages_a, b.passages AS passages_b,
     a.n_relevant AS n_relevant_a, b.n_relevant AS n_relevant_b,
     a.answerable AS answerable_a, b.answerable AS answerable_b,
     a.context_tokens AS context_tokens_a, b.context_tokens AS context_tokens_b,

@@ -5,7 +5,7 @@
 --   that scored 1. Sums run in sample order: same input, same bits.
 -- Returns (temp table question_means): run, question_id, row_number (the first sample's),
 --   slice, samples (rows averaged), k (the smallest prompt of the samples), n_relevant,
---   answerable, evidence_in_context (in the prompt of any sample), context_tokens and every
+--   answerable, evidence_in_context (in the prompt of any sample), context_tokens, passages and every
 --   score of question_metrics, averaged.
 -- A question of one sample is copied as it is (the mean of one score is that score): ordered
 -- aggregates over every question cost several times more than the rest of the scoring.
@@ -24,6 +24,7 @@ SELECT
     any_value(answerable) AS answerable,
     bool_or(evidence_in_context) AS evidence_in_context,
     avg(context_tokens ORDER BY sample) AS context_tokens,
+    avg(passages ORDER BY sample) AS passages,
     avg(recall ORDER BY sample) AS recall,
     avg(precision ORDER BY sample) AS precision,
     avg(hit ORDER BY sample) AS hit,

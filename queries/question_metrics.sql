@@ -14,13 +14,15 @@
 --   recall, precision, hit, mrr, ndcg, map (average precision at k, trec_eval's map_cut_k),
 --   rprec (R-precision: |rel in the top min(R, k)| / R), all (1 when every relevant passage is
 --   in the top k) (all NULL when the question has no relevant passage or k is NULL),
---   correct (0/1), faithfulness, context_tokens,
+--   correct (0/1), faithfulness, context_tokens, passages (the length of context_ids, the
+--   prompt the generator received, with or without $k; NULL when it is not logged),
 --   answerable (as logged; else: has labelled evidence, or no labels are logged).
 WITH prompt AS (
     SELECT run, question_id, sample, row_number, slice, has_context, has_labels,
            -- NULL: the ranking scored is not logged for this question (a null list, not an
            -- empty one), so its retrieval metrics are unknown, not 0
            CASE WHEN $k IS NULL THEN n_context WHEN has_retrieved THEN $k END AS k,
+           CASE WHEN has_context THEN n_context END AS passages,
            has_prompt,
            correct, faithfulness, context_tokens, answerable
     FROM facts
@@ -83,6 +85,7 @@ SELECT
     p.correct::DOUBLE AS correct,
     p.faithfulness,
     p.context_tokens,
+    p.passages,
     answerable(p.answerable, p.has_labels, q.n_relevant) AS answerable
 FROM prompt AS p
 LEFT JOIN per_question AS q USING (run, question_id, sample),

@@ -99,17 +99,37 @@ def test_prompt_sizes_that_differ_on_few_questions_are_counted(tmp_path, compare
     )
 
 
-def test_with_k_and_no_tokens_no_check_asks_for_a_logged_column(tmp_path, compare):
-    # both runs log context_ids, but with --k the ranking scored is retrieved_ids, so no budget
-    # is compared; three labels fill the three slots, so no ceiling either
-    rows = [dict(r, relevant_ids=["p1", "p2", "p3"]) for r in _rows(6)]
+def test_with_k_the_prompts_the_generators_received_are_compared(tmp_path, compare):
+    """--k 3 scores the top 3 of both rankings, but the generators received context_ids: A's
+    prompt of 2 passages, B's of 6. The budget and the prompt sizes compare those (with --k
+    no budget was compared, and B's three times bigger prompt went unflagged)."""
+    a = [dict(r, relevant_ids=["p1", "p2", "p3"], context_ids=["p1", "p2"]) for r in _rows(6)]
+    b = [dict(r, context_ids=[f"p{i}" for i in range(1, 7)]) for r in a]
+    out = _run(tmp_path, compare, a, b, "--k", "3")
+    budget = out["fairness"]["context budget"]
+    assert (budget["numbers"]["a"], budget["numbers"]["b"]) == (2.0, 6.0) and budget["flagged"]
+    assert budget["text"].startswith("Mean context per question: A 2.0 passages, B 6.0 passages")
+    sizes = out["fairness"]["prompt k"]
+    assert (sizes["numbers"]["a"], sizes["numbers"]["b"]) == (2, 6) and sizes["flagged"]
+    assert sizes["text"].endswith(
+        "The retrieval metrics score the top 3 of both rankings (--k); the generators received "
+        "prompts of other sizes."
+    )
+
+
+def test_with_k_and_no_prompt_no_check_asks_for_a_logged_column(tmp_path, compare):
+    # neither tokens nor context_ids: no budget; three labels fill the three slots: no ceiling
+    rows = [
+        {k: v for k, v in dict(r, relevant_ids=["p1", "p2", "p3"]).items() if k != "context_ids"}
+        for r in _rows(6)
+    ]
     out = _run(tmp_path, compare, rows, rows, "--k", "3")
     assert out["fairness"] == {}
     page = (tmp_path / "o" / "report.html").read_text()
     assert "log context_tokens or context_ids to compare" not in page
     assert (
         "No check applies to these logs: prompts are compared by their tokens (log "
-        "context_tokens) or, without <code>--k</code>, by their passages (log context_ids)"
+        "context_tokens) or by their passages (log context_ids)"
     ) in page
 
 

@@ -138,8 +138,11 @@ def test_question_metrics(db):
         "correct",
         "faithfulness",
         "context_tokens",
+        "passages",
         "answerable",
     ]
+    # the prompt the generator received, whatever cut --k scores: B's q1 context is [p3]
+    assert m[(m.run == "b") & (m.question_id == "q1")].iloc[0].passages == 1
     q1 = m[(m.run == "a") & (m.question_id == "q1")].iloc[0]
     # top 3 = p1, p2, p2: one of the two relevant -> recall 1/2, precision 1/3, first at rank 2
     # DCG = (2^2 - 1) / log2(3) = 1.8928; IDCG = 3 / log2(2) + 1 / log2(3) = 3.6309

@@ -32,6 +32,7 @@ from reportgen.reporters.html import charts
 # paired.sql's columns that are not metrics: what the diagnosis and the fairness check read
 PAIRED_FACTS = {
     "k",
+    "passages",
     "n_relevant",
     "answerable",
     "context_tokens",

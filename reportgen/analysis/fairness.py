@@ -15,8 +15,13 @@ BUDGET_TOLERANCE = 0.10  # relative difference of the mean context budget
 CEILING_GAP = 0.02  # best possible means further apart: the runs have different room
 LOW_CEILING = 0.5  # best possible mean below it: read the metric against its ceiling
 # what measures the context, best first: tokens as logged; a span log's prompt characters, which
-# compare chunkings of different sizes; else the passages of the prompt (k)
-BUDGET_UNITS = (("context_tokens", "tokens"), ("prompt_chars", "characters"), ("k", "passages"))
+# compare chunkings of different sizes; else the passages of the prompt (context_ids: what the
+# generator received, whether or not --k scores another cut of the ranking)
+BUDGET_UNITS = (
+    ("context_tokens", "tokens"),
+    ("prompt_chars", "characters"),
+    ("passages", "passages"),
+)
 
 
 @dataclass(frozen=True)
@@ -36,17 +41,17 @@ def _mode(values: np.ndarray) -> int | None:
 
 def fairness(tables: MetricTables) -> list[Check]:
     p = tables.paired
-    # k is NULL where a prompt is null (not logged): passages are compared where both are known
-    known = p.loc[p[["k_a", "k_b"]].notna().all(axis=1), ["k_a", "k_b"]]
-    passages = tables.k_source == "context_ids" and bool((known > 0).any().all())
+    # passages is NULL where a prompt is null (not logged): compared where both are known
+    known = _measured(p, "passages")[["passages_a", "passages_b"]]
+    passages = bool((known > 0).any().all())
     checks = []
     budget = _budget(p, passages)
     if budget is not None:
         checks.append(budget)
     if tables.named_cutoff is not None and passages:
-        k_a = _mode(known["k_a"].to_numpy())
-        k_b = _mode(known["k_b"].to_numpy())
-        differ = known["k_a"] != known["k_b"]
+        k_a = _mode(known["passages_a"].to_numpy())
+        k_b = _mode(known["passages_b"].to_numpy())
+        differ = known["passages_a"] != known["passages_b"]
         flagged = k_a != k_b or bool(differ.any())
         share = float(differ.mean())
         text = (
@@ -57,7 +62,14 @@ def fairness(tables: MetricTables) -> list[Check]:
                 if len(known) == len(p)
                 else f"the {fmt_count(len(known), 'question')} whose prompt both runs log."
             )
-            + (" Retrieval metrics then compare different cutoffs." if flagged else "")
+            + (
+                ""
+                if not flagged
+                else " Retrieval metrics then compare different cutoffs."
+                if tables.k_source == "context_ids"
+                else f" The retrieval metrics score the top {tables.named_cutoff} of both "
+                "rankings (--k); the generators received prompts of other sizes."
+            )
         )
         checks.append(Check("prompt k", flagged, text, {"a": k_a, "b": k_b, "share_differ": share}))
     # one passage may cover several span labels and one label need several passages: no ceiling
@@ -74,7 +86,7 @@ def _budget(p: pd.DataFrame, passages: bool) -> Check | None:
     """The mean context per question of each run in the best unit measured, over the questions
     measured in both (a null or infinite value is no measurement; NULL where a prompt is not
     logged): a variant that wins by sending more context is flagged."""
-    units = ((c, u, _measured(p, c)) for c, u in BUDGET_UNITS if c != "k" or passages)
+    units = ((c, u, _measured(p, c)) for c, u in BUDGET_UNITS if c != "passages" or passages)
     column, unit, measured = next((found for found in units if len(found[2])), (None, "", None))
     if column is None or measured is None:
         return None

@@ -22,7 +22,7 @@ from .stats import MetricComparison
 # They pair rows, or name what paired.sql derives (k_a, n_relevant_a, ...): not scores.
 NOT_SCORES = (
     *("question_id", "sample", "epoch", "slice"),
-    *("k", "n_relevant", "evidence_in_context", "prompt_chars"),
+    *("k", "passages", "n_relevant", "evidence_in_context", "prompt_chars"),
 )
 _INTEGERS = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT")
 NUMERIC = frozenset((*_INTEGERS, *(f"U{t}" for t in _INTEGERS), "FLOAT", "DOUBLE"))  # DECIMAL too
