@@ -32,6 +32,7 @@ from .stages import (
     dominant_class,
     failure_classes,
     good_answers,
+    in_table,
     judge_agreement,
     stage_scores,
 )
@@ -213,15 +214,8 @@ def _unclassified(
     has neither; a correct one whose support cannot be told (faithfulness null where it counts)
     keeps its class but has no cell."""
     unjudged = {r: int(classes[r].isna().sum()) for r in RUNS}
-    unscored = {  # in the 2x2's population (answerable, evidence located), correct, no cell
-        r: int(
-            (
-                pd.isna(cell[r])
-                & (p.values("correct", r) == 1)
-                & (p.values("answerable", r) == 1)
-                & ~np.isnan(p.values("evidence_in_context", r))
-            ).sum()
-        )
+    unscored = {  # in the table's questions, correct, no cell
+        r: int((pd.isna(cell[r]) & (p.values("correct", r) == 1) & in_table(p, r)).sum())
         for r in RUNS
     }
     found = []

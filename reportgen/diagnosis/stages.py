@@ -256,13 +256,18 @@ def good_answers(p: Paired, run: str, supported_threshold: float | None) -> np.n
     return np.where(correct == 1, supported, correct)
 
 
+def in_table(p: Paired, run: str) -> np.ndarray:
+    """The questions the retrieval-by-answer table places: answerable, evidence located."""
+    located = ~np.isnan(p.values("evidence_in_context", run))
+    return located & (p.values("answerable", run) == 1)
+
+
 def cells(p: Paired, run: str, supported_threshold: float | None) -> pd.Categorical:
     """Each question's retrieval-by-answer cell; None outside answerable labelled questions and
     where good_answers cannot tell."""
-    evidence = p.values("evidence_in_context", run)
     good = good_answers(p, run, supported_threshold)
-    hit = evidence == 1
-    outside = np.isnan(evidence) | np.isnan(good) | (p.values("answerable", run) != 1)
+    hit = p.values("evidence_in_context", run) == 1
+    outside = ~in_table(p, run) | np.isnan(good)
     return labelled([outside, hit & (good == 1), hit, good == 1], (None, *CELL_NAMES))
 
 
