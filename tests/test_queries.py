@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 from pathlib import Path
@@ -886,3 +887,37 @@ def test_duckdb_spills_into_the_system_temp_folder_not_the_working_one(db):
     (spill,) = db.con.execute("SELECT current_setting('temp_directory')").fetchone()
     assert Path(spill).parent == Path(tempfile.gettempdir())
     assert Path(spill).name.startswith("ragreport-duckdb-")
+
+
+def test_json_lines():
+    """The per-question rows of the JSON: each row a line, every value read back as it was
+    (doubles to the last bit, user text with quotes, newlines and control characters),
+    non-finite numbers as null, and the rows in the table's order over many of DuckDB's row
+    groups."""
+    from reportgen.reporters.json_report import dumps
+
+    n = 300_000  # DuckDB scans this in several parallel chunks
+    rng = np.random.default_rng(5)
+    score = rng.random(n) / 3
+    score[[3, 7, 11]] = [np.nan, np.inf, -np.inf]
+    frame = pd.DataFrame({
+        "question_id": [f"q{i}" for i in range(n)],
+        'odd "key"\n': ['a"b\\c\n\u2028é\x01</script>', None] * (n // 2),
+        "ndcg@5_a": score,
+        "count": pd.array([1, None] * (n // 2), dtype="Int64"),
+        "grade": pd.array([0.5, None] * (n // 2), dtype="Float64"),
+    })  # fmt: skip
+    text = dumps({"n": n}, frame)
+    rows = json.loads(text)["per_question"]
+    assert text.count("\n") == n + 5  # "{", "n", "per_question": [, the rows, "]", "}"
+    assert [r["question_id"] for r in rows] == [f"q{i}" for i in range(n)]
+    assert [r["ndcg@5_a"] for r in rows[:12:4]] == [score[0], score[4], score[8]]
+    assert all(rows[i]["ndcg@5_a"] is None for i in (3, 7, 11))
+    finite = np.isfinite(score)
+    assert np.array_equal([r["ndcg@5_a"] for r in rows if r["ndcg@5_a"] is not None], score[finite])
+    odd = 'a"b\\c\n\u2028é\x01</script>'
+    assert rows[0]['odd "key"\n'] == odd and rows[1]['odd "key"\n'] is None
+    assert (rows[0]["count"], rows[1]["count"], rows[0]["grade"], rows[1]["grade"]) == (
+        1, None, 0.5, None,
+    )  # fmt: skip
+    assert json.loads(dumps({}, frame.iloc[:0]))["per_question"] == []

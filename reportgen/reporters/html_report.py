@@ -6,7 +6,9 @@ from __future__ import annotations
 import importlib
 import json
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
+from dataclasses import replace
 
 from . import json_report
 from .report import Report
@@ -35,7 +37,7 @@ def render(report: Report) -> str:
     if _loading is not None:  # the page's modules are not imported by two threads at once
         _loading.join()
     from .html.charts import RUN_COLOURS
-    from .html.context import build_context, with_downloads
+    from .html.context import build_context, download_links
     from .html.render import render as render_pair
     from .html.render import render_study
     from .html.study_view import build_study_context, pair_colours
@@ -45,21 +47,24 @@ def render(report: Report) -> str:
     pairs, colours = (
         (study.pairs[:1], [RUN_COLOURS]) if pair_page else (study.pairs, pair_colours(study))
     )
-    # the charts first: each starts drawing in the SVG child as it is built, while the
-    # downloads below are made
-    contexts = [
-        build_context(pair, report.source_date_epoch, c)
-        for pair, c in zip(pairs, colours, strict=True)
-    ]
-    downloads = {  # the rows go with the page unless they are in a Parquet file of their own
-        **(
-            {"per-question.csv.gz": json_report.to_csv(report.per_question)}
-            if report.sidecar is None
-            else {}
-        ),
-        "report-summary.json.gz": json.dumps(report.document, allow_nan=False),
-    }
-    contexts[0] = with_downloads(contexts[0], downloads)
+    # the downloads on a thread (Arrow's CSV writer and zlib release the GIL) while the charts
+    # are built, each starting to draw in the SVG child as it is
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        links = pool.submit(lambda: download_links(downloads(report)))
+        contexts = [
+            build_context(pair, report.source_date_epoch, c)
+            for pair, c in zip(pairs, colours, strict=True)
+        ]
+        contexts[0] = replace(contexts[0], downloads=links.result())
     if pair_page:
         return render_pair(contexts[0], report.run_id)
     return render_study(build_study_context(study, contexts), report.run_id)
+
+
+def downloads(report: Report) -> dict[str, str]:
+    """The files the page offers (name: text): the rows, unless they are in a Parquet file of
+    their own, and the JSON without them."""
+    files = {"report-summary.json.gz": json.dumps(report.document, allow_nan=False)}
+    if report.sidecar is None:
+        files = {"per-question.csv.gz": json_report.to_csv(report.per_question), **files}
+    return files

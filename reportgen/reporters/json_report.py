@@ -14,6 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -28,7 +29,9 @@ from ..comparison.compare import Comparison
 from ..comparison.study import Study
 from ..diagnosis.diagnose import Diagnosis
 from ..diagnosis.stages import Agreement
+from ..inputs.engine import connect
 from ..provenance import library_versions
+from ..resources import query_text
 from .report import Report, study_warnings
 
 SCHEMA_VERSION = 2
@@ -297,9 +300,24 @@ def dumps(document: dict[str, Any], per_question: pd.DataFrame | None) -> str:
     ``per_question`` None: the rows are in the Parquet file the document's
     ``per_question_file`` names, and ``per_question`` is an empty list."""
     lines = [f"{json.dumps(k)}: {json.dumps(v, allow_nan=False)}" for k, v in document.items()]
-    if per_question is None:
-        lines.append('"per_question": []')
-    else:
-        rows = per_question.to_json(orient="records", lines=True, double_precision=15)
-        lines.append('"per_question": [\n' + rows.strip().replace("\n", ",\n") + "\n]")
-    return "{\n" + ",\n".join(lines) + "\n}\n"
+    head = "{\n" + "".join(f"{line},\n" for line in lines) + '"per_question": ['
+    rows = [] if per_question is None else json_rows(per_question)
+    if not rows:
+        return head + "]\n}\n"
+    rows[0] = f"{head}\n{rows[0]}"  # so that the one join below is the only copy of the rows
+    rows[-1] += "\n]\n}\n"
+    return ",\n".join(rows)
+
+
+def json_rows(frame: pd.DataFrame) -> list[str]:
+    """Each row of ``frame`` as a JSON object; a number that is not finite is null, as
+    everywhere in the file.
+
+    DuckDB writes them (about four times as fast as pandas' lines at 100k questions, and each
+    double to its shortest exact text rather than 15 digits)."""
+    numbers = frame.select_dtypes("float")
+    if np.isinf(numbers.to_numpy(dtype=float, na_value=np.nan)).any():
+        frame = frame.assign(**numbers.replace([np.inf, -np.inf], np.nan))
+    with connect() as con:
+        con.register("per_question", pa.Table.from_pandas(frame, preserve_index=False))
+        return con.sql(query_text("json_lines")).to_arrow_table().column("line").to_pylist()

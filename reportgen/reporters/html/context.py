@@ -683,19 +683,19 @@ def _forest_reading(rows: list[Any], metric: str, higher_is_better: bool) -> str
     return f"B is behind A on {metric} in: {', '.join(losing)}; check each interval before acting."
 
 
-def with_downloads(context: ReportContext, downloads: dict[str, str]) -> ReportContext:
-    """``context`` offering each text of ``downloads`` (file name: text) gzipped in the page."""
+def download_links(downloads: dict[str, str]) -> list[Download]:
+    """Each text of ``downloads`` (file name: text) gzipped into a link of the page."""
     links = []
     for name, text in downloads.items():
         url, size = gzip_data_url(text)
         links.append(Download(name=name, url=url, size=_size(size)))
-    return replace(context, downloads=links)
+    return links
 
 
 def build_context(
     result: Comparison, source_date_epoch: str | None, colours: RunColours
 ) -> ReportContext:
-    """The page of one comparison, without downloads (with_downloads); ``colours``: A's and
+    """The page of one comparison, without downloads (download_links); ``colours``: A's and
     B's on its charts (RUN_COLOURS on the two-run page, the runs' own on the page of a
     study)."""
     cols, rows, total = _changed(result)
