@@ -243,9 +243,10 @@ def test_the_maps_over_questions_give_the_same_bits_in_batches(runs, k):
 
 
 def test_the_tables_of_a_log_over_one_batch_are_compressed_once_read(tmp_path):
-    """facts and relevant of a log of several batches are checkpointed, which has DuckDB
-    compress them (a 1M-question comparison then stays under 2 GiB); a log of one batch is not.
-    Measured as DuckDB counts the memory of its tables."""
+    """facts, relevant and question_means of a log of several batches are checkpointed, which
+    has DuckDB compress them (a 1M-question comparison then stays under 2 GiB); a log of one
+    batch is not. Measured as DuckDB counts the memory of its tables; the answer stage's rows,
+    paired the same way, are the same rows either way."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
     from make_logs import write_logs
 
@@ -255,6 +256,10 @@ def test_the_tables_of_a_log_over_one_batch_are_compressed_once_read(tmp_path):
         database = RunDatabase(*(open_run(p, p.stem) for p in logs), batch_rows=batch_rows)
         try:
             database.prepare(None)
+            database.execute("question_metrics", k=None, exponential=True)
+            database.execute("question_means")
+            database.drop("question_metrics")  # a TEMP table, in batches
+            rows.append(database.pairs("answer_stage", k=None))
             return database.con.execute(
                 "SELECT sum(memory_usage_bytes), current_setting('allocator_background_threads')"
                 " FROM duckdb_memory() WHERE tag = 'IN_MEMORY_TABLE'"
@@ -262,7 +267,10 @@ def test_the_tables_of_a_log_over_one_batch_are_compressed_once_read(tmp_path):
         finally:
             database.close()
 
+    rows: list[pd.DataFrame] = []
     (one_batch, _), (batches, returned) = table_memory(10**9), table_memory(10_000)
+    pd.testing.assert_frame_equal(rows[1], rows[0])
+    assert len(rows[0]) == 20_000
     assert one_batch > 10 * 2**20
     assert batches < one_batch / 4
     assert returned is True  # and the memory queries free goes back to the system

@@ -36,13 +36,16 @@ fewer rows is one batch, as before. Logs of more rows also have their KEPT table
 # The named queries that are a map over questions: each fills the temp table of its name a batch
 # of questions at a time (its SQL keeps the questions of macro in_batch, queries/rules.sql).
 IN_BATCHES = ("question_metrics", "curve_sums")
-# The named queries whose tables the later queries read to the end. DuckDB keeps an in-memory
-# table uncompressed until a checkpoint: at 1M paired questions these took 0.97 GB, and 0.11 GB
-# checkpointed, for about 3 s of CPU. So when the logs have more rows than a batch they are
-# tables of the database, checkpointed as each is made (one checkpoint after both left both
-# uncompressed on a log of 20k questions, DuckDB 2.0.1); else TEMP tables, about 5% faster to
-# make and read at 100k questions.
-KEPT = ("facts", "relevant")
+# The named queries whose tables outlive the queries after them: facts and relevant are read to
+# the end, question_means until the paired table is in pandas. DuckDB keeps an in-memory table
+# uncompressed until a checkpoint: at 1M paired questions facts and relevant took 0.97 GB, and
+# 0.11 GB checkpointed, for about 3 s of CPU. So when the logs have more rows than a batch they
+# are tables of the database, checkpointed as each is made (one checkpoint after both left both
+# uncompressed on a log of 20k questions, DuckDB 2.0.1), as are the rows ``pairs`` pairs; else
+# TEMP tables, about 5% faster to make and read at 100k questions. Beside the pandas frames
+# read from them, question_means and the answer stage's rows uncompressed made the peak of a
+# 1M-question comparison: 2,083 MiB, 1,788 MiB compressed (bench/README.md).
+KEPT = ("facts", "relevant", "question_means")
 # Named queries that read such a table, and the one that fills it with the same parameters
 # (metric_curve adds up the sums of curve_sums).
 FILLED_FIRST = {"metric_curve": "curve_sums"}
@@ -199,12 +202,17 @@ class RunDatabase:
         if name in IN_BATCHES:
             self._in_batches(name, params)
         elif name in KEPT:
-            kind = "TABLE" if self.large else "TEMP TABLE"
-            self._execute(f"CREATE OR REPLACE {kind} {name} AS\n{query_text(name)}", params)
-            if self.large:
-                self._compress()
+            self._kept(name, query_text(name), params)
         else:
             self._run(name, params)
+
+    def _kept(self, table: str, sql: str, params: dict[str, Any]) -> None:
+        """The rows of ``sql`` as ``table``: a table of the database, compressed, when the logs
+        are large (KEPT), else a TEMP table."""
+        kind = "TABLE" if self.large else "TEMP TABLE"
+        self._execute(f"CREATE OR REPLACE {kind} {table} AS\n{sql}", params)
+        if self.large:
+            self._compress()
 
     def frame(self, name: str, **params: Any) -> pd.DataFrame:
         filler = FILLED_FIRST.get(name)
@@ -228,7 +236,7 @@ class RunDatabase:
     def pairs(self, name: str, **params: Any) -> pd.DataFrame:
         """A named query of one row per run and question, its rows of the questions in both
         runs side by side (queries/pair_rows.sql: columns <name>_a and <name>_b)."""
-        self._execute(f"CREATE OR REPLACE TEMP TABLE run_rows AS\n{query_text(name)}", params)
+        self._kept("run_rows", query_text(name), params)
         try:
             return self.frame("pair_rows")
         finally:
