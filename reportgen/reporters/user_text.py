@@ -31,7 +31,7 @@ def xml_safe(value: Any) -> Any:
 def drawable(value: Any) -> Any:
     """``value`` (a chart spec) as xml_safe, each string over MAX_DRAWN characters cut in its
     middle: its start and its end ("... (n=20)") stay, so long slice values stay told apart."""
-    return _each_string(xml_safe(value), _middle_cut)
+    return _each_string(value, lambda text: _middle_cut(_NOT_XML.sub(SHOWN, text)))
 
 
 def _middle_cut(text: str) -> str:
