@@ -448,3 +448,24 @@ def test_warnings_of_one_question_read_in_the_singular(tmp_path):
     code, out, doc = compare(tmp_path, a, b)
     assert code == 0, out
     assert "1 question only in run A is not compared: q012" in doc["warnings"]
+
+
+def test_numeric_slice_values_are_listed_as_numbers(tmp_path):
+    """A slice column of numbers (difficulty 1 to 12, logged as integers) lists 2 before 10 in
+    the JSON and in the page's tables and charts; it listed "10" first, as text. A column that
+    is not all numbers keeps the order of text."""
+    from reportgen.analysis.slices import in_slice_order
+
+    a = [question(i, "s", i % 2 == 0, difficulty=i % 12 + 1) for i in range(48)]
+    b = [question(i, "s", i % 3 == 0, difficulty=i % 12 + 1) for i in range(48)]
+    code, out, doc = compare(tmp_path, a, b, "--slice", "difficulty")
+    assert code == 0, out
+    numeric = [str(d) for d in range(1, 13)]
+    assert list(doc["slices"]["difficulty"]) == numeric
+    page = (tmp_path / "r.html").read_text()
+    cells = [page.index(f'<td class="text">{d}</td>') for d in numeric]
+    assert cells == sorted(cells)  # the every-metric table
+    forest = page.index('"label":"1 (n=4)"')
+    assert forest < page.index('"label":"2 (n=4)"') < page.index('"label":"10 (n=4)"')
+    assert in_slice_order(["10", "2", "(none)", "", "1.5"]) == ["", "(none)", "1.5", "2", "10"]
+    assert in_slice_order(["10", "2", "b", "nan"]) == ["10", "2", "b", "nan"]

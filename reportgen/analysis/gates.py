@@ -23,7 +23,7 @@ from ..errors import RagreportError
 from ..formatting import agreeing, fmt_count, shown_value
 from .metrics import MetricTables, Options
 from .registry import NAME_PATTERN
-from .slices import MISSING, SMALL_SLICE
+from .slices import MISSING, SMALL_SLICE, in_slice_order
 from .stats import MetricComparison, compare_metric, holm
 
 PASS, FAIL, INCONCLUSIVE = "pass", "fail", "inconclusive"
@@ -479,6 +479,6 @@ def candidate_evidence(
             labels = values.fillna(MISSING).astype(str).to_numpy()
             slices[(metric, column)] = [
                 SliceEvidence(str(value), *compare(metric, labels == value, own=False))
-                for value in np.unique(labels)
+                for value in in_slice_order(labels)
             ]
     return Candidate(label, differences, own, slices)

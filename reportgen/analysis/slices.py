@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import os
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -108,10 +110,32 @@ def slice_results(
 
 
 def _members(labels: pd.Series) -> dict[str, np.ndarray]:
-    """Each slice value (sorted) -> the positions of its questions, in question order.
+    """Each slice value (in_slice_order) -> the positions of its questions, in question order.
 
     Grouped once per column rather than once per metric: sorting and comparing every question's
     label for each metric cost about a second at 100,000 questions.
     """
     codes, names = pd.factorize(labels)
-    return {str(names[k]): np.flatnonzero(codes == k) for k in np.argsort(names.to_numpy())}
+    positions = {str(name): np.flatnonzero(codes == k) for k, name in enumerate(names)}
+    return {value: positions[value] for value in in_slice_order(positions)}
+
+
+def in_slice_order(values: Iterable[str]) -> list[str]:
+    """Distinct slice values in the order every table lists them: as numbers when each one is a
+    finite number (2 before 10, where text puts "10" first), else as text; the empty value and
+    MISSING first either way."""
+    distinct = sorted(set(values))
+    first = [v for v in distinct if v in ("", MISSING)]
+    rest = [v for v in distinct if v not in ("", MISSING)]
+    numbers = [_number(v) for v in rest]
+    if all(n is not None for n in numbers):
+        rest = [v for _, v in sorted(zip(numbers, rest, strict=True))]
+    return first + rest
+
+
+def _number(text: str) -> float | None:
+    try:
+        number = float(text)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None

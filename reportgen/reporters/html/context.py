@@ -19,7 +19,7 @@ from ...analysis.binary_power import EXACT_BELOW
 from ...analysis.fairness import BUDGET_TOLERANCE, CEILING_GAP, LOW_CEILING
 from ...analysis.gates import GateResult
 from ...analysis.registry import RETRIEVAL, base_name
-from ...analysis.slices import SMALL_SLICE
+from ...analysis.slices import SMALL_SLICE, in_slice_order
 from ...analysis.spans import definitions as span_definitions
 from ...analysis.stats import NORMAL_LIMIT, NORMAL_LIMIT_FROM, POWER, STUDENTIZED_BELOW
 from ...comparison.compare import CHANGED_SHOWN, Comparison, too_fine_note
@@ -668,7 +668,7 @@ def _slices(result: Comparison) -> list[SliceTable]:
                             for m in per_metric
                         ],
                     )
-                    for value in sorted({r.value for m in per_metric.values() for r in m})
+                    for value in in_slice_order(r.value for m in per_metric.values() for r in m)
                 ],
             )
         )
