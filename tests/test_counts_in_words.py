@@ -199,3 +199,21 @@ def test_commands_on_a_one_question_log(tmp_path):
 def test_fmt_count_takes_an_irregular_plural():
     assert [fmt_count(n, "loss", "losses") for n in (0, 1, 2)] == ["0 losses", "1 loss", "2 losses"]
     assert [agreeing(n, "is", "are") for n in (0, 1, 2)] == ["are", "is", "are"]
+
+
+def test_answers_from_memory_are_not_called_failures(tmp_path):
+    """A correct answer without its evidence in the prompt is a problem of retrieval, not a
+    failed answer: the dominant-class sentence says so (it read "Run A fails most often by
+    answered from memory")."""
+    from_memory = {"context_ids": ["p2"]}  # p1, the evidence, ranked but not sent
+    logs = [
+        [question(0, correct=True, **from_memory), question(1, correct=True, **from_memory)],
+        [question(0, correct=True, **from_memory), question(1, correct=True)],
+    ]
+    text, _, _ = run(tmp_path / "memory", logs)
+    assert (
+        "Run A's most common problem is answered from memory (2 questions answered correctly "
+        "with no labelled evidence in the prompt): the fix belongs to retrieval/corpus."
+    ) in text
+    assert "Run B's most common problem is answered from memory (1 question answered" in text
+    assert "fails most often by answered from memory" not in text

@@ -42,6 +42,7 @@ CELL_TITLES = {
     "answered_from_memory": "good without evidence",
     "retrieval_failure": "retrieval failure",
 }
+MEMORY = "answered from memory"  # correct, with no labelled evidence in the prompt
 # Pipeline order: a tie for the dominant class goes to the earlier link, whose fix comes first.
 FAILURE_CLASSES = (
     "retrieval miss",
@@ -50,7 +51,7 @@ FAILURE_CLASSES = (
     "off-question",
     "faithful but wrong",
     "generation failure",
-    "answered from memory",
+    MEMORY,
     "wrong abstention",
     "missed abstention",
     "unlabelled",
@@ -66,7 +67,7 @@ OWNERS = {
     "off-question": "generation",
     "faithful but wrong": "retrieval/corpus",  # the answer follows a stale or wrong passage
     "generation failure": "generation",
-    "answered from memory": "retrieval/corpus",
+    MEMORY: "retrieval/corpus",
     "wrong abstention": "abstention policy",
     "missed abstention": "abstention policy",
     "unlabelled": "golden set",
@@ -311,7 +312,7 @@ def failure_classes(
         (unjudged, None),
         (np.isnan(evidence) & ~correct, "unlabelled"),
         (np.isnan(evidence), OK),
-        (correct & (evidence == 0), "answered from memory"),
+        (correct & (evidence == 0), MEMORY),
         (correct, OK),
         ((evidence == 0) & (p.values("evidence_in_candidates", run) == 1), "ranking miss"),
         (evidence == 0, "retrieval miss"),

@@ -458,7 +458,7 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             "Retrieval-by-answer",
             "Over answerable questions with labelled evidence: evidence in context = a relevant "
             "passage was in the prompt (context_ids, or the top k retrieved); a good answer is "
-            "correct and supported when faithfulness is logged, else correct. "
+            "correct and supported when both runs log faithfulness, else correct. "
             f"{result.supported.text}",
         ),
         (

@@ -10,7 +10,15 @@ import numpy as np
 import pandas as pd
 
 from ...comparison.compare import Comparison
-from ...diagnosis.stages import CELL_NAMES, CELL_TITLES, FAILURE_CLASSES, OK, OWNERS, Agreement
+from ...diagnosis.stages import (
+    CELL_NAMES,
+    CELL_TITLES,
+    FAILURE_CLASSES,
+    MEMORY,
+    OK,
+    OWNERS,
+    Agreement,
+)
 from ...formatting import agreeing, fmt_count, fmt_diff, fmt_interval, fmt_num, fmt_p, interval_side
 from . import charts
 from .charts import Chart, RunColours
@@ -274,12 +282,24 @@ def _classes(result: Comparison, colours: RunColours) -> tuple[list[ClassRow], C
 
 
 def _dominant(result: Comparison) -> list[str]:
-    return [
-        f"Run {run.upper()} fails most often by {d.failure_class} ({fmt_count(d.n, 'question')}): "
-        f"the fix belongs to {d.owner}."
-        for run, d in result.diagnosis.dominant.items()
-        if d is not None
-    ]
+    """Each run's most common failure class, with the link whose fix it needs. An answer from
+    memory is correct: its run is right without the evidence, not failing."""
+    lines = []
+    for run, d in result.diagnosis.dominant.items():
+        if d is None:
+            continue
+        counted = fmt_count(d.n, "question")
+        if d.failure_class == MEMORY:
+            lines.append(
+                f"Run {run.upper()}'s most common problem is {MEMORY} ({counted} answered "
+                f"correctly with no labelled evidence in the prompt): the fix belongs to {d.owner}."
+            )
+        else:
+            lines.append(
+                f"Run {run.upper()} fails most often by {d.failure_class} ({counted}): "
+                f"the fix belongs to {d.owner}."
+            )
+    return lines
 
 
 def _items(value: Any) -> list[Any] | None:
