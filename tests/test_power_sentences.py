@@ -106,3 +106,33 @@ def test_clustered_questions_needed_agree_with_the_stated_difference():
         power = power_of(c, 0.95)
         assert power.min_detectable is not None and power.needed_n is not None
         assert (abs(c.diff) < power.min_detectable) == (power.needed_n > c.n), power.sentence
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "opening"),
+    [
+        ([1], [0], "The only question changed on correct between A and B. "),
+        ([1], [1], "The only question did not change on correct between A and B. "),
+        ([1, 0, 1], [1, 0, 1], "None of the 3 questions changed on correct between A and B. "),
+        ([1, 0], [0, 1], "All 2 questions changed on correct between A and B. "),
+        (
+            [1, 0, 1],
+            [1, 0, 0],
+            "Of 3 questions, 1 changed on correct between A and B; only it carries evidence. ",
+        ),
+        (
+            [1] * 1200 + [0] * 300,
+            [1] * 1000 + [0] * 500,
+            "Of 1,500 questions, 200 changed on correct between A and B; only those carry "
+            "evidence. ",
+        ),
+    ],
+    ids=["one changed", "one unchanged", "none", "all", "one of three", "thousands"],
+)
+def test_the_opening_counts_the_changed_questions_in_words(a, b, opening):
+    """It read "Of 1 question, 1 changed ...; only those carry evidence"."""
+    c, _ = compare_metric(
+        "correct", np.array(a, float), np.array(b, float), binary=True, n_boot=100,
+        confidence=0.95, seed=0,
+    )  # fmt: skip
+    assert power_of(c, 0.95).sentence.startswith(opening)

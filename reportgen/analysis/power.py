@@ -88,16 +88,26 @@ def _points(value: float, binary: bool) -> str:
     return f"{value * 100:.1f} points" if binary else f"{value:.3f}"
 
 
+def _changed(n: int, changed: int, metric: str) -> str:
+    """How many of the questions changed between the runs: only those carry evidence."""
+    between = f"on {metric} between A and B"
+    if n == 1:
+        return f"The only question {'changed' if changed else 'did not change'} {between}. "
+    if changed == 0:
+        return f"None of the {n:,} questions changed {between}. "
+    if changed == n:
+        return f"All {n:,} questions changed {between}. "
+    those = "only it carries" if changed == 1 else "only those carry"
+    return f"Of {n:,} questions, {changed:,} changed {between}; {those} evidence. "
+
+
 def power_of(c: MetricComparison, confidence: float) -> Power:
     alpha = 1 - confidence
     discordant = c.wins + c.losses
     binary = c.fixed is not None
     share = discordant / c.n if binary and c.n else None
     level = fmt_pct(confidence)
-    head = (
-        f"Of {fmt_count(c.n, 'question')}, {discordant} changed on {c.metric} between A and B; "
-        "only those carry evidence. "
-    )
+    head = _changed(c.n, discordant, c.metric)
     if discordant == 0 or (c.clusters or c.n) < 2:
         why = (
             f"One {'cluster' if c.clusters else 'question'} has no spread to measure a "
