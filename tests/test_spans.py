@@ -415,3 +415,24 @@ def test_a_label_across_a_cut_is_each_label_as_written(tmp_path: Path):
     smells = _prepared_frame(a, b, "data_smells", k=2)
     cut = smells[smells["kind"] == "span_across_cut"]
     assert cut[["run", "question_id"]].values.tolist() == [["a", "q2"], ["b", "q2"]]
+
+
+def test_labels_of_two_kinds_say_why_retrieval_is_not_compared(tmp_path: Path):
+    """Run A labels passage ids, run B document spans: the two kinds share no scale, so no
+    retrieval metric is compared, and the page and the warnings say why rather than asking for
+    relevant_ids, which A logs."""
+    ids = [
+        {"question_id": f"q{i}", "retrieved_ids": ["d1:0-100", "d1:500-600"],
+         "context_ids": ["d1:0-100"], "relevant_ids": ["d1:0-100"], "correct": i % 2 == 0}
+        for i in range(12)
+    ]  # fmt: skip
+    spans = [dict(A_ROWS[0], question_id=f"q{i}", correct=i % 3 == 0) for i in range(12)]
+    code, err = _compare(tmp_path, *_logs(tmp_path, ids, spans))
+    assert code == 0, err
+    doc = two_run_view(json.loads((tmp_path / "r.json").read_text()))
+    assert list(doc["metrics"]) == ["correct"]
+    why = "run A labels its evidence as relevant_ids and run B as relevant_spans; log one of them"
+    assert f"Retrieval metrics are not compared: {why} in both runs" in doc["warnings"]
+    page = (tmp_path / "r.html").read_text()
+    assert f"Retrieval metrics and the metric-vs-k chart: {why} in both runs." in page
+    assert "log relevant_ids with context_ids" not in page

@@ -279,7 +279,9 @@ def compute_tables(db: RunDatabase, options: Options, curve: bool = True) -> Met
         ranking_column=_ranking_column(runs, options.cutoff),
         samples=spreads,
         scores=tuple(m for m in scores.metrics if m.name in own),
-        notes=scores.notes + tuple(_unscored_note(m) for m in unscored),
+        notes=scores.notes
+        + tuple(_unscored_note(m) for m in unscored)
+        + tuple(f"Retrieval metrics are not compared: {m}" for m in [mixed_labels(runs)] if m),
     )
 
 
@@ -289,6 +291,18 @@ def _ranking_column(runs: tuple[RunFile, RunFile], cutoff: int | None) -> str:
     ids = "retrieved_ids" if cutoff is not None else "context_ids"
     spans = ids.replace("_ids", "_spans")
     return ids if _in_both(runs, ids) or not _in_both(runs, spans) else spans
+
+
+def mixed_labels(runs: tuple[RunFile, RunFile]) -> str | None:
+    """Why retrieval is not compared when each run labels its evidence its own way (passage
+    ids in one, document spans in the other): the two kinds share no scale. None otherwise."""
+    kinds = [[c for c in ("relevant_ids", "relevant_spans") if c in run.columns] for run in runs]
+    if not all(kinds) or set(kinds[0]) & set(kinds[1]):
+        return None
+    return (
+        f"run {runs[0].label} labels its evidence as {kinds[0][0]} and run {runs[1].label} as "
+        f"{kinds[1][0]}; log one of them in both runs"
+    )
 
 
 def _scored_in_both(paired: pd.DataFrame, base: str) -> bool:

@@ -18,6 +18,7 @@ from ...analysis.audit import EXAMPLES, UNJUDGED_GAP, Unjudged
 from ...analysis.binary_power import EXACT_BELOW
 from ...analysis.fairness import BUDGET_TOLERANCE, CEILING_GAP, LOW_CEILING
 from ...analysis.gates import GateResult
+from ...analysis.metrics import mixed_labels
 from ...analysis.registry import RETRIEVAL, base_name
 from ...analysis.slices import SMALL_SLICE, in_slice_order
 from ...analysis.spans import definitions as span_definitions
@@ -373,12 +374,19 @@ def _from_to(a: float, b: float, binary: bool) -> str:
 def _missing(result: Comparison) -> list[str]:
     have = set(result.tables.metrics)
     notes = []
-    if "recall" not in have:
+    mixed = mixed_labels((result.runs["a"], result.runs["b"]))
+    if mixed and "recall" not in have:
+        notes.append(f"Retrieval metrics and the metric-vs-k chart: {mixed}.")
+    elif "recall" not in have:
         notes.append(
-            "Retrieval metrics: log relevant_ids with context_ids (or retrieved_ids and pass --k)."
+            "Retrieval metrics: log relevant_ids with context_ids (or retrieved_ids and pass "
+            "--k), or relevant_spans with context_spans (or retrieved_spans and pass --k)."
         )
-    if result.tables.curve is None:
-        notes.append("Metric-vs-k chart: log retrieved_ids and relevant_ids.")
+    if result.tables.curve is None and not mixed:
+        notes.append(
+            "Metric-vs-k chart: log retrieved_ids and relevant_ids (or retrieved_spans and "
+            "relevant_spans)."
+        )
     if "correct" not in have:
         notes.append("Answer correctness and the retrieval-by-answer table: log correct.")
     if "faithfulness" not in have:
