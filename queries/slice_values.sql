@@ -2,7 +2,8 @@
 -- Reads: views raw_a, raw_b (every column of each log as written, not only the contract's).
 -- Params: $column VARCHAR: the column's exact name.
 -- Returns: question_id, value (VARCHAR, NULL when neither run gives one), differs (both runs
---   give one and they are not the same).
+--   give one and they are not the same), varies_a, varies_b (the run gives the question more
+--   than one value: its rows, samples of one question, disagree).
 -- Each run is widened to the columns of both (the other's LIMIT 0), so the column exists in
 -- both; nothing is added to a log's own columns, so no column of a log can collide with "run".
 WITH rows_a AS (
@@ -22,10 +23,12 @@ both_runs AS (
 per_run AS (
     SELECT question_id,
            any_value(value) FILTER (WHERE run = 'a') AS value_a,
-           any_value(value) FILTER (WHERE run = 'b') AS value_b
+           any_value(value) FILTER (WHERE run = 'b') AS value_b,
+           count(DISTINCT value) FILTER (WHERE run = 'a') > 1 AS varies_a,
+           count(DISTINCT value) FILTER (WHERE run = 'b') > 1 AS varies_b
     FROM both_runs
     GROUP BY question_id
 )
 SELECT question_id, coalesce(value_a, value_b) AS value,
-       coalesce(value_a <> value_b, false) AS differs
+       coalesce(value_a <> value_b, false) AS differs, varies_a, varies_b
 FROM per_run

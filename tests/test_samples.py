@@ -225,3 +225,26 @@ def test_samples_per_question_of_a_uniform_log_is_exactly_its_count():
     b = _simulate(rng, 30, 1, 0.04, 0.09).assign(run="b")
     got = {s.run: s.samples for s in spread(_summarise(pd.concat([a, b])), ("faithfulness",))}
     assert got == {"A": 3.0, "B": 1.0, "B - A": 1.5}
+
+
+def test_a_slice_column_of_the_log_s_own_must_agree_across_samples(tmp_path):
+    """--slice difficulty where q2's samples say "easy" and "hard": refused in one line naming
+    the log, the column and the question (the slices placed it by whichever row came first).
+    Agreeing samples are compared; without a sample column the repeat is a duplicate id."""
+    a, b = _frame(A), _frame(B)
+    a["difficulty"] = b["difficulty"] = a["question_id"].map({"q1": "easy", "q2": "easy"})
+    agreeing, doc, html = _compare(tmp_path, a, b, "--slice", "difficulty")
+    assert agreeing.exit_code == 0, agreeing.output
+    assert list(doc["slices"]["difficulty"]) == ["(none)", "easy"]
+    html.unlink()
+    b.loc[(b.question_id == "q2") & (b["sample"] == 1), "difficulty"] = "hard"
+    result, _, _ = _compare(tmp_path, a, b, "--slice", "difficulty")
+    assert result.exit_code == 2 and not html.exists()
+    assert result.stderr == (
+        f"ragreport: error: {tmp_path / 'b.parquet'}: column 'difficulty' has more than one "
+        "value for question 'q2'; a question's samples share its slice: give each question one "
+        "value\n"
+    )
+    unsampled = b.drop(columns="sample")
+    result, _, _ = _compare(tmp_path, a.drop(columns="sample"), unsampled, "--slice", "difficulty")
+    assert result.exit_code == 2 and "appears in rows 1 and 2; each question must" in result.stderr

@@ -32,6 +32,7 @@ from ..analysis.verdict import Verdict, decide, margin_for
 from ..diagnosis.diagnose import COSTS, Diagnosis, diagnose
 from ..errors import InputError
 from ..formatting import agreeing, fmt_count, fmt_listed
+from ..inputs.contract import has_samples
 from ..inputs.database import RunDatabase, ScoredRun
 from ..inputs.load import RunFile, Source, open_source
 from ..inputs.readers import ReadOptions
@@ -98,12 +99,29 @@ def _slice_values(
     kept, too_fine = {}, {}
     for column in _slice_columns(runs, options):
         values = db.frame("slice_values", column=column)
+        if column != "slice":  # the contract's column is checked with the labels, by row
+            _one_value_a_question(values, column, runs)
         n = values["value"].nunique()
         if n > MAX_SLICE_VALUES:
             too_fine[column] = n
         else:
             kept[column] = values
     return kept, too_fine
+
+
+def _one_value_a_question(values: pd.DataFrame, column: str, runs: dict[str, RunFile]) -> None:
+    """A question's samples share its slice: a slice column of a log's own that gives one
+    question two values is refused (the slices would place the question by whichever row came
+    first). Without a sample column a repeated question id is refused as a duplicate."""
+    for key, run in runs.items():
+        varying = values.loc[values[f"varies_{key}"].fillna(False).astype(bool), "question_id"]
+        if has_samples(run.columns) and len(varying):
+            more = f" and {fmt_count(len(varying) - 1, 'other')}" if len(varying) > 1 else ""
+            raise InputError(
+                f"{run.path}: column {column!r} has more than one value for question "
+                f"{varying.iloc[0]!r}{more}; a question's samples share its slice: give each "
+                "question one value"
+            )
 
 
 def too_fine_note(column: str, n: int) -> str:
