@@ -416,6 +416,8 @@ def test_empty_lists_only(tmp_path):
     got = scored(tmp_path, a, rows(flip=3))
     name = next(n for n in got if n.startswith("recall@"))
     assert got[name][0] == 0.0 and got[name][1] == pytest.approx(recall(rows()))
+    # named by B's commonest prompt: A's empty ones named every metric recall@0
+    assert name == "recall@2"
 
 
 def test_fifty_thousand_passage_rankings(tmp_path):

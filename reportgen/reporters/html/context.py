@@ -402,7 +402,7 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
         f"k = {k}: the first {fmt_count(k, 'passage')} of retrieved_ids (--k)"
         if t.k_source == "--k" and k is not None
         else "each question's own context_ids, k = its length (metric names use the most common "
-        f"length, {k})"
+        f"length of a prompt that is not empty, {k})"
     )
     out = [
         (
