@@ -97,6 +97,27 @@ def test_downloads_carry_the_numbers(sample):
     assert fixed == doc["metrics"]["correct"]["fixed"]
 
 
+def test_the_download_shows_formulas_as_text(tmp_path, write_log):
+    """A question id or slice a spreadsheet would run as a formula (=, +, -, @) is prefixed
+    with ' in the page's CSV download only; the JSON keeps the values as logged."""
+    ids = ['=HYPERLINK("http://x","y")', "+1", "-2", "@SUM(A1)", "q4", "a=b"]
+    rows = [
+        {"question_id": q, "slice": "=cmd" if i % 2 else "plain", "correct": i % 2 == 0}
+        for i, q in enumerate(ids)
+    ]
+    a = write_log(tmp_path / "a.parquet", rows)
+    b = write_log(tmp_path / "b.parquet", [dict(r, correct=True) for r in rows])
+    out = tmp_path / "report.html"
+    run("compare", str(a), str(b), "-o", str(out), "--n-boot", "200")
+    table = pd.read_csv(
+        __import__("io").StringIO(_download(out.read_text(), "per-question.csv.gz"))
+    )
+    assert table["question_id"].tolist() == ["'" + q for q in ids[:4]] + ["q4", "a=b"]
+    assert table["slice"].tolist() == ["plain", "'=cmd"] * 3
+    doc = json.loads(out.with_suffix(".json").read_text())
+    assert [r["question_id"] for r in doc["per_question"]] == ids
+
+
 def render_sample(folder: Path, epoch: str, n_boot: str) -> tuple[bytes, bytes]:
     """The sample report's HTML and JSON bytes, rendered into ``folder`` at ``epoch``."""
     out = folder / "report.html"

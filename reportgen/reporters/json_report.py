@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pyarrow import csv
 
@@ -98,14 +99,28 @@ def per_question(study: Study) -> pd.DataFrame:
     # own columns (one the first does not log) come after "candidate" in the concatenation
 
 
+# A text cell a spreadsheet would read as a formula (OWASP, "CSV Injection")
+FORMULA = r"^[=+\-@\t\r]"
+
+
 def to_csv(frame: pd.DataFrame) -> str:
-    """The table as CSV (Arrow's writer: an order of magnitude faster than pandas')."""
+    """The table as CSV (Arrow's writer: an order of magnitude faster than pandas'). A text
+    cell that starts like a formula (= + - @, a tab or a carriage return: a question id such as
+    ``=HYPERLINK(...)``) gets a leading ' so that a spreadsheet shows it as text instead of
+    running it; the JSON and the Parquet file keep every value as logged."""
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    for i, field in enumerate(table.schema):
+        kind = field.type.value_type if pa.types.is_dictionary(field.type) else field.type
+        if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+            cells = table.column(i).cast(kind)
+            quoted = pc.if_else(
+                pc.match_substring_regex(cells, FORMULA),
+                pc.utf8_replace_slice(cells, 0, 0, "'"),
+                cells,
+            )
+            table = table.set_column(i, pa.field(field.name, kind), quoted)
     sink = io.BytesIO()
-    csv.write_csv(
-        pa.Table.from_pandas(frame, preserve_index=False),
-        sink,
-        csv.WriteOptions(quoting_style="needed"),
-    )
+    csv.write_csv(table, sink, csv.WriteOptions(quoting_style="needed"))
     return sink.getvalue().decode("utf-8")
 
 
