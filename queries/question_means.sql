@@ -4,9 +4,9 @@
 --   n_relevant and answerable are the question's; a 0/1 score becomes the share of samples
 --   that scored 1. Sums run in sample order: same input, same bits.
 -- Returns (table question_means, made by RunDatabase.execute): run, question_id, row_number
---   (the first sample's), slice, samples (rows averaged), k (the smallest prompt of the samples), n_relevant,
---   answerable, evidence_in_context (in the prompt of any sample), context_tokens, passages and every
---   score of question_metrics, averaged.
+--   (the first sample's), slice, samples (rows averaged), k (the smallest prompt of the
+--   samples), n_relevant, answerable, evidence_in_context (in the prompt of any sample),
+--   context_tokens, passages and every score of question_metrics, averaged.
 -- A question of one sample is copied as it is (the mean of one score is that score): ordered
 -- aggregates over every question cost several times more than the rest of the scoring.
 WITH counted AS (
