@@ -937,3 +937,31 @@ def test_a_trec_run_read_beyond_the_budget_is_refused_naming_it(tmp_path, monkey
 def test_a_comparison_beyond_the_budget_is_refused_with_what_to_do(tmp_path, good, monkeypatch):
     monkeypatch.setenv("RAGREPORT_MEMORY_LIMIT", "5MB")
     refused(tmp_path, good, good, str(good), "budget of 5MB", "RAGREPORT_MEMORY_LIMIT higher")
+
+
+def test_decimal_measures_are_numbers(tmp_path):
+    """latency_ms, cost_usd and faithfulness written as decimals (DuckDB types 12.25 as one;
+    money often is one) are compared as numbers; they were refused as "decimal128, expected
+    number". Means against a hand computation."""
+    import duckdb
+
+    rows = {
+        "a": "('q1', true, 12.25, 0.0031, 0.50), ('q2', false, 3.50, 0.0020, 0.25), "
+        "('q3', true, 7.00, 0.0012, 1.00)",
+        "b": "('q1', true, 10.25, 0.0030, 0.75), ('q2', true, 3.00, 0.0041, 0.50), "
+        "('q3', false, 8.00, 0.0015, 1.00)",
+    }
+    for run, values in rows.items():
+        duckdb.sql(
+            f"COPY (SELECT * FROM (VALUES {values}) AS t(question_id, correct, latency_ms, "
+            f"cost_usd, faithfulness)) TO '{tmp_path / run}.parquet' (FORMAT PARQUET)"
+        )
+    assert (
+        str(pq.read_schema(tmp_path / "a.parquet").field("latency_ms").type) == "decimal128(4, 2)"
+    )
+    result = run_comparison(tmp_path / "a.parquet", tmp_path / "b.parquet", Options(n_boot=100))
+    faithful = result.comparisons["faithfulness"]
+    assert (faithful.a, faithful.b) == pytest.approx(((0.5 + 0.25 + 1) / 3, (0.75 + 0.5 + 1) / 3))
+    cost = result.diagnosis.cost
+    assert cost["latency_ms"].comparison.a == pytest.approx((12.25 + 3.5 + 7) / 3)
+    assert cost["cost_usd"].comparison.b == pytest.approx((0.0030 + 0.0041 + 0.0015) / 3)

@@ -42,6 +42,13 @@ def _number(t: pa.DataType) -> bool:
     return pa.types.is_floating(t) or pa.types.is_integer(t)
 
 
+@_decoded
+def _measure(t: pa.DataType) -> bool:
+    """A number, or a decimal (DuckDB types 12.25 as one; money often is one); not for offsets
+    and grades, which must be integers (a decimal 2.50 would be rounded)."""
+    return _number(t) or pa.types.is_decimal(t)
+
+
 def _list_of(item: _Check) -> _Check:
     def check(t: pa.DataType) -> bool:
         is_list = pa.types.is_list(t) or pa.types.is_large_list(t)
@@ -145,12 +152,12 @@ COLUMNS: tuple[Column, ...] = (
     Column(
         "faithfulness",
         "float 0..1",
-        _number,
+        _measure,
         "share of the answer's claims supported by its context",
     ),
     Column("answer", "string", _string, "the generated answer, shown in drill-downs"),
     Column("reference_answer", "string", _string, "the reference answer, shown in drill-downs"),
-    Column("answer_relevance", "float 0..1", _number, "the answer addresses the question asked"),
+    Column("answer_relevance", "float 0..1", _measure, "the answer addresses the question asked"),
     Column(
         "answerable",
         "bool",
@@ -161,9 +168,9 @@ COLUMNS: tuple[Column, ...] = (
     Column("cited_ids", "list<string>", _list_of(_id), "passages the answer cites"),
     Column("human_correct", "bool", pa.types.is_boolean, "human label of correctness (a subset)"),
     Column("human_faithful", "bool", pa.types.is_boolean, "human label of faithfulness (a subset)"),
-    Column("context_tokens", "number", _number, "tokens of context in the prompt"),
-    Column("latency_ms", "number", _number, "end-to-end latency in milliseconds"),
-    Column("cost_usd", "number", _number, "cost of the answer in US dollars"),
+    Column("context_tokens", "number", _measure, "tokens of context in the prompt"),
+    Column("latency_ms", "number", _measure, "end-to-end latency in milliseconds"),
+    Column("cost_usd", "number", _measure, "cost of the answer in US dollars"),
     Column(
         "source_id",
         "string",
