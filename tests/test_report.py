@@ -118,6 +118,22 @@ def test_the_download_shows_formulas_as_text(tmp_path, write_log):
     assert [r["question_id"] for r in doc["per_question"]] == ids
 
 
+def test_a_null_answer_shows_no_answer_line(tmp_path):
+    """B's answer to q1 is null (a run that ended in an error): its worked case shows no
+    answer, where it showed "nan"; so are a null question and reference answer."""
+    ids = ["q1", "q2", "q3"]
+    a = pd.DataFrame({"question_id": ids, "correct": True, "answer": ["x", "y", "z"]})
+    b = a.assign(correct=[False, True, True], answer=[None, "y", "z"])
+    b["question"] = [None, "q?", "q?"]
+    b["reference_answer"] = [None, "r", "r"]
+    a.to_parquet(tmp_path / "a.parquet")
+    b.to_parquet(tmp_path / "b.parquet")
+    out = tmp_path / "report.html"
+    run("compare", str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet"), "-o", str(out))
+    page = out.read_text()
+    assert "Broken by B" in page and "<dd>nan</dd>" not in page and ">nan<" not in page
+
+
 def render_sample(folder: Path, epoch: str, n_boot: str) -> tuple[bytes, bytes]:
     """The sample report's HTML and JSON bytes, rendered into ``folder`` at ``epoch``."""
     out = folder / "report.html"

@@ -307,6 +307,11 @@ def _items(value: Any) -> list[Any] | None:
     return list(value) if isinstance(value, list | tuple | np.ndarray) else None
 
 
+def _text(value: Any) -> str:
+    """A text column's value; "" when NULL, which pandas may give as NaN (shown as "nan")."""
+    return "" if value is None or pd.isna(value) else str(value)
+
+
 def _exemplar(row: Any, group: str, failure_class: str, k: int | None) -> Exemplar:
     """A drill-down as queries/exemplars.sql marked its candidates (labels and prompt as scored)."""
     context = _items(row.context_ids)
@@ -336,15 +341,15 @@ def _exemplar(row: Any, group: str, failure_class: str, k: int | None) -> Exempl
         group=group,
         run=str(row.run).upper(),
         question_id=str(row.question_id),
-        question=row.question or "",
+        question=_text(row.question),
         failure_class=failure_class,
         owner=OWNERS.get(failure_class, ""),
         candidates=candidates,
         cutoff=cutoff,
         more=max(0, len(ranked) - CANDIDATES_SHOWN),
         context=None if context is None else [str(c) for c in context],
-        answer=row.answer or "",
-        reference=row.reference_answer or "",
+        answer=_text(row.answer),
+        reference=_text(row.reference_answer),
         scores=scores,
     )
 
