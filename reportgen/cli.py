@@ -418,6 +418,7 @@ def compare(
             markdown_path,
             junit_path,
             per_question_path,
+            json_given=json_path is not None,
         )
         with shown(sys.stderr, quiet):
             study = make_report(

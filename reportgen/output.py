@@ -65,9 +65,13 @@ def _umask() -> int:
     return mask
 
 
-def check_outputs(outputs: list[Path], inputs: list[Path]) -> list[Path]:
+def check_outputs(
+    outputs: list[Path], inputs: list[Path], defaults: dict[Path, str] | None = None
+) -> list[Path]:
     """Refuse output paths that cannot be written, before anything is computed.
 
+    ``defaults``: the paths the user did not give, each with the option that names another
+    (the JSON beside the report: --json), so that an error says where the path came from.
     Returns the paths to write: a symbolic link is followed, so the file it points to is
     replaced and the link kept.
     """
@@ -78,7 +82,13 @@ def check_outputs(outputs: list[Path], inputs: list[Path]) -> list[Path]:
         special = _is_special(path)
         target = Path(os.path.realpath(path)) if path.is_symlink() and not special else path
         if any(_same_file(target, source) for source in inputs):
-            raise OutputError(f"{path}: is one of the input run logs; choose another output path")
+            option = (defaults or {}).get(path)
+            raise OutputError(
+                f"{path}: the default path of {option} (the report's path with .json) is one "
+                f"of the input run logs; give another with {option}"
+                if option
+                else f"{path}: is one of the input run logs; choose another output path"
+            )
         if any(_where(target) == _where(other) or _same_file(target, other) for other in targets):
             raise OutputError(f"{path}: two outputs share one path; give each output its own path")
         if target.is_dir():

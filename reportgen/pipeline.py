@@ -31,6 +31,7 @@ class Outputs:
     markdown: Path | None = None
     junit: Path | None = None
     per_question: Path | None = None  # None: in the JSON, or beside it past MAX_JSON_ROWS
+    json_given: bool = True  # False: ``json`` is the default beside the report (no --json)
 
     def requested(self, sidecar: Path | None = None) -> list[tuple[Path, Reporter]]:
         """Each path to write, with the reporter of its format; ``sidecar``: where the
@@ -72,7 +73,8 @@ def make_report(
 ) -> Study:
     """Compare the baseline (first, or --baseline) with every other log and write each output."""
     inputs = [*paths, *(r.qrels for r in reading or () if r.qrels)]
-    check_outputs(outputs.paths, inputs=inputs)  # before the long part
+    defaults = {} if outputs.json_given else {outputs.json: "--json"}
+    check_outputs(outputs.paths, inputs=inputs, defaults=defaults)  # before the long part
     with svg_process.started():  # its start-up runs beside the statistics
         study = run_study(
             paths, options, requirements, reading, labels, baseline, html_report.preload

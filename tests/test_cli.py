@@ -193,6 +193,22 @@ def test_refuses_to_overwrite_an_input(pair, tmp_path):
     assert not (tmp_path / "r.html").exists()
 
 
+def test_a_default_json_path_on_an_input_names_the_option(pair, tmp_path):
+    """A log named like the report's default JSON (evals.json beside -o evals.html): the
+    error says the path is --json's default, which the user did not type."""
+    a, b = pair
+    evals = tmp_path / "evals.json"
+    evals.write_bytes(a.read_bytes())
+    code, _, err = run("compare", "--format", "parquet", str(evals), str(b), "-o",
+                       str(tmp_path / "evals.html"))  # fmt: skip
+    assert code == 2
+    assert err == (
+        f"ragreport: error: {evals}: the default path of --json (the report's path with .json) "
+        "is one of the input run logs; give another with --json\n"
+    )
+    assert evals.read_bytes() == a.read_bytes()
+
+
 def test_existing_report_survives_a_failed_run(pair, tmp_path):
     a, _ = pair
     report = tmp_path / "r.html"
