@@ -132,3 +132,26 @@ def test_promptfoo_s_table_export_is_sent_to_its_json(tmp_path, table):
         f"ragreport: error: {path}: is promptfoo's table export (each answer a [PASS], [FAIL] or "
         "[ERROR] text), not a run log; pass the JSON that `promptfoo eval -o out.json` writes"
     )
+
+
+def test_a_var_named_sample_is_a_test_input_not_repeated_answers(tmp_path, compare):
+    """promptfoo holds one answer per test, so a var named sample (or epoch) is kept as
+    var_sample: it switched the comparison to repeated answers (a bootstrap-t test, no fixed
+    and broken counts) where the file is one answer per test."""
+    rows = [
+        result(provider, f"case {i}", i, ok, testCase={
+            "description": f"case {i}", "vars": {"question": f"q{i}", "sample": "Dear customer"},
+        })
+        for i in range(12)
+        for provider, ok in (("openai:a", i % 3 != 0), ("openai:b", i % 4 != 0))
+    ]  # fmt: skip
+    path = promptfoo_file(tmp_path / "out.json", rows)
+    out = compare(
+        path, path, tmp_path / "o", "--run-filter", "openai:a", "--run-filter", "openai:b",
+        "--slice", "var_sample", "--n-boot", 100,
+    )  # fmt: skip
+    correct = out["metrics"]["correct"]
+    # A wrong on 0, 3, 6, 9; B on 0, 4, 8: fixed 3, 6, 9; broken 4, 8
+    assert (correct["fixed"], correct["broken"], correct["test"]) == (3, 2, "McNemar exact")
+    assert out["samples"] is None
+    assert list(out["slices"]["var_sample"]) == ["Dear customer"]

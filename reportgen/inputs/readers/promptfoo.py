@@ -161,6 +161,11 @@ def _refuse_repeats(path: Path, run: str, rows: list[dict[str, Any]]) -> None:
         )
 
 
+# A var of one of these names is a test input, not the column of repeated answers: a promptfoo
+# file holds one answer per test (repeats are refused), so it is kept as var_<name>.
+REPEATS = ("sample", "epoch")
+
+
 def promptfoo_columns(path: Path, data: Any, run_filter: str | None) -> tuple[Columns, list[str]]:
     results = _results(path, data)
     names = run_names(path, data)
@@ -193,7 +198,8 @@ def promptfoo_columns(path: Path, data: Any, run_filter: str | None) -> tuple[Co
         columns[f"score_{name}"] = [(r.get("namedScores") or {}).get(name) for r in rows]
     variables = [_vars(r) for r in rows]
     for name in dict.fromkeys(n for v in variables for n in v):
-        columns.setdefault(name, [v.get(name) for v in variables])
+        column = f"var_{name}" if name in REPEATS else name
+        columns.setdefault(column, [v.get(name) for v in variables])
     shown = " ".join(chosen[0].splitlines())  # a prompt's raw text may span lines
     notes = [f"Run “{shown}” of the file; tests paired on their description, else a hash of vars"]
     errors = sum(1 for r in rows if _ended_in_error(r))
