@@ -229,3 +229,26 @@ def test_unmatched_questions_are_listed_not_dropped(pair, tmp_path):
     assert doc["n_paired"] == 10
     assert any("only in run A" in w and "q10, q11" in w for w in doc["warnings"])
     assert "q10, q11" in (tmp_path / "r.html").read_text()
+
+
+@pytest.mark.parametrize(
+    ("options", "chosen"),
+    [
+        (["--baseline", "B"], "--baseline B"),
+        (["--label", "B", "--label", "A"], "--label B --label A"),
+    ],
+)
+def test_a_baseline_labelled_b_is_refused(pair, tmp_path, options, chosen):
+    """The report calls the baseline A and the candidate B: with the run labelled B as the
+    baseline, "B worse" named the run labelled A. Refused, nothing written."""
+    a, b = pair
+    code, _, err = run("compare", str(a), str(b), "-o", str(tmp_path / "r.html"), *options)
+    assert code == 2 and not (tmp_path / "r.html").exists()
+    assert err == (
+        f"ragreport: error: {chosen}: the report calls the baseline A and the candidate B, so "
+        "with the baseline labelled B its verdict would name the wrong run; give the baseline "
+        "log first, or other labels\n"
+    )
+    swapped = ["--label", "B", "--label", "A", "--baseline", "A"]  # roles and labels agree
+    code, _, err = run("compare", str(a), str(b), "-o", str(tmp_path / "r.html"), *swapped)
+    assert code == 0, err

@@ -234,14 +234,20 @@ def _order(paths: Sequence[Source], labels: list[str], baseline: str | None) -> 
             f"compare: {len(paths)} run logs; compare at most {MAX_RUNS} at once (one baseline "
             f"and {MAX_RUNS - 1} candidates)"
         )
-    if baseline is None:
-        return list(range(len(paths)))
-    if baseline not in labels:
+    if baseline is not None and baseline not in labels:
         raise InputError(
             f"--baseline {baseline}: no run has that label; name one of {', '.join(labels)}"
         )
-    first = labels.index(baseline)
-    return [first, *(i for i in range(len(paths)) if i != first)]
+    first = 0 if baseline is None else labels.index(baseline)
+    order = [first, *(i for i in range(len(paths)) if i != first)]
+    if len(paths) == 2 and (labels[order[0]], labels[order[1]]) == TWO_RUN_LABELS[::-1]:
+        chosen = f"--baseline {baseline}" if baseline is not None else "--label B --label A"
+        raise InputError(
+            f"{chosen}: the report calls the baseline A and the candidate B, so with the "
+            "baseline labelled B its verdict would name the wrong run; give the baseline log "
+            "first, or other labels"
+        )
+    return order
 
 
 def family_level(confidence: float, n_candidates: int) -> float:
