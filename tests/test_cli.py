@@ -232,22 +232,24 @@ def test_unmatched_questions_are_listed_not_dropped(pair, tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("options", "chosen"),
+    ("options", "chosen", "labels"),
     [
-        (["--baseline", "B"], "--baseline B"),
-        (["--label", "B", "--label", "A"], "--label B --label A"),
+        (["--baseline", "B"], "--baseline B", "B and the candidate A"),
+        (["--label", "B", "--label", "A"], "--label", "B and the candidate A"),
+        (["--label", "base", "--label", "A"], "--label", "base and the candidate A"),
     ],
 )
-def test_a_baseline_labelled_b_is_refused(pair, tmp_path, options, chosen):
+def test_a_baseline_labelled_b_is_refused(pair, tmp_path, options, chosen, labels):
     """The report calls the baseline A and the candidate B: with the run labelled B as the
-    baseline, "B worse" named the run labelled A. Refused, nothing written."""
+    baseline (or a candidate labelled A), "B worse" named the run labelled A. Refused, nothing
+    written."""
     a, b = pair
     code, _, err = run("compare", str(a), str(b), "-o", str(tmp_path / "r.html"), *options)
     assert code == 2 and not (tmp_path / "r.html").exists()
     assert err == (
         f"ragreport: error: {chosen}: the report calls the baseline A and the candidate B, so "
-        "with the baseline labelled B its verdict would name the wrong run; give the baseline "
-        "log first, or other labels\n"
+        f"with the baseline labelled {labels} its verdict would name the wrong run; give the "
+        "baseline log first, or other labels\n"
     )
     swapped = ["--label", "B", "--label", "A", "--baseline", "A"]  # roles and labels agree
     code, _, err = run("compare", str(a), str(b), "-o", str(tmp_path / "r.html"), *swapped)

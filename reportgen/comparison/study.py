@@ -240,12 +240,13 @@ def _order(paths: Sequence[Source], labels: list[str], baseline: str | None) -> 
         )
     first = 0 if baseline is None else labels.index(baseline)
     order = [first, *(i for i in range(len(paths)) if i != first)]
-    if len(paths) == 2 and (labels[order[0]], labels[order[1]]) == TWO_RUN_LABELS[::-1]:
-        chosen = f"--baseline {baseline}" if baseline is not None else "--label B --label A"
+    a, b = TWO_RUN_LABELS
+    if len(paths) == 2 and (labels[order[0]] == b or labels[order[1]] == a):
+        chosen = f"--baseline {baseline}" if baseline is not None else "--label"
         raise InputError(
-            f"{chosen}: the report calls the baseline A and the candidate B, so with the "
-            "baseline labelled B its verdict would name the wrong run; give the baseline log "
-            "first, or other labels"
+            f"{chosen}: the report calls the baseline {a} and the candidate {b}, so with the "
+            f"baseline labelled {labels[order[0]]} and the candidate {labels[order[1]]} its "
+            "verdict would name the wrong run; give the baseline log first, or other labels"
         )
     return order
 
