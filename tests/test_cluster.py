@@ -118,3 +118,23 @@ def test_cluster_reaches_the_slices(tmp_path):
         clusters=np.array([r["doc_id"] for r in b]),
     )[0]
     assert own["low"] == pytest.approx(c.ci_low) and own["high"] == pytest.approx(c.ci_high)
+
+
+def test_one_cluster_is_called_a_cluster_not_a_question(tmp_path):
+    """30 questions about one document: no interval, because of one cluster; the verdict said
+    "One question gives no interval", and a per-slice rule, each slice one document, "every
+    slice has one scored question"."""
+    a = [
+        question(i, "x" if i < 15 else "y", i % 2 == 0, doc="d1" if i < 15 else "d2")
+        for i in range(30)
+    ]
+    b = [dict(r, correct=True) if i < 5 else r for i, r in enumerate(a)]
+    one = [dict(r, doc="d1") for r in a], [dict(r, doc="d1") for r in b]
+    code, out, doc = compare(tmp_path, *one, "--cluster", "doc")
+    assert code == 0, out
+    assert doc["verdict"]["reason"].startswith("One cluster gives no interval of B − A for correct")
+    code, out, _ = compare(
+        tmp_path, a, b, "--cluster", "doc", "--require", "correct[slice] >= -0.1"
+    )
+    assert code == 1
+    assert "every slice of slice has one scored cluster, and one cluster gives no interval" in out

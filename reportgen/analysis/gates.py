@@ -370,10 +370,11 @@ def _slice_rule(rule: Rule, candidate: Candidate, level: float) -> RuleResult:
     if not scored:
         return _unscored(rule, candidate, "no slice has a scored question")
     if not any(_has_interval(s.comparison) for s in scored):
+        unit = "question" if scored[0].comparison.clusters is None else "cluster"
         return _unscored(
             rule,
             candidate,
-            f"every slice of {rule.column} has one scored question, and one question gives "
+            f"every slice of {rule.column} has one scored {unit}, and one {unit} gives "
             "no interval",
         )
     outcome, worst, p = _slice_outcome(rule, family, 1 - level)

@@ -86,7 +86,8 @@ def decide(
     parts = [
         f"{interval}, {where}"
         if not math.isnan(c.ci_low)
-        else f"one question gives no interval of B \u2212 A for {c.metric}"
+        else f"one {'question' if c.clusters is None else 'cluster'} gives no interval of "
+        f"B \u2212 A for {c.metric}"
     ]
     counts = (
         f"fixed {c.fixed}, broken {c.broken}"
