@@ -24,6 +24,19 @@ def test_relevance_hand_worked(low, high, expected):
     assert relevance(low, high, 0.02) == expected
 
 
+@pytest.mark.parametrize(
+    "low,high,expected",
+    [
+        (0.0, 0.0, "no evidence of a difference"),  # nothing changed: not "better by at least 0"
+        (-0.1, 0.0, "no evidence of a difference"),
+        (0.01, 0.05, "B better by at least 0"),
+        (-0.05, -0.01, "B worse by at least 0"),
+    ],
+)
+def test_relevance_at_a_margin_of_zero(low, high, expected):
+    assert relevance(low, high, 0.0) == expected
+
+
 def test_margin_for_prefers_the_named_metric():
     margins = (("", 0.01), ("ndcg", 0.03), ("correct", 0.05))
     assert margin_for(margins, "correct") == 0.05

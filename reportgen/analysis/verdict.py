@@ -34,7 +34,7 @@ def relevance(low: float, high: float, margin: float) -> str:
     m = f"{margin:g}"
     for sign, side in ((1, "better"), (-1, "worse")):
         near, far = (low, high) if sign > 0 else (-high, -low)
-        if near >= margin:
+        if near >= margin and near > 0:  # at a margin of 0, [0, 0] is not better
             return f"B {side} by at least {m}"
         if near > 0:
             if far < margin:
