@@ -69,11 +69,24 @@ def test_stated_difference_is_found_80_percent_of_the_time_by_enumeration():
     assert exact_detectable(20, 0.1, 0.95) == pytest.approx(0.2586, abs=5e-4)
 
 
-def test_too_few_questions_state_no_difference():
-    # at 2 questions the expanded percentile level is 100%: no interval leaves zero
-    assert exact_detectable(2, 0.5, 0.95) == math.inf
-    # at 3, all three fixed always is: a true difference of 0.93 fixes all three 80% of the time
+def test_two_and_three_questions():
+    """At 2 questions the expanded percentile level rounds to 100%: the interval is the
+    resamples' range, which leaves zero only when both questions are fixed (it was taken to
+    leave zero never, and the report said a difference of 100 points would be found in fewer
+    than 80% of sets, beside an interval of [+1, +1] of its own). A true difference of
+    sqrt(0.8) fixes both 80% of the time; at 3, 0.8 ** (1 / 3) fixes all three."""
+    assert exact_detectable(2, 0.5, 0.95) == pytest.approx(0.8**0.5, abs=1e-9)
     assert exact_detectable(3, 0.5, 0.95) == pytest.approx(0.8 ** (1 / 3), abs=1e-9)
+    for n in (2, 3):  # the report's own interval, on every count of the set
+        fewest = fewest_fixed(n, 0.95)
+        for m in range(1, n + 1):
+            for f in range(m + 1):
+                a = np.r_[np.zeros(f), np.ones(m - f), np.zeros(n - m)]
+                b = np.r_[np.ones(f), np.zeros(m - f), np.zeros(n - m)]
+                c, _ = compare_metric(
+                    "correct", a, b, binary=True, n_boot=2000, confidence=0.95, seed=f
+                )
+                assert (c.ci_low > 0) == (f >= fewest[m]), (n, m, f, c.ci_low)
 
 
 def test_side_agrees_with_the_report_interval_away_from_the_edge():

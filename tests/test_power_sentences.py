@@ -114,7 +114,9 @@ def test_clustered_questions_needed_agree_with_the_stated_difference():
         ([1], [0], "The only question changed on correct between A and B. "),
         ([1], [1], "The only question did not change on correct between A and B. "),
         ([1, 0, 1], [1, 0, 1], "None of the 3 questions changed on correct between A and B. "),
-        ([1, 0], [0, 1], "All 2 questions changed on correct between A and B. "),
+        ([1, 0], [0, 1], "Both questions changed on correct between A and B. "),
+        ([1, 0, 1], [0, 1, 0], "All 3 questions changed on correct between A and B. "),
+        ([1, 0], [1, 0], "Neither question changed on correct between A and B. "),
         (
             [1, 0, 1],
             [1, 0, 0],
@@ -127,7 +129,7 @@ def test_clustered_questions_needed_agree_with_the_stated_difference():
             "evidence. ",
         ),
     ],
-    ids=["one changed", "one unchanged", "none", "all", "one of three", "thousands"],
+    ids=["one", "one unchanged", "none", "both", "all", "neither", "one of three", "thousands"],
 )
 def test_the_opening_counts_the_changed_questions_in_words(a, b, opening):
     """It read "Of 1 question, 1 changed ...; only those carry evidence"."""

@@ -55,7 +55,10 @@ def fewest_fixed(n: int, confidence: float) -> np.ndarray:
     low, high = np.zeros(n + 1, dtype=int), m + 1
     while np.any(low < high):
         mid = (low + high) // 2
-        above = (mid <= m) & (at_or_below_zero(np.minimum(mid, m)) < tail)
+        # none at or below zero counts too: at n = 2 the level rounds to 1 (tail 0), and the
+        # interval is the resamples' range
+        share = at_or_below_zero(np.minimum(mid, m))
+        above = (mid <= m) & ((share < tail) | (share == 0))
         searching = low < high
         high = np.where(searching & above, mid, high)
         low = np.where(searching & ~above, mid + 1, low)

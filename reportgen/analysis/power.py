@@ -94,9 +94,11 @@ def _changed(n: int, changed: int, metric: str) -> str:
     if n == 1:
         return f"The only question {'changed' if changed else 'did not change'} {between}. "
     if changed == 0:
-        return f"None of the {n:,} questions changed {between}. "
+        none = "Neither question" if n == 2 else f"None of the {n:,} questions"
+        return f"{none} changed {between}. "
     if changed == n:
-        return f"All {n:,} questions changed {between}. "
+        every = "Both questions" if n == 2 else f"All {n:,} questions"
+        return f"{every} changed {between}. "
     those = "only it carries" if changed == 1 else "only those carry"
     return f"Of {n:,} questions, {changed:,} changed {between}; {those} evidence. "
 
