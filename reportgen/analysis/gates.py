@@ -374,8 +374,7 @@ def _slice_rule(rule: Rule, candidate: Candidate, level: float) -> RuleResult:
         return _unscored(
             rule,
             candidate,
-            f"every slice of {rule.column} has one scored {unit}, and one {unit} gives "
-            "no interval",
+            f"every slice of {rule.column} has one scored {unit}, and one {unit} gives no interval",
         )
     outcome, worst, p = _slice_outcome(rule, family, 1 - level)
     c = worst.comparison
