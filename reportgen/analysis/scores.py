@@ -27,6 +27,7 @@ NOT_SCORES = (
 _INTEGERS = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT")
 NUMERIC = frozenset((*_INTEGERS, *(f"U{t}" for t in _INTEGERS), "FLOAT", "DOUBLE"))  # DECIMAL too
 BOOLEAN = "BOOLEAN"
+NO_VALUE = '"NULL"'  # DuckDB's type of a column missing in every row: a score that always failed
 
 
 @dataclass(frozen=True)
@@ -60,12 +61,13 @@ def _problem(
         path, data_type = db.files[run].path, types.get((run, column))
         if data_type is None:
             return str(path), f"no column {column!r}; name a column every run log has"
-        if _kind(data_type) is None:
+        if _kind(data_type) is None and data_type != NO_VALUE:
             return str(path), (
                 f"column {column} holds {data_type}, not numbers or booleans; log the score as "
                 "a number or true/false"
             )
-    if _kind(types["a", column]) != _kind(types["b", column]):
+    kinds = {_kind(types[run, column]) for run in "ab" if types[run, column] != NO_VALUE}
+    if len(kinds) > 1:  # a column of no value in one run takes the other's kind
         return f"{a} and {b}", (
             f"column {column} is {types['a', column]} in one log and {types['b', column]} in "
             "the other; log it the same way in both"
@@ -100,10 +102,16 @@ def user_scores(db: RunDatabase, asked: tuple[str, ...], lower: tuple[str, ...])
             f"{', '.join(kept)} (--lower-is-better COLUMN for one where less is better)"
         )
     metrics = tuple(
-        score(c, binary=_kind(types["a", c]) == BOOLEAN, higher_is_better=c not in lower)
+        score(c, binary=_binary(types["a", c], types["b", c]), higher_is_better=c not in lower)
         for c in [*wanted, *kept]
     )
     return Scores(metrics, tuple(notes))
+
+
+def _binary(*data_types: str) -> bool:
+    """Whether the column holds booleans, read from a run where it holds any value: a column
+    missing in every row of one run takes the other run's kind."""
+    return BOOLEAN in data_types and all(t in (BOOLEAN, NO_VALUE) for t in data_types)
 
 
 def with_scores(db: RunDatabase, paired: pd.DataFrame, metrics: tuple[Metric, ...]) -> pd.DataFrame:

@@ -126,7 +126,14 @@ def format_of(path: Path, options: ReadOptions) -> str:
         raise _missing(path)
     suffix = path.suffix.lower()
     if suffix == ".json":
-        return "promptfoo" if looks_like_promptfoo(_json(path)) else "beir"
+        data = _json(path)
+        if isinstance(data, list):  # records, as pandas' to_json(orient="records") writes them
+            raise InputError(
+                f"{path}: a JSON array, neither promptfoo output (an object with results) nor "
+                "BEIR results ({query_id: {doc_id: score}}); write run-log records as JSONL, one "
+                "object a line (a .jsonl file), or name the format with --format"
+            )
+        return "promptfoo" if looks_like_promptfoo(data) else "beir"
     if suffix in _BY_SUFFIX:
         return _BY_SUFFIX[suffix]
     if options.qrels is not None:
@@ -299,7 +306,7 @@ def _read_format(path: Path, options: ReadOptions) -> Source:
     if kind == "promptfoo":
         columns, notes = promptfoo_columns(path, _json(path), options.run_filter)
         columns = mapped(path, columns, options.mapping)
-        table = to_table(path, columns)
+        table = to_table(path, columns, sources=dict(options.mapping))
         score_names = [c for c in table.column_names if c == "score" or c.startswith("score_")]
         return Source((path,), table, tuple(notes), _scores(table, score_names))
     files = parquet_files(path) if kind == "parquet" else (path,)
@@ -311,17 +318,19 @@ def _read_format(path: Path, options: ReadOptions) -> Source:
     derived = derived_table_problem(path, columns)
     if derived is not None:  # before its columns are read in the contract's types
         raise InputError(derived)
+    sources = dict(options.mapping)  # a run-log column -> the file's column, for messages
     ragas = kind == "ragas" or looks_like_ragas(list(columns))
     if ragas:
-        columns, notes = ragas_columns(path, columns, lines)
-    table = to_table(path, columns, lines)
+        columns, notes, sources = ragas_columns(path, columns, lines, sources)
+    table = to_table(path, columns, lines, sources)
     scores = _scores(table, [c for c in table.column_names if c not in BY_NAME]) if ragas else ()
     return Source(files, table, (*notes, *failed_scores(table, scores)), scores)
 
 
 def _scores(table: pa.Table, names: list[str]) -> tuple[str, ...]:
-    """The columns of ``names`` that hold numbers or booleans: the scores a tool wrote."""
-    kinds = (pa.types.is_integer, pa.types.is_floating, pa.types.is_boolean)
+    """The columns of ``names`` that hold numbers or booleans, or no value in any row (a metric
+    that failed on every row): the scores a tool wrote."""
+    kinds = (pa.types.is_integer, pa.types.is_floating, pa.types.is_boolean, pa.types.is_null)
     return tuple(n for n in names if any(kind(table.schema.field(n).type) for kind in kinds))
 
 

@@ -11,7 +11,7 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -57,6 +57,12 @@ def parse_list(value: Any) -> list[Any] | None:
             continue
         if isinstance(parsed, list | tuple):
             return list(parsed)
+    if text.startswith("[") and text.endswith("]"):
+        raise Unreadable(
+            "is not a list: its items are not quoted (as DuckDB writes lists), and a comma inside "
+            'a text would split it; write a JSON array such as ["p1", "p2"] or a Python list '
+            "literal, or save the log as Parquet or JSONL"
+        )
     raise Unreadable('is not a list; write it as a JSON array such as ["p1", "p2"]')
 
 
@@ -169,7 +175,8 @@ _CONVERT: dict[str, tuple[pa.DataType, Callable[[Any], Any]]] = {
 def _extra(values: list[Any]) -> pa.Array:
     """A column outside the contract: as Arrow infers it, else as text. Cells that are all text
     (as every cell of a CSV or TSV is) and all spell numbers, or all true/false, are read as
-    such, so that a score column can be compared (``--metric``)."""
+    such, so that a score column can be compared (``--metric``); a column missing in every row
+    holds no value of any kind (Arrow's null type), as a score that failed on every row."""
     try:
         array = pa.array(_spelled(values))
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):  # mixed kinds, ints past int64
@@ -192,9 +199,11 @@ def _spelled(values: list[Any]) -> list[Any]:
     """``values`` as the numbers or booleans their text spells when every cell is text that
     spells one kind (an empty cell is missing); else as they are. Integers stay integers; a
     leading zero ("007") is a code, kept as text."""
-    cells = [None if _missing(v) else v for v in values]
+    cells = [None if _missing(v) or is_nan(v) else v for v in values]
     present = [v for v in cells if v is not None]
-    if not present or not all(isinstance(v, str) for v in present):
+    if not present:
+        return cells  # every row missing: a column of no value, whatever its kind
+    if not all(isinstance(v, str) for v in present):
         return values
     words = {v.strip().lower() for v in present}
     if words <= {"true", "false"}:
@@ -206,8 +215,14 @@ def _spelled(values: list[Any]) -> list[Any]:
     return [None if v is None else number(v) for v in cells]
 
 
-def to_table(path: object, columns: Columns, lines: Sequence[int] | None = None) -> pa.Table:
-    """The contract table of ``columns``; ``lines[i]`` is the file line of row i, for messages."""
+def to_table(
+    path: object,
+    columns: Columns,
+    lines: Sequence[int] | None = None,
+    sources: Mapping[str, str] | None = None,
+) -> pa.Table:
+    """The contract table of ``columns``; ``lines[i]`` is the file line of row i, and
+    ``sources`` the file's own name of a renamed column, for messages."""
     arrays: dict[str, pa.Array] = {}
     for name, values in columns.items():
         column = BY_NAME.get(name)
@@ -222,12 +237,21 @@ def to_table(path: object, columns: Columns, lines: Sequence[int] | None = None)
             except (ValueError, TypeError, OverflowError) as exc:
                 where = f"line {lines[row]}" if lines is not None else f"row {row + 1}"
                 reason = exc if isinstance(exc, Unreadable) else f"is not {column.type_name}"
-                raise InputError(
-                    f"{path}: {where}, column {name}: {_shown(value)} {reason} "
-                    f"({column.meaning}); fix the value or drop the column"
-                ) from None
+                shown = (sources or {}).get(name, name)
+                raise cell_error(path, where, shown, name, value, str(reason)) from None
         arrays[name] = pa.array(converted, type=arrow_type)
     return pa.table(arrays)
+
+
+def cell_error(
+    path: object, where: str, shown: str, name: str, value: Any, reason: str
+) -> InputError:
+    """The one line for a cell that cannot be read: the file's own column ``shown`` is named,
+    since the user looks for it in the file, not the run-log column ``name`` it became."""
+    return InputError(
+        f"{path}: {where}, column {shown}: {_shown(value)} {reason} "
+        f"({BY_NAME[name].meaning}); fix the value or drop the column"
+    )
 
 
 def _shown(value: Any) -> str:

@@ -6,6 +6,8 @@ RAGAS rows carry no question id, so questions are paired on a hash of ``user_inp
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +16,7 @@ import pyarrow.compute as pc
 
 from ...errors import InputError
 from ...formatting import agreeing, fmt_count
-from .columns import Columns, is_nan, parse_list, text_id
+from .columns import Columns, Unreadable, cell_error, is_nan, parse_list, text_id
 
 QUESTION = "user_input"
 # RAGAS column -> run-log column, copied as they are
@@ -31,6 +33,8 @@ CONTEXTS = {
     "relevant_ids": ("reference_context_ids", "reference_contexts"),
 }
 SCORES = ("faithfulness", "answer_relevancy")  # NaN: the RAGAS metric failed on the row
+# the run-log columns read, notes for the report, and each renamed column's name in the file
+Reading = tuple[Columns, list[str], dict[str, str]]
 
 
 def looks_like_ragas(names: list[str]) -> bool:
@@ -53,11 +57,51 @@ def _hashed(value: Any) -> list[str] | None:
     return None if texts is None else [text_id("text-", str(t)) for t in texts]
 
 
-def _contexts(raw: Columns) -> tuple[Columns, list[str]]:
+@dataclass(frozen=True)
+class Origin:
+    """Where a run-log column comes from: the column of ``raw``, and its name in the file."""
+
+    target: str
+    source: str
+    shown: str
+
+
+def _hashed_column(path: Path, raw: Columns, lines: list[int], origin: Origin) -> list[Any]:
+    """Each cell of the text column ``origin.source`` as hashes of its texts; a cell that is no
+    list is named as a run-log list cell is, with its line and the file's own column."""
+    hashed = []
+    for row, value in enumerate(raw[origin.source]):
+        try:
+            hashed.append(_hashed(value))
+        except Unreadable as exc:
+            where = f"line {lines[row]}"
+            raise cell_error(path, where, origin.shown, origin.target, value, str(exc)) from None
+    return hashed
+
+
+def _refuse_ids_against_texts(path: Path, raw: Columns, names: Mapping[str, str]) -> None:
+    """Ids on one side and texts only on the other: an id never equals a hashed text, so every
+    retrieval metric would be 0 without a word."""
+    (ret_ids, ret_texts), (ref_ids, ref_texts) = CONTEXTS.values()
+    for ids, texts, other_ids, other_texts in (
+        (ret_ids, ref_texts, ref_ids, ret_texts),
+        (ref_ids, ret_texts, ret_ids, ref_texts),
+    ):
+        if ids in raw and texts in raw and other_ids not in raw and other_texts not in raw:
+            raise InputError(
+                f"{path}: {names.get(ids, ids)} are passage ids but {names.get(texts, texts)} are "
+                "texts, so no passage can match; "
+                f"log {other_ids}, or {other_texts} (texts) to hash both sides"
+            )
+
+
+def _contexts(path: Path, raw: Columns, lines: list[int], names: Mapping[str, str]) -> Reading:
     """retrieved_ids and relevant_ids from the context ids, else from hashes of the context
     texts; both sides from one kind, since an id never equals a hashed text."""
+    _refuse_ids_against_texts(path, raw, names)
     columns: Columns = {}
     notes = []
+    sources = {}
     by_ids = {target: ids in raw for target, (ids, _) in CONTEXTS.items()}
     if not all(by_ids.values()) and all(texts in raw for _, texts in CONTEXTS.values()):
         # one side's ids can never match the other side's hashed texts: hash both sides
@@ -72,13 +116,22 @@ def _contexts(raw: Columns) -> tuple[Columns, list[str]]:
     for target, (ids, texts) in CONTEXTS.items():
         if by_ids[target]:
             columns[target] = raw[ids]
+            sources[target] = names.get(ids, ids)
         elif texts in raw:
-            columns[target] = [_hashed(v) for v in raw[texts]]
+            origin = Origin(target, texts, names.get(texts, texts))
+            columns[target] = _hashed_column(path, raw, lines, origin)
+            sources[target] = origin.shown
             notes.append(f"{texts} are texts: a passage is identified by a hash of its text")
-    return columns, notes
+    return columns, notes, sources
 
 
-def ragas_columns(path: Path, raw: Columns, lines: list[int]) -> tuple[Columns, list[str]]:
+def ragas_columns(
+    path: Path, raw: Columns, lines: list[int], names: Mapping[str, str] | None = None
+) -> Reading:
+    """The run-log columns of a RAGAS table, notes for the report, and the file's own name of
+    each renamed column (``names``: the file's name of a column ``raw`` holds under --map's)."""
+    names = names or {}
+    shown = names.get(QUESTION, QUESTION)  # the file's name of it, under --map
     if QUESTION not in raw:
         raise InputError(
             f"{path}: no user_input column; pass the table RAGAS writes "
@@ -87,7 +140,7 @@ def ragas_columns(path: Path, raw: Columns, lines: list[int]) -> tuple[Columns, 
     blank = next((row for row, q in enumerate(raw[QUESTION]) if _blank(q)), None)
     if blank is not None:
         raise InputError(
-            f"{path}: line {lines[blank]} has no user_input; RAGAS rows are paired on the "
+            f"{path}: line {lines[blank]} has no {shown}; RAGAS rows are paired on the "
             "question text, so give every row its question"
         )
     questions = [str(q) for q in raw[QUESTION]]
@@ -96,28 +149,32 @@ def ragas_columns(path: Path, raw: Columns, lines: list[int]) -> tuple[Columns, 
         seen = first.setdefault(question, row)
         if seen != row:
             raise InputError(
-                f"{path}: lines {lines[seen]} and {lines[row]} have the same user_input; RAGAS "
+                f"{path}: lines {lines[seen]} and {lines[row]} have the same {shown}; RAGAS "
                 "rows are paired on the question text, so keep one row per question"
             )
     columns: Columns = {"question_id": [text_id("q-", q) for q in questions]}
     notes = ["Questions paired on a hash of user_input (RAGAS rows carry no id)"]
+    sources = dict(names)  # columns kept under their name keep the file's name too
     for source, target in RENAMED.items():
         if source in raw:
             columns[target] = raw[source]
+            sources[target] = names.get(source, source)
     for score in SCORES:
         failed = [row for row, v in enumerate(raw.get(score, [])) if _no_score(v)]
         if failed:
             columns[RENAMED[score]] = [None if _no_score(v) else v for v in raw[score]]
             notes.append(_failed_note(len(failed), score))
-    contexts, context_notes = _contexts(raw)
+    contexts, context_notes, context_sources = _contexts(path, raw, lines, names)
     columns.update(contexts)
     notes += context_notes
+    sources.update(context_sources)
     if "retrieved_ids" in columns:
         columns["context_ids"] = columns["retrieved_ids"]  # RAGAS scores what the prompt held
+        sources["context_ids"] = sources["retrieved_ids"]
     kept = {QUESTION, *RENAMED, *(c for pair in CONTEXTS.values() for c in pair)}
     # other score columns, read from CSV as text, become numbers in to_table
     columns.update({name: values for name, values in raw.items() if name not in kept})
-    return columns, notes
+    return columns, notes, sources
 
 
 def failed_scores(table: pa.Table, scores: tuple[str, ...]) -> list[str]:

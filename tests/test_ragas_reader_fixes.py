@@ -1,0 +1,163 @@
+"""RAGAS and JSON inputs that once ended in a traceback, a wrong score or a misleading line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from reportgen.cli import cli
+
+QUESTIONS = [f"Question {i}?" for i in range(12)]
+RETRIEVED = "(candidate passages as ranked by the retriever, best first; may be longer than k)"
+
+
+def refused(*args: object) -> str:
+    """Run the CLI expecting bad input: exit 2, one line of output (validate's has no prefix),
+    no traceback; the line without its prefix."""
+    result = CliRunner().invoke(cli, [str(a) for a in args])
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1, result.output
+    return lines[0].removeprefix("ragreport: error: ")
+
+
+def write_duckdb_csv(path: Path) -> Path:
+    """A RAGAS table with its contexts written as DuckDB's COPY ... TO 'x.csv' writes lists."""
+    path.write_text(
+        "user_input,retrieved_contexts,faithfulness\n"
+        'What is the refund window?,"[Refunds within 24 h., Fees apply.]",1.0\n'
+        "Can I change my flight?,[Changes cost 50 EUR.],0.5\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+@pytest.mark.parametrize("command", ["validate", "convert", "compare"])
+def test_a_duckdb_list_is_refused_in_one_line_naming_the_files_column(tmp_path, command):
+    log = write_duckdb_csv(tmp_path / "ragas_duckdb.csv")
+    args = {
+        "validate": ("validate", log),
+        "convert": ("convert", log, "-o", tmp_path / "out.parquet"),
+        "compare": ("compare", log, log, "-o", tmp_path / "r.html"),
+    }[command]
+    line = refused(*args)
+    assert line == (
+        f"{log}: line 2, column retrieved_contexts: '[Refunds within 24 h., Fees apply.]' is not "
+        "a list: its items are not quoted (as DuckDB writes lists), and a comma inside a text "
+        'would split it; write a JSON array such as ["p1", "p2"] or a Python list literal, or '
+        f"save the log as Parquet or JSONL {RETRIEVED}; fix the value or drop the column"
+    )
+
+
+def ragas_scores(folder: Path, suffix: str) -> tuple[Path, Path]:
+    """Two RAGAS runs; B's context_recall failed on every row (NaN throughout)."""
+    a = pd.DataFrame(
+        {
+            "user_input": QUESTIONS,
+            "faithfulness": np.linspace(0.1, 0.9, 12),
+            "context_recall": np.linspace(0.2, 0.8, 12),
+        }
+    )
+    b = a.assign(faithfulness=np.linspace(0.2, 1.0, 12), context_recall=np.nan)
+    paths = folder / f"ra.{suffix}", folder / f"rb.{suffix}"
+    for path, frame in zip(paths, (a, b), strict=True):
+        frame.to_csv(path, index=False) if suffix == "csv" else frame.to_parquet(path)
+    return paths
+
+
+@pytest.mark.parametrize("suffix", ["csv", "parquet"])
+def test_a_ragas_score_failed_on_every_row_is_left_out_and_counted(tmp_path, compare, suffix):
+    a, b = ragas_scores(tmp_path, suffix)
+    out = compare(a, b, tmp_path / "out", "--n-boot", 100)
+    assert "context_recall" not in out["metrics"]
+    assert out["metrics"]["faithfulness"]["n"] == 12
+    warnings = out["warnings"]
+    assert "Run B: 12 rows have no context_recall (NaN: the RAGAS metric failed)" in warnings
+    assert any(
+        "context_recall: no paired question has a value in both runs, so it is left out of the "
+        "comparison" in w
+        for w in warnings
+    ), warnings
+    text = " ".join(warnings)
+    assert "holds" not in text and "VARCHAR" not in text and "NULL" not in text
+
+
+def test_a_csv_metric_empty_in_every_row_of_one_run_agrees_with_parquet(tmp_path, compare):
+    a, b = tmp_path / "ja.csv", tmp_path / "jb.csv"
+    a.write_text("question_id,correct,judge\nq1,true,0.5\nq2,false,0.7\nq3,true,0.2\n")
+    b.write_text("question_id,correct,judge\nq1,true,\nq2,false,\nq3,true,\n")
+    reports = {}
+    for kind in ("csv", "parquet"):
+        logs = [a, b]
+        if kind == "parquet":
+            logs = [tmp_path / "ja.parquet", tmp_path / "jb.parquet"]
+            for text, path in zip((a, b), logs, strict=True):
+                pd.read_csv(text).to_parquet(path)
+        reports[kind] = compare(*logs, tmp_path / kind, "--n-boot", 100, "--metric", "judge")
+    for out in reports.values():
+        assert "judge" not in out["metrics"]
+        assert out["metrics"]["correct"]["n"] == 3
+        assert any(w.startswith("judge: no paired question has a value") for w in out["warnings"])
+
+
+def test_retrieved_ids_against_reference_texts_are_refused(tmp_path):
+    frame = pd.DataFrame(
+        {
+            "user_input": ["Refund window?", "Change fee?", "Baggage?"],
+            "retrieved_context_ids": [["p1", "p2"], ["p3"], ["p4"]],
+            "reference_contexts": [["Refunds within 24 h."], ["Changes cost 50 EUR."], ["Bag."]],
+            "faithfulness": [1.0, 0.5, 0.2],
+        }
+    )
+    a, b = tmp_path / "ids_a.parquet", tmp_path / "ids_b.parquet"
+    frame.to_parquet(a)
+    frame.assign(faithfulness=[0.9, 0.6, 0.4]).to_parquet(b)
+    line = refused("compare", a, b, "-o", tmp_path / "r.html")
+    assert line == (
+        f"{a}: retrieved_context_ids are passage ids but reference_contexts "
+        "are texts, so no passage can match; log reference_context_ids, or retrieved_contexts "
+        "(texts) to hash both sides"
+    )
+
+
+@pytest.mark.parametrize("qrels", [False, True])
+def test_a_json_array_of_records_points_to_jsonl(tmp_path, qrels):
+    log = tmp_path / "run_records.json"
+    log.write_text(json.dumps([{"question_id": "q1", "correct": True}]))
+    extra: tuple[object, ...] = ()
+    if qrels:
+        (tmp_path / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\nq1\tp1\t1\n")
+        extra = ("--qrels", tmp_path / "qrels.tsv")
+    line = refused("validate", log, *extra)
+    assert line == (
+        f"{log}: a JSON array, neither promptfoo output (an object with "
+        "results) nor BEIR results ({query_id: {doc_id: score}}); write run-log records as "
+        "JSONL, one object a line (a .jsonl file), or name the format with --format"
+    )
+
+
+def test_errors_name_the_files_own_column(tmp_path):
+    log = tmp_path / "x.csv"
+    log.write_text('user_input,retrieved_context_ids,faithfulness\nRefund window?,"[p1, p2]",0.5\n')
+    line = refused("validate", log)
+    assert line.startswith(f"{log}: line 2, column retrieved_context_ids: '[p1, p2]' is not a list")
+    assert line.endswith(f"{RETRIEVED}; fix the value or drop the column")
+    mapped = tmp_path / "m.csv"
+    mapped.write_text("question_id,id\nq1,maybe\n")
+    line = refused("validate", mapped, "--map", "correct=id")
+    assert line == (
+        f"{mapped}: line 2, column id: 'maybe' is not true or false (the answer is correct "
+        "against the reference); fix the value or drop the column"
+    )
+    question = tmp_path / "q.csv"
+    question.write_text("q,faithfulness\n,0.5\n")
+    line = refused("validate", question, "--map", "user_input=q")
+    assert line == (
+        f"{question}: line 2 has no q; RAGAS rows are paired on the question text, so give every "
+        "row its question"
+    )
