@@ -612,3 +612,30 @@ def test_slice_of_one_question_is_no_evidence_against_the_rule():
     result = evaluate(Requirements((rule,)), [candidate], 0.95).results[0]
     assert result.outcome == "pass", result.detail
     assert "Holm-adjusted over 3 slices" in result.detail
+
+
+@pytest.mark.parametrize(
+    ("b_faithfulness", "why"),
+    [
+        ("dropped", "{b} does not log faithfulness ({a} does)"),
+        ("null", "no paired question has a value of faithfulness in both runs"),
+    ],
+)
+def test_a_rule_on_a_metric_one_log_lacks_names_that_log(tmp_path, b_faithfulness, why):
+    """faithfulness logged by A only (or null throughout B): the rule said "no metric
+    'faithfulness' in these logs", though A logs it."""
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    pd.DataFrame(rows(40, 20, 100.0)).to_parquet(a)
+    candidate = pd.DataFrame(rows(40, 34, 160.0))
+    if b_faithfulness == "dropped":
+        candidate = candidate.drop(columns="faithfulness")
+    else:
+        candidate["faithfulness"] = None
+    candidate.to_parquet(b)
+    code, out, err, folder = compare(tmp_path, a, b, "--require", "faithfulness >= -0.05")
+    assert code == 2, out
+    assert err == (
+        f"ragreport: error: rule 'faithfulness >= -0.05': {why.format(a=a, b=b)}, so it is not "
+        "compared; log it in every run or drop the rule\n"
+    )
+    assert list(folder.iterdir()) == []

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -236,6 +237,7 @@ def check_rules(
     costs: list[str],
     columns: list[str],
     too_fine: dict[str, int],
+    why_absent: Callable[[str], str | None] = lambda metric: None,
 ) -> None:
     """Every rule names a metric the report will have (and a slice column it breaks down by).
 
@@ -243,13 +245,18 @@ def check_rules(
     candidate and per-slice rules read per-question scores, so they take score metrics only.
     ``columns`` are the slice columns asked for, ``too_fine`` those of them left out of the
     slices for their number of values: a per-slice rule on one has nothing to be judged on, and
-    is refused here, before any bootstrap runs.
+    is refused here, before any bootstrap runs. ``why_absent``: why a metric one of the logs
+    has is not compared (the log that lacks it), when it is.
     """
     for rule in rules:
         known = scores if rule.kind in (CANDIDATE, SLICE) else scores + costs
         if rule.metric not in known:
+            why = why_absent(rule.metric)
             raise RuleError(
-                f"rule {rule.text!r}: no metric {rule.metric!r} in these logs; "
+                f"rule {rule.text!r}: {why}, so it is not compared; log it in every run or "
+                "drop the rule"
+                if why
+                else f"rule {rule.text!r}: no metric {rule.metric!r} in these logs; "
                 f"name one of {', '.join(known) or '(none)'}"
             )
         if rule.column is not None and rule.column not in columns:

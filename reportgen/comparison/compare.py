@@ -109,6 +109,20 @@ def _slice_values(
     return kept, too_fine
 
 
+def _not_compared(runs: dict[str, RunFile], tables: MetricTables, metric: str) -> str | None:
+    """Why a rule's metric, logged as a column by one of the logs, is not compared: the log
+    that lacks the column, or no question with a value in both; None for a metric no log has
+    as a column (the rule then names a metric the report does not know)."""
+    column = base_name(metric)
+    having = [run for run in runs.values() if column in run.columns]
+    lacking = [run for run in runs.values() if column not in run.columns]
+    if not having:
+        return None
+    if lacking:
+        return f"{lacking[0].path} does not log {column} ({having[0].path} does)"
+    return f"no paired question has a value of {column} in both runs"
+
+
 def _one_value_a_question(values: pd.DataFrame, column: str, runs: dict[str, RunFile]) -> None:
     """A question's samples share its slice: a slice column of a log's own that gives one
     question two values is refused (the slices would place the question by whichever row came
@@ -180,6 +194,7 @@ def compare_runs(
                 costs=[c for c in COSTS if all(c in r.columns for r in runs.values())],
                 columns=_slice_columns(runs, options),
                 too_fine=too_fine,
+                why_absent=lambda metric: _not_compared(runs, tables, metric),
             )
         if accepted:
             accepted()
