@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 
 def fmt_count(n: int, noun: str, plural: str | None = None) -> str:
@@ -119,3 +120,28 @@ def fmt_pct(share: float) -> str:
 def interval_side(low: float, high: float) -> str:
     """Where an interval lies against zero, as the page colours it: 'up', 'down' or 'none'."""
     return "up" if low > 0 else "down" if high < 0 else "none"
+
+
+_EMBEDDINGS, _POP_EMBEDDING = "\u202a\u202b\u202d\u202e", "\u202c"
+_ISOLATES, _POP_ISOLATE = "\u2066\u2067\u2068", "\u2069"
+_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
+
+
+def bidi_closed(text: str) -> str:
+    """``text`` with the bidi controls it leaves open closed at its end, innermost first
+    (invisible), so they reorder nothing around it; its characters are kept as written.
+
+    A bidi control left open (U+202E, right-to-left override) reverses what follows it up to
+    the end of the line, so a label holding one would show the numbers after it backwards
+    ("+0.025" as "520.0+")."""
+    if not _BIDI.search(text):
+        return text
+    open_: list[str] = []  # the closer of each control still open, outermost first
+    for char in _BIDI.findall(text):
+        if char in _EMBEDDINGS or char in _ISOLATES:
+            open_.append(_POP_EMBEDDING if char in _EMBEDDINGS else _POP_ISOLATE)
+        elif char == _POP_ISOLATE and _POP_ISOLATE in open_:  # closes the embeddings within
+            del open_[len(open_) - 1 - open_[::-1].index(_POP_ISOLATE) :]
+        elif char == _POP_EMBEDDING and open_ and open_[-1] == _POP_EMBEDDING:
+            open_.pop()
+    return text + "".join(reversed(open_))

@@ -100,8 +100,29 @@ def test_a_right_to_left_override_in_a_label_ends_with_the_label(tmp_path):
     assert case.get("classname") == f"ragreport gate.{RTL}\u202c"
 
 
+def test_a_right_to_left_override_ends_with_the_label_inside_sentences(tmp_path):
+    """Three runs, one labelled with an override: the winner's curse ("… and other tie for
+    best") and the Read-first lines name the run inside a sentence, and the override ran to the
+    end of the sentence there (a label's own cells closed it)."""
+    a, b = _logs(tmp_path / "logs")
+    md = tmp_path / "s.md"
+    args = ["compare", str(a), str(b), str(b), "-o", str(tmp_path / "r.html"), "--n-boot", "200"]
+    args += ["--markdown", str(md), "--label", "base", "--label", RTL, "--label", "other"]
+    args += ["--baseline", "base"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    page = re.sub(
+        r"<svg.*?</svg>", "", (tmp_path / "r.html").read_text(encoding="utf-8"), flags=re.DOTALL
+    )
+    markdown = md.read_text()
+    for text in (page, markdown, result.output):
+        assert text.count(RTL) >= 1 and text.count(RTL) == text.count(RTL + "\u202c")
+    assert f"- {RTL}\u202c: Only 40 paired questions" in markdown
+    assert f"{RTL}\u202c and other tie for best" in markdown
+
+
 def test_bidi_controls_are_closed_innermost_first():
-    from reportgen.reporters.user_text import bidi_closed
+    from reportgen.formatting import bidi_closed
 
     assert bidi_closed("plain") == "plain"
     assert bidi_closed("\u202ex") == "\u202ex\u202c"

@@ -27,7 +27,7 @@ from ..analysis.metrics import Options, score_run
 from ..analysis.registry import base_name
 from ..analysis.stats import MetricComparison, compare_metric, holm
 from ..errors import InputError
-from ..formatting import NOISE, agreeing, fmt_count, fmt_listed
+from ..formatting import NOISE, agreeing, bidi_closed, fmt_count, fmt_listed
 from ..inputs.database import RunDatabase
 from ..inputs.load import RunFile, Source, open_source, source_stem
 from ..inputs.readers import ReadOptions, runs_in
@@ -223,7 +223,9 @@ def run_labels(
             f"--label: run label {repeated[0]!r} is given to two logs; give each run its own "
             "label with --label"
         )
-    return list(labels)
+    # a bidi control a label leaves open is closed with it: every sentence that names the run
+    # then reads as written after the label
+    return [bidi_closed(label) for label in labels]
 
 
 def _order(paths: Sequence[Source], labels: list[str], baseline: str | None) -> list[int]:
@@ -234,6 +236,7 @@ def _order(paths: Sequence[Source], labels: list[str], baseline: str | None) -> 
             f"compare: {len(paths)} run logs; compare at most {MAX_RUNS} at once (one baseline "
             f"and {MAX_RUNS - 1} candidates)"
         )
+    baseline = None if baseline is None else bidi_closed(baseline)
     if baseline is not None and baseline not in labels:
         raise InputError(
             f"--baseline {baseline}: no run has that label; name one of {', '.join(labels)}"

@@ -11,8 +11,9 @@ import math
 import xml.etree.ElementTree as ET
 
 from ..analysis.gates import PASS, RuleResult
+from ..formatting import bidi_closed
 from .report import Report
-from .user_text import bidi_closed, xml_safe
+from .user_text import xml_safe
 
 SUITE = "ragreport gate"
 

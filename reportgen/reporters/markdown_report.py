@@ -19,6 +19,7 @@ from ..comparison.study import Study
 from ..formatting import (
     NOISE,
     agreeing,
+    bidi_closed,
     fmt_count,
     fmt_diff,
     fmt_interval,
@@ -29,7 +30,6 @@ from ..formatting import (
 )
 from ..inputs.load import RunFile
 from .report import Report, study_warnings
-from .user_text import bidi_closed
 
 MAX_CHARS = 65_536  # GitHub's limit on a comment and on a job summary
 MAX_TEXT = 120  # characters of one piece of user text (a file name, a rule, a slice value)

@@ -2,9 +2,8 @@
 
 XML 1.0 forbids most control characters, so a label or slice value holding one (a stray \\x0b)
 would make the JUnit file unreadable, or abort vl-convert while it draws a chart; vl-convert
-also takes seconds for each long text it draws. A bidi control left open (U+202E, right-to-left
-override) reverses what follows it up to the end of the line, so a label holding one would show
-the numbers after it backwards ("+0.025" as "520.0+").
+also takes seconds for each long text it draws. Bidi controls are closed by
+formatting.bidi_closed.
 """
 
 from __future__ import annotations
@@ -16,10 +15,6 @@ from typing import Any
 _NOT_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 SHOWN = "\ufffd"  # what stands for a forbidden character: visible, so nothing vanishes silently
 MAX_DRAWN = 200  # characters of one text in a chart: vl-convert takes ~3 s per 10,000
-
-_EMBEDDINGS, _POP_EMBEDDING = "\u202a\u202b\u202d\u202e", "\u202c"
-_ISOLATES, _POP_ISOLATE = "\u2066\u2067\u2068", "\u2069"
-_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
 
 
 def xml_safe(value: Any) -> Any:
@@ -49,19 +44,3 @@ def _each_string(value: Any, change: Callable[[str], str]) -> Any:
     if isinstance(value, list):
         return [_each_string(v, change) for v in value]
     return value
-
-
-def bidi_closed(text: str) -> str:
-    """``text`` with the bidi controls it leaves open closed at its end, innermost first
-    (invisible), so they reorder nothing around it; its characters are kept as written."""
-    if not _BIDI.search(text):
-        return text
-    open_: list[str] = []  # the closer of each control still open, outermost first
-    for char in _BIDI.findall(text):
-        if char in _EMBEDDINGS or char in _ISOLATES:
-            open_.append(_POP_EMBEDDING if char in _EMBEDDINGS else _POP_ISOLATE)
-        elif char == _POP_ISOLATE and _POP_ISOLATE in open_:  # closes the embeddings within
-            del open_[len(open_) - 1 - open_[::-1].index(_POP_ISOLATE) :]
-        elif char == _POP_EMBEDDING and open_ and open_[-1] == _POP_EMBEDDING:
-            open_.pop()
-    return text + "".join(reversed(open_))

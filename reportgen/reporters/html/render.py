@@ -22,9 +22,8 @@ import vl_convert
 
 from ...analysis.audit import EXPLORATORY_BELOW
 from ...analysis.slices import SMALL_SLICE
-from ...formatting import fmt_count
+from ...formatting import bidi_closed, fmt_count
 from ...resources import resource_dir
-from ..user_text import bidi_closed
 from . import svg_process
 from .charts import Chart
 from .context import ReportContext, all_charts
