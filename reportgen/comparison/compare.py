@@ -23,7 +23,7 @@ from ..analysis.gates import (
 )
 from ..analysis.metrics import MetricTables, Options, compute_tables, plan
 from ..analysis.power import Power, power_of
-from ..analysis.registry import base_name
+from ..analysis.registry import ANSWER, base_name, names
 from ..analysis.scores import oriented
 from ..analysis.slices import SliceResult, slice_results
 from ..analysis.stats import MetricComparison, compare_metric
@@ -109,11 +109,20 @@ def _slice_values(
     return kept, too_fine
 
 
-def _not_compared(runs: dict[str, RunFile], tables: MetricTables, metric: str) -> str | None:
-    """Why a rule's metric, logged as a column by one of the logs, is not compared: the log
-    that lacks the column, or no question with a value in both; None for a metric no log has
-    as a column (the rule then names a metric the report does not know)."""
+def _not_compared(runs: dict[str, RunFile], options: Options, metric: str) -> str | None:
+    """Why a rule's metric, a column the report compares when every log has it (an answer
+    metric, a --metric or --lower-is-better column, a tool's score), is not compared: the log
+    that lacks the column, or no question with a value in both. None otherwise (the rule then
+    names a metric the report does not know)."""
     column = base_name(metric)
+    compared = (
+        *names(ANSWER),
+        *options.score_columns,
+        *options.lower_is_better,
+        *(score for run in runs.values() for score in run.scores),
+    )
+    if column not in compared:
+        return None
     having = [run for run in runs.values() if column in run.columns]
     lacking = [run for run in runs.values() if column not in run.columns]
     if not having:
@@ -194,7 +203,7 @@ def compare_runs(
                 costs=[c for c in COSTS if all(c in r.columns for r in runs.values())],
                 columns=_slice_columns(runs, options),
                 too_fine=too_fine,
-                why_absent=lambda metric: _not_compared(runs, tables, metric),
+                why_absent=lambda metric: _not_compared(runs, options, metric),
             )
         if accepted:
             accepted()
