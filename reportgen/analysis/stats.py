@@ -480,7 +480,8 @@ def compare_metric(
         means = cluster_means(sums, sizes, n_boot, seed)
         low, high = percentile_interval(means, expanded_confidence(confidence, len(sums)))
         test, method, p = CLUSTER_TEST, CLUSTERED, permutation_test(sums, seed)
-        groups, effect = len(sums), design_effect(diff, codes)
+        groups = len(sums)  # one cluster has no spread between clusters: no design effect
+        effect = design_effect(diff, codes) if groups > 1 else None
     else:
         studentize = not binary and n < STUDENTIZED_BELOW
         interval = None
