@@ -639,3 +639,16 @@ def test_a_rule_on_a_metric_one_log_lacks_names_that_log(tmp_path, b_faithfulnes
         "compared; log it in every run or drop the rule\n"
     )
     assert list(folder.iterdir()) == []
+
+
+def test_the_summary_keeps_a_slice_rule_s_numbers_whole(logs, tmp_path):
+    """The Markdown's Numbers cell of a per-slice rule ends with its bar and, for a slice under
+    10 questions, "a direction, not proof": cut at 120 characters, both were lost."""
+    md = tmp_path / "s.md"
+    code, out, err, _ = compare(
+        tmp_path, *logs, "--require", "correct[slice] >= -0.5", "--markdown", str(md)
+    )
+    assert code == 0, err
+    (row,) = [line for line in md.read_text().splitlines() if "correct\\[slice\\]" in line]
+    detail = row.split(" | ")[-1].rstrip(" |")
+    assert "\u2026" not in detail and detail.endswith("vs 0.025")

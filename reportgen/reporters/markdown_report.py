@@ -33,6 +33,7 @@ from .report import Report, study_warnings
 
 MAX_CHARS = 65_536  # GitHub's limit on a comment and on a job summary
 MAX_TEXT = 120  # characters of one piece of user text (a file name, a rule, a slice value)
+MAX_DETAIL = 400  # of a rule's numbers: a per-slice rule's reason comes last, after the slice
 MAX_RULE_ROWS = 60  # gate results shown; the JSON and JUnit hold every one
 MAX_SLICE_ROWS = 30  # flagged slices shown
 MAX_WARNINGS = 20  # caveats shown from the page's "Read first" box; the JSON holds every one
@@ -107,7 +108,7 @@ def _gate_lines(gate: GateResult) -> list[str]:
             f"**{r.shown}**",
             fmt_diff(r.estimate, 4),
             fmt_interval(r.low, r.high, 4),
-            escape(r.detail),
+            escape(r.detail, MAX_DETAIL),
         ]
         for r in gate.results[:MAX_RULE_ROWS]
     ]
