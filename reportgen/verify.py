@@ -21,7 +21,9 @@ import pyarrow.parquet as pq
 
 from . import __version__
 from .analysis.gates import Requirements, RuleError, parse_rule
+from .analysis.holdout import parse as parse_holdout
 from .analysis.metrics import Options
+from .cli import MAX_N_BOOT, MIN_N_BOOT
 from .comparison.study import run_study
 from .errors import InputError
 from .formatting import fmt_count
@@ -112,10 +114,50 @@ def _sidecar(report: Path, path: Path) -> tuple[list[dict[str, Any]], str | None
 
 
 def _options(path: Path, params: dict[str, Any]) -> Options:
+    listed = ("slices", "score_columns", "lower_is_better", "margins")
+    wrong = next((n for n in listed if not isinstance(params.get(n, []), list)), None)
+    if wrong:
+        raise InputError(f"{path}: params.{wrong} is not a list; the report cannot be re-run")
     try:
-        return Options.from_json(params)
+        options = Options.from_json(params)
     except (KeyError, TypeError, ValueError) as exc:
         raise InputError(f"{path}: params lacks {exc}; the report cannot be re-run") from None
+    wrong = _out_of_range(options)
+    if wrong:
+        raise InputError(
+            f"{path}: params.{wrong} is not a value compare takes; the report cannot be re-run "
+            "(verify a report as ragreport wrote it)"
+        )
+    return options
+
+
+def _out_of_range(o: Options) -> str | None:
+    """The first option the report records outside what the command accepts: an edited or
+    foreign JSON, which would otherwise stop the re-run with a traceback."""
+
+    def number(x: Any) -> bool:
+        return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+
+    checks = {
+        "n_boot": isinstance(o.n_boot, int) and MIN_N_BOOT <= o.n_boot <= MAX_N_BOOT,
+        "confidence": number(o.confidence) and 0.5 <= o.confidence < 1,
+        "seed": isinstance(o.seed, int) and not isinstance(o.seed, bool) and o.seed >= 0,
+        "k": o.cutoff is None or (isinstance(o.cutoff, int) and o.cutoff >= 1),
+        "supported_threshold": o.supported_threshold is None
+        or (number(o.supported_threshold) and 0 <= o.supported_threshold <= 1),
+        "span_coverage": number(o.span_coverage) and 0 <= o.span_coverage <= 1,
+        "slices": all(isinstance(c, str) for c in o.slices),
+        "holdout": o.holdout is None or _parses(o.holdout),
+    }
+    return next((name for name, ok in checks.items() if not ok), None)
+
+
+def _parses(holdout: Any) -> bool:
+    try:
+        parse_holdout(holdout)
+    except (ValueError, TypeError, AttributeError):
+        return False
+    return True
 
 
 def _reading(path: Path, run: dict[str, Any]) -> ReadOptions:
@@ -215,6 +257,8 @@ def verify(report: Path, logs: list[Path]) -> Verification:
             f"{report}: the report compares {fmt_count(len(runs), 'log')}; pass {len(runs)} (the "
             "baseline first, in the report's order) or none to use the recorded paths"
         )
+    if not logs and not all(isinstance(run.get("path"), str) for run in runs):
+        raise InputError(f"{report}: runs[].path is not a path; pass the logs after the report")
     paths = logs or [Path(run["path"]) for run in runs]
     reading = tuple(_reading(report, run) for run in runs)
     warnings = version_warnings(document.get("tool"))

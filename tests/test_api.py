@@ -94,6 +94,9 @@ def test_bad_options_get_the_command_s_message():
         reportgen.compare(BASELINE, RERANKER, n_boot=5)
     with pytest.raises(InputError, match="'--margin'"):
         reportgen.compare(BASELINE, RERANKER, margins="correct=-1")
+    # a bad rule, refused by the command with exit 2, is an InputError here too
+    with pytest.raises(InputError, match="rule 'correct >>= 0': cannot read it"):
+        reportgen.compare(BASELINE, RERANKER, rules=["correct >>= 0"])
     with pytest.raises(TypeError, match="nboot"):
         reportgen.compare(BASELINE, RERANKER, nboot=5)
     with pytest.raises(TypeError, match="run 2: a list"):

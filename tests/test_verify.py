@@ -253,3 +253,25 @@ def test_a_report_without_the_later_reading_keys_verifies(archived):
 
     code, out, err = invoke("verify", edit(report, older))
     assert code == 0, out + err
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "says"),
+    [
+        ("confidence", 2, "params.confidence is not a value compare takes"),
+        ("seed", -1, "params.seed is not a value compare takes"),
+        ("n_boot", "x", "params.n_boot is not a value compare takes"),
+        ("n_boot", 5, "params.n_boot is not a value compare takes"),
+        ("k", -1, "params.k is not a value compare takes"),
+        ("supported_threshold", "nan", "params.supported_threshold is not a value compare takes"),
+        ("holdout", "zzz", "params.holdout is not a value compare takes"),
+        ("slices", "slice", "params.slices is not a list"),
+    ],
+)
+def test_a_report_edited_past_the_command_s_options_is_bad_input(archived, key, value, says):
+    """An edited or foreign JSON ended the re-run in a traceback, exit 1 ("a number
+    differs" to CI); n_boot 5 was re-run silently. One line, exit 2."""
+    report, _, _ = archived
+    code, _, err = invoke("verify", edit(report, lambda d: d["params"].__setitem__(key, value)))
+    assert code == 2 and err.count("\n") == 1, err
+    assert says in err and "Traceback" not in err

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..errors import RagreportError
+from ..errors import InputError
 from ..formatting import agreeing, fmt_count, shown_value
 from .metrics import MetricTables, Options
 from .registry import NAME_PATTERN
@@ -44,8 +44,9 @@ _SYNTAX = (
 )
 
 
-class RuleError(RagreportError):
-    """A rule that cannot be read, or that names a metric or slice column the logs lack."""
+class RuleError(InputError):
+    """A rule that cannot be read, or that names a metric or slice column the logs lack: bad
+    input, refused as the other bad inputs are (an InputError from Python too)."""
 
 
 @dataclass(frozen=True)
