@@ -652,3 +652,22 @@ def test_the_summary_keeps_a_slice_rule_s_numbers_whole(logs, tmp_path):
     (row,) = [line for line in md.read_text().splitlines() if "correct\\[slice\\]" in line]
     detail = row.split(" | ")[-1].rstrip(" |")
     assert "\u2026" not in detail and detail.endswith("vs 0.025")
+
+
+def test_a_candidate_mean_interval_stays_in_the_metric_s_range(tmp_path):
+    """Three questions: the candidate's own recall@1 is 1/3; its interval was cut to the range
+    of a difference, [-1, 1], and printed a lower bound of -1 for a mean of values in [0, 1]."""
+    ids = ["q1", "q2", "q3"]
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    pd.DataFrame({"question_id": ids, "relevant_ids": [["p1"]] * 3, "context_ids": [["p1"]] * 3,
+                  "correct": [True, True, False]}).to_parquet(a)  # fmt: skip
+    pd.DataFrame({"question_id": ids, "relevant_ids": [["p1"]] * 3,
+                  "context_ids": [["p1"], ["p2"], ["p2"]],
+                  "correct": [True, False, False]}).to_parquet(b)  # fmt: skip
+    code, out, err, folder = compare(
+        tmp_path, a, b, "--n-boot", "200", "--require", "candidate.recall@1 >= 0.5"
+    )
+    assert code == 1, err
+    (result,) = json.loads((folder / "r.json").read_text())["gate"]["results"]
+    assert result["estimate"] == pytest.approx(1 / 3)
+    assert 0 <= result["low"] <= result["high"] <= 1

@@ -478,6 +478,11 @@ def candidate_evidence(
             confidence=options.confidence,
             seed=options.seed,
             clusters=groups,
+            # the candidate's own mean lies in the metric's range (a 0/1 score's in [0, 1]),
+            # not in its difference's
+            span=(tables.metric(base).bounds or ((0.0, 1.0) if tables.binary(base) else None))
+            if own
+            else None,
         )
 
     own = {r.metric: compare(r.metric, None, own=True)[0] for r in rules if r.kind == CANDIDATE}

@@ -495,9 +495,10 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
         ),
         (
             "Fair comparison",
-            "Context budget: mean context_tokens (else passages) per question, flagged past "
-            f"{BUDGET_TOLERANCE:.0%} apart. Ceilings: the best mean a metric can reach at each "
-            "run's own k over "
+            "Context budget: mean context_tokens per question, else (span labels) the prompt's "
+            f"characters, else its passages, flagged past {BUDGET_TOLERANCE:.0%} apart. "
+            "Ceilings (passage labels only): the best mean a metric can reach at each run's own "
+            "k over "
             "questions with R relevant passages, min(R, k) / k for precision and min(R, k) / R "
             "for recall (hit, MRR and nDCG can reach 1); flagged when the runs' ceilings are "
             f"more than {CEILING_GAP} apart or one is under {LOW_CEILING}.",
