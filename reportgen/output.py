@@ -9,6 +9,7 @@ renames is detectable.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import shutil
 import signal
@@ -46,6 +47,18 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
+def _among_shards(target: Path, source: Path) -> bool:
+    """``target`` is a Parquet file a folder or glob log would read as one of its shards (every
+    *.parquet under the folder, or the glob's matches)."""
+    if target.suffix.lower() != ".parquet":
+        return False
+    if source.is_dir():
+        return source.resolve() in target.resolve().parents
+    return "*" in str(source) and fnmatch.fnmatch(
+        str(target.resolve()), str(source.parent.resolve() / source.name)
+    )
+
+
 def _where(path: Path) -> tuple[Path, str]:
     return path.parent.resolve(), path.name
 
@@ -81,6 +94,12 @@ def check_outputs(
         # written through; a link to a file is followed, so the file is replaced, the link kept.
         special = _is_special(path)
         target = Path(os.path.realpath(path)) if path.is_symlink() and not special else path
+        shards = next((source for source in inputs if _among_shards(target, source)), None)
+        if shards is not None:
+            raise OutputError(
+                f"{path}: lies among the shards of input {shards}, so a later run would read it "
+                "as part of that log; choose another output path"
+            )
         if any(_same_file(target, source) for source in inputs):
             option = (defaults or {}).get(path)
             raise OutputError(

@@ -149,3 +149,22 @@ def test_verify_names_a_missing_file(sidecar, tmp_path):
     code, _, err = invoke("verify", tmp_path / "r.json", A, B)
     assert code == 2
     assert "gone.parquet, which is missing" in err
+
+
+@pytest.mark.parametrize("log", ["folder", "glob"])
+def test_a_file_among_an_input_s_shards_is_refused(tmp_path, log):
+    """--per-question inside a folder log (or where its glob matches) was written, then read
+    as a shard: verify blamed the log and the next compare found every question twice."""
+    shards = tmp_path / "a"
+    shards.mkdir()
+    rows = pd.read_parquet(A)
+    rows.iloc[:120].to_parquet(shards / "part-0.parquet")
+    rows.iloc[120:].to_parquet(shards / "part-1.parquet")
+    source = shards if log == "folder" else shards / "*.parquet"
+    inside = shards / "rows.parquet"
+    code, _, err = invoke("compare", source, B, "-o", tmp_path / "r.html", "--per-question", inside)
+    assert code == 2 and not inside.exists() and not (tmp_path / "r.html").exists()
+    assert err == (
+        f"ragreport: error: {inside}: lies among the shards of input {source}, so a later run "
+        "would read it as part of that log; choose another output path\n"
+    )
