@@ -269,8 +269,13 @@ def verify(report: Path, logs: list[Path]) -> Verification:
         if qrels is not None:
             return Verification(0, qrels, warnings)
         if open_log(path, run["label"], read).sha256 != run["sha256"]:
+            read_as = (
+                f"{path} with its passage table {read.passages} (one sha256 covers both)"
+                if read.passages is not None
+                else path
+            )
             return Verification(
-                0, f"runs[{i}].sha256: {path} is not the log the report read", warnings
+                0, f"runs[{i}].sha256: {read_as} is not the log the report read", warnings
             )
     sidecar = document.pop("per_question_file", None)
     if sidecar is not None:

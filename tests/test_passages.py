@@ -58,6 +58,15 @@ def test_passage_ids_score_as_the_spans_they_stand_for(tmp_path, compare):
     # verify re-reads each log with its recorded passage table
     result = CliRunner().invoke(cli, ["verify", str(tmp_path / "ids" / "report.json")])
     assert result.exit_code == 0, result.output
+    # the table changed, the log did not: the line names both (it blamed the log alone)
+    table = pq.read_table(a_passages)
+    pq.write_table(table.set_column(3, "end", pa.compute.add(table["end"], 1)), a_passages)
+    result = CliRunner().invoke(cli, ["verify", str(tmp_path / "ids" / "report.json")])
+    assert result.exit_code == 1
+    assert (
+        f"runs[0].sha256: {a} with its passage table {a_passages} (one sha256 covers both) is "
+        "not the log the report read"
+    ) in result.output
 
 
 def _log(tmp_path: Path, rows: list[dict]) -> Path:
