@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
@@ -60,7 +61,7 @@ def test_passage_ids_score_as_the_spans_they_stand_for(tmp_path, compare):
     assert result.exit_code == 0, result.output
     # the table changed, the log did not: the line names both (it blamed the log alone)
     table = pq.read_table(a_passages)
-    pq.write_table(table.set_column(3, "end", pa.compute.add(table["end"], 1)), a_passages)
+    pq.write_table(table.set_column(3, "end", pc.add(table["end"], 1)), a_passages)
     result = CliRunner().invoke(cli, ["verify", str(tmp_path / "ids" / "report.json")])
     assert result.exit_code == 1
     assert (
