@@ -29,7 +29,6 @@ _Reading = Callable[[int], "tuple[ReadOptions, ...]"]  # the ReadOptions of n ru
 # Paths are checked by the package (load.open_run, output.check_outputs), so that a folder or an
 # unreadable file gets the tool's one-line error rather than click's usage block.
 _PATH = click.Path(path_type=Path)
-MIN_N_BOOT = 100
 MAX_N_BOOT = 100_000  # 20 times the default; the run time grows linearly with it
 
 
@@ -243,7 +242,7 @@ outputs are written first), 2 bad input or a bad rule (nothing is written)."""
 )
 @click.option(
     "--n-boot",
-    type=click.IntRange(min=MIN_N_BOOT, max=MAX_N_BOOT),
+    type=click.IntRange(min=100, max=MAX_N_BOOT),
     default=5000,
     show_default=True,
     help="Bootstrap resamples for each interval: 1000 for a draft, 5000 or more to decide.",

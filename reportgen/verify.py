@@ -12,18 +12,18 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+import click
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from . import __version__
 from .analysis.gates import Requirements, RuleError, parse_rule
-from .analysis.holdout import parse as parse_holdout
 from .analysis.metrics import Options
-from .cli import MAX_N_BOOT, MIN_N_BOOT
+from .cli import compare as compare_command
 from .comparison.study import run_study
 from .errors import InputError
 from .formatting import fmt_count
@@ -131,33 +131,22 @@ def _options(path: Path, params: dict[str, Any]) -> Options:
     return options
 
 
-def _out_of_range(o: Options) -> str | None:
-    """The first option the report records outside what the command accepts: an edited or
-    foreign JSON, which would otherwise stop the re-run with a traceback."""
-
-    def number(x: Any) -> bool:
-        return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
-
-    checks = {
-        "n_boot": isinstance(o.n_boot, int) and MIN_N_BOOT <= o.n_boot <= MAX_N_BOOT,
-        "confidence": number(o.confidence) and 0.5 <= o.confidence < 1,
-        "seed": isinstance(o.seed, int) and not isinstance(o.seed, bool) and o.seed >= 0,
-        "k": o.cutoff is None or (isinstance(o.cutoff, int) and o.cutoff >= 1),
-        "supported_threshold": o.supported_threshold is None
-        or (number(o.supported_threshold) and 0 <= o.supported_threshold <= 1),
-        "span_coverage": number(o.span_coverage) and 0 <= o.span_coverage <= 1,
-        "slices": all(isinstance(c, str) for c in o.slices),
-        "holdout": o.holdout is None or _parses(o.holdout),
-    }
-    return next((name for name, ok in checks.items() if not ok), None)
-
-
-def _parses(holdout: Any) -> bool:
-    try:
-        parse_holdout(holdout)
-    except (ValueError, TypeError, AttributeError):
-        return False
-    return True
+def _out_of_range(options: Options) -> str | None:
+    """The first option the report records that compare's own option would refuse (its type
+    and range, and the check of a single value's callback): an edited or foreign JSON, which
+    would otherwise stop the re-run with a traceback."""
+    params = {flag: p for p in compare_command.params for flag in p.opts}
+    for f in fields(Options):
+        param, value = params[f.metadata["flag"]], getattr(options, f.name)
+        if value is None or param.multiple:  # the lists' items were read by from_json
+            continue
+        try:
+            checked = param.type.convert(value, param, None)
+            if param.callback is not None:
+                param.callback(click.Context(compare_command), param, checked)
+        except click.ClickException:
+            return str(f.metadata["json"])
+    return None
 
 
 def _reading(path: Path, run: dict[str, Any]) -> ReadOptions:

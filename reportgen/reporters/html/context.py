@@ -375,11 +375,11 @@ def _missing(result: Comparison) -> list[str]:
     have = set(result.tables.metrics)
     notes = []
     mixed = mixed_labels((result.runs["a"], result.runs["b"]))
-    if mixed and "recall" not in have:
-        notes.append(f"Retrieval metrics and the metric-vs-k chart: {mixed}.")
-    elif "recall" not in have:
+    if "recall" not in have:
         notes.append(
-            "Retrieval metrics: log relevant_ids with context_ids (or retrieved_ids and pass "
+            f"Retrieval metrics and the metric-vs-k chart: {mixed}."
+            if mixed
+            else "Retrieval metrics: log relevant_ids with context_ids (or retrieved_ids and pass "
             "--k), or relevant_spans with context_spans (or retrieved_spans and pass --k)."
         )
     if result.tables.curve is None and not mixed:
