@@ -1,20 +1,11 @@
 -- The paired questions: one row per question_id present in both runs, A's and B's scores side by side.
--- Reads: tables question_means (queries/question_means.sql, one row per run and question) and
---   span_chars (queries/span_chars.sql, one row per sample, averaged over a question's samples
---   as question_means.sql averages the other scores; NULL for questions without span labels).
+-- Reads: tables question_means (queries/question_means.sql) and question_chars
+--   (queries/question_chars.sql), one row per run and question (the character measures NULL
+--   for questions without span labels).
 -- Returns: question_id, slice (A's, else B's), then <column>_a and <column>_b for
 --   k, passages, n_relevant, answerable, context_tokens, evidence_in_context, recall, precision, hit, mrr, ndcg, map, rprec,
 --   all, correct,
 --   faithfulness, evidence_recall, context_precision, evidence_iou, prompt_chars; in A's file order.
-WITH chars AS (
-    SELECT run, question_id,
-           avg(evidence_recall ORDER BY sample) AS evidence_recall,
-           avg(context_precision ORDER BY sample) AS context_precision,
-           avg(evidence_iou ORDER BY sample) AS evidence_iou,
-           avg(prompt_chars ORDER BY sample) AS prompt_chars
-    FROM span_chars
-    GROUP BY run, question_id
-)
 SELECT
     a.question_id,
     coalesce(a.slice, b.slice) AS slice,
@@ -40,7 +31,7 @@ SELECT
     ca.prompt_chars AS prompt_chars_a, cb.prompt_chars AS prompt_chars_b
 FROM question_means AS a
 JOIN question_means AS b ON a.question_id = b.question_id AND b.run = 'b'
-LEFT JOIN chars AS ca ON ca.run = 'a' AND ca.question_id = a.question_id
-LEFT JOIN chars AS cb ON cb.run = 'b' AND cb.question_id = b.question_id
+LEFT JOIN question_chars AS ca ON ca.run = 'a' AND ca.question_id = a.question_id
+LEFT JOIN question_chars AS cb ON cb.run = 'b' AND cb.question_id = b.question_id
 WHERE a.run = 'a'
 ORDER BY a.row_number

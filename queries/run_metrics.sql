@@ -1,9 +1,12 @@
 -- One run log's per-question scores (the map stage of ragreport metrics), in file order.
--- Reads: temp table question_means (a question's samples averaged), built with only run 'a'
---   registered.
--- Returns: question_id, slice, k, n_relevant, recall, precision, hit, mrr, ndcg, map, rprec,
---   all, correct, faithfulness, answerable (as question_metrics defines them).
-SELECT question_id, slice, k, n_relevant, recall, precision, hit, mrr, ndcg, map, rprec, "all",
-       correct, faithfulness, answerable
+-- Reads: tables question_means and question_chars (a question's samples averaged), built with
+--   only run 'a' registered.
+-- Returns: question_id, slice, k, n_relevant, prompt_chars, recall, precision, hit, mrr, ndcg,
+--   map, rprec, all, evidence_recall, context_precision, evidence_iou, correct, faithfulness,
+--   answerable (as question_metrics and span_chars define them), in registry order.
+SELECT question_id, slice, k, n_relevant, prompt_chars, recall, precision, hit, mrr, ndcg, map,
+       rprec, "all", evidence_recall, context_precision, evidence_iou, correct, faithfulness,
+       answerable
 FROM question_means
+LEFT JOIN question_chars USING (run, question_id)
 ORDER BY row_number

@@ -524,6 +524,7 @@ def _option_of(command: click.Command, name: str, **changes: Any) -> Callable[..
 @_option_of(compare, "output", help="Path of the Parquet of per-question metrics.")
 @_option_of(compare, "k")
 @_option_of(compare, "gain")
+@_option_of(compare, "span_coverage")
 @click.option(
     "--partial-sums",
     "sums_path",
@@ -544,16 +545,17 @@ def metrics(
     output: Path,
     k: int | None,
     gain: str,
+    span_coverage: float,
     sums_path: Path | None,
     n_boot: int,
     seed: int,
     reading: _Reading,
 ) -> None:
     """Write one run log's (or one shard's) per-question metrics, as compare scores them."""
-    from .shards import run_metrics, write_metrics
+    from .shards import Scoring, run_metrics, write_metrics
 
     (options,) = reading(1)
-    table = run_metrics(log, options, k, gain)
+    table = run_metrics(log, options, Scoring(k, gain, span_coverage))
     write_metrics(log, table, output, sums_path, n_boot, seed)
     written = [str(output), *([str(sums_path)] if sums_path else [])]
     click.echo(f"wrote {', '.join(written)} ({fmt_count(table.num_rows, 'question')})")
@@ -585,10 +587,14 @@ def merge(a_parts: tuple[Path, ...], b_parts: tuple[Path, ...], confidence: floa
     from .shards import merge_runs
 
     for m in merge_runs(a_parts, b_parts, confidence):
-        click.echo(
-            f"{m.metric}: A {m.a.mean:.4f} B {m.b.mean:.4f} B - A {m.diff.mean:+.4f} "
-            f"[{m.diff.low:+.4f}, {m.diff.high:+.4f}] over {fmt_count(m.diff.n, 'question')}"
-        )
+        means = " ".join(f"{run} {i.mean:.4f}" for run, i in (("A", m.a), ("B", m.b)) if i)
+        if m.diff is None:
+            click.echo(f"{m.name}: {means}; no B - A: {m.why}")
+        else:
+            click.echo(
+                f"{m.name}: {means} B - A {m.diff.mean:+.4f} [{m.diff.low:+.4f}, "
+                f"{m.diff.high:+.4f}] over {fmt_count(m.diff.n, 'question')}"
+            )
 
 
 main = cli

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from .analysis.poisson import PartialSums, merge
+from .analysis.poisson import merge
 from .inputs.load import RunFile, check_schema
-from .shards import metrics_of, sums_of_row, sums_rows, sums_table
+from .shards import MetricSums, Scoring, metrics_of, sums_of_row, sums_rows, sums_table
 
 
-def _block_sums(block: pa.Table, *, k: int | None, gain: str, n_boot: int, seed: int) -> pa.Table:
+def _block_sums(block: pa.Table, *, scoring: Scoring, n_boot: int, seed: int) -> pa.Table:
     """One block of log rows (questions) -> the partial sums of each of its metrics."""
     check_schema(Path("<block>"), block.schema)
     run = RunFile(
@@ -31,7 +31,7 @@ def _block_sums(block: pa.Table, *, k: int | None, gain: str, n_boot: int, seed:
         columns=frozenset(block.column_names),
         table=block,
     )
-    return sums_table(metrics_of(run, k, gain), n_boot, seed)
+    return sums_table(metrics_of(run, scoring), n_boot, seed)
 
 
 def ray_partial_sums(
@@ -41,6 +41,7 @@ def ray_partial_sums(
     seed: int,
     k: int | None = None,
     gain: str = "exponential",
+    span_coverage: float = 0.0,
 ) -> pa.Table:
     """The partial sums of a whole run log read by ``ray.data.read_parquet(paths)`` (a folder,
     files, or a cloud URI), on the Ray cluster ``ray.init`` connected to; the same sums as
@@ -48,9 +49,15 @@ def ray_partial_sums(
     import ray
 
     dataset = ray.data.read_parquet(paths)
-    block = partial(_block_sums, k=k, gain=gain, n_boot=n_boot, seed=seed)
+    scoring = Scoring(k, gain, span_coverage)
+    block = partial(_block_sums, scoring=scoring, n_boot=n_boot, seed=seed)
     rows = dataset.map_batches(block, batch_format="pyarrow", batch_size=None).take_all()
-    by_metric: dict[str, list[PartialSums]] = {}
-    for row in rows:  # one row per metric of each block
+    by_metric: dict[str, list[MetricSums]] = {}
+    for row in rows:  # one row per metric of each block, all scored alike
         by_metric.setdefault(row["metric"], []).append(sums_of_row(row))
-    return sums_rows({metric: merge(parts) for metric, parts in by_metric.items()})
+    return sums_rows(
+        {
+            metric: MetricSums(parts[0].scoring, merge([p.sums for p in parts]))
+            for metric, parts in by_metric.items()
+        }
+    )

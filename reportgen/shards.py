@@ -10,6 +10,7 @@ into the sums of the whole run, and the runs' sums subtract into those of B - A
 from __future__ import annotations
 
 import io
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,8 +28,9 @@ from .analysis.poisson import (
     merge,
     partial_sums_by_column,
     percentile_interval,
+    same_questions,
 )
-from .analysis.registry import ANSWER, RETRIEVAL, names
+from .analysis.registry import ANSWER, BY_NAME, CONTEXT, RETRIEVAL, names, public_name
 from .errors import InputError
 from .inputs.database import RunDatabase
 from .inputs.load import RunFile, open_log
@@ -36,9 +38,15 @@ from .inputs.readers import ReadOptions
 from .inputs.readers.promptfoo import SeveralRuns
 from .output import check_outputs, write_all
 
+Settings = tuple[int | None, str | None, float | None]  # k, gain, span_coverage (Scoring.of)
+METRICS = names(RETRIEVAL, CONTEXT, ANSWER)  # what a per-question table and its sums may hold
+SCORING_KEY = "ragreport.scoring"  # schema metadata of a per-question table: Scoring.of by metric
 SUMS_SCHEMA = pa.schema(
     [
         ("metric", pa.string()),
+        ("k", pa.int64()),
+        ("gain", pa.string()),
+        ("span_coverage", pa.float64()),
         ("seed", pa.uint64()),
         ("n", pa.int64()),
         ("total", pa.int64()),
@@ -49,9 +57,40 @@ SUMS_SCHEMA = pa.schema(
 )
 
 
-def run_metrics(path: Path, reading: ReadOptions, k: int | None, gain: str) -> pa.Table:
+@dataclass(frozen=True)
+class Scoring:
+    """The options a log is scored with: the prompt cutoff (None: each question's context_ids),
+    the nDCG gain and the share of a labelled span a passage must cover."""
+
+    k: int | None = None
+    gain: str = "exponential"
+    span_coverage: float = 0.0
+
+    def of(self, metric: str, spans: bool) -> Settings:
+        """(k, gain, span_coverage) as one metric of a log (``spans``: labelled with spans)
+        depends on them, None where it does not: what every shard of both runs must share."""
+        kind = BY_NAME[metric].kind
+        return (
+            self.k if kind in (RETRIEVAL, CONTEXT) else None,
+            self.gain if metric == "ndcg" else None,
+            self.span_coverage if kind == RETRIEVAL and spans else None,
+        )
+
+
+@dataclass(frozen=True)
+class MetricSums:
+    """One metric's partial sums in a shard, with the options it was scored with
+    (``Scoring.of``)."""
+
+    scoring: Settings
+    sums: PartialSums
+
+
+def run_metrics(path: Path, reading: ReadOptions, scoring: Scoring) -> pa.Table:
     """One log's per-question metrics, in file order, as ``compare`` computes them (after the
-    same row checks); columns: question_id, slice, k, n_relevant, the metrics, answerable."""
+    same row checks); columns: question_id, slice, k, n_relevant, prompt_chars (span labels
+    only), the metrics, answerable. Its schema metadata records the options of every metric
+    (``Scoring.of``) for the partial sums."""
     try:
         run = open_log(path, "A", reading)
     except SeveralRuns as error:
@@ -59,12 +98,12 @@ def run_metrics(path: Path, reading: ReadOptions, k: int | None, gain: str) -> p
             "a metrics table holds one run: score each with --run-filter NAME to its own -o file"
         )
         raise InputError(error.advice(advice)) from None
-    return metrics_of(run, k, gain)
+    return metrics_of(run, scoring)
 
 
-def metrics_of(run: RunFile, k: int | None, gain: str) -> pa.Table:
+def metrics_of(run: RunFile, scoring: Scoring) -> pa.Table:
     """The per-question metrics of an opened log (a file, shards, or a table in memory)."""
-    path = run.path
+    path, k = run.path, scoring.k
     if k is None and "relevant_ids" in run.columns and "context_ids" not in run.columns:
         raise InputError(
             f"{path}: no context_ids column, so the prompt cutoff is unknown; pass --k with the "
@@ -72,19 +111,23 @@ def metrics_of(run: RunFile, k: int | None, gain: str) -> pa.Table:
         )
     db = RunDatabase(run)
     try:
-        db.prepare(k)
-        score_questions(db, k, gain == "exponential")
+        db.prepare(k, scoring.span_coverage)
+        score_questions(db, k, scoring.gain == "exponential")
         frame = db.frame("run_metrics")
     finally:
         db.close()
-    present = [m for m in names(RETRIEVAL, ANSWER) if frame[m].notna().any()]
+    present = [m for m in METRICS if frame[m].notna().any()]
     if not present and not _scorable(run.columns):
         raise InputError(
             f"{path}: no metric can be computed; the log needs relevant_ids with "
-            "retrieved_ids or context_ids, or correct, or faithfulness"
+            "retrieved_ids or context_ids, relevant_spans with retrieved_spans or context_spans, "
+            "or correct, or faithfulness"
         )
-    absent = [m for m in names(RETRIEVAL, ANSWER) if m not in present]
-    return pa.Table.from_pandas(frame.drop(columns=absent), preserve_index=False)
+    spans = "relevant_spans" in run.columns
+    absent = [m for m in METRICS if m not in present] + ([] if spans else ["prompt_chars"])
+    table = pa.Table.from_pandas(frame.drop(columns=absent), preserve_index=False)
+    settings = {m: scoring.of(m, spans) for m in present}
+    return table.replace_schema_metadata({SCORING_KEY: json.dumps(settings)})
 
 
 def _scorable(columns: frozenset[str]) -> bool:
@@ -97,18 +140,22 @@ def _scorable(columns: frozenset[str]) -> bool:
 
 def metric_names(table: pa.Table) -> list[str]:
     """The metric columns of a per-question table, in report order."""
-    return [m for m in names(RETRIEVAL, ANSWER) if m in table.column_names]
+    return [m for m in METRICS if m in table.column_names]
 
 
 def sums_table(table: pa.Table, n_boot: int, seed: int) -> pa.Table:
-    """The partial sums of every metric of a per-question table, one row per metric."""
+    """The partial sums of every metric of a per-question table (of ``metrics_of``), one row
+    per metric."""
     names = metric_names(table)
     if not names:
         return SUMS_SCHEMA.empty_table()
     values = np.column_stack([table[m].to_numpy(zero_copy_only=False).astype(float) for m in names])
     ids = table["question_id"].to_pylist()
     sums = partial_sums_by_column(ids, values, n_boot, seed)
-    return sums_rows(dict(zip(names, sums, strict=True)))
+    settings = json.loads(table.schema.metadata[SCORING_KEY.encode()])
+    return sums_rows(
+        {m: MetricSums(tuple(settings[m]), s) for m, s in zip(names, sums, strict=True)}
+    )
 
 
 def _parquet(table: pa.Table) -> bytes:
@@ -134,7 +181,7 @@ def write_metrics(
     write_all(files, inputs=[log])
 
 
-def read_sums(path: Path) -> dict[str, PartialSums]:
+def read_sums(path: Path) -> dict[str, MetricSums]:
     """The partial sums a ``metrics --partial-sums`` file holds, by metric."""
     if not path.is_file():
         what = "is a folder" if path.is_dir() else "no such file"
@@ -144,34 +191,50 @@ def read_sums(path: Path) -> dict[str, PartialSums]:
     except (OSError, pa.ArrowException) as error:
         raise InputError(f"{path}: cannot be read as partial sums ({error})") from None
     if not SUMS_SCHEMA.equals(table.schema):
+        earlier = {"metric", "weighted"} <= set(table.column_names)
         raise InputError(
-            f"{path}: not a file of partial sums; write one with ragreport metrics --partial-sums"
+            f"{path}: "
+            + (
+                "partial sums without the options they were scored with (an earlier ragreport)"
+                if earlier
+                else "not a file of partial sums"
+            )
+            + "; write one with ragreport metrics --partial-sums"
         )
     return sums_by_metric(table)
 
 
-def sums_by_metric(table: pa.Table) -> dict[str, PartialSums]:
-    """The rows of a sums table as PartialSums, by metric (one row per metric)."""
+def sums_by_metric(table: pa.Table) -> dict[str, MetricSums]:
+    """The rows of a sums table by metric (one row per metric)."""
     return {row["metric"]: sums_of_row(row) for row in table.to_pylist()}
 
 
-def sums_of_row(row: dict[str, Any]) -> PartialSums:
-    return PartialSums(
-        seed=row["seed"],
-        n=row["n"],
-        total=row["total"],
-        key_sum=row["key_sum"],
-        weighted=np.array(row["weighted"], dtype=np.int64),
-        weights=np.array(row["weights"], dtype=np.int64),
+def sums_of_row(row: dict[str, Any]) -> MetricSums:
+    return MetricSums(
+        (row["k"], row["gain"], row["span_coverage"]),
+        PartialSums(
+            seed=row["seed"],
+            n=row["n"],
+            total=row["total"],
+            key_sum=row["key_sum"],
+            weighted=np.array(row["weighted"], dtype=np.int64),
+            weights=np.array(row["weights"], dtype=np.int64),
+        ),
     )
 
 
-def sums_rows(sums: dict[str, PartialSums]) -> pa.Table:
+def sums_rows(sums: dict[str, MetricSums]) -> pa.Table:
     """Partial sums by metric as the table a sums file holds."""
-    return pa.Table.from_pylist(
-        [
+    rows = []
+    for name, m in sums.items():
+        k, gain, coverage = m.scoring
+        s = m.sums
+        rows.append(
             {
                 "metric": name,
+                "k": k,
+                "gain": gain,
+                "span_coverage": coverage,
                 "seed": s.seed,
                 "n": s.n,
                 "total": s.total,
@@ -179,30 +242,68 @@ def sums_rows(sums: dict[str, PartialSums]) -> pa.Table:
                 "weighted": s.weighted.tolist(),
                 "weights": s.weights.tolist(),
             }
-            for name, s in sums.items()
-        ],
-        schema=SUMS_SCHEMA,
-    )
+        )
+    return pa.Table.from_pylist(rows, schema=SUMS_SCHEMA)
 
 
 @dataclass(frozen=True)
 class MergedMetric:
-    """One metric over every shard: each run's mean with its interval, and B - A's."""
+    """One metric over every shard: each run's mean with its interval, and B - A's (None when
+    one run lacks the metric or the runs' sums cover different questions: ``why`` says which)."""
 
-    metric: str
-    a: Interval
-    b: Interval
-    diff: Interval
+    name: str  # public name: ndcg@5 when scored at --k 5
+    a: Interval | None  # None: not in the run's sums
+    b: Interval | None
+    diff: Interval | None
+    why: str  # why there is no difference
 
 
-def _check_disjoint(parts: Sequence[Path], shards: Sequence[dict[str, PartialSums]]) -> None:
+def _described(scoring: Settings, other: Settings) -> str:
+    """The options of ``scoring`` that differ from ``other``'s, as the flags that set them."""
+    k, gain, coverage = scoring
+    parts = []
+    if k != other[0]:
+        parts.append(f"--k {k}" if k is not None else "no --k (each question's context_ids)")
+    if gain != other[1]:
+        parts.append(f"--gain {gain}")
+    if coverage != other[2]:
+        parts.append(f"--span-coverage {coverage:g}" if coverage is not None else "no span labels")
+    return ", ".join(parts)
+
+
+def _check_shared(parts: Sequence[Path], shards: Sequence[dict[str, MetricSums]]) -> None:
+    """Refuse shards (of either run) computed with another seed, number of replicates or
+    scoring option than the first that has the metric: their sums do not add up, or add up
+    to a mixture."""
+    drawn: tuple[Path, PartialSums] | None = None
+    scored: dict[str, tuple[Path, Settings]] = {}
+    for path, shard in zip(parts, shards, strict=True):
+        for metric, m in shard.items():
+            drawn = drawn or (path, m.sums)
+            first, s = drawn
+            if (m.sums.seed, m.sums.n_boot) != (s.seed, s.n_boot):
+                raise InputError(
+                    f"{path}: partial sums of seed {m.sums.seed} with {m.sums.n_boot} "
+                    f"replicates, but {first} has seed {s.seed} with {s.n_boot}; compute every "
+                    "shard of both runs with the same --seed and --n-boot"
+                )
+            first, scoring = scored.setdefault(metric, (path, m.scoring))
+            if m.scoring != scoring:
+                raise InputError(
+                    f"{path}: {metric} scored with {_described(m.scoring, scoring)}, but {first} "
+                    f"with {_described(scoring, m.scoring)}; score every shard of both runs with "
+                    "the same --k, --gain and --span-coverage"
+                )
+
+
+def _check_disjoint(parts: Sequence[Path], shards: Sequence[dict[str, MetricSums]]) -> None:
     """Refuse a shard given twice (or a copy of one): two shards of distinct questions have
     the same key sum with probability 2^-64. Shards that share only some questions cannot be
     told from their sums."""
     seen: dict[tuple[str, int, int], int] = {}
     for i, shard in enumerate(shards):
-        for metric, sums in shard.items():
-            first = seen.setdefault((metric, sums.n, sums.key_sum), i)
+        for metric, m in shard.items():
+            first = seen.setdefault((metric, m.sums.n, m.sums.key_sum), i)
             if first != i:
                 raise InputError(
                     f"{parts[i]}: holds the same questions as {parts[first]}; pass each shard "
@@ -214,13 +315,15 @@ def merge_runs(
     a_parts: Sequence[Path], b_parts: Sequence[Path], confidence: float
 ) -> list[MergedMetric]:
     """Add each run's shards, then take the intervals of the metrics both runs have. A shard
-    without a metric (none of its questions has a value) adds no question to it."""
+    without a metric (none of its questions has a value) adds no question to it; a metric whose
+    runs cover different questions gets each run's interval, not B - A's."""
+    read = [[read_sums(p) for p in parts] for parts in (a_parts, b_parts)]
+    _check_shared([*a_parts, *b_parts], [*read[0], *read[1]])
     runs = []
-    for parts in (a_parts, b_parts):
-        shards = [read_sums(p) for p in parts]
+    for parts, shards in zip((a_parts, b_parts), read, strict=True):
         _check_disjoint(parts, shards)
-        logged = [m for m in names(RETRIEVAL, ANSWER) if any(m in s for s in shards)]
-        runs.append({m: merge([s[m] for s in shards if m in s]) for m in logged})
+        logged = [m for m in METRICS if any(m in s for s in shards)]
+        runs.append({m: merge([s[m].sums for s in shards if m in s]) for m in logged})
     a, b = runs
     both = [metric for metric in a if metric in b]
     if not both:
@@ -228,12 +331,39 @@ def merge_runs(
             f"no metric has partial sums in both runs (A: {', '.join(a) or 'none'}; B: "
             f"{', '.join(b) or 'none'}); pass the sums of shards that hold questions with values"
         )
-    return [
-        MergedMetric(
-            metric,
-            percentile_interval(a[metric], confidence),
-            percentile_interval(b[metric], confidence),
-            percentile_interval(difference(a[metric], b[metric]), confidence),
+    paired = [metric for metric in both if same_questions(a[metric], b[metric])]
+    if not paired:
+        first = both[0]
+        raise InputError(
+            f"the runs' partial sums cover different questions ({a[first].n} and "
+            f"{b[first].n} with {first}); compute both runs over the same questions"
         )
-        for metric in both
+    scoring = {m: s.scoring for shards in read for shard in shards for m, s in shard.items()}
+    return [
+        _merged(metric, scoring[metric][0], a, b, metric in paired, confidence)
+        for metric in METRICS
+        if metric in a or metric in b
     ]
+
+
+def _merged(
+    metric: str,
+    k: int | None,
+    a: dict[str, PartialSums],
+    b: dict[str, PartialSums],
+    paired: bool,
+    confidence: float,
+) -> MergedMetric:
+    """One metric of the runs' merged sums (``paired``: over the same questions in both)."""
+    name = public_name(BY_NAME[metric], k) if k is not None else metric
+    a_run, b_run = (
+        percentile_interval(run[metric], confidence) if metric in run else None for run in (a, b)
+    )
+    if paired:
+        diff = percentile_interval(difference(a[metric], b[metric]), confidence)
+        return MergedMetric(name, a_run, b_run, diff, "")
+    if metric in a and metric in b:
+        why = f"the runs' sums cover different questions ({a[metric].n} and {b[metric].n})"
+    else:
+        why = f"in run {'A' if metric in a else 'B'}'s sums only"
+    return MergedMetric(name, a_run, b_run, None, why)

@@ -258,6 +258,7 @@ def test_the_tables_of_a_log_over_one_batch_are_compressed_once_read(tmp_path):
             database.prepare(None)
             database.execute("question_metrics", k=None, exponential=True)
             database.execute("question_means")
+            database.execute("question_chars")
             database.drop("question_metrics")  # a TEMP table, in batches
             rows.append(database.pairs("answer_stage", k=None))
             return database.con.execute(
@@ -294,6 +295,7 @@ def test_ranking_depth(db):
 def test_paired(db):
     db.execute("question_metrics", k=2, exponential=True)
     db.execute("question_means")
+    db.execute("question_chars")
     p = db.frame("paired")
     assert p["question_id"].tolist() == ["q1", "q2"]
     assert {"k_a", "k_b", "n_relevant_a", "answerable_b", "correct_a", "ndcg_b"} <= set(p.columns)
@@ -449,6 +451,7 @@ def test_span_chars(tmp_path: Path):
     db = _span_db(tmp_path)
     db.execute("question_metrics", k=3, exponential=False)
     db.execute("question_means")
+    db.execute("question_chars")
     got = db.frame("paired")
     # labels d1[0,20) and d1[40,50): 30 characters; prompt d1[0,45) d1[45,60) d1[100,110): 70;
     # labelled characters in it: 20 + 5 + 5 = 30
@@ -461,6 +464,29 @@ def test_span_chars(tmp_path: Path):
         pytest.approx(30 / 70),
     )
     db.close()
+
+
+def test_question_chars(tmp_path: Path):
+    """Two samples of one question: prompts d1[0,10) (all 10 of the label d1[0,20): evidence
+    recall 0.5, precision 1) and d1[10,50) (the other 10 of 40: 0.5 and 0.25); the question's
+    measures are the samples' means."""
+    label = [{"doc_id": "d1", "start": 0, "end": 20, "grade": 1}]
+    rows = [
+        {"question_id": "q1", "sample": "1", "relevant_spans": label,
+         "context_spans": [{"doc_id": "d1", "start": 0, "end": 10}]},
+        {"question_id": "q1", "sample": "2", "relevant_spans": label,
+         "context_spans": [{"doc_id": "d1", "start": 10, "end": 50}]},
+    ]  # fmt: skip
+    path = tmp_path / "spans.parquet"
+    pd.DataFrame(rows).to_parquet(path)
+    db = RunDatabase(open_run(path, "A"))
+    db.prepare(None)
+    db.execute("question_chars")
+    got = db.con.execute("SELECT * FROM question_chars").df().iloc[0]
+    db.close()
+    assert (got.run, got.question_id) == ("a", "q1")
+    assert (got.evidence_recall, got.context_precision, got.prompt_chars) == (0.5, 0.625, 25)
+    assert got.evidence_iou == pytest.approx((10 / 20 + 10 / 50) / 2)
 
 
 def test_span_chars_of_a_null_prompt_are_unknown(tmp_path: Path):
@@ -517,6 +543,7 @@ def sampled(tmp_path: Path):
     database.prepare(None)
     database.execute("question_metrics", k=None, exponential=True)
     database.execute("question_means")
+    database.execute("question_chars")
     yield database
     database.close()
 
@@ -575,11 +602,13 @@ def test_run_metrics(tmp_path: Path):
     database.prepare(None)
     database.execute("question_metrics", k=None, exponential=True)
     database.execute("question_means")  # one sample per question: the same scores
+    database.execute("question_chars")
     m = database.frame("run_metrics")
     database.close()
     assert list(m.columns) == [
-        "question_id", "slice", "k", "n_relevant", "recall", "precision", "hit", "mrr", "ndcg",
-        "map", "rprec", "all", "correct", "faithfulness", "answerable",
+        "question_id", "slice", "k", "n_relevant", "prompt_chars", "recall", "precision", "hit",
+        "mrr", "ndcg", "map", "rprec", "all", "evidence_recall", "context_precision",
+        "evidence_iou", "correct", "faithfulness", "answerable",
     ]  # fmt: skip
     assert m.question_id.tolist() == ["q1", "q2", "q3"]  # file order
     # q1's context p1, p2, p2: one of its two relevant passages, first at rank 2

@@ -70,18 +70,19 @@ def test_paired_sql_has_a_column_pair_for_every_metric_and_no_other(scored):
 
 def test_question_means_has_every_per_answer_metric(scored):
     means = set(scored.con.execute("SELECT * FROM question_means LIMIT 0").df().columns)
-    assert set(names(RETRIEVAL, ANSWER)) <= means  # the character measures: span_chars.sql
+    assert set(names(RETRIEVAL, ANSWER)) <= means  # the character measures: question_chars
 
 
 def test_run_metrics_sql_has_every_metric_ragreport_metrics_writes(scored):
     columns = list(scored.frame("run_metrics").columns)
-    assert [c for c in columns if c in BY_NAME] == list(names(RETRIEVAL, ANSWER))
+    assert [c for c in columns if c in BY_NAME] == list(names(RETRIEVAL, CONTEXT, ANSWER))
 
 
 def test_span_chars_fill_the_character_metrics(tmp_path: Path):
     db = _span_db(tmp_path)
     db.execute("question_metrics", k=3, exponential=False)
     db.execute("question_means")
+    db.execute("question_chars")
     paired = db.frame("paired")
     db.close()
     for m in names(CONTEXT):

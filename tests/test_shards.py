@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 import reference as ref
@@ -86,10 +87,10 @@ def test_shards_add_up_to_the_whole_log_bit_for_bit(shards):
         "--partial-sums", whole, "--n-boot", N_BOOT, "--seed", 9,
     )  # fmt: skip
     assert result.exit_code == 0, result.output
-    unsharded = read_sums(whole)
+    unsharded = {m: s.sums for m, s in read_sums(whole).items()}
     parts = [read_sums(p) for p in paths["a"]]
     for metric, sums in unsharded.items():
-        merged = merge([p[metric] for p in parts])
+        merged = merge([p[metric].sums for p in parts])
         assert np.array_equal(merged.weighted, sums.weighted), metric
         assert np.array_equal(merged.weights, sums.weights), metric
         assert percentile_interval(merged, 0.9) == percentile_interval(sums, 0.9)
@@ -115,6 +116,141 @@ def test_merge_prints_the_difference_and_its_interval(shards):
     low, high = numbers[3:5]
     assert low <= b - a <= high and low < high
     assert line.endswith(f"over {len(labelled)} questions")
+
+
+def sums_of(folder, log, name, *options):
+    """``ragreport metrics`` of ``log`` with partial sums (seed 9, N_BOOT replicates)."""
+    sums = folder / f"{name}.sums.parquet"
+    result = invoke(
+        "metrics", log, "-o", folder / f"{name}.metrics.parquet", "--partial-sums", sums,
+        "--n-boot", N_BOOT, "--seed", 9, *options,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    return sums
+
+
+def test_merge_names_retrieval_metrics_at_the_k_they_were_scored(shards, write_log):
+    folder, _ = shards
+    a, b = (sums_of(folder, folder / f"{run}.parquet", f"{run}k2", "--k", 2) for run in "ab")
+    result = invoke("merge", "--a", a, "--b", b)
+    assert result.exit_code == 0, result.output
+    names = [line.split(":")[0] for line in result.output.splitlines()]
+    assert names == ["recall@2", "precision@2", "hit@2", "mrr@2", "ndcg@2", "map@2"] + [
+        "rprec@2",
+        "all@2",
+        "correct",
+    ]
+
+
+@pytest.mark.parametrize(
+    "options, said",
+    [
+        (("--k", 2), "recall scored with --k 2, but {first} with no --k (each question's "),
+        (("--gain", "linear"), "ndcg scored with --gain linear, but {first} with --gain exp"),
+    ],
+)
+def test_merge_refuses_shards_scored_with_other_options(shards, options, said):
+    folder, paths = shards
+    other = sums_of(folder, folder / "b2.parquet", "b2-other", *options)
+    result = invoke("merge", *[f"--a={p}" for p in paths["a"]], "--b", paths["b"][0],
+                    "--b", paths["b"][1], "--b", other)  # fmt: skip
+    assert result.exit_code == 2
+    assert result.output.startswith(f"ragreport: error: {other}: ")
+    assert said.format(first=paths["a"][0]) in result.output
+    assert len(result.output.splitlines()) == 1
+
+
+def test_merge_names_both_files_of_another_seed(shards):
+    folder, paths = shards
+    other = folder / "b0.seed.parquet"
+    result = invoke(
+        "metrics", folder / "b0.parquet", "-o", folder / "b0.m.parquet", "--partial-sums",
+        other, "--n-boot", N_BOOT, "--seed", 10,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    result = invoke("merge", *[f"--a={p}" for p in paths["a"]], "--b", other,
+                    "--b", paths["b"][1], "--b", paths["b"][2])  # fmt: skip
+    assert result.exit_code == 2
+    assert result.output == (
+        f"ragreport: error: {other}: partial sums of seed 10 with {N_BOOT} replicates, but "
+        f"{paths['a'][0]} has seed 9 with {N_BOOT}; compute every shard of both runs with the "
+        "same --seed and --n-boot\n"
+    )
+
+
+def test_a_metric_over_other_questions_is_printed_without_a_difference(tmp_path, write_log):
+    """Faithfulness judged on 19 of B's 20 questions: correct is still compared, faithfulness
+    gets each run's mean and the reason it has no B - A."""
+    logs = {}
+    for run in "ab":
+        log = [
+            {"question_id": f"q{i}", "correct": (i + (run == "b")) % 2 == 0,
+             "faithfulness": None if run == "b" and i == 3 else (i % 4) / 4}
+            for i in range(20)
+        ]  # fmt: skip
+        logs[run] = sums_of(tmp_path, write_log(tmp_path / f"{run}.parquet", log), run)
+    result = invoke("merge", "--a", logs["a"], "--b", logs["b"])
+    assert result.exit_code == 0, result.output
+    correct, faithfulness = result.output.splitlines()
+    assert correct.startswith("correct: A 0.5000 B 0.5000 B - A +0.0000 [")
+    a = np.mean([(i % 4) / 4 for i in range(20)])
+    b = np.mean([(i % 4) / 4 for i in range(20) if i != 3])
+    assert faithfulness == (
+        f"faithfulness: A {a:.4f} B {b:.4f}; no B - A: the runs' sums cover different "
+        "questions (20 and 19)"
+    )
+
+
+def test_a_metric_of_one_run_only_is_named(tmp_path, write_log):
+    logs = {}
+    for run in "ab":
+        log = [{"question_id": f"q{i}", "correct": i % 3 == 0} for i in range(12)]
+        if run == "a":
+            for row in log:
+                row["faithfulness"] = 0.5
+        logs[run] = sums_of(tmp_path, write_log(tmp_path / f"{run}.parquet", log), run)
+    result = invoke("merge", "--a", logs["a"], "--b", logs["b"])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[1] == (
+        "faithfulness: A 0.5000; no B - A: in run A's sums only"
+    )
+
+
+def test_span_logs_get_the_character_measures_and_the_span_coverage(tmp_path):
+    """One label of 100 characters; the prompt holds a passage with 40 of them and 60 others
+    (0.4 of the label: relevant at --span-coverage 0.3, not at 0.5)."""
+    log = [
+        {
+            "question_id": "q1",
+            "relevant_spans": [{"doc_id": "d", "start": 100, "end": 200, "grade": 1}],
+            "context_spans": [{"doc_id": "d", "start": 160, "end": 260}],
+        }
+    ]
+    path = tmp_path / "spans.parquet"
+    pd.DataFrame(log).to_parquet(path)
+    for coverage, recall in ((0.3, 1.0), (0.5, 0.0)):
+        sums = sums_of(tmp_path, path, f"c{coverage}", "--span-coverage", coverage)
+        (row,) = pq.read_table(str(sums).replace(".sums.", ".metrics.")).to_pylist()
+        assert row["recall"] == recall
+        assert (row["evidence_recall"], row["context_precision"]) == (0.4, 0.4)
+        assert row["evidence_iou"] == pytest.approx(40 / 160)
+        assert row["prompt_chars"] == 100
+        scored = {m: s.scoring for m, s in read_sums(sums).items()}
+        assert scored["recall"] == (None, None, coverage)
+        assert scored["ndcg"] == (None, "exponential", coverage)
+        assert scored["evidence_recall"] == (None, None, None)
+
+
+def test_merge_refuses_sums_written_without_their_options(shards):
+    folder, paths = shards
+    old = folder / "old.sums.parquet"
+    pq.write_table(pq.read_table(paths["a"][0]).drop(["k", "gain", "span_coverage"]), old)
+    result = invoke("merge", "--a", old, "--b", paths["b"][0])
+    assert result.exit_code == 2
+    assert result.output == (
+        f"ragreport: error: {old}: partial sums without the options they were scored with (an "
+        "earlier ragreport); write one with ragreport metrics --partial-sums\n"
+    )
 
 
 def test_merge_refuses_runs_over_different_questions(shards):

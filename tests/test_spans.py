@@ -58,6 +58,7 @@ def _metrics(a: Path, b: Path, k: int | None, coverage: float = 0.0) -> pd.DataF
         db.execute("question_metrics", k=k, exponential=True)
         db.execute("span_precision", k=k)
         db.execute("question_means")
+        db.execute("question_chars")
         return db.frame("paired").set_index("question_id")
     finally:
         db.close()

@@ -193,10 +193,11 @@ def plan(runs: tuple[RunFile, RunFile], options: Options) -> Plan:
 def score_questions(db: RunDatabase, cutoff: int | None, exponential: bool) -> None:
     """Score every question of every run (after ``db.prepare``) at the prompt cutoff (None: its
     context_ids): each answer, the precision of span-labelled questions, then the mean over a
-    question's samples (table question_means)."""
+    question's samples (tables question_means and question_chars)."""
     db.execute("question_metrics", k=cutoff, exponential=exponential)
     db.execute("span_precision", k=cutoff)
     db.execute("question_means")
+    db.execute("question_chars")
 
 
 def score_run(run: RunFile, options: Options, keep: list[str] | None = None) -> ScoredRun:
@@ -255,7 +256,7 @@ def compute_tables(db: RunDatabase, options: Options, curve: bool = True) -> Met
         )
     spreads = decompose(db, metrics) if sampled else ()  # scores: the logs' own averages
     # paired holds them now; the curve and the sections after read facts and relevant
-    db.drop("question_metrics", "question_means")
+    db.drop("question_metrics", "question_means", "question_chars")
     by_k = None
     if curve and retrieval and p.has_retrieved:
         depth = db.frame("ranking_depth")["depth"].iloc[0]  # NULL: every ranking is null

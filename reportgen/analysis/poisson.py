@@ -224,6 +224,11 @@ def merge(parts: Sequence[PartialSums]) -> PartialSums:
     )
 
 
+def same_questions(a: PartialSums, b: PartialSums) -> bool:
+    """Whether two runs' sums cover the same questions (their key sums and weights agree)."""
+    return (a.n, a.key_sum) == (b.n, b.key_sum) and np.array_equal(a.weights, b.weights)
+
+
 def difference(a: PartialSums, b: PartialSums) -> PartialSums:
     """The sums of B - A per question from each run's sums over the same questions (the weights
     depend on the question alone, so the runs' weighted sums subtract)."""
@@ -232,7 +237,7 @@ def difference(a: PartialSums, b: PartialSums) -> PartialSums:
             f"run A's partial sums have seed {a.seed} and {a.n_boot} replicates, run B's seed "
             f"{b.seed} and {b.n_boot}; compute both runs with the same --seed and --n-boot"
         )
-    if (a.n, a.key_sum) != (b.n, b.key_sum) or not np.array_equal(a.weights, b.weights):
+    if not same_questions(a, b):
         raise InputError(
             f"the runs' partial sums cover different questions ({a.n} and {b.n}); compute "
             "both runs over the same questions, with the same --seed and --n-boot"

@@ -58,6 +58,7 @@ SCORED_TABLES = (
     "relevant",
     "question_metrics",
     "question_means",
+    "question_chars",
 )
 
 
