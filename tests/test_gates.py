@@ -31,9 +31,13 @@ SAMPLE_A = ROOT / "sample_runs" / "fare_rules_a_baseline.parquet"
 SAMPLE_B = ROOT / "sample_runs" / "fare_rules_b_reranker.parquet"
 
 
-def interval(diff: float, low: float, high: float, n: int = 100) -> MetricComparison:
+def interval(
+    diff: float, low: float, high: float, n: int = 100, p: float | None = None
+) -> MetricComparison:
+    """A comparison with this interval; its test's p agrees with it at 95% unless given."""
+    p = (0.01 if low > 0 or high < 0 else 0.5) if p is None else p
     return MetricComparison(
-        "m", n, 0.5, 0.5 + diff, diff, low, high, 0, 0, n, 1.0, None, None, "test", "interval", 0.1
+        "m", n, 0.5, 0.5 + diff, diff, low, high, 0, 0, n, p, None, None, "test", "interval", 0.1
     )
 
 
@@ -119,6 +123,30 @@ def test_bad_rules_say_why(text, needle):
 )
 def test_rule_verdicts(text, low, high, outcome):
     assert judge(text, low, high)[0] == outcome
+
+
+@pytest.mark.parametrize(
+    ("text", "low", "high", "outcome"),
+    [
+        ("correct > 0", 1.0, 1.0, "inconclusive"),  # two questions, both fixed: p 0.5
+        ("correct >= 0.1", 0.5, 1.0, "inconclusive"),
+        ("latency_ms < 0", -20, -10, "inconclusive"),
+        ("correct >= 0", 1.0, 1.0, "pass"),  # no worse than A needs no difference
+        ("correct >= -0.02", 1.0, 1.0, "pass"),
+        ("correct > 0", -1.0, -1.0, "fail"),
+    ],
+)
+def test_a_difference_the_test_does_not_find_passes_no_superiority_rule(text, low, high, outcome):
+    rule = parse_rule(text)
+    c = interval((low + high) / 2, low, high, n=2, p=0.5)
+    candidate = Candidate("B", {rule.metric: c}, {rule.metric: c}, {})
+    (result,) = evaluate(Requirements((rule,), "fail"), [candidate], 0.95).results
+    assert result.outcome == outcome
+    if outcome == "inconclusive":
+        assert result.detail.endswith(
+            "but the test test of no difference gives p = 0.5 (over 2 questions), so the "
+            "interval and the test disagree"
+        )
 
 
 def test_inconclusive_counts_as_the_policy_says():
@@ -671,3 +699,17 @@ def test_a_candidate_mean_interval_stays_in_the_metric_s_range(tmp_path):
     (result,) = json.loads((folder / "r.json").read_text())["gate"]["results"]
     assert result["estimate"] == pytest.approx(1 / 3)
     assert 0 <= result["low"] <= result["high"] <= 1
+
+
+def test_two_questions_both_fixed_pass_no_gate_and_claim_no_difference(tmp_path):
+    """Both questions fixed: the bootstrap interval is [+1, +1], McNemar's exact p 0.5. The
+    verdict says no evidence (borderline) and 'correct > 0' is inconclusive, failing the job."""
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    pd.DataFrame({"question_id": ["q1", "q2"], "correct": [False, False]}).to_parquet(a)
+    pd.DataFrame({"question_id": ["q1", "q2"], "correct": [True, True]}).to_parquet(b)
+    code, out, err, folder = compare(tmp_path, a, b, "--require", "correct > 0")
+    assert code == 1, err
+    assert "inconclusive (counts as fail)  B  correct > 0: difference 1, interval [1, 1]" in out
+    doc = two_run_view(json.loads((folder / "r.json").read_text()))
+    assert doc["verdict"]["outcome"] == "no evidence of a difference"
+    assert "disagree at 95%, so the evidence is borderline" in doc["verdict"]["reason"]

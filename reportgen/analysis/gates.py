@@ -287,6 +287,14 @@ def _judge(op: str, margin: float, low: float, high: float) -> str:
     return PASS if holds else FAIL if breaks else INCONCLUSIVE
 
 
+def _excludes_zero(rule: Rule) -> bool:
+    """Whether the rule holds only where B differs from A ('correct > 0', 'ndcg@5 >= 0.02'):
+    then the paired test of no difference, the report's, must reject too. A degenerate
+    interval, such as [+1, +1] from two questions both fixed, would pass it alone."""
+    m = rule.margin
+    return {">": m >= 0, ">=": m > 0, "<": m <= 0, "<=": m < 0}.get(rule.op, False)
+
+
 def _has_interval(c: MetricComparison) -> bool:
     return not (math.isnan(c.ci_low) or math.isnan(c.ci_high))
 
@@ -416,6 +424,17 @@ def _evaluate_rule(rule: Rule, candidate: Candidate, confidence: float) -> RuleR
         return _unscored(rule, candidate, "no question scored")
     outcome = _judge(rule.op, rule.margin, c.ci_low, c.ci_high)
     detail = _bound_sentence(rule, c, what, level)
+    if (
+        outcome == PASS
+        and rule.kind != CANDIDATE
+        and _excludes_zero(rule)
+        and c.p >= 1 - confidence
+    ):
+        outcome = INCONCLUSIVE
+        detail += (
+            f"; but the {c.test} test of no difference gives p = {c.p:.3g} (over "
+            f"{fmt_count(c.n, 'question')}), so the interval and the test disagree"
+        )
     return RuleResult(
         rule.text, candidate.label, outcome, outcome, c.diff, c.ci_low, c.ci_high, detail
     )
