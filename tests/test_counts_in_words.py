@@ -57,7 +57,7 @@ def run(folder: Path, logs: list[list[dict]], *options: str) -> tuple[str, str, 
             1,
             [
                 "Golden-set audit 1 paired question: under 50",
-                "B wins on 1 question, loses on 0 and ties on 0;",
+                "B wins on 1 question, loses on 0 and ties on 0.",
                 "they differ on 0 of 1 question.",
                 "Run A (1 question)",
                 "Run B (1 question)",

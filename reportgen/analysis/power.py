@@ -115,9 +115,20 @@ def power_of(c: MetricComparison, confidence: float) -> Power:
             f"One {'cluster' if c.clusters else 'question'} has no spread to measure a "
             "difference against: only a larger set can tell."
             if discordant
-            else "Nothing to measure a difference against: no larger set would settle it."
+            else "With no question changed there is no spread to tell from how many questions "
+            "would find a difference."
         )
         return Power(c.metric, c.n, discordant, None, None, head + why)
+    if not binary and c.sd == 0:
+        return Power(
+            c.metric,
+            c.n,
+            discordant,
+            None,
+            None,
+            head + f"Every question moved by the same {_points(abs(c.diff), binary)}, so there "
+            "is no spread to tell from how many questions would find a difference.",
+        )
     # clustered questions count as n / design effect independent ones (Kish, 1965)
     inflation = c.design_effect or 1.0
     effective = max(2, int(c.n / inflation))

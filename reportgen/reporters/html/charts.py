@@ -149,8 +149,8 @@ def metric_curve(curve: pd.DataFrame, named_cutoff: int, colours: RunColours) ->
             columns=3,
         )
         .properties(
-            title=f"Which run wins depends on k: the prompt holds k = {named_cutoff} "
-            f"(dashed); the shaded part is headroom, not quality.{drawn}"
+            title=f"Read each metric at the prompt's k = {named_cutoff} (dashed): the "
+            f"shaded part past it is headroom, not quality.{drawn}"
         )
         .to_dict(validate=False)
     )

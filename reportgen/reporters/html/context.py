@@ -283,7 +283,8 @@ def _charts(result: Comparison, colours: RunColours) -> list[Chart]:
             id="differences",
             title=f"Per-question differences in {result.headline}",
             reading=f"B wins on {fmt_count(c.wins, 'question')}, loses on {c.losses} and ties on "
-            f"{c.ties}; the mean hides the losses, so read both sides.",
+            f"{c.ties}"
+            + ("; the mean hides the losses, so read both sides." if c.wins and c.losses else "."),
             spec=charts.differences(ids, diff[keep], result.headline, _higher_is_better(result, c)),
         )
     ]
@@ -305,7 +306,11 @@ def _charts(result: Comparison, colours: RunColours) -> list[Chart]:
                 ),
             )
         )
-    zero_inside = f"zero is {'inside' if c.ci_low <= 0 <= c.ci_high else 'outside'} it."
+    zero_inside = (
+        f"zero is {'inside' if c.ci_low <= 0 <= c.ci_high else 'outside'} it."
+        if not np.isnan(c.ci_low)
+        else ""
+    )
     interval = fmt_interval(c.ci_low, c.ci_high)
     normal = c.interval == NORMAL_LIMIT
     out.append(
@@ -317,7 +322,10 @@ def _charts(result: Comparison, colours: RunColours) -> list[Chart]:
             f"{fmt_count(c.n, 'question')}) lies in {interval}; {zero_inside} The bars are "
             f"{len(result.headline_means):,} draws of it."
             if normal
-            else f"{label} of resampled differences lie in {interval}; {zero_inside}",
+            else f"{label} of resampled differences lie in {interval}; {zero_inside}"
+            if zero_inside
+            else f"One {'question' if c.clusters is None else 'cluster'} gives no interval: every "
+            "resample is its one difference.",
             spec=charts.bootstrap(
                 result.headline_means,
                 c.diff,

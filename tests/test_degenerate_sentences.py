@@ -1,0 +1,62 @@
+"""The page's sentences on legal but degenerate logs (one question, no change, every question
+moved alike, identical runs): each says only what the numbers show."""
+
+from __future__ import annotations
+
+import pandas as pd
+from test_diag_pages import page_text
+
+
+def _logs(tmp_path, a: dict, b: dict):
+    paths = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    for path, columns in zip(paths, (a, b), strict=True):
+        pd.DataFrame(columns).to_parquet(path)
+    return paths
+
+
+def test_one_question_has_no_interval_and_no_zero_outside_it(tmp_path, compare):
+    paths = _logs(tmp_path, {"question_id": ["q1"], "correct": [False]},
+                  {"question_id": ["q1"], "correct": [False]})  # fmt: skip
+    compare(*paths, tmp_path / "out")
+    text = page_text(tmp_path / "out" / "report.html")
+    assert "One question gives no interval: every resample is its one difference." in text
+    assert "lie in none" not in text and "zero is outside" not in text
+    assert (
+        "The only question did not change on correct between A and B. With no question changed "
+        "there is no spread to tell from how many questions would find a difference." in text
+    )
+    assert "no larger set would settle it" not in text
+    assert "B wins on 0 questions, loses on 0 and ties on 1." in text
+    assert "hides the losses" not in text
+
+
+def test_every_question_moved_alike_states_no_power_it_cannot_know(tmp_path, compare):
+    """30 questions, faithfulness +0.25 each: the resampled detectable difference is 0, which the
+    power sentence stated as 'a true difference of 0.000 would be found'."""
+    ids = [f"q{i}" for i in range(30)]
+    paths = _logs(tmp_path, {"question_id": ids, "faithfulness": [0.25] * 30},
+                  {"question_id": ids, "faithfulness": [0.5] * 30})  # fmt: skip
+    doc = compare(*paths, tmp_path / "out")
+    text = page_text(tmp_path / "out" / "report.html")
+    assert (
+        "Every question moved by the same 0.250, so there is no spread to tell from how many "
+        "questions would find a difference." in text
+    )
+    assert "A true difference of 0.000" not in text
+    assert "B wins on 30 questions, loses on 0 and ties on 0." in text
+    assert (doc["power"]["min_detectable"], doc["power"]["needed_n"]) == (None, None)
+
+
+def test_identical_runs_are_not_said_to_depend_on_k(tmp_path, compare):
+    rankings = [["p1", "p2", "p3", "p4"], ["p5", "p6", "p7", "p8"]]
+    log = {
+        "question_id": ["q1", "q2"],
+        "retrieved_ids": rankings,
+        "context_ids": [r[:2] for r in rankings],
+        "relevant_ids": [["p3"], ["p5"]],
+    }
+    paths = _logs(tmp_path, log, log)
+    compare(*paths, tmp_path / "out")
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert "Which run wins depends on k" not in page
+    assert "Read each metric at the prompt" in page
