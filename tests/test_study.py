@@ -401,6 +401,19 @@ def test_three_run_page_has_the_summary_navigation_and_each_section(three):
     assert len(ids) == len(set(ids)), "every chart id on the page is distinct"
 
 
+def test_the_page_lists_the_confidence_given_not_each_interval_s_level(three):
+    """Two candidates at --confidence 0.95: each interval is at 97.5% (Bonferroni), which the
+    family sentence says; the options list what was given, so that a re-run reproduces it."""
+    out, doc = three
+    html = (out / "r.html").read_text()
+    options = html[html.index("Options: ") :].split("<br>")[0]
+    assert "--confidence 95%" in options and "97.5%" not in options
+    assert doc["family"]["interval_confidence"] == 0.975
+    assert "each interval is at 97.5% (Bonferroni)" in html
+    # the summary's p is Holm-adjusted, each section's its own: the page says which is which
+    assert "each candidate&#39;s section gives its own p, unadjusted" in html
+
+
 def test_markdown_has_one_row_per_candidate(three):
     out, doc = three
     text = (out / "r.md").read_text()

@@ -81,7 +81,8 @@ class Family:
             f"{self.n_candidates} candidates are compared with the baseline: each interval is at "
             f"{self.interval_confidence * 100:.4g}% ({self.method}), so that all "
             f"{self.n_candidates} hold together with {self.confidence * 100:.4g}% confidence, "
-            f"and p-values are adjusted over the candidates ({self.adjustment}, per metric)."
+            f"and the summary's p-values are adjusted over the candidates ({self.adjustment}, "
+            "per metric); each candidate's section gives its own p, unadjusted."
         )
 
 

@@ -3,7 +3,7 @@ own sections: the summary table, the multiplicity and winner's-curse sentences, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pandas as pd
 
@@ -11,7 +11,7 @@ from ...comparison.study import Study
 from ...formatting import agreeing, fmt_count, fmt_diff, fmt_interval, fmt_num, fmt_p, interval_side
 from . import charts
 from .charts import Chart, RunColours
-from .context import ReportContext, RunRow, in_section
+from .context import OptionRow, ReportContext, RunRow, in_section
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,8 @@ class StudyContext:
     sections: list[CandidateSection]
     runs: list[RunRow]
     colours: dict[str, str]  # run label -> its colour on every chart
+    footer: ReportContext  # the first section's, with the options as given (each section's
+    # carry the family's interval level: 97.5% for --confidence 0.95 over two candidates)
 
 
 def _charts(study: Study, colours: dict[str, str]) -> list[Chart]:
@@ -154,4 +156,8 @@ def build_study_context(study: Study, pair_contexts: list[ReportContext]) -> Stu
         sections=sections,
         runs=[pair_contexts[0].runs[0], *(c.runs[1] for c in pair_contexts)],
         colours=colours,
+        footer=replace(
+            sections[0].context,
+            options=[OptionRow(flag, value) for flag, value in study.options.shown()],
+        ),
     )
