@@ -125,7 +125,8 @@ def test_one_human_label(tmp_path):
             [question(0, correct=True), question(1, correct=False)],
         ],
     )
-    assert "correct, both runs: Only 1 human label;" in text
+    assert "correct, A's answers only (B's have no human label): Only 1 human label;" in text
+    assert "correct, both runs" not in text
 
 
 def test_a_study_of_one_question(tmp_path):

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from test_diag_pages import page_text
 
 from reportgen.diagnosis.diagnose import Diagnosis, diagnose
 from reportgen.diagnosis.stages import Missing, cohen_kappa
@@ -661,6 +662,28 @@ def test_judge_that_favours_one_run_is_flagged(tmp_path):
     assert agreement.warning.startswith(
         "The judge agrees with humans on 100% of A's answers and 25%"
     )
+
+
+def test_human_labels_of_one_run_are_not_called_both_runs_nor_missing(tmp_path, compare):
+    """B logs human_correct but every value is null: the page's one row is A's answers, says
+    B's have none, and the section is not listed among those wanting a column."""
+    a = [row(f"q{i}", correct=i % 2 == 0, human_correct=i % 3 == 0) for i in range(6)]
+    b = [row(f"q{i}", correct=i % 2 == 0, human_correct=None) for i in range(6)]
+    paths = []
+    for name, rows in (("a", a), ("b", b)):
+        frame = pd.DataFrame(rows)
+        frame["human_correct"] = frame["human_correct"].astype("boolean")
+        frame.to_parquet(tmp_path / f"{name}.parquet")
+        paths.append(tmp_path / f"{name}.parquet")
+    doc = compare(*paths, tmp_path / "out")
+    agreement = doc["judge_agreement"]["correct"]
+    assert set(agreement["by_run"]) == {"a"} and agreement["accuracy_gap"] is None
+    assert "judge agreement" not in [m["stage"] for m in doc["missing"]]
+    text = page_text(tmp_path / "out" / "report.html")
+    # agree on q0, q1, q5 of 6: judge T F T F T F, human T F F T F F
+    assert "correct, A's answers only (B's have no human label) 6 0.500" in text
+    section = text.split("Can the judge be trusted?")[1].split("What it costs")[0]
+    assert "correct, both runs" not in section
 
 
 def test_cost_differences_and_summary(tmp_path):

@@ -147,7 +147,7 @@ def diagnose(
     transitions, moves = cell_transitions(cell["a"], cell["b"]) if cell else (None, ())
     dominant = {r: dominant_class(classes[r]) if classes else None for r in RUNS}
     judge = judge_agreement(p, supported_threshold)
-    if not (p.logged("human_correct") or p.logged("human_faithful")):
+    if not judge:  # no answer has both a judge's and a human's label
         missing.append(Missing("judge agreement", "human_correct, human_faithful"))
     cost = {}
     for column, label in COSTS.items():

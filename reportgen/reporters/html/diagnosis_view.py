@@ -223,9 +223,16 @@ def _judge_row(label: str, a: Agreement, gap: str) -> Judge:
 
 
 def _judge(result: Comparison) -> list[Judge]:
-    """Per label: both runs pooled, then each run's answers on their own."""
+    """Per label: both runs pooled, then each run's answers on their own; one row when only one
+    run's answers have human labels, saying so."""
     out = []
     for label, a in result.diagnosis.judge_agreement.items():
+        if len(a.by_run) == 1:
+            (run,) = a.by_run
+            other = "B" if run == "a" else "A"
+            only = f"{label}, {run.upper()}'s answers only ({other}'s have no human label)"
+            out.append(_judge_row(only, a, ""))
+            continue
         gap = fmt_diff(a.accuracy_gap) if a.accuracy_gap is not None else ""
         out.append(_judge_row(f"{label}, both runs", a, gap))
         out += [
