@@ -344,6 +344,31 @@ def test_recall_ceiling_and_ceilings_that_differ(tmp_path):
     assert "precision ceiling" not in doc["fairness"]
 
 
+def test_more_room_in_the_run_behind_does_not_explain_the_difference(tmp_path):
+    """As above, B's 13 four-slot prompts give it more room (recall@3 <= 0.8 against A's 0.75),
+    but they hold none of the labelled passages: B is behind, so room cannot explain B - A and
+    the caveat must not say it may."""
+    many, other = ["p1", "p2", "p3", "p4"], ["x1", "x2", "x3", "x4"]
+    a, b = two_slices()
+    a = [dict(r, relevant_ids=many, relevant_grades=[1] * 4) for r in a]
+    b = [
+        dict(r, relevant_ids=many, relevant_grades=[1] * 4)
+        | ({"context_ids": other} if i < 13 else {})
+        for i, r in enumerate(b)
+    ]
+    _, _, doc = compare(tmp_path, a, b)
+    recall = doc["fairness"]["recall ceiling"]
+    assert (recall["numbers"]["a"], recall["numbers"]["b"]) == pytest.approx((0.75, 0.8))
+    assert doc["metrics"]["recall@3"]["diff"] < 0
+    assert "may be room" not in recall["text"] and not recall["flagged"]
+    assert recall["text"] == (
+        "recall@3 cannot exceed 0.750 in A and 0.800 in B (questions have a median of 4 "
+        "relevant passages for a median of 3 slots); the runs have different room, but the run "
+        "ahead has "
+        "less of it, so room does not explain B \u2212 A."
+    )
+
+
 def test_same_low_ceiling_reads_against_itself(tmp_path):
     a, b = two_slices()  # one relevant passage, 3 slots in both runs: precision@3 <= 1/3
     _, _, doc = compare(tmp_path, a, b)

@@ -147,27 +147,49 @@ def _ceilings(tables: MetricTables, k: int) -> list[Check]:
         a, b = best["a"], best["b"]
         median = float(np.median(r["a"][scored]))
         name = f"{metric}@{k}"
+        diff = np.nanmean(p[f"{metric}_b"].to_numpy(float) - p[f"{metric}_a"].to_numpy(float))
         apart = abs(b - a) > CEILING_GAP
+        # more room in the run that comes out ahead may explain its lead; less cannot
+        explains = apart and diff != 0 and (b > a) == (diff > 0)
         low = min(a, b) < LOW_CEILING
         bound_text = (
             f"{name} cannot exceed {fmt_num(a)} here in either run"
             if fmt_num(a) == fmt_num(b)
             else f"{name} cannot exceed {fmt_num(a)} in A and {fmt_num(b)} in B"
         )
+        prompts = {run: float(np.median(slots[run][scored])) for run in ("a", "b")}
+        varied = len(np.unique(np.concatenate([slots["a"][scored], slots["b"][scored]]))) > 1
+        room = (
+            f"a median of {prompts['a']:g} slots in A and {prompts['b']:g} in B"
+            if prompts["a"] != prompts["b"]
+            else f"a median of {prompts['a']:g} slots"
+            if varied
+            else fmt_count(int(prompts["a"]), "slot")
+        )
         why = (
             f"questions have a median of {median:g} relevant "
-            f"{'passage' if median == 1 else 'passages'} for {fmt_count(k, 'slot')}"
+            f"{'passage' if median == 1 else 'passages'} for {room}"
         )
-        if apart:
-            advice = "; the runs have different room: part of B \u2212 A may be room, not quality."
-        elif low:
-            advice = f"; read its values against {fmt_num(min(a, b))}, not against 1."
+        if explains:
+            ahead = "B" if diff > 0 else "A"
+            advice = f"; {ahead}, ahead, has more room: part of B \u2212 A may be room, not quality"
+        elif apart:
+            advice = "; the runs have different room, " + (
+                "but the run ahead has less of it, so room does not explain B \u2212 A"
+                if diff != 0
+                else "and B \u2212 A is 0"
+            )
+        elif not low:
+            advice = "; the same in both runs, so B \u2212 A reads as it is"
         else:
-            advice = "; the same in both runs, so B \u2212 A reads as it is."
+            advice = ""
+        if low:
+            advice += f"; read its values against {fmt_num(min(a, b))}, not against 1"
+        advice += "."
         checks.append(
             Check(
                 f"{metric} ceiling",
-                apart or low,
+                explains or low,
                 f"{bound_text} ({why}){advice}",
                 {"a": a, "b": b, "ceiling": min(a, b), "median_relevant": median, "k": k},
             )
