@@ -324,17 +324,24 @@ def test_precision_ceiling(tmp_path):
     assert "recall ceiling" not in doc["fairness"]  # one relevant passage fits in 3 slots
 
 
-def test_recall_ceiling_and_ceilings_that_differ(tmp_path):
-    many = ["p1", "p2", "p3", "p4"]
+FOUR = ["p1", "p2", "p3", "p4"]
+
+
+def four_labels(b_prompt: list[str]) -> tuple[list[dict], list[dict]]:
+    """4 relevant passages each: A has 3 slots (recall@3 <= 3/4), B has ``b_prompt`` (4
+    passages) on the first 13 questions."""
     a, b = two_slices()
-    # 4 relevant passages each: A has 3 slots (recall <= 3/4), B has 4 on the first 13 questions
-    a = [dict(r, relevant_ids=many, relevant_grades=[1] * 4) for r in a]
+    a = [dict(r, relevant_ids=FOUR, relevant_grades=[1] * 4) for r in a]
     b = [
-        dict(r, relevant_ids=many, relevant_grades=[1] * 4)
-        | ({"context_ids": many} if i < 13 else {})
+        dict(r, relevant_ids=FOUR, relevant_grades=[1] * 4)
+        | ({"context_ids": b_prompt} if i < 13 else {})
         for i, r in enumerate(b)
     ]
-    _, _, doc = compare(tmp_path, a, b)
+    return a, b
+
+
+def test_recall_ceiling_and_ceilings_that_differ(tmp_path):
+    _, _, doc = compare(tmp_path, *four_labels(FOUR))
     recall = doc["fairness"]["recall ceiling"]
     # B: 13 questions at 4/4 and 52 at 3/4 -> (13 + 52 * 0.75) / 65 = 0.8
     assert recall["numbers"]["a"] == pytest.approx(0.75)
@@ -348,15 +355,7 @@ def test_more_room_in_the_run_behind_does_not_explain_the_difference(tmp_path):
     """As above, B's 13 four-slot prompts give it more room (recall@3 <= 0.8 against A's 0.75),
     but they hold none of the labelled passages: B is behind, so room cannot explain B - A and
     the caveat must not say it may."""
-    many, other = ["p1", "p2", "p3", "p4"], ["x1", "x2", "x3", "x4"]
-    a, b = two_slices()
-    a = [dict(r, relevant_ids=many, relevant_grades=[1] * 4) for r in a]
-    b = [
-        dict(r, relevant_ids=many, relevant_grades=[1] * 4)
-        | ({"context_ids": other} if i < 13 else {})
-        for i, r in enumerate(b)
-    ]
-    _, _, doc = compare(tmp_path, a, b)
+    _, _, doc = compare(tmp_path, *four_labels(["x1", "x2", "x3", "x4"]))
     recall = doc["fairness"]["recall ceiling"]
     assert (recall["numbers"]["a"], recall["numbers"]["b"]) == pytest.approx((0.75, 0.8))
     assert doc["metrics"]["recall@3"]["diff"] < 0
