@@ -4,7 +4,8 @@
 -- Params: $column VARCHAR: the column's exact name, numeric or boolean in both logs
 --   (column_types.sql says which).
 -- Returns: run, question_id, value (DOUBLE; NULL when no row of the question has a finite
---   value: NaN and infinities are missing values). Sums run in value order: same bits.
+--   value: NaN and infinities are missing values), not_finite (the question's rows whose value
+--   is NaN or infinite, for the warning that says so). Sums run in value order: same bits.
 WITH scored AS (
     SELECT 'a' AS run, question_id::VARCHAR AS question_id,
            COLUMNS(lambda c: c = $column)::DOUBLE AS value
@@ -14,7 +15,8 @@ WITH scored AS (
     FROM raw_b
 )
 SELECT run, question_id,
-       avg(value ORDER BY value) FILTER (WHERE isfinite(value)) AS value
+       avg(value ORDER BY value) FILTER (WHERE isfinite(value)) AS value,
+       count(*) FILTER (WHERE NOT isfinite(value)) AS not_finite
 FROM scored
 GROUP BY run, question_id
 ORDER BY run, question_id

@@ -252,3 +252,20 @@ def test_the_best_candidate_is_the_fastest_where_lower_is_better(tmp_path):
     assert doc["holdout"]["chosen"] == "faster"
     assert doc["holdout"]["selection_diff"] == pytest.approx(-30.0)
     assert [row["outcome"] for row in doc["summary"]] == ["B worse", "B better"]
+
+
+def test_infinite_scores_are_left_out_and_named_in_a_warning(tmp_path, compare):
+    """A timeout logged as inf (and -inf) in B's judge score: left out of the mean, as README
+    says, and the warnings count them per log, as they do for the cost columns."""
+    ids = [f"q{i}" for i in range(12)]
+    a = write(tmp_path / "a.parquet", question_id=ids, judge_score=[0.5] * 12)
+    b_scores = [0.75] * 10 + [float("inf"), float("-inf")]
+    b = write(tmp_path / "b.parquet", question_id=ids, judge_score=b_scores)
+    doc = compare(a, b, tmp_path / "out", "--metric", "judge_score")
+    assert doc["metrics"]["judge_score"]["n"] == 10
+    assert doc["metrics"]["judge_score"]["b"] == 0.75
+    assert (
+        "2 values of judge_score in b.parquet are not finite (inf or NaN) and are left out of "
+        "its means"
+    ) in doc["warnings"]
+    assert not any("judge_score in a.parquet" in w for w in doc["warnings"])

@@ -229,7 +229,7 @@ def compute_tables(db: RunDatabase, options: Options, curve: bool = True) -> Met
     sampled = any(has_samples(run.columns) for run in db.files.values())
     if not sampled:  # question_means holds every score; only decompose reads the samples' rows
         db.drop("question_metrics")
-    paired = with_scores(db, db.frame("paired"), scores.metrics)
+    paired, not_finite = with_scores(db, db.frame("paired"), scores.metrics)
     unmatched = db.frame("unmatched")
     if paired.empty:
         raise InputError(
@@ -281,6 +281,7 @@ def compute_tables(db: RunDatabase, options: Options, curve: bool = True) -> Met
         samples=spreads,
         scores=tuple(m for m in scores.metrics if m.name in own),
         notes=scores.notes
+        + tuple(not_finite)
         + tuple(_unscored_note(m) for m in unscored)
         + tuple(f"Retrieval metrics are not compared: {m}" for m in [mixed_labels(runs)] if m),
     )

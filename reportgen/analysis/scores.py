@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 import pandas as pd
 
 from ..errors import InputError
+from ..formatting import agreeing, fmt_count
 from ..inputs.database import RunDatabase
 from .registry import BY_NAME, Metric, base_name, score
 from .stats import MetricComparison
@@ -114,18 +115,29 @@ def _binary(*data_types: str) -> bool:
     return BOOLEAN in data_types and all(t in (BOOLEAN, NO_VALUE) for t in data_types)
 
 
-def with_scores(db: RunDatabase, paired: pd.DataFrame, metrics: tuple[Metric, ...]) -> pd.DataFrame:
+def with_scores(
+    db: RunDatabase, paired: pd.DataFrame, metrics: tuple[Metric, ...]
+) -> tuple[pd.DataFrame, list[str]]:
     """``paired`` with ``<column>_a`` and ``<column>_b`` of every score column (a logged column
-    the SQL already pairs, context_tokens or answerable, is kept as it is)."""
+    the SQL already pairs, context_tokens or answerable, is kept as it is), and a warning for
+    each log whose column has values that are NaN or infinite (a timeout logged as inf), left
+    out of the means as the cost columns' are."""
+    warnings = []
     for m in metrics:
         if f"{m.name}_a" in paired.columns:
             continue
-        values = db.frame("score_column", column=m.source).pivot(
-            index="question_id", columns="run", values="value"
-        )
+        scored = db.frame("score_column", column=m.source)
+        for run, n in scored.groupby("run")["not_finite"].sum().items():
+            if n:
+                warnings.append(
+                    f"{fmt_count(int(n), 'value')} of {m.source} in {db.files[run].path.name} "
+                    f"{agreeing(int(n), 'is', 'are')} not finite (inf or NaN) and "
+                    f"{agreeing(int(n), 'is', 'are')} left out of its means"
+                )
+        values = scored.pivot(index="question_id", columns="run", values="value")
         values = values.reindex(columns=["a", "b"]).add_prefix(f"{m.name}_")
         paired = paired.merge(values, left_on="question_id", right_index=True, how="left")
-    return paired
+    return paired, warnings
 
 
 def oriented(c: MetricComparison, metric: Metric) -> MetricComparison:
