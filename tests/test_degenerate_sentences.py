@@ -60,3 +60,26 @@ def test_identical_runs_are_not_said_to_depend_on_k(tmp_path, compare):
     page = (tmp_path / "out" / "report.html").read_text()
     assert "Which run wins depends on k" not in page
     assert "Read each metric at the prompt" in page
+
+
+def test_labels_logged_but_empty_ask_for_labels_not_for_the_column(tmp_path, compare):
+    """relevant_ids is logged in both runs and empty on every question: every section that
+    needs labelled evidence says to label it, none to log columns the logs have."""
+    ids = [f"q{i}" for i in range(20)]
+    logs = [
+        {"question_id": ids, "retrieved_ids": [["p1", "p2", "p3"]] * 20,
+         "context_ids": [["p1", "p2"]] * 20, "relevant_ids": [[]] * 20,
+         "correct": [(i + run) % 3 == 0 for i in range(20)]}
+        for run in (0, 1)
+    ]  # fmt: skip
+    compare(*_logs(tmp_path, *logs), tmp_path / "out")
+    text = page_text(tmp_path / "out" / "report.html")
+    label = "label the evidence in relevant_ids: it is logged, but no question has any"
+    assert f"To see this table, {label}." in text
+    assert f"failure classes ({label}); cells ({label})" in text
+    assert (
+        "Retrieval metrics and the metric-vs-k chart: no question has labelled evidence (a label "
+        "of grade > 0); label the evidence of the answerable questions." in text
+    )
+    for asked in ("log relevant_ids", "log retrieved_ids", "log context_ids"):
+        assert asked not in text

@@ -383,14 +383,19 @@ def _missing(result: Comparison) -> list[str]:
     have = set(result.tables.metrics)
     notes = []
     mixed = mixed_labels((result.runs["a"], result.runs["b"]))
+    # both logs label and rank, but no paired question has labelled evidence
+    unlabelled = result.tables.without_evidence == len(result.paired) > 0
     if "recall" not in have:
         notes.append(
             f"Retrieval metrics and the metric-vs-k chart: {mixed}."
             if mixed
+            else "Retrieval metrics and the metric-vs-k chart: no question has labelled evidence "
+            "(a label of grade > 0); label the evidence of the answerable questions."
+            if unlabelled
             else "Retrieval metrics: log relevant_ids with context_ids (or retrieved_ids and pass "
             "--k), or relevant_spans with context_spans (or retrieved_spans and pass --k)."
         )
-    if result.tables.curve is None and not mixed:
+    if result.tables.curve is None and not (mixed or unlabelled):
         notes.append(
             "Metric-vs-k chart: log retrieved_ids and relevant_ids (or retrieved_spans and "
             "relevant_spans)."

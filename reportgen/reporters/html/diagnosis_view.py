@@ -115,6 +115,18 @@ class CostRow:
 class MissingColumn:
     stage: str = field(metadata={"help": "the section or link not scored"})
     needs: str = field(metadata={"help": "the column(s) that would score it"})
+    hint: str = field(metadata={"help": "what would score it, as the page says it"})
+
+
+def _hint(needs: str, logged: frozenset[str]) -> str:
+    """What would score a section that wants ``needs``: label the evidence where both logs have
+    the label column but no paired question has labelled evidence in it, else log the columns."""
+    if needs == "relevant_ids":
+        labels = [c for c in ("relevant_ids", "relevant_spans") if c in logged]
+        if labels:
+            return f"label the evidence in {labels[0]}: it is logged, but no question has any"
+        return "log relevant_ids with context_ids (or retrieved_ids and pass --k)"
+    return f"log {needs}"
 
 
 @dataclass(frozen=True)
@@ -408,9 +420,10 @@ def diagnosis_view(result: Comparison, colours: RunColours) -> DiagnosisView:
     d = result.diagnosis
     classes, chart = _classes(result, colours)
     transitions = d.transitions or {}
+    logged = result.runs["a"].columns & result.runs["b"].columns
     return DiagnosisView(
         stages=_stage_rows(result),
-        missing=[MissingColumn(m.stage, m.needs) for m in d.missing],
+        missing=[MissingColumn(m.stage, m.needs, _hint(m.needs, logged)) for m in d.missing],
         cell_good="answer correct and supported"
         if "faithfulness" in result.tables.metrics
         else "answer correct",
