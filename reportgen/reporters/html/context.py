@@ -527,8 +527,9 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
         (
             "Failure classes",
             "The first rule that applies: unanswerable and answered wrongly: missed abstention; "
-            "answerable and abstained: wrong abstention; no labelled evidence and wrong: "
-            "unlabelled; correct without evidence in context: answered from memory; wrong, "
+            "answerable and abstained: wrong abstention; no labelled evidence (or no prompt "
+            "logged): wrong: unlabelled, correct: ok; correct and labelled evidence not in "
+            "context: answered from memory; wrong, "
             "evidence among the candidates but not in context: ranking miss, nowhere: retrieval "
             "miss; wrong with evidence in context: faithfulness below the threshold: "
             f"hallucination; faithful, answer relevance below {OFF_QUESTION_BELOW}: "
