@@ -449,7 +449,8 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             f"{result.options.seed}, {fmt_pct(result.options.confidence)}. Continuous metrics "
             f"under {STUDENTIZED_BELOW:,} questions: on each side the wider of the studentized "
             "bootstrap and "
-            "Student's t interval. Once "
+            "Student's t interval; where every difference is the same (no spread to studentize), "
+            "the expanded percentile interval below. Once "
             f"{NORMAL_LIMIT_FROM:,} questions differ from the commonest difference (usually: once "
             f"{NORMAL_LIMIT_FROM:,} have changed), the bootstrap's normal limit, Student's t "
             "interval, with no resampling. Otherwise the expanded percentile interval "
@@ -466,14 +467,15 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             "broken, null hypothesis P(fixed) = 1/2. Continuous metrics under "
             f"{STUDENTIZED_BELOW:,} questions: the bootstrap-t test that inverts their interval (p "
             "is the smallest level whose interval excludes 0, so test and interval agree); from "
-            f"{STUDENTIZED_BELOW:,} questions, the paired "
+            f"{STUDENTIZED_BELOW:,} questions, or where every difference is the same, the paired "
             "permutation test of the mean, each difference's sign flipped (the normal limit of "
             "the flipped sum); with --cluster, whole clusters flipped.",
         ),
         (
             "Verdict",
             f"On {result.headline}: B better (worse) when the whole interval lies above "
-            "(below) zero, else no evidence of a difference.",
+            "(below) zero and the test rejects no difference, else no evidence of a difference "
+            "(borderline where the two disagree).",
         ),
         (
             "Retrieval-by-answer",
