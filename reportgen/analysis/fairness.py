@@ -159,12 +159,13 @@ def _ceilings(tables: MetricTables, k: int) -> list[Check]:
         )
         prompts = {run: float(np.median(slots[run][scored])) for run in ("a", "b")}
         varied = len(np.unique(np.concatenate([slots["a"][scored], slots["b"][scored]]))) > 1
+        slots_a = f"{prompts['a']:g} slot{'' if prompts['a'] == 1 else 's'}"
         room = (
-            f"a median of {prompts['a']:g} slots in A and {prompts['b']:g} in B"
+            f"a median of {slots_a} in A and {prompts['b']:g} in B"
             if prompts["a"] != prompts["b"]
-            else f"a median of {prompts['a']:g} slots"
+            else f"a median of {slots_a}"
             if varied
-            else fmt_count(int(prompts["a"]), "slot")
+            else slots_a
         )
         why = (
             f"questions have a median of {median:g} relevant "
