@@ -92,7 +92,10 @@ def test_runs_of_other_seeds_are_named_not_called_other_questions(thirds):
     folder, parts, reseeded = thirds
     args = [f"--a={p}" for p in parts["a"]] + [f"--b={reseeded}"]
     message = refusal(*args)
-    assert "run A's partial sums have seed 5 and 200 replicates, run B's seed 6 and 200" in message
+    assert (
+        f"{reseeded}: partial sums of seed 6 with 200 replicates, but {parts['a'][0]} has seed 5 "
+        "with 200; compute every shard of both runs with the same --seed and --n-boot"
+    ) in message
     assert "different questions" not in message
 
 

@@ -467,9 +467,10 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             "broken, null hypothesis P(fixed) = 1/2. Continuous metrics under "
             f"{STUDENTIZED_BELOW:,} questions: the bootstrap-t test that inverts their interval (p "
             "is the smallest level whose interval excludes 0, so test and interval agree); from "
-            f"{STUDENTIZED_BELOW:,} questions, or where every difference is the same, the paired "
+            f"{STUDENTIZED_BELOW:,} questions, the paired "
             "permutation test of the mean, each difference's sign flipped (the normal limit of "
-            "the flipped sum); with --cluster, whole clusters flipped.",
+            "the flipped sum), as where every difference is the same; with --cluster, whole "
+            "clusters flipped.",
         ),
         (
             "Verdict",
