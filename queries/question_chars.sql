@@ -1,5 +1,6 @@
--- One row per run and span-labelled question: the mean over the question's samples of the
--- character measures of span_chars, as question_means.sql averages the other scores.
+-- One row per run and question with a span prompt or span labels: the mean over the question's
+-- samples of the character measures of span_chars, as question_means.sql averages the other
+-- scores.
 -- Reads: table span_chars (queries/span_chars.sql, one row per sample; empty without span labels).
 -- Returns (temp table question_chars): run, question_id, evidence_recall, context_precision,
 --   evidence_iou, prompt_chars.

@@ -1,6 +1,7 @@
 -- Character-level evidence measures of span-labelled questions, which do not depend on how the
 -- documents were cut: how much labelled text reached the prompt, and how much of the prompt
--- was labelled text.
+-- was labelled text; and the prompt's characters of every question with a span prompt, the
+-- unlabelled ones included (the fairness check's context budget).
 -- Reads: view runs (context_spans, retrieved_spans), table span_matches (the merged labels),
 --   macros prompt_ids and spans_apart (queries/rules.sql).
 -- Params: $k INTEGER: the prompt cutoff over retrieved_spans. The prompt is context_spans whenever
@@ -9,12 +10,12 @@
 -- Overlapping prompt passages count their shared characters once: the union of intervals of one
 -- document is measured by sorting them by start and adding what each reaches past the furthest
 -- end before it (a window, for the prompts where two passages overlap; the others add lengths).
--- Each sample of a question is measured on its own (paired.sql averages them).
--- Returns (temp table span_chars): run, question_id, sample, evidence_chars (labelled characters),
---   prompt_chars, overlap_chars (labelled characters in the prompt), evidence_recall =
---   overlap / evidence, context_precision = overlap / prompt (0 for an empty prompt),
---   evidence_iou = overlap / (evidence + prompt - overlap); all but evidence_chars NULL where
---   the prompt is null.
+-- Each sample of a question is measured on its own (question_chars.sql averages them).
+-- Returns (temp table span_chars): run, question_id, sample, evidence_chars (labelled characters;
+--   NULL without span labels), prompt_chars, overlap_chars (labelled characters in the prompt),
+--   evidence_recall = overlap / evidence, context_precision = overlap / prompt (0 for an empty
+--   prompt), evidence_iou = overlap / (evidence + prompt - overlap); the measures NULL without
+--   span labels, all but evidence_chars NULL where the prompt is null.
 CREATE OR REPLACE TEMP TABLE span_chars AS
 WITH labels AS (
     SELECT DISTINCT run, question_id, sample, doc_id, start, "end" FROM span_matches
@@ -31,7 +32,8 @@ prompts AS (
             SELECT run, question_id, coalesce(sample, '') AS sample,
                    list_sort(prompt_ids(context_spans, retrieved_spans, $k)) AS spans
             FROM runs
-            WHERE len(relevant_spans) > 0
+            WHERE len(relevant_spans) > 0 OR context_spans IS NOT NULL
+               OR retrieved_spans IS NOT NULL
         )
     )
 ),
@@ -73,16 +75,16 @@ evidence AS (
 )
 SELECT run, question_id, sample, evidence_chars, prompt_chars, overlap_chars,
        overlap_chars / evidence_chars AS evidence_recall,
-       CASE WHEN prompt_chars = 0 THEN 0.0 ELSE overlap_chars / prompt_chars END
-           AS context_precision,
+       CASE WHEN evidence_chars IS NULL THEN NULL WHEN prompt_chars = 0 THEN 0.0
+            ELSE overlap_chars / prompt_chars END AS context_precision,
        overlap_chars / (evidence_chars + prompt_chars - overlap_chars) AS evidence_iou
 FROM (
-    SELECT e.run, e.question_id, e.sample, e.evidence_chars,
+    SELECT p.run, p.question_id, p.sample, e.evidence_chars,
            -- a null prompt (not logged) has unknown measures, not those of an empty one
            CASE WHEN p.spans IS NOT NULL THEN coalesce(p.apart_chars, t.prompt_chars, 0) END
                AS prompt_chars,
            CASE WHEN p.spans IS NOT NULL THEN coalesce(t.overlap_chars, 0) END AS overlap_chars
-    FROM evidence AS e
+    FROM prompts AS p
+    LEFT JOIN evidence AS e USING (run, question_id, sample)
     LEFT JOIN totals AS t USING (run, question_id, sample)
-    LEFT JOIN prompts AS p USING (run, question_id, sample)
 )

@@ -270,6 +270,34 @@ def test_cli_scores_two_chunkings_against_the_same_spans(tmp_path: Path):
     assert [precision[(run, k)] for run in "ab" for k in (1, 2)] == pytest.approx([1, 0.5, 1, 0.75])
 
 
+def test_the_budget_counts_the_prompts_of_unlabelled_questions(tmp_path: Path):
+    """Ten labelled questions read the same 100 characters in both runs; ten unanswerable ones
+    (no labels) read 100 in A and 400 in B. The budget is over all 20 (A 100, B 250), and the
+    character measures over the labelled 10 only."""
+    rows = {
+        run: [
+            {
+                "question_id": f"q{i}",
+                "relevant_spans": [_span("d1", 0, 100, 1)] if i < 10 else [],
+                "context_spans": [_span("d1", 0, 100)]
+                if i < 10
+                else [_span("d1", 900, 900 + size)],
+                "correct": i % 2 == 0,
+            }
+            for i in range(20)
+        ]
+        for run, size in (("a", 100), ("b", 400))
+    }
+    code, stderr = _compare(tmp_path, *_logs(tmp_path, rows["a"], rows["b"]))
+    assert code == 0, stderr
+    doc = two_run_view(json.loads((tmp_path / "r.json").read_text()))
+    budget = doc["fairness"]["context budget"]
+    assert (budget["numbers"]["a"], budget["numbers"]["b"]) == (100, 250)
+    assert budget["flagged"]
+    assert doc["metrics"]["evidence_recall"]["n"] == 10
+    assert doc["metrics"]["context_precision"]["b"] == 1.0
+
+
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_runs"
 
 
