@@ -36,7 +36,12 @@ from .reporters.html.render import environment
 from .reporters.report import Report
 
 RunLike: TypeAlias = str | os.PathLike[str] | pd.DataFrame | pa.Table
-_NOT_OPTIONS = {"runs", "labels", "baseline", "output", "json_path", "markdown_path", "junit_path"}
+# the command's runs and outputs: here arguments and methods of Result (to_html, to_json,
+# per_question), not options
+_NOT_OPTIONS = {
+    "runs", "labels", "baseline", "output", "json_path", "markdown_path", "junit_path",
+    "per_question_path", "quiet",
+}  # fmt: skip
 METRIC_COLUMNS = (
     "candidate", "metric", "n", "baseline", "candidate_mean", "diff", "ci_low", "ci_high",
     "confidence", "p", "p_adjusted", "wins", "losses", "ties", "fixed", "broken", "test",
@@ -172,8 +177,14 @@ class Result:
         return build_report(self.study, self.run_id, "report.html")
 
     def to_json(self) -> str:
-        """The JSON document ``ragreport compare --json`` writes."""
+        """The JSON document ``ragreport compare --json`` writes, every per-question row in it."""
         return json_report.render(self._report)
+
+    @property
+    def per_question(self) -> pd.DataFrame:
+        """One row per candidate and paired question (each metric of each run, the failure
+        classes): the rows of the JSON's per_question and of ``compare --per-question``."""
+        return self._report.per_question
 
     def to_html(self, path: str | os.PathLike[str]) -> Path:
         """Write the report page to ``path`` (whole or not at all) and return the path."""

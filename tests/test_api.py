@@ -101,6 +101,10 @@ def test_bad_options_get_the_command_s_message():
         reportgen.compare(BASELINE, RERANKER, nboot=5)
     with pytest.raises(TypeError, match="run 2: a list"):
         reportgen.compare(BASELINE, [1, 2])
+    # outputs are Result's methods: a path given as an option would be silently ignored
+    for output in ("per_question_path", "json_path", "quiet"):
+        with pytest.raises(TypeError, match=f"unknown option {output}"):
+            reportgen.compare(BASELINE, RERANKER, **{output: "x"})
 
 
 def test_a_bad_table_is_named_by_its_label():
@@ -127,6 +131,15 @@ def test_to_html_and_to_json_carry_one_run_id(tmp_path, sample_result):
     with pytest.raises(OutputError):
         sample_result.to_html(tmp_path / "missing" / "report.html")
     assert not (tmp_path / "missing").exists()
+
+
+def test_per_question_rows_are_those_of_the_json(sample_result):
+    rows = sample_result.per_question
+    document = json.loads(sample_result.to_json())
+    assert len(rows) == len(document["per_question"]) == document["n_paired"]
+    first = document["per_question"][0]
+    assert rows.iloc[0]["question_id"] == first["question_id"]
+    assert rows.iloc[0]["correct_b"] == first["correct_b"]
 
 
 def test_importing_the_package_stays_light():
