@@ -136,11 +136,12 @@ def power_rate(
     found more often than a loss of X). A pilot where nothing changed, or whose X is past the
     largest difference (both sentences then state none), is drawn again. Keys: "found" (the
     verdict, both signs), "up" and "down" (each sign), "test" and "sign-flip" (the report's
-    paired test and the sign-flip permutation test at p < 0.05, both signs), "x" (mean stated
-    X).
+    paired test and the sign-flip permutation test at p < 0.05, both signs), "both" (the
+    interval excluding zero and the test rejecting, as a gate's superiority rule asks: the
+    verdict rule this power would have if it asked the same), "x" (mean stated X).
     """
     rng = np.random.default_rng((seed, n, KINDS.index(kind), 1, round(changed * 1000)))
-    found = {"up": 0, "down": 0, "test": 0, "sign-flip": 0}
+    found = {"up": 0, "down": 0, "test": 0, "sign-flip": 0, "both": 0}
     stated = []
     for rep in range(reps):
         x = None
@@ -151,8 +152,10 @@ def power_rate(
         share = (pilot.wins + pilot.losses) / n
         a, b = draw(kind, n, effect, rng, changed=max(share, x))
         c, _ = _compare(kind, a, b, rep)
-        found["up" if effect > 0 else "down"] += c.ci_low > 0 or c.ci_high < 0
+        excludes = c.ci_low > 0 or c.ci_high < 0
+        found["up" if effect > 0 else "down"] += excludes
         found["test"] += c.p < 1 - CONFIDENCE
+        found["both"] += excludes and c.p < 1 - CONFIDENCE
         found["sign-flip"] += permutation_test(b - a, rep) < 1 - CONFIDENCE
         stated.append(x)
     ups = (reps + 1) // 2
@@ -162,6 +165,7 @@ def power_rate(
         "down": found["down"] / max(reps - ups, 1),
         "test": found["test"] / reps,
         "sign-flip": found["sign-flip"] / reps,
+        "both": found["both"] / reps,
         "x": float(np.mean(stated)),
     }
 
@@ -339,12 +343,13 @@ def _power(reps: int, seed: int) -> None:
         label = f"binary, {changed:.0%} changed" if kind == "binary" else kind
         rows.append(
             [label, str(n), f"{r['x']:.4f}"]
-            + [_pct(r[k]) for k in ("found", "up", "down", "test", "sign-flip")]
+            + [_pct(r[k]) for k in ("found", "up", "down", "test", "sign-flip", "both")]
         )
     _table(
         f"Stated detectable difference, found in {reps} data sets per row (80% expected), "
         "half with true difference +X, half -X",
-        ["outcome", "n", "mean stated X", "found", "+X", "-X", "test p < 0.05", "sign-flip"],
+        ["outcome", "n", "mean stated X", "found", "+X", "-X", "test p < 0.05", "sign-flip"]
+        + ["interval and test"],
         rows,
     )
 

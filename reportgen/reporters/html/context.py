@@ -475,8 +475,8 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
         (
             "Verdict",
             f"On {result.headline}: B better (worse) when the whole interval lies above "
-            "(below) zero and the test rejects no difference, else no evidence of a difference "
-            "(borderline where the two disagree).",
+            "(below) zero, else no evidence of a difference; borderline where the test "
+            "disagrees.",
         ),
         (
             "Retrieval-by-answer",
