@@ -493,3 +493,21 @@ def test_numeric_slice_values_are_listed_as_numbers(tmp_path):
     assert forest < page.index('"label":"2 (n=4)"') < page.index('"label":"10 (n=4)"')
     assert in_slice_order(["10", "2", "(none)", "", "1.5"]) == ["", "(none)", "1.5", "2", "10"]
     assert in_slice_order(["10", "2", "b", "nan"]) == ["10", "2", "b", "nan"]
+
+
+def test_a_slice_logged_as_a_placeholder_is_not_merged_with_the_null_or_empty_one(tmp_path):
+    """Null, "(none)", "", "(empty)" and "x", 10 questions each: five slices, the logged
+    placeholders quoted, so none is merged with or shown as the value-less ones."""
+    values = [None, "(none)", "", "(empty)", "x"]
+    rows = {
+        run: [question(i, values[i // 10], (i + shift) % 2 == 0) for i in range(50)]
+        for run, shift in (("a", 0), ("b", 1))
+    }
+    code, out, doc = compare(tmp_path, rows["a"], rows["b"])
+    assert code == 0, out
+    by_slice = doc["slices"]["slice"]
+    assert list(by_slice) == ["", "(none)", '"(empty)"', '"(none)"', "x"]
+    assert {value: s["correct"]["n"] for value, s in by_slice.items()} == dict.fromkeys(
+        by_slice, 10
+    )
+    assert doc["audit"]["coverage"] == dict.fromkeys(by_slice, 10)

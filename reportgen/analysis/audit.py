@@ -12,6 +12,7 @@ from ..errors import InputError
 from ..formatting import fmt_count
 from ..inputs.database import RunDatabase
 from .metrics import MetricTables
+from .slices import slice_labels
 
 EXPLORATORY_BELOW = 50  # paired questions
 # what label_drift.sql compares
@@ -98,7 +99,7 @@ def audit(
         smells.append(Smell(kind, title, counts, examples))
     coverage: list[tuple[str, int]] = []
     if slice_values is not None:
-        counts = slice_values.fillna("(none)").astype(str).value_counts().sort_index()
+        counts = slice_labels(slice_values).value_counts().sort_index()
         coverage = [(str(value), int(n)) for value, n in counts.items()]
     unanswerable = int((~tables.paired["answerable_a"].astype(bool)).sum())
     n = len(tables.paired)

@@ -24,7 +24,7 @@ from ..errors import InputError
 from ..formatting import agreeing, fmt_count, shown_value
 from .metrics import MetricTables, Options
 from .registry import NAME_PATTERN
-from .slices import MISSING, SMALL_SLICE, in_slice_order
+from .slices import SMALL_SLICE, in_slice_order, slice_labels
 from .stats import MetricComparison, compare_metric, holm
 
 PASS, FAIL, INCONCLUSIVE = "pass", "fail", "inconclusive"
@@ -508,7 +508,7 @@ def candidate_evidence(
     slices: dict[tuple[str, str], list[SliceEvidence]] = {}
     for metric in dict.fromkeys(r.metric for r in rules if r.kind == SLICE):
         for column, values in slice_values.items():  # the Holm family: every slice column
-            labels = values.fillna(MISSING).astype(str).to_numpy()
+            labels = slice_labels(values).to_numpy()
             slices[(metric, column)] = [
                 SliceEvidence(str(value), *compare(metric, labels == value, own=False))
                 for value in in_slice_order(labels)

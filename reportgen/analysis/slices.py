@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..formatting import NOISE
+from ..formatting import EMPTY, NOISE
 from .metrics import MetricTables, Options
 from .registry import base_name
 from .scores import oriented
@@ -60,7 +60,7 @@ def slice_results(
     tasks = [
         (column, base, value, positions)
         for column, series in values.items()
-        for members in [_members(series.fillna(MISSING).astype(str))]
+        for members in [_members(slice_labels(series))]
         for base in tables.metrics
         for value, positions in members.items()
     ]
@@ -118,6 +118,16 @@ def _members(labels: pd.Series) -> dict[str, np.ndarray]:
     codes, names = pd.factorize(labels)
     positions = {str(name): np.flatnonzero(codes == k) for k, name in enumerate(names)}
     return {value: positions[value] for value in in_slice_order(positions)}
+
+
+def slice_labels(values: pd.Series) -> pd.Series:
+    """Each question's slice value as text, as every table and JSON key names it: a null is
+    MISSING, and a logged value that reads like a placeholder (MISSING, or EMPTY, the page's
+    name for the empty value) is quoted, so that a slice logged as "(none)" is not merged with
+    the questions that have no value, nor "(empty)" shown as the empty one."""
+    labels = values.fillna(MISSING).astype(str)
+    logged = values.notna() & labels.isin([MISSING, EMPTY])
+    return labels.mask(logged, '"' + labels + '"')
 
 
 def in_slice_order(values: Iterable[str]) -> list[str]:
