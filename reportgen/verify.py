@@ -252,6 +252,12 @@ def verify(report: Path, logs: list[Path]) -> Verification:
     reading = tuple(_reading(report, run) for run in runs)
     warnings = version_warnings(document.get("tool"))
     for i, (run, path, read) in enumerate(zip(runs, paths, reading, strict=True)):
+        if not logs and str(path) == f"<{run['label']}>":  # open_table's name of a table
+            raise InputError(
+                f"{report}: run {run['label']} was a table in memory, which no file "
+                "reproduces (its sha256 is of its Arrow stream); write the tables to Parquet "
+                "and compare the files for a report that verify can check"
+            )
         if not (path.exists() or "*" in str(path)):
             raise InputError(f"{path}: no such log (run {run['label']} of {report}); pass its path")
         qrels = _qrels_difference(report, i, run, read)

@@ -11,9 +11,11 @@ from pathlib import Path
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
+from click.testing import CliRunner
 from conftest import run_compare, write_run_log
 
 import reportgen
+from reportgen.cli import cli
 from reportgen.errors import InputError, OutputError
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_runs"
@@ -140,6 +142,19 @@ def test_per_question_rows_are_those_of_the_json(sample_result):
     first = document["per_question"][0]
     assert rows.iloc[0]["question_id"] == first["question_id"]
     assert rows.iloc[0]["correct_b"] == first["correct_b"]
+
+
+def test_verify_of_a_report_on_a_table_says_no_file_reproduces_it(tmp_path):
+    result = reportgen.compare(BASELINE, pd.read_parquet(RERANKER), labels=["base", "rerank"])
+    report = tmp_path / "r.json"
+    report.write_text(result.to_json())
+    run = CliRunner().invoke(cli, ["verify", str(report)])
+    assert run.exit_code == 2
+    assert run.output == (
+        f"ragreport: error: {report}: run rerank was a table in memory, which no file reproduces "
+        "(its sha256 is of its Arrow stream); write the tables to Parquet and compare the files "
+        "for a report that verify can check\n"
+    )
 
 
 def test_importing_the_package_stays_light():
