@@ -38,6 +38,7 @@ def test_sample_tells_its_story(sample):
     html, doc = sample
     assert doc["verdict"]["outcome"] == "B better"
     assert doc["headline"] == "correct"
+    assert "<th>test p</th>" in html and "unadjusted" not in html  # one candidate: no family
     assert doc["metrics"]["correct"]["fixed"] > doc["metrics"]["correct"]["broken"] > 0
     rule_lookup = doc["slices"]["slice"]["rule_lookup"]["correct"]
     assert rule_lookup["regression"] and rule_lookup["diff"] < 0

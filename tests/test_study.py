@@ -412,6 +412,7 @@ def test_the_page_lists_the_confidence_given_not_each_interval_s_level(three):
     assert "each interval is at 97.5% (Bonferroni)" in html
     # the summary's p is Holm-adjusted, each section's its own: the page says which is which
     assert "each candidate&#39;s section gives its own p, unadjusted" in html
+    assert html.count("<th>test p, unadjusted</th>") == 2  # each section's metric table
 
 
 def test_markdown_has_one_row_per_candidate(three):
