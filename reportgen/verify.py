@@ -27,7 +27,7 @@ from .cli import compare as compare_command
 from .comparison.study import run_study
 from .errors import InputError
 from .formatting import fmt_count
-from .inputs.load import open_log, sha256_of
+from .inputs.load import open_log, sha256_of, table_path
 from .inputs.readers import ReadOptions
 from .provenance import library_versions
 from .reporters import json_report
@@ -252,7 +252,7 @@ def verify(report: Path, logs: list[Path]) -> Verification:
     reading = tuple(_reading(report, run) for run in runs)
     warnings = version_warnings(document.get("tool"))
     for i, (run, path, read) in enumerate(zip(runs, paths, reading, strict=True)):
-        if not logs and str(path) == f"<{run['label']}>":  # open_table's name of a table
+        if not logs and path == table_path(run["label"]):
             raise InputError(
                 f"{report}: run {run['label']} was a table in memory, which no file "
                 "reproduces (its sha256 is of its Arrow stream); write the tables to Parquet "

@@ -265,7 +265,6 @@ def test_infinite_scores_are_left_out_and_named_in_a_warning(tmp_path, compare):
     assert doc["metrics"]["judge_score"]["n"] == 10
     assert doc["metrics"]["judge_score"]["b"] == 0.75
     assert (
-        "2 values of judge_score in b.parquet are not finite (inf or NaN) and are left out of "
-        "its means"
+        "2 values of judge_score in b.parquet are not finite (inf or NaN) and are left out"
     ) in doc["warnings"]
     assert not any("judge_score in a.parquet" in w for w in doc["warnings"])

@@ -15,8 +15,8 @@ from dataclasses import dataclass, replace
 import pandas as pd
 
 from ..errors import InputError
-from ..formatting import agreeing, fmt_count
 from ..inputs.database import RunDatabase
+from ..inputs.row_checks import not_finite
 from .registry import BY_NAME, Metric, base_name, score
 from .stats import MetricComparison
 
@@ -126,14 +126,11 @@ def with_scores(
     for m in metrics:
         if f"{m.name}_a" in paired.columns:
             continue
-        scored = db.frame("score_column", column=m.source)
+        column = m.source or m.name  # a score's column of the logs
+        scored = db.frame("score_column", column=column)
         for run, n in scored.groupby("run")["not_finite"].sum().items():
             if n:
-                warnings.append(
-                    f"{fmt_count(int(n), 'value')} of {m.source} in {db.files[run].path.name} "
-                    f"{agreeing(int(n), 'is', 'are')} not finite (inf or NaN) and "
-                    f"{agreeing(int(n), 'is', 'are')} left out of its means"
-                )
+                warnings.append(not_finite(int(n), column, db.files[run].path.name))
         values = scored.pivot(index="question_id", columns="run", values="value")
         values = values.reindex(columns=["a", "b"]).add_prefix(f"{m.name}_")
         paired = paired.merge(values, left_on="question_id", right_index=True, how="left")

@@ -208,11 +208,16 @@ def check_schema(path: Path, schema: pa.Schema) -> None:
         raise InputError(problems[0])
 
 
+def table_path(label: str) -> Path:
+    """The path a log handed over in memory is named by in messages and the report: ``<label>``."""
+    return Path(f"<{label}>")
+
+
 def open_table(table: pa.Table, label: str) -> RunFile:
     """A log handed over in memory (a DataFrame or an Arrow table, from Python), checked like a
-    file. Messages name it ``<label>``; its sha256 is that of its Arrow IPC stream, batch by
-    batch, so the same table gives the same digest."""
-    where = Path(f"<{label}>")
+    file. Messages name it ``table_path(label)``; its sha256 is that of its Arrow IPC stream,
+    batch by batch, so the same table gives the same digest."""
+    where = table_path(label)
     check_schema(where, table.schema)
     check_span_values(where, table.schema, table.select)
     digest = hashlib.sha256(table.schema.serialize().to_pybytes())

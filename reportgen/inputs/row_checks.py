@@ -95,8 +95,13 @@ class RowProblem:
                 f"{agreeing(self.n, 'has', 'have')} overlapping relevant_spans, "
                 f"merged into one label each before measuring, first at row {self.rows[0]}"
             )
-        return (
-            f"{fmt_count(self.n, 'value')} of {self.column} in {self.path.name} "
-            f"{agreeing(self.n, 'is', 'are')} not finite (inf or NaN) and "
-            f"{agreeing(self.n, 'is', 'are')} left out, first at row {self.rows[0]}"
-        )
+        return f"{not_finite(self.n, self.column, self.path.name)}, first at row {self.rows[0]}"
+
+
+def not_finite(n: int, column: str, log: str) -> str:
+    """The warning for ``n`` values of ``column`` in the log file ``log`` left out of the means
+    for being inf or NaN (a cost column's rows, or a score column's, which has no row numbers)."""
+    return (
+        f"{fmt_count(n, 'value')} of {column} in {log} {agreeing(n, 'is', 'are')} not finite "
+        f"(inf or NaN) and {agreeing(n, 'is', 'are')} left out"
+    )
