@@ -104,7 +104,8 @@ def _budget(p: pd.DataFrame, passages: bool) -> Check | None:
             else f" over the {fmt_count(len(measured), 'question')} measured in both"
         )
         + (
-            f"; {bigger}'s bigger budget, not a better retriever, may explain a gain of {bigger}."
+            # said whether or not the bigger run comes out ahead: the check sees no metric
+            f"; any gain of {bigger} may come from its bigger budget, not a better retriever."
             if flagged
             else f"; within {BUDGET_TOLERANCE:.0%}."
         )
