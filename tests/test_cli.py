@@ -254,3 +254,31 @@ def test_a_baseline_labelled_b_is_refused(pair, tmp_path, options, chosen, label
     swapped = ["--label", "B", "--label", "A", "--baseline", "A"]  # roles and labels agree
     code, _, err = run("compare", str(a), str(b), "-o", str(tmp_path / "r.html"), *swapped)
     assert code == 0, err
+
+
+@pytest.mark.parametrize(
+    ("options", "chosen", "labels"),
+    [
+        (["--baseline", "B"], "--baseline B", "B and a candidate labelled A"),
+        (["--label", "B", "--label", "X", "--label", "C"], "--label", "B"),
+        (
+            ["--label", "X", "--label", "A", "--label", "C"],
+            "--label",
+            "X and a candidate labelled A",
+        ),
+    ],
+)
+def test_a_study_with_a_baseline_labelled_b_is_refused(pair, tmp_path, options, chosen, labels):
+    """Each candidate's section of a study calls the baseline A and the candidate B: with the
+    run labelled B as the baseline, the section read "In this section A is the baseline B and B
+    is A" and "B better" named the baseline. Refused as for two runs, nothing written."""
+    logs = [str(tmp_path / f"{name}.parquet") for name in "ABC"]  # labelled A, B and C
+    for path, source in zip(logs, (*pair, pair[1]), strict=True):
+        Path(path).write_bytes(source.read_bytes())
+    code, _, err = run("compare", *logs, "-o", str(tmp_path / "r.html"), *options)
+    assert code == 2 and not (tmp_path / "r.html").exists()
+    assert err == (
+        f"ragreport: error: {chosen}: the report calls the baseline A and the candidate B, so "
+        f"with the baseline labelled {labels} its verdict would name the wrong run; give the "
+        "baseline log first, or other labels\n"
+    )

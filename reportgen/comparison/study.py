@@ -244,13 +244,22 @@ def _order(paths: Sequence[Source], labels: list[str], baseline: str | None) -> 
         )
     first = 0 if baseline is None else labels.index(baseline)
     order = [first, *(i for i in range(len(paths)) if i != first)]
+    # every comparison, a study's sections too, calls its baseline A and its candidate B
     a, b = TWO_RUN_LABELS
-    if len(paths) == 2 and (labels[order[0]] == b or labels[order[1]] == a):
+    base, candidates = labels[order[0]], [labels[i] for i in order[1:]]
+    if base == b or a in candidates:
         chosen = f"--baseline {baseline}" if baseline is not None else "--label"
+        named = (
+            f"the candidate {candidates[0]}"
+            if len(candidates) == 1
+            else f"a candidate labelled {a}"
+            if a in candidates
+            else ""
+        )
         raise InputError(
             f"{chosen}: the report calls the baseline {a} and the candidate {b}, so with the "
-            f"baseline labelled {labels[order[0]]} and the candidate {labels[order[1]]} its "
-            "verdict would name the wrong run; give the baseline log first, or other labels"
+            f"baseline labelled {base}{' and ' + named if named else ''} its verdict would name "
+            "the wrong run; give the baseline log first, or other labels"
         )
     return order
 
