@@ -712,3 +712,4 @@ def test_two_questions_both_fixed_pass_no_gate_and_are_borderline(tmp_path):
     assert "inconclusive (counts as fail)  B  correct > 0: difference 1, interval [1, 1]" in out
     doc = two_run_view(json.loads((folder / "r.json").read_text()))
     assert "disagree at 95%, so the evidence is borderline" in doc["verdict"]["reason"]
+    assert (doc["verdict"]["outcome"], doc["verdict"]["borderline"]) == ("B better", True)

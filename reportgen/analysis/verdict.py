@@ -23,6 +23,7 @@ class Verdict:
     regressions: list[str]  # slice regressions that survive Holm's adjustment (findings)
     margin: float | None = None  # --margin for this metric
     relevance: str | None = None  # with a margin: what the interval says about it
+    borderline: bool = False  # the paired test and the interval disagree
 
 
 def relevance(low: float, high: float, margin: float) -> str:
@@ -109,7 +110,8 @@ def decide(
     if practical is not None:
         parts.append(f"against the margin of {margin:g} that matters: {practical}")
     reason = "; ".join(parts)
-    if (outcome == NO_EVIDENCE) != (c.p >= 1 - confidence):
+    borderline = (outcome == NO_EVIDENCE) != (c.p >= 1 - confidence)
+    if borderline:
         reason += (
             f"; the {c.test} test and the interval disagree at {fmt_pct(confidence)}, "
             "so the evidence is borderline"
@@ -121,6 +123,7 @@ def decide(
         regression_lines(regressions, candidate),
         margin,
         practical,
+        borderline,
     )
 
 

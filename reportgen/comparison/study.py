@@ -57,11 +57,13 @@ class SummaryRow:
     fixed: int | None
     broken: int | None
     outcome: str  # the verdict's outcome
+    borderline: bool  # the verdict's test and interval disagree
 
     @property
     def reads(self) -> str:
-        """The outcome for a table of candidates: "better", "worse" or no evidence."""
-        return self.outcome.removeprefix("B ")
+        """The outcome for a table of candidates: "better", "worse" or no evidence, and
+        whether the evidence is borderline (the candidate's section says why)."""
+        return self.outcome.removeprefix("B ") + (" (borderline)" if self.borderline else "")
 
 
 @dataclass(frozen=True)
@@ -389,6 +391,7 @@ def _summary(pair: Comparison, family: Family | None) -> SummaryRow:
         fixed=c.fixed,
         broken=c.broken,
         outcome=pair.verdict.outcome,
+        borderline=pair.verdict.borderline,
     )
 
 
