@@ -209,7 +209,7 @@ def test_slice_rule_adjusts_for_the_number_of_slices():
     not among five slices, where Holm multiplies it by 5."""
     rule = parse_rule("m[slice] >= 0")
     means = np.r_[np.full(9, 0.1), np.full(991, -0.1)]  # (9 + 1) / 1001 ~ 0.01 at or above 0
-    c = interval(-0.1, -0.2, 0.0)
+    c = interval(-0.1, -0.2, 0.0, p=0.001)  # the slice table's test finds the loss
     edge = SliceEvidence("edge", c, means)
     calm = [SliceEvidence(f"s{i}", interval(0.1, 0.0, 0.2), np.full(1000, 0.1)) for i in range(4)]
 
@@ -233,6 +233,28 @@ def test_slice_rule_fails_only_on_a_slice_the_table_would_call_a_finding(n, outc
     ).results[0]
     assert result.outcome == outcome and "slice = small" in result.detail
     assert ("give a direction, not proof" in result.detail) == (outcome == "pass")
+
+
+@pytest.mark.parametrize(
+    ("broken", "outcome", "p"), [(4, "pass", 0.0625), (8, "fail", 2 * 0.5**8 / 2)]
+)
+def test_a_slice_rule_broken_only_by_a_loss_needs_the_slice_tables_test(broken, outcome, p):
+    """'correct[slice] >= -0.05' breaks only where B loses: a slice of 10 with 4 questions
+    broken and none fixed lies below the margin in all but 0.6^10 of the resamples (one-sided
+    bootstrap p 0.007), but McNemar's exact test, the slice table's, gives one-sided p 1 / 16:
+    the table calls it a direction, and the rule passed no such slice only by the bootstrap.
+    With 8 broken the test finds it (one-sided 2^-8) and the rule fails."""
+    a = np.ones(10)
+    b = np.r_[np.zeros(broken), np.ones(10 - broken)]
+    c, means = compare_metric("correct", a, b, binary=True, n_boot=2000, confidence=0.95, seed=1)
+    assert c.p / 2 == pytest.approx(p) and c.ci_high < -0.05
+    candidate = Candidate("B", {}, {}, {("correct", "slice"): [SliceEvidence("s", c, means)]})
+    result = evaluate(Requirements((parse_rule("correct[slice] >= -0.05"),)), [candidate], 0.95)
+    (checked,) = result.results
+    assert checked.outcome == outcome
+    assert ("does not find B worse there (one-sided p 0.0625" in checked.detail) == (
+        outcome == "pass"
+    )
 
 
 def tied_slices(op: str, bounds: list[float]) -> Candidate:

@@ -341,22 +341,48 @@ def _violation_p(rule: Rule, evidence: SliceEvidence) -> float:
     return float((on_side.sum() + 1) / (len(means) + 1))
 
 
+def _loss_only(rule: Rule) -> bool:
+    """Whether the rule's wrong side excludes zero ('correct[slice] >= -0.05': only a loss
+    breaks it), where a rule such as '>= 0.02' breaks without any loss."""
+    m = rule.margin
+    return {">=": m <= 0, ">": m < 0, "<=": m >= 0, "<": m > 0}[rule.op]
+
+
+def _loss_p(rule: Rule, c: MetricComparison) -> float:
+    """The one-sided p-value of the slice table's own test that B is worse than A: half its
+    two-sided p where the difference lies on the rule's wrong side, else 1. The bootstrap's
+    one-sided p alone is anti-conservative on a small slice: 4 of 10 questions broken and none
+    fixed gave 0.007, where McNemar's exact test gives 0.0625."""
+    harmful = c.diff < 0 if rule.op in (">=", ">") else c.diff > 0
+    return min(1.0, c.p / 2) if harmful and _has_interval(c) else 1.0
+
+
 def _slice_outcome(
     rule: Rule, family: list[tuple[str, SliceEvidence]], alpha: float
-) -> tuple[str, SliceEvidence, float]:
+) -> tuple[str, SliceEvidence, float, float | None]:
     """Fail when some scored slice of the rule's column, of SMALL_SLICE questions or more, is
     credibly on the wrong side of the margin: its one-sided p-value, Holm-adjusted over
     ``family`` (every scored slice of the metric, of every slice column, as the report's slice
-    table adjusts), below ``alpha``. Otherwise pass: the rule asks for no credible harm in any
-    slice, and a smaller slice gives a direction, not proof, as in the table. The slice
-    returned is the one that fails, else the likeliest to: the lowest adjusted p, then the
-    bound furthest past the margin."""
+    table adjusts), below ``alpha``, and, where only a loss breaks the rule, the slice table's
+    own test finding that loss, Holm-adjusted over the same family. Otherwise pass: the rule
+    asks for no credible harm in any slice, and a smaller slice, or one the table's test does
+    not find worse, gives a direction, not proof, as in the table. The slice returned is the
+    one that fails, else the likeliest to: the lowest adjusted p, then the bound furthest past
+    the margin; with it its adjusted p and the test's (None where the rule reads no test)."""
     adjusted = holm([_violation_p(rule, s) for _, s in family])
+    tested = holm([_loss_p(rule, s.comparison) for _, s in family]) if _loss_only(rule) else None
     past = np.nan_to_num([_past_margin(rule, s.comparison) for _, s in family], nan=-np.inf)
     own = [i for i, (column, _) in enumerate(family) if column == rule.column]
-    failing = [i for i in own if adjusted[i] < alpha and family[i][1].comparison.n >= SMALL_SLICE]
+    failing = [
+        i
+        for i in own
+        if adjusted[i] < alpha
+        and family[i][1].comparison.n >= SMALL_SLICE
+        and (tested is None or tested[i] < alpha)
+    ]
     worst = min(failing or own, key=lambda i: (adjusted[i], -past[i]))
-    return (FAIL if failing else PASS), family[worst][1], adjusted[worst]
+    test_p = None if tested is None else tested[worst]
+    return (FAIL if failing else PASS), family[worst][1], adjusted[worst], test_p
 
 
 def _past_margin(rule: Rule, c: MetricComparison) -> float:
@@ -392,7 +418,7 @@ def _slice_rule(rule: Rule, candidate: Candidate, level: float) -> RuleResult:
             candidate,
             f"every slice of {rule.column} has one scored {unit}, and one {unit} gives no interval",
         )
-    outcome, worst, p = _slice_outcome(rule, family, 1 - level)
+    outcome, worst, p, tested = _slice_outcome(rule, family, 1 - level)
     c = worst.comparison
     columns = ", ".join(dict.fromkeys(column for column, _ in family))
     detail = (
@@ -401,11 +427,16 @@ def _slice_rule(rule: Rule, candidate: Candidate, level: float) -> RuleResult:
         f"Holm-adjusted over {fmt_count(len(family), 'slice')} (of {columns}, as in the slice "
         f"table), vs {1 - level:.4g}"
     )
-    if outcome == PASS and p < 1 - level:
+    if outcome == PASS and p < 1 - level and c.n < SMALL_SLICE:
         detail += (
             f", but its {fmt_count(c.n, 'question')} {agreeing(c.n, 'gives', 'give')} a "
             "direction, not proof (a slice needs "
             f"{SMALL_SLICE} to fail the rule, as in the slice table)"
+        )
+    elif outcome == PASS and p < 1 - level and tested is not None:
+        detail += (
+            f", but the slice table's {c.test} test does not find B worse there (one-sided p "
+            f"{tested:.4g}, Holm-adjusted): a direction, not proof"
         )
     return RuleResult(
         rule.text, candidate.label, outcome, outcome, c.diff, c.ci_low, c.ci_high, detail
