@@ -735,3 +735,27 @@ def test_two_questions_both_fixed_pass_no_gate_and_are_borderline(tmp_path):
     doc = two_run_view(json.loads((folder / "r.json").read_text()))
     assert "disagree at 95%, so the evidence is borderline" in doc["verdict"]["reason"]
     assert (doc["verdict"]["outcome"], doc["verdict"]["borderline"]) == ("B better", True)
+
+
+def test_a_score_logged_on_few_questions_says_what_its_rules_read(tmp_path):
+    """B logs faithfulness on 3 of 60 questions: 'faithfulness >= -0.05' passed on those 3,
+    and nothing on the page, the JSON or the Markdown said that it read only them."""
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    ids = [f"q{i:02}" for i in range(60)]
+    faithful = [1.0] * 60
+    pd.DataFrame({"question_id": ids, "correct": [True] * 60, "faithfulness": faithful}).to_parquet(
+        a
+    )
+    some = [1.0] * 3 + [None] * 57
+    pd.DataFrame({"question_id": ids, "correct": [True] * 60, "faithfulness": some}).to_parquet(b)
+    code, _, err, folder = compare(
+        tmp_path, a, b, "--require", "faithfulness >= -0.05", "--markdown", str(tmp_path / "s.md")
+    )
+    assert code == 0, err
+    note = (
+        "faithfulness is compared on 3 of 60 paired questions: it has no value on 57 in run B, "
+        "and its interval, test and gate rules read the rest only"
+    )
+    doc = two_run_view(json.loads((folder / "r.json").read_text()))
+    assert doc["warnings"] == [note]
+    assert note in (tmp_path / "s.md").read_text()
