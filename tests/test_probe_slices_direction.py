@@ -55,7 +55,7 @@ def test_the_summary_says_which_direction_it_checked(tmp_path, compare):
     report = compare(a, b, tmp_path / "out", "--n-boot", "300", "--markdown", md)
     assert report["metrics"]["faithfulness"]["diff"] < 0
     text = md.read_text()
-    assert "B is not better overall on any metric" in text
+    assert "B is not ahead on the overall mean of any metric" in text
     a, b = _logs(tmp_path, up=(0.1, 0.4), down=(0.7, 0.7))
     compare(a, b, tmp_path / "out2", "--n-boot", "300", "--markdown", md)
-    assert "No slice has B worse where B is better overall." in md.read_text()
+    assert "No slice has B worse where B is ahead on the overall mean." in md.read_text()

@@ -398,8 +398,8 @@ def test_summary_of_a_worse_candidate_says_what_is_flagged(tmp_path):
     code, _, err, md, _ = run(a, b, tmp_path / "out", "--n-boot", "200")
     assert code == 0, err
     assert regressions_section(md.read_text()) == (
-        "B is not better overall on any metric: only a slice that goes against an overall "
-        "gain is flagged."
+        "B is not ahead on the overall mean of any metric: only a slice that goes against an "
+        "overall gain is flagged."
     )
 
 

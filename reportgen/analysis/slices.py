@@ -27,7 +27,7 @@ class SliceResult:
     value: str
     comparison: MetricComparison
     p_holm: float
-    regression: bool  # B worse than A here while better overall (beyond NOISE): a direction
+    regression: bool  # B worse than A here while ahead on the overall mean (beyond NOISE)
     finding: bool  # a regression of SMALL_SLICE questions or more, Holm-adjusted p < 1 - confidence
 
     @property

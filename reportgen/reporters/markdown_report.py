@@ -266,9 +266,10 @@ def _regressions(result: Comparison, limit: int) -> list[str]:
     lines = []
     if flagged:
         lines += [
-            "Slices that go against the overall direction (B worse in the slice, better "
-            "overall); a regression where it survives Holm's adjustment over the slices and has "
-            f"{SMALL_SLICE} questions or more, otherwise a direction, not a finding:",
+            "Slices that go against the overall direction (B worse in the slice, ahead on the "
+            "overall mean, whether or not the verdict finds that gain); a regression where it "
+            f"survives Holm's adjustment over the slices and has {SMALL_SLICE} questions or "
+            "more, otherwise a direction, not a finding:",
             "",
         ]
         lines += _table(
@@ -287,8 +288,8 @@ def _regressions(result: Comparison, limit: int) -> list[str]:
 
 
 def _none_flagged(result: Comparison) -> str:
-    """Why no slice is flagged: a slice is flagged only against a metric on which B is better
-    overall, so an identical candidate has no direction for a slice to go against."""
+    """Why no slice is flagged: a slice is flagged only against a metric on which B is ahead on
+    the overall mean, so an identical candidate has no direction for a slice to go against."""
     gains = [
         c.diff if result.tables.metric(base_name(name)).higher_is_better else -c.diff
         for name, c in result.comparisons.items()
@@ -297,10 +298,10 @@ def _none_flagged(result: Comparison) -> str:
         return "No overall difference, so no slice is flagged against it."
     if not any(g > 0 for g in gains):
         return (
-            "B is not better overall on any metric: only a slice that goes against an overall "
-            "gain is flagged."
+            "B is not ahead on the overall mean of any metric: only a slice that goes against an "
+            "overall gain is flagged."
         )
-    return "No slice has B worse where B is better overall."
+    return "No slice has B worse where B is ahead on the overall mean."
 
 
 def _study_regressions(study: Study) -> list[str]:

@@ -490,8 +490,9 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             "Each slice is compared on its own questions as above; Holm's step-down adjustment "
             "of the test's p runs over all slices of one metric (the i-th smallest of m "
             "multiplied by m - i + 1, made monotone, capped at 1). A regression: B worse than A "
-            "in a slice (B - A below zero, or above it where lower is better) while better "
-            "overall, with adjusted p below 1 - confidence (else a direction only). Under "
+            "in a slice (B - A below zero, or above it where lower is better) while ahead on "
+            "the overall mean, whether or not the verdict finds that gain, with adjusted p "
+            "below 1 - confidence (else a direction only). Under "
             f"{SMALL_SLICE} questions: a direction, not proof, whatever its p. With --cluster "
             "each slice resamples its own clusters.",
         ),
