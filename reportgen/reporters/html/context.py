@@ -22,7 +22,15 @@ from ...analysis.metrics import mixed_labels
 from ...analysis.registry import RETRIEVAL, base_name
 from ...analysis.slices import SMALL_SLICE, in_slice_order
 from ...analysis.spans import definitions as span_definitions
-from ...analysis.stats import NORMAL_LIMIT, NORMAL_LIMIT_FROM, POWER, STUDENTIZED_BELOW
+from ...analysis.stats import (
+    EXACT_FLIPS,
+    NORMAL_FROM,
+    NORMAL_LIMIT,
+    NORMAL_LIMIT_FROM,
+    POWER,
+    RANDOM_FLIPS,
+    STUDENTIZED_BELOW,
+)
 from ...comparison.compare import CHANGED_SHOWN, Comparison, too_fine_note
 from ...diagnosis.diagnose import OFF_QUESTION_BELOW, TARGET
 from ...diagnosis.stages import CELL_NAMES, CELL_TITLES, MAX_JUDGE_GAP
@@ -322,7 +330,10 @@ def _charts(result: Comparison, colours: RunColours) -> list[Chart]:
             f"{fmt_count(c.n, 'question')}) lies in {interval}; {zero_inside} The bars are "
             f"{len(result.headline_means):,} draws of it."
             if normal
-            else f"{label} of resampled differences lie in {interval}; {zero_inside}"
+            # the interval is not the bars' central share: its level is expanded, or it is
+            # studentized (Definitions)
+            else f"The {label} interval ({c.interval}) is {interval}; {zero_inside} The bars "
+            f"are {len(result.headline_means):,} resampled mean differences."
             if zero_inside
             else f"One {'question' if c.clusters is None else 'cluster'} gives no interval: every "
             "resample is its one difference.",
@@ -468,9 +479,11 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             f"{STUDENTIZED_BELOW:,} questions: the bootstrap-t test that inverts their interval (p "
             "is the smallest level whose interval excludes 0, so test and interval agree); from "
             f"{STUDENTIZED_BELOW:,} questions, the paired "
-            "permutation test of the mean, each difference's sign flipped (the normal limit of "
-            "the flipped sum), as where every difference is the same; with --cluster, whole "
-            "clusters flipped.",
+            "permutation test of the mean, each difference's sign flipped, as where every "
+            f"difference is the same: every flip up to {EXACT_FLIPS} changed questions, "
+            f"{RANDOM_FLIPS:,} seeded random flips (p = (1 + as extreme) / (1 + flips)) under "
+            f"{NORMAL_FROM:,} changed, the normal limit of the flipped sum from there; with "
+            "--cluster, whole clusters flipped.",
         ),
         (
             "Verdict",
