@@ -543,7 +543,9 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
         ),
         (
             "Failure classes",
-            "The first rule that applies: unanswerable and answered wrongly: missed abstention; "
+            "The first rule that applies: unanswerable and abstained: ok, whatever correct says "
+            "(the abstention is the right answer); unanswerable and answered wrongly: missed "
+            "abstention; "
             "answerable and abstained: wrong abstention; no labelled evidence (or no prompt "
             "logged): wrong: unlabelled, correct: ok; correct and labelled evidence not in "
             "context: answered from memory; wrong, "
