@@ -420,9 +420,20 @@ def compare(
             per_question_path,
             json_given=json_path is not None,
         )
+        # files the command reads besides the logs and what their reading options name
+        read = {Path(m): "--map" for m in context.params["mapping"] if "=" not in m}
+        if gate_file is not None:
+            read[gate_file] = "--gate"
         with shown(sys.stderr, quiet):
             study = make_report(
-                list(runs), options, outputs, requirements, reading(len(runs)), labels, baseline
+                list(runs),
+                options,
+                outputs,
+                requirements,
+                reading(len(runs)),
+                labels,
+                baseline,
+                read,
             )
     for pair in study.pairs:
         named = f"{pair.runs['b'].label}: " if study.family is not None else ""

@@ -40,5 +40,5 @@ def convert_log(path: Path, options: ReadOptions, output: Path) -> tuple[int, tu
         table = pq.read_table([str(f) for f in run.files or (run.path,)])
     sink = pa.BufferOutputStream()
     pq.write_table(with_scores(table, run.scores), sink)
-    write_all({output: sink.getvalue().to_pybytes()}, inputs=[path, *run.files])
+    write_all({output: sink.getvalue().to_pybytes()}, [path, *run.files], options.files())
     return table.num_rows, run.notes

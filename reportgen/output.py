@@ -79,12 +79,17 @@ def _umask() -> int:
 
 
 def check_outputs(
-    outputs: list[Path], inputs: list[Path], defaults: dict[Path, str] | None = None
+    outputs: list[Path],
+    inputs: list[Path],
+    defaults: dict[Path, str] | None = None,
+    read: Mapping[Path, str] | None = None,
 ) -> list[Path]:
     """Refuse output paths that cannot be written, before anything is computed.
 
-    ``defaults``: the paths the user did not give, each with the option that names another
-    (the JSON beside the report: --json), so that an error says where the path came from.
+    ``inputs``: the run logs. ``defaults``: the paths the user did not give, each with the
+    option that names another (the JSON beside the report: --json), so that an error says where
+    the path came from. ``read``: the other files the command reads, each with its option
+    (--gate, --map, --qrels, --passages), which an output would overwrite as well.
     Returns the paths to write: a symbolic link is followed, so the file it points to is
     replaced and the link kept.
     """
@@ -108,6 +113,9 @@ def check_outputs(
                 if option
                 else f"{path}: is one of the input run logs; choose another output path"
             )
+        option = next((o for source, o in (read or {}).items() if _same_file(target, source)), "")
+        if option:
+            raise OutputError(f"{path}: is the file {option} reads; choose another output path")
         if any(_where(target) == _where(other) or _same_file(target, other) for other in targets):
             raise OutputError(f"{path}: two outputs share one path; give each output its own path")
         if target.is_dir():
@@ -148,14 +156,16 @@ def _signals_raise() -> Iterator[None]:
             signal.signal(s, handler)
 
 
-def write_all(files: Mapping[Path, str | bytes], inputs: list[Path]) -> None:
+def write_all(
+    files: Mapping[Path, str | bytes], inputs: list[Path], read: Mapping[Path, str] | None = None
+) -> None:
     """Write every file to a temporary sibling first, then rename each into place.
 
     An existing report is replaced only once every new file is complete; on any failure (or a
     signal) the temporaries are removed and what was at the output paths is put back.
     """
     with _signals_raise():
-        targets = check_outputs(list(files), inputs)
+        targets = check_outputs(list(files), inputs, read=read)
         _commit(list(zip(files, targets, files.values(), strict=True)))
 
 

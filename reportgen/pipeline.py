@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,11 +71,14 @@ def make_report(
     reading: tuple[ReadOptions, ...] | None = None,
     labels: tuple[str, ...] = (),
     baseline: str | None = None,
+    read: Mapping[Path, str] | None = None,
 ) -> Study:
-    """Compare the baseline (first, or --baseline) with every other log and write each output."""
-    inputs = [*paths, *(r.qrels for r in reading or () if r.qrels)]
+    """Compare the baseline (first, or --baseline) with every other log and write each output.
+    ``read``: the other files the command line reads (--gate, a --map file), by option."""
+    inputs = list(paths)
+    read = {**{path: o for r in reading or () for path, o in r.files().items()}, **(read or {})}
     defaults = {} if outputs.json_given else {outputs.json: "--json"}
-    check_outputs(outputs.paths, inputs=inputs, defaults=defaults)  # before the long part
+    check_outputs(outputs.paths, inputs, defaults, read)  # before the long part
     with svg_process.started():  # its start-up runs beside the statistics
         study = run_study(
             paths, options, requirements, reading, labels, baseline, html_report.preload
@@ -85,7 +89,7 @@ def make_report(
         report = build_report(study, run_id, outputs.html.name, sidecar)
         files = rendered(report, outputs.requested(sidecar))
     stage("writing")
-    write_all(files, inputs=inputs)
+    write_all(files, inputs, read)
     return study
 
 

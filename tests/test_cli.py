@@ -193,6 +193,25 @@ def test_refuses_to_overwrite_an_input(pair, tmp_path):
     assert not (tmp_path / "r.html").exists()
 
 
+@pytest.mark.parametrize(("reads", "option"), [("--gate", "--gate"), ("--map", "--map")])
+@pytest.mark.parametrize("output", ["--markdown", "--junit", "--json"])
+def test_refuses_to_overwrite_a_gate_or_mapping_file(pair, tmp_path, reads, option, output):
+    """'--gate gate.toml --markdown gate.toml' replaced the rules with the summary, exit 0."""
+    a, b = pair
+    read = tmp_path / "read.txt"
+    read.write_text('require = ["correct >= -1"]\n' if reads == "--gate" else "correct=correct\n")
+    before = read.read_bytes()
+    html = tmp_path / "r.html"
+    code, _, err = run(
+        "compare", str(a), str(b), "-o", str(html), reads, str(read), output, str(read)
+    )
+    assert code == 2, err
+    assert (
+        err == f"ragreport: error: {read}: is the file {option} reads; choose another output path\n"
+    )
+    assert read.read_bytes() == before and not html.exists()
+
+
 def test_a_default_json_path_on_an_input_names_the_option(pair, tmp_path):
     """A log named like the report's default JSON (evals.json beside -o evals.html): the
     error says the path is --json's default, which the user did not type."""

@@ -63,6 +63,12 @@ class ReadOptions:
     run_filter: str | None = None  # the run of a promptfoo file holding several
     passages: Path | None = None  # the run's passage table: its passage ids as document spans
 
+    def files(self) -> dict[Path, str]:
+        """The files these options name besides the log, each with its option: an output
+        must not overwrite them."""
+        named = (("--qrels", self.qrels), ("--passages", self.passages))
+        return {path: option for option, path in named if path is not None}
+
     def to_json(self) -> dict[str, Any]:
         """Every field, as a report's ``runs[].read`` records it."""
         paths = {name: _text(getattr(self, name)) for name in ("qrels", "passages")}
