@@ -110,7 +110,9 @@ class WinnersCurse:
         (NaN in the JSON) is left out with the reason, never printed as nan."""
         m = self.n_candidates
         errors = (
-            f"{self.expected_max:.2f} standard errors of {self.standard_error:.3f}, "
+            # the mean of the candidates' standard errors: one that equals the baseline has 0
+            f"{self.expected_max:.2f} times the candidates' mean standard error, "
+            f"{self.standard_error:.3f}, "
             if np.isfinite(self.expected_max)
             else ""
         )
