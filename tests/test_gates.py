@@ -62,6 +62,31 @@ def judge(text: str, low: float, high: float, inconclusive: str = "fail") -> tup
         ("correct[slice] >= -0.05", "slice", "correct", ">=", -0.05, "slice"),
         ("faithfulness within 0.01", "equivalence", "faithfulness", "within", 0.01, None),
         ("  cost_usd < 1e-3 ", "difference", "cost_usd", "<", 0.001, None),
+        # score columns the report compares: RAGAS' settings in parentheses, promptfoo's hyphens
+        (
+            "factual_correctness(mode=f1) >= -0.5",
+            "difference",
+            "factual_correctness(mode=f1)",
+            ">=",
+            -0.5,
+            None,
+        ),  # fmt: skip
+        (
+            "score_context-faithfulness>0",
+            "difference",
+            "score_context-faithfulness",
+            ">",
+            0.0,
+            None,
+        ),  # fmt: skip
+        (
+            "candidate.score_context-faithfulness >= 0.5",
+            "candidate",
+            "score_context-faithfulness",
+            ">=",
+            0.5,
+            None,
+        ),  # fmt: skip
     ],
 )
 def test_rules_parse(text, kind, metric, op, margin, column):

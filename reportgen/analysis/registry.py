@@ -15,7 +15,9 @@ import re
 from dataclasses import dataclass
 
 RETRIEVAL, CONTEXT, ANSWER, SCORE = "retrieval", "context", "answer", "score"
-NAME_PATTERN = r"[A-Za-z_][A-Za-z0-9_]*(?:@\d+)?"  # a public name, as rules and margins write it
+# a public name, as rules write it: a score column may carry hyphens, dots and its settings in
+# parentheses (promptfoo's score_context-faithfulness, RAGAS' factual_correctness(mode=f1))
+NAME_PATTERN = r"[A-Za-z_][\w.\-]*(?:\([^()\s]*\))?(?:@\d+)?"
 _PUBLIC = re.compile(r"^(?P<base>.+?)(?:@(?P<cutoff>\d+))?$")
 UNIT = (0.0, 1.0)  # the range of a share or a 0/1 outcome
 
