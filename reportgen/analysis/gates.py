@@ -343,18 +343,17 @@ def _violation_p(rule: Rule, evidence: SliceEvidence) -> float:
 
 def _loss_only(rule: Rule) -> bool:
     """Whether the rule's wrong side excludes zero ('correct[slice] >= -0.05': only a loss
-    breaks it), where a rule such as '>= 0.02' breaks without any loss."""
+    breaks it), where a rule such as '>= 0.02' breaks without any loss. Then a slice fails only
+    where the slice table's own test finds the loss too: the bootstrap's one-sided p alone is
+    anti-conservative on a small slice (4 of 10 questions broken and none fixed: 0.007, where
+    McNemar's exact test gives 0.125, two-sided)."""
     m = rule.margin
     return {">=": m <= 0, ">": m < 0, "<=": m >= 0, "<": m > 0}[rule.op]
 
 
-def _loss_p(rule: Rule, c: MetricComparison) -> float:
-    """The one-sided p-value of the slice table's own test that B is worse than A: half its
-    two-sided p where the difference lies on the rule's wrong side, else 1. The bootstrap's
-    one-sided p alone is anti-conservative on a small slice: 4 of 10 questions broken and none
-    fixed gave 0.007, where McNemar's exact test gives 0.0625."""
-    harmful = c.diff < 0 if rule.op in (">=", ">") else c.diff > 0
-    return min(1.0, c.p / 2) if harmful and _has_interval(c) else 1.0
+def _harmful(rule: Rule, c: MetricComparison) -> bool:
+    """Whether the slice's difference lies on the side a loss breaks the rule from."""
+    return c.diff < 0 if rule.op in (">=", ">") else c.diff > 0
 
 
 def _slice_outcome(
@@ -370,7 +369,9 @@ def _slice_outcome(
     one that fails, else the likeliest to: the lowest adjusted p, then the bound furthest past
     the margin; with it its adjusted p and the test's (None where the rule reads no test)."""
     adjusted = holm([_violation_p(rule, s) for _, s in family])
-    tested = holm([_loss_p(rule, s.comparison) for _, s in family]) if _loss_only(rule) else None
+    # the slice table's finding: its test's two-sided p, Holm-adjusted over the same family,
+    # below 1 - confidence (twice the one-sided alpha), on the losing side
+    tested = holm([s.comparison.p for _, s in family]) if _loss_only(rule) else None
     past = np.nan_to_num([_past_margin(rule, s.comparison) for _, s in family], nan=-np.inf)
     own = [i for i, (column, _) in enumerate(family) if column == rule.column]
     failing = [
@@ -378,7 +379,7 @@ def _slice_outcome(
         for i in own
         if adjusted[i] < alpha
         and family[i][1].comparison.n >= SMALL_SLICE
-        and (tested is None or tested[i] < alpha)
+        and (tested is None or (tested[i] < 2 * alpha and _harmful(rule, family[i][1].comparison)))
     ]
     worst = min(failing or own, key=lambda i: (adjusted[i], -past[i]))
     test_p = None if tested is None else tested[worst]
@@ -435,8 +436,8 @@ def _slice_rule(rule: Rule, candidate: Candidate, level: float) -> RuleResult:
         )
     elif outcome == PASS and p < 1 - level and tested is not None:
         detail += (
-            f", but the slice table's {c.test} test does not find B worse there (one-sided p "
-            f"{tested:.4g}, Holm-adjusted): a direction, not proof"
+            f", but the slice table's {c.test} test does not find B worse there (p "
+            f"{tested:.4g}, Holm-adjusted, vs {2 * (1 - level):.4g}): a direction, not proof"
         )
     return RuleResult(
         rule.text, candidate.label, outcome, outcome, c.diff, c.ci_low, c.ci_high, detail
