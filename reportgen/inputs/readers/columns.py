@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import io
 import json
 import math
 import re
+import tokenize
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -41,8 +43,9 @@ def text_id(prefix: str, text: str) -> str:
 
 
 def parse_list(value: Any) -> list[Any] | None:
-    """A list cell: a list already (JSONL, Parquet) or text written as a JSON array, or as
-    Python's repr of a list (what pandas' ``to_csv`` writes for a list column)."""
+    """A list cell: a list already (JSONL, Parquet) or text written as a JSON array, as numpy
+    prints an array, or as Python's repr of a list (what pandas' ``to_csv`` writes for a list
+    column: the second when the frame came from Parquet, the third when it was built of lists)."""
     if value is None or isinstance(value, list):
         return value
     if hasattr(value, "tolist"):  # numpy arrays from pandas' Parquet reader
@@ -50,9 +53,11 @@ def parse_list(value: Any) -> list[Any] | None:
     text = str(value).strip()
     if not text:
         return None
-    for parse in (json.loads, _python_list):
+    for parse in (json.loads, _numpy_array, _python_list):
         try:
             parsed = parse(text)
+        except Unreadable:
+            raise
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             continue
         if isinstance(parsed, list | tuple):
@@ -66,17 +71,65 @@ def parse_list(value: Any) -> list[Any] | None:
     raise Unreadable('is not a list; write it as a JSON array such as ["p1", "p2"]')
 
 
-class _NanAsNone(ast.NodeTransformer):
-    """``nan`` in Python's repr of a list (pandas writes a missing item of a list so) as None."""
+_LAYOUT = frozenset({tokenize.NL, tokenize.NEWLINE, tokenize.ENDMARKER})
+_NUMPY_WORDS = {"nan": None, "inf": math.inf}  # a missing item is left to the row checks
+
+
+def _numpy_array(text: str) -> list[Any] | None:
+    """The items of a 1-D array as numpy prints it, ``['p1' 'p2']`` or ``[2 1]`` (no commas,
+    lines wrapped); None for other text. Read token by token, since Python would join adjacent
+    texts into one and the list would become one long id."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except tokenize.TokenError:
+        return None
+    inner = [t for t in tokens if t.type not in _LAYOUT]
+    if len(inner) < 2 or (inner[0].string, inner[-1].string) != ("[", "]"):
+        return None
+    items: list[Any] = []
+    sign = ""
+    for token in inner[1:-1]:
+        if token.string == "...":
+            raise Unreadable(
+                "is an array numpy printed shortened (with '...'), so items are lost; write the "
+                "lists as JSON (DuckDB's COPY, or pandas' to_json) or keep the log as Parquet"
+            )
+        if token.string == "-" and not sign:
+            sign = "-"
+            continue
+        if token.type == tokenize.NUMBER:
+            items.append(ast.literal_eval(sign + token.string))
+        elif token.type == tokenize.NAME and token.string in _NUMPY_WORDS:
+            word = _NUMPY_WORDS[token.string]
+            items.append(-word if sign and word is not None else word)
+        elif token.type == tokenize.STRING and not sign:
+            items.append(ast.literal_eval(token.string))
+        else:
+            return None
+        sign = ""
+    return None if sign else items
+
+
+class _PlainLiterals(ast.NodeTransformer):
+    """``nan`` (pandas writes a missing item of a list so) as None, and numpy's scalars
+    (``np.str_('p1')``, numpy 2's repr of a list of them) as the literal they wrap."""
 
     def visit_Name(self, node: ast.Name) -> ast.AST:
         return ast.Constant(None) if node.id == "nan" else node
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        func = node.func
+        module = func.value if isinstance(func, ast.Attribute) else None
+        numpy = isinstance(module, ast.Name) and module.id in ("np", "numpy")
+        if numpy and len(node.args) == 1 and not node.keywords:
+            return self.visit(node.args[0])
+        return node
 
 
 def _python_list(text: str) -> Any:
     """A literal in Python's syntax, its ``nan`` items missing: the row checks then name the
     missing item with its column and row, instead of the list being refused as no list."""
-    return ast.literal_eval(_NanAsNone().visit(ast.parse(text, mode="eval")))
+    return ast.literal_eval(_PlainLiterals().visit(ast.parse(text, mode="eval")))
 
 
 def _missing(value: Any) -> bool:

@@ -1,0 +1,73 @@
+"""Logs as other tools re-save them (a Parquet log re-written by pandas, JSON laid out by pandas
+or DuckDB): read as the original log, or refused with one line saying what to write instead."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from test_eval_tool_readers import ragas_frame
+from test_readers import fail, metrics
+
+LONG = [f"fr-{i:04d}#{i % 9}" for i in range(30)]  # numpy wraps its print of these over lines
+ROWS = [
+    {
+        "question_id": "q1",
+        "retrieved_ids": LONG,
+        "relevant_ids": [LONG[1], LONG[20]],
+        "relevant_grades": [2, 1],
+        "correct": True,
+    },
+    {
+        "question_id": "q2",
+        "retrieved_ids": LONG[::-1],
+        "relevant_ids": [LONG[3]],
+        "relevant_grades": [1],
+        "correct": False,
+    },
+]
+
+
+def test_csv_of_a_parquet_log_reads_numpy_printed_lists(tmp_path, write_log, compare):
+    parquet = write_log(tmp_path / "run.parquet", ROWS)
+    csv = tmp_path / "run.csv"
+    pd.read_parquet(parquet).to_csv(csv, index=False)
+    assert "' '" in csv.read_text() and "[2 1]" in csv.read_text()  # numpy's print, no commas
+    expected = compare(parquet, parquet, tmp_path / "ref", "--n-boot", 100, "--k", 25)
+    out = compare(csv, csv, tmp_path / "out", "--n-boot", 100, "--k", 25)
+    assert metrics(out) == metrics(expected)
+    assert metrics(out)["recall@25"] == pytest.approx((1 + 0) / 2)  # q2 evidence at rank 27
+
+
+def test_ragas_csv_of_a_parquet_result_reads_numpy_printed_contexts(tmp_path, compare):
+    parquet, csv = tmp_path / "ragas.parquet", tmp_path / "ragas.csv"
+    ragas_frame([1.0, 1.0, 1.0], False).to_parquet(parquet)
+    pd.read_parquet(parquet).to_csv(csv, index=False)
+    expected = compare(parquet, parquet, tmp_path / "ref", "--n-boot", 100)
+    out = compare(csv, csv, tmp_path / "out", "--n-boot", 100)
+    assert metrics(out) == metrics(expected)
+    assert metrics(out)["recall@1"] == pytest.approx(1 / 3)
+
+
+def test_numpy_shortened_list_is_refused(tmp_path):
+    path = tmp_path / "run.csv"
+    ids = np.array([f"p{i}" for i in range(2000)])  # numpy prints 1,000 items at most
+    pd.DataFrame({"question_id": ["q1"], "retrieved_ids": [ids], "correct": [True]}).to_csv(
+        path, index=False
+    )
+    line = fail("compare", path, path, "-o", tmp_path / "r.html")
+    assert f"{path}: line 2, column retrieved_ids: " in line
+    assert "shortened (with '...')" in line and "write the lists as JSON" in line
+
+
+def test_list_of_numpy_scalars_is_read(tmp_path, write_log, compare):
+    path = tmp_path / "run.csv"
+    frame = pd.DataFrame(ROWS)
+    for column in ("retrieved_ids", "relevant_ids", "relevant_grades"):
+        frame[column] = frame[column].map(lambda items: list(np.array(items)))
+    frame.to_csv(path, index=False)
+    assert "np.str_('fr-0001#1')" in path.read_text()
+    parquet = write_log(tmp_path / "run.parquet", ROWS)
+    expected = compare(parquet, parquet, tmp_path / "ref", "--n-boot", 100, "--k", 25)
+    out = compare(path, path, tmp_path / "out", "--n-boot", 100, "--k", 25)
+    assert metrics(out) == metrics(expected)
