@@ -71,3 +71,26 @@ def test_list_of_numpy_scalars_is_read(tmp_path, write_log, compare):
     expected = compare(parquet, parquet, tmp_path / "ref", "--n-boot", 100, "--k", 25)
     out = compare(path, path, tmp_path / "out", "--n-boot", 100, "--k", 25)
     assert metrics(out) == metrics(expected)
+
+
+@pytest.mark.parametrize("kind", ["csv", "tsv", "jsonl", "promptfoo", "trec", "ragas"])
+def test_missing_file_with_a_format_is_named(tmp_path, kind):
+    path = tmp_path / "missing.log"
+    line = fail("compare", path, path, "-o", tmp_path / "r.html", "--format", kind)
+    assert f"{path}: no such file; pass the path of a run log" in line
+
+
+@pytest.mark.parametrize("suffix", ["json", "txt"])
+def test_ragas_format_on_another_extension_is_refused(tmp_path, suffix):
+    path = tmp_path / f"ragas.{suffix}"
+    ragas_frame([1.0, 1.0, 1.0], True).to_json(path, orient="records")
+    line = fail("compare", path, path, "-o", tmp_path / "r.html", "--format", "ragas")
+    assert f"{path}: RAGAS results are read from .csv, .tsv, .jsonl or .parquet" in line
+
+
+def test_truncated_parquet_with_map_is_named(tmp_path):
+    whole, path = tmp_path / "whole.parquet", tmp_path / "run.parquet"
+    pd.DataFrame({"id": ["q1"], "correct": [True]}).to_parquet(whole)
+    path.write_bytes(whole.read_bytes()[:200])
+    line = fail("compare", path, path, "-o", tmp_path / "r.html", "--map", "question_id=id")
+    assert f"{path}: not a readable Parquet file" in line

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from ..errors import InputError
 from .contract import (
@@ -24,7 +23,7 @@ from .contract import (
     wide_number,
 )
 from .contract import schema_problem as sample_problem
-from .readers import ReadOptions, read
+from .readers import ReadOptions, parquet_file, read
 
 
 @dataclass(frozen=True)
@@ -165,23 +164,6 @@ def check_span_values(path: Path, schema: pa.Schema, read: Callable[[list[str]],
             f"{path}: {where}: {what}; offsets and grades are "
             "integers (read as they are, never rounded): fix the value in the log"
         )
-
-
-def parquet_file(path: Path) -> pq.ParquetFile:
-    """The Parquet file at ``path``, its footer read; InputError when there is none."""
-    if path.is_dir():
-        raise InputError(f"{path}: is a folder; pass the path of one Parquet run log")
-    if not path.is_file():
-        state = "not a regular file" if path.exists() else "no such file"
-        raise InputError(f"{path}: {state}; pass the path of a Parquet run log")
-    try:
-        return pq.ParquetFile(path)
-    except (pa.ArrowException, OSError) as exc:
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise InputError(
-            f"{path}: not a readable Parquet file ({reason}); write the run log with "
-            "pandas.DataFrame.to_parquet or pyarrow.parquet.write_table"
-        ) from None
 
 
 def open_run(path: Path, label: str) -> RunFile:

@@ -118,18 +118,40 @@ def parquet_files(path: Path) -> tuple[Path, ...]:
     return tuple(files)
 
 
+def parquet_file(path: Path) -> pq.ParquetFile:
+    """The Parquet file at ``path``, its footer read; InputError when there is none."""
+    if path.is_dir():
+        raise InputError(f"{path}: is a folder; pass the path of one Parquet run log")
+    if not path.is_file():
+        state = "not a regular file" if path.exists() else "no such file"
+        raise InputError(f"{path}: {state}; pass the path of a Parquet run log")
+    try:
+        return pq.ParquetFile(path)
+    except (pa.ArrowException, OSError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InputError(
+            f"{path}: not a readable Parquet file ({reason}); write the run log with "
+            "pandas.DataFrame.to_parquet or pyarrow.parquet.write_table"
+        ) from None
+
+
+def _shards(path: Path) -> bool:
+    """Whether ``path`` is a folder or a glob of Parquet shards rather than one file."""
+    return path.is_dir() or bool(_GLOB & set(str(path)))
+
+
 def _missing(path: Path) -> InputError:
     state = "not a regular file" if path.exists() else "no such file"
     return InputError(f"{path}: {state}; pass the path of a run log")
 
 
 def format_of(path: Path, options: ReadOptions) -> str:
-    if options.format:
-        return options.format
-    if path.is_dir() or _GLOB & set(str(path)):
-        return "parquet"
+    if _shards(path) and options.format in (None, "parquet", "ragas"):
+        return options.format or "parquet"
     if not path.is_file():
         raise _missing(path)
+    if options.format:
+        return options.format
     suffix = path.suffix.lower()
     if suffix == ".json":
         data = _json(path)
@@ -158,21 +180,31 @@ def _json(path: Path) -> Any:
 
 
 def _parquet_rows(path: Path) -> Rows:
-    table = pq.read_table(list(map(str, parquet_files(path))))
+    files = parquet_files(path)
+    for file in files:
+        parquet_file(file)  # a file with no footer is named, as when DuckDB reads it
+    table = pq.read_table(list(map(str, files)))
     return table.to_pydict(), list(range(1, table.num_rows + 1))
 
 
+_RAGAS_KINDS = ("csv", "tsv", "jsonl", "parquet")
+
+
 def _rows(path: Path, kind: str) -> Rows:
-    if kind == "ragas":  # RAGAS tables come as CSV, JSONL or Parquet
-        kind = _BY_SUFFIX.get(path.suffix.lower(), "parquet")
+    if kind == "ragas":  # RAGAS tables come as CSV, TSV, JSONL or Parquet
+        kind = "parquet" if _shards(path) else _BY_SUFFIX.get(path.suffix.lower(), "")
+        if kind not in _RAGAS_KINDS:
+            raise InputError(
+                f"{path}: RAGAS results are read from .csv, .tsv, .jsonl or .parquet, not "
+                f"{path.suffix or 'a file without extension'}; save the table RAGAS gives "
+                "(to_pandas()) with to_csv, to_json(orient='records', lines=True) or to_parquet"
+            )
     readers: dict[str, Callable[[Path], Rows]] = {
         "csv": lambda p: read_delimited(p, ","),
         "tsv": lambda p: read_delimited(p, "\t"),
         "jsonl": read_jsonl,
         "parquet": _parquet_rows,
     }
-    if kind not in readers:
-        raise InputError(f"{path}: RAGAS results are read from CSV, JSONL or Parquet")
     return readers[kind](path)
 
 
