@@ -94,3 +94,22 @@ def test_truncated_parquet_with_map_is_named(tmp_path):
     path.write_bytes(whole.read_bytes()[:200])
     line = fail("compare", path, path, "-o", tmp_path / "r.html", "--map", "question_id=id")
     assert f"{path}: not a readable Parquet file" in line
+
+
+def test_json_lines_in_a_json_file_say_so(tmp_path, write_log):
+    parquet = write_log(tmp_path / "run.parquet", ROWS)
+    path = tmp_path / "run.json"  # DuckDB's COPY ... TO 'run.json' writes this too
+    pd.read_parquet(parquet).to_json(path, orient="records", lines=True)
+    line = fail("compare", path, path, "-o", tmp_path / "r.html")
+    assert f"{path}: JSON Lines (one object a line)" in line
+    assert "pass --format jsonl or name the file .jsonl" in line
+
+
+@pytest.mark.parametrize("orient", ["columns", "index"])
+def test_json_of_a_pandas_table_is_not_taken_for_beir(tmp_path, write_log, orient):
+    parquet = write_log(tmp_path / "run.parquet", ROWS)
+    path = tmp_path / "run.json"
+    pd.read_parquet(parquet).to_json(path, orient=orient)  # "columns": to_json's default
+    line = fail("compare", path, path, "-o", tmp_path / "r.html")
+    assert f"{path}: a table as pandas' to_json lays it out" in line
+    assert "orient='records', lines=True" in line

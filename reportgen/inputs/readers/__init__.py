@@ -28,7 +28,7 @@ from .promptfoo import (
     run_names,
     short_labels,
 )
-from .ragas import failed_scores, looks_like_ragas, ragas_columns
+from .ragas import QUESTION, failed_scores, looks_like_ragas, ragas_columns
 from .ranking import (
     ranked_table,
     read_beir_qrels,
@@ -161,6 +161,12 @@ def format_of(path: Path, options: ReadOptions) -> str:
                 "BEIR results ({query_id: {doc_id: score}}); write run-log records as JSONL, one "
                 "object a line (a .jsonl file), or name the format with --format"
             )
+        if _pandas_frame(data):
+            raise InputError(
+                f"{path}: a table as pandas' to_json lays it out (column -> {{row -> value}}), "
+                "not BEIR results; write records, one object a line: "
+                "to_json('run.jsonl', orient='records', lines=True)"
+            )
         return "promptfoo" if looks_like_promptfoo(data) else "beir"
     if suffix in _BY_SUFFIX:
         return _BY_SUFFIX[suffix]
@@ -172,11 +178,43 @@ def format_of(path: Path, options: ReadOptions) -> str:
     )
 
 
+_QUESTION_KEYS = frozenset({"question_id", QUESTION})  # a run log's, or RAGAS', question
+
+
+def _pandas_frame(data: Any) -> bool:
+    """Whether ``data`` is a table as pandas' ``to_json`` lays it out by default (column ->
+    {row -> value}) or with orient="index" (row -> {column -> value}): BEIR results have the
+    same shape, but no query is named like the question column of a log."""
+    if not isinstance(data, dict) or not data:
+        return False
+    rows = data.values()
+    if not all(isinstance(row, dict) for row in rows):
+        return False
+    return bool(_QUESTION_KEYS & data.keys()) or all(_QUESTION_KEYS & row.keys() for row in rows)
+
+
 def _json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8-sig"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not a JSON file ({exc}); check the file") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        if exc.msg == "Extra data" and _object_line(text):
+            raise InputError(
+                f"{path}: JSON Lines (one object a line), not one JSON document; pass "
+                "--format jsonl or name the file .jsonl"
+            ) from None
+        raise InputError(f"{path}: not a JSON file ({exc}); check the file") from None
+
+
+def _object_line(text: str) -> bool:
+    """Whether the first line of ``text`` is a JSON object on its own, as in JSON Lines."""
+    try:
+        return isinstance(json.loads(text.lstrip().split("\n", 1)[0]), dict)
+    except json.JSONDecodeError:
+        return False
 
 
 def _parquet_rows(path: Path) -> Rows:
