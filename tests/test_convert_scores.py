@@ -24,7 +24,8 @@ def test_a_converted_ragas_log_compares_its_scores_as_the_original(tmp_path, com
     original = compare(a, b, tmp_path / "original", "--n-boot", 100)
     a2, b2 = converted(a, tmp_path / "a.parquet"), converted(b, tmp_path / "b.parquet")
     again = compare(a2, b2, tmp_path / "again", "--n-boot", 100)
-    assert list(again["scores"]) == list(original["scores"]) == ["context_recall"]
+    scores = ["answer_relevance", "context_recall"]
+    assert list(again["scores"]) == list(original["scores"]) == scores
     assert again["metrics"] == original["metrics"]
 
 

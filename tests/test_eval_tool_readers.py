@@ -138,7 +138,7 @@ def test_ragas_csv_with_the_index_pandas_writes(tmp_path, compare):
     ragas_frame([1.0, 0.5, 0.5], True).to_csv(a)  # to_csv's default: the index, header ""
     ragas_frame([1.0, 1.0, 0.5], True).to_csv(b)
     out = compare(a, b, tmp_path / "out", "--n-boot", 100)
-    assert list(out["scores"]) == ["context_recall"]  # the index is no score
+    assert list(out["scores"]) == ["answer_relevance", "context_recall"]  # the index is no score
     assert out["metrics"]["faithfulness"]["b"] == pytest.approx(2.5 / 3)
 
 

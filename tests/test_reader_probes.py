@@ -113,3 +113,17 @@ def test_json_of_a_pandas_table_is_not_taken_for_beir(tmp_path, write_log, orien
     line = fail("compare", path, path, "-o", tmp_path / "r.html")
     assert f"{path}: a table as pandas' to_json lays it out" in line
     assert "orient='records', lines=True" in line
+
+
+def test_ragas_answer_relevancy_is_compared_like_its_other_scores(tmp_path, compare):
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    ragas_frame([1.0, 1.0, 1.0], True).to_csv(a, index=False)  # answer_relevancy .9 .8 .7
+    frame = ragas_frame([1.0, 1.0, 1.0], True).assign(answer_relevancy=[1.0, float("nan"), 0.4])
+    frame.to_csv(b, index=False)
+    rule = ("--require", "answer_relevance >= -1", "--inconclusive", "pass")  # a rule may name it
+    out = compare(a, b, tmp_path / "out", "--n-boot", 100, *rule)
+    relevance = out["metrics"]["answer_relevance"]
+    assert (relevance["a"], relevance["b"], relevance["n"]) == (0.8, 0.7, 2)  # q2 failed in B
+    assert [w for w in out["warnings"] if "no answer_relevan" in w] == [
+        "Run B: 1 row has no answer_relevancy (NaN: the RAGAS metric failed)"
+    ]

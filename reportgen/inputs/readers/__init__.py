@@ -28,7 +28,7 @@ from .promptfoo import (
     run_names,
     short_labels,
 )
-from .ragas import QUESTION, failed_scores, looks_like_ragas, ragas_columns
+from .ragas import OFFERED, QUESTION, failed_scores, looks_like_ragas, ragas_columns
 from .ranking import (
     ranked_table,
     read_beir_qrels,
@@ -399,8 +399,15 @@ def _read_format(path: Path, options: ReadOptions) -> Source:
     if ragas:
         columns, notes, sources = ragas_columns(path, columns, lines, sources)
     table = to_table(path, columns, lines, sources)
-    scores = _scores(table, [c for c in table.column_names if c not in BY_NAME]) if ragas else ()
-    return Source(files, table, (*notes, *failed_scores(table, scores)), scores)
+    scores = _ragas_scores(table) if ragas else ()
+    others = tuple(s for s in scores if s not in BY_NAME)  # ragas_columns noted the run log's
+    return Source(files, table, (*notes, *failed_scores(table, others)), scores)
+
+
+def _ragas_scores(table: pa.Table) -> tuple[str, ...]:
+    """The score columns of a RAGAS table: those outside the run log, and the run-log columns
+    RAGAS fills that no metric of the report reads (answer_relevance)."""
+    return _scores(table, [c for c in table.column_names if c not in BY_NAME or c in OFFERED])
 
 
 def _scores(table: pa.Table, names: list[str]) -> tuple[str, ...]:

@@ -33,6 +33,9 @@ CONTEXTS = {
     "relevant_ids": ("reference_context_ids", "reference_contexts"),
 }
 SCORES = ("faithfulness", "answer_relevancy")  # NaN: the RAGAS metric failed on the row
+# run-log columns RAGAS fills that no metric of the report reads (faithfulness is one): offered
+# as scores, as RAGAS' other score columns are
+OFFERED = ("answer_relevance",)
 # the run-log columns read, notes for the report, and each renamed column's name in the file
 Reading = tuple[Columns, list[str], dict[str, str]]
 
