@@ -6,8 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from click.testing import CliRunner
 from test_eval_tool_readers import ragas_frame
 from test_readers import fail, metrics
+
+from reportgen.cli import cli
 
 LONG = [f"fr-{i:04d}#{i % 9}" for i in range(30)]  # numpy wraps its print of these over lines
 ROWS = [
@@ -127,3 +130,12 @@ def test_ragas_answer_relevancy_is_compared_like_its_other_scores(tmp_path, comp
     assert [w for w in out["warnings"] if "no answer_relevan" in w] == [
         "Run B: 1 row has no answer_relevancy (NaN: the RAGAS metric failed)"
     ]
+
+
+def test_map_file_with_a_byte_order_mark(tmp_path):
+    path, mapping = tmp_path / "run.csv", tmp_path / "map.txt"
+    path.write_text("id,correct\nq1,true\n")
+    mapping.write_text("question_id=id\n", encoding="utf-8-sig")  # as Windows' Notepad saves it
+    result = CliRunner().invoke(cli, ["validate", str(path), "--map", str(mapping)])
+    assert result.exit_code == 0, result.output
+    assert "ok, 1 row follows the run-log contract" in result.output

@@ -265,7 +265,7 @@ def parse_mapping(values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
             entries = [(f"--map {value}", value)]
         else:
             try:
-                text = Path(value).read_text(encoding="utf-8")
+                text = Path(value).read_text(encoding="utf-8-sig")  # as a Windows editor saves
             except (OSError, UnicodeDecodeError) as exc:
                 raise InputError(
                     f"{value}: cannot read this mapping file ({exc}); give --map COLUMN=SOURCE "
