@@ -139,3 +139,13 @@ def test_map_file_with_a_byte_order_mark(tmp_path):
     result = CliRunner().invoke(cli, ["validate", str(path), "--map", str(mapping)])
     assert result.exit_code == 0, result.output
     assert "ok, 1 row follows the run-log contract" in result.output
+
+
+def test_csv_header_with_spaces_after_the_commas(tmp_path, compare):
+    path = tmp_path / "run.csv"
+    path.write_text("question_id, correct, faithfulness\nq1, true, 0.5\nq2, false, 1\n")
+    out = compare(path, path, tmp_path / "out", "--n-boot", 100)
+    assert (metrics(out)["correct"], metrics(out)["faithfulness"]) == (0.5, 0.75)
+    path.write_text("question_id, correct,correct\nq1, true, false\n")
+    line = fail("compare", path, path, "-o", tmp_path / "r.html")
+    assert f"{path}: column 'correct' appears twice in the header; keep one" in line

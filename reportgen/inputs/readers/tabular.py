@@ -25,8 +25,9 @@ def _columns(records: list[dict[str, Any]]) -> Columns:
 
 
 def read_delimited(path: Path, delimiter: str) -> Rows:
-    """A CSV or TSV file with a header line; an empty cell is a missing value. A first column
-    with no name (or pandas' ``Unnamed: 0``) is the index pandas' ``to_csv`` writes: dropped.
+    """A CSV or TSV file with a header line, its names without surrounding spaces; an empty cell
+    is a missing value. A first column with no name (or pandas' ``Unnamed: 0``) is the index
+    pandas' ``to_csv`` writes: dropped.
 
     Read strictly: a lenient reader takes a quote that is never closed as the start of one
     field holding the rest of the file, and the rows after it would vanish without a word.
@@ -38,7 +39,10 @@ def read_delimited(path: Path, delimiter: str) -> Rows:
     try:
         with path.open(newline="", encoding="utf-8-sig") as handle:
             reader = csv.DictReader(handle, delimiter=delimiter, strict=True)
-            index = _header(path, reader.fieldnames or [])
+            # "question_id, correct" is written by hand or by spreadsheets: the names are the
+            # column's, the spaces no part of it
+            reader.fieldnames = [name.strip() for name in reader.fieldnames or []]
+            index = _header(path, reader.fieldnames)
             start = reader.line_num + 1
             for record in reader:
                 if None in record:
@@ -70,12 +74,12 @@ def read_delimited(path: Path, delimiter: str) -> Rows:
 def _header(path: Path, names: Sequence[str]) -> str | None:
     """The name of pandas' index column when the header starts with one; InputError for a column
     named twice (one of the two would be lost) or another column with no name."""
-    index = names[0] if names and names[0].strip() in PANDAS_INDEX else None
+    index = names[0] if names and names[0] in PANDAS_INDEX else None
     seen: set[str] = set()
     for number, name in enumerate(names, start=1):
         if name in seen:
             raise InputError(f"{path}: column {name!r} appears twice in the header; keep one")
-        if not name.strip() and number > 1:
+        if not name and number > 1:
             raise InputError(f"{path}: column {number} of the header has no name; name it")
         seen.add(name)
     return index
