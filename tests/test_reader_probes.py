@@ -149,3 +149,20 @@ def test_csv_header_with_spaces_after_the_commas(tmp_path, compare):
     path.write_text("question_id, correct,correct\nq1, true, false\n")
     line = fail("compare", path, path, "-o", tmp_path / "r.html")
     assert f"{path}: column 'correct' appears twice in the header; keep one" in line
+
+
+def test_a_column_mapped_twice_from_different_sources_is_refused(tmp_path):
+    """'--map question_id=id --map question_id=q' kept the last without a word; the same pair
+    given twice (on the line and in a file) is one mapping."""
+    path, mapping = tmp_path / "run.csv", tmp_path / "map.txt"
+    path.write_text("id,q,correct\nq1,x1,true\n")
+    mapping.write_text("question_id=id\n")
+    line = fail("validate", path, "--map", "question_id=id", "--map", "question_id=q")
+    assert line == (
+        "ragreport: error: --map question_id=q: question_id is mapped from 'id' already, and now from 'q'; map "
+        "each run-log column once"
+    )
+    result = CliRunner().invoke(
+        cli, ["validate", str(path), "--map", "question_id=id", "--map", str(mapping)]
+    )
+    assert result.exit_code == 0, result.output

@@ -284,8 +284,14 @@ def parse_mapping(values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
                     f"{where}: {entry!r} is not COLUMN=SOURCE; write the run-log column, "
                     "'=', then the file's column, e.g. question_id=id"
                 )
+            earlier = dict(pairs).get(target, source)
+            if earlier != source:  # the last would win without a word
+                raise InputError(
+                    f"{where}: {target} is mapped from {earlier!r} already, and now from "
+                    f"{source!r}; map each run-log column once"
+                )
             pairs.append((target, source))
-    return tuple(pairs)
+    return tuple(dict.fromkeys(pairs))
 
 
 def read_options(
