@@ -159,8 +159,8 @@ def test_a_column_mapped_twice_from_different_sources_is_refused(tmp_path):
     mapping.write_text("question_id=id\n")
     line = fail("validate", path, "--map", "question_id=id", "--map", "question_id=q")
     assert line == (
-        "ragreport: error: --map question_id=q: question_id is mapped from 'id' already, and now from 'q'; map "
-        "each run-log column once"
+        "ragreport: error: --map question_id=q: question_id is mapped from 'id' already, and "
+        "now from 'q'; map each run-log column once"
     )
     result = CliRunner().invoke(
         cli, ["validate", str(path), "--map", "question_id=id", "--map", str(mapping)]
