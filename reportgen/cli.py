@@ -408,6 +408,7 @@ def compare(
 
     with svg_process.started():  # vl-convert starts while the statistics' libraries load
         from .analysis.gates import EXIT_FAIL
+        from .inputs.readers import mapping_files
         from .pipeline import Outputs, make_report
 
         context = click.get_current_context()
@@ -421,7 +422,7 @@ def compare(
             json_given=json_path is not None,
         )
         # files the command reads besides the logs and what their reading options name
-        read = {Path(m): "--map" for m in context.params["mapping"] if "=" not in m}
+        read = mapping_files(context.params["mapping"])
         if gate_file is not None:
             read[gate_file] = "--gate"
         with shown(sys.stderr, quiet):

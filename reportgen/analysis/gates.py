@@ -287,12 +287,14 @@ def _judge(op: str, margin: float, low: float, high: float) -> str:
     return PASS if holds else FAIL if breaks else INCONCLUSIVE
 
 
-def _excludes_zero(rule: Rule) -> bool:
-    """Whether the rule holds only where B differs from A ('correct > 0', 'ndcg@5 >= 0.02'):
-    then the paired test of no difference, the report's, must reject too. A degenerate
+def _excludes_zero(op: str, m: float) -> bool:
+    """Whether 'B - A op m' holds only where B differs from A ('correct > 0', 'ndcg@5 >=
+    0.02'): then the paired test of no difference, the report's, must reject too. A degenerate
     interval, such as [+1, +1] from two questions both fixed, would pass it alone."""
-    m = rule.margin
-    return {">": m >= 0, ">=": m > 0, "<": m <= 0, "<=": m < 0}.get(rule.op, False)
+    return {">": m >= 0, ">=": m > 0, "<": m <= 0, "<=": m < 0}.get(op, False)
+
+
+_BREAKS = {">=": "<", ">": "<=", "<=": ">", "<": ">="}  # the side of the margin a rule breaks on
 
 
 def _has_interval(c: MetricComparison) -> bool:
@@ -347,8 +349,7 @@ def _loss_only(rule: Rule) -> bool:
     where the slice table's own test finds the loss too: the bootstrap's one-sided p alone is
     anti-conservative on a small slice (4 of 10 questions broken and none fixed: 0.007, where
     McNemar's exact test gives 0.125, two-sided)."""
-    m = rule.margin
-    return {">=": m <= 0, ">": m < 0, "<=": m >= 0, "<": m > 0}[rule.op]
+    return _excludes_zero(_BREAKS[rule.op], rule.margin)
 
 
 def _harmful(rule: Rule, c: MetricComparison) -> bool:
@@ -459,7 +460,7 @@ def _evaluate_rule(rule: Rule, candidate: Candidate, confidence: float) -> RuleR
     if (
         outcome == PASS
         and rule.kind != CANDIDATE
-        and _excludes_zero(rule)
+        and _excludes_zero(rule.op, rule.margin)
         and c.p >= 1 - confidence
     ):
         outcome = INCONCLUSIVE

@@ -256,12 +256,19 @@ def _qrels(path: Path, options: ReadOptions, kind: str) -> Path:
     return options.qrels
 
 
+def mapping_files(values: tuple[str, ...]) -> dict[Path, str]:
+    """The ``--map`` values that name a file of mappings (the others are ``column=source``),
+    each with its option: an output must not overwrite them."""
+    return {Path(value): "--map" for value in values if "=" not in value}
+
+
 def parse_mapping(values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     """``--map`` values: ``column=source`` pairs, or the path of a file of such lines (``#``
     starts a comment)."""
     pairs: list[tuple[str, str]] = []
+    files = mapping_files(values)
     for value in values:
-        if "=" in value:
+        if Path(value) not in files:
             entries = [(f"--map {value}", value)]
         else:
             try:
