@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .analysis.metrics import score_questions
+from .analysis.metrics import check_span_rankings, score_questions
 from .analysis.poisson import (
     Interval,
     PartialSums,
@@ -109,6 +109,7 @@ def metrics_of(run: RunFile, scoring: Scoring) -> pa.Table:
             f"{path}: no context_ids column, so the prompt cutoff is unknown; pass --k with the "
             "number of passages the generator received"
         )
+    check_span_rankings(run)
     db = RunDatabase(run)
     try:
         db.prepare(k, scoring.span_coverage)

@@ -126,6 +126,28 @@ def test_a_log_with_spans_takes_no_passage_table(tmp_path):
     assert "has retrieved_spans already; drop one of the two" in line
 
 
+def test_span_labels_with_passage_ids_and_no_table_are_refused(tmp_path):
+    """Without --passages no id matches a span: every retrieval metric read 0 (or, beside a run
+    logging spans, was dropped), and the failure classes blamed the retriever."""
+    ids = _log(tmp_path, [dict(LABELLED, context_ids=["p1"])])
+    spans = tmp_path / "spans.parquet"
+    pq.write_table(
+        pa.Table.from_pylist(
+            [dict(LABELLED, context_spans=[{"doc_id": "d1", "start": 0, "end": 5}])]
+        ),
+        spans,
+    )
+    message = (
+        f"{ids}: labels its evidence with relevant_spans but logs its passages only as ids "
+        "(retrieved_ids, context_ids), which match no span; pass --passages with its passage "
+        "table (passage_id, doc_id, start, end), or log retrieved_spans or context_spans"
+    )
+    assert fail("compare", spans, ids, "-o", tmp_path / "r.html").endswith(message)
+    assert fail("metrics", ids, "-o", tmp_path / "m.parquet").endswith(message)
+    checked = CliRunner().invoke(cli, ["validate", str(ids)])
+    assert checked.exit_code == 2 and checked.output.strip() == message
+
+
 def test_a_labelled_document_no_passage_covers_is_a_warning(tmp_path, compare):
     label = {"doc_id": "d9", "start": 0, "end": 4, "grade": 1}
     log = _log(

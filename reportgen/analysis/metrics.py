@@ -168,6 +168,8 @@ class Plan:
 
 def plan(runs: tuple[RunFile, RunFile], options: Options) -> Plan:
     """The metrics two runs' columns allow; InputError for options the columns cannot serve."""
+    for run in runs:
+        check_span_rankings(run)
     spans = _in_both(runs, "relevant_spans")
     has_labels = _in_both(runs, "relevant_ids") or spans
     has_retrieved = _in_both(runs, "retrieved_ids") or _in_both(runs, "retrieved_spans")
@@ -188,6 +190,20 @@ def plan(runs: tuple[RunFile, RunFile], options: Options) -> Plan:
     if not retrieval and not answer and not scores:
         _no_metric(runs)
     return Plan(spans, retrieval, has_retrieved, answer)
+
+
+def check_span_rankings(run: RunFile) -> None:
+    """A log labelled with spans whose passages are ids only: no id can match a span, so every
+    retrieval metric would read 0 (or, beside a run with spans, be dropped unsaid)."""
+    ids = [c for c in ("retrieved_ids", "context_ids") if c in run.columns]
+    if "relevant_spans" not in run.columns or not ids:
+        return
+    if not {"retrieved_spans", "context_spans"} & run.columns:
+        raise InputError(
+            f"{run.path}: labels its evidence with relevant_spans but logs its passages only as "
+            f"ids ({', '.join(ids)}), which match no span; pass --passages with its passage "
+            "table (passage_id, doc_id, start, end), or log retrieved_spans or context_spans"
+        )
 
 
 def score_questions(db: RunDatabase, cutoff: int | None, exponential: bool) -> None:
