@@ -3,7 +3,8 @@
 -- pandas, whose merge of ten million rows needs several times their memory.
 -- Reads: table run_rows (run, question_id, row_number, any other columns).
 -- Returns: question_id, then every other column of run_rows except run, twice: <column>_a
---   (run A's row) and <column>_b (run B's); in A's row order.
+--   (run A's row) and <column>_b (run B's); by question_id, as paired.sql, so that the
+--   diagnosis' intervals do not depend on the logs' row order.
 SELECT
     a.question_id,
     COLUMNS(a.* EXCLUDE (question_id, run)) AS '\0_a',
@@ -11,4 +12,4 @@ SELECT
 FROM run_rows AS a
 JOIN run_rows AS b ON b.question_id = a.question_id AND b.run = 'b'
 WHERE a.run = 'a'
-ORDER BY a.row_number, b.row_number
+ORDER BY a.question_id

@@ -5,7 +5,9 @@
 -- Returns: question_id, slice (A's, else B's), then <column>_a and <column>_b for
 --   k, passages, n_relevant, answerable, context_tokens, evidence_in_context, recall, precision, hit, mrr, ndcg, map, rprec,
 --   all, correct,
---   faithfulness, evidence_recall, context_precision, evidence_iou, prompt_chars; in A's file order.
+--   faithfulness, evidence_recall, context_precision, evidence_iou, prompt_chars; by question_id,
+--   so that the bootstrap's draws, and every number, do not depend on the logs' row order (a log
+--   re-exported or re-sharded in another order gives the same report).
 SELECT
     a.question_id,
     coalesce(a.slice, b.slice) AS slice,
@@ -34,4 +36,4 @@ JOIN question_means AS b ON a.question_id = b.question_id AND b.run = 'b'
 LEFT JOIN question_chars AS ca ON ca.run = 'a' AND ca.question_id = a.question_id
 LEFT JOIN question_chars AS cb ON cb.run = 'b' AND cb.question_id = b.question_id
 WHERE a.run = 'a'
-ORDER BY a.row_number
+ORDER BY a.question_id

@@ -259,7 +259,8 @@ outputs are written first), 2 bad input or a bad rule (nothing is written)."""
     type=click.IntRange(min=0),
     default=0,
     show_default=True,
-    help="Seed of the bootstrap: the same inputs and seed give the same numbers.",
+    help="Seed of the bootstrap: the same inputs and seed give the same numbers, whatever the "
+    "order of the logs' rows.",
 )
 @click.option(
     "--slice",

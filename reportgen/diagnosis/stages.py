@@ -127,7 +127,7 @@ LOCATE = {"relevant_ids": "n_relevant", "context_ids": "has_prompt"}  # log colu
 
 
 class Paired:
-    """Both runs' rows of the questions in both, side by side in A's file order (answer_stage.sql
+    """Both runs' rows of the questions in both, side by side by question_id (answer_stage.sql
     paired by RunDatabase.pairs: every column as <column>_a and <column>_b)."""
 
     def __init__(self, frame: pd.DataFrame) -> None:
