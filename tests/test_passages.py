@@ -98,13 +98,33 @@ def _table(tmp_path: Path, text: str, suffix: str = ".csv") -> Path:
         ("passage_id,doc_id,start,end\np1,d1,0,5\np1,d2,0,5\n", "row 2 repeats passage_id 'p1'"),
         ("passage_id,doc_id,start,end\np1,,0,5\np2,d1,0,5\n", "row 1 has no doc_id"),
         ("passage_id,doc_id,start\np1,d1,0\n", "no column end; a passage table has the columns"),
-        ("passage_id,doc_id,start,end\np1,d1,zero,5\n", "column start has type string"),
+        (
+            "passage_id,doc_id,start,end\np1,d1,0,5\np2,d1,zero,5\n",
+            "row 2 has start 'zero', not a whole number in digits; offsets count whole characters",
+        ),
+        (
+            "passage_id,doc_id,start,end\np1,d1,0,9223372036854775808\n",
+            "row 1 has end '9223372036854775808', beyond 2**63 - 1, the largest integer read",
+        ),
     ],
 )
 def test_a_bad_passage_table_is_named_with_its_row(tmp_path, table, message):
     log, passages = _log(tmp_path, [LABELLED]), _table(tmp_path, table)
     line = fail("compare", log, log, "-o", tmp_path / "r.html", "--k", 2, "--passages", passages)
     assert f"{passages}: {message}" in line
+
+
+def test_csv_offsets_are_read_exactly_beside_a_whole_number_written_as_a_float(tmp_path, compare):
+    """One row written 200.0 made a CSV's start column floats, which rounded 2**53 + 1 to
+    2**53: the passage then covered a label it lies beside."""
+    big = 2**53
+    label = {"doc_id": "d7", "start": big, "end": big + 1, "grade": 1}
+    log = _log(tmp_path, [dict(LABELLED, relevant_spans=[label], context_ids=["p6"])])
+    rows = f"p1,d1,200.0,300\np2,d1,300,400\np6,d7,{big + 1},{big + 3}\n"
+    passages = _table(tmp_path, "passage_id,doc_id,start,end\n" + rows)
+    out = compare(log, log, tmp_path / "o", "--passages", passages, "--n-boot", 100)
+    assert out["metrics"]["recall@1"]["a"] == 0.0
+    assert out["metrics"]["evidence_recall"]["a"] == 0.0
 
 
 def test_an_unknown_passage_id_names_the_row_of_the_log(tmp_path):

@@ -43,9 +43,14 @@ def read_passages(path: Path) -> pa.Table:
     try:
         if suffix in (".csv", ".tsv"):
             options = csv.ParseOptions(delimiter="\t" if suffix == ".tsv" else ",")
-            ids = {name: t for name, t in COLUMNS.items() if t == pa.string()}  # "007" is not 7
-            convert = csv.ConvertOptions(column_types=ids, strings_can_be_null=True)  # "": missing
+            # every column as text: "007" is not 7, and offsets are parsed exactly below
+            text = dict.fromkeys(COLUMNS, pa.string())
+            convert = csv.ConvertOptions(column_types=text, strings_can_be_null=True)  # "": missing
             table = csv.read_csv(path, parse_options=options, convert_options=convert)
+            for name in ("start", "end"):
+                if name in table.column_names:
+                    offsets = _text_offsets(path, name, table[name].combine_chunks())
+                    table = table.set_column(table.column_names.index(name), name, offsets)
         else:
             table = pq.read_table(path)
     except (pa.ArrowException, OSError) as exc:
@@ -83,6 +88,29 @@ def read_passages(path: Path) -> pa.Table:
         detail = _PROBLEMS[problem].format(column=column, value=value)
         raise InputError(f"{path}: row {row} {detail}")
     return passages
+
+
+_WHOLE = r"^\s*-?[0-9]+(\.0*)?\s*$"  # 200 or 200.0, as a spreadsheet may write a whole number
+
+
+def _text_offsets(path: Path, name: str, text: pa.Array) -> pa.Array:
+    """A CSV column of offsets, read as text, as exact integers: read as numbers, one row
+    written 200.0 made the column floats and rounded 9007199254740993 to its neighbour."""
+    bad = pc.invert(pc.match_substring_regex(text, _WHOLE))
+    index = pc.index(pc.fill_null(bad, False), True).as_py()
+    if index < 0:
+        digits = pc.replace_substring_regex(pc.utf8_trim_whitespace(text), r"\.0*$", "")
+        try:
+            return digits.cast(pa.int64())
+        except pa.ArrowInvalid:  # beyond 2**63 - 1
+            index = next(i for i, v in enumerate(digits.to_pylist()) if v and abs(int(v)) >= 2**63)
+        what = "beyond 2**63 - 1, the largest integer read"
+    else:
+        what = "not a whole number in digits"
+    raise InputError(
+        f"{path}: row {index + 1} has {name} {text[index].as_py()!r}, {what}; offsets count "
+        "whole characters (read as they are, never rounded): fix the value in the table"
+    )
 
 
 def _query(source: Path, passages: pa.Table, name: str, log: pa.Table | None = None) -> pa.Table:
