@@ -3,6 +3,8 @@ of no result or of repeated results says so."""
 
 from __future__ import annotations
 
+import json
+
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
@@ -91,7 +93,7 @@ def test_the_run_is_named_in_the_user_s_own_words(tmp_path, compare):
     path = promptfoo_file(tmp_path / "out.json", rows)
     out = compare(path, path, tmp_path / "o", "--n-boot", 100)
     assert (
-        'Run A: Run “p | Bob\'s "short" prompt” of the file; tests paired on their '
+        "Run A: read as the file's run “p | Bob's \"short\" prompt”; tests paired on their "
         "description, else a hash of vars"
     ) in out["warnings"]
 
@@ -155,3 +157,28 @@ def test_a_var_named_sample_is_a_test_input_not_repeated_answers(tmp_path, compa
     assert (correct["fixed"], correct["broken"], correct["test"]) == (3, 2, "McNemar exact")
     assert out["samples"] is None
     assert list(out["slices"]["var_sample"]) == ["Dear customer"]
+
+
+def test_a_study_gives_a_note_every_comparison_shares_once(tmp_path):
+    """Each candidate's comparison repeats the baseline's reading note and the score columns'
+    note; the study's "Read first" listed each once per candidate (9 lines for 3)."""
+    providers = ["openai:gpt-4o-mini", "openai:gpt-4o", "mistral:large"]
+    topics = ["refund", "wifi", "seat", "meal", "pet"]
+    path = promptfoo_file(
+        tmp_path / "out.json",
+        [
+            result(p, d, i, (i + n) % 2 == 0)
+            for n, p in enumerate(providers)
+            for i, d in enumerate(topics)
+        ],
+    )
+    out = tmp_path / "r.html"
+    result_ = CliRunner().invoke(cli, ["compare", str(path), "-o", str(out), "--n-boot", "100"])
+    assert result_.exit_code == 0, result_.output
+    warnings = json.loads(out.with_suffix(".json").read_text())["warnings"]
+    read = "; tests paired on their description, else a hash of vars"
+    assert [w for w in warnings if w.endswith(read)] == [
+        f"Run {p}: read as the file's run “{p} | qa”{read}" for p in providers
+    ]
+    scores = [w for w in warnings if "Score columns of the logs' evaluation tool" in w]
+    assert len(scores) == 1 and scores[0].startswith("all candidates: Score columns")

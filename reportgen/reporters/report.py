@@ -31,10 +31,21 @@ class Report:
 
 def study_warnings(study: Study) -> list[str]:
     """The page's "Read first" caveats: the study's, then each comparison's (named by
-    candidate when there are several)."""
+    candidate when there are several, unless they name their run already). One every
+    comparison gives (how the baseline was read, the tool's score columns) is given once, for
+    all candidates."""
     if study.family is None:
         return study.warnings + study.pairs[0].warnings
-    return study.warnings + [f"{p.runs['b'].label}: {w}" for p in study.pairs for w in p.warnings]
+
+    runs = tuple(f"Run {run.label}: " for run in study.runs)
+
+    def named(label: str, warning: str) -> str:
+        return warning if warning.startswith(runs) else f"{label}: {warning}"
+
+    shared = set.intersection(*(set(p.warnings) for p in study.pairs))
+    every = [named("all candidates", w) for w in study.pairs[0].warnings if w in shared]
+    own = [named(p.runs["b"].label, w) for p in study.pairs for w in p.warnings if w not in shared]
+    return study.warnings + every + own
 
 
 class Reporter(Protocol):

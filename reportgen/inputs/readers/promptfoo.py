@@ -201,7 +201,9 @@ def promptfoo_columns(path: Path, data: Any, run_filter: str | None) -> tuple[Co
         column = f"var_{name}" if name in REPEATS else name
         columns.setdefault(column, [v.get(name) for v in variables])
     shown = " ".join(chosen[0].splitlines())  # a prompt's raw text may span lines
-    notes = [f"Run “{shown}” of the file; tests paired on their description, else a hash of vars"]
+    notes = [
+        f"read as the file's run “{shown}”; tests paired on their description, else a hash of vars"
+    ]
     errors = sum(1 for r in rows if _ended_in_error(r))
     if errors:
         notes.append(
