@@ -182,3 +182,28 @@ def test_a_study_gives_a_note_every_comparison_shares_once(tmp_path):
     ]
     scores = [w for w in warnings if "Score columns of the logs' evaluation tool" in w]
     assert len(scores) == 1 and scores[0].startswith("all candidates: Score columns")
+
+
+def test_two_providers_under_one_name_are_told_apart_from_repeats(tmp_path):
+    """The same provider id twice with another config (promptIdx 1) was read as one run and
+    refused as the output of `promptfoo eval --repeat 2`, which it is not."""
+    rows = [result("openai:gpt-4o-mini", d, i, True) for i, d in enumerate(["refund", "wifi"])]
+    provider = {"id": "openai:gpt-4o-mini", "config": {"temperature": 1}}
+    hot = [dict(r, promptIdx=1, provider=provider) for r in rows]
+    path = promptfoo_file(tmp_path / "out.json", rows + hot)
+    message = (
+        f"{path}: run 'openai:gpt-4o-mini | qa' holds the results of two providers or prompts "
+        "under one name (test case 'refund' twice); give each provider a label in the promptfoo "
+        "config, so that each is a run of its own"
+    )
+    assert fail("compare", path, "-o", tmp_path / "r.html").endswith(message)
+    assert validate(path, code=2) == [message]
+
+
+def test_a_file_of_too_many_runs_given_alone_says_how_to_choose(tmp_path):
+    providers = [f"provider-{n}" for n in range(10)]
+    path = promptfoo_file(tmp_path / "out.json", [result(p, "refund", 0, True) for p in providers])
+    assert fail("compare", path, "-o", tmp_path / "r.html").endswith(
+        f"{path}: holds 10 runs; compare at most 8 at once: give the file once per run chosen, "
+        "each with --run-filter NAME"
+    )

@@ -235,7 +235,8 @@ def run_labels(
 
 def _order(paths: Sequence[Source], labels: list[str], baseline: str | None) -> list[int]:
     if len(paths) < 2:
-        raise InputError("compare: give a baseline log and at least one candidate log")
+        given = f"{paths[0]} is one run; " if paths else ""
+        raise InputError(f"compare: {given}give a baseline log and at least one candidate log")
     if len(paths) > MAX_RUNS:
         raise InputError(
             f"compare: {len(paths)} run logs; compare at most {MAX_RUNS} at once (one baseline "
@@ -307,9 +308,16 @@ def run_study(
     if len(paths) == 1 and isinstance(paths[0], Path):  # one file holding several runs
         # (promptfoo): all of them, in its order
         runs_held = runs_in(paths[0], reading[0] if reading else ReadOptions())
+        if len(runs_held) > MAX_RUNS:
+            raise InputError(
+                f"{paths[0]}: holds {len(runs_held)} runs; compare at most {MAX_RUNS} at once: "
+                "give the file once per run chosen, each with --run-filter NAME"
+            )
         paths = [paths[0]] * len(runs_held)
         reading = tuple(read for _, read in runs_held)
         held = tuple(label for label, _ in runs_held) if len(runs_held) > 1 else ()
+        if len(runs_held) == 1:  # what keeps the file from holding two runs is said first
+            open_source(paths[0], source_stem(paths[0]), reading[0])
     names = run_labels(paths, labels, held)
     order = _order(paths, names, baseline)
     paths = [paths[i] for i in order]

@@ -147,6 +147,15 @@ def _refuse_repeats(path: Path, run: str, rows: list[dict[str, Any]]) -> None:
         seen = first.setdefault(case, result)
         if seen is result:
             continue
+        if (seen.get("provider"), seen.get("promptIdx")) != (
+            result.get("provider"),
+            result.get("promptIdx"),
+        ):
+            raise InputError(
+                f"{path}: run {run!r} holds the results of two providers or prompts under one "
+                f"name (test case {case!r} twice); give each provider a label in the promptfoo "
+                "config, so that each is a run of its own"
+            )
         if _vars(seen) != _vars(result):
             raise InputError(
                 f"{path}: test case {case!r} appears twice in run {run!r}; give each test a "
