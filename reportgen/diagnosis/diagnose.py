@@ -201,9 +201,9 @@ def diagnose(
             for r, d in dominant.items()
             if classes and d
         },
-        broken=p.frame.loc[
-            (p.values("correct", "a") == 1) & (p.values("correct", "b") == 0), "question_id"
-        ].tolist(),
+        broken=_in_file_order(
+            p, "a", (p.values("correct", "a") == 1) & (p.values("correct", "b") == 0)
+        ),
     )
 
 
@@ -231,9 +231,14 @@ def _unclassified(
 
 def _exemplars(p: Paired, run: str, classes: pd.Categorical, failure_class: str) -> list[str]:
     """The first N_EXEMPLARS questions of ``failure_class`` in the run's own file order."""
+    return _in_file_order(p, run, np.asarray(classes == failure_class))[:N_EXEMPLARS]
+
+
+def _in_file_order(p: Paired, run: str, where: np.ndarray) -> list[str]:
+    """The ids of the questions ``where`` holds, in the order of ``run``'s log (the rows are
+    paired by question_id): the order its reader knows them in."""
     order = np.argsort(p.values("row_number", run), kind="stable")
-    first = order[np.asarray(classes == failure_class)[order]][:N_EXEMPLARS]
-    return p.frame["question_id"].iloc[first].tolist()
+    return p.frame["question_id"].iloc[order[where[order]]].tolist()
 
 
 def _next_experiment(
