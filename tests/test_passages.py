@@ -227,3 +227,16 @@ def test_ids_of_a_text_passage_table_are_text(tmp_path, suffix):
     assert result.exit_code == 0, result.output
     (row,) = pq.read_table(out).to_pylist()
     assert row["retrieved_spans"] == [{"doc_id": "007", "start": 0, "end": 5}]
+
+
+@pytest.mark.parametrize("kind", ["ids", "spans"])
+def test_k_on_a_log_without_a_ranking_names_the_columns_it_logs(tmp_path, kind):
+    prompt = ["p1"] if kind == "ids" else [{"doc_id": "d1", "start": 0, "end": 5}]
+    row = {k: v for k, v in LABELLED.items() if k not in ("retrieved_ids", "relevant_spans")}
+    spans = {"relevant_spans": LABELLED["relevant_spans"]}
+    labels = {"relevant_ids": ["p1"]} if kind == "ids" else spans
+    log = _log(tmp_path, [dict(row, **labels, **{f"context_{kind}": prompt})])
+    assert fail("compare", log, log, "-o", tmp_path / "r.html", "--k", 2).endswith(
+        f"{log}: --k cuts retrieved_{kind}, which these logs do not have; drop --k to score "
+        f"context_{kind}"
+    )

@@ -180,9 +180,10 @@ def plan(runs: tuple[RunFile, RunFile], options: Options) -> Plan:
             "pass --k with the number of passages the generator received"
         )
     if options.cutoff is not None and not has_retrieved:
+        kind = "spans" if _in_both(runs, "context_spans") else "ids"
         raise InputError(
-            f"{runs[0].path}: --k cuts retrieved_ids, which these logs do not have; "
-            "drop --k to score context_ids"
+            f"{runs[0].path}: --k cuts retrieved_{kind}, which these logs do not have; "
+            f"drop --k to score context_{kind}"
         )
     retrieval = has_labels and (has_retrieved if options.cutoff is not None else has_context)
     answer = tuple(m for m in names(ANSWER) if _in_both(runs, m))
