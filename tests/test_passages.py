@@ -185,6 +185,23 @@ def test_a_labelled_document_no_passage_covers_is_a_warning(tmp_path, compare):
     assert out["metrics"]["recall@2"]["a"] == pytest.approx(1 / 2)
 
 
+def test_a_label_past_its_document_s_last_passage_is_a_warning(tmp_path, compare):
+    """Offsets of another version of a document (or bytes for characters) put a label where no
+    passage of the table reaches: it counts as missed, as a misspelt doc_id's does, and says so."""
+    past = {"doc_id": "d1", "start": 5000, "end": 5100, "grade": 1}
+    rows = [dict(LABELLED, question_id=f"q{i}", relevant_spans=[past]) for i in range(2)]
+    rows.append(dict(LABELLED, question_id="q2"))  # d1 [0, 5): reached
+    log = _log(tmp_path, rows)
+    passages = _table(tmp_path, "passage_id,doc_id,start,end\np1,d1,0,5\np2,d1,5,9\n")
+    out = compare(log, log, tmp_path / "o", "--k", 2, "--passages", passages, "--n-boot", 100)
+    assert (
+        "Run A: 1 label starts past the last passage of its document in passages.csv, so no "
+        "passage of this run can cover it: d1 [5000, 5100); check that the labels and the table "
+        "count characters of the same version of each document"
+    ) in out["warnings"]
+    assert out["metrics"]["recall@2"]["a"] == pytest.approx(1 / 3)
+
+
 def test_passages_given_once_serve_every_log_and_else_once_per_log(tmp_path):
     log = _log(tmp_path, [LABELLED])
     passages = _table(tmp_path, "passage_id,doc_id,start,end\np1,d1,0,5\np2,d1,5,9\n")

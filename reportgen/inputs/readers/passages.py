@@ -151,7 +151,7 @@ def passage_spans(
     spans = _query(path, passages, "passage_spans", log)
     for name in present.values():
         table = table.append_column(name, spans[name])
-    return table, _unknown_documents(table, passages, passages_path)
+    return table, _unreachable_labels(table, passages, passages_path)
 
 
 def _strings(column: pa.ChunkedArray) -> pa.ChunkedArray:
@@ -163,20 +163,38 @@ def _nulls(table: pa.Table) -> pa.Array:
     return pa.nulls(table.num_rows, pa.list_(pa.string()))
 
 
-def _unknown_documents(table: pa.Table, passages: pa.Table, passages_path: Path) -> list[str]:
+def _unreachable_labels(table: pa.Table, passages: pa.Table, passages_path: Path) -> list[str]:
+    """Notes on labels no passage of the table can reach: of a document it lacks (a misspelt
+    doc_id), or past the end of the last passage of their document (offsets of another version
+    of it, or of bytes rather than characters)."""
     if "relevant_spans" not in table.column_names:
         return []
     spans = pc.list_flatten(table["relevant_spans"])
     if not len(spans):
         return []
-    labelled = set(pc.unique(pc.struct_field(spans, "doc_id")).drop_null().to_pylist())
-    unknown = sorted(labelled - set(pc.unique(passages["doc_id"]).to_pylist()))
-    if not unknown:
-        return []
-    shown = fmt_listed(unknown, LISTED)
-    return [
-        f"{fmt_count(len(unknown), 'labelled document')} "
-        f"{agreeing(len(unknown), 'appears', 'appear')} in no passage of {passages_path.name}, "
-        f"so no passage of this run can cover {agreeing(len(unknown), 'its', 'their')} labels: "
-        f"{shown}"
-    ]
+    labels = pa.table({f: pc.struct_field(spans, f) for f in ("doc_id", "start", "end")})
+    labels = labels.filter(pc.is_valid(labels["doc_id"])).group_by(["doc_id", "start", "end"])
+    labels = labels.aggregate([])
+    known = passages.group_by("doc_id").aggregate([("end", "max")])
+    placed = labels.join(known, "doc_id", join_type="left outer")
+    unknown = sorted(set(placed.filter(pc.is_null(placed["end_max"]))["doc_id"].to_pylist()))
+    past = placed.filter(pc.greater_equal(placed["start"], placed["end_max"]))
+    past = past.sort_by([("doc_id", "ascending"), ("start", "ascending")]).to_pylist()
+    notes = []
+    if unknown:
+        notes.append(
+            f"{fmt_count(len(unknown), 'labelled document')} "
+            f"{agreeing(len(unknown), 'appears', 'appear')} in no passage of "
+            f"{passages_path.name}, so no passage of this run can cover "
+            f"{agreeing(len(unknown), 'its', 'their')} labels: {fmt_listed(unknown, LISTED)}"
+        )
+    if past:
+        shown = [f"{p['doc_id']} [{p['start']}, {p['end']})" for p in past]
+        notes.append(
+            f"{fmt_count(len(past), 'label')} {agreeing(len(past), 'starts', 'start')} past the "
+            f"last passage of {agreeing(len(past), 'its', 'their')} document in "
+            f"{passages_path.name}, so no passage of this run can cover "
+            f"{agreeing(len(past), 'it', 'them')}: {fmt_listed(shown, LISTED)}; check that the "
+            "labels and the table count characters of the same version of each document"
+        )
+    return notes
