@@ -26,6 +26,11 @@ def shown_value(value: str) -> str:
     return value or EMPTY
 
 
+def row_named(row: int, question_id: object) -> str:
+    """A row of a log (1-based) as messages name it: with its question_id where it has one."""
+    return f"row {row}" + ("" if question_id is None else f" (question_id {question_id!r})")
+
+
 def fmt_listed(items: list[str], limit: int) -> str:
     """The first ``limit`` items, comma-separated, and how many more there are: a note names a
     few examples and counts the rest, so thousands of ids do not bury it."""

@@ -117,7 +117,7 @@ def _passages(tmp_path: Path, text: str) -> Path:
     ("row", "message"),
     [
         ("p2,d1,2.7,9\n", "row 2 has start 2.7, not a whole number"),
-        ("p2,d1,2,1e30\n", "row 2 has end 1e+30, beyond 2**63 - 1, the largest integer read"),
+        ("p2,d1,2,1e30\n", "row 2 has end 1e30, beyond 2**63 - 1, the largest integer read"),
         ("p2,d1,2,-4\n", "row 2 has end -4 below 0"),
     ],
 )

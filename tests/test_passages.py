@@ -100,11 +100,11 @@ def _table(tmp_path: Path, text: str, suffix: str = ".csv") -> Path:
         ("passage_id,doc_id,start\np1,d1,0\n", "no column end; a passage table has the columns"),
         (
             "passage_id,doc_id,start,end\np1,d1,0,5\np2,d1,zero,5\n",
-            "row 2 has start 'zero', not a whole number in digits; offsets count whole characters",
+            "row 2 has start zero, not a number; offsets count whole characters",
         ),
         (
             "passage_id,doc_id,start,end\np1,d1,0,9223372036854775808\n",
-            "row 1 has end '9223372036854775808', beyond 2**63 - 1, the largest integer read",
+            "row 1 has end 9223372036854775808, beyond 2**63 - 1, the largest integer read",
         ),
     ],
 )
@@ -134,7 +134,8 @@ def test_an_unknown_passage_id_names_the_row_of_the_log(tmp_path):
     )
     line = fail("compare", log, log, "-o", tmp_path / "r.html", "--k", 2, "--passages", passages)
     assert line.endswith(
-        f"{log}: row 2: retrieved_ids has passage 'p7', which {passages} does not list; add it "
+        f"{log}: row 2 (question_id 'q2'): retrieved_ids has passage 'p7', which {passages} does "
+        "not list; add it "
         "to the passage table or pass the table of this run"
     )
 

@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError
+from ..formatting import row_named
 from .contract import (
     BY_NAME,
     derived_table_problem,
@@ -159,7 +160,7 @@ def check_span_values(path: Path, schema: pa.Schema, read: Callable[[list[str]],
     if first is not None:
         row, what = first
         question = table["question_id"][row].as_py()
-        where = f"row {row + 1}" + ("" if question is None else f" (question_id {question!r})")
+        where = row_named(row + 1, question)
         raise InputError(
             f"{path}: {where}: {what}; offsets and grades are "
             "integers (read as they are, never rounded): fix the value in the log"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..formatting import agreeing, fmt_count
+from ..formatting import agreeing, fmt_count, row_named
 
 EXAMPLES = 5  # examples listed per kind of problem
 
@@ -56,9 +56,7 @@ class RowProblem:
     details: tuple[str | None, ...]
 
     def _example(self, i: int) -> str:
-        where = f"row {self.rows[i]}"
-        if self.question_ids[i] is not None:
-            where += f" (question_id {self.question_ids[i]!r})"
+        where = row_named(self.rows[i], self.question_ids[i])
         if self.kind == "null_id":
             return where
         what = _WORDS[self.kind][0].format(column=self.column, detail=self.details[i])

@@ -9,6 +9,7 @@ differently are compared on the same labels.
 
 from __future__ import annotations
 
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +19,7 @@ import pyarrow.parquet as pq
 from pyarrow import csv
 
 from ...errors import InputError
-from ...formatting import agreeing, fmt_count, fmt_listed
+from ...formatting import agreeing, fmt_count, fmt_listed, row_named
 from ...resources import query_text
 from ..contract import integer_problem
 from ..engine import connection
@@ -90,27 +91,43 @@ def read_passages(path: Path) -> pa.Table:
     return passages
 
 
-_WHOLE = r"^\s*-?[0-9]+(\.0*)?\s*$"  # 200 or 200.0, as a spreadsheet may write a whole number
-
-
 def _text_offsets(path: Path, name: str, text: pa.Array) -> pa.Array:
     """A CSV column of offsets, read as text, as exact integers: read as numbers, one row
-    written 200.0 made the column floats and rounded 9007199254740993 to its neighbour."""
-    bad = pc.invert(pc.match_substring_regex(text, _WHOLE))
-    index = pc.index(pc.fill_null(bad, False), True).as_py()
-    if index < 0:
-        digits = pc.replace_substring_regex(pc.utf8_trim_whitespace(text), r"\.0*$", "")
+    written 200.0 made the column floats and rounded 9007199254740993 to its neighbour. Plain
+    digits are cast at once; any other cell (200.0, 1e3) is read as a decimal, exactly."""
+    plain = pc.fill_null(pc.match_substring_regex(text, r"^\s*-?[0-9]+\s*$"), True)
+    if pc.all(plain).as_py():
         try:
-            return digits.cast(pa.int64())
-        except pa.ArrowInvalid:  # beyond 2**63 - 1
-            index = next(i for i, v in enumerate(digits.to_pylist()) if v and abs(int(v)) >= 2**63)
-        what = "beyond 2**63 - 1, the largest integer read"
-    else:
-        what = "not a whole number in digits"
-    raise InputError(
-        f"{path}: row {index + 1} has {name} {text[index].as_py()!r}, {what}; offsets count "
-        "whole characters (read as they are, never rounded): fix the value in the table"
-    )
+            return pc.utf8_trim_whitespace(text).cast(pa.int64())
+        except pa.ArrowInvalid:
+            pass  # beyond 2**63 - 1: named below
+    values: list[int | None] = []
+    for row, cell in enumerate(text.to_pylist(), start=1):
+        if cell is None:
+            values.append(None)  # a missing value, named by the table's checks
+            continue
+        number = _decimal(cell)
+        if number is None or not number.is_finite():
+            problem = "not a number"
+        elif number != number.to_integral_value():
+            problem = "not a whole number"
+        elif abs(number) >= 2**63:
+            problem = "beyond 2**63 - 1, the largest integer read"
+        else:
+            values.append(int(number))
+            continue
+        raise InputError(
+            f"{path}: row {row} has {name} {cell.strip()}, {problem}; offsets count whole "
+            "characters (read as they are, never rounded): fix the value in the table"
+        )
+    return pa.array(values, pa.int64())
+
+
+def _decimal(text: str) -> Decimal | None:
+    try:
+        return Decimal(text.strip())
+    except InvalidOperation:
+        return None
 
 
 def _query(source: Path, passages: pa.Table, name: str, log: pa.Table | None = None) -> pa.Table:
@@ -144,8 +161,11 @@ def passage_spans(
     unknown = _query(path, passages, "passage_unknown", log).to_pylist()
     if unknown:
         row, column, passage = unknown[0].values()
+        ids = table["question_id"] if "question_id" in table.column_names else None
+        question = None if ids is None else ids[row - 1].as_py()
+        where = row_named(row, question)
         raise InputError(
-            f"{path}: row {row}: {column} has passage {passage!r}, which {passages_path} does not "
+            f"{path}: {where}: {column} has passage {passage!r}, which {passages_path} does not "
             "list; add it to the passage table or pass the table of this run"
         )
     spans = _query(path, passages, "passage_spans", log)
