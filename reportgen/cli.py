@@ -603,6 +603,11 @@ def merge(a_parts: tuple[Path, ...], b_parts: tuple[Path, ...], confidence: floa
         means = " ".join(f"{run} {i.mean:.4f}" for run, i in (("A", m.a), ("B", m.b)) if i)
         if m.diff is None:
             click.echo(f"{m.name}: {means}; no B - A: {m.why}")
+        elif m.diff.low is None or m.diff.high is None:
+            click.echo(
+                f"{m.name}: {means} B - A {m.diff.mean:+.4f} over "
+                f"{fmt_count(m.diff.n, 'question')}; one question gives no interval"
+            )
         else:
             click.echo(
                 f"{m.name}: {means} B - A {m.diff.mean:+.4f} [{m.diff.low:+.4f}, "

@@ -36,6 +36,7 @@ _MIX = (  # SplitMix64's finaliser: xor-shift, multiply; xor-shift, multiply; xo
 _LIMB_BITS = 21  # fixed-point values are multiplied in three 21-bit limbs: exact in float64
 _POISSON_TAIL = 20  # weights above 20 have probability < 1e-19: below a 64-bit uniform's grain
 _DENSE = 4  # weights 0..3 are counted on every cell, larger ones (2% of cells) looked up
+MIN_INTERVAL_QUESTIONS = 2  # one question has no spread to measure: no interval (as compare)
 
 
 def splitmix64(x: np.ndarray) -> np.ndarray:
@@ -248,9 +249,11 @@ def difference(a: PartialSums, b: PartialSums) -> PartialSums:
 
 @dataclass(frozen=True)
 class Interval:
+    """A mean over n questions and its interval (None below MIN_INTERVAL_QUESTIONS)."""
+
     mean: float
-    low: float
-    high: float
+    low: float | None
+    high: float | None
     n: int
     n_boot: int
 
@@ -258,10 +261,15 @@ class Interval:
 def percentile_interval(sums: PartialSums, confidence: float) -> Interval:
     """The mean sum(x) / n and the percentile interval of the replicate means
     sum(w * x) / sum(w) (Chamandy et al. 2012, section 3), over the replicates that drew a
-    question: one where every weight is 0 (probability e^-n) has no mean."""
+    question: one where every weight is 0 (probability e^-n) has no mean. Below
+    MIN_INTERVAL_QUESTIONS there is no interval: every replicate is the one question's value,
+    a zero-width interval that would claim certainty, so ``compare`` gives none either."""
     scale = 2.0**FIXED_POINT_BITS
+    mean = sums.total / scale / sums.n
+    if sums.n < MIN_INTERVAL_QUESTIONS:
+        return Interval(mean, None, None, sums.n, sums.n_boot)
     drawn = sums.weights > 0
     means = sums.weighted[drawn] / (sums.weights[drawn] * scale)
     tail = (1 - confidence) / 2
     low, high = np.quantile(means, [tail, 1 - tail])
-    return Interval(sums.total / scale / sums.n, float(low), float(high), sums.n, sums.n_boot)
+    return Interval(mean, float(low), float(high), sums.n, sums.n_boot)
