@@ -55,6 +55,8 @@ SUMS_SCHEMA = pa.schema(
         ("weights", pa.list_(pa.int64())),
     ]
 )
+OPTION_COLUMNS = ("k", "gain", "span_coverage")  # what sums of an earlier ragreport lack
+REQUIRED = frozenset(SUMS_SCHEMA.names) - set(OPTION_COLUMNS)  # never empty in a row
 
 
 @dataclass(frozen=True)
@@ -191,18 +193,44 @@ def read_sums(path: Path) -> dict[str, MetricSums]:
         table = pq.read_table(path)
     except (OSError, pa.ArrowException) as error:
         raise InputError(f"{path}: cannot be read as partial sums ({error})") from None
-    if not SUMS_SCHEMA.equals(table.schema):
-        earlier = {"metric", "weighted"} <= set(table.column_names)
+    return sums_by_metric(_conformed(path, table))
+
+
+def _conformed(path: Path, table: pa.Table) -> pa.Table:
+    """A sums table as SUMS_SCHEMA, from one another tool re-saved: DuckDB marks columns NOT
+    NULL, pandas writes large strings and k as double (its integers cannot be empty). A column
+    is taken when it casts to its type without loss; k 5.5 is refused, naming the column."""
+    have = set(table.column_names)
+    missing = [name for name in SUMS_SCHEMA.names if name not in have]
+    if missing and {"metric", "weighted"} <= have and set(missing) <= set(OPTION_COLUMNS):
         raise InputError(
-            f"{path}: "
-            + (
-                "partial sums without the options they were scored with (an earlier ragreport)"
-                if earlier
-                else "not a file of partial sums"
-            )
-            + "; write one with ragreport metrics --partial-sums"
+            f"{path}: partial sums without the options they were scored with (no column "
+            f"{', '.join(missing)}: an earlier ragreport); write them again with ragreport "
+            "metrics --partial-sums"
         )
-    return sums_by_metric(table)
+    if missing:
+        raise InputError(
+            f"{path}: not a file of partial sums (no column {', '.join(missing)}); write one "
+            "with ragreport metrics --partial-sums"
+        )
+    columns = []
+    for field in SUMS_SCHEMA:
+        column = table[field.name]
+        try:
+            columns.append(column.cast(field.type, safe=True))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as error:
+            reason = str(error).splitlines()[0]
+            raise InputError(
+                f"{path}: column {field.name} ({column.type}) does not convert to {field.type} "
+                f"without loss ({reason}); write the file with ragreport metrics --partial-sums"
+            ) from None
+        if field.name in REQUIRED and column.null_count:
+            row = column.to_pylist().index(None)
+            raise InputError(
+                f"{path}: column {field.name} is empty in row {row + 1}; write the file with "
+                "ragreport metrics --partial-sums"
+            )
+    return pa.Table.from_arrays(columns, schema=SUMS_SCHEMA)
 
 
 def sums_by_metric(table: pa.Table) -> dict[str, MetricSums]:

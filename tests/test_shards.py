@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import duckdb
 import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
@@ -248,9 +249,47 @@ def test_merge_refuses_sums_written_without_their_options(shards):
     result = invoke("merge", "--a", old, "--b", paths["b"][0])
     assert result.exit_code == 2
     assert result.output == (
-        f"ragreport: error: {old}: partial sums without the options they were scored with (an "
-        "earlier ragreport); write one with ragreport metrics --partial-sums\n"
+        f"ragreport: error: {old}: partial sums without the options they were scored with (no "
+        "column k, gain, span_coverage: an earlier ragreport); write them again with ragreport "
+        "metrics --partial-sums\n"
     )
+
+
+def resaved_by_duckdb(source, target):
+    duckdb.sql(f"COPY (SELECT * FROM '{source}') TO '{target}' (FORMAT parquet)")
+
+
+def resaved_by_pandas(source, target):
+    pd.read_parquet(source).to_parquet(target)
+
+
+@pytest.mark.parametrize("resave", [resaved_by_duckdb, resaved_by_pandas])
+def test_merge_reads_sums_resaved_by_another_tool(shards, resave):
+    """DuckDB marks the columns NOT NULL; pandas writes large strings and k as double (it has
+    no empty integers). The values are the same, so the lines are."""
+    folder, paths = shards
+    copy = folder / "copy.sums.parquet"
+    resave(paths["a"][0], copy)
+    assert pq.read_schema(copy) != pq.read_schema(paths["a"][0])
+    original = invoke("merge", "--a", paths["a"][0], "--b", paths["b"][0])
+    result = invoke("merge", "--a", copy, "--b", paths["b"][0])
+    assert result.exit_code == 0, result.output
+    assert result.output == original.output
+
+
+def test_merge_refuses_a_column_that_does_not_convert_without_loss(shards):
+    folder, paths = shards
+    frame = pd.read_parquet(paths["a"][0])
+    frame.loc[frame["metric"] == "mrr", "k"] = 5.5
+    bad = folder / "bad.sums.parquet"
+    frame.to_parquet(bad)
+    result = invoke("merge", "--a", bad, "--b", paths["b"][0])
+    assert result.exit_code == 2
+    assert result.output.startswith(
+        f"ragreport: error: {bad}: column k (double) does not convert to int64 without loss ("
+    )
+    assert result.output.endswith("; write the file with ragreport metrics --partial-sums\n")
+    assert len(result.output.splitlines()) == 1
 
 
 def test_merge_refuses_runs_over_different_questions(shards):
