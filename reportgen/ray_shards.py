@@ -2,9 +2,12 @@
 run log stored as sharded Parquet, computed by Ray Data next to the data (optional extra:
 ``pip install 'ragreport[ray]'``).
 
-Every block of rows is scored by the SQL ``compare`` uses and reduced to its partial sums;
-the driver only adds the blocks' sums (B replicates per metric, whatever the number of
-questions), and the result is a sums file that ``ragreport merge`` reads like a shard's.
+Every file is read with its own schema, scored by the SQL ``compare`` uses and reduced to its
+partial sums; the driver only adds the files' sums (B replicates per metric, whatever the number
+of questions), and the result is a sums file that ``ragreport merge`` reads like a shard's.
+Files are not read as one Ray dataset: Ray unifies their schemas first and refuses shards that
+``ragreport metrics`` reads together (question_id an integer in one file and text in another,
+slice dictionary-encoded in one).
 """
 
 from __future__ import annotations
@@ -13,23 +16,30 @@ from functools import partial
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from .analysis.poisson import merge
-from .inputs.load import RunFile, check_schema
+from .inputs.load import RunFile, check_schema, check_span_values
 from .shards import MetricSums, Scoring, metrics_of, sums_of_row, sums_rows, sums_table
 
 
-def _block_sums(block: pa.Table, *, scoring: Scoring, n_boot: int, seed: int) -> pa.Table:
-    """One block of log rows (questions) -> the partial sums of each of its metrics."""
-    check_schema(Path("<block>"), block.schema)
+def _file_sums(files: pa.Table, *, scoring: Scoring, n_boot: int, seed: int) -> pa.Table:
+    """One Parquet file of log rows (``files``: its bytes and path) -> the partial sums of each
+    of its metrics."""
+    (path,) = files["path"].to_pylist()
+    (data,) = files["bytes"].to_pylist()
+    table = pq.read_table(pa.BufferReader(data))
+    where = Path(path)
+    check_schema(where, table.schema)
+    check_span_values(where, table.schema, table.select)
     run = RunFile(
         label="A",
-        path=Path("<block>"),
+        path=where,
         sha256="",
-        size_bytes=block.nbytes,
-        n_rows=block.num_rows,
-        columns=frozenset(block.column_names),
-        table=block,
+        size_bytes=len(data),
+        n_rows=table.num_rows,
+        columns=frozenset(table.column_names),
+        table=table,
     )
     return sums_table(metrics_of(run, scoring), n_boot, seed)
 
@@ -43,17 +53,18 @@ def ray_partial_sums(
     gain: str = "exponential",
     span_coverage: float = 0.0,
 ) -> pa.Table:
-    """The partial sums of a whole run log read by ``ray.data.read_parquet(paths)`` (a folder,
-    files, or a cloud URI), on the Ray cluster ``ray.init`` connected to; the same sums as
-    ``ragreport metrics --partial-sums`` on the whole log, whatever the blocks."""
+    """The partial sums of a whole run log stored as the Parquet files of ``paths`` (a folder,
+    files, or a cloud URI, as ``ray.data.read_binary_files`` lists them), on the Ray cluster
+    ``ray.init`` connected to; the same sums as ``ragreport metrics --partial-sums`` on the
+    whole log, whatever the files and their schemas."""
     import ray
 
-    dataset = ray.data.read_parquet(paths)
+    files = ray.data.read_binary_files(paths, include_paths=True, file_extensions=["parquet"])
     scoring = Scoring(k, gain, span_coverage)
-    block = partial(_block_sums, scoring=scoring, n_boot=n_boot, seed=seed)
-    rows = dataset.map_batches(block, batch_format="pyarrow", batch_size=None).take_all()
+    score = partial(_file_sums, scoring=scoring, n_boot=n_boot, seed=seed)
+    rows = files.map_batches(score, batch_format="pyarrow", batch_size=1).take_all()
     by_metric: dict[str, list[MetricSums]] = {}
-    for row in rows:  # one row per metric of each block, all scored alike
+    for row in rows:  # one row per metric of each file, all scored alike
         by_metric.setdefault(row["metric"], []).append(sums_of_row(row))
     return sums_rows(
         {

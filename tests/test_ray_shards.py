@@ -6,10 +6,12 @@ from __future__ import annotations
 import os
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from test_shards import N, rows
 
-from reportgen.analysis.poisson import merge
+from reportgen.analysis.poisson import merge, question_keys
 from reportgen.inputs.load import open_log
 from reportgen.inputs.readers import ReadOptions
 from reportgen.ray_shards import ray_partial_sums
@@ -44,5 +46,45 @@ def test_ray_sums_equal_the_sums_of_the_whole_log(cluster, tmp_path, write_log):
         sums = own.sums
         assert distributed[metric].scoring == own.scoring
         got = merge([distributed[metric].sums])
+        assert np.array_equal(got.weighted, sums.weighted), metric
+        assert (got.n, got.total, got.key_sum) == (sums.n, sums.total, sums.key_sum)
+
+
+def integer_ids(table: pa.Table) -> pa.Table:
+    """question_id q007 written as the integer 7."""
+    ids = pa.array([int(q[1:]) for q in table["question_id"].to_pylist()], pa.int64())
+    return table.set_column(table.schema.get_field_index("question_id"), "question_id", ids)
+
+
+def dictionary_slice(table: pa.Table) -> pa.Table:
+    """slice written as pandas writes a category: dictionary-encoded."""
+    column = table.schema.get_field_index("slice")
+    return table.set_column(column, "slice", table["slice"].dictionary_encode())
+
+
+@pytest.mark.parametrize("retype", [integer_ids, dictionary_slice])
+def test_ray_reads_shards_of_other_column_types_as_metrics_does(
+    cluster, tmp_path, write_log, retype
+):
+    """The first shard's question_id is an integer (or its slice dictionary-encoded), the
+    others' text: Ray's dataset would refuse to unify them; metrics reads them together."""
+    folder = tmp_path / "shards"
+    folder.mkdir()
+    log = [{**row, "slice": "long" if i % 2 else "short"} for i, row in enumerate(rows("a"))]
+    for s, (lo, hi) in enumerate([(0, 11), (11, 40), (40, N)]):
+        path = write_log(folder / f"part-{s}.parquet", log[lo:hi])
+        if s == 0:
+            pq.write_table(retype(pq.read_table(path)), path)
+    assert pq.read_schema(folder / "part-0.parquet") != pq.read_schema(folder / "part-1.parquet")
+    local = sums_by_metric(
+        sums_table(metrics_of(open_log(folder, "A", ReadOptions()), Scoring()), 300, 4)
+    )
+    distributed = sums_by_metric(ray_partial_sums(str(folder), n_boot=300, seed=4))
+    assert set(distributed) == set(local)
+    ids = [str(int(r["question_id"][1:])) if i < 11 and retype is integer_ids
+           else r["question_id"] for i, r in enumerate(log)]  # fmt: skip
+    assert distributed["correct"].sums.key_sum == int(question_keys(ids).sum(dtype=np.uint64))
+    for metric, own in local.items():
+        got, sums = distributed[metric].sums, own.sums
         assert np.array_equal(got.weighted, sums.weighted), metric
         assert (got.n, got.total, got.key_sum) == (sums.n, sums.total, sums.key_sum)
