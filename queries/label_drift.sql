@@ -1,7 +1,7 @@
 -- Paired questions whose golden labels differ between the runs: the golden set was not frozen.
 -- Reads: table facts, and view runs for the reference answers (the label correct is judged
 --   against; facts does not keep their text). Labels compare as sets of (passage, grade), grades
---   defaulting to 1; reference answers as the set of a question's samples', where both runs log
+--   defaulting to 1 (macro labelled, queries/rules.sql); reference answers as the set of a question's samples', where both runs log
 --   them. A label is compared only when both runs log it (relevant labels: relevant_ids or
 --   relevant_spans; answerable), for some question: a run that logs none (a closed-book
 --   baseline) has no golden set to differ from.
@@ -9,10 +9,7 @@
 --   answer); in A's file order.
 WITH labels AS (
     SELECT run, question_id, row_number, answerable,
-           list_sort(list_transform(
-               coalesce(relevant_ids, []),
-               lambda id, i: id || chr(31) || relevant_grades[i]::VARCHAR
-           )) AS labelled
+           labelled(relevant_ids, relevant_grades) AS labelled
     FROM facts
 ),
 refs AS (

@@ -45,6 +45,14 @@
 -- of grade > 0) or when no relevant_ids is logged at all (only an empty list of labels marks a
 -- question unanswerable):
 --   answerable(logged, has_labels, n_relevant), n_relevant NULL or 0 without evidence.
+--
+-- A question's relevant labels as the label-drift check compares them and the label fingerprint
+-- hashes them: the sorted list of passage chr(31) grade (grades defaulting to 1 in facts):
+--   labelled(relevant_ids, relevant_grades).
+--
+-- A question's 64-bit key of a text it is fingerprinted by (queries/fingerprints.sql): the first
+-- 8 bytes of the MD5 digest of question_id chr(29) text ('' for NULL), read little-endian:
+--   question_key(question_id, text).
 CREATE OR REPLACE TEMP MACRO prompt_ids(context_ids, retrieved_ids, k) AS
     coalesce(context_ids, retrieved_ids[1:k]);
 
@@ -82,3 +90,12 @@ CREATE OR REPLACE TEMP MACRO bad_span(spans) AS
 CREATE OR REPLACE TEMP MACRO spans_apart(sorted) AS
     coalesce(list_bool_and(list_transform(sorted, lambda s, i: i = 1
         OR sorted[i - 1].doc_id <> s.doc_id OR sorted[i - 1]."end" <= s.start)), true);
+
+CREATE OR REPLACE TEMP MACRO labelled(relevant_ids, relevant_grades) AS
+    list_sort(list_transform(
+        coalesce(relevant_ids, []),
+        lambda id, i: id || chr(31) || relevant_grades[i]::VARCHAR
+    ));
+
+CREATE OR REPLACE TEMP MACRO question_key(question_id, text) AS
+    md5_number_upper(question_id || chr(29) || coalesce(text, ''));

@@ -594,12 +594,16 @@ def metrics(
     help="Partial sums of a shard of run B; repeatable.",
 )
 @_option_of(compare, "confidence")
-def merge(a_parts: tuple[Path, ...], b_parts: tuple[Path, ...], confidence: float) -> None:
+@_option_of(compare, "strict")
+def merge(
+    a_parts: tuple[Path, ...], b_parts: tuple[Path, ...], confidence: float, strict: bool
+) -> None:
     """Add the partial sums of every shard of runs A and B; print each metric's means and the
     Poisson-bootstrap interval of B - A."""
     from .shards import merge_runs
 
-    for m in merge_runs(a_parts, b_parts, confidence):
+    merged = merge_runs(a_parts, b_parts, confidence, strict)
+    for m in merged.metrics:
         means = " ".join(f"{run} {i.mean:.4f}" for run, i in (("A", m.a), ("B", m.b)) if i)
         if m.diff is None:
             click.echo(f"{m.name}: {means}; no B - A: {m.why}")
@@ -613,6 +617,8 @@ def merge(a_parts: tuple[Path, ...], b_parts: tuple[Path, ...], confidence: floa
                 f"{m.name}: {means} B - A {m.diff.mean:+.4f} [{m.diff.low:+.4f}, "
                 f"{m.diff.high:+.4f}] over {fmt_count(m.diff.n, 'question')}"
             )
+    for warning in merged.warnings:
+        click.echo(f"ragreport: warning: {warning}", err=True)
 
 
 main = cli

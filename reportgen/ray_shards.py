@@ -18,9 +18,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .analysis.poisson import merge
 from .inputs.load import RunFile, check_schema, check_span_values
-from .shards import MetricSums, Scoring, metrics_of, sums_of_row, sums_rows, sums_table
+from .shards import MetricSums, Scoring, added, metrics_of, sums_of_row, sums_rows, sums_table
 
 
 def _file_sums(files: pa.Table, *, scoring: Scoring, n_boot: int, seed: int) -> pa.Table:
@@ -66,9 +65,4 @@ def ray_partial_sums(
     by_metric: dict[str, list[MetricSums]] = {}
     for row in rows:  # one row per metric of each file, all scored alike
         by_metric.setdefault(row["metric"], []).append(sums_of_row(row))
-    return sums_rows(
-        {
-            metric: MetricSums(parts[0].scoring, merge([p.sums for p in parts]))
-            for metric, parts in by_metric.items()
-        }
-    )
+    return sums_rows({metric: added(parts) for metric, parts in by_metric.items()})

@@ -41,6 +41,19 @@ from .output import check_outputs, write_all
 Settings = tuple[int | None, str | None, float | None]  # k, gain, span_coverage (Scoring.of)
 METRICS = names(RETRIEVAL, CONTEXT, ANSWER)  # what a per-question table and its sums may hold
 SCORING_KEY = "ragreport.scoring"  # schema metadata of a per-question table: Scoring.of by metric
+# What a run's fingerprints hash, with the log columns that must be present for each (any one):
+# its golden labels, kind by kind as the label-drift check compares them, and its own outputs.
+FINGERPRINTS = {
+    "relevant": ("relevant_ids", "relevant_spans"),
+    "answerable": ("answerable",),
+    "reference": ("reference_answer",),
+    "outputs": (),  # always: the rankings, answers and their judgements (queries/fingerprints.sql)
+}
+LABEL_CHANGES = {  # the label fingerprints, named as compare names what changed
+    "relevant": "relevant labels",
+    "answerable": "answerable",
+    "reference": "reference answer",
+}
 SUMS_SCHEMA = pa.schema(
     [
         ("metric", pa.string()),
@@ -53,10 +66,12 @@ SUMS_SCHEMA = pa.schema(
         ("key_sum", pa.uint64()),
         ("weighted", pa.list_(pa.int64())),
         ("weights", pa.list_(pa.int64())),
+        *((f"{kind}_fingerprint", pa.uint64()) for kind in FINGERPRINTS),
     ]
 )
 OPTION_COLUMNS = ("k", "gain", "span_coverage")  # what sums of an earlier ragreport lack
-REQUIRED = frozenset(SUMS_SCHEMA.names) - set(OPTION_COLUMNS)  # never empty in a row
+FINGERPRINT_COLUMNS = tuple(f"{kind}_fingerprint" for kind in FINGERPRINTS)  # and these
+REQUIRED = frozenset(SUMS_SCHEMA.names) - {*OPTION_COLUMNS, *FINGERPRINT_COLUMNS}
 
 
 @dataclass(frozen=True)
@@ -82,10 +97,22 @@ class Scoring:
 @dataclass(frozen=True)
 class MetricSums:
     """One metric's partial sums in a shard, with the options it was scored with
-    (``Scoring.of``)."""
+    (``Scoring.of``) and the fingerprints of its questions (FINGERPRINTS; None: the log lacks
+    the columns, or the sums were written by an earlier ragreport)."""
 
     scoring: Settings
     sums: PartialSums
+    fingerprints: dict[str, int | None]
+
+
+def added(parts: Sequence[MetricSums]) -> MetricSums:
+    """One metric's sums of disjoint shards added: sums, and fingerprints mod 2^64 (None when a
+    shard has none: the shards' sum would not be the run's)."""
+    fingerprints: dict[str, int | None] = {}
+    for kind in FINGERPRINTS:
+        known = [v for p in parts if (v := p.fingerprints[kind]) is not None]
+        fingerprints[kind] = sum(known) % 2**64 if len(known) == len(parts) else None
+    return MetricSums(parts[0].scoring, merge([p.sums for p in parts]), fingerprints)
 
 
 def run_metrics(path: Path, reading: ReadOptions, scoring: Scoring) -> pa.Table:
@@ -117,6 +144,7 @@ def metrics_of(run: RunFile, scoring: Scoring) -> pa.Table:
         db.prepare(k, scoring.span_coverage)
         score_questions(db, k, scoring.gain == "exponential")
         frame = db.frame("run_metrics")
+        hashed = db.frame("fingerprints")
     finally:
         db.close()
     present = [m for m in METRICS if frame[m].notna().any()]
@@ -129,6 +157,12 @@ def metrics_of(run: RunFile, scoring: Scoring) -> pa.Table:
     spans = "relevant_spans" in run.columns
     absent = [m for m in METRICS if m not in present] + ([] if spans else ["prompt_chars"])
     table = pa.Table.from_pandas(frame.drop(columns=absent), preserve_index=False)
+    for kind, needs in FINGERPRINTS.items():  # keys NULL where the log lacks the columns
+        keys = pa.array(hashed[f"{kind}_key"], pa.uint64())
+        logged = not needs or any(c in run.columns for c in needs)
+        table = table.append_column(
+            f"{kind}_key", keys if logged else pa.nulls(len(keys), pa.uint64())
+        )
     settings = {m: scoring.of(m, spans) for m in present}
     return table.replace_schema_metadata({SCORING_KEY: json.dumps(settings)})
 
@@ -157,8 +191,26 @@ def sums_table(table: pa.Table, n_boot: int, seed: int) -> pa.Table:
     sums = partial_sums_by_column(ids, values, n_boot, seed)
     settings = json.loads(table.schema.metadata[SCORING_KEY.encode()])
     return sums_rows(
-        {m: MetricSums(tuple(settings[m]), s) for m, s in zip(names, sums, strict=True)}
+        {
+            m: MetricSums(tuple(settings[m]), s, _fingerprints(table, ~np.isnan(values[:, i])))
+            for i, (m, s) in enumerate(zip(names, sums, strict=True))
+        }
     )
+
+
+def _fingerprints(table: pa.Table, kept: np.ndarray) -> dict[str, int | None]:
+    """The sums mod 2^64 of the keys of the questions ``kept`` (those with a value of the
+    metric), by fingerprint: the same whatever the sharding, like the key sum."""
+    sums: dict[str, int | None] = {}
+    for kind in FINGERPRINTS:
+        keys = table[f"{kind}_key"]
+        if keys.null_count:  # all null: the log lacks the columns
+            sums[kind] = None
+            continue
+        with np.errstate(over="ignore"):
+            own = keys.to_numpy(zero_copy_only=False).astype(np.uint64)[kept]
+            sums[kind] = int(own.sum(dtype=np.uint64))
+    return sums
 
 
 def _parquet(table: pa.Table) -> bytes:
@@ -201,7 +253,10 @@ def _conformed(path: Path, table: pa.Table) -> pa.Table:
     NULL, pandas writes large strings and k as double (its integers cannot be empty). A column
     is taken when it casts to its type without loss; k 5.5 is refused, naming the column."""
     have = set(table.column_names)
-    missing = [name for name in SUMS_SCHEMA.names if name not in have]
+    for name in FINGERPRINT_COLUMNS:  # sums of an earlier ragreport: merged, unchecked
+        if name not in have:
+            table = table.append_column(name, pa.nulls(table.num_rows, pa.uint64()))
+    missing = [name for name in SUMS_SCHEMA.names if name not in table.column_names]
     if missing and {"metric", "weighted"} <= have and set(missing) <= set(OPTION_COLUMNS):
         raise InputError(
             f"{path}: partial sums without the options they were scored with (no column "
@@ -249,6 +304,7 @@ def sums_of_row(row: dict[str, Any]) -> MetricSums:
             weighted=np.array(row["weighted"], dtype=np.int64),
             weights=np.array(row["weights"], dtype=np.int64),
         ),
+        {kind: row[f"{kind}_fingerprint"] for kind in FINGERPRINTS},
     )
 
 
@@ -270,6 +326,7 @@ def sums_rows(sums: dict[str, MetricSums]) -> pa.Table:
                 "key_sum": s.key_sum,
                 "weighted": s.weighted.tolist(),
                 "weights": s.weights.tolist(),
+                **{f"{kind}_fingerprint": m.fingerprints[kind] for kind in FINGERPRINTS},
             }
         )
     return pa.Table.from_pylist(rows, schema=SUMS_SCHEMA)
@@ -340,19 +397,28 @@ def _check_disjoint(parts: Sequence[Path], shards: Sequence[dict[str, MetricSums
                 )
 
 
+@dataclass(frozen=True)
+class Merged:
+    """What ``merge`` prints: a line per metric, then the warnings about the runs."""
+
+    metrics: list[MergedMetric]
+    warnings: list[str]
+
+
 def merge_runs(
-    a_parts: Sequence[Path], b_parts: Sequence[Path], confidence: float
-) -> list[MergedMetric]:
+    a_parts: Sequence[Path], b_parts: Sequence[Path], confidence: float, strict: bool = False
+) -> Merged:
     """Add each run's shards, then take the intervals of the metrics both runs have. A shard
     without a metric (none of its questions has a value) adds no question to it; a metric whose
-    runs cover different questions gets each run's interval, not B - A's."""
+    runs cover different questions gets each run's interval, not B - A's. ``strict``: refuse
+    runs scored on different golden labels, as ``compare --strict`` does."""
     read = [[read_sums(p) for p in parts] for parts in (a_parts, b_parts)]
     _check_shared([*a_parts, *b_parts], [*read[0], *read[1]])
     runs = []
     for parts, shards in zip((a_parts, b_parts), read, strict=True):
         _check_disjoint(parts, shards)
         logged = [m for m in METRICS if any(m in s for s in shards)]
-        runs.append({m: merge([s[m].sums for s in shards if m in s]) for m in logged})
+        runs.append({m: added([s[m] for s in shards if m in s]) for m in logged})
     a, b = runs
     both = [metric for metric in a if metric in b]
     if not both:
@@ -360,19 +426,59 @@ def merge_runs(
             f"no metric has partial sums in both runs (A: {', '.join(a) or 'none'}; B: "
             f"{', '.join(b) or 'none'}); pass the sums of shards that hold questions with values"
         )
-    paired = [metric for metric in both if same_questions(a[metric], b[metric])]
+    paired = [metric for metric in both if same_questions(a[metric].sums, b[metric].sums)]
     if not paired:
         first = both[0]
         raise InputError(
-            f"the runs' partial sums cover different questions ({a[first].n} and "
-            f"{b[first].n} with {first}); compute both runs over the same questions"
+            f"the runs' partial sums cover different questions ({a[first].sums.n} and "
+            f"{b[first].sums.n} with {first}); compute both runs over the same questions"
         )
-    scoring = {m: s.scoring for shards in read for shard in shards for m, s in shard.items()}
-    return [
-        _merged(metric, scoring[metric][0], a, b, metric in paired, confidence)
+    warnings = _fingerprint_warnings(b_parts[0], [(a[m], b[m]) for m in paired], strict)
+    a_sums, b_sums = ({m: s.sums for m, s in run.items()} for run in runs)
+    scoring = {**b, **a}  # the options of every metric, the same in both runs
+    metrics = [
+        _merged(metric, scoring[metric].scoring[0], a_sums, b_sums, metric in paired, confidence)
         for metric in METRICS
-        if metric in a or metric in b
+        if metric in scoring
     ]
+    return Merged(metrics, warnings)
+
+
+def _fingerprint_warnings(
+    b_path: Path, paired: Sequence[tuple[MetricSums, MetricSums]], strict: bool
+) -> list[str]:
+    """Compare the runs' fingerprints over the questions of each metric they share: golden
+    labels that changed (compared kind by kind where both runs log them, as ``compare`` does),
+    and a run merged with itself."""
+    if any(s.fingerprints["outputs"] is None for pair in paired for s in pair):
+        return [
+            "the partial sums of one run have no fingerprints (an earlier ragreport), so "
+            "whether the golden set changed between the runs could not be checked; write them "
+            "again with ragreport metrics --partial-sums"
+        ]
+    changed = [
+        LABEL_CHANGES[kind]
+        for kind in LABEL_CHANGES
+        if any(
+            None not in (a.fingerprints[kind], b.fingerprints[kind])
+            and a.fingerprints[kind] != b.fingerprints[kind]
+            for a, b in paired
+        )
+    ]
+    if changed and strict:
+        raise InputError(
+            f"{b_path}: the golden set changed between the runs ({', '.join(changed)}); score "
+            "both runs on one frozen label set, or drop --strict to see the comparison with a "
+            "warning"
+        )
+    if changed:
+        return [
+            f"The golden set changed between the runs ({', '.join(changed)}): each run was "
+            "scored on its own labels; the sums cannot tell on which questions"
+        ]
+    if all(a.fingerprints == b.fingerprints for a, b in paired):
+        return ["A and B are the same run: their outputs and labels have the same fingerprints"]
+    return []
 
 
 def _merged(

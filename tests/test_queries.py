@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import sys
@@ -327,6 +328,30 @@ def test_slice_values(db):
 def test_label_drift(db):
     d = db.frame("label_drift")
     assert d.to_dict(orient="records") == [{"question_id": "q1", "changed": "relevant labels"}]
+
+
+def md5_key(question_id: str, text: str) -> int:
+    """The key queries/rules.sql's question_key defines: MD5's first 8 bytes, little-endian."""
+    digest = hashlib.md5(f"{question_id}\x1d{text}".encode()).digest()
+    return int.from_bytes(digest[:8], "little")
+
+
+def test_fingerprints(db):
+    f = db.frame("fingerprints")  # run A's questions, as ragreport metrics opens one log
+    assert list(f.columns) == [
+        "question_id", "relevant_key", "answerable_key", "reference_key", "outputs_key"
+    ]  # fmt: skip
+    assert f["question_id"].tolist() == ["q1", "q2", "q3"]
+    q1 = f.iloc[0]
+    # passage chr(31) grade, sorted, chr(30) between
+    assert q1["relevant_key"] == md5_key("q1", "p0\x1f0\x1ep2\x1f2\x1ep9\x1f1")
+    assert q1["answerable_key"] == md5_key("q1", "true")
+    assert q1["reference_key"] == md5_key("q1", "")  # no reference_answer logged
+    # retrieved_ids, context_ids, answer, cited_ids, correct, faithfulness, answer_relevance,
+    # abstained; one sample, so the sum over samples is its key
+    fields = ["p1\x1fp2\x1fp2\x1fp3", "p1\x1fp2\x1fp2", "", "", "true", "1.0", "", ""]
+    assert q1["outputs_key"] == md5_key("q1", "\x1e".join(fields))
+    assert f.iloc[1]["relevant_key"] == md5_key("q2", "")  # no labels
 
 
 def test_data_smells(db):

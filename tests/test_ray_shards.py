@@ -48,6 +48,7 @@ def test_ray_sums_equal_the_sums_of_the_whole_log(cluster, tmp_path, write_log):
         got = merge([distributed[metric].sums])
         assert np.array_equal(got.weighted, sums.weighted), metric
         assert (got.n, got.total, got.key_sum) == (sums.n, sums.total, sums.key_sum)
+        assert distributed[metric].fingerprints == own.fingerprints, metric
 
 
 def integer_ids(table: pa.Table) -> pa.Table:
@@ -88,3 +89,4 @@ def test_ray_reads_shards_of_other_column_types_as_metrics_does(
         got, sums = distributed[metric].sums, own.sums
         assert np.array_equal(got.weighted, sums.weighted), metric
         assert (got.n, got.total, got.key_sum) == (sums.n, sums.total, sums.key_sum)
+        assert distributed[metric].fingerprints == own.fingerprints, metric

@@ -3,6 +3,7 @@ small log split into shards."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 import duckdb
@@ -15,7 +16,7 @@ from click.testing import CliRunner
 
 from reportgen.analysis.poisson import merge, percentile_interval
 from reportgen.cli import cli
-from reportgen.shards import read_sums
+from reportgen.shards import added, read_sums
 
 N = 60
 N_BOOT = 400
@@ -314,3 +315,90 @@ def test_metrics_of_a_bad_log_writes_nothing(tmp_path, write_log):
     assert result.exit_code == 2
     assert result.output.startswith(f"ragreport: error: {log}: no metric can be computed")
     assert not out.exists() and not sums.exists()
+
+
+def hand_fingerprint(texts: dict[str, str]) -> int:
+    """The definition in the README: per question the first 8 bytes of the MD5 digest of
+    question_id, chr(29) and the text, little-endian, summed mod 2^64."""
+    digests = [hashlib.md5(f"{q}\x1d{t}".encode()).digest() for q, t in texts.items()]
+    return sum(int.from_bytes(d[:8], "little") for d in digests) % 2**64
+
+
+def test_fingerprints_add_up_across_shards_to_the_whole_logs(shards):
+    folder, paths = shards
+    whole = sums_of(folder, folder / "a.parquet", "whole")
+    parts = [read_sums(p) for p in paths["a"]]
+    for metric, own in read_sums(whole).items():
+        assert added([p[metric] for p in parts if metric in p]).fingerprints == own.fingerprints
+    recall = read_sums(whole)["recall"].fingerprints  # over the labelled questions
+    labelled = [r for r in rows("a") if r["relevant_ids"]]
+    relevant = {r["question_id"]: f"{r['relevant_ids'][0]}\x1f2" for r in labelled}  # grade 2
+    assert recall["relevant"] == hand_fingerprint(relevant)
+    assert recall["answerable"] is None and recall["reference"] is None  # not logged
+    # One sample per question: retrieved_ids, context_ids, answer, cited_ids, correct,
+    # faithfulness, answer_relevance, abstained (the log has no answer, cited_ids, ...).
+    outputs = {
+        r["question_id"]: "\x1e".join(
+            ["\x1f".join(r["retrieved_ids"]), "\x1f".join(r["context_ids"]), "", "",
+             str(r["correct"]).lower(), "", "", ""]
+        )
+        for r in labelled
+    }  # fmt: skip
+    assert recall["outputs"] == hand_fingerprint(outputs)
+
+
+def relabelled(run: str) -> list[dict]:
+    """Run ``run`` with question q013's passage judged grade 1 instead of 2."""
+    log = rows(run)
+    log[13]["relevant_grades"] = [1]
+    return log
+
+
+def test_merge_warns_when_the_golden_set_changed_and_strict_refuses(shards, write_log):
+    folder, paths = shards
+    b = sums_of(folder, write_log(folder / "b_relabelled.parquet", relabelled("b")), "b_rl")
+    a = sums_of(folder, folder / "a.parquet", "a_whole")
+    result = CliRunner().invoke(cli, ["merge", "--a", str(a), "--b", str(b)])
+    assert result.exit_code == 0, result.output
+    assert result.stderr == (
+        "ragreport: warning: The golden set changed between the runs (relevant labels): each "
+        "run was scored on its own labels; the sums cannot tell on which questions\n"
+    )
+    assert result.stdout.startswith("recall: ")
+    strict = CliRunner().invoke(cli, ["merge", "--a", str(a), "--b", str(b), "--strict"])
+    assert strict.exit_code == 2
+    assert strict.output == (
+        f"ragreport: error: {b}: the golden set changed between the runs (relevant labels); "
+        "score both runs on one frozen label set, or drop --strict to see the comparison with "
+        "a warning\n"
+    )
+    same_labels = sums_of(folder, folder / "b.parquet", "b_whole")
+    quiet = CliRunner().invoke(cli, ["merge", "--a", str(a), "--b", str(same_labels), "--strict"])
+    assert quiet.exit_code == 0 and quiet.stderr == ""
+
+
+def test_merge_of_a_run_with_itself_says_so(shards, write_log):
+    folder, paths = shards
+    copy = sums_of(folder, write_log(folder / "a_copy.parquet", rows("a")), "a_copy")
+    result = CliRunner().invoke(cli, ["merge", *[f"--a={p}" for p in paths["a"]], "--b", copy])
+    assert result.exit_code == 0, result.output
+    assert "B - A +0.0000" in result.stdout
+    assert result.stderr == (
+        "ragreport: warning: A and B are the same run: their outputs and labels have the same "
+        "fingerprints\n"
+    )
+
+
+def test_sums_without_fingerprints_merge_with_a_note(shards):
+    folder, paths = shards
+    old = folder / "old.sums.parquet"
+    table = pq.read_table(paths["a"][0])
+    pq.write_table(table.drop([c for c in table.column_names if c.endswith("_fingerprint")]), old)
+    result = CliRunner().invoke(cli, ["merge", "--a", str(old), "--b", str(paths["b"][0])])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == invoke("merge", "--a", paths["a"][0], "--b", paths["b"][0]).stdout
+    assert result.stderr == (
+        "ragreport: warning: the partial sums of one run have no fingerprints (an earlier "
+        "ragreport), so whether the golden set changed between the runs could not be checked; "
+        "write them again with ragreport metrics --partial-sums\n"
+    )
