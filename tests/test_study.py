@@ -25,7 +25,7 @@ from reportgen.analysis.metrics import Options
 from reportgen.analysis.stats import compare_metric
 from reportgen.cli import cli
 from reportgen.comparison.compare import run_comparison
-from reportgen.comparison.study import chance_gain, family_level
+from reportgen.comparison.study import chance_gain, family_level, run_study
 from reportgen.errors import InputError
 from reportgen.inputs.database import RunDatabase
 from reportgen.reporters import json_report
@@ -351,6 +351,59 @@ def test_a_candidate_without_the_headline_column_is_not_ranked_by_another_metric
     assert curse["diff"] == pytest.approx(doc["summary"][0]["diff"]) == pytest.approx(0.2)
     assert [m["label"] for m in doc["run_means"]] == ["base", "b", "c"]
     assert doc["holdout"]["n_candidates"] == 2 and doc["holdout"]["chosen"] in {"b", "c"}
+
+
+def holm_by_hand(ps: list[float]) -> list[float]:
+    """Holm's step-down adjustment, written out: the i-th smallest p times (m - i), kept
+    monotone, capped at 1."""
+    order = sorted(range(len(ps)), key=lambda i: ps[i])
+    out, running = [0.0] * len(ps), 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (len(ps) - rank) * ps[i]))
+        out[i] = running
+    return out
+
+
+def smaller_prompt_logs(folder: Path, write_log) -> list[Path]:
+    """Four retrieval-only logs of 40 questions (hits of 20, 28, 36 and 22 in the prompt):
+    the third's prompt holds one passage, the others' two."""
+    ids = [f"q{i}" for i in range(40)]
+    logs = []
+    for name, hits, prompt in (("base", 20, 2), ("b", 28, 2), ("c", 36, 1), ("d", 22, 2)):
+        logged = rows(ids, [True] * hits + [False] * (40 - hits))
+        for r in logged:
+            del r["correct"]
+            r["context_ids"] = r["context_ids"][:prompt]
+        logs.append(write_log(folder / f"{name}.parquet", logged))
+    return logs
+
+
+def test_a_candidate_with_a_smaller_prompt_is_adjusted_with_the_others_but_not_ranked(
+    tmp_path, write_log
+):
+    """c's prompt holds one passage, the others two: its headline is ndcg@1. The summary's p
+    is adjusted over every candidate's headline comparison (the family the page names), and c
+    is kept out of the run chart, the matrix and the ranking on ndcg@2, with a warning saying
+    so and how to score every run alike."""
+    base, b, c, d = smaller_prompt_logs(tmp_path, write_log)
+    study = run_study([base, b, c, d], Options(n_boot=300))
+    assert [r.metric for r in study.summary] == ["ndcg@2", "ndcg@1", "ndcg@2"]
+    raw = [r.p for r in study.summary]
+    assert [r.p_holm for r in study.summary] == pytest.approx(holm_by_hand(raw))
+    assert study.summary[1].p_holm == pytest.approx(min(1.0, 3 * raw[1]))  # smallest of 3
+    assert "over every candidate's headline comparison" in study.family.sentence
+    assert [m.label for m in study.run_means] == ["base", "b", "d"]
+    assert {cell.row for cell in study.matrix} == {"base", "b", "d"}
+    curse = study.curse
+    assert (curse.metric, curse.n_candidates, curse.best) == ("ndcg@2", 2, "b")
+    assert "best of the 2 candidates on ndcg@2" in curse.sentence
+    assert study.warnings == [
+        "Candidate c is compared on ndcg@1, not ndcg@2: it is left out of the chart of every "
+        "run, the matrix and the ranking on ndcg@2; pass --k 2 to score every run at 2"
+    ]
+    scored_alike = compare_runs(tmp_path / "k", base, b, c, d, options=(*FAST, "--k", "2"))
+    assert [r["metric"] for r in scored_alike["summary"]] == ["ndcg@2"] * 3
+    assert scored_alike["winners_curse"]["n_candidates"] == 3
 
 
 def test_the_chance_gain_of_a_lower_is_better_headline_is_a_fall(tmp_path, write_log):

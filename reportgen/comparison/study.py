@@ -2,9 +2,10 @@
 
 Each run is scored once (``metrics.score_run``); each candidate is then compared with the
 baseline exactly as two runs are (``compare.compare_runs``), on the questions every run has.
-Across the candidates, p-values are adjusted with Holm's method (per metric), and every interval
-is at the Bonferroni level 1 - (1 - confidence) / m for m candidates, so that the verdicts of all
-candidates hold together at --confidence. When the report names a best candidate, it says by how
+Across the candidates, p-values are adjusted with Holm's method (the summary's over every
+candidate's headline comparison, the JSON's per metric), and every interval is at the Bonferroni
+level 1 - (1 - confidence) / m for m candidates, so that the verdicts of all candidates hold
+together at --confidence. When the report names a best candidate, it says by how
 much picking the best of m overstates its gain.
 """
 
@@ -24,7 +25,7 @@ from ..analysis.audit import EXAMPLES
 from ..analysis.gates import GateResult, Requirements
 from ..analysis.holdout import Holdout
 from ..analysis.metrics import Options, score_run
-from ..analysis.registry import base_name
+from ..analysis.registry import base_name, parse_name
 from ..analysis.stats import MetricComparison, compare_metric, holm
 from ..errors import InputError
 from ..formatting import NOISE, agreeing, bidi_closed, fmt_count, fmt_listed
@@ -53,7 +54,7 @@ class SummaryRow:
     ci_low: float  # at the family level (FAMILY_METHOD)
     ci_high: float
     p: float
-    p_holm: float  # adjusted over the candidates
+    p_holm: float  # adjusted over every candidate's headline comparison
     fixed: int | None
     broken: int | None
     outcome: str  # the verdict's outcome
@@ -84,7 +85,8 @@ class Family:
             f"{self.interval_confidence * 100:.4g}% ({self.method}), so that all "
             f"{self.n_candidates} hold together with {self.confidence * 100:.4g}% confidence, "
             f"and the summary's p-values are adjusted over the candidates ({self.adjustment}, "
-            "per metric); each candidate's section gives its own p, unadjusted."
+            "over every candidate's headline comparison); each candidate's section gives its own "
+            "p, unadjusted."
         )
 
 
@@ -189,6 +191,11 @@ class Study:
         return self.runs[0]
 
     @property
+    def headline(self) -> str:
+        """The metric the run chart, the matrix, the winner's curse and --holdout rank by."""
+        return self.pairs[0].headline
+
+    @property
     def n_questions(self) -> list[int]:
         """The distinct question ids of each log, as ``runs``."""
         return [self.pairs[0].n_questions["a"], *(p.n_questions["b"] for p in self.pairs)]
@@ -199,13 +206,27 @@ class Study:
 
     @property
     def warnings(self) -> list[str]:
-        return [
+        missing = [
             f"{fmt_count(len(ids), 'question')} missing from run {label} "
             f"{agreeing(len(ids), 'is', 'are')} left out of every comparison: "
             + fmt_listed(ids, EXAMPLES)
             for label, ids in self.missing.items()
             if ids and self.family is not None
         ]
+        unranked = [
+            f"Candidate {p.runs['b'].label} is compared on {p.headline}, not {self.headline}: "
+            f"it is left out of the chart of every run, the matrix and the ranking on "
+            f"{self.headline}"
+            + (
+                f"; pass --k {cutoff} to score every run at {cutoff}"
+                if (cutoff := parse_name(self.headline)[1]) is not None
+                and base_name(p.headline) == base_name(self.headline)
+                else ""
+            )
+            for p in self.pairs
+            if self.headline not in p.comparisons and self.family is not None
+        ]
+        return missing + unranked
 
 
 def run_labels(
@@ -360,13 +381,17 @@ def run_study(
     if m == 1:
         missing = {names[0]: pairs[0].tables.only_b, names[1]: pairs[0].tables.only_a}
     family = _family(pairs, options.confidence, pair_options.confidence) if m > 1 else None
+    # the family the page names: every candidate's headline comparison, whatever its metric
+    headline_p = holm([p.comparisons[p.headline].p for p in pairs])
     return Study(
         options=options,
         runs=[pairs[0].runs["a"], *(p.runs["b"] for p in pairs)],
         pairs=pairs,
         missing=missing,
         family=family,
-        summary=[_summary(p, family) for p in pairs],
+        summary=[
+            _summary(p, q if family else None) for p, q in zip(pairs, headline_p, strict=True)
+        ],
         run_means=_run_means(pairs, options),
         curse=_curse(pairs, options.seed) if m > 1 else None,
         matrix=_matrix(pairs, options) if m > 1 else [],
@@ -385,7 +410,8 @@ def _family(pairs: list[Comparison], confidence: float, level: float) -> Family:
     return Family(len(pairs), confidence, level, FAMILY_METHOD, ADJUSTMENT, adjusted)
 
 
-def _summary(pair: Comparison, family: Family | None) -> SummaryRow:
+def _summary(pair: Comparison, p_holm: float | None) -> SummaryRow:
+    """``p_holm``: the headline's p adjusted over the candidates; None with one candidate."""
     c = pair.comparisons[pair.headline]
     label = pair.runs["b"].label
     return SummaryRow(
@@ -397,7 +423,7 @@ def _summary(pair: Comparison, family: Family | None) -> SummaryRow:
         ci_low=c.ci_low,
         ci_high=c.ci_high,
         p=c.p,
-        p_holm=family.p_holm[label][pair.headline] if family else c.p,
+        p_holm=c.p if p_holm is None else p_holm,
         fixed=c.fixed,
         broken=c.broken,
         outcome=pair.verdict.outcome,
@@ -420,10 +446,10 @@ def _own(name: str, values: np.ndarray, options: Options) -> MetricComparison:
 
 def _comparing_headline(pairs: list[Comparison]) -> list[Comparison]:
     """The pairs that compare the first pair's headline metric, the one the study's charts, the
-    winner's curse and --holdout rank the candidates by: a candidate whose log lacks its column
-    (another headline, then) is left out rather than ranked by a different metric."""
-    base = base_name(pairs[0].headline)
-    return [p for p in pairs if base in p.tables.metrics]
+    winner's curse and --holdout rank the candidates by: a candidate whose log lacks its column,
+    or whose prompt size names it otherwise (ndcg@3 against ndcg@5), is left out rather than
+    ranked by a different metric."""
+    return [p for p in pairs if pairs[0].headline in p.comparisons]
 
 
 def _headline_columns(pairs: list[Comparison]) -> list[tuple[str, np.ndarray]]:

@@ -59,7 +59,7 @@ class StudyContext:
 
 
 def _charts(study: Study, colours: dict[str, str]) -> list[Chart]:
-    headline = study.pairs[0].headline
+    headline = study.headline
     means = pd.DataFrame(
         {
             "run": [m.label for m in study.run_means],
