@@ -503,6 +503,34 @@ def test_gate_rules_apply_to_each_candidate(tmp_path):
     assert xml.count("<testcase") == 2 and 'name="candidate2.sha256"' in xml
 
 
+@pytest.mark.parametrize("cutoff", [2, 1])
+def test_a_rule_on_a_metric_named_by_prompt_size_names_the_log_whose_prompt_differs(
+    tmp_path, write_log, cutoff
+):
+    """With c's prompt at one passage and the others' at two, ndcg@2 is refused by c's
+    comparison and ndcg@1 by the others': the message names c's log and the --k that makes the
+    rule's name hold in every comparison, never a name another comparison then refuses."""
+    logs = smaller_prompt_logs(tmp_path, write_log)
+    rule = f"ndcg@{cutoff} >= -0.05"
+    code, output = invoke("compare", *logs, "-o", tmp_path / "r.html", *FAST, "--require", rule)
+    assert code == 2, output
+    assert output.strip().splitlines()[-1] == (
+        f"ragreport: error: rule {rule!r}: {logs[2]}'s prompt holds 1 passage, the others' 2, "
+        "so no retrieval metric has one name in every comparison; pass --k "
+        f"{cutoff} to score every run at {cutoff}, or drop the rule"
+    )
+    code, output = invoke(
+        "compare", *logs, "-o", tmp_path / "k.html", *FAST, "--require", rule, "--k", cutoff
+    )
+    assert code in (0, 1), output  # judged, in every comparison
+    doc = json.loads((tmp_path / "k.json").read_text())
+    assert [(r["rule"], r["candidate"]) for r in doc["gate"]["results"]] == [
+        (rule, "b"),
+        (rule, "c"),
+        (rule, "d"),
+    ]
+
+
 def test_verify_re_runs_three_logs(three):
     out, _ = three
     code, output = invoke("verify", out / "r.json")

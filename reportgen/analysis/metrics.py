@@ -351,9 +351,13 @@ def _no_metric(runs: tuple[RunFile, RunFile]) -> NoReturn:
 
 
 def _typical_context_length(paired: pd.DataFrame) -> int:
-    """The most common prompt size (ties: the smaller), used to name metrics when k varies.
-    Empty prompts are left out (a run that sent none named every metric @0 while the other's
-    prompts held passages); 0 when every prompt is empty."""
-    sizes = pd.concat([paired["k_a"], paired["k_b"]])
+    """The typical prompt size of both runs, used to name metrics when k varies."""
+    return typical_prompt(pd.concat([paired["k_a"], paired["k_b"]]))
+
+
+def typical_prompt(sizes: pd.Series) -> int:
+    """The most common prompt size (ties: the smaller). Empty prompts are left out (a run that
+    sent none named every metric @0 while the other's prompts held passages); 0 when every
+    prompt is empty."""
     counts = sizes[sizes > 0].value_counts()
     return int(counts[counts == counts.max()].index.min()) if len(counts) else 0

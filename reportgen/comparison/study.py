@@ -22,14 +22,14 @@ import pandas as pd
 
 from ..analysis import holdout
 from ..analysis.audit import EXAMPLES
-from ..analysis.gates import GateResult, Requirements
+from ..analysis.gates import GateResult, Requirements, RuleError
 from ..analysis.holdout import Holdout
-from ..analysis.metrics import Options, score_run
+from ..analysis.metrics import Options, score_run, typical_prompt
 from ..analysis.registry import base_name, parse_name
 from ..analysis.stats import MetricComparison, compare_metric, holm
 from ..errors import InputError
 from ..formatting import NOISE, agreeing, bidi_closed, fmt_count, fmt_listed
-from ..inputs.database import RunDatabase
+from ..inputs.database import RunDatabase, ScoredRun
 from ..inputs.load import RunFile, Source, open_source, source_stem
 from ..inputs.readers import ReadOptions, runs_in
 from ..progress import stage
@@ -364,6 +364,8 @@ def run_study(
     if m > 1:
         stage("scoring each run")
     scored = [score_run(run, options, keep) for run in runs] if m > 1 else []
+    if scored and requirements and options.cutoff is None:
+        _check_prompt_sizes(runs, scored, requirements)
     pair_options = replace(options, confidence=family_level(options.confidence, m))
     pairs = [
         compare_runs(
@@ -398,6 +400,33 @@ def run_study(
         gate=_gate(pairs),
         holdout=_holdout(pairs, options) if options.holdout else None,
     )
+
+
+def _check_prompt_sizes(
+    runs: list[RunFile], scored: list[ScoredRun], requirements: Requirements
+) -> None:
+    """Refuse a rule on a retrieval metric (``ndcg@5``) when the runs' prompts hold different
+    numbers of passages: each pair names its metrics at its own typical prompt size, so the
+    rule would name a metric some candidates are not compared on, whichever k it gives."""
+    sizes = [typical_prompt(s.tables["facts"].column("n_context").to_pandas()) for s in scored]
+    if len(set(sizes)) < 2:
+        return
+    usual = max(sorted(set(sizes)), key=sizes.count)  # the most common (ties: the smaller)
+    others = [run.path for run, size in zip(runs, sizes, strict=True) if size == usual]
+    differing = [
+        f"{run.path}'s prompt holds {fmt_count(size, 'passage')}"
+        for run, size in zip(runs, sizes, strict=True)
+        if size != usual
+    ]
+    rest = "the others'" if len(others) > 1 else f"{others[0]}'s"
+    for rule in requirements.rules:
+        _, cutoff = parse_name(rule.metric)
+        if cutoff is not None:
+            raise RuleError(
+                f"rule {rule.text!r}: {', '.join(differing)}, {rest} {usual}, so no retrieval "
+                f"metric has one name in every comparison; pass --k {cutoff} to score every run "
+                f"at {cutoff}, or drop the rule"
+            )
 
 
 def _family(pairs: list[Comparison], confidence: float, level: float) -> Family:
