@@ -293,6 +293,43 @@ def test_winners_curse_names_the_best_and_the_chance_gain(three):
     assert "looks better than it is" in (out / "r.md").read_text()
 
 
+def test_the_winner_s_curse_under_clusters_uses_the_cluster_robust_covariance(tmp_path, write_log):
+    """Ten documents of eight questions, each candidate better on some documents and worse on
+    others: under --cluster the candidates' errors, correlation and chance gain come from the
+    covariance of their mean differences over documents, worked out here by hand."""
+    rng = np.random.default_rng(11)
+    docs = np.repeat(np.arange(10), 8)
+    ids = [f"q{i}" for i in range(80)]
+    base = rng.random(80) < 0.5
+    outcomes = [base] + [
+        rng.random(80) < np.clip(0.5 + rng.normal(0, 0.35, 10)[docs], 0, 1) for _ in range(3)
+    ]
+    logs = []
+    for name, correct in zip(["base", "c0", "c1", "c2"], outcomes, strict=True):
+        frame = pd.DataFrame({"question_id": ids, "doc_id": [f"d{d}" for d in docs]})
+        frame.assign(correct=correct).to_parquet(tmp_path / f"{name}.parquet")
+        logs.append(tmp_path / f"{name}.parquet")
+    curse = run_study(logs, Options(n_boot=300, cluster="doc_id")).curse
+    plain = run_study(logs, Options(n_boot=300)).curse
+    differences = np.column_stack([c.astype(float) - base for c in outcomes[1:]])
+    mean = differences.mean(axis=0)
+    covariance = np.zeros((3, 3))
+    for doc in range(10):
+        r = (differences[docs == doc] - mean).sum(axis=0)
+        covariance += np.outer(r, r)
+    covariance *= 10 / 9 / 80**2
+    scale = np.sqrt(np.diag(covariance))
+    correlation = covariance / np.outer(scale, scale)
+    draws = np.random.default_rng(5).multivariate_normal(np.zeros(3), covariance, 400_000)
+    assert curse.cluster == "doc_id" and "clustered by doc_id" in curse.sentence
+    assert curse.standard_error == pytest.approx(scale.mean())
+    assert curse.correlation == pytest.approx(correlation[~np.eye(3, dtype=bool)].mean())
+    assert curse.overstatement == pytest.approx(draws.max(axis=1).mean(), rel=0.02)
+    naive = np.cov(differences, rowvar=False) / 80
+    assert plain.standard_error == pytest.approx(np.sqrt(np.diag(naive)).mean())
+    assert curse.standard_error > 1.2 * plain.standard_error  # design effects above 1
+
+
 def test_candidates_of_the_same_gain_tie_for_best_rather_than_one_coming_out_best(tmp_path):
     """The same candidate under two names: neither comes out best; they tie, and choosing
     between them gains nothing by chance."""

@@ -411,20 +411,26 @@ def cluster_means(sums: np.ndarray, sizes: np.ndarray, n_boot: int, seed: int) -
     return np.concatenate(out)
 
 
-def design_effect(diff: np.ndarray, codes: np.ndarray) -> float:
-    """Variance of the mean with clusters / its variance with independent questions.
+def cluster_covariance(differences: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """Cluster-robust (ratio-estimator) covariance of the column means of the n x m
+    ``differences``, ``codes`` the cluster (0 .. G - 1) of each row:
+    G / (G - 1) sum_g r_g r_g^T / n^2, r_g = S_g - n_g mean, S_g the cluster's column sums.
+    With one question a cluster it is the sample covariance / n."""
+    n, groups = len(differences), codes.max() + 1
+    sums = np.stack([np.bincount(codes, weights=d, minlength=groups) for d in differences.T], 1)
+    residual = sums - np.bincount(codes, minlength=groups)[:, None] * differences.mean(axis=0)
+    return groups / (groups - 1) * residual.T @ residual / n**2
 
-    Cluster-robust (ratio-estimator) variance: G / (G - 1) sum_g (S_g - mean n_g)^2 / n^2, over
-    the naive s^2 / n (Kish, 1965). 1 when questions in a cluster are as unrelated as any two.
-    """
+
+def design_effect(diff: np.ndarray, codes: np.ndarray) -> float:
+    """Variance of the mean with clusters (cluster_covariance) / its variance with independent
+    questions, the naive s^2 / n (Kish, 1965). 1 when questions in a cluster are as unrelated
+    as any two."""
     n, groups = len(diff), codes.max() + 1
     sd = diff.std(ddof=1) if n > 1 else 0.0
     if groups < 2 or sd == 0:
         return 1.0
-    sums, sizes = np.bincount(codes, weights=diff), np.bincount(codes)
-    residual = sums - diff.mean() * sizes
-    clustered = groups / (groups - 1) * (residual * residual).sum() / n**2
-    return float(clustered / (sd * sd / n))
+    return float(cluster_covariance(diff[:, None], codes)[0, 0] / (sd * sd / n))
 
 
 def compare_metric(

@@ -26,7 +26,7 @@ from ..analysis.gates import GateResult, Requirements, RuleError
 from ..analysis.holdout import Holdout
 from ..analysis.metrics import Options, score_run, typical_prompt
 from ..analysis.registry import base_name, parse_name
-from ..analysis.stats import MetricComparison, compare_metric, holm
+from ..analysis.stats import MetricComparison, cluster_covariance, compare_metric, holm
 from ..errors import InputError
 from ..formatting import NOISE, agreeing, bidi_closed, fmt_count, fmt_listed
 from ..inputs.database import RunDatabase, ScoredRun
@@ -105,12 +105,14 @@ class WinnersCurse:
     spread: float  # standard deviation of the candidates' headline differences
     correlation: float  # mean correlation of the candidates' per-question differences
     tied_with: tuple[str, ...] = ()  # the other candidates whose gain equals the best's
+    cluster: str | None = None  # --cluster: the errors and covariance are cluster-robust
 
     @property
     def sentence(self) -> str:
         """The paragraph on the page and in the summary; a number the data leave undefined
         (NaN in the JSON) is left out with the reason, never printed as nan."""
         m = self.n_candidates
+        clustered = "" if self.cluster is None else f", clustered by {self.cluster}"
         errors = (
             # the mean of the candidates' standard errors: one that equals the baseline has 0
             f"{self.expected_max:.2f} times the candidates' mean standard error, "
@@ -127,7 +129,8 @@ class WinnersCurse:
         chance = (
             f"were the {m} equally good, the best would still show about "
             f"{self.overstatement:+.3f} by chance ({errors}given the covariance of the "
-            f"candidates' per-question differences, which share the baseline{correlation})"
+            f"candidates' per-question differences, which share the baseline{clustered}"
+            f"{correlation})"
             if np.isfinite(self.overstatement)
             else "by how much is not estimated, fewer than two questions being scored in every run"
         )
@@ -395,7 +398,7 @@ def run_study(
             _summary(p, q if family else None) for p, q in zip(pairs, headline_p, strict=True)
         ],
         run_means=_run_means(pairs, options),
-        curse=_curse(pairs, options.seed) if m > 1 else None,
+        curse=_curse(pairs, options) if m > 1 else None,
         matrix=_matrix(pairs, options) if m > 1 else [],
         gate=_gate(pairs),
         holdout=_holdout(pairs, options) if options.holdout else None,
@@ -524,9 +527,13 @@ def _matrix(pairs: list[Comparison], options: Options) -> list[MatrixCell]:
     return cells
 
 
-def chance_gain(differences: np.ndarray, seed: int) -> tuple[float, float]:
+def chance_gain(
+    differences: np.ndarray, seed: int, clusters: np.ndarray | None = None
+) -> tuple[float, float]:
     """What the best of m equally good candidates shows by chance, and the candidates' mean
-    correlation: E[max_j Y_j] for Y ~ N(0, cov(D) / n), D the n x m per-question differences.
+    correlation: E[max_j Y_j] for Y ~ N(0, cov(D) / n), D the n x m per-question differences;
+    with ``clusters`` (a label per row, two or more) Y's covariance is the cluster-robust one
+    (cluster_covariance), as the cluster intervals resample whole clusters.
 
     The differences share the baseline's per-question scores, so they correlate (about 0.5 for
     candidates independent given the question); the expected maximum of m independent normals
@@ -534,7 +541,11 @@ def chance_gain(differences: np.ndarray, seed: int) -> tuple[float, float]:
     (bench/simulate_winners_curse.py measures both against known truth).
     """
     n, m = differences.shape
-    covariance = np.cov(differences, rowvar=False) / n
+    covariance = (
+        np.cov(differences, rowvar=False) / n
+        if clusters is None
+        else cluster_covariance(differences, pd.factorize(clusters)[0])
+    )
     draws = np.random.default_rng(seed).multivariate_normal(
         np.zeros(m), covariance, size=CHANCE_DRAWS, method="eigh"
     )
@@ -550,16 +561,26 @@ def chance_gain(differences: np.ndarray, seed: int) -> tuple[float, float]:
     return gain, float(finite.mean()) if len(finite) else float("nan")
 
 
-def _headline_differences(pairs: list[Comparison]) -> np.ndarray:
+def _headline_differences(pairs: list[Comparison]) -> pd.DataFrame:
     """Each candidate's per-question headline difference, one column each, on the questions
-    where every candidate and the baseline were scored."""
+    where every candidate and the baseline were scored (indexed by question id)."""
     base = base_name(pairs[0].headline)
     columns = [p.tables.difference(base).set_axis(p.paired["question_id"]) for p in pairs]
-    frame = pd.concat(columns, axis=1).dropna()
-    return frame.to_numpy(dtype=float)
+    return pd.concat(columns, axis=1).dropna()
 
 
-def _curse(pairs: list[Comparison], seed: int) -> WinnersCurse | None:
+def _clusters(pair: Comparison, options: Options) -> pd.Series | None:
+    """--cluster's label of every paired question, as the pairs resample them: the baseline's,
+    else the candidate's, else the question's own; None without --cluster."""
+    if options.cluster is None:
+        return None
+    ids = pair.paired[["question_id"]]
+    labels = _column_values(pair.runs["a"], options.cluster, ids, pair.runs["b"])
+    own = "\x00" + ids["question_id"].astype(str)
+    return labels.fillna(own).astype(str).set_axis(ids["question_id"])
+
+
+def _curse(pairs: list[Comparison], options: Options) -> WinnersCurse | None:
     """None when fewer than two candidates compare the headline metric: nothing was chosen."""
     ranked = _comparing_headline(pairs)
     if len(ranked) < 2:
@@ -569,11 +590,17 @@ def _curse(pairs: list[Comparison], seed: int) -> WinnersCurse | None:
     sign = 1 if pairs[0].tables.metric(base).higher_is_better else -1
     best, c = max(headline, key=lambda item: sign * item[1].diff)  # the largest gain
     tied = tuple(name for name, h in headline if name != best and abs(h.diff - c.diff) <= NOISE)
-    errors = [h.sd / np.sqrt(h.n) for _, h in headline if h.n > 0]
+    # each candidate's standard error as its interval sees it: cluster-robust with --cluster
+    errors = [h.sd / np.sqrt(h.n) * np.sqrt(h.design_effect or 1) for _, h in headline if h.n]
     se = float(np.mean(errors)) if errors else float("nan")
-    differences = _headline_differences(ranked)
+    frame = _headline_differences(ranked)
+    labels = _clusters(ranked[0], options)
+    clusters = None if labels is None else labels.reindex(frame.index).to_numpy()
+    enough = len(frame) > 1 if clusters is None else len(set(clusters)) > 1
     chance, correlation = (
-        chance_gain(differences, seed) if len(differences) > 1 else (float("nan"),) * 2
+        chance_gain(frame.to_numpy(dtype=float), options.seed, clusters)
+        if enough
+        else (float("nan"),) * 2
     )
     return WinnersCurse(
         best=best,
@@ -586,6 +613,7 @@ def _curse(pairs: list[Comparison], seed: int) -> WinnersCurse | None:
         overstatement=sign * chance,  # in the direction of a gain: a fall where lower is better
         spread=float(np.std([h.diff for _, h in headline], ddof=1)),
         correlation=correlation,
+        cluster=options.cluster,
     )
 
 
@@ -603,17 +631,14 @@ def _holdout(pairs: list[Comparison], options: Options) -> Holdout:
                 "a column the baseline log has, or give a fraction"
             )
         values = _column_values(first.runs["a"], rule[0], ids)
-    clusters = None
-    if options.cluster is not None:  # as the pairs resample them: A's label, else B's, else own
-        labels = _column_values(first.runs["a"], options.cluster, ids, first.runs["b"])
-        clusters = labels.fillna("\x00" + ids["question_id"].astype(str)).to_numpy(dtype=str)
+    labels = _clusters(first, options)
     chosen = holdout.split(
         options.holdout,
         _strata(first, options, ids),
         values,
         options.seed,
         str(first.runs["a"].path),
-        clusters,
+        None if labels is None else labels.to_numpy(dtype=str),
     )
     (_, base), *candidates = _headline_columns(pairs)
     return holdout.evaluate(
