@@ -691,19 +691,26 @@ def test_slice_of_one_question_is_no_evidence_against_the_rule():
     ("b_faithfulness", "why"),
     [
         ("dropped", "{b} does not log faithfulness ({a} does)"),
-        ("null", "no paired question has a value of faithfulness in both runs"),
+        ("null", "{b} has no value of faithfulness on a paired question ({a} has)"),
+        ("disjoint", "no paired question of {a} and {b} has a value of faithfulness in both"),
     ],
 )
 def test_a_rule_on_a_metric_one_log_lacks_names_that_log(tmp_path, b_faithfulness, why):
     """faithfulness logged by A only (or null throughout B): the rule said "no metric
-    'faithfulness' in these logs", though A logs it."""
+    'faithfulness' in these logs", though A logs it, and then "in both runs", which among
+    several candidates does not say which; logged by both on different questions, both logs
+    are named."""
     a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
-    pd.DataFrame(rows(40, 20, 100.0)).to_parquet(a)
+    baseline = pd.DataFrame(rows(40, 20, 100.0))
     candidate = pd.DataFrame(rows(40, 34, 160.0))
     if b_faithfulness == "dropped":
         candidate = candidate.drop(columns="faithfulness")
-    else:
+    elif b_faithfulness == "null":
         candidate["faithfulness"] = None
+    else:
+        baseline.loc[20:, "faithfulness"] = None
+        candidate.loc[:19, "faithfulness"] = None
+    baseline.to_parquet(a)
     candidate.to_parquet(b)
     code, out, err, folder = compare(tmp_path, a, b, "--require", "faithfulness >= -0.05")
     assert code == 2, out

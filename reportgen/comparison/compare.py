@@ -109,11 +109,13 @@ def _slice_values(
     return kept, too_fine
 
 
-def _not_compared(runs: dict[str, RunFile], options: Options, metric: str) -> str | None:
+def _not_compared(
+    runs: dict[str, RunFile], options: Options, metric: str, paired: pd.DataFrame
+) -> str | None:
     """Why a rule's metric, a column the report compares when every log has it (an answer
     metric, a --metric or --lower-is-better column, a tool's score), is not compared: the log
-    that lacks the column, or no question with a value in both. None otherwise (the rule then
-    names a metric the report does not know)."""
+    that lacks the column or has no value of it on a paired question, or no question with a
+    value in both. None otherwise (the rule then names a metric the report does not know)."""
     column = base_name(metric)
     compared = (
         *names(ANSWER),
@@ -129,7 +131,21 @@ def _not_compared(runs: dict[str, RunFile], options: Options, metric: str) -> st
         return None
     if lacking:
         return f"{lacking[0].path} does not log {column} ({having[0].path} does)"
-    return f"no paired question has a value of {column} in both runs"
+    empty = [
+        key
+        for key in runs
+        if f"{column}_{key}" not in paired or paired[f"{column}_{key}"].isna().all()
+    ]
+    if len(empty) == 1:
+        other = "b" if empty[0] == "a" else "a"
+        return (
+            f"{runs[empty[0]].path} has no value of {column} on a paired question "
+            f"({runs[other].path} has)"
+        )
+    return (
+        f"no paired question of {runs['a'].path} and {runs['b'].path} has a value of {column} "
+        "in both"
+    )
 
 
 def _one_value_a_question(values: pd.DataFrame, column: str, runs: dict[str, RunFile]) -> None:
@@ -203,7 +219,7 @@ def compare_runs(
                 costs=[c for c in COSTS if all(c in r.columns for r in runs.values())],
                 columns=_slice_columns(runs, options),
                 too_fine=too_fine,
-                why_absent=lambda metric: _not_compared(runs, options, metric),
+                why_absent=lambda metric: _not_compared(runs, options, metric, tables.paired),
             )
         if accepted:
             accepted()
