@@ -464,9 +464,12 @@ def test_the_chance_gain_of_a_lower_is_better_headline_is_a_fall(tmp_path, write
     curse = doc["winners_curse"]
     assert curse["best"] == "b" and curse["diff"] < 0
     assert curse["overstatement"] < 0 < curse["expected_max"]
-    stated = f"the best would still show about {curse['overstatement']:+.3f} by chance"
-    assert stated.startswith("the best would still show about -")
-    assert stated in markdown.read_text()
+    # printed as the tables print a difference, with a minus sign (U+2212), not a hyphen
+    fall = f"\u2212{-curse['overstatement']:.3f}"
+    best = f"(\u2212{-curse['diff']:.3f} against the baseline)"
+    page = markdown.read_text()
+    assert f"the best would still show about {fall} by chance" in page
+    assert best in page and "-0." not in page
 
 
 def test_two_runs_have_no_family_and_no_curse(tmp_path):
@@ -705,7 +708,7 @@ def test_the_best_is_chosen_on_the_rest_and_measured_on_the_held_out_only():
     assert result.chosen == "lucky" and result.selection_diff == pytest.approx(0.5)
     assert (result.n_selection, result.n_held_out) == (20, 20)
     assert result.held_out.n == 20 and result.held_out.diff == pytest.approx(0.0)
-    assert "on the held-out questions alone its difference is +0.000" in result.sentence
+    assert "on the held-out questions alone its difference is 0.000, interval [" in result.sentence
 
 
 def test_holdout_end_to_end(tmp_path):

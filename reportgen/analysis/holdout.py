@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from ..formatting import fmt_count
+from ..formatting import fmt_count, fmt_diff, fmt_interval
 from .stats import MetricComparison, compare_metric
 
 MIN_SIDE = 10  # questions each side of the split needs for a difference worth reporting
@@ -43,15 +43,15 @@ class Holdout:
         c = self.held_out
         chosen = (
             f"{self.chosen} was chosen as the best on the other {self.n_selection} "
-            f"({self.selection_diff:+.3f} in {c.metric})"
+            f"({fmt_diff(self.selection_diff)} in {c.metric})"
             if self.n_candidates > 1
-            else f"{self.chosen}, the only candidate, differs by {self.selection_diff:+.3f} in "
-            f"{c.metric} on the other {self.n_selection}"
+            else f"{self.chosen}, the only candidate, differs by "
+            f"{fmt_diff(self.selection_diff)} in {c.metric} on the other {self.n_selection}"
         )
         return (
             f"Held out: {self.rule} ({fmt_count(self.n_held_out, 'question')}). {chosen}; on the "
-            f"held-out questions alone its difference is {c.diff:+.3f}, interval "
-            f"[{c.ci_low:+.3f}, {c.ci_high:+.3f}]."
+            f"held-out questions alone its difference is {fmt_diff(c.diff)}, interval "
+            f"{fmt_interval(c.ci_low, c.ci_high)}."
         )
 
 

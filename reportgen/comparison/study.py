@@ -28,7 +28,15 @@ from ..analysis.metrics import Options, score_run, typical_prompt
 from ..analysis.registry import base_name, parse_name
 from ..analysis.stats import MetricComparison, cluster_covariance, compare_metric, holm
 from ..errors import InputError
-from ..formatting import NOISE, agreeing, bidi_closed, fmt_count, fmt_listed
+from ..formatting import (
+    NOISE,
+    agreeing,
+    bidi_closed,
+    fmt_count,
+    fmt_diff,
+    fmt_listed,
+    fmt_num,
+)
 from ..inputs.database import RunDatabase, ScoredRun
 from ..inputs.load import RunFile, Source, open_source, source_stem
 from ..inputs.readers import ReadOptions, runs_in
@@ -116,7 +124,7 @@ class WinnersCurse:
         errors = (
             # the mean of the candidates' standard errors: one that equals the baseline has 0
             f"{self.expected_max:.2f} times the candidates' mean standard error, "
-            f"{self.standard_error:.3f}, "
+            f"{fmt_num(self.standard_error)}, "
             if np.isfinite(self.expected_max)
             else ""
         )
@@ -128,7 +136,7 @@ class WinnersCurse:
         )
         chance = (
             f"were the {m} equally good, the best would still show about "
-            f"{self.overstatement:+.3f} by chance ({errors}given the covariance of the "
+            f"{fmt_diff(self.overstatement)} by chance ({errors}given the covariance of the "
             f"candidates' per-question differences, which share the baseline{clustered}"
             f"{correlation})"
             if np.isfinite(self.overstatement)
@@ -136,16 +144,16 @@ class WinnersCurse:
         )
         leader = (
             f"{self.best} comes out best of the {m} candidates on {self.metric} "
-            f"({self.diff:+.3f} against the baseline)"
+            f"({fmt_diff(self.diff)} against the baseline)"
             if not self.tied_with
             else f"{', '.join([self.best, *self.tied_with[:-1]])} and {self.tied_with[-1]} tie "
-            f"for best of the {m} candidates on {self.metric} ({self.diff:+.3f} each against "
+            f"for best of the {m} candidates on {self.metric} ({fmt_diff(self.diff)} each against "
             "the baseline)"
         )
         return (
             f"{leader}. The best of {m} measured on the same "
             f"questions looks better than it is: {chance}; the candidates' differences spread by "
-            f"{self.spread:.3f}. Only questions that played no part in the choice measure its "
+            f"{fmt_num(self.spread)}. Only questions that played no part in the choice measure its "
             "difference without this bias (--holdout holds some out for that)."
         )
 
