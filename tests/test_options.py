@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from reportgen.analysis.metrics import Options
+from reportgen.archive import read_report
 from reportgen.cli import cli
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_runs" / "fare_rules_a_baseline.parquet"
@@ -139,22 +140,23 @@ def test_defaults_are_listed_as_what_they_mean(tmp_path):
     ]
 
 
-def test_params_read_back_as_the_same_options():
-    options = Options(
-        cutoff=3,
-        slices=("a", "b"),
-        margins=(("correct", 0.02),),
-        holdout="x=y",
+def test_params_read_back_as_the_same_options(report, tmp_path):
+    """verify re-runs a report with the options its JSON records: every one, typed."""
+    _, document = report
+    (tmp_path / "r.json").write_text(json.dumps(document))
+    assert read_report(tmp_path / "r.json").options == Options(
+        cutoff=4,
+        gain="linear",
+        n_boot=200,
+        confidence=0.9,
+        seed=7,
+        slices=("slice", "answerable"),
+        strict=True,
+        supported_threshold=0.7,
+        margins=(("correct", 0.02), ("", 0.01)),
+        cluster="slice",
+        span_coverage=0.5,
+        holdout="0.3",
         score_columns=("latency_ms",),
         lower_is_better=("cost_usd",),
     )
-    assert Options.from_json(json.loads(json.dumps(options.to_json()))) == options
-
-
-def test_params_of_a_report_older_than_score_columns_read_back():
-    params = Options().to_json()
-    del params["score_columns"], params["lower_is_better"]
-    assert Options.from_json(params) == Options()
-    del params["n_boot"]
-    with pytest.raises(KeyError, match="n_boot"):
-        Options.from_json(params)

@@ -130,18 +130,18 @@ def test_another_log_fails_on_its_sha256(archived):
     ("make", "needle"),
     [
         (lambda r, a: (r.with_name("r.html"),), "not a report JSON"),
-        (lambda r, a: (edit(r, lambda d: d.pop("params")),), "no params in this JSON"),
+        (lambda r, a: (edit(r, lambda d: d.pop("params")),), "the report lacks params,"),
         (lambda r, a: (r, a), "pass 2 (the baseline first"),
         (lambda r, a: (r, a, a.with_name("gone.parquet")), "gone.parquet: no such log"),
         (lambda r, a: (r.with_name("absent.json"),), "cannot read the report"),
-        (lambda r, a: (edit(r, lambda d: d["runs"][1].pop("path")),), "runs[1] lacks path;"),
-        (lambda r, a: (edit(r, lambda d: d["runs"].__setitem__(0, "a")),), "runs[0] lacks label"),
+        (lambda r, a: (edit(r, lambda d: d["runs"][1].pop("path")),), "lacks runs[1].path,"),
+        (lambda r, a: (edit(r, lambda d: d["runs"].__setitem__(0, "a")),), 'runs[0] is "a", not'),
         (
             lambda r, a: (edit(r, lambda d: d.update(runs=d["runs"][:1])),),
             "runs holds fewer than two logs",
         ),
-        (lambda r, a: (edit(r, lambda d: d.update(runs={})),), "runs is not a list"),
-        (lambda r, a: (edit(r, lambda d: d["gate"].pop("rules")),), "gate lacks 'rules'"),
+        (lambda r, a: (edit(r, lambda d: d.update(runs={})),), "runs is {}, not a list"),
+        (lambda r, a: (edit(r, lambda d: d["gate"].pop("rules")),), "the report lacks gate.rules,"),
         (
             lambda r, a: (edit(r, lambda d: d["gate"].update(rules=["correct ~ 1"])),),
             "edited.json: gate: rule 'correct ~ 1': cannot read it",
@@ -243,16 +243,73 @@ def test_other_versions_are_named_in_a_warning(archived):
     )
 
 
-def test_a_report_without_the_later_reading_keys_verifies(archived):
-    """Reports written before runs[].read recorded the passage table and the qrels' sha256."""
+@pytest.mark.parametrize(
+    ("change", "key"),
+    [
+        (lambda d: d["params"].update(n_boot=300.0), "params.n_boot is 300.0, not an integer"),
+        (lambda d: d["params"].update(seed=7.0), "params.seed is 7.0, not an integer"),
+        (lambda d: d["params"].update(k=3.0), "params.k is 3.0, not an integer or null"),
+        (lambda d: d["params"].update(n_boot=True), "params.n_boot is true, not an integer"),
+        (lambda d: d.update(params=[]), "params is [], not an object"),
+        (lambda d: d.update(params=None), "params is null, not an object"),
+        (lambda d: d["params"].update(margins=[["correct", "x"]]), "params.margins is"),
+        (lambda d: d["runs"][1].update(label=5), "runs[1].label is 5, not a string"),
+        (lambda d: d["runs"][0].update(sha256=None), "runs[0].sha256 is null, not a string"),
+        (lambda d: d["runs"][0]["read"].update(format="xml"), 'runs[0].read.format is "xml"'),
+        (lambda d: d["runs"][0]["read"].update(rel_level=0), "runs[0].read.rel_level is 0"),
+        (lambda d: d["runs"][0].update(read=None), "runs[0].read is null, not an object"),
+        (lambda d: d.update(per_question_file={}), "lacks per_question_file.path,"),
+        (lambda d: d.update(per_question_file="x"), 'per_question_file is "x", not an object'),
+        (lambda d: d["tool"].update(libraries=["x"]), 'tool.libraries is ["x"], not an object'),
+        (lambda d: d["tool"].update(version=1), "tool.version is 1, not a string"),
+        (lambda d: d["gate"].update(inconclusive="maybe"), 'gate.inconclusive is "maybe"'),
+        (lambda d: d.update(run_id=None), "run_id is null, not a string"),
+    ],
+)
+def test_a_key_verify_reads_of_another_type_is_bad_input(archived, change, key):
+    """Each ended the re-run in a traceback, exit 1 (what CI reads as tampering). An integer
+    written as a float is refused, not rounded: compare never writes one."""
     report, _, _ = archived
+    edited = edit(report, change)
+    code, out, err = invoke("verify", edited)
+    assert code == 2, out + err
+    assert err.startswith(f"ragreport: error: {edited}: ") and key in err
+    assert err.count("\n") == 1 and "Traceback" not in err
 
-    def older(d: dict) -> None:
-        for run in d["runs"]:
-            del run["read"]["passages"], run["read"]["qrels_sha256"]
 
-    code, out, err = invoke("verify", edit(report, older))
-    assert code == 0, out + err
+@pytest.mark.parametrize(
+    ("block", "key"),
+    [
+        (lambda d: d["runs"][0]["read"], "qrels_sha256"),
+        (lambda d: d["runs"][1]["read"], "passages"),
+        (lambda d: d["params"], "score_columns"),
+    ],
+)
+def test_a_report_lacking_a_key_verify_reads_says_so(archived, block, key):
+    """Such a report passed (the re-run's key was dropped). The report's version writes every
+    key, so the check cannot be made, and no log is blamed."""
+    report, _, _ = archived
+    edited = edit(report, lambda d: block(d).pop(key))
+    code, out, err = invoke("verify", edited)
+    assert code == 2, out + err
+    assert f".{key}, so it cannot be checked;" in err and "the report lacks " in err
+
+
+def test_a_trec_report_lacking_its_qrels_digest_does_not_blame_the_log(tmp_path):
+    """A changed qrels file was blamed on the run log ("runs[0].sha256: ... is not the log the
+    report read") once the report lacked runs[].read.qrels_sha256."""
+    run = ROOT / "tests" / "data" / "trec_eval" / "results.test"
+    qrels = Path(shutil.copy(ROOT / "tests" / "data" / "trec_eval" / "qrels.test", tmp_path))
+    code, _, err = invoke(
+        "compare", run, run, "-o", tmp_path / "r.html", "--qrels", qrels, "--k", "10",
+        "--n-boot", "100",
+    )  # fmt: skip
+    assert code == 0, err
+    edited = edit(tmp_path / "r.json", lambda d: d["runs"][0]["read"].pop("qrels_sha256"))
+    qrels.write_text(qrels.read_text().replace("FR940202-2-00150 0", "FR940202-2-00150 1"))
+    code, out, err = invoke("verify", edited)
+    assert code == 2 and "runs[0].sha256" not in out + err
+    assert "the report lacks runs[0].read.qrels_sha256, so it cannot be checked" in err
 
 
 @pytest.mark.parametrize(
@@ -260,12 +317,12 @@ def test_a_report_without_the_later_reading_keys_verifies(archived):
     [
         ("confidence", 2, "params.confidence is not a value compare takes"),
         ("seed", -1, "params.seed is not a value compare takes"),
-        ("n_boot", "x", "params.n_boot is not a value compare takes"),
+        ("n_boot", "x", 'params.n_boot is "x", not an integer'),
         ("n_boot", 5, "params.n_boot is not a value compare takes"),
         ("k", -1, "params.k is not a value compare takes"),
-        ("supported_threshold", "nan", "params.supported_threshold is not a value compare takes"),
+        ("supported_threshold", "nan", 'params.supported_threshold is "nan", not a number'),
         ("holdout", "zzz", "params.holdout is not a value compare takes"),
-        ("slices", "slice", "params.slices is not a list"),
+        ("slices", "slice", 'params.slices is "slice", not a list'),
     ],
 )
 def test_a_report_edited_past_the_command_s_options_is_bad_input(archived, key, value, says):

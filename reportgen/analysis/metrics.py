@@ -18,15 +18,11 @@ from .samples import Spread, decompose
 from .scores import user_scores, with_scores
 
 
-def _option(
-    default: Any, key: str, flag: str, show: Callable[[Any], str] = str, added: bool = False
-) -> Any:
+def _option(default: Any, key: str, flag: str, show: Callable[[Any], str] = str) -> Any:
     """A field of Options with what both outputs need: its key in the JSON's ``params`` (kept
-    when the attribute is renamed), the command-line flag the page lists it under, how the page
-    shows its value, and whether it was added after schema version 2 first shipped."""
-    return field(
-        default=default, metadata={"json": key, "flag": flag, "show": show, "added": added}
-    )
+    when the attribute is renamed), the command-line flag the page lists it under, and how the
+    page shows its value."""
+    return field(default=default, metadata={"json": key, "flag": flag, "show": show})
 
 
 def _or(unset: str) -> Callable[[Any], str]:
@@ -74,17 +70,16 @@ class Options:
     span_coverage: float = _option(0.0, "span_coverage", "--span-coverage")
     # "COLUMN=VALUE" or a fraction such as "0.3"
     holdout: str | None = _option(None, "holdout", "--holdout", _or("none"))
-    # columns of the logs compared as metrics (absent from reports written before them)
+    # columns of the logs compared as metrics
     score_columns: tuple[str, ...] = _option(
         (),
         "score_columns",
         "--metric",
         _or("none (RAGAS and promptfoo scores are compared as read)"),
-        True,
     )
     # such columns where less is better
     lower_is_better: tuple[str, ...] = _option(
-        (), "lower_is_better", "--lower-is-better", _or("none"), True
+        (), "lower_is_better", "--lower-is-better", _or("none")
     )
 
     def to_json(self) -> dict[str, Any]:
@@ -96,21 +91,6 @@ class Options:
         return [
             (f.metadata["flag"], f.metadata["show"](getattr(self, f.name))) for f in fields(self)
         ]
-
-    @classmethod
-    def from_json(cls, params: dict[str, Any]) -> Options:
-        """The options a report's ``params`` records; KeyError names a key it lacks (a key
-        added later may be absent from an older report and takes its default)."""
-        values = {
-            f.name: params.get(f.metadata["json"], f.default)
-            if f.metadata["added"]
-            else params[f.metadata["json"]]
-            for f in fields(cls)
-        }
-        for name in ("slices", "score_columns", "lower_is_better"):
-            values[name] = tuple(values[name])
-        values["margins"] = tuple((str(m), float(v)) for m, v in values["margins"])
-        return cls(**values)
 
 
 @dataclass(frozen=True)

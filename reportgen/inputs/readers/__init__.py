@@ -74,18 +74,6 @@ class ReadOptions:
         paths = {name: _text(getattr(self, name)) for name in ("qrels", "passages")}
         return {**asdict(self), **paths}
 
-    @classmethod
-    def from_json(cls, fields: dict[str, Any]) -> ReadOptions:
-        qrels, passages = fields["qrels"], fields.get("passages")  # recorded from 0.2 on
-        return cls(
-            format=fields["format"],
-            qrels=None if qrels is None else Path(qrels),
-            rel_level=int(fields["rel_level"]),
-            mapping=tuple((str(a), str(b)) for a, b in fields["mapping"]),
-            run_filter=fields["run_filter"],
-            passages=None if passages is None else Path(passages),
-        )
-
 
 def _text(path: Path | None) -> str | None:
     return None if path is None else str(path)
