@@ -2,10 +2,11 @@
 
 The logs' sha256 (and their qrels files') must match the report's; the comparison is then
 re-run with the options the report records (``params``, and the gate's rules) and every number
-of the new JSON is compared with the archived one, floats to RELATIVE_TOLERANCE. ``tool``
-(versions) and the logs' paths are not compared: a report may be verified on another machine,
-from another folder. Versions that differ from the installed ones are named in a warning, since
-the last digits of a number may then differ.
+of the new JSON is compared with the archived one, floats to RELATIVE_TOLERANCE, the rows of a
+per-question file included. ``tool`` (versions), ``run_id`` (but against that file's) and the
+paths of the logs and of that file are not compared: a report may be verified on another
+machine, from another folder. Versions that differ from the installed ones are named in a
+warning, since the last digits of a number may then differ.
 """
 
 from __future__ import annotations
@@ -172,6 +173,17 @@ def verify(report: Path, logs: list[Path]) -> Verification:
         if run_id != archived.run_id:
             return Verification(
                 0, f"per_question_file: {archived.sidecar.path} is from another run", warnings
+            )
+        if len(rows) != archived.sidecar.rows:
+            return Verification(
+                0,
+                f"per_question_file.rows: report {archived.sidecar.rows}, "
+                f"{archived.sidecar.path} holds {len(rows)}",
+                warnings,
+            )
+        if document.get("per_question", []) != []:
+            return Verification(
+                0, "per_question: the report holds rows and names a file of them too", warnings
             )
         document["per_question"] = rows
     study = run_study(

@@ -151,6 +151,31 @@ def test_verify_names_a_missing_file(sidecar, tmp_path):
     assert "gone.parquet, which is missing" in err
 
 
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        (
+            lambda d: d["per_question_file"].update(rows=999),
+            f"differs at per_question_file.rows: report 999, {{q}} holds {N_PAIRED}",
+        ),
+        (
+            lambda d: d.update(per_question=[{"question_id": "q1"}]),
+            "differs at per_question: the report holds rows and names a file of them too",
+        ),
+    ],
+    ids=["rows", "rows in the JSON too"],
+)
+def test_verify_checks_what_the_json_says_of_the_file(sidecar, tmp_path, change, says):
+    """per_question_file was set aside unchecked: rows 999 verified."""
+    folder, _ = sidecar
+    doc = json.loads((folder / "r.json").read_text())
+    change(doc)
+    (folder / "edited.json").write_text(json.dumps(doc))
+    code, out, _ = invoke("verify", folder / "edited.json", A, B)
+    assert code == 1
+    assert says.format(q=folder / "q.parquet") in out
+
+
 @pytest.mark.parametrize("log", ["folder", "glob"])
 def test_a_file_among_an_input_s_shards_is_refused(tmp_path, log):
     """--per-question inside a folder log (or where its glob matches) was written, then read
