@@ -11,9 +11,10 @@ warning, since the last digits of a number may then differ.
 
 from __future__ import annotations
 
+import glob
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -56,19 +57,36 @@ def version_warnings(tool: Tool) -> tuple[str, ...]:
     )
 
 
-def _qrels_difference(report: Path, i: int, run: ArchivedRun) -> str | None:
+def _qrels_difference(i: int, run: ArchivedRun) -> str | None:
     """The JSON path of the qrels file's sha256 when the file is not the one the report read."""
     qrels = run.read.qrels
-    if run.qrels_sha256 is None or qrels is None:
-        return None
-    if not qrels.is_file():
-        raise InputError(
-            f"{qrels}: no such qrels file (run {run.label} of {report}); put the file "
-            "the report read at this path"
-        )
-    if sha256_of(qrels) == run.qrels_sha256:
+    if run.qrels_sha256 is None or qrels is None or sha256_of(qrels) == run.qrels_sha256:
         return None
     return f"runs[{i}].read.qrels_sha256: {qrels} is not the qrels file the report read"
+
+
+def _located(report: Path, recorded: Path, what: str, label: str) -> Path:
+    """A path the report records: a relative one is looked for beside the report (compare's
+    folder is not recorded), then in the current folder."""
+    tried = [recorded] if recorded.is_absolute() else [report.parent / recorded, recorded]
+    found = next((p for p in tried if p.exists() or glob.glob(str(p))), None)
+    if found is None:
+        looked = " nor ".join(str(p.absolute()) for p in dict.fromkeys(tried))
+        raise InputError(
+            f"{recorded}: no such {what} (run {label} of {report}): not at {looked}; put the "
+            "file the report read there, or pass the logs after the report"
+        )
+    return found
+
+
+def _relocated(report: Path, run: ArchivedRun) -> ArchivedRun:
+    """``run`` with the qrels file and passage table it names found (see _located)."""
+    read = run.read
+    qrels, passages = (
+        None if p is None else _located(report, p, what, run.label)
+        for p, what in ((read.qrels, "qrels file"), (read.passages, "passage table"))
+    )
+    return replace(run, read=replace(read, qrels=qrels, passages=passages))
 
 
 def _sidecar(report: Path, path: Path) -> tuple[list[dict[str, Any]], str | None]:
@@ -144,18 +162,20 @@ def verify(report: Path, logs: list[Path]) -> Verification:
             f"{report}: the report compares {fmt_count(len(runs), 'log')}; pass {len(runs)} (the "
             "baseline first, in the report's order) or none to use the recorded paths"
         )
-    paths = logs or [Path(run.path) for run in runs]
-    warnings = version_warnings(archived.tool)
-    for i, (run, path) in enumerate(zip(runs, paths, strict=True)):
-        if not logs and path == table_path(run.label):
+    for run in runs:
+        if not logs and Path(run.path) == table_path(run.label):
             raise InputError(
                 f"{report}: run {run.label} was a table in memory, which no file "
                 "reproduces (its sha256 is of its Arrow stream); write the tables to Parquet "
                 "and compare the files for a report that verify can check"
             )
-        if not (path.exists() or "*" in str(path)):
+    paths = logs or [_located(report, Path(run.path), "log", run.label) for run in runs]
+    runs = tuple(_relocated(report, run) for run in runs)
+    warnings = version_warnings(archived.tool)
+    for i, (run, path) in enumerate(zip(runs, paths, strict=True)):
+        if not path.exists() and not glob.glob(str(path)):
             raise InputError(f"{path}: no such log (run {run.label} of {report}); pass its path")
-        qrels = _qrels_difference(report, i, run)
+        qrels = _qrels_difference(i, run)
         if qrels is not None:
             return Verification(0, qrels, warnings)
         if open_log(path, run.label, run.read).sha256 != run.sha256:
@@ -199,5 +219,7 @@ def verify(report: Path, logs: list[Path]) -> Verification:
         document.pop(name, None)
     for mine, theirs in zip(fresh["runs"], document["runs"], strict=True):
         mine["path"] = theirs["path"]
+        for key in ("qrels", "passages"):
+            mine["read"][key] = theirs["read"][key]
     found, checked = first_difference(fresh, document)
     return Verification(checked, found and _describe(found, fresh, document), warnings)

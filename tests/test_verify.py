@@ -86,6 +86,31 @@ def test_sample_report_verifies_from_another_folder(tmp_path):
     assert code == 0, err + out
 
 
+def test_relative_log_paths_are_looked_for_beside_the_report(tmp_path, monkeypatch):
+    """Recorded relative paths were looked for in the current folder only: verify run from
+    another folder said "no such log"."""
+    for log in (SAMPLE_A, SAMPLE_B):
+        shutil.copy(log, tmp_path)
+    monkeypatch.chdir(tmp_path)
+    code, _, err = invoke(
+        "compare", SAMPLE_A.name, SAMPLE_B.name, "-o", "r.html", "--n-boot", "100"
+    )
+    assert code == 0, err
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    code, out, err = invoke("verify", tmp_path / "r.json")
+    assert code == 0, out + err
+    (tmp_path / SAMPLE_B.name).unlink()
+    code, _, err = invoke("verify", tmp_path / "r.json")
+    assert code == 2
+    assert err == (
+        f"ragreport: error: {SAMPLE_B.name}: no such log (run B of {tmp_path / 'r.json'}): not "
+        f"at {tmp_path / SAMPLE_B.name} nor {elsewhere / SAMPLE_B.name}; put the file the "
+        "report read there, or pass the logs after the report\n"
+    )
+
+
 @pytest.mark.parametrize(
     ("path", "change"),
     [
