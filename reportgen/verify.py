@@ -106,16 +106,54 @@ def _sidecar(report: Path, path: Path) -> tuple[list[dict[str, Any]], str | None
     return table.to_pylist(), run_id
 
 
-def first_difference(actual: Any, expected: Any, path: str = "") -> tuple[str | None, int]:
-    """The JSON path of the first value that differs (floats to RELATIVE_TOLERANCE), and how
-    many numbers were compared up to there."""
+class _Absent:
+    """The value at a JSON path that one document lacks."""
+
+    def __repr__(self) -> str:
+        return "(absent)"
+
+
+ABSENT = _Absent()
+_QUOTED = frozenset('.[]" ')  # a key holding one is written ["key"] in a path
+
+
+@dataclass(frozen=True)
+class Difference:
+    """The first value that differs, with the keys and indices that lead to it."""
+
+    where: tuple[str | int, ...]
+    report: Any  # ABSENT when the report lacks the key
+    rerun: Any  # ABSENT when the re-run lacks it
+
+    @property
+    def path(self) -> str:
+        """As in ``comparisons[0].slices["rule.lookup"]``: a key with a dot is quoted."""
+        parts = (
+            f"[{part}]"
+            if isinstance(part, int)
+            else f"[{json.dumps(part)}]"
+            if _QUOTED & set(part) or not part
+            else f".{part}"
+            for part in self.where
+        )
+        return "".join(parts).removeprefix(".")
+
+    def __str__(self) -> str:
+        return f"{self.path}: report {self.report!r}, re-run {self.rerun!r}"
+
+
+def first_difference(
+    actual: Any, expected: Any, where: tuple[str | int, ...] = ()
+) -> tuple[Difference | None, int]:
+    """The first value of ``actual`` (the re-run) that differs from ``expected`` (the report;
+    floats to RELATIVE_TOLERANCE), and how many numbers were compared up to there."""
     if isinstance(expected, dict) and isinstance(actual, dict):
         checked = 0
         for key in dict.fromkeys([*expected, *actual]):
-            where = f"{path}.{key}" if path else key
             if key not in actual or key not in expected:
-                return where, checked
-            found, n = first_difference(actual[key], expected[key], where)
+                mine, theirs = actual.get(key, ABSENT), expected.get(key, ABSENT)
+                return Difference((*where, key), theirs, mine), checked
+            found, n = first_difference(actual[key], expected[key], (*where, key))
             checked += n
             if found:
                 return found, checked
@@ -124,33 +162,22 @@ def first_difference(actual: Any, expected: Any, path: str = "") -> tuple[str | 
         checked = 0
         for i in range(max(len(actual), len(expected))):
             if i >= len(actual) or i >= len(expected):
-                return f"{path}[{i}]", checked
-            found, n = first_difference(actual[i], expected[i], f"{path}[{i}]")
+                mine = actual[i] if i < len(actual) else ABSENT
+                theirs = expected[i] if i < len(expected) else ABSENT
+                return Difference((*where, i), theirs, mine), checked
+            found, n = first_difference(actual[i], expected[i], (*where, i))
             checked += n
             if found:
                 return found, checked
         return None, checked
+    difference = Difference(where, expected, actual)
     numbers = (int, float)
     if isinstance(expected, numbers) and isinstance(actual, numbers):
         if isinstance(expected, bool) or isinstance(actual, bool):
-            return (None if actual is expected else path), 1
+            return (None if actual is expected else difference), 1
         same = math.isclose(actual, expected, rel_tol=RELATIVE_TOLERANCE, abs_tol=1e-12)
-        return (None if same else path), 1
-    return (None if actual == expected else path), 0
-
-
-def _describe(path: str, actual: Any, expected: Any) -> str:
-    def at(document: Any) -> Any:
-        for part in path.replace("[", ".[").split("."):
-            if not part:
-                continue
-            try:
-                document = document[int(part[1:-1])] if part.startswith("[") else document[part]
-            except (KeyError, IndexError, TypeError):
-                return "(absent)"
-        return document
-
-    return f"{path}: report {at(expected)!r}, re-run {at(actual)!r}"
+        return (None if same else difference), 1
+    return (None if actual == expected else difference), 0
 
 
 def verify(report: Path, logs: list[Path]) -> Verification:
@@ -222,4 +249,4 @@ def verify(report: Path, logs: list[Path]) -> Verification:
         for key in ("qrels", "passages"):
             mine["read"][key] = theirs["read"][key]
     found, checked = first_difference(fresh, document)
-    return Verification(checked, found and _describe(found, fresh, document), warnings)
+    return Verification(checked, None if found is None else str(found), warnings)

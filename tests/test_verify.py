@@ -183,13 +183,27 @@ def test_bad_input_exits_2(archived, make, needle):
 def test_first_difference_walks_dicts_and_lists():
     expected = {"a": 1.0, "b": [{"c": 2, "d": "x"}, {"c": 3}]}
     assert first_difference(expected, expected) == (None, 3)
-    assert first_difference({"a": 1.0, "b": [{"c": 2, "d": "y"}, {"c": 3}]}, expected)[0] == (
-        "b[0].d"
-    )
-    assert first_difference({"a": 1.0, "b": [{"c": 2, "d": "x"}]}, expected)[0] == "b[1]"
-    assert first_difference({"a": 1.0 + 1e-8, "b": []}, expected)[0] == "a"
-    assert first_difference({"b": [], "a": 1.0}, expected)[0] == "b[0]"  # key order is irrelevant
-    assert first_difference({"a": True, "b": expected["b"]}, {"a": 1, "b": expected["b"]})[0] == "a"
+
+    def path(actual: dict) -> str | None:
+        found, _ = first_difference(actual, expected)
+        return None if found is None else found.path
+
+    assert path({"a": 1.0, "b": [{"c": 2, "d": "y"}, {"c": 3}]}) == "b[0].d"
+    assert path({"a": 1.0, "b": [{"c": 2, "d": "x"}]}) == "b[1]"
+    assert path({"a": 1.0 + 1e-8, "b": []}) == "a"
+    assert path({"b": [], "a": 1.0}) == "b[0]"  # key order is irrelevant
+    assert path({"a": True, "b": expected["b"]}) == "a"
+
+
+def test_a_key_with_a_dot_is_quoted_and_both_values_shown():
+    """A slice value rule.lookup (or a label v1.0) made the path ambiguous, and both sides read
+    "(absent)"."""
+    report = {"slices": {"rule.lookup": {"correct": {"b": 0.5}}}}
+    rerun = {"slices": {"rule.lookup": {"correct": {"b": 0.25}}}}
+    found, _ = first_difference(rerun, report)
+    assert str(found) == 'slices["rule.lookup"].correct.b: report 0.5, re-run 0.25'
+    found, _ = first_difference({"runs": {}}, {"runs": {"v1.0": 1}})
+    assert str(found) == 'runs["v1.0"]: report 1, re-run (absent)'
 
 
 def test_a_trec_report_is_re_read_with_its_reading_options(tmp_path):
