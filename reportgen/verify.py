@@ -249,4 +249,11 @@ def verify(report: Path, logs: list[Path]) -> Verification:
         for key in ("qrels", "passages"):
             mine["read"][key] = theirs["read"][key]
     found, checked = first_difference(fresh, document)
+    made = archived.tool.version
+    if found is not None and made != __version__ and ABSENT in (found.report, found.rerun):
+        lacking = "the report" if found.report is ABSENT else f"ragreport {__version__}'s"
+        raise InputError(
+            f"{report}: made with ragreport {made}, whose JSON has other keys than "
+            f"{__version__}'s ({found.path}: {lacking} lacks it); verify it with ragreport {made}"
+        )
     return Verification(checked, None if found is None else str(found), warnings)

@@ -283,6 +283,41 @@ def test_other_versions_are_named_in_a_warning(archived):
 
 
 @pytest.mark.parametrize(
+    ("version", "code", "says"),
+    [
+        ("0.0.1", 2, "made with ragreport 0.0.1, whose JSON has other keys than"),
+        (__version__, 1, "differs at comparisons[0].extra: report 1, re-run (absent)"),
+    ],
+)
+def test_keys_of_another_version_name_the_version_to_verify_with(archived, version, code, says):
+    """A key the installed version does not write read as tampering (exit 1) in a report of
+    another version; from the same version it is one."""
+    report, _, _ = archived
+
+    def change(d: dict) -> None:
+        d["tool"]["version"] = version
+        d["comparisons"][0]["extra"] = 1
+
+    result, out, err = invoke("verify", edit(report, change))
+    assert result == code and says in out + err
+    if code == 2:
+        assert "(comparisons[0].extra: ragreport" in err and err.endswith(
+            "lacks it); verify it with ragreport 0.0.1\n"
+        )
+
+
+def test_a_changed_number_in_a_report_of_another_version_still_differs(archived):
+    report, _, _ = archived
+
+    def change(d: dict) -> None:
+        d["tool"]["version"] = "0.0.1"
+        d["n_paired"] = 29
+
+    code, out, _ = invoke("verify", edit(report, change))
+    assert code == 1 and "differs at n_paired: report 29, re-run 30" in out
+
+
+@pytest.mark.parametrize(
     ("change", "key"),
     [
         (lambda d: d["params"].update(n_boot=300.0), "params.n_boot is 300.0, not an integer"),
