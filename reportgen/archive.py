@@ -92,6 +92,9 @@ def read_report(path: Path) -> Archived:
     except OSError as exc:
         raise InputError(f"{path}: cannot read the report ({exc.strerror})") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        beside = path.with_suffix(".json")
+        if path.suffix.lower() in (".html", ".htm") and beside.is_file():
+            raise InputError(f"{path}: is the report's page; pass {beside}") from None
         raise InputError(
             f"{path}: not a report JSON ({exc}); pass the .json compare wrote"
         ) from None

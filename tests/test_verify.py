@@ -154,7 +154,11 @@ def test_another_log_fails_on_its_sha256(archived):
 @pytest.mark.parametrize(
     ("make", "needle"),
     [
-        (lambda r, a: (r.with_name("r.html"),), "not a report JSON"),
+        (lambda r, a: (r.with_name("r.html"),), "r.html: is the report's page; pass "),
+        (
+            lambda r, a: (Path(shutil.copy(r.with_name("r.html"), r.with_name("page.txt"))),),
+            "page.txt: not a report JSON",
+        ),
         (lambda r, a: (edit(r, lambda d: d.pop("params")),), "the report lacks params,"),
         (lambda r, a: (r, a), "pass 2 (the baseline first"),
         (lambda r, a: (r, a, a.with_name("gone.parquet")), "gone.parquet: no such log"),
