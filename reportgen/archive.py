@@ -109,11 +109,20 @@ def read_report(path: Path) -> Archived:
         raise keys.mistyped("runs", runs, "a list")
     if len(runs) < 2:
         raise InputError(f"{path}: runs holds fewer than two logs; the report cannot be re-run")
+    archived_runs = tuple(keys.run(run, f"runs[{i}]") for i, run in enumerate(runs))
+    labels = [run.label for run in archived_runs]
+    again = next((i for i, label in enumerate(labels) if label in labels[:i]), None)
+    if again is not None:
+        raise InputError(
+            f"{path}: runs[{again}].label {json.dumps(labels[again])} is also "
+            f"runs[{labels.index(labels[again])}]'s, so the report cannot be checked; verify the "
+            "JSON as ragreport compare wrote it"
+        )
     return Archived(
         document=document,
         tool=tool,
         options=keys.options(keys.get(document, "params", "params")),
-        runs=tuple(keys.run(run, f"runs[{i}]") for i, run in enumerate(runs)),
+        runs=archived_runs,
         requirements=keys.requirements(keys.get(document, "gate", "gate")),
         sidecar=None if sidecar is None else keys.load(Sidecar, sidecar, "per_question_file"),
         run_id=keys.value(document, "run_id", str, "run_id"),
@@ -187,6 +196,8 @@ class _Keys:
 
     def run(self, data: Any, where: str) -> ArchivedRun:
         run = self.load(_Run, data, where)
+        if not run.path:
+            raise self.mistyped(f"{where}.path", run.path, "the path of a log")
         read = self.get(data, "read", f"{where}.read")
         options = self.load(ReadOptions, read, f"{where}.read")
         if options.format is not None and options.format not in FORMATS:
