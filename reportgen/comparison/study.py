@@ -493,7 +493,7 @@ def _comparing_headline(pairs: list[Comparison]) -> list[Comparison]:
 
 
 def _headline_columns(pairs: list[Comparison]) -> list[tuple[str, np.ndarray]]:
-    """Each run's per-question headline score, over the shared questions in the baseline's order
+    """Each run's per-question headline score, over the shared questions in question_id order
     (candidates without the headline metric are left out)."""
     first = pairs[0]
     base = base_name(first.headline)
