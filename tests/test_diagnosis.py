@@ -226,17 +226,19 @@ def test_faithfulness_alone_tells_a_hallucination_without_answer_relevance(tmp_p
     ]
     a = [{k: v for k, v in r.items() if k != "answer_relevance"} for r in rows]
     d = run(tmp_path, a, a, supported_threshold=0.8)
-    assert d.per_question.failure_class_a.tolist() == [
-        "hallucination",
-        "generation failure",
-        "generation failure",
-    ]
+    classes = dict(zip(d.per_question.question_id, d.per_question.failure_class_a, strict=True))
+    assert classes == {
+        "unfaithful": "hallucination",
+        "faithful": "generation failure",
+        "unscored": "generation failure",
+    }
     assert d.dominant["a"].failure_class == "generation failure"
     assert d.dominant["a"].owner == "generation"
     null_relevance = [row("unfaithful", correct=False, faithfulness=0.2, answer_relevance=None)]
     null_relevance.append(row("off", correct=False, answer_relevance=0.1))
     d = run(tmp_path, null_relevance, null_relevance, supported_threshold=0.8)
-    assert d.per_question.failure_class_a.tolist() == ["hallucination", "off-question"]
+    classes = dict(zip(d.per_question.question_id, d.per_question.failure_class_a, strict=True))
+    assert classes == {"unfaithful": "hallucination", "off": "off-question"}
 
 
 def test_a_judge_score_only_one_run_logs_splits_neither_runs_classes(tmp_path):

@@ -42,6 +42,16 @@ def _logs(folder: Path, slice_name: str = "plain") -> tuple[Path, Path]:
     )
 
 
+def _moved(log: Path, row: int, name: str) -> Path:
+    """``log`` with one question moved to the other slice: a caveat of its own comparison
+    (Read first names it by candidate; a caveat every candidate shares is named once)."""
+    frame = pd.read_parquet(log)
+    frame.loc[row, "slice"] = "other"
+    path = log.with_name(name)
+    frame.to_parquet(path)
+    return path
+
+
 def test_a_control_character_in_a_slice_value_is_drawn_as_a_replacement(tmp_path):
     # vl-convert aborted the whole process (no message, exit 134) on an SVG text holding \x0b
     a, b = _logs(tmp_path, CONTROL)
@@ -106,7 +116,8 @@ def test_a_right_to_left_override_ends_with_the_label_inside_sentences(tmp_path)
     end of the sentence there (a label's own cells closed it)."""
     a, b = _logs(tmp_path / "logs")
     md = tmp_path / "s.md"
-    args = ["compare", str(a), str(b), str(b), "-o", str(tmp_path / "r.html"), "--n-boot", "200"]
+    c = _moved(b, 0, "c.parquet")
+    args = ["compare", str(a), str(c), str(b), "-o", str(tmp_path / "r.html"), "--n-boot", "200"]
     args += ["--markdown", str(md), "--label", "base", "--label", RTL, "--label", "other"]
     args += ["--baseline", "base"]
     result = CliRunner().invoke(cli, args)
@@ -117,7 +128,7 @@ def test_a_right_to_left_override_ends_with_the_label_inside_sentences(tmp_path)
     markdown = md.read_text()
     for text in (page, markdown, result.output):
         assert text.count(RTL) >= 1 and text.count(RTL) == text.count(RTL + "\u202c")
-    assert f"- {RTL}\u202c: Only 40 paired questions" in markdown
+    assert f"- {RTL}\u202c: Slice column 'slice' has another value in run {RTL}\u202c" in markdown
     assert f"{RTL}\u202c and other tie for best" in markdown
 
 
@@ -159,14 +170,15 @@ def test_templates_compiled_without_finalize_are_not_reused(monkeypatch, tmp_pat
 def test_a_label_like_a_list_marker_keeps_its_marker_in_the_read_first_list(tmp_path):
     a, b = _logs(tmp_path / "logs")
     md = tmp_path / "s.md"
-    args = ["compare", str(a), str(b), str(b), "-o", str(tmp_path / "r.html"), "--markdown"]
+    b, c = _moved(b, 0, "b0.parquet"), _moved(b, 1, "b1.parquet")
+    args = ["compare", str(a), str(b), str(c), "-o", str(tmp_path / "r.html"), "--markdown"]
     args += [str(md), "--n-boot", "200", "--label", "A", "--label", "1. fast"]
     result = CliRunner().invoke(cli, [*args, "--label", "- slow"])
     assert result.exit_code == 0, result.output
     read_first = md.read_text().split("### Read first")[1].split("###")[0]
     tokens = MarkdownIt("commonmark").parse(read_first)
     items = ["".join(c.content for c in t.children or []) for t in tokens if t.type == "inline"]
-    assert [i.split(":")[0] for i in items[:2]] == ["1. fast", "- slow"]
+    assert [i.split(":")[0] for i in items[:3]] == ["all candidates", "1. fast", "- slow"]
     assert [t.type for t in tokens].count("bullet_list_open") == 1  # no list nested in an item
 
 

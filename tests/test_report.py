@@ -113,10 +113,10 @@ def test_the_download_shows_formulas_as_text(tmp_path, write_log):
     table = pd.read_csv(
         __import__("io").StringIO(_download(out.read_text(), "per-question.csv.gz"))
     )
-    assert table["question_id"].tolist() == ["'" + q for q in ids[:4]] + ["q4", "a=b"]
-    assert table["slice"].tolist() == ["plain", "'=cmd"] * 3
+    shown = {("'" + q if i < 4 else q, "'=cmd" if i % 2 else "plain") for i, q in enumerate(ids)}
+    assert set(zip(table["question_id"], table["slice"], strict=True)) == shown
     doc = json.loads(out.with_suffix(".json").read_text())
-    assert [r["question_id"] for r in doc["per_question"]] == ids
+    assert [r["question_id"] for r in doc["per_question"]] == sorted(ids)  # by question_id
 
 
 def test_a_null_answer_shows_no_answer_line(tmp_path):

@@ -14,9 +14,9 @@ SAMPLE = [
     ROOT / "sample_runs" / f"fare_rules_{name}.parquet" for name in ("a_baseline", "b_reranker")
 ]
 
-# Lists that name the first few questions of a kind in the log's own order: what the reader
-# sees first, not a number
-IN_FILE_ORDER = ("exemplars", "warnings", "audit", "run_id", "runs")
+# Lists that name questions in the log's own order (the first few of a kind, the broken ones):
+# what the reader knows them by, not a number
+IN_FILE_ORDER = ("exemplars", "broken", "warnings", "audit", "run_id", "runs")
 
 
 def _numbers(report: dict) -> dict:
