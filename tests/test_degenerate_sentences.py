@@ -103,3 +103,22 @@ def test_the_bootstrap_chart_names_its_interval_rather_than_a_share_of_the_bars(
         "resampled mean differences." in text
     )
     assert "of resampled differences lie in" not in text
+
+
+def test_a_candidate_that_is_the_baseline_s_own_log_is_named(tmp_path, compare):
+    """The same log given twice (a path mistyped in CI) gave 'no evidence of a difference' and
+    passed every no-worse rule with no word that nothing was compared; a copy of the same bytes
+    is the same log (the runs of one promptfoo file are not: tests/test_input_promptfoo.py)."""
+    ids = [f"q{i}" for i in range(12)]
+    paths = _logs(tmp_path, {"question_id": ids, "correct": [i % 3 > 0 for i in range(12)]},
+                  {"question_id": ids, "correct": [True] * 12})  # fmt: skip
+    copy = tmp_path / "copy.parquet"
+    copy.write_bytes(paths[0].read_bytes())
+    same = compare(paths[0], copy, tmp_path / "same")
+    digest = same["runs"][0]["sha256"][:12]
+    assert same["warnings"][0] == (
+        f"Run B is the same log as run A (sha256 {digest}, read the same way): every difference "
+        "is 0 by construction; check the logs given"
+    )
+    other = compare(*paths, tmp_path / "other")
+    assert not any("same log" in w for w in other["warnings"])

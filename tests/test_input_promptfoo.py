@@ -182,6 +182,7 @@ def test_a_study_gives_a_note_every_comparison_shares_once(tmp_path):
     ]
     scores = [w for w in warnings if "Score columns of the logs' evaluation tool" in w]
     assert len(scores) == 1 and scores[0].startswith("all candidates: Score columns")
+    assert not any("same log" in w for w in warnings)  # one file, read as three runs
 
 
 def test_two_providers_under_one_name_are_told_apart_from_repeats(tmp_path):
