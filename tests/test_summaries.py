@@ -327,7 +327,9 @@ def test_winners_curse_calls_no_loss_a_gain():
     """Every candidate below the baseline: the best of them lost least, and the paragraph says
     it came out best, not that it has the largest gain."""
     sentence = WinnersCurse("C", "correct", -0.1, 2, 0.02, 0.8, 0.016, 0.07, 0.4).sentence
-    assert sentence.startswith("C comes out best of the 2 candidates on correct (-0.100 against")
+    assert sentence.startswith(
+        "C comes out best of the 2 candidates on correct (\u22120.100 against"
+    )
     assert not re.search(r"\bgains?\b", sentence)
 
 
