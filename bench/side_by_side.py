@@ -234,9 +234,15 @@ def _against_evaluation(compare: float, evaluations: list[float], output: str) -
 def profile(paths: tuple[Path, Path], work: Path) -> None:
     """cProfile of one compare, its time split into STAGES."""
     stats_path = work / "compare.prof"
-    argv = [sys.executable, "-m", "cProfile", "-o", str(stats_path), "-m", "reportgen",
-            "compare", *map(str, paths), "-o", str(work / "profiled.html"),
-            "--gain", "linear"]  # fmt: skip
+    # the command ends its process with os._exit, before `python -m cProfile` would write the
+    # profile: run the click command itself and write the profile here
+    launcher = (
+        "import cProfile, sys; from reportgen.cli import cli; p = cProfile.Profile(); "
+        "p.runcall(cli.main, sys.argv[2:], prog_name='ragreport', standalone_mode=False); "
+        "p.dump_stats(sys.argv[1])"
+    )
+    argv = [sys.executable, "-c", launcher, str(stats_path), "compare", *map(str, paths),
+            "-o", str(work / "profiled.html"), "--gain", "linear"]  # fmt: skip
     wall, _, _, _ = timed(argv)
     stats = pstats.Stats(str(stats_path))
     entries = stats.stats  # type: ignore[attr-defined]
