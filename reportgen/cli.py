@@ -16,7 +16,7 @@ import click
 
 from . import __version__
 from .errors import RagreportError
-from .formatting import fmt_count
+from .formatting import fmt_count, fmt_diff, fmt_interval
 from .output import MAX_JSON_ROWS
 from .progress import SHOW_AFTER, shown
 
@@ -606,17 +606,16 @@ def merge(
     for m in merged.metrics:
         means = " ".join(f"{run} {i.mean:.4f}" for run, i in (("A", m.a), ("B", m.b)) if i)
         if m.diff is None:
-            click.echo(f"{m.name}: {means}; no B - A: {m.why}")
-        elif m.diff.low is None or m.diff.high is None:
-            click.echo(
-                f"{m.name}: {means} B - A {m.diff.mean:+.4f} over "
-                f"{fmt_count(m.diff.n, 'question')}; one question gives no interval"
-            )
+            click.echo(f"{m.name}: {means}; no B \u2212 A: {m.why}")
+            continue
+        if m.diff.low is None or m.diff.high is None:
+            spread, note = "", "; one question gives no interval"
         else:
-            click.echo(
-                f"{m.name}: {means} B - A {m.diff.mean:+.4f} [{m.diff.low:+.4f}, "
-                f"{m.diff.high:+.4f}] over {fmt_count(m.diff.n, 'question')}"
-            )
+            spread, note = f" {fmt_interval(m.diff.low, m.diff.high, 4)}", ""
+        click.echo(
+            f"{m.name}: {means} B \u2212 A {fmt_diff(m.diff.mean, 4)}{spread} over "
+            f"{fmt_count(m.diff.n, 'question')}{note}"
+        )
     for warning in merged.warnings:
         click.echo(f"ragreport: warning: {warning}", err=True)
 

@@ -76,6 +76,19 @@ def fmt_diff(value: float | None, digits: int = 3) -> str:
     return text.replace("-", "\u2212")
 
 
+def fmt_change(share: float) -> str:
+    """A relative change as a signed whole percentage, with the report's minus sign: +17%,
+    \u221240%, 0% for none; a change too small for a whole percent gets the decimals of its
+    first significant digit (+0.3%), never a zero."""
+    if abs(share) < NOISE:
+        return "0%"
+    percent = share * 100
+    text = f"{percent:+.0f}"
+    if float(text) == 0:
+        text = f"{percent:+.{math.ceil(-math.log10(abs(percent)))}f}"
+    return f"{text}%".replace("-", "\u2212")
+
+
 def fmt_interval(low: float | None, high: float | None, digits: int = 3) -> str:
     """A bracketed interval of signed differences: [-0.012, +0.034]; "none" where there is
     none (one question, or none scored)."""

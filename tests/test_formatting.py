@@ -7,6 +7,7 @@ import math
 import pytest
 
 from reportgen.formatting import (
+    fmt_change,
     fmt_count,
     fmt_diff,
     fmt_interval,
@@ -52,6 +53,22 @@ def test_fmt_num(value, text):
 )
 def test_fmt_diff(value, text):
     assert fmt_diff(value) == text
+
+
+@pytest.mark.parametrize(
+    ("share", "text"),
+    [
+        (0.17, "+17%"),
+        (-0.4, "\u221240%"),  # the report's minus sign, as in every difference
+        (0.0, "0%"),
+        (1e-15, "0%"),  # float noise of two equal budgets
+        (0.005, "+0.5%"),  # rounds to a whole 0%: its first significant digit instead
+        (-0.0004, "\u22120.04%"),
+        (0.0051, "+1%"),
+    ],
+)
+def test_fmt_change(share, text):
+    assert fmt_change(share) == text
 
 
 def test_fmt_interval():

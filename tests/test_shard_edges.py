@@ -144,11 +144,11 @@ def test_one_question_gives_no_interval_and_two_give_one(tmp_path, write_log):
     one = merged(*[[sums_of(tmp_path, f"{run}1", run, 3, 4, write_log)] for run in "ab"])
     mrr = next(line for line in one if line.startswith("mrr:"))
     assert mrr == (
-        "mrr: A 0.0000 B 0.3333 B - A +0.3333 over 1 question; one question gives no interval"
+        "mrr: A 0.0000 B 0.3333 B \u2212 A +0.3333 over 1 question; one question gives no interval"
     )
     a_two, b_two = [
         [sums_of(tmp_path, f"{run}{q}", run, q, q + 1, write_log) for q in (3, 6)] for run in "ab"
     ]
     mrr = next(line for line in merged(a_two, b_two) if line.startswith("mrr:"))
-    assert mrr.startswith("mrr: A 0.1667 B 0.4167 B - A +0.2500 [+0.1667, +0.3333]")
+    assert mrr.startswith("mrr: A 0.1667 B 0.4167 B \u2212 A +0.2500 [+0.1667, +0.3333]")
     assert mrr.endswith("over 2 questions")

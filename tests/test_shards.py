@@ -113,7 +113,8 @@ def test_merge_prints_the_difference_and_its_interval(shards):
         [ref.mrr(r["context_ids"], 3, r["relevant_ids"]) for r in rows("b") if r["relevant_ids"]]
     )
     line = next(line for line in result.output.splitlines() if line.startswith("mrr:"))
-    numbers = [float(x) for x in re.findall(r"[-+]?\d+\.\d+", line)]
+    # the report's minus sign, U+2212, as in every table
+    numbers = [float(x.replace("\u2212", "-")) for x in re.findall(r"[-+\u2212]?\d+\.\d+", line)]
     assert numbers[:3] == pytest.approx([a, b, b - a], abs=5e-5)
     low, high = numbers[3:5]
     assert low <= b - a <= high and low < high
@@ -194,11 +195,11 @@ def test_a_metric_over_other_questions_is_printed_without_a_difference(tmp_path,
     result = invoke("merge", "--a", logs["a"], "--b", logs["b"])
     assert result.exit_code == 0, result.output
     correct, faithfulness = result.output.splitlines()
-    assert correct.startswith("correct: A 0.5000 B 0.5000 B - A +0.0000 [")
+    assert correct.startswith("correct: A 0.5000 B 0.5000 B \u2212 A 0.0000 [")
     a = np.mean([(i % 4) / 4 for i in range(20)])
     b = np.mean([(i % 4) / 4 for i in range(20) if i != 3])
     assert faithfulness == (
-        f"faithfulness: A {a:.4f} B {b:.4f}; no B - A: the runs' sums cover different "
+        f"faithfulness: A {a:.4f} B {b:.4f}; no B \u2212 A: the runs' sums cover different "
         "questions (20 and 19)"
     )
 
@@ -214,7 +215,7 @@ def test_a_metric_of_one_run_only_is_named(tmp_path, write_log):
     result = invoke("merge", "--a", logs["a"], "--b", logs["b"])
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[1] == (
-        "faithfulness: A 0.5000; no B - A: in run A's sums only"
+        "faithfulness: A 0.5000; no B \u2212 A: in run A's sums only"
     )
 
 
@@ -382,7 +383,7 @@ def test_merge_of_a_run_with_itself_says_so(shards, write_log):
     copy = sums_of(folder, write_log(folder / "a_copy.parquet", rows("a")), "a_copy")
     result = CliRunner().invoke(cli, ["merge", *[f"--a={p}" for p in paths["a"]], "--b", copy])
     assert result.exit_code == 0, result.output
-    assert "B - A +0.0000" in result.stdout
+    assert "B \u2212 A 0.0000" in result.stdout
     assert result.stderr == (
         "ragreport: warning: A and B are the same run: their outputs and labels have the same "
         "fingerprints\n"

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..formatting import fmt_count, fmt_num
+from ..formatting import fmt_change, fmt_count, fmt_num
 from .metrics import MetricTables
 from .spans import CHAR_METRICS
 
@@ -97,7 +97,7 @@ def _budget(p: pd.DataFrame, passages: bool) -> Check | None:
     bigger = "B" if b > a else "A"
     text = (
         f"Mean context per question: A {a:.1f} {unit}, B {b:.1f} {unit}"
-        + (f" ({relative:+.0%})" if relative is not None else "")
+        + (f" ({fmt_change(relative)})" if relative is not None else "")
         + (
             ""
             if len(measured) == len(p)
