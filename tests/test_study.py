@@ -443,6 +443,27 @@ def test_a_candidate_with_a_smaller_prompt_is_adjusted_with_the_others_but_not_r
     assert scored_alike["winners_curse"]["n_candidates"] == 3
 
 
+def test_the_candidate_with_the_smaller_prompt_is_left_out_wherever_it_is_listed(
+    tmp_path, write_log
+):
+    """Listed first, c (ndcg@1) set the headline the study ranked by, and the two candidates
+    compared on ndcg@2 were the ones left out of the chart, the matrix and the ranking. The
+    study ranks by the headline most candidates share."""
+    base, b, c, d = smaller_prompt_logs(tmp_path, write_log)
+    study = run_study([base, c, b, d], Options(n_boot=300))
+    assert [r.metric for r in study.summary] == ["ndcg@1", "ndcg@2", "ndcg@2"]
+    assert study.headline == "ndcg@2"
+    assert [m.label for m in study.run_means] == ["base", "b", "d"]
+    # the baseline's own mean is its ndcg@2, as in b's comparison, not its ndcg@1
+    assert study.run_means[0].mean == pytest.approx(study.summary[1].baseline_mean)
+    assert {cell.row for cell in study.matrix} == {"base", "b", "d"}
+    assert (study.curse.metric, study.curse.n_candidates, study.curse.best) == ("ndcg@2", 2, "b")
+    assert study.warnings == [
+        "Candidate c is compared on ndcg@1, not ndcg@2: it is left out of the chart of every "
+        "run, the matrix and the ranking on ndcg@2; pass --k 2 to score every run at 2"
+    ]
+
+
 def test_the_chance_gain_of_a_lower_is_better_headline_is_a_fall(tmp_path, write_log):
     """Where less is better the best of m equally good candidates shows a fall by chance: the
     page printed it as a rise (+), against the best candidate's own negative gain."""

@@ -12,6 +12,7 @@ much picking the best of m overstates its gain.
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -204,7 +205,7 @@ class Study:
     @property
     def headline(self) -> str:
         """The metric the run chart, the matrix, the winner's curse and --holdout rank by."""
-        return self.pairs[0].headline
+        return ranked_headline(self.pairs)
 
     @property
     def n_questions(self) -> list[int]:
@@ -484,19 +485,27 @@ def _own(name: str, values: np.ndarray, options: Options) -> MetricComparison:
     return own
 
 
+def ranked_headline(pairs: Sequence[Comparison]) -> str:
+    """The metric the study's charts, the winner's curse and --holdout rank the candidates by:
+    the headline most of them are compared on (ties: the earlier candidate's), so a candidate
+    whose prompt size names it otherwise (ndcg@3 among ndcg@5) is the one left out, wherever
+    it is listed."""
+    return Counter(p.headline for p in pairs).most_common(1)[0][0]
+
+
 def _comparing_headline(pairs: list[Comparison]) -> list[Comparison]:
-    """The pairs that compare the first pair's headline metric, the one the study's charts, the
-    winner's curse and --holdout rank the candidates by: a candidate whose log lacks its column,
-    or whose prompt size names it otherwise (ndcg@3 against ndcg@5), is left out rather than
-    ranked by a different metric."""
-    return [p for p in pairs if pairs[0].headline in p.comparisons]
+    """The pairs that compare the ranked headline: a candidate whose log lacks its column, or
+    whose prompt size names it otherwise, is left out rather than ranked by another metric."""
+    headline = ranked_headline(pairs)
+    return [p for p in pairs if headline in p.comparisons]
 
 
 def _headline_columns(pairs: list[Comparison]) -> list[tuple[str, np.ndarray]]:
     """Each run's per-question headline score, over the shared questions in question_id order
-    (candidates without the headline metric are left out)."""
-    first = pairs[0]
-    base = base_name(first.headline)
+    (candidates without the headline metric are left out; the baseline's scores are those of a
+    pair that compares it)."""
+    first = _comparing_headline(pairs)[0]
+    base = base_name(ranked_headline(pairs))
     columns = [(first.runs["a"].label, first.paired[f"{base}_a"])]
     columns += [(p.runs["b"].label, p.paired[f"{base}_b"]) for p in _comparing_headline(pairs)]
     return [(label, c.to_numpy(dtype=float, na_value=np.nan)) for label, c in columns]
@@ -506,7 +515,7 @@ def _run_means(pairs: list[Comparison], options: Options) -> list[RunMean]:
     """Every run's own headline mean with its interval at --confidence, for the summary chart."""
     out = []
     for label, values in _headline_columns(pairs):
-        own = _own(pairs[0].headline, values[~np.isnan(values)], options)
+        own = _own(ranked_headline(pairs), values[~np.isnan(values)], options)
         out.append(RunMean(label, own.b, own.ci_low, own.ci_high))
     return out
 
@@ -517,12 +526,13 @@ def _matrix(pairs: list[Comparison], options: Options) -> list[MatrixCell]:
     columns = _headline_columns(pairs)
     n_pairs = len(columns) * (len(columns) - 1) // 2
     level = family_level(options.confidence, n_pairs)
-    binary = pairs[0].tables.binary(base_name(pairs[0].headline))
+    headline = ranked_headline(pairs)
+    binary = _comparing_headline(pairs)[0].tables.binary(base_name(headline))
     cells = []
     for i, (row, x) in enumerate(columns):
         for column, y in columns[i + 1 :]:
             c, _ = compare_metric(
-                pairs[0].headline,
+                headline,
                 x,
                 y,
                 binary=binary,
@@ -569,11 +579,10 @@ def chance_gain(
     return gain, float(finite.mean()) if len(finite) else float("nan")
 
 
-def _headline_differences(pairs: list[Comparison]) -> pd.DataFrame:
-    """Each candidate's per-question headline difference, one column each, on the questions
-    where every candidate and the baseline were scored (indexed by question id)."""
-    base = base_name(pairs[0].headline)
-    columns = [p.tables.difference(base).set_axis(p.paired["question_id"]) for p in pairs]
+def _headline_differences(ranked: list[Comparison], base: str) -> pd.DataFrame:
+    """Each ranked candidate's per-question difference in metric ``base``, one column each, on
+    the questions where every candidate and the baseline were scored (indexed by question id)."""
+    columns = [p.tables.difference(base).set_axis(p.paired["question_id"]) for p in ranked]
     return pd.concat(columns, axis=1).dropna()
 
 
@@ -593,15 +602,15 @@ def _curse(pairs: list[Comparison], options: Options) -> WinnersCurse | None:
     ranked = _comparing_headline(pairs)
     if len(ranked) < 2:
         return None
-    base = base_name(pairs[0].headline)
+    base = base_name(ranked_headline(pairs))
     headline = [(p.runs["b"].label, p.comparisons[p.tables.name(base)]) for p in ranked]
-    sign = 1 if pairs[0].tables.metric(base).higher_is_better else -1
+    sign = 1 if ranked[0].tables.metric(base).higher_is_better else -1
     best, c = max(headline, key=lambda item: sign * item[1].diff)  # the largest gain
     tied = tuple(name for name, h in headline if name != best and abs(h.diff - c.diff) <= NOISE)
     # each candidate's standard error as its interval sees it: cluster-robust with --cluster
     errors = [h.sd / np.sqrt(h.n) * np.sqrt(h.design_effect or 1) for _, h in headline if h.n]
     se = float(np.mean(errors)) if errors else float("nan")
-    frame = _headline_differences(ranked)
+    frame = _headline_differences(ranked, base)
     labels = _clusters(ranked[0], options)
     clusters = None if labels is None else labels.reindex(frame.index).to_numpy()
     enough = len(frame) > 1 if clusters is None else len(set(clusters)) > 1
@@ -613,7 +622,7 @@ def _curse(pairs: list[Comparison], options: Options) -> WinnersCurse | None:
     return WinnersCurse(
         best=best,
         tied_with=tied,
-        metric=pairs[0].headline,
+        metric=ranked_headline(pairs),
         diff=c.diff,
         n_candidates=len(ranked),
         standard_error=se,
@@ -649,13 +658,15 @@ def _holdout(pairs: list[Comparison], options: Options) -> Holdout:
         None if labels is None else labels.to_numpy(dtype=str),
     )
     (_, base), *candidates = _headline_columns(pairs)
+    headline = ranked_headline(pairs)
+    tables = _comparing_headline(pairs)[0].tables
     return holdout.evaluate(
         chosen,
-        first.headline,
+        headline,
         base,
         candidates,
-        binary=first.tables.binary(base_name(first.headline)),
-        higher_is_better=first.tables.metric(base_name(first.headline)).higher_is_better,
+        binary=tables.binary(base_name(headline)),
+        higher_is_better=tables.metric(base_name(headline)).higher_is_better,
         n_boot=options.n_boot,
         confidence=options.confidence,
         seed=options.seed,
