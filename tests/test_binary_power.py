@@ -8,6 +8,7 @@ from functools import cache
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from reportgen.analysis.binary_power import exact_detectable, fewest_fixed, found_share
 from reportgen.analysis.stats import POWER, compare_metric, expanded_confidence
@@ -24,14 +25,21 @@ def trinomial(n: int, p_fixed: float, p_broken: float):
 
 @cache
 def interval_side(n: int, fixed: int, broken: int, confidence: float) -> int:
-    """+1 when the exact bootstrap's expanded percentile interval lies above zero, -1 below,
-    0 otherwise: the resamples' share at or below (at or above) zero against the tail."""
+    """+1 when the report's interval lies above zero, -1 below, 0 otherwise. It is, on each
+    side, the wider of the exact bootstrap's expanded percentile interval (the resamples' share
+    at or below (at or above) zero against the tail) and Tango's score interval, which lies
+    above zero where McNemar's score statistic (fixed - broken) / sqrt(fixed + broken), its
+    value at a difference of zero, exceeds z."""
     tail = (1 - expanded_confidence(confidence, n)) / 2
     at_or_below = at_or_above = 0.0
     for f, k, p in trinomial(n, fixed / n, broken / n):
         at_or_below += p if f <= k else 0.0
         at_or_above += p if f >= k else 0.0
-    return 1 if at_or_below < tail else -1 if at_or_above < tail else 0
+    z = stats.norm.ppf(1 - (1 - confidence) / 2)
+    score = (fixed - broken) / math.sqrt(fixed + broken) if fixed + broken else 0.0
+    if at_or_below < tail and score > z:
+        return 1
+    return -1 if at_or_above < tail and -score > z else 0
 
 
 def enumerated_power(n: int, psi: float, delta: float, confidence: float) -> float:
@@ -70,13 +78,14 @@ def test_stated_difference_is_found_80_percent_of_the_time_by_enumeration():
 
 
 def test_two_and_three_questions():
-    """At 2 questions the expanded percentile level rounds to 100%: the interval is the
-    resamples' range, which leaves zero only when both questions are fixed (it was taken to
-    leave zero never, and the report said a difference of 100 points would be found in fewer
-    than 80% of sets, beside an interval of [+1, +1] of its own). A true difference of
-    sqrt(0.8) fixes both 80% of the time; at 3, 0.8 ** (1 / 3) fixes all three."""
-    assert exact_detectable(2, 0.5, 0.95) == pytest.approx(0.8**0.5, abs=1e-9)
-    assert exact_detectable(3, 0.5, 0.95) == pytest.approx(0.8 ** (1 / 3), abs=1e-9)
+    """On 2 or 3 questions no count leaves zero: with every question fixed the score
+    statistic at zero is m / sqrt(m) = 1.41 or 1.73, under z = 1.96 (McNemar's exact p: 0.5
+    and 0.25), so no true difference is found in 80% of sets, and the report's interval never
+    excludes zero. (The bootstrap alone read [+1, +1] for 2 of 2 fixed.) From 4 questions all
+    fixed (4 / 2 = 2 > 1.96) a difference can be found."""
+    assert exact_detectable(2, 0.5, 0.95) == math.inf
+    assert exact_detectable(3, 0.5, 0.95) == math.inf
+    assert list(fewest_fixed(4, 0.95)) == [1, 2, 3, 4, 4]
     for n in (2, 3):  # the report's own interval, on every count of the set
         fewest = fewest_fixed(n, 0.95)
         for m in range(1, n + 1):

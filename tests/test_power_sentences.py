@@ -59,6 +59,23 @@ def test_one_changed_question_asks_for_a_larger_set():
     assert "no larger set" not in power.sentence
 
 
+def test_the_questions_needed_for_a_binary_outcome_can_find_it():
+    """2 of 2 fixed: the normal formula said 3 questions, but no count of 3 leaves zero (all
+    fixed, McNemar's score statistic 3 / sqrt(3) = 1.73 < 1.96) and 4 all fixed do (2 > 1.96).
+    Checked on the report's own interval: 3 of 3 fixed does not exclude zero, 4 of 4 does."""
+    c, _ = compare_metric(
+        "correct", np.zeros(2), np.ones(2), binary=True, n_boot=1000, confidence=0.95, seed=0
+    )
+    power = power_of(c, 0.95)
+    assert power.needed_n == 4
+    assert "takes about 4 questions (you have 2)" in power.sentence
+    for n, excluded in ((3, False), (4, True)):
+        all_fixed, _ = compare_metric(
+            "correct", np.zeros(n), np.ones(n), binary=True, n_boot=1000, confidence=0.95, seed=0
+        )
+        assert (all_fixed.ci_low > 0) == excluded, n
+
+
 def _documents(rng: np.random.Generator, effect: float) -> tuple[np.ndarray, ...]:
     """8 documents of 10 questions, half the variance of B - A shared within a document."""
     doc = np.repeat(np.arange(8), 10)

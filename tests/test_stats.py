@@ -23,6 +23,8 @@ from hypothesis import strategies as st
 from scipy import optimize
 from scipy import stats as scipy_stats
 
+from reportgen.analysis.stats import score_interval
+
 K = 5
 N_QUESTIONS = 150
 RETRIEVAL = ref.METRICS
@@ -151,11 +153,17 @@ def test_paired_test_from_own_counts(runs):
 
 
 def test_identical_runs_have_p_one_and_zero_interval(runs):
+    """A continuous metric with no difference anywhere has no spread: [0, 0]. A 0/1 outcome
+    that changed on none of n questions still cannot rule out changes on a share of them: its
+    interval is the score interval's z^2 / (n + z^2) on each side."""
     _, outs = runs
+    z = scipy_stats.norm.ppf(0.975)
     for name, m in outs["same"]["metrics"].items():
         assert (m["wins"], m["losses"]) == (0, 0), name
         assert m["p"] == 1.0, name
-        assert m["diff"] == 0.0 and m["ci_low"] == 0.0 and m["ci_high"] == 0.0, name
+        bound = z**2 / (m["n"] + z**2) if binary_name(name) else 0.0
+        assert m["diff"] == 0.0, name
+        assert (m["ci_low"], m["ci_high"]) == pytest.approx((-bound, bound), abs=1e-9), name
 
 
 def expanded(confidence, n):
@@ -260,10 +268,17 @@ def test_bootstrap_interval_matches_index_resampling(runs, which, confidence):
     for name, (va, vb) in values.items():
         if not binary_name(name):
             continue
-        assert metrics[name]["interval"] == "expanded percentile bootstrap", name
+        assert metrics[name]["interval"] == (
+            "expanded percentile bootstrap and Tango's score interval, the wider on each side"
+        ), name
         diff = [y - x for x, y in zip(va, vb, strict=True)]
         level = expanded(confidence, len(diff))
         low, high, sigma = reference_bootstrap(diff, level)
+        # on each side the wider of the bootstrap and the score interval (tested on its own in
+        # test_binary_interval.py); at 150 questions the bootstrap is the wider on most sides
+        fixed, broken = sum(d > 0 for d in diff), sum(d < 0 for d in diff)
+        score_low, score_high = score_interval(fixed, broken, len(diff), confidence)
+        low, high = min(low, score_low), max(high, score_high)
         step = 1.0 if binary_name(name) else 0.0
         tol = quantile_tolerance(sigma, level, len(diff), step)
         got = metrics[name]
@@ -634,8 +649,9 @@ def test_normal_limit_draws_are_the_limit_and_mirror_when_runs_swap():
 def test_the_rule_counts_changed_questions_and_holds_for_each_runs_interval(
     tmp_path, write_log, compare
 ):
-    """25,000 questions of which about 2,500 changed: B - A keeps the bootstrap, since a mean
-    of 2,500 changes is no large sample; each run's own interval in the stage table (12,500
+    """25,000 questions of which about 2,500 changed: B - A keeps the bootstrap (beside the
+    score interval of a 0/1 outcome), since a mean of 2,500 changes is no large sample; each
+    run's own interval in the stage table (12,500
     questions off its commonest value) is Student's t (scipy on the run's 0/1 values)."""
     rng = np.random.default_rng(4)
     n = 25_000
@@ -651,7 +667,9 @@ def test_the_rule_counts_changed_questions_and_holds_for_each_runs_interval(
     doc = compare(*logs, tmp_path / "out")
     got = doc["metrics"]["correct"]
     assert got["wins"] + got["losses"] < 10_000 <= got["n"]
-    assert got["interval"] == "expanded percentile bootstrap"
+    assert got["interval"] == (
+        "expanded percentile bootstrap and Tango's score interval, the wider on each side"
+    )
     (stage,) = [s for s in doc["stages"] if s["metric"] == "correct"]
     for run, values in (("a", ca), ("b", cb)):
         low, high = scipy_stats.ttest_1samp(values.astype(float), 0).confidence_interval(0.95)

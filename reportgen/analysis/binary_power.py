@@ -1,19 +1,21 @@
 """The detectable difference of a 0/1 outcome on a small set, from the exact bootstrap.
 
 The normal formula of power.py treats the number of changed questions as large. On a small set
-it is a handful, and the interval a binary outcome gets (the expanded percentile bootstrap of
-stats.compare_metric) moves in steps: at 20 questions with 2 of them changed, a stated difference
-from the formula was found in half of fresh sets, not 80% (bench/simulate.py, binary at 10%
-changed). But a binary set is its counts: n questions, m changed, f of those fixed. A resample
-has M* ~ Binomial(n, m / n) changed questions and F* ~ Binomial(M*, f / m) of them fixed, and its
-mean B - A is at or below zero when F* <= M* / 2, so the share of resamples at or below zero is
-a sum of binomial terms, and whether the interval lies above zero is exact. That holds from a
-number of fixed questions on (more fixed moves every resample up), found by bisection for each m
-(by symmetry, the interval lies below zero when as many are broken). A fresh set with true
-difference delta has its changed questions M ~ Binomial(n, c), c = max(psi, delta) (the share
-psi changed in this set, or more when delta needs more), each fixed with probability
-(c + delta) / 2c: the chance it is found is a sum over m, and the detectable difference is the
-delta where that chance reaches POWER, found by bisection.
+it is a handful, and the interval a binary outcome gets (on each side the wider of the expanded
+percentile bootstrap and Tango's score interval, stats.compare_metric) moves in steps: at 20
+questions with 2 of them changed, a stated difference from the formula was found in half of
+fresh sets, not 80% (bench/simulate.py, binary at 10% changed). But a binary set is its counts:
+n questions, m changed, f of those fixed. A resample has M* ~ Binomial(n, m / n) changed
+questions and F* ~ Binomial(M*, f / m) of them fixed, and its mean B - A is at or below zero
+when F* <= M* / 2, so the share of resamples at or below zero is a sum of binomial terms, and
+whether the bootstrap's interval lies above zero is exact; the score interval lies above zero
+where McNemar's score statistic (f - (m - f)) / sqrt(m), its value at a difference of zero,
+exceeds z. Both hold from a number of fixed questions on (more fixed moves every resample up),
+found by bisection for each m (by symmetry, the interval lies below zero when as many are
+broken). A fresh set with true difference delta has its changed questions M ~ Binomial(n, c),
+c = max(psi, delta) (the share psi changed in this set, or more when delta needs more), each
+fixed with probability (c + delta) / 2c: the chance it is found is a sum over m, and the
+detectable difference is the delta where that chance reaches POWER, found by bisection.
 """
 
 from __future__ import annotations
@@ -43,7 +45,8 @@ def _binomial_pmf(n: int, p: np.ndarray) -> np.ndarray:
 
 def fewest_fixed(n: int, confidence: float) -> np.ndarray:
     """For m = 0..n changed questions of n, the fewest fixed among them for which the interval
-    at ``confidence`` lies above zero; m + 1 where no number does."""
+    at ``confidence`` (the bootstrap's and the score interval's, each) lies above zero; m + 1
+    where no number does."""
     tail = (1 - expanded_confidence(confidence, n)) / 2
     m = j = np.arange(n + 1)  # m: changed in the set, j: changed in a resample
     resampled = _binomial_pmf(n, m / n)  # row m: P(M* = j)
@@ -62,7 +65,15 @@ def fewest_fixed(n: int, confidence: float) -> np.ndarray:
         searching = low < high
         high = np.where(searching & above, mid, high)
         low = np.where(searching & ~above, mid + 1, low)
-    return low
+    return np.maximum(low, _score_fewest(m, confidence))
+
+
+def _score_fewest(m: np.ndarray, confidence: float) -> np.ndarray:
+    """For m changed questions, the fewest fixed f with (2f - m) / sqrt(m) > z, where Tango's
+    score interval lies above zero; m + 1 where none does (m = 0)."""
+    z = float(special.ndtri(1 - (1 - confidence) / 2))
+    fewest = np.floor((m + z * np.sqrt(m)) / 2).astype(int) + 1
+    return np.where(fewest <= m, fewest, m + 1)
 
 
 def found_share(n: int, changed_share: float, delta: float, fewest: np.ndarray) -> float:

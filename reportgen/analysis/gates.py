@@ -535,6 +535,7 @@ def candidate_evidence(
             span=(tables.metric(base).bounds or ((0.0, 1.0) if tables.binary(base) else None))
             if own
             else None,
+            own=own,
         )
 
     own = {r.metric: compare(r.metric, None, own=True)[0] for r in rules if r.kind == CANDIDATE}

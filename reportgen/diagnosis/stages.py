@@ -17,11 +17,7 @@ import pandas as pd
 from ..analysis.registry import METRICS
 from ..analysis.stats import (
     MetricComparison,
-    bootstrap_means,
     compare_metric,
-    in_normal_limit,
-    percentile_interval,
-    t_interval,
 )
 from ..formatting import fmt_count
 
@@ -76,8 +72,8 @@ OWNERS = {
 
 @dataclass(frozen=True)
 class RunScore:
-    """One run's mean over its population, with a bootstrap interval (its normal limit, Student's
-    t, once in_normal_limit holds)."""
+    """One run's mean over its population, with the interval of its own mean (compare_metric's
+    of B - 0); no interval on one question."""
 
     mean: float
     n: int
@@ -159,13 +155,23 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return np.divide(num, den, out=np.full(len(num), np.nan), where=den > 0)
 
 
-def _run_score(values: np.ndarray, n_boot: int, confidence: float, seed: int) -> RunScore:
-    values = values[~np.isnan(values)]
-    if len(values) == 0:
-        return RunScore(float("nan"), 0, float("nan"), float("nan"))
-    interval = t_interval(values, confidence) if in_normal_limit(values) else None
-    low, high = interval or percentile_interval(bootstrap_means(values, n_boot, seed), confidence)
-    return RunScore(float(values.mean()), len(values), low, high)
+def _run_score(
+    metric: str, values: np.ndarray, n_boot: int, confidence: float, seed: int
+) -> RunScore:
+    """A run's own score with the interval a candidate rule reads of its own mean (B - 0): on a
+    0/1 stage, 3 of 3 correct reads [0.44, 1], not the bootstrap's [1, 1]."""
+    own, _ = compare_metric(
+        metric,
+        np.zeros_like(values),
+        values,
+        binary=metric in _BINARY,
+        n_boot=n_boot,
+        confidence=confidence,
+        seed=seed,
+        span=(0.0, 1.0),
+        own=True,
+    )
+    return RunScore(own.b, own.n, own.ci_low, own.ci_high)
 
 
 _HITS = "retrieval hits"  # labelled evidence in the run's context, as the page's note says
@@ -238,7 +244,7 @@ def stage_scores(
         )
         if not diff.n:  # no question in both populations: nothing was tested, so no p
             diff = replace(diff, p=float("nan"))
-        runs = [_run_score(v, n_boot, confidence, seed) for v in (a, b)]
+        runs = [_run_score(metric, v, n_boot, confidence, seed) for v in (a, b)]
         scores.append(StageScore(stage, metric, population, runs[0], runs[1], diff))
     return scores, missing
 
