@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy import stats
 from test_slices_audit import compare, question
 
 from reportgen.analysis.stats import compare_metric, design_effect
@@ -45,6 +46,66 @@ def test_cluster_interval_resamples_whole_clusters():
     # (+,+,-,+) = 5 and their two negations: 4 of 16
     assert c.p == pytest.approx(4 / 16)
     assert c.test == "paired permutation of clusters"
+
+
+def _clustered(diffs: list[list[float]]):
+    """compare_metric of B - A given per cluster, seed 1, 2,000 resamples, no range cut."""
+    labels = np.repeat(np.arange(len(diffs)), [len(d) for d in diffs])
+    diff = np.concatenate([np.asarray(d, dtype=float) for d in diffs])
+    a = np.zeros(len(diff))
+    return compare_metric(
+        "m", a, a + diff, binary=False, n_boot=2000, confidence=0.95, seed=1, clusters=labels
+    )[0]
+
+
+def test_three_clusters_take_student_t_on_their_means():
+    """3 documents of 4 questions, each document's questions moving together: +0.4, +0.1,
+    -0.2. The cluster bootstrap cannot leave [-0.2, +0.4] (it covered 74% at 3 clusters); by
+    hand, t on the 3 means: mean 0.1, sd 0.3, se 0.3 / sqrt(3), t(2, 0.975) = 4.303."""
+    c = _clustered([[0.4] * 4, [0.1] * 4, [-0.2] * 4])
+    half = stats.t.ppf(0.975, 2) * 0.3 / np.sqrt(3)
+    assert (c.ci_low, c.ci_high) == pytest.approx((0.1 - half, 0.1 + half))
+    assert c.ci_low < -0.6 and c.ci_high > 0.8
+    assert c.interval == "cluster bootstrap and t over clusters, the wider on each side"
+
+
+def test_unequal_clusters_a_shared_shift_per_document():
+    """3 and 17 questions (the probe's case): +0.5 on the first, 0 on the second; mean 1.5 / 20
+    = 0.075. Weights 0.15, 0.85; were each document's mean one draw of the same spread, the
+    mean's variance is (0.15^2 + 0.85^2) x var(0.5, 0) = 0.745 x 0.125 = 0.093125, above the
+    CR2 form's (residuals +-1.275: 1.275^2 (1 / 0.85 + 1 / 0.15) / 20^2 = 0.031875)."""
+    c = _clustered([[0.5] * 3, [0.0] * 17])
+    half = stats.t.ppf(0.975, 1) * np.sqrt(0.745 * 0.125)
+    assert (c.ci_low, c.ci_high) == pytest.approx((0.075 - half, 0.075 + half))
+
+
+def test_unequal_clusters_independent_questions():
+    """1, 1 and 2 questions: +0.5, +0.5 and (0, 0); mean 0.25, residuals S_g - n_g mean =
+    +0.25, +0.25, -0.5. CR2: (0.0625 / 0.75 + 0.0625 / 0.75 + 0.25 / 0.5) / 4^2 = 1 / 24,
+    above the shared-shift form, (1/16 + 1/16 + 1/4) x var(0.5, 0.5, 0) = 0.375 / 12."""
+    c = _clustered([[0.5], [0.5], [0.0, 0.0]])
+    half = stats.t.ppf(0.975, 2) * np.sqrt(1 / 24)
+    assert (c.ci_low, c.ci_high) == pytest.approx((0.25 - half, 0.25 + half))
+
+
+def test_two_clusters_no_longer_call_b_better(tmp_path):
+    """20 questions about 2 documents; B fixes 3 of one's 10 and 1 of the other's. The cluster
+    bootstrap's interval lay within the 2 documents' gains, [+0.1, +0.3], and the verdict said
+    "B better" (on null data at 2 clusters it did so in 54% of sets); with one degree of freedom
+    t reaches 12.7 se = 1.27 either way, cut to [-1, +1]: no evidence, and a gate asking B to be
+    no worse by 0.05 no longer passes on it."""
+    a = [question(i, "s", False, doc_id=f"d{i // 10}") for i in range(20)]
+    b = [question(i, "s", i in (0, 1, 2, 10), doc_id=f"d{i // 10}") for i in range(20)]
+    code, out, doc = compare(tmp_path, a, b, "--cluster", "doc_id")
+    assert code == 0, out
+    c = doc["metrics"]["correct"]
+    assert (c["clusters"], c["diff"]) == (2, pytest.approx(0.2))
+    assert (c["ci_low"], c["ci_high"]) == pytest.approx((-1.0, 1.0))
+    assert doc["verdict"]["outcome"] == "no evidence of a difference"
+    assert "B better" not in doc["verdict"]["reason"]
+    rule = ("--require", "correct >= -0.05")  # B no worse by 0.05: the test is not asked
+    code, out, _ = compare(tmp_path, a, b, "--cluster", "doc_id", *rule)
+    assert code == 1 and "inconclusive (counts as fail)  B  correct >= -0.05" in out, out
 
 
 def test_cluster_option_end_to_end(tmp_path):

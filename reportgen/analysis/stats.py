@@ -30,7 +30,7 @@ INTERVAL = "expanded percentile bootstrap"
 STUDENTIZED = "studentized bootstrap and t, the wider on each side"
 SCORED = "expanded percentile bootstrap and Tango's score interval, the wider on each side"
 SCORED_OWN = "expanded percentile bootstrap and Wilson's score interval, the wider on each side"
-CLUSTERED = "cluster bootstrap, expanded percentile over clusters"
+CLUSTERED = "cluster bootstrap and t over clusters, the wider on each side"
 CLUSTER_TEST = "paired permutation of clusters"
 NORMAL_LIMIT = "Student's t (normal limit)"
 STUDENTIZED_BELOW = 1_000  # continuous metrics on fewer questions: the STUDENTIZED interval
@@ -457,6 +457,66 @@ def cluster_means(sums: np.ndarray, sizes: np.ndarray, n_boot: int, seed: int) -
     return np.concatenate(out)
 
 
+def cluster_standard_error(sums: np.ndarray, sizes: np.ndarray) -> float:
+    """Standard error of the ratio mean sum S_g / sum n_g over G >= 2 clusters (per cluster:
+    S_g the sum of B - A, n_g its questions), the larger of two estimates, each unbiased under
+    one model of how clusters vary:
+
+    - independent questions: the CR2 form (Bell & McCaffrey 2002), sum r_g^2 / (1 - n_g / n)
+      / n^2 with r_g = S_g - n_g mean; the ratio estimator's usual G / (G - 1) sum r_g^2 / n^2
+      (cluster_covariance; Cochran 1977, ch. 6) falls short where sizes differ (two clusters of
+      3 and 17 questions: half the variance);
+    - each cluster's mean one draw of the same spread (a shift shared by its questions
+      dominating): sum (n_g / n)^2 times the variance of the cluster means, where CR2 falls
+      short on unequal sizes (3 and 17: a third of the variance).
+
+    Each alone fell short under the other's model, or where larger clusters shift more; the
+    larger errs wide where sizes differ and questions are independent (bench/README.md, Few
+    clusters). With equal sizes both are the variance of the cluster means over G: Student's t
+    on the cluster means, exact for normal ones.
+    """
+    n = sizes.sum()
+    share = sizes / n
+    residual = sums - sizes * sums.sum() / n
+    independent = float((residual * residual / (1 - share)).sum()) / n**2
+    shared = float((share * share).sum() * np.var(sums / sizes, ddof=1))
+    return float(np.sqrt(max(independent, shared)))
+
+
+def cluster_t_interval(
+    sums: np.ndarray, sizes: np.ndarray, confidence: float
+) -> tuple[float, float] | None:
+    """Student's t interval of the mean over clusters, mean +- t(G - 1) se
+    (cluster_standard_error); None under 2 clusters or without spread between them.
+
+    With G clusters the cluster bootstrap cannot reach past the smallest and largest cluster
+    means, so at 2-5 clusters it covered 46-91% (null data, 10 questions a cluster), whatever
+    its level; t with G - 1 degrees of freedom widens as G falls (12.7 se at G = 2).
+    """
+    groups = len(sums)
+    if groups < 2:
+        return None
+    se = cluster_standard_error(sums, sizes)
+    if se == 0:
+        return None
+    mean = sums.sum() / sizes.sum()
+    half = special.stdtrit(groups - 1, 1 - (1 - confidence) / 2) * se
+    return float(mean - half), float(mean + half)
+
+
+def cluster_interval(
+    sums: np.ndarray, sizes: np.ndarray, means: np.ndarray, confidence: float
+) -> tuple[float, float]:
+    """On each side the wider of the cluster bootstrap's expanded percentile interval
+    (``means``: cluster_means), which keeps skew when clusters are many, and Student's t over
+    the clusters (cluster_t_interval), which holds the level when they are few."""
+    low, high = percentile_interval(means, expanded_confidence(confidence, len(sums)))
+    t = cluster_t_interval(sums, sizes, confidence)
+    if t is not None:
+        low, high = min(low, t[0]), max(high, t[1])
+    return low, high
+
+
 def cluster_covariance(differences: np.ndarray, codes: np.ndarray) -> np.ndarray:
     """Cluster-robust (ratio-estimator) covariance of the column means of the n x m
     ``differences``, ``codes`` the cluster (0 .. G - 1) of each row:
@@ -502,7 +562,8 @@ def compare_metric(
     covers 95% there; ``binary`` outcomes (0/1) are tested with McNemar's exact test on fixed vs
     broken, others with the bootstrap-t test that inverts the studentized interval when it is
     used, else the permutation test. With ``clusters`` (a label per question) the
-    interval resamples clusters and the permutation test flips whole clusters (H0: A and B
+    interval is the wider on each side of the cluster bootstrap and Student's t over clusters
+    (cluster_interval) and the permutation test flips whole clusters (H0: A and B
     exchangeable within each cluster), whatever the outcome, since McNemar's test assumes
     independent questions; counts stay per question. The interval is then cut to ``span``, the
     range the difference can take (clip_interval): by default a built-in metric's, from the
@@ -533,7 +594,7 @@ def compare_metric(
         codes = pd.factorize(clusters[keep])[0]
         sums, sizes = np.bincount(codes, weights=diff), np.bincount(codes)
         means = cluster_means(sums, sizes, n_boot, seed)
-        low, high = percentile_interval(means, expanded_confidence(confidence, len(sums)))
+        low, high = cluster_interval(sums, sizes, means, confidence)
         test, method, p = CLUSTER_TEST, CLUSTERED, permutation_test(sums, seed)
         groups = len(sums)  # one cluster has no spread between clusters: no design effect
         effect = design_effect(diff, codes) if groups > 1 else None
