@@ -15,6 +15,7 @@ own definitions, so a value the command refuses is refused here with the same wo
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -30,7 +31,7 @@ from .errors import InputError
 from .formatting import agreeing, fmt_diff, fmt_interval, fmt_num, fmt_p
 from .inputs.load import Source, open_table
 from .output import check_outputs, write_all
-from .pipeline import build_report, study_run_id
+from .pipeline import build_report, files_read, study_run_id
 from .reporters import html_report, json_report
 from .reporters.html.render import environment
 from .reporters.report import Report
@@ -122,7 +123,8 @@ def compare(
     names = tuple(labels)
     study = run_study(_sources(runs, names), study_options, requirements, reading, names, baseline)
     run_id = study_run_id(study, repr((study_options, reading, tuple(labels), baseline)))
-    return Result(study, run_id)
+    logs = tuple(Path(run) for run in runs if isinstance(run, str | os.PathLike))
+    return Result(study, run_id, logs, files_read(settings, reading))
 
 
 @dataclass(frozen=True)
@@ -131,6 +133,10 @@ class Result:
 
     study: Study
     run_id: str
+    # what the comparison read, which no output may overwrite, as the command line refuses to:
+    # the logs given as paths, and every other file with the option that names it (--qrels, ...)
+    logs: tuple[Path, ...]
+    read: Mapping[Path, str]
 
     @property
     def passed(self) -> bool | None:
@@ -188,10 +194,9 @@ class Result:
 
     def to_html(self, path: str | os.PathLike[str]) -> Path:
         """Write the report page to ``path`` (whole or not at all) and return the path."""
-        target = Path(path)
-        inputs = [r.path for r in self.study.runs if r.table is None]
-        (target,) = check_outputs([target], inputs=inputs)
-        write_all({target: html_report.render(self._report)}, inputs=inputs)
+        logs = list(self.logs)
+        (target,) = check_outputs([Path(path)], logs, read=self.read)  # before the page renders
+        write_all({target: html_report.render(self._report)}, logs, self.read)
         return target
 
     def _repr_html_(self) -> str:

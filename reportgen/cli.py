@@ -409,8 +409,7 @@ def compare(
 
     with svg_process.started():  # vl-convert starts while the statistics' libraries load
         from .analysis.gates import EXIT_FAIL
-        from .inputs.readers import mapping_files
-        from .pipeline import Outputs, make_report
+        from .pipeline import Outputs, files_read, make_report
 
         context = click.get_current_context()
         options, requirements = settings_from(context.command, context.params)
@@ -422,20 +421,17 @@ def compare(
             per_question_path,
             json_given=json_path is not None,
         )
-        # files the command reads besides the logs and what their reading options name
-        read = mapping_files(context.params["mapping"])
-        if gate_file is not None:
-            read[gate_file] = "--gate"
+        readings = reading(len(runs))
         with shown(sys.stderr, quiet):
             study = make_report(
                 list(runs),
                 options,
                 outputs,
                 requirements,
-                reading(len(runs)),
+                readings,
                 labels,
                 baseline,
-                read,
+                files_read(context.params, readings),
             )
     for pair in study.pairs:
         named = f"{pair.runs['b'].label}: " if study.family is not None else ""

@@ -7,11 +7,12 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .analysis.gates import Requirements
 from .analysis.metrics import Options
 from .comparison.study import Study, run_study
-from .inputs.readers import ReadOptions
+from .inputs.readers import ReadOptions, mapping_files
 from .output import MAX_JSON_ROWS, SIDECAR_SUFFIX, check_outputs, new_run_id, write_all
 from .progress import stage
 from .reporters import (
@@ -74,9 +75,9 @@ def make_report(
     read: Mapping[Path, str] | None = None,
 ) -> Study:
     """Compare the baseline (first, or --baseline) with every other log and write each output.
-    ``read``: the other files the command line reads (--gate, a --map file), by option."""
+    ``read``: the other files the command reads (``files_read``), by option."""
     inputs = list(paths)
-    read = {**{path: o for r in reading or () for path, o in r.files().items()}, **(read or {})}
+    read = read or {}
     defaults = {} if outputs.json_given else {outputs.json: "--json"}
     check_outputs(outputs.paths, inputs, defaults, read)  # before the long part
     with svg_process.started():  # its start-up runs beside the statistics
@@ -91,6 +92,16 @@ def make_report(
     stage("writing")
     write_all(files, inputs, read)
     return study
+
+
+def files_read(settings: Mapping[str, Any], reading: tuple[ReadOptions, ...]) -> dict[Path, str]:
+    """Every file ``compare`` reads besides the run logs (--qrels, --passages, a --map file,
+    --gate), each with its option, from a parse's ``settings``: no output may overwrite one."""
+    read = {path: option for r in reading for path, option in r.files().items()}
+    read.update(mapping_files(settings["mapping"]))
+    if settings["gate_file"] is not None:
+        read[settings["gate_file"]] = "--gate"
+    return read
 
 
 def rendered(report: Report, requested: list[tuple[Path, Reporter]]) -> dict[Path, str | bytes]:

@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 from conftest import run_compare, write_run_log
+from test_passages import CHUNKINGS, as_passage_ids
 
 import reportgen
 from reportgen.cli import cli
@@ -162,3 +163,44 @@ def test_importing_the_package_stays_light():
     code = "import sys, reportgen; print(sorted({'pandas', 'duckdb'} & set(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def _refused_over(result: reportgen.Result, path: Path, reason: str) -> None:
+    """``result.to_html(path)`` is refused with ``reason`` and leaves the file as it was."""
+    before = path.read_bytes()
+    with pytest.raises(OutputError, match=f"^{re.escape(f'{path}: {reason}')}; choose another"):
+        result.to_html(path)
+    assert path.read_bytes() == before
+
+
+def test_to_html_never_overwrites_a_log_or_a_file_the_comparison_read(tmp_path):
+    """to_html("a.csv") replaced a CSV log (any log but Parquet) with the page, and the gate
+    and mapping files too, which the command refuses to overwrite."""
+    a, b = tmp_path / "a.csv", tmp_path / "b.tsv"
+    _frame(A_CORRECT).to_csv(a, index=False)
+    _frame(B_CORRECT).to_csv(b, index=False, sep="\t")
+    gate, mapping = tmp_path / "gate.toml", tmp_path / "map.txt"
+    gate.write_text('require = ["correct >= -1"]\n')
+    mapping.write_text("correct=correct\n")
+    result = reportgen.compare(a, b, gate_file=gate, mapping=[str(mapping)], **FAST)
+    for log in (a, b):
+        _refused_over(result, log, "is one of the input run logs")
+    _refused_over(result, gate, "is the file --gate reads")
+    _refused_over(result, mapping, "is the file --map reads")
+    assert result.to_html(tmp_path / "report.html").is_file()
+
+
+def test_to_html_never_overwrites_qrels_or_a_passage_table(tmp_path):
+    runs = [tmp_path / "a.trec", tmp_path / "b.trec"]
+    for run, docs in zip(runs, (["d1", "d2"], ["d2", "d1"]), strict=True):
+        ranked = list(enumerate(docs, start=1))
+        run.write_text("".join(f"q{q} Q0 {d} {r} {9 - r} x\n" for q in range(3) for r, d in ranked))
+    qrels = tmp_path / "qrels"
+    qrels.write_text("".join(f"q{q} 0 d{q % 2 + 1} 1\n" for q in range(3)))
+    result = reportgen.compare(*runs, qrels=qrels, k=1, **FAST)
+    _refused_over(result, runs[0], "is one of the input run logs")
+    _refused_over(result, qrels, "is the file --qrels reads")
+    (a, a_passages), (b, b_passages) = (as_passage_ids(log, tmp_path) for log in CHUNKINGS)
+    result = reportgen.compare(a, b, passages=[a_passages, b_passages], **FAST)
+    _refused_over(result, a, "is one of the input run logs")
+    _refused_over(result, b_passages, "is the file --passages reads")
