@@ -95,7 +95,7 @@ def _sources(runs: tuple[RunLike, ...], labels: tuple[str, ...]) -> list[Source]
                 f"run {i + 1}: a {type(run).__name__}; give a path, a pandas DataFrame or an "
                 "Arrow table"
             )
-    names = run_labels(stems, labels) if len(runs) > 1 else [s.stem for s in stems]
+    names = run_labels(stems, labels)
     return [
         stem
         if isinstance(run, str | os.PathLike)

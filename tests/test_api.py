@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
@@ -204,3 +205,12 @@ def test_to_html_never_overwrites_qrels_or_a_passage_table(tmp_path):
     result = reportgen.compare(a, b, passages=[a_passages, b_passages], **FAST)
     _refused_over(result, a, "is one of the input run logs")
     _refused_over(result, b_passages, "is the file --passages reads")
+
+
+def test_one_table_alone_is_named_by_its_label():
+    """The message held the repr of the whole table (about 2,000 characters)."""
+    message = "compare: <base> is one run; give a baseline log and at least one candidate log"
+    with pytest.raises(InputError, match=f"^{re.escape(message)}$"):
+        reportgen.compare(_frame(A_CORRECT), labels=["base"])
+    with pytest.raises(InputError, match=r"^compare: <run1> is one run; give"):
+        reportgen.compare(pa.table(_frame(A_CORRECT)))

@@ -39,7 +39,7 @@ from ..formatting import (
     fmt_num,
 )
 from ..inputs.database import RunDatabase, ScoredRun
-from ..inputs.load import RunFile, Source, open_source, source_stem
+from ..inputs.load import RunFile, Source, open_source, source_path, source_stem
 from ..inputs.readers import ReadOptions, runs_in
 from ..progress import stage
 from .compare import Comparison, compare_runs, pair_columns
@@ -268,7 +268,7 @@ def run_labels(
 
 def _order(paths: Sequence[Source], labels: list[str], baseline: str | None) -> list[int]:
     if len(paths) < 2:
-        given = f"{paths[0]} is one run; " if paths else ""
+        given = f"{source_path(paths[0])} is one run; " if paths else ""
         raise InputError(f"compare: {given}give a baseline log and at least one candidate log")
     if len(paths) > MAX_RUNS:
         raise InputError(

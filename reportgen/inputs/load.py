@@ -228,6 +228,11 @@ def open_source(source: Source, label: str, options: ReadOptions) -> RunFile:
     return open_log(source, label, options)
 
 
+def source_path(source: Source) -> Path:
+    """The path messages name a log by: its file, or ``<label>`` for a table from memory."""
+    return source.path if isinstance(source, RunFile) else source
+
+
 def source_stem(source: Source) -> str:
     """The default label of a log: its file's stem, or the label a table was opened with."""
     return source.label if isinstance(source, RunFile) else source.stem
