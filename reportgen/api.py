@@ -8,12 +8,14 @@
 
 Keyword arguments are the options of ``ragreport compare`` under their Python names (``k``,
 ``n_boot``, ``confidence``, ``slices``, ``margins``, ``rules``, ``log_format``, ``qrels``, ...),
-given as the command line takes them (``margins=["correct=0.02"]``), and checked by the command's
-own definitions, so a value the command refuses is refused here with the same words.
+given as the command line takes them (``margins=["correct=0.02"]``; a lone string is one value),
+each of its type there (``k`` an int, ``strict`` a bool), and checked by the command's own
+definitions, so a value the command refuses is refused here with the same words.
 """
 
 from __future__ import annotations
 
+import numbers
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -54,20 +56,23 @@ def _command() -> click.Command:
     return cli.commands["compare"]
 
 
-def _settings(given: dict[str, Any]) -> dict[str, Any]:
-    """Every option of ``ragreport compare``, from ``given`` or its default, checked by the
-    command's own parameter definitions (``given`` serves as the defaults of a parse)."""
+def _settings(given: dict[str, Any], labels: Any, baseline: Any) -> dict[str, Any]:
+    """Every option of ``ragreport compare``, with ``labels`` and ``baseline``, from ``given``
+    or its default, checked by the command's own parameter definitions (``given`` serves as the
+    defaults of a parse)."""
     command = _command()
-    names = {str(p.name) for p in command.params} - _NOT_OPTIONS
+    params = {str(p.name): p for p in command.params}
+    names = set(params) - _NOT_OPTIONS
     unknown = sorted(set(given) - names)
     if unknown:
         raise TypeError(
             f"compare() got {agreeing(len(unknown), 'an unknown option', 'unknown options')} "
             f"{', '.join(unknown)}; known: " + ", ".join(sorted(names))
         )
+    values = {**given, "labels": labels, "baseline": baseline}
     defaults = {
-        name: [value] if isinstance(value, str) and _multiple(command, name) else value
-        for name, value in given.items()
+        name: _checked(params[name], name, value)
+        for name, value in values.items()
         if value is not None
     }
     try:
@@ -77,8 +82,60 @@ def _settings(given: dict[str, Any]) -> dict[str, Any]:
     return dict(context.params)
 
 
-def _multiple(command: click.Command, name: str) -> bool:
-    return any(p.name == name and p.multiple for p in command.params)
+def _checked(param: click.Parameter, name: str, value: Any) -> Any:
+    """``value`` as the command line hands it to click: each value of the type the option
+    takes, a repeatable option's as a tuple (a lone string or path as one value). Checked here
+    because click would round a float for an int (k=3.9 as 3), split a string into letters
+    (labels="AB") or fail deep inside on a list."""
+    kind, noun = _kind(param)
+    if not param.multiple:
+        return _converted(param, f"{name}={value!r} is {_type(value)}", value, kind, _a(noun))
+    if isinstance(value, str | os.PathLike):
+        value = (value,)
+    expected = f"a list of {noun}s"
+    if not isinstance(value, list | tuple):
+        raise _wrong(param, f"{name}={value!r} is {_type(value)}", expected)
+    return tuple(
+        _converted(param, f"{name}={value!r} holds {item!r}, {_type(item)}", item, kind, expected)
+        for item in value
+    )
+
+
+def _kind(param: click.Parameter) -> tuple[Any, str]:
+    """The Python type of the values of ``param``, and its noun for messages."""
+    if isinstance(param, click.Option) and param.is_flag:
+        return bool, "bool"
+    if isinstance(param.type, click.types.IntParamType):
+        return numbers.Integral, "int"
+    if isinstance(param.type, click.types.FloatParamType):
+        return numbers.Real, "number"
+    if isinstance(param.type, click.Path):
+        return str | os.PathLike, "path"
+    return str, "string"
+
+
+def _converted(param: click.Parameter, shown: str, value: Any, kind: Any, expected: str) -> Any:
+    """``value`` if of ``kind``, a NumPy number as a Python one; a bool is no number here,
+    though Python counts it one."""
+    if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+        raise _wrong(param, shown, expected)
+    if kind is numbers.Integral:
+        return int(value)
+    return float(value) if kind is numbers.Real else value
+
+
+def _a(noun: str) -> str:
+    return f"{'an' if noun[0] in 'aeiou' else 'a'} {noun}"
+
+
+def _type(value: Any) -> str:
+    """'an int', 'a list': the type of ``value`` with its article."""
+    return _a(type(value).__name__)
+
+
+def _wrong(param: click.Parameter, shown: str, expected: str) -> InputError:
+    flags = " / ".join(f"'{o}'" for o in param.opts)
+    return InputError(f"Invalid value for {flags}: {shown}; give {expected}")
 
 
 def _sources(runs: tuple[RunLike, ...], labels: tuple[str, ...]) -> list[Source]:
@@ -109,7 +166,7 @@ def _sources(runs: tuple[RunLike, ...], labels: tuple[str, ...]) -> list[Source]
 
 def compare(
     *runs: RunLike,
-    labels: list[str] | tuple[str, ...] = (),
+    labels: str | list[str] | tuple[str, ...] = (),
     baseline: str | None = None,
     **options: Any,
 ) -> Result:
@@ -117,12 +174,12 @@ def compare(
 
     Raises InputError with the command's one-line message on a bad log or option.
     """
-    settings = _settings(options)
+    settings = _settings(options, labels, baseline)
     study_options, requirements = settings_from(_command(), settings)
     reading = reading_from(settings)(len(runs))
-    names = tuple(labels)
+    names, baseline = settings["labels"], settings["baseline"]
     study = run_study(_sources(runs, names), study_options, requirements, reading, names, baseline)
-    run_id = study_run_id(study, repr((study_options, reading, tuple(labels), baseline)))
+    run_id = study_run_id(study, repr((study_options, reading, names, baseline)))
     logs = tuple(Path(run) for run in runs if isinstance(run, str | os.PathLike))
     return Result(study, run_id, logs, files_read(settings, reading))
 

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -214,3 +215,32 @@ def test_one_table_alone_is_named_by_its_label():
         reportgen.compare(_frame(A_CORRECT), labels=["base"])
     with pytest.raises(InputError, match=r"^compare: <run1> is one run; give"):
         reportgen.compare(pa.table(_frame(A_CORRECT)))
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        ({"k": 3.9}, "'--k': k=3.9 is a float; give an int"),  # ran with k=3
+        ({"n_boot": 1000.7}, "'--n-boot': n_boot=1000.7 is a float; give an int"),
+        ({"k": True}, "'--k': k=True is a bool; give an int"),
+        ({"k": [3]}, "'--k': k=[3] is a list; give an int"),  # a TypeError from click
+        ({"strict": 1}, "'--strict': strict=1 is an int; give a bool"),  # an AttributeError
+        ({"labels": [1, 2]}, "'--label': labels=[1, 2] holds 1, an int; give a list of strings"),
+        ({"margins": 0.02}, "'--margin': margins=0.02 is a float; give a list of strings"),
+        ({"rules": iter(["correct >= 0"])}, "'--require': rules=<list_iterator"),
+    ],
+)
+def test_an_option_of_another_type_is_refused_in_one_line(given, message):
+    with pytest.raises(InputError, match=f"^Invalid value for {re.escape(message)}"):
+        reportgen.compare(_frame(A_CORRECT), _frame(B_CORRECT), **given)
+
+
+def test_a_lone_string_is_one_value_of_a_repeatable_option():
+    """labels="AB" was split into the labels A and B."""
+    with pytest.raises(InputError, match=r"^--label: 1 label for 2 run logs"):
+        reportgen.compare(_frame(A_CORRECT), _frame(B_CORRECT), labels="AB")
+    result = reportgen.compare(
+        _frame(A_CORRECT), _frame(B_CORRECT), rules="correct >= 0", n_boot=np.int64(1000), k=None
+    )
+    assert result.passed is True
+    assert json.loads(result.to_json())["params"]["n_boot"] == 1000
