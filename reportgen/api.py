@@ -31,7 +31,7 @@ from .cli import cli, reading_from, settings_from
 from .comparison.study import Study, run_labels, run_study
 from .errors import InputError
 from .formatting import agreeing, fmt_diff, fmt_interval, fmt_num, fmt_p
-from .inputs.load import Source, open_table
+from .inputs.load import Source, name_problems, open_table, table_path
 from .output import check_outputs, write_all
 from .pipeline import build_report, files_read, study_run_id
 from .reporters import html_report, json_report
@@ -156,12 +156,48 @@ def _sources(runs: tuple[RunLike, ...], labels: tuple[str, ...]) -> list[Source]
     return [
         stem
         if isinstance(run, str | os.PathLike)
-        else open_table(
-            run if isinstance(run, pa.Table) else pa.Table.from_pandas(run, preserve_index=False),
-            name,
-        )
+        else open_table(_arrow(run, table_path(name)), name)
         for run, stem, name in zip(runs, stems, names, strict=True)
     ]
+
+
+def _arrow(run: pd.DataFrame | pa.Table, where: Path) -> pa.Table:
+    """``run`` as an Arrow table, float16 values as float32: DuckDB reads no float16 from Arrow,
+    though it reads the same column from a Parquet file."""
+    table = run if isinstance(run, pa.Table) else _from_frame(run, where)
+    fields = [field.with_type(_without_float16(field.type)) for field in table.schema]
+    return table.cast(pa.schema(fields, table.schema.metadata))
+
+
+def _without_float16(kind: pa.DataType) -> pa.DataType:
+    if pa.types.is_float16(kind):
+        return pa.float32()
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        item = kind.value_field.with_type(_without_float16(kind.value_type))
+        return pa.list_(item) if pa.types.is_list(kind) else pa.large_list(item)
+    if pa.types.is_struct(kind):
+        return pa.struct([field.with_type(_without_float16(field.type)) for field in kind])
+    return kind
+
+
+def _from_frame(frame: pd.DataFrame, where: Path) -> pa.Table:
+    """The columns of ``frame`` (not its index), refused in the words a file's schema gets, or
+    naming what a DataFrame has and a file has not (an index, levels of column names)."""
+    if isinstance(frame.columns, pd.MultiIndex):
+        raise InputError(
+            f"{where}: the DataFrame's columns have {frame.columns.nlevels} levels of names; give "
+            "each column one name (frame.columns = ['_'.join(map(str, c)) for c in frame.columns])"
+        )
+    names = [str(name) for name in frame.columns]
+    problems = name_problems(where, names)
+    if problems:
+        raise InputError(problems[0])
+    if "question_id" not in names and "question_id" in frame.index.names:
+        raise InputError(
+            f"{where}: question_id is the DataFrame's index, not a column; pass "
+            "frame.reset_index(), which makes it one"
+        )
+    return pa.Table.from_pandas(frame, preserve_index=False)
 
 
 def compare(

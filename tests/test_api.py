@@ -244,3 +244,32 @@ def test_a_lone_string_is_one_value_of_a_repeatable_option():
     )
     assert result.passed is True
     assert json.loads(result.to_json())["params"]["n_boot"] == 1000
+
+
+def test_a_float16_column_reads_as_from_its_parquet_file(tmp_path):
+    """DuckDB reads no float16 from Arrow: the table raised NotImplementedException."""
+    frame = _frame(B_CORRECT).assign(faithfulness=[i / 10 for i in range(10)])
+    table = pa.table(frame)
+    table = table.set_column(2, "faithfulness", table["faithfulness"].cast(pa.float16()))
+    pq.write_table(table, tmp_path / "b.parquet")
+    a = _frame(A_CORRECT).assign(faithfulness=0.5)
+    from_file = reportgen.compare(a, tmp_path / "b.parquet", **FAST)
+    pd.testing.assert_frame_equal(reportgen.compare(a, table, **FAST).metrics, from_file.metrics)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda f: pd.concat([f, f[["correct"]]], axis=1), "column 'correct' appears twice"),
+        (lambda f: f.set_index("question_id"), "question_id is the DataFrame's index, not a"),
+        (
+            lambda f: f.set_axis(pd.MultiIndex.from_product([f.columns, ["x"]]), axis=1),
+            "the DataFrame's columns have 2 levels of names; give each column one name",
+        ),
+    ],
+)
+def test_a_frame_a_file_cannot_be_is_refused_in_one_line(change, message):
+    """A duplicated column escaped as pyarrow's ValueError; question_id as the index, or columns
+    of two levels, read as "no question_id column"."""
+    with pytest.raises(InputError, match=f"^<B>: {re.escape(message)}"):
+        reportgen.compare(_frame(A_CORRECT), change(_frame(B_CORRECT)))

@@ -79,7 +79,7 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _name_problems(path: Path, names: list[str]) -> list[str]:
+def name_problems(path: Path, names: list[str]) -> list[str]:
     """Two columns whose names differ at most in case: SQL cannot tell them apart."""
     seen: dict[str, str] = {}
     problems = []
@@ -101,7 +101,7 @@ def schema_problems(path: Path, schema: pa.Schema) -> list[str]:
     derived = derived_table_problem(path, schema.names)
     if derived is not None:
         return [derived]
-    problems = _name_problems(path, schema.names)
+    problems = name_problems(path, schema.names)
     problems += filter(None, [sample_problem(path, schema.names)])
     if "question_id" not in schema.names:
         problems.append(
