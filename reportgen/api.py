@@ -32,6 +32,7 @@ from .comparison.study import Study, run_labels, run_study
 from .errors import InputError
 from .formatting import agreeing, fmt_diff, fmt_interval, fmt_num, fmt_p
 from .inputs.load import Source, name_problems, open_table, table_path
+from .inputs.readers import ReadOptions, mapped
 from .output import check_outputs, write_all
 from .pipeline import build_report, files_read, study_run_id
 from .reporters import html_report, json_report
@@ -138,9 +139,11 @@ def _wrong(param: click.Parameter, shown: str, expected: str) -> InputError:
     return InputError(f"Invalid value for {flags}: {shown}; give {expected}")
 
 
-def _sources(runs: tuple[RunLike, ...], labels: tuple[str, ...]) -> list[Source]:
-    """Paths stay paths (read as the command reads them); tables are checked now, under the
-    label they will carry, so that a message names the run as the report will."""
+def _sources(
+    runs: tuple[RunLike, ...], labels: tuple[str, ...], reading: tuple[ReadOptions, ...]
+) -> list[Source]:
+    """Paths stay paths (read as the command reads them, with ``reading``); tables are checked
+    now, under the label they will carry, so that a message names the run as the report will."""
     stems: list[Path] = []
     for i, run in enumerate(runs):
         if isinstance(run, str | os.PathLike):
@@ -156,9 +159,34 @@ def _sources(runs: tuple[RunLike, ...], labels: tuple[str, ...]) -> list[Source]
     return [
         stem
         if isinstance(run, str | os.PathLike)
-        else open_table(_arrow(run, table_path(name)), name)
-        for run, stem, name in zip(runs, stems, names, strict=True)
+        else open_table(_table(run, table_path(name), options), name)
+        for run, stem, name, options in zip(runs, stems, names, reading, strict=True)
     ]
+
+
+# ReadOptions fields (with their names in compare()) that read a log file: a table has none
+_FILE_READING = (
+    ("format", "log_format"),
+    ("qrels", "qrels"),
+    ("run_filter", "run_filters"),
+    ("passages", "passages"),
+)
+
+
+def _table(run: pd.DataFrame | pa.Table, where: Path, options: ReadOptions) -> pa.Table:
+    """``run`` with its columns mapped as ``options`` say; an option only a file can use is
+    refused rather than ignored (passages= ignored would drop the span metrics unsaid)."""
+    for field, name in _FILE_READING:
+        if getattr(options, field) is not None:
+            raise InputError(
+                f"{where}: {name}= is for a log read from a file, not a table in memory; drop "
+                f"it, or write the table to Parquet and give its path"
+            )
+    table = _arrow(run, where)
+    if not options.mapping:
+        return table
+    columns = dict(zip(table.column_names, table.columns, strict=True))
+    return pa.table(mapped(where, columns, options.mapping))
 
 
 def _arrow(run: pd.DataFrame | pa.Table, where: Path) -> pa.Table:
@@ -214,7 +242,9 @@ def compare(
     study_options, requirements = settings_from(_command(), settings)
     reading = reading_from(settings)(len(runs))
     names, baseline = settings["labels"], settings["baseline"]
-    study = run_study(_sources(runs, names), study_options, requirements, reading, names, baseline)
+    study = run_study(
+        _sources(runs, names, reading), study_options, requirements, reading, names, baseline
+    )
     run_id = study_run_id(study, repr((study_options, reading, names, baseline)))
     logs = tuple(Path(run) for run in runs if isinstance(run, str | os.PathLike))
     return Result(study, run_id, logs, files_read(settings, reading))

@@ -273,3 +273,29 @@ def test_a_frame_a_file_cannot_be_is_refused_in_one_line(change, message):
     of two levels, read as "no question_id column"."""
     with pytest.raises(InputError, match=f"^<B>: {re.escape(message)}"):
         reportgen.compare(_frame(A_CORRECT), change(_frame(B_CORRECT)))
+
+
+def test_mapping_renames_a_table_s_columns_as_a_file_s():
+    """mapping= was ignored for tables: the table below had "no question_id column"."""
+    renamed = {"question_id": "id", "correct": "ok"}
+    a, b = (_frame(c).rename(columns=renamed) for c in (A_CORRECT, B_CORRECT))
+    result = reportgen.compare(a, pa.table(b), mapping=["question_id=id", "correct=ok"], **FAST)
+    assert result.metrics.loc[0, ["metric", "diff"]].tolist() == ["correct", pytest.approx(0.3)]
+    with pytest.raises(InputError, match=r"^<A>: --map correct=right: no column 'right'"):
+        reportgen.compare(a, b, mapping=["question_id=id", "correct=right"])
+
+
+@pytest.mark.parametrize(
+    "option",
+    [
+        {"passages": "/no/such/table.csv"},  # span metrics were dropped without a word
+        {"log_format": "trec"},
+        {"qrels": __file__},
+        {"run_filters": ["openai:gpt"]},
+    ],
+)
+def test_a_reading_option_a_table_cannot_use_is_refused(option):
+    (name,) = option
+    message = f"<A>: {name}= is for a log read from a file, not a table in memory; drop it"
+    with pytest.raises(InputError, match=f"^{re.escape(message)}"):
+        reportgen.compare(_frame(A_CORRECT), _frame(B_CORRECT), **option)
