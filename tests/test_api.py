@@ -299,3 +299,12 @@ def test_a_reading_option_a_table_cannot_use_is_refused(option):
     message = f"<A>: {name}= is for a log read from a file, not a table in memory; drop it"
     with pytest.raises(InputError, match=f"^{re.escape(message)}"):
         reportgen.compare(_frame(A_CORRECT), _frame(B_CORRECT), **option)
+
+
+def test_a_table_s_note_names_its_run_once():
+    """It read "Run base: Run base was handed over in memory, ..."."""
+    result = reportgen.compare(_frame(A_CORRECT), _frame(B_CORRECT), labels=["base", "new"])
+    warnings = json.loads(result.to_json())["warnings"]
+    for label in ("base", "new"):
+        assert f"Run {label}: handed over in memory, not read from a file." in warnings
+    assert not any("Run base: Run" in w for w in warnings)

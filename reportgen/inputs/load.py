@@ -214,7 +214,7 @@ def open_table(table: pa.Table, label: str) -> RunFile:
         n_rows=table.num_rows,
         columns=frozenset(table.column_names),
         table=table,
-        notes=(f"Run {label} was handed over in memory, not read from a file.",),
+        notes=("handed over in memory, not read from a file.",),  # prefixed with its run
     )
 
 
