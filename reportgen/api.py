@@ -180,7 +180,7 @@ def _table(run: pd.DataFrame | pa.Table, where: Path, options: ReadOptions) -> p
         if getattr(options, field) is not None:
             raise InputError(
                 f"{where}: {name}= is for a log read from a file, not a table in memory; drop "
-                f"it, or write the table to Parquet and give its path"
+                "it, or write the table to Parquet and give its path"
             )
     table = _arrow(run, where)
     if not options.mapping:
@@ -194,7 +194,8 @@ def _arrow(run: pd.DataFrame | pa.Table, where: Path) -> pa.Table:
     though it reads the same column from a Parquet file."""
     table = run if isinstance(run, pa.Table) else _from_frame(run, where)
     fields = [field.with_type(_without_float16(field.type)) for field in table.schema]
-    return table.cast(pa.schema(fields, table.schema.metadata))
+    schema = pa.schema(fields, table.schema.metadata)
+    return table if schema.equals(table.schema) else table.cast(schema)
 
 
 def _without_float16(kind: pa.DataType) -> pa.DataType:
