@@ -678,19 +678,39 @@ def test_the_rule_counts_changed_questions_and_holds_for_each_runs_interval(
         ), run
 
 
-def test_a_shift_on_every_question_with_float_noise_is_certain_not_borderline():
-    """B = A + 0.25 on 50 questions of continuous scores: B - A is 0.25 up to 1e-17 of float
-    noise, which the resamples (rounded to 12 decimals) do not have; the bootstrap-t test
-    gives p = 0, as for a bit-exact shift, not 1."""
-    from reportgen.analysis.stats import BOOTSTRAP_T, compare_metric
+def test_float_noise_is_a_tie_not_a_win():
+    """0.1 + 0.2 against 0.3 on 20 questions: B - A is 5.6e-17 on each, float rounding, which
+    counts as no difference; it was 20 wins, 0 losses, 0 ties."""
+    from reportgen.analysis.stats import compare_metric
 
-    a = np.random.default_rng(3).uniform(0, 0.7, 50)
+    a, b = np.full(20, 0.3), np.full(20, 0.1) + 0.2
+    assert (b - a > 0).all()  # the noise is there
+    c, _ = compare_metric("faithfulness", a, b, binary=False, n_boot=200, confidence=0.95, seed=0)
+    assert (c.wins, c.losses, c.ties) == (0, 0, 20)
+    assert (c.p, c.sd) == (1.0, 0.0)
+
+
+@pytest.mark.parametrize(
+    ("n", "p"),
+    [
+        (10, 2 / 2**10),  # exact: of 1,024 sign flips only all + and all - reach |sum| = 2.5
+        (50, 1 / 10_001),  # (1 + 0) / (1 + 10,000) random flips, each as extreme at 2^-49
+    ],
+)
+def test_a_constant_shift_with_float_noise_is_tested_as_without_it(n, p):
+    """B = A + 0.25 on every question: B - A is 0.25 up to 1e-17 of float noise, which made it
+    studentized with p = 0 (bit-exact: the permutation test, p > 0). Now both are a constant
+    shift: no spread, the percentile interval [0.25, 0.25] and the permutation test's p."""
+    from reportgen.analysis.stats import INTERVAL, PERMUTATION, compare_metric
+
+    a = np.random.default_rng(3).uniform(0, 0.7, n)
     b = a + 0.25
     assert np.std(b - a) > 0  # the noise is there
     c, _ = compare_metric("faithfulness", a, b, binary=False, n_boot=500, confidence=0.95, seed=0)
-    assert c.test == BOOTSTRAP_T
-    assert c.p == 0.0
-    assert c.ci_low == pytest.approx(0.25) and c.ci_high == pytest.approx(0.25)
+    assert (c.test, c.interval) == (PERMUTATION, INTERVAL)
+    assert c.p == pytest.approx(p, rel=1e-12)
+    assert (c.ci_low, c.ci_high) == pytest.approx((0.25, 0.25), abs=1e-12)
+    assert (c.wins, c.sd, c.detectable) == (n, 0.0, None)
 
 
 def test_one_question_has_no_interval():

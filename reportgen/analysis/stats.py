@@ -49,15 +49,16 @@ class MetricComparison:
     diff: float
     ci_low: float
     ci_high: float
-    wins: int  # B > A
-    losses: int  # B < A
+    wins: int  # B > A, with B - A rounded to _DECIMALS (float noise is a tie)
+    losses: int  # B < A, likewise
     ties: int
     p: float  # of ``test``, the paired test of the mean difference
     fixed: int | None  # binary metrics only: 0 in A, 1 in B
     broken: int | None  # binary metrics only: 1 in A, 0 in B
     test: str  # MCNEMAR (binary), BOOTSTRAP_T (continuous, n < STUDENTIZED_BELOW) or PERMUTATION
     interval: str  # how ci_low, ci_high were computed (INTERVAL, STUDENTIZED, NORMAL_LIMIT, ...)
-    sd: float  # standard deviation of B - A over the n questions (ddof 1; 0 when n < 2)
+    sd: float  # standard deviation of B - A over the n questions (ddof 1; 0 when n < 2 or
+    # B - A is one value to _DECIMALS)
     clusters: int | None = None  # with --cluster: how many clusters the n questions form
     design_effect: float | None = None  # with --cluster: variance of the mean / naive variance
     detectable: float | None = None  # continuous, n < STUDENTIZED_BELOW: resampled_detectable
@@ -273,7 +274,7 @@ def bootstrap_t_test(diff: np.ndarray, means: np.ndarray, squares: np.ndarray) -
     ``means``, ``squares``: the resamples of bootstrap_moments(diff, n_boot, seed), the very
     ones of the interval, so it costs no further draws. A resample with no spread counts as
     beyond when it lies on that side (t* infinite) or at the mean (undefined), which can only
-    raise p. With no spread at all, p is 1 if every difference is 0, else 0 (t is infinite).
+    raise p. Needs spread, as the interval does (t_interval): without it there is none to invert.
 
     Why not the sign-flip test (permutation_test): it assumes each difference symmetric under
     H0, and on skewed differences with no mean difference it rejects 6-8% of sets under 200
@@ -281,15 +282,20 @@ def bootstrap_t_test(diff: np.ndarray, means: np.ndarray, squares: np.ndarray) -
     squares, so t is monotone in |sum| and ranks the flips as the sum does. Taking the larger
     of its p and this one only lowers power (bench/simulate.py).
     """
-    n = len(diff)
-    if n < 2 or _no_spread(diff):
-        return 1.0 if n < 2 or np.round(diff.mean(), _DECIMALS) == 0 else 0.0
-    sd = diff.std(ddof=1)
+    n, sd = len(diff), _sd(diff)
+    if sd == 0:
+        raise ValueError("no spread: there is no interval to invert (take permutation_test)")
     t_obs = diff.mean() / (sd / np.sqrt(n))
     tail = float(special.stdtr(n - 1, -abs(t_obs)))
     draws = studentized_draws(diff, means, squares)
     beyond = (draws >= t_obs if t_obs > 0 else draws <= t_obs) | np.isnan(draws)
     return min(1.0, 2 * max(tail, float(beyond.mean())))
+
+
+def _sd(values: np.ndarray) -> float:
+    """Standard deviation (ddof 1) of ``values``; 0 for one value, or one value to _DECIMALS
+    (_no_spread): a constant shift with float noise is constant, as the resamples see it."""
+    return float(values.std(ddof=1)) if len(values) > 1 and not _no_spread(values) else 0.0
 
 
 def _no_spread(diff: np.ndarray) -> bool:
@@ -321,9 +327,10 @@ def in_normal_limit(values: np.ndarray) -> bool:
 
 
 def t_interval(values: np.ndarray, confidence: float) -> tuple[float, float] | None:
-    """Student's t interval of the mean, mean +- t(n - 1) sd / sqrt(n); None without spread."""
-    n = len(values)
-    sd = values.std(ddof=1) if n > 1 else 0.0
+    """Student's t interval of the mean, mean +- t(n - 1) sd / sqrt(n); None without spread,
+    float noise around one value included (_sd): B = A + 0.25 then takes the percentile interval
+    and the permutation test whether or not its differences carry 1e-17 of noise."""
+    n, sd = len(values), _sd(values)
     if sd == 0:
         return None
     half = special.stdtrit(n - 1, 1 - (1 - confidence) / 2) * sd / np.sqrt(n)
@@ -425,8 +432,7 @@ def resampled_detectable(
     its resamples, so this costs no further draws. None when the differences have no spread
     or too many resamples have none (a few non-zero differences among ties).
     """
-    n = len(diff)
-    sd = diff.std(ddof=1) if n > 1 else 0.0
+    n, sd = len(diff), _sd(diff)
     if sd == 0:
         return None
     spread = resample_spreads(means, squares, n)
@@ -532,8 +538,7 @@ def design_effect(diff: np.ndarray, codes: np.ndarray) -> float:
     """Variance of the mean with clusters (cluster_covariance) / its variance with independent
     questions, the naive s^2 / n (Kish, 1965). 1 when questions in a cluster are as unrelated
     as any two."""
-    n, groups = len(diff), codes.max() + 1
-    sd = diff.std(ddof=1) if n > 1 else 0.0
+    n, groups, sd = len(diff), codes.max() + 1, _sd(diff)
     if groups < 2 or sd == 0:
         return 1.0
     return float(cluster_covariance(diff[:, None], codes)[0, 0] / (sd * sd / n))
@@ -586,7 +591,8 @@ def compare_metric(
             metric, 0, nan, nan, nan, nan, nan, 0, 0, 0, 1.0, None, None, test, INTERVAL, nan
         )
         return empty, np.empty(0)
-    wins, losses = int((diff > 0).sum()), int((diff < 0).sum())
+    rounded = np.round(diff, _DECIMALS)  # as the resamples and tests see it: 0.1 + 0.2 ties 0.3
+    wins, losses = int((rounded > 0).sum()), int((rounded < 0).sum())
     groups: int | None = None
     effect: float | None = None
     detect: float | None = None
@@ -651,7 +657,7 @@ def compare_metric(
         broken=int(((a == 1) & (b == 0)).sum()) if binary else None,
         test=test,
         interval=method,
-        sd=float(diff.std(ddof=1)) if n > 1 else 0.0,
+        sd=_sd(diff),
         clusters=groups,
         design_effect=effect,
         detectable=detect,

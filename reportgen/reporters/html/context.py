@@ -450,8 +450,9 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             "Pairing",
             "Questions are matched on question_id; each metric is compared over the n "
             "questions scored in both runs. Wins, losses, ties: B better than, worse than, equal "
-            "to A, where better is above, or below for a metric where lower is better. Fixed: "
-            "0 in A, 1 in B (1 in A, 0 in B where lower is better); broken: the reverse.",
+            "to A (B \u2212 A rounded to 12 decimals: float rounding is a tie), where better is "
+            "above, or below for a metric where lower is better. Fixed: 0 in A, 1 in B (1 in A, "
+            "0 in B where lower is better); broken: the reverse.",
         ),
         (
             "Interval",
