@@ -520,7 +520,12 @@ def skewed_diff(n, shift, seed=3):
 @pytest.mark.parametrize("shift", [0.02, 0.05, 0.1, -0.07])
 def test_bootstrap_t_p_is_where_the_interval_reaches_zero(shift):
     """p < alpha exactly when the interval at 1 - alpha excludes zero, at every alpha."""
-    from reportgen.analysis.stats import bootstrap_moments, bootstrap_t_test, small_sample_interval
+    from reportgen.analysis.stats import (
+        STUDENTIZED,
+        bootstrap_moments,
+        bootstrap_t_test,
+        small_sample_interval,
+    )
 
     diff = skewed_diff(40, shift)
     means, squares = bootstrap_moments(diff, 4000, 0, squares=True)
@@ -528,10 +533,62 @@ def test_bootstrap_t_p_is_where_the_interval_reaches_zero(shift):
     for alpha in np.linspace(0.002, 0.5, 120):
         if abs(alpha - p) < 1e-3:  # quantile interpolation between two resamples
             continue
-        interval = small_sample_interval(diff, means, squares, 1 - alpha)
-        assert interval is not None
+        interval, method = small_sample_interval(diff, means, squares, 1 - alpha)
+        assert interval is not None and method == STUDENTIZED
         low, high = interval
         assert (p < alpha) == (low > 0 or high < 0), (alpha, p, low, high)
+
+
+@pytest.mark.parametrize(
+    ("diff", "p"),
+    [
+        # mean 0.77 / 3, se 0.07 / 3: t = 11 on 2 degrees of freedom, p = 1 - t / sqrt(2 + t^2)
+        ([0.30, 0.22, 0.25], 1 - 11 / math.sqrt(123)),
+        # mean 0.34, se 0.01: t = 34 on 1 degree of freedom (Cauchy), 1 - 2 atan(t) / pi
+        ([0.33, 0.35], 1 - 2 * math.atan(34) / math.pi),
+    ],
+)
+def test_where_the_studentized_interval_is_undefined_t_is_interval_and_test(diff, p):
+    """2-3 questions: t* is infinite at the 95% quantiles (a resample repeating one question
+    has no spread), so the interval is Student's t alone. It was labelled "studentized
+    bootstrap and t" and tested with the bootstrap-t test, whose p (0.067 on the three) said no
+    difference where the interval excluded zero; now its label and test are Student's t's,
+    checked against scipy's one-sample t test (interval and p)."""
+    from reportgen.analysis.stats import STUDENT_T, T_TEST, compare_metric
+
+    d = np.array(diff)
+    a = np.full(len(d), 0.5)
+    c, _ = compare_metric(
+        "faithfulness", a, a + d, binary=False, n_boot=2000, confidence=0.95, seed=0
+    )
+    assert (c.interval, c.test) == (STUDENT_T, T_TEST)
+    scipy_t = scipy_stats.ttest_1samp(d, 0)
+    assert c.p == pytest.approx(scipy_t.pvalue, rel=1e-9)
+    assert c.p == pytest.approx(p, rel=1e-9)
+    low, high = scipy_t.confidence_interval(0.95)
+    assert (c.ci_low, c.ci_high) == pytest.approx((low, high), abs=1e-9)
+    assert (c.ci_low > 0) == (c.p < 0.05)
+
+
+def test_on_few_questions_the_test_agrees_with_the_interval_at_every_level():
+    """2-5 continuous questions, with ties, at three levels: the interval excludes zero exactly
+    when p < 1 - confidence, whichever interval (studentized or t alone) was defined."""
+    from reportgen.analysis.stats import compare_metric
+
+    rng = np.random.default_rng(1)
+    for r in range(60):
+        n = 2 + r % 4
+        a = rng.uniform(0, 1, n)
+        b = np.clip(a + rng.choice([0, 0.1, 0.3]) + rng.normal(0, 0.2, n), 0, 1)
+        b = np.where(rng.random(n) < 0.3, a, b)
+        for confidence in (0.5, 0.95, 0.999):
+            c, _ = compare_metric(
+                "faithfulness", a, b, binary=False, n_boot=1000, confidence=confidence, seed=r
+            )
+            if np.isnan(c.ci_low) or abs(c.p - (1 - confidence)) < 1e-3:
+                continue  # no spread; or at the level, quantiles interpolate between resamples
+            excludes = c.ci_low > 0 or c.ci_high < 0
+            assert excludes == (c.p < 1 - confidence), (r, confidence, c)
 
 
 def test_studentized_sign_flip_ranks_flips_as_the_sum_does():

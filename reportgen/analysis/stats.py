@@ -1,8 +1,9 @@
 """Paired statistics of one metric: an interval on the mean difference (a bootstrap, or its normal
 limit once NORMAL_LIMIT_FROM questions differ from the commonest value) and a paired test of the
 same mean (McNemar's exact test for binary outcomes, the bootstrap-t test that inverts the
-interval for continuous metrics under STUDENTIZED_BELOW questions, a sign-flip permutation test
-otherwise), so the interval and the p-value answer one question."""
+interval for continuous metrics under STUDENTIZED_BELOW questions, or Student's t test where that
+interval is t alone, a sign-flip permutation test otherwise), so the interval and the p-value
+answer one question."""
 
 from __future__ import annotations
 
@@ -30,6 +31,8 @@ INTERVAL = "expanded percentile bootstrap"
 STUDENTIZED = "studentized bootstrap and t, the wider on each side"
 SCORED = "expanded percentile bootstrap and Tango's score interval, the wider on each side"
 SCORED_OWN = "expanded percentile bootstrap and Wilson's score interval, the wider on each side"
+STUDENT_T = "Student's t (studentized bootstrap undefined)"
+T_TEST = "Student's t"
 CLUSTERED = "cluster bootstrap and t over clusters, the wider on each side"
 CLUSTER_TEST = "paired permutation of clusters"
 NORMAL_LIMIT = "Student's t (normal limit)"
@@ -55,7 +58,8 @@ class MetricComparison:
     p: float  # of ``test``, the paired test of the mean difference
     fixed: int | None  # binary metrics only: 0 in A, 1 in B
     broken: int | None  # binary metrics only: 1 in A, 0 in B
-    test: str  # MCNEMAR (binary), BOOTSTRAP_T (continuous, n < STUDENTIZED_BELOW) or PERMUTATION
+    test: str  # MCNEMAR (binary), BOOTSTRAP_T or T_TEST (continuous, n < STUDENTIZED_BELOW, as
+    # the interval is STUDENTIZED or STUDENT_T) or PERMUTATION
     interval: str  # how ci_low, ci_high were computed (INTERVAL, STUDENTIZED, NORMAL_LIMIT, ...)
     sd: float  # standard deviation of B - A over the n questions (ddof 1; 0 when n < 2 or
     # B - A is one value to _DECIMALS)
@@ -351,23 +355,32 @@ def normal_draws(values: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
 
 def small_sample_interval(
     diff: np.ndarray, means: np.ndarray, squares: np.ndarray, confidence: float
-) -> tuple[float, float] | None:
-    """On each side the wider of the studentized bootstrap and Student's t interval.
+) -> tuple[tuple[float, float] | None, str]:
+    """On each side the wider of the studentized bootstrap and Student's t interval, and its
+    label: STUDENTIZED; STUDENT_T where the studentized one is undefined (2-3 questions, a few
+    changed among ties) and t is the interval alone; (None, INTERVAL) without spread.
 
     The studentized interval corrects skew but, on differences with many ties (half the
     questions unchanged, as nDCG often is), its t* is erratic and it covers only 90% at n = 20,
     where the t interval covers 95.6%; the t interval in turn covers 92% on skewed differences,
     where the studentized one covers 94%. Taking the outer bound of the two on each side keeps
-    both (bench/simulate.py). None when the differences have no spread.
+    both (bench/simulate.py).
     """
     t = t_interval(diff, confidence)
     if t is None:
-        return None
-    low, high = t
+        return None, INTERVAL
     studentized = studentized_interval(diff, means, squares, confidence)
-    if studentized is not None:
-        low, high = min(low, studentized[0]), max(high, studentized[1])
-    return float(low), float(high)
+    if studentized is None:
+        return t, STUDENT_T
+    return (min(t[0], studentized[0]), max(t[1], studentized[1])), STUDENTIZED
+
+
+def t_test(values: np.ndarray) -> float:
+    """Two-sided Student's t test of a zero mean, p = 2 P(T(n - 1) >= |t|): it inverts
+    t_interval, so it is the test where that interval stands alone (STUDENT_T). Needs spread."""
+    n = len(values)
+    t = values.mean() / (_sd(values) / np.sqrt(n))
+    return float(2 * special.stdtr(n - 1, -abs(t)))
 
 
 def score_interval(fixed: int, broken: int, n: int, confidence: float) -> tuple[float, float]:
@@ -574,6 +587,9 @@ def compare_metric(
     range the difference can take (clip_interval): by default a built-in metric's, from the
     registry's bounds; a cost, a count or a score of the logs is not cut.
 
+    Where the studentized interval is undefined (small_sample_interval), the interval is
+    Student's t alone and the test Student's t test, which inverts it.
+
     ``threads``: how many the bootstrap draws on (default: one per core). ``own``: ``a`` is all
     zeros and the interval is of B's own mean (a binary outcome's score interval is then
     Wilson's for one proportion, not Tango's for a paired difference).
@@ -606,7 +622,7 @@ def compare_metric(
         effect = design_effect(diff, codes) if groups > 1 else None
     else:
         studentize = not binary and n < STUDENTIZED_BELOW
-        interval = None
+        interval, method = None, INTERVAL
         if not studentize and in_normal_limit(diff):
             means, squares = normal_draws(diff, n_boot, seed), np.empty(0)
             interval, method = t_interval(diff, confidence), NORMAL_LIMIT
@@ -615,8 +631,7 @@ def compare_metric(
                 diff, n_boot, seed, squares=studentize, threads=threads
             )
             if studentize:
-                interval = small_sample_interval(diff, means, squares, confidence)
-            method = STUDENTIZED if interval else INTERVAL
+                interval, method = small_sample_interval(diff, means, squares, confidence)
         low, high = interval or percentile_interval(means, expanded_confidence(confidence, n))
         if binary and method == INTERVAL:
             score_low, score_high = (
@@ -626,7 +641,7 @@ def compare_metric(
             )
             low, high = min(low, score_low), max(high, score_high)
             method = SCORED_OWN if own else SCORED
-        if method == STUDENTIZED:
+        if method in (STUDENTIZED, STUDENT_T):
             se = diff.std(ddof=1) / np.sqrt(n)
             critical = ((diff.mean() - low) / se, (high - diff.mean()) / se)
             detect = resampled_detectable(diff, means, squares, critical)
@@ -634,6 +649,8 @@ def compare_metric(
             p = sign_test(wins, losses)
         elif method == STUDENTIZED:
             test, p = BOOTSTRAP_T, bootstrap_t_test(diff, means, squares)
+        elif method == STUDENT_T:
+            test, p = T_TEST, t_test(diff)
         else:
             p = permutation_test(diff, seed)
     span = span or difference_range(metric)

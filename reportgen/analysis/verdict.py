@@ -68,7 +68,7 @@ def decide(
     score where lower is better, below (above).
 
     The paired test of the same mean (McNemar's exact test on a binary outcome, else the
-    bootstrap-t or permutation test of stats.compare_metric) and the counts are stated beside
+    bootstrap-t, t or permutation test of stats.compare_metric) and the counts are stated beside
     it; when the two disagree the reason says the evidence is borderline (two questions both
     fixed: the interval [+1, +1], McNemar's p 0.5). Requiring the test too would cost power the
     power sentence states: at 20 questions, 30% of them changed, the stated detectable

@@ -227,7 +227,8 @@ def _pair(result: Comparison, html_name: str, warnings: list[str]) -> str:
         f"B \u2212 A with its {fmt_pct(result.options.confidence)} interval, over the questions "
         "scored in both runs; p of the paired test of the same difference (McNemar's exact "
         "test for 0/1 outcomes; for continuous ones the bootstrap-t test under "
-        f"{STUDENTIZED_BELOW:,} questions, the paired permutation test from there).",
+        f"{STUDENTIZED_BELOW:,} questions, Student's t test where the interval is t's alone, "
+        "the paired permutation test from there).",
         "",
         *_table(["Metric", "A", "B", "B \u2212 A", "Interval", "p"], _metric_rows(result)),
         f"{escape(result.headline)}: {_changes(headline)}",
