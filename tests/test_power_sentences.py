@@ -155,3 +155,25 @@ def test_the_opening_counts_the_changed_questions_in_words(a, b, opening):
         confidence=0.95, seed=0,
     )  # fmt: skip
     assert power_of(c, 0.95).sentence.startswith(opening)
+
+
+def test_a_design_effect_under_one_counts_no_question_as_more_than_one():
+    """20 binary questions, 8 fixed, in clusters of 17, 1, 1 and 1: the measured design effect
+    is under 1, and the sentence said the 20 were "worth about 39 independent questions",
+    stating a difference (35.1 points) found in 3.5% of simulated sets. Taken as 1, the 20
+    count as 20: the stated difference is k sqrt(psi / (n + k^2)) at n = 20, psi = 0.4 and k
+    with the 4 clusters' 3 degrees of freedom (43.1 points), worked here with scipy."""
+    a, b = np.zeros(20), np.r_[np.ones(8), np.zeros(12)]
+    clusters = np.array(["d1"] * 17 + ["d2", "d3", "d4"])
+    c, _ = compare_metric(
+        "correct", a, b, binary=True, n_boot=1000, confidence=0.95, seed=0, clusters=clusters
+    )
+    assert c.clusters == 4 and c.design_effect is not None and c.design_effect < 1
+    power = power_of(c, 0.95)
+    k = stats.t.ppf(0.975, 3) + stats.t.ppf(0.8, 3)
+    assert power.min_detectable == pytest.approx(k * math.sqrt(0.4 / (20 + k * k)))
+    assert power.min_detectable == pytest.approx(0.431, abs=5e-4)
+    assert (
+        f"(clustered: counted as 20 independent questions, the design effect "
+        f"{c.design_effect:.2f} taken as 1)" in power.sentence
+    )
