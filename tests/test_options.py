@@ -160,3 +160,49 @@ def test_params_read_back_as_the_same_options(report, tmp_path):
         score_columns=("latency_ms",),
         lower_is_better=("cost_usd",),
     )
+
+
+@pytest.mark.parametrize(
+    ("n_boot", "confidence", "expected"),
+    [
+        # 100 x 0.001 / 2 beyond each bound; 2 x 10 / 0.001 resamples leave 10
+        (100, 0.999, ("0.05", "99.9%", "20,000")),
+        (5000, 0.999, ("2.5", "99.9%", "20,000")),  # the default --n-boot at 99.9%
+        (399, 0.95, ("10", "95%", "400")),  # 9.975 beyond: one resample short of 2 x 10 / 0.05
+        (400, 0.95, None),
+        (200, 0.9, None),  # exactly 10 beyond (1 - 0.9 is 0.09999999999999998 in floats)
+        (5000, 0.95, None),
+    ],
+)
+def test_too_few_resamples_beyond_a_bound_are_warned_of(n_boot, confidence, expected):
+    """An interval's bound with under 10 resamples beyond it is about the extreme resample and
+    moves with --seed (--n-boot 100 at 99.9% flipped the verdict between seeds): warned of,
+    naming the --n-boot that leaves 10, 2 x 10 / (1 - confidence)."""
+    from reportgen.comparison.compare import few_resamples
+
+    warned = few_resamples(n_boot, confidence)
+    if expected is None:
+        assert warned == []
+        return
+    beyond, level, needed = expected
+    assert warned == [
+        f"--n-boot {n_boot:,} leaves fewer than 10 resamples (about {beyond}) beyond each "
+        f"bound of a {level} interval drawn from them: a bound is then about the most extreme "
+        f"resample and moves with --seed; --n-boot {needed} or more leaves 10"
+    ]
+
+
+def test_the_report_warns_of_too_few_resamples(tmp_path):
+    """The warning is among the report's own (JSON and page), where the options are set."""
+    out = tmp_path / "report.html"
+    copy = shutil.copy(SAMPLE, tmp_path / "copy.parquet")
+    args = ["compare", str(SAMPLE), str(copy), "-o", str(out), "--n-boot", "100"]
+    result = CliRunner().invoke(cli, [*args, "--confidence", "0.999"])
+    assert result.exit_code == 0, result.output
+    warning = (
+        "--n-boot 100 leaves fewer than 10 resamples (about 0.05) beyond each bound of a 99.9% "
+        "interval drawn from them: a bound is then about the most extreme resample and moves "
+        "with --seed; --n-boot 20,000 or more leaves 10"
+    )
+    assert warning in json.loads(out.with_suffix(".json").read_text())["warnings"]
+    assert html.escape(warning, quote=False) in out.read_text()

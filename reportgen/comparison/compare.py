@@ -5,6 +5,7 @@ Everything the report shows is in the returned ``Comparison``; rendering compute
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -31,7 +32,7 @@ from ..analysis.supported import SupportedRule, supported_rule
 from ..analysis.verdict import Verdict, decide, margin_for
 from ..diagnosis.diagnose import COSTS, Diagnosis, diagnose
 from ..errors import InputError
-from ..formatting import agreeing, fmt_count, fmt_listed
+from ..formatting import agreeing, fmt_count, fmt_listed, fmt_pct
 from ..inputs.contract import has_samples
 from ..inputs.database import RunDatabase, ScoredRun
 from ..inputs.load import RunFile, Source, open_source
@@ -41,6 +42,7 @@ from ..progress import stage
 MAX_SLICE_VALUES = 50  # a slice column with more values is left out: its forest would be unreadable
 MAX_EXEMPLARS = 60  # drill-downs rendered: dominant-class examples first, then broken questions
 CHANGED_SHOWN = 200  # rows of the changed-questions table; the JSON holds every question
+TAIL_RESAMPLES = 10  # resamples wanted beyond each bound of an interval (few_resamples)
 
 
 @dataclass(frozen=True)
@@ -322,6 +324,7 @@ def compare_runs(
             *_slice_disagreements(disagreeing, labels),
             *tables.notes,
             *_cluster_hint(runs, options),
+            *few_resamples(options.n_boot, options.confidence),
         ],
         supported=supported,
         gate=gate,
@@ -392,6 +395,24 @@ def _cluster_hint(runs: dict[str, RunFile], options: Options) -> list[str]:
         f"questions that share one are not independent: --cluster {column} resamples them "
         "together (intervals can otherwise be too narrow)"
         for column in logged[:1]
+    ]
+
+
+def few_resamples(n_boot: int, confidence: float) -> list[str]:
+    """Warn when fewer than TAIL_RESAMPLES resamples lie beyond each bound: the bound is then
+    about the most extreme resample, and moves with --seed (--n-boot 100 at 99.9%: 0.05 beyond
+    each, the verdict flipping between seeds). A warning, not a refusal: --confidence 0.999
+    with the default --n-boot (2.5 beyond) is a choice CI may have made, and the intervals
+    that draw no resamples (Student's t, from 10,000 changed questions) are unaffected."""
+    needed = math.ceil(round(2 * TAIL_RESAMPLES / (1 - confidence), 6))  # 1 - 0.9 is not 0.1
+    if n_boot >= needed:
+        return []
+    beyond = n_boot * (1 - confidence) / 2
+    return [
+        f"--n-boot {n_boot:,} leaves fewer than {TAIL_RESAMPLES} resamples (about {beyond:.2g}) "
+        f"beyond each bound of a {fmt_pct(confidence)} interval drawn from them: a bound is then "
+        "about the most extreme resample and moves with --seed; "
+        f"--n-boot {needed:,} or more leaves {TAIL_RESAMPLES}"
     ]
 
 
