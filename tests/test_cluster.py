@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import two_run_view
 from scipy import stats
 from test_slices_audit import compare, question
 
@@ -216,3 +218,24 @@ def test_one_cluster_is_called_a_cluster_not_a_question(tmp_path):
     )
     assert code == 1
     assert "every slice of slice has one scored cluster, and one cluster gives no interval" in out
+
+
+def test_a_cost_rule_resamples_the_clusters_whatever_the_other_rules(tmp_path):
+    """6 documents, B's latency moves by one amount per document (+-40, +-30, +-20 ms): over
+    60 questions 'latency_ms <= 15' passed, over 6 documents it is inconclusive. The rule read
+    the diagnosis's cost comparison, which ignored --cluster, unless a candidate rule on the
+    same column made it a score: then it read the clustered interval, so one rule changed
+    another's outcome."""
+    shift = [40, -40, 30, -30, 20, -20]
+    a = [question(i, "s", True, doc_id=f"d{i // 10}", latency_ms=1000.0) for i in range(60)]
+    b = [dict(r, latency_ms=1000.0 + shift[i // 10] + i % 3) for i, r in enumerate(a)]
+    rule = ("--cluster", "doc_id", "--require", "latency_ms <= 15")
+    results = []
+    for extra in ((), ("--require", "candidate.latency_ms <= 5000")):
+        code, out, _ = compare(tmp_path, a, b, *rule, *extra)
+        assert code == 1, out
+        doc = two_run_view(json.loads((tmp_path / "r.json").read_text()))
+        assert doc["cost"]["latency_ms"]["clusters"] == 6
+        results.append(doc["gate"]["results"][0])
+    assert results[0] == results[1]
+    assert results[0]["outcome"] == "inconclusive" and results[0]["high"] > 15

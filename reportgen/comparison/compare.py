@@ -249,6 +249,7 @@ def compare_runs(
             confidence=options.confidence,
             seed=options.seed,
             supported_threshold=supported.threshold,
+            clusters=None if clusters is None else pd.Series(clusters, ids["question_id"]),
         )
         shown = [q for ids in diagnosis.exemplars.values() for q in ids] + diagnosis.broken
         exemplars = db.frame(

@@ -115,13 +115,16 @@ def diagnose(
     seed: int,
     supported_threshold: float = 1.0,
     relevance_threshold: float = OFF_QUESTION_BELOW,
+    clusters: pd.Series | None = None,
 ) -> Diagnosis:
     """Diagnose the questions present in both runs: ``pairs`` holds answer_stage.sql's rows of
     both side by side (RunDatabase.pairs).
 
     ``curve``: mean retrieval metrics over retrieved_ids at every k (run, metric, k, value), or
     None without retrieved_ids; ``named_cutoff`` is the prompt cutoff that metric names carry
-    (None: no retrieval metric).
+    (None: no retrieval metric). ``clusters``: --cluster's label by question_id; the cost
+    comparisons resample them, as the report's metrics do, since a gate rule on a cost reads
+    its interval.
     """
     p = Paired(pairs)
     stages, missing = stage_scores(p, n_boot=n_boot, confidence=confidence, seed=seed)
@@ -150,6 +153,7 @@ def diagnose(
     if not judge:  # no answer has both a judge's and a human's label
         missing.append(Missing("judge agreement", "human_correct, human_faithful"))
     cost = {}
+    groups = None if clusters is None else clusters.loc[p.frame["question_id"]].to_numpy()
     for column, label in COSTS.items():
         if not p.logged(column):
             missing.append(Missing(label, column))
@@ -162,6 +166,7 @@ def diagnose(
             n_boot=n_boot,
             confidence=confidence,
             seed=seed,
+            clusters=groups,
         )
         a, b = comparison.a, comparison.b
         relative = (b / a - 1) * 100 if a else (0.0 if b == 0 else float("nan"))
