@@ -16,7 +16,7 @@ import click
 
 from . import __version__
 from .errors import RagreportError
-from .formatting import fmt_count, fmt_diff, fmt_interval
+from .formatting import fmt_count, fmt_diff, fmt_interval, one_line
 from .output import MAX_JSON_ROWS
 from .progress import SHOW_AFTER, shown
 
@@ -30,6 +30,11 @@ _Reading = Callable[[int], "tuple[ReadOptions, ...]"]  # the ReadOptions of n ru
 # unreadable file gets the tool's one-line error rather than click's usage block.
 _PATH = click.Path(path_type=Path)
 MAX_N_BOOT = 100_000  # 20 times the default; the run time grows linearly with it
+
+
+def _echo(line: str, err: bool = False) -> None:
+    """Print one line: the labels, slice values, paths and rules it holds stay on it."""
+    click.echo(one_line(line), err=err)
 
 
 class _Finite(click.FloatRange):
@@ -48,7 +53,7 @@ class _UserError(click.ClickException):
     exit_code = RagreportError.exit_code
 
     def show(self, file: IO[Any] | None = None) -> None:
-        click.echo(f"ragreport: error: {self.message}", err=True)
+        _echo(f"ragreport: error: {self.message}", err=True)
 
 
 class _Group(click.Group):
@@ -435,12 +440,12 @@ def compare(
             )
     for pair in study.pairs:
         named = f"{pair.runs['b'].label}: " if study.family is not None else ""
-        click.echo(f"{named}{pair.verdict.outcome}: {pair.verdict.reason}")
+        _echo(f"{named}{pair.verdict.outcome}: {pair.verdict.reason}")
     if study.gate is not None:
-        click.echo(study.gate.headline)
+        _echo(study.gate.headline)
         for line in study.gate.results:
-            click.echo(f"  {line.line}")
-    click.echo(f"wrote {', '.join(str(p) for p in outputs.written(study))}")
+            _echo(f"  {line.line}")
+    _echo(f"wrote {', '.join(str(p) for p in outputs.written(study))}")
     if study.gate is not None and not study.gate.passed:
         sys.exit(EXIT_FAIL)
 
@@ -462,11 +467,11 @@ def verify(report: Path, logs: tuple[Path, ...], quiet: bool) -> None:
     with shown(sys.stderr, quiet):
         result = check(report, list(logs))
     for warning in result.warnings:
-        click.echo(f"ragreport: warning: {warning}", err=True)
+        _echo(f"ragreport: warning: {warning}", err=True)
     if result.difference is not None:
-        click.echo(f"{report}: differs at {result.difference}")
+        _echo(f"{report}: differs at {result.difference}")
         sys.exit(1)
-    click.echo(f"{report}: verified, {result.checked} numbers match a re-run")
+    _echo(f"{report}: verified, {result.checked} numbers match a re-run")
 
 
 @cli.command()
@@ -491,8 +496,8 @@ def convert(
     (options,) = reading(1)
     n_rows, notes = convert_log(log, options, output)
     for note in notes:
-        click.echo(note)
-    click.echo(f"wrote {output} ({fmt_count(n_rows, 'row')})")
+        _echo(note)
+    _echo(f"wrote {output} ({fmt_count(n_rows, 'row')})")
 
 
 @cli.command()
@@ -510,7 +515,7 @@ def validate(ctx: click.Context, logs: tuple[Path, ...], reading: _Reading) -> N
     for path, options in zip(logs, reading(len(logs)), strict=True):
         result = check(path, options)
         for line in result.lines:
-            click.echo(line)
+            _echo(line)
         refused = refused or result.refused
     ctx.exit(RagreportError.exit_code if refused else 0)
 
@@ -567,7 +572,7 @@ def metrics(
     table = run_metrics(log, options, Scoring(k, gain, span_coverage))
     write_metrics(log, table, output, sums_path, n_boot, seed)
     written = [str(output), *([str(sums_path)] if sums_path else [])]
-    click.echo(f"wrote {', '.join(written)} ({fmt_count(table.num_rows, 'question')})")
+    _echo(f"wrote {', '.join(written)} ({fmt_count(table.num_rows, 'question')})")
 
 
 @cli.command()
@@ -602,18 +607,18 @@ def merge(
     for m in merged.metrics:
         means = " ".join(f"{run} {i.mean:.4f}" for run, i in (("A", m.a), ("B", m.b)) if i)
         if m.diff is None:
-            click.echo(f"{m.name}: {means}; no B \u2212 A: {m.why}")
+            _echo(f"{m.name}: {means}; no B \u2212 A: {m.why}")
             continue
         if m.diff.low is None or m.diff.high is None:
             spread, note = "", "; one question gives no interval"
         else:
             spread, note = f" {fmt_interval(m.diff.low, m.diff.high, 4)}", ""
-        click.echo(
+        _echo(
             f"{m.name}: {means} B \u2212 A {fmt_diff(m.diff.mean, 4)}{spread} over "
             f"{fmt_count(m.diff.n, 'question')}{note}"
         )
     for warning in merged.warnings:
-        click.echo(f"ragreport: warning: {warning}", err=True)
+        _echo(f"ragreport: warning: {warning}", err=True)
 
 
 main = cli

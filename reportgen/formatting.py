@@ -21,6 +21,18 @@ def agreeing(n: int, one: str, many: str) -> str:
 EMPTY = "(empty)"  # an empty-string value (a slice) as text: printed as is it shows nothing
 
 
+# C0, DEL, C1, the line and paragraph separators, and lone surrogates (bytes that are not UTF-8)
+_BREAKING = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+
+
+def one_line(text: str) -> str:
+    """``text`` with each control character written as its escape (``\\n``, ``\\x1b``), for a
+    line the command prints: a slice value or label holding a newline would start a line of its
+    own, which a CI job reads as a workflow command (``::error``) or as a rule's result (a
+    forged ``pass``); a lone surrogate would not print at all."""
+    return _BREAKING.sub(lambda m: m[0].encode("unicode_escape").decode("ascii"), text)
+
+
 def shown_value(value: str) -> str:
     """A logged value as a page, summary or verdict prints it: EMPTY for the empty string."""
     return value or EMPTY

@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TextIO
 
+from .formatting import one_line
+
 SHOW_AFTER = 2.0  # seconds: a run that ends sooner shows no progress at all
 REDRAW_EVERY = 0.2  # seconds between redraws of the line
 _ERASE = "\r\x1b[K"  # back to the start of the line and clear it
@@ -35,7 +37,7 @@ class Progress:
 
     def stage(self, name: str) -> None:
         with self._lock:
-            self._stage = name
+            self._stage = one_line(name)  # it names the runs by their labels
 
     def draw(self) -> None:
         """Redraw the line (from the drawing thread); nothing before SHOW_AFTER seconds."""

@@ -212,3 +212,29 @@ def test_two_runs_of_one_file_are_named_by_their_labels_in_the_summary(tmp_path)
     assert result.exit_code == 0, result.output
     heading = MarkdownIt("commonmark").renderInline(md.read_text().split("\n")[0][3:])
     assert heading == "ragreport: gpt vs @\u200bx, both of a.parquet"
+
+
+FORGED = "x\n::error title=forged::gate: pass (0 of 1 rule check failed)\r\n  pass  B  ok\x85y"
+
+
+def test_no_printed_line_is_started_by_a_slice_value_or_a_label(tmp_path):
+    """A slice value and labels holding line breaks: a CI job acts on every line the command
+    prints (GitHub runs '::error' as a workflow command), so each stays on its own line, its
+    breaks written as escapes, and the lines are the verdicts, the gate and its rule lines."""
+    a, b = _logs(tmp_path, FORGED)
+    labels = ["--label", "A\n::warning::a", "--label", "B\npass  B"]
+    rule = ["--require", "correct[slice] <= 0.5", "--require", "correct >= -0.5"]
+    args = ["compare", str(a), str(b), str(b), "-o", str(tmp_path / "r.html"), "--quiet"]
+    result = CliRunner().invoke(cli, [*args, *labels, "--label", "C", *rule, "--n-boot", "200"])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert not [line for line in lines if line.startswith("::")] and not result.stderr
+    assert len(lines) == 8, lines  # two verdicts, the gate, its four rule checks, the files
+    assert lines[0].startswith("B\\npass  B: ") and lines[1].startswith("C: ")
+    assert lines[2].startswith("gate: pass (0 of 4 rule checks failed")
+    assert all(line.startswith("  pass  ") for line in lines[3:7])
+    assert lines[7].startswith("wrote ")
+    assert (
+        "slice slice = x\\n::error title=forged::gate: pass (0 of 1 rule check failed)\\r\\n  "
+        in (result.stdout)
+    )

@@ -17,6 +17,7 @@ from reportgen.formatting import (
     fmt_pct,
     fmt_share,
     interval_side,
+    one_line,
     p_clause,
 )
 
@@ -136,3 +137,10 @@ def test_fmt_count_is_singular_for_one():
         "2 questions",
         "1,000,000 questions",
     ]
+
+
+def test_one_line_writes_every_line_break_and_control_as_its_escape():
+    text = "a\nb\r\x0b\x1b[2K\x1c\x85\u2028\u2029\udcff\t\x7f"
+    assert one_line(text) == "a\\nb\\r\\x0b\\x1b[2K\\x1c\\x85\\u2028\\u2029\\udcff\\t\\x7f"
+    assert len(one_line(text).splitlines()) == 1
+    assert one_line("précis \u202e ünïcode") == "précis \u202e ünïcode"  # printable, as it is

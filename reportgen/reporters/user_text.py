@@ -3,7 +3,8 @@
 XML 1.0 forbids most control characters, so a label or slice value holding one (a stray \\x0b)
 would make the JUnit file unreadable, or abort vl-convert while it draws a chart; vl-convert
 also takes seconds for each long text it draws. Bidi controls are closed by
-formatting.bidi_closed.
+formatting.bidi_closed; a line the command prints keeps its user text on that line
+(formatting.one_line).
 """
 
 from __future__ import annotations
