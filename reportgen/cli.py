@@ -6,6 +6,7 @@ import atexit
 import copy
 import functools
 import os
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import fields
@@ -15,7 +16,7 @@ from typing import IO, TYPE_CHECKING, Any, NoReturn
 import click
 
 from . import __version__
-from .errors import RagreportError
+from .errors import InputError, RagreportError
 from .formatting import fmt_count, fmt_diff, fmt_interval, one_line
 from .output import MAX_JSON_ROWS
 from .progress import SHOW_AFTER, shown
@@ -29,6 +30,7 @@ _Reading = Callable[[int], "tuple[ReadOptions, ...]"]  # the ReadOptions of n ru
 # Paths are checked by the package (load.open_run, output.check_outputs), so that a folder or an
 # unreadable file gets the tool's one-line error rather than click's usage block.
 _PATH = click.Path(path_type=Path)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 MAX_N_BOOT = 100_000  # 20 times the default; the run time grows linearly with it
 
 
@@ -56,7 +58,32 @@ class _UserError(click.ClickException):
         _echo(f"ragreport: error: {self.message}", err=True)
 
 
+class _Command(click.Command):
+    def invoke(self, ctx: click.Context) -> Any:
+        _refuse_undecodable(ctx)
+        return super().invoke(ctx)
+
+
+def _refuse_undecodable(ctx: click.Context) -> None:
+    """An argument (a label, a rule, a column, a path) holding bytes that are not UTF-8 (Python
+    reads them as lone surrogates) is bad input: Arrow cannot open such a path and no output
+    can record such a text, and either ended in a traceback with exit 1, a rule's failure to
+    CI."""
+    for param in ctx.command.params:
+        given = ctx.params.get(param.name or "")
+        for value in given if isinstance(given, tuple | list) else (given,):
+            if isinstance(value, str | Path) and _SURROGATE.search(str(value)):
+                named = param.opts[-1] if param.opts and param.opts[0].startswith("-") else ""
+                fix = "rename the file" if isinstance(value, Path) else "give it as UTF-8 text"
+                raise InputError(
+                    f"{named}{' ' if named else ''}{str(value)!r}: holds bytes that are not "
+                    f"UTF-8; {fix}"
+                )
+
+
 class _Group(click.Group):
+    command_class = _Command
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)

@@ -301,3 +301,18 @@ def test_a_study_with_a_baseline_labelled_b_is_refused(pair, tmp_path, options, 
         f"with the baseline labelled {labels} its verdict would name the wrong run; give the "
         "baseline log first, or other labels\n"
     )
+
+
+def test_a_label_that_is_not_utf8_is_bad_input(pair, tmp_path):
+    """A label given as $'b\\xff' (Python reads the byte as a lone surrogate) ended in a
+    UnicodeEncodeError traceback and exit 1, a failed rule to CI, once the outputs were due."""
+    extra = ("--label", "A", "--label", "b\udcff")
+    needle = "--label 'b\\udcff': holds bytes that are not UTF-8; give it as UTF-8 text"
+    expect_error(tmp_path, *pair, needle, extra=extra)
+
+
+def test_a_log_path_that_is_not_utf8_is_bad_input(pair, tmp_path):
+    """Arrow cannot open it: a traceback and exit 1."""
+    odd = tmp_path / "b\udcff.parquet"
+    pair[1].rename(odd)
+    expect_error(tmp_path, pair[0], odd, "b\\udcff.parquet': holds bytes", "rename the file")
