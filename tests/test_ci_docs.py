@@ -55,8 +55,36 @@ def test_github_actions_compare_step_fails_the_job_after_writing_everything(tmp_
     assert "fail  B  latency_ms <= 150" in done.stdout
     written = sorted(p.name for p in (tmp_path / "ragreport").iterdir())
     assert written == ["gate.xml", "report.html", "report.json", "summary.md"]
-    assert 'cat ragreport/summary.md >> "$GITHUB_STEP_SUMMARY"' in yaml
     assert "path: ragreport/" in yaml
+
+
+def _summary_step(yaml: str, cwd: Path) -> tuple[subprocess.CompletedProcess[str], str]:
+    step = yaml.split("      - name: Job summary", 1)[1].split("      - name:", 1)[0]
+    run = step.split("run:", 1)[1]  # a block (|) or one line
+    script = textwrap.dedent(run.split("\n", 1)[1]) if run.startswith(" |") else run.strip()
+    summary = cwd / "step_summary.md"
+    summary.write_text("")
+    done = shell(f'GITHUB_STEP_SUMMARY="{summary}"\n{script}', cwd)
+    return done, summary.read_text()
+
+
+def test_github_actions_summary_is_this_run_s_or_none(tmp_path):
+    """A run with bad input (exit 2) writes nothing: the summary step failed on a missing file
+    ("cat: ... No such file"), and on a runner that keeps its workspace it showed the summary
+    of an earlier run as this one's."""
+    yaml = block("yaml", "### GitHub Actions")
+    step = textwrap.dedent(yaml.split("run: |\n", 1)[1].split("      - name: Job summary")[0])
+    gate_file(tmp_path)
+    good = step.replace("runs/baseline.parquet", str(SAMPLE_A))
+    good = good.replace("runs/candidate.parquet", str(SAMPLE_B))
+    assert shell(good, tmp_path).returncode == 1
+    done, summary = _summary_step(yaml, tmp_path)
+    assert done.returncode == 0 and "### Gate: FAIL" in summary
+    bad = good.replace(str(SAMPLE_B), "missing.pq")
+    assert shell(bad, tmp_path).returncode == 2
+    done, summary = _summary_step(yaml, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "### Gate" not in summary and "wrote no summary" in summary
 
 
 def test_shell_script_passes_on_the_sample_and_prints_the_summary(tmp_path):
@@ -65,3 +93,4 @@ def test_shell_script_passes_on_the_sample_and_prints_the_summary(tmp_path):
     assert "### Gate: PASS" in done.stdout
     bad = shell(block("sh", "### A plain shell script"), tmp_path, str(SAMPLE_A), "missing.pq")
     assert bad.returncode == 2 and "missing.pq" in bad.stderr
+    assert "### Gate" not in bad.stdout  # not the summary the passing run left
