@@ -4,6 +4,7 @@ level checked by simulation, and the command's exit codes end to end."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -172,6 +173,44 @@ def test_a_difference_the_test_does_not_find_passes_no_superiority_rule(text, lo
             "but the test test of no difference gives p = 0.5 (over 2 questions), so the "
             "interval and the test disagree"
         )
+
+
+_COMPARED = re.compile(r"bound (\S+) vs (>=|>|<=|<) (\S+)$")
+_HOLDS = {">=": float.__ge__, ">": float.__gt__, "<=": float.__le__, "<": float.__lt__}
+
+
+@pytest.mark.parametrize(
+    ("text", "low", "high", "outcome", "shown"),
+    [
+        # a lower bound of -0.012966795 passes '>= -0.0129668' and read "-0.01297 vs >= ..."
+        ("faithfulness >= -0.0129668", -0.012966795, 0.1, "pass", "-0.01296679"),
+        ("faithfulness >= -0.01296679", -0.012966795, 0.1, "inconclusive", "-0.01297"),
+        ("faithfulness > -0.0129668", -0.0129668, 0.1, "inconclusive", "-0.0129668"),
+        ("cost_usd <= 1e-3", -0.1, 0.00100004, "inconclusive", "0.00100004"),
+        ("cost_usd < 1E-3", -0.1, 0.00099996, "pass", "0.00099996"),
+        ("correct >= -0.02", -0.0123456, 0.1, "pass", "-0.01235"),  # 4 digits where they do
+    ],
+)
+def test_the_printed_bound_and_margin_compare_as_the_rule_decides(text, low, high, outcome, shown):
+    rule = parse_rule(text)
+    c = interval(0.0, low, high, p=0.5)
+    gate = evaluate(Requirements((rule,)), [Candidate("B", {rule.metric: c}, {}, {})], 0.95)
+    (result,) = gate.results
+    assert result.outcome == outcome
+    bound, op, margin = _COMPARED.search(result.detail).groups()
+    assert (bound, op, margin) == (shown, rule.op, text.split()[-1])  # the margin as written
+    assert _HOLDS[op](float(bound), float(margin)) == (outcome == "pass")
+
+
+def test_an_equivalence_interval_prints_its_ends_on_their_side_of_the_margin():
+    rule = parse_rule("faithfulness within 0.0129668")
+    c = interval(0.0, -0.012966795, 0.012966795, p=0.5)
+    gate = evaluate(Requirements((rule,)), [Candidate("B", {rule.metric: c}, {}, {})], 0.95)
+    (result,) = gate.results
+    assert result.outcome == "pass"
+    assert result.detail.endswith(
+        "interval [-0.01296679, 0.01296679], equivalence margin \u00b10.0129668"
+    )
 
 
 def test_inconclusive_counts_as_the_policy_says():

@@ -62,6 +62,14 @@ class Rule:
     margin: float
     column: str | None = None
 
+    @property
+    def number(self) -> str:
+        """The margin as the rule writes it ('-0.0129668', '1e-3'), for the sentences that
+        compare a bound with it: printed with fewer digits it could read as the other side."""
+        match = _RULE.match(self.text)
+        assert match is not None  # the text parse_rule read
+        return match["margin"]
+
 
 @dataclass(frozen=True)
 class Requirements:
@@ -309,20 +317,32 @@ def _interval(c: MetricComparison) -> str:
     return f"one {'question' if c.clusters is None else 'cluster'} gives no interval"
 
 
+def _side(value: float, margin: float) -> int:
+    return (value > margin) - (value < margin)
+
+
+def _beside(value: float, margin: float) -> str:
+    """``value`` to 4 significant digits, or as many more as keep it on its own side of
+    ``margin`` (or equal to it): -0.012966795 read as -0.01297 below a margin of -0.0129668
+    that it passes. 17 digits give the float itself."""
+    shown = (f"{value:.{digits}g}" for digits in range(4, 18))
+    return next(s for s in shown if _side(float(s), margin) == _side(value, margin))
+
+
 def _bound_sentence(rule: Rule, c: MetricComparison, what: str, level: float) -> str:
     if rule.op == WITHIN:
-        return f"{what} {c.diff:.4g}, {_interval(c)}, equivalence margin \u00b1{rule.margin:g}"
+        low, high = _beside(c.ci_low, -rule.margin), _beside(c.ci_high, rule.margin)
+        shown = f"interval [{low}, {high}]" if _has_interval(c) else _interval(c)
+        return f"{what} {c.diff:.4g}, {shown}, equivalence margin \u00b1{rule.number}"
     bound = "lower" if rule.op in (">=", ">") else "upper"
     compared = f"one-sided {level * 100:.10g}% {bound} bound"
     if not _has_interval(c):
         return (
             f"{what} {c.diff:.4g}, {_interval(c)}, so there is no {compared} to hold to "
-            f"{rule.op} {rule.margin:g}"
+            f"{rule.op} {rule.number}"
         )
-    value = c.ci_low if bound == "lower" else c.ci_high
-    return (
-        f"{what} {c.diff:.4g}, {_interval(c)}; {compared} {value:.4g} vs {rule.op} {rule.margin:g}"
-    )
+    value = _beside(c.ci_low if bound == "lower" else c.ci_high, rule.margin)
+    return f"{what} {c.diff:.4g}, {_interval(c)}; {compared} {value} vs {rule.op} {rule.number}"
 
 
 def _violation_p(rule: Rule, evidence: SliceEvidence) -> float:
@@ -425,7 +445,7 @@ def _slice_rule(rule: Rule, candidate: Candidate, level: float) -> RuleResult:
     columns = ", ".join(dict.fromkeys(column for column, _ in family))
     detail = (
         f"slice {rule.column} = {shown_value(worst.value)} is the likeliest {_WRONG_SIDE[rule.op]} "
-        f"{rule.margin:g}: difference {c.diff:.4g}, {_interval(c)}; one-sided p {p:.4g}, "
+        f"{rule.number}: difference {c.diff:.4g}, {_interval(c)}; one-sided p {p:.4g}, "
         f"Holm-adjusted over {fmt_count(len(family), 'slice')} (of {columns}, as in the slice "
         f"table), vs {1 - level:.4g}"
     )
