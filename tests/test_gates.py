@@ -22,6 +22,7 @@ from reportgen.analysis.gates import (
     evaluate,
     one_sided_level,
     parse_rule,
+    read_gate_file,
 )
 from reportgen.analysis.slices import SMALL_SLICE
 from reportgen.analysis.stats import MetricComparison, compare_metric
@@ -836,3 +837,10 @@ def test_a_score_logged_on_few_questions_says_what_its_rules_read(tmp_path):
     doc = two_run_view(json.loads((folder / "r.json").read_text()))
     assert doc["warnings"] == [note]
     assert note in (tmp_path / "s.md").read_text()
+
+
+def test_a_gate_file_saved_with_a_byte_order_mark_reads(tmp_path):
+    """Windows editors save UTF-8 with a BOM: it was "not valid TOML (at line 1, column 1)"."""
+    gate = tmp_path / "gate.toml"
+    gate.write_bytes(b'\xef\xbb\xbfrequire = ["correct >= -0.02"]\r\n')
+    assert read_gate_file(gate) == ("correct >= -0.02",)

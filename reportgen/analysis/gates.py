@@ -190,7 +190,7 @@ def read_gate_file(path: Path) -> tuple[str, ...]:
     no rule would otherwise check nothing and pass in CI.
     """
     try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
+        document = tomllib.loads(path.read_text(encoding="utf-8-sig"))  # a BOM or none
     except OSError as exc:
         raise RuleError(f"{path}: cannot read the gate file ({exc.strerror})") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
