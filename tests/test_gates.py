@@ -844,3 +844,8 @@ def test_a_gate_file_saved_with_a_byte_order_mark_reads(tmp_path):
     gate = tmp_path / "gate.toml"
     gate.write_bytes(b'\xef\xbb\xbfrequire = ["correct >= -0.02"]\r\n')
     assert read_gate_file(gate) == ("correct >= -0.02",)
+
+
+def test_a_rule_names_a_slice_column_with_a_space():
+    rule = parse_rule("correct[ sp ace ] >= -0.1")
+    assert (rule.kind, rule.column) == ("slice", "sp ace")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+import shlex
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -35,7 +36,7 @@ EXIT_FAIL = 1  # a rule failed (or was inconclusive under --inconclusive fail)
 
 _RULE = re.compile(
     rf"^\s*(?P<own>candidate\.)?(?P<metric>{NAME_PATTERN})"
-    r"\s*(?:\[\s*(?P<column>[^\]\s]+)\s*\])?"
+    r"\s*(?:\[\s*(?P<column>[^\]\s](?:[^\]]*[^\]\s])?)\s*\])?"  # a name may hold spaces
     r"\s*(?P<op>>=|<=|>|<|within\b)\s*(?P<margin>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$"
 )
 _SYNTAX = (
@@ -271,7 +272,8 @@ def check_rules(
         if rule.column is not None and rule.column not in columns:
             raise RuleError(
                 f"rule {rule.text!r}: the report has no slice column {rule.column!r}; "
-                f"pass --slice {rule.column} or name one of {', '.join(columns) or '(none)'}"
+                f"pass --slice {shlex.quote(rule.column)} or name one of "
+                f"{', '.join(columns) or '(none)'}"
             )
         if rule.column in too_fine:
             raise RuleError(
