@@ -23,6 +23,7 @@ from reportgen.analysis.gates import (
     one_sided_level,
     parse_rule,
     read_gate_file,
+    requirements_from,
 )
 from reportgen.analysis.slices import SMALL_SLICE
 from reportgen.analysis.stats import MetricComparison, compare_metric
@@ -849,3 +850,34 @@ def test_a_gate_file_saved_with_a_byte_order_mark_reads(tmp_path):
 def test_a_rule_names_a_slice_column_with_a_space():
     rule = parse_rule("correct[ sp ace ] >= -0.1")
     assert (rule.kind, rule.column) == ("slice", "sp ace")
+
+
+def test_a_rule_given_twice_is_checked_once(tmp_path):
+    """The same rule twice (however spaced, on the command line or in the gate file) made two
+    checks, two JUnit cases of one name: it is kept once, first as given, and named."""
+    gate = tmp_path / "gate.toml"
+    gate.write_text('require = ["correct >= -0.02", "ndcg@5 > 0"]\n')
+    given = ("correct>=-0.02", "correct[slice] >= 0", "correct[slice] >= 0")
+    requirements = requirements_from(given, gate, "fail")
+    assert requirements is not None
+    assert [r.text for r in requirements.rules] == [
+        "correct>=-0.02",
+        "correct[slice] >= 0",
+        "ndcg@5 > 0",
+    ]
+    assert requirements.repeated == ("correct[slice] >= 0", "correct >= -0.02")
+
+
+def test_a_repeated_rule_and_a_spaced_slice_column_end_to_end(tmp_path):
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    for path, frame in ((a, rows(40, 20, 100.0)), (b, rows(40, 24, 100.0))):
+        pd.DataFrame(frame).rename(columns={"slice": "sp ace"}).to_parquet(path)
+    rule = ("--require", "correct[sp ace] >= -0.5")
+    code, out, err, folder = compare(tmp_path, a, b, "--slice", "sp ace", *rule, *rule)
+    assert code == 0, err + out
+    results = json.loads((folder / "r.json").read_text())["gate"]["results"]
+    assert [(r["rule"], r["outcome"]) for r in results] == [("correct[sp ace] >= -0.5", "pass")]
+    assert err.splitlines() == [
+        "ragreport: warning: rule 'correct[sp ace] >= -0.5' is given more than once; it is "
+        "checked once"
+    ]

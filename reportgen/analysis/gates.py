@@ -78,6 +78,7 @@ class Requirements:
 
     rules: tuple[Rule, ...]
     inconclusive: str = FAIL  # PASS or FAIL
+    repeated: tuple[str, ...] = ()  # rules given again, as written, checked once
 
 
 @dataclass(frozen=True)
@@ -234,11 +235,18 @@ def rule_costs(requirements: Requirements | None) -> tuple[str, ...]:
 def requirements_from(
     rules: tuple[str, ...], gate_file: Path | None, inconclusive: str
 ) -> Requirements | None:
-    """The rules of ``--require`` and ``--gate`` parsed, or None when there are none."""
+    """The rules of ``--require`` and ``--gate`` parsed, or None when there are none. A rule
+    given again (however spaced) is kept once, where first given: checked twice, it counted
+    twice in the gate and made two JUnit cases of one name."""
     texts = rules + (read_gate_file(gate_file) if gate_file else ())
     if not texts:
         return None
-    return Requirements(tuple(parse_rule(t) for t in texts), inconclusive)
+    kept: dict[Rule, Rule] = {}  # by what the rule checks: its text left out
+    repeated = []
+    for rule in map(parse_rule, texts):
+        if kept.setdefault(replace(rule, text=""), rule) is not rule:
+            repeated.append(rule.text)
+    return Requirements(tuple(kept.values()), inconclusive, tuple(repeated))
 
 
 def check_rules(
