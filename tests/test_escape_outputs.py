@@ -67,6 +67,18 @@ def test_a_control_character_in_a_slice_value_is_drawn_as_a_replacement(tmp_path
     assert "\x0b" not in svgs and "\x01" not in svgs
 
 
+def test_a_line_separator_in_a_slice_value_is_drawn_as_a_replacement(tmp_path):
+    """vl-convert's expression parser refused U+2028 in a string ("Unexpected token ILLEGAL"):
+    a traceback and exit 1, which CI reads as a failed rule."""
+    a, b = _logs(tmp_path, "line\u2028par\u2029end")
+    html = tmp_path / "r.html"
+    args = ["compare", str(a), str(b), "-o", str(html), "--n-boot", "200", "--quiet"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    svgs = "".join(re.findall(r"<svg.*?</svg>", html.read_text(encoding="utf-8"), re.DOTALL))
+    assert "line\ufffdpar\ufffdend (n=20)" in svgs
+
+
 def _compare(tmp_path: Path, *extra: str) -> tuple[Path, Path]:
     a, b = _logs(tmp_path / "logs")
     md, xml = tmp_path / "s.md", tmp_path / "j.xml"

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from typing import Any
 
 _NOT_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+# and the line and paragraph separators, line ends to the expressions vl-convert draws with
+_NOT_DRAWN = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\u2028\u2029\ud800-\udfff\ufffe\uffff]")
 SHOWN = "\ufffd"  # what stands for a forbidden character: visible, so nothing vanishes silently
 MAX_DRAWN = 200  # characters of one text in a chart: vl-convert takes ~3 s per 10,000
 
@@ -25,9 +27,11 @@ def xml_safe(value: Any) -> Any:
 
 
 def drawable(value: Any) -> Any:
-    """``value`` (a chart spec) as xml_safe, each string over MAX_DRAWN characters cut in its
-    middle: its start and its end ("... (n=20)") stay, so long slice values stay told apart."""
-    return _each_string(value, lambda text: _middle_cut(_NOT_XML.sub(SHOWN, text)))
+    """``value`` (a chart spec) as xml_safe, U+2028 and U+2029 too (a slice value holding one
+    stopped the report with a traceback, exit 1), each string over MAX_DRAWN characters cut in
+    its middle: its start and its end ("... (n=20)") stay, so long slice values stay told
+    apart."""
+    return _each_string(value, lambda text: _middle_cut(_NOT_DRAWN.sub(SHOWN, text)))
 
 
 def _middle_cut(text: str) -> str:
