@@ -291,14 +291,42 @@ def test_slice_rule_adjusts_for_the_number_of_slices():
 def test_slice_rule_fails_only_on_a_slice_the_table_would_call_a_finding(n, outcome):
     """Every resample of the slice lies far below the margin (adjusted p 1 / 1001), yet under
     SMALL_SLICE questions a slice gives a direction, not proof, as in the slice table: the rule
-    passes and says why."""
+    passes and says why (a large slice beside it could have failed it)."""
     rule = parse_rule("m[slice] >= -0.05")
     small = SliceEvidence("small", interval(-0.5, -0.6, -0.4, n=n), np.full(1000, -0.5))
+    calm = SliceEvidence("calm", interval(0.1, 0.0, 0.2), np.full(1000, 0.1))
     result = evaluate(
-        Requirements((rule,)), [Candidate("B", {}, {}, {("m", "slice"): [small]})], 0.95
+        Requirements((rule,)), [Candidate("B", {}, {}, {("m", "slice"): [small, calm]})], 0.95
     ).results[0]
     assert result.outcome == outcome and "slice = small" in result.detail
     assert ("give a direction, not proof" in result.detail) == (outcome == "pass")
+
+
+def test_a_slice_rule_over_slices_too_small_to_fail_it_is_inconclusive(tmp_path):
+    """B breaks all 4 questions, in 2 slices of 2: no slice of under SMALL_SLICE questions can
+    fail the rule, so it passed, checking nothing, where slices of one question were
+    inconclusive. It is inconclusive, and says why."""
+    rule = parse_rule("m[slice] >= -0.05")
+    small = [
+        SliceEvidence(name, interval(-1.0, -1.0, -1.0, n=2), np.full(1000, -1.0))
+        for name in ("x", "y")
+    ]
+    (result,) = evaluate(
+        Requirements((rule,)), [Candidate("B", {}, {}, {("m", "slice"): small})], 0.95
+    ).results
+    assert result.outcome == "inconclusive"
+    assert result.detail == (
+        f"every slice of slice has fewer than {SMALL_SLICE} scored questions, which give a "
+        "direction, not proof (as in the slice table): no slice could fail the rule"
+    )
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    slices = ["x", "x", "y", "y"]
+    ids = [f"q{i}" for i in range(4)]
+    pd.DataFrame({"question_id": ids, "slice": slices, "correct": [True] * 4}).to_parquet(a)
+    pd.DataFrame({"question_id": ids, "slice": slices, "correct": [False] * 4}).to_parquet(b)
+    code, out, err, _ = compare(tmp_path, a, b, "--require", "correct[slice] >= -0.1")
+    assert code == 1, err
+    assert "inconclusive (counts as fail)  B  correct[slice] >= -0.1: every slice of slice" in out
 
 
 @pytest.mark.parametrize(("broken", "outcome", "p"), [(4, "pass", 0.125), (8, "fail", 2 * 0.5**8)])

@@ -450,6 +450,14 @@ def _slice_rule(rule: Rule, candidate: Candidate, level: float) -> RuleResult:
             candidate,
             f"every slice of {rule.column} has one scored {unit}, and one {unit} gives no interval",
         )
+    if all(s.comparison.n < SMALL_SLICE for s in scored):
+        # no slice could fail the rule: passing would check nothing
+        return _unscored(
+            rule,
+            candidate,
+            f"every slice of {rule.column} has fewer than {SMALL_SLICE} scored questions, which "
+            "give a direction, not proof (as in the slice table): no slice could fail the rule",
+        )
     outcome, worst, p, tested = _slice_outcome(rule, family, 1 - level)
     c = worst.comparison
     columns = ", ".join(dict.fromkeys(column for column, _ in family))
