@@ -3,7 +3,7 @@
 -- set of the windows and joins below is a batch's, and metric_curve.sql adds the batches up.
 -- Reads: tables relevant (of a question answered several times, its first sample: samples.py)
 --   and span_matches (the passages covering a span label, of that sample), view paired_ids;
---   macro fixed_point (queries/rules.sql).
+--   macros gain and fixed_point (queries/rules.sql).
 -- Span labels as in question_metrics.sql and span_precision.sql: labels found by one passage take
 -- consecutive slots (slot = max(pos, hit_no); pos itself for passage labels), and precision
 -- counts the passages relevant to any label, a passage covering two labels once (and a passage
@@ -17,7 +17,7 @@
 --   ('step' or 'point'), total (the fixed_point sum of the batch's terms, exact in any order).
 WITH labelled AS (
     SELECT run, question_id, sample, id, ideal_rank, n_relevant, pos_retrieved,
-           CASE WHEN $exponential THEN pow(2, grade) - 1 ELSE grade END AS gain
+           gain(grade, top_grade, $exponential) AS gain
     FROM relevant
     WHERE in_batch(question_id, $batches, $batch)
       AND question_id IN (

@@ -2,7 +2,7 @@
 -- (RunDatabase fills it a batch of questions at a time: a map over questions, whose joins and
 -- groups need memory for a batch, not for the log);
 -- one row per sample of a question when the runs log several (question_means.sql averages them).
--- Reads: tables facts and relevant; macros in_prompt, scored_pos and answerable
+-- Reads: tables facts and relevant; macros in_prompt, scored_pos, gain and answerable
 --   (queries/rules.sql), and exact_sum there: same input, same bits.
 -- Params: $k       INTEGER: the prompt cutoff over retrieved_ids; NULL: each question's own
 --                  context_ids is the ranking and k is its length.
@@ -32,7 +32,7 @@ scored AS (
     SELECT rel.run, rel.question_id, rel.sample, rel.id, rel.n_relevant, rel.ideal_rank,
            in_prompt(p.has_context, rel.pos_context, rel.pos_retrieved, $k) AS in_prompt, p.k,
            scored_pos(rel.pos_context, rel.pos_retrieved, $k) AS pos,
-           CASE WHEN $exponential THEN pow(2, rel.grade) - 1 ELSE rel.grade END AS gain
+           gain(rel.grade, rel.top_grade, $exponential) AS gain
     FROM relevant AS rel
     JOIN prompt AS p USING (run, question_id, sample)
     WHERE in_batch(rel.question_id, $batches, $batch)

@@ -5,8 +5,9 @@
 -- Each question's labels are ranked as one list (a handful of items) rather than by a group
 -- and two windows over every label of the log, which cost about 1.5 times as much.
 -- Returns (table relevant, made by RunDatabase: KEPT): run, question_id, sample, id, grade,
---   ideal_rank (1 = highest grade, then by id), n_relevant, pos_retrieved, pos_context (1-based
---   first position, NULL when absent).
+--   ideal_rank (1 = highest grade, then by id), n_relevant, top_grade (the question's highest,
+--   which scales its nDCG gains: macro gain, queries/rules.sql), pos_retrieved, pos_context
+--   (1-based first position, NULL when absent).
 WITH labels AS (
     -- positions are aligned with relevant_ids (facts.sql), so an id listed twice has the same
     -- positions each time
@@ -49,12 +50,13 @@ evidence AS (
 ),
 placed AS (
     SELECT run, question_id, sample, len(evidence) AS n_relevant,
+           -evidence[1].neg_grade AS top_grade,
            unnest(list_transform(evidence, lambda l, i: {
                'id': l.id, 'grade': -l.neg_grade, 'ideal_rank': i,
                'pos_retrieved': l.pos_retrieved, 'pos_context': l.pos_context
            })) AS e
     FROM evidence
 )
-SELECT run, question_id, sample, e.id, e.grade, e.ideal_rank, n_relevant,
+SELECT run, question_id, sample, e.id, e.grade, e.ideal_rank, n_relevant, top_grade,
        e.pos_retrieved, e.pos_context
 FROM placed

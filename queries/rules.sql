@@ -28,6 +28,13 @@
 --   A sum made in parts (batches of questions) adds the integers: fixed_point(v), a term as an
 --   integer, and from_fixed_point(total), a sum of them as a double.
 --
+-- nDCG's gain of a label of grade g, 2^g - 1 (exponential) or g, on a question whose highest
+-- grade is top, scaled by 2^-s: s = top - 40 (linear: floor(log2(top)) - 40), or 0 when that is
+-- negative, so the top gain is below 2^41 and gains up to grade 40 (linear 2^40) are as written.
+-- nDCG is a ratio of sums of gains, so the scale cancels, and a power of two scales a double
+-- without rounding. Unscaled, one grade of 67 (2^67 * 2^60 is past 128 bits) or three of 66
+-- overflowed exact_sum, and grade 1024 a double; scaled, a question's DCG holds 2^26 ranks of
+-- its top gain: gain(grade, top, exponential).
 -- A query that is a map over questions runs on a batch of them at a time (RunDatabase): the
 -- rows of one question, every run and sample, fall in the same batch of the given number:
 --   in_batch(question_id, batches, batch). The casts matter: without them DuckDB does not fold
@@ -78,6 +85,14 @@ CREATE OR REPLACE TEMP MACRO fixed_point(v) AS round(v * 1152921504606846976)::H
 CREATE OR REPLACE TEMP MACRO from_fixed_point(total) AS total::DOUBLE / 1152921504606846976;
 
 CREATE OR REPLACE TEMP MACRO exact_sum(v) AS from_fixed_point(sum(fixed_point(v)));
+
+CREATE OR REPLACE TEMP MACRO gain_scale(top, exponential) AS
+    greatest(CASE WHEN exponential THEN top ELSE floor(log2(top)) END - 40, 0);
+
+CREATE OR REPLACE TEMP MACRO gain(grade, top, exponential) AS
+    CASE WHEN exponential
+         THEN pow(2, grade - gain_scale(top, true)) - pow(2, -gain_scale(top, true))
+         ELSE grade * pow(2, -gain_scale(top, false)) END;
 
 CREATE OR REPLACE TEMP MACRO in_batch(question_id, batches, batch) AS
     hash(question_id) % batches::UBIGINT = batch::UBIGINT;

@@ -16,7 +16,8 @@ Definitions (per question):
 * mrr@k = 1 / rank of the first relevant passage within top_k, else 0
 * ndcg@k = DCG@k / IDCG@k, gain 2^g - 1 ("exponential") or g ("linear"),
   discount log2(rank + 1), IDCG from the ideal order of ALL relevant labels of the
-  question (also the ones that were never retrieved), truncated at k.
+  question (also the ones that were never retrieved), truncated at k; summed in exact
+  fractions, so any grade has a reference.
 * map@k = average precision at k: the sum, over the relevant passages in top_k, of the
   precision at their rank, divided by |rel| (trec_eval's map_cut_k)
 * rprec@k = |rel ∩ top_min(R, k)| / R with R = |rel| (R-precision, cut at k)
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from fractions import Fraction
 
 METRICS = ("recall", "precision", "hit", "mrr", "ndcg", "map", "rprec", "all")
 
@@ -67,18 +69,19 @@ def _first_occurrences(ranking: Sequence[str], k: int) -> list[tuple[int, str]]:
     return out
 
 
-def gain(g: float, kind: str = "exponential") -> float:
+def gain(g: int, kind: str = "exponential") -> int:
+    """Exact, as DCG's sums are (any grade: 2^2000 - 1 has no float)."""
     if g <= 0:
-        return 0.0
+        return 0
     if kind == "exponential":
-        return 2.0**g - 1.0
+        return 2**g - 1
     if kind == "linear":
-        return float(g)
+        return g
     raise ValueError(f"unknown gain {kind!r}")
 
 
-def discount(rank: int) -> float:
-    return math.log2(rank + 1)
+def discount(rank: int) -> Fraction:
+    return Fraction(math.log2(rank + 1))
 
 
 def recall(ranking, k, relevant_ids, relevant_grades=None):
@@ -114,8 +117,8 @@ def mrr(ranking, k, relevant_ids, relevant_grades=None):
     return 0.0
 
 
-def dcg(ranking, k, grades: dict[str, int], kind: str = "exponential") -> float:
-    total = 0.0
+def dcg(ranking, k, grades: dict[str, int], kind: str = "exponential") -> Fraction:
+    total = Fraction(0)
     for rank, pid in _first_occurrences(ranking, k):
         g = grades.get(pid, 0)
         if g > 0:
@@ -123,16 +126,18 @@ def dcg(ranking, k, grades: dict[str, int], kind: str = "exponential") -> float:
     return total
 
 
-def idcg(k, grades: dict[str, int], kind: str = "exponential") -> float:
+def idcg(k, grades: dict[str, int], kind: str = "exponential") -> Fraction:
     ideal = sorted((g for g in grades.values() if g > 0), reverse=True)[:k]
-    return sum(gain(g, kind) / discount(rank) for rank, g in enumerate(ideal, start=1))
+    return sum(
+        (gain(g, kind) / discount(rank) for rank, g in enumerate(ideal, start=1)), Fraction(0)
+    )
 
 
 def ndcg(ranking, k, relevant_ids, relevant_grades=None, kind: str = "exponential"):
     grades = label_grades(relevant_ids, relevant_grades)
     if not relevant_set(grades):
         return None
-    return dcg(ranking, k, grades, kind) / idcg(k, grades, kind)
+    return float(dcg(ranking, k, grades, kind) / idcg(k, grades, kind))
 
 
 def average_precision(ranking, k, relevant_ids, relevant_grades=None):

@@ -14,8 +14,10 @@ import random
 
 import pytest
 import reference as ref
+from click.testing import CliRunner
 
 from reportgen.analysis.registry import base_name
+from reportgen.cli import cli
 
 TOL = 1e-9
 L2, L3, L4, L5 = math.log2(2), math.log2(3), math.log2(4), math.log2(5)  # 1, 1.585, 2, 2.322
@@ -577,3 +579,71 @@ def test_metric_curve(random_runs, random_k_json):
                 if not close(got[(run, m, k)], expected):
                     bad.append((run, m, k, got[(run, m, k)], expected))
     assert not bad, f"{len(bad)} mismatches, first: {bad[:5]}"
+
+
+# ------------------------------------------------------------------- (f) grades past 2^66 gains
+# question -> relevant grades of [hi, lo] (hi ranked third, lo second, after a miss), so nDCG is
+# near but not 1/2; exact_sum adds 2^-60ths in 128 bits, so unscaled gains overflowed it from one
+# grade of 67 or three of 66, and a double from grade 1024 (queries/rules.sql, macro gain).
+BIG_GRADES = {
+    "g40": [40, 1],
+    "g66": [66, 1],
+    "g67": [67, 1],
+    "three66": [66, 66, 66, 1],
+    "g100": [100, 3],
+    "g1024": [1024, 1],
+    "g2000": [2000, 1000],
+}
+
+
+def _big_grade_rows(grades: dict[str, list[int]]) -> list[dict]:
+    return [
+        {
+            "question_id": qid,
+            "retrieved_ids": ["x", "lo", *[f"hi{i}" for i in range(len(g) - 1)]],
+            "relevant_ids": [*[f"hi{i}" for i in range(len(g) - 1)], "lo"],
+            "relevant_grades": g,
+            "correct": True,
+        }
+        for qid, g in grades.items()
+    ]
+
+
+@pytest.mark.parametrize(
+    ("kind", "grades"),
+    [
+        ("exponential", BIG_GRADES),
+        (
+            "linear",
+            {"g2_40": [2**40, 1], "g2_63": [2**63 - 1, 7], "g2_63x100": [2**63 - 1] * 100 + [1]},
+        ),
+    ],
+)
+def test_ndcg_of_huge_gains_is_the_exact_ratio(tmp_path, write_log, compare, kind, grades):
+    rows = _big_grade_rows(grades)
+    log = write_log(tmp_path / "big.parquet", rows)
+    out = compare(log, log, tmp_path / "out", "--k", 200, "--gain", kind, "--n-boot", 100)
+    got = {r["question_id"]: r["ndcg@200_a"] for r in out["per_question"]}
+    for row in rows:
+        expected = ref.ndcg(
+            row["retrieved_ids"], 200, row["relevant_ids"], row["relevant_grades"], kind
+        )
+        assert 0.4 < expected < 1 and close(got[row["question_id"]], expected, 1e-15), row
+    curve = {
+        int(r["k"]): r["value"]
+        for r in out["metric_curve"]
+        if r["run"] == "a" and base_name(r["metric"]) == "ndcg"
+    }
+    assert len(curve) == max(len(r["retrieved_ids"]) for r in rows)
+    for k, value in curve.items():
+        expected = ref.mean(
+            ref.ndcg(r["retrieved_ids"], k, r["relevant_ids"], r["relevant_grades"], kind)
+            for r in rows
+        )
+        assert close(value, expected, 1e-15), (k, value, expected)
+
+
+def test_validate_takes_huge_grades(tmp_path, write_log):
+    log = write_log(tmp_path / "big.parquet", _big_grade_rows(BIG_GRADES))
+    result = CliRunner().invoke(cli, ["validate", str(log)])
+    assert result.exit_code == 0 and "ok, 7 rows follow" in result.stdout, result.output

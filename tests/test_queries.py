@@ -100,6 +100,7 @@ def test_relevant(db):
         "grade",
         "ideal_rank",
         "n_relevant",
+        "top_grade",
         "pos_retrieved",
         "pos_context",
     ]
@@ -112,6 +113,7 @@ def test_relevant(db):
         2,
     ]
     assert pd.isna(q1.loc["p9", "pos_retrieved"]) and q1.loc["p9", "n_relevant"] == 2
+    assert (q1["top_grade"] == 2).all()  # the highest grade of the question, on every label
 
 
 def test_question_metrics(db):
