@@ -1,13 +1,14 @@
 -- Every row-level input problem, counted per run, kind and column, with the first examples.
 -- Reads: view runs, table facts, macro spans_apart (queries/rules.sql), the column names of views
---   raw_a and raw_b. Params: $examples INTEGER: examples kept per problem.
+--   raw_a and raw_b. Params: $examples INTEGER: examples kept per problem; $largest DOUBLE: the
+--   largest cost value (context_tokens, latency_ms, cost_usd) taken (inputs/contract.py).
 -- Returns: run, kind, column_name (as the log wrote it: context_spans, not the context_ids made
 --   from them), severity ('error': the log is refused; 'left_out': the value is dropped and
 --   counted in a warning), n (rows with the problem), row_numbers, question_ids,
 --   details (the first $examples examples, in file order); errors first, then by run and first row.
 --   kind is one of null_id, duplicate_id, grades_length, null_in_list, grade_range, share_range,
---   negative, not_finite, span_doc, span_range, merged_spans (overlapping labels, merged: not
---   refused, listed with the values left out).
+--   negative, not_finite, too_large (beyond $largest), span_doc, span_range, merged_spans
+--   (overlapping labels, merged: not refused, listed with the values left out).
 -- The scalar columns come from runs, the null items and bad spans of the lists from facts (which
 -- reads the long lists once for every query); each row is reduced to a few numbers, once.
 WITH checked AS MATERIALIZED (
@@ -72,7 +73,8 @@ problems AS (
     WHERE min_grade < 0 AND name = 'relevant_grades'
     UNION ALL
     SELECT run,
-           CASE WHEN kind = 'negative' AND NOT isfinite(value) THEN 'not_finite' ELSE kind END,
+           CASE WHEN kind = 'negative' AND NOT isfinite(value) THEN 'not_finite'
+                WHEN kind = 'negative' AND value > $largest THEN 'too_large' ELSE kind END,
            name, row_number, question_id, value::VARCHAR
     FROM (
         SELECT run, row_number, question_id,
@@ -86,11 +88,12 @@ problems AS (
         FROM checked
         WHERE NOT (coalesce(faithfulness BETWEEN 0 AND 1, true)
                    AND coalesce(answer_relevance BETWEEN 0 AND 1, true)
-                   AND coalesce(context_tokens >= 0 AND isfinite(context_tokens), true)
-                   AND coalesce(latency_ms >= 0 AND isfinite(latency_ms), true)
-                   AND coalesce(cost_usd >= 0 AND isfinite(cost_usd), true))
+                   AND coalesce(context_tokens BETWEEN 0 AND $largest, true)
+                   AND coalesce(latency_ms BETWEEN 0 AND $largest, true)
+                   AND coalesce(cost_usd BETWEEN 0 AND $largest, true))
     )
     WHERE isnan(value) OR isinf(value) OR value < 0 OR (kind = 'share_range' AND value > 1)
+       OR (kind = 'negative' AND value > $largest)
     UNION ALL
     -- the first bad span of each span list: no document, a negative offset or start >= end
     SELECT run, CASE WHEN s.doc_id IS NULL THEN 'span_doc' ELSE 'span_range' END, name,

@@ -2,10 +2,13 @@
 -- question's rows (its samples, when a log has several), a boolean read as 0 or 1.
 -- Reads: views raw_a, raw_b (every column of each log as written, not only the contract's).
 -- Params: $column VARCHAR: the column's exact name, numeric or boolean in both logs
---   (column_types.sql says which).
+--   (column_types.sql says which); $largest DOUBLE: the largest magnitude taken
+--   (inputs/contract.py).
 -- Returns: run, question_id, value (DOUBLE; NULL when no row of the question has a finite
 --   value: NaN and infinities are missing values), not_finite (the question's rows whose value
---   is NaN or infinite, for the warning that says so). Sums run in value order: same bits.
+--   is NaN or infinite, for the warning that says so), too_large (a finite value of the question
+--   beyond $largest, the largest; NULL when there is none: the log is refused).
+--   Sums run in value order: same bits.
 WITH scored AS (
     SELECT 'a' AS run, question_id::VARCHAR AS question_id,
            COLUMNS(lambda c: c = $column)::DOUBLE AS value
@@ -16,7 +19,9 @@ WITH scored AS (
 )
 SELECT run, question_id,
        avg(value ORDER BY value) FILTER (WHERE isfinite(value)) AS value,
-       count(*) FILTER (WHERE NOT isfinite(value)) AS not_finite
+       count(*) FILTER (WHERE NOT isfinite(value)) AS not_finite,
+       max_by(value, abs(value)) FILTER (WHERE isfinite(value) AND abs(value) > $largest)
+           AS too_large
 FROM scored
 GROUP BY run, question_id
 ORDER BY run, question_id

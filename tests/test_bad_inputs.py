@@ -245,6 +245,13 @@ ROWS = {
     "negative latency": (_with(5, latency_ms=-3.0), ["row 6", "latency_ms is -3.0"]),
     "negative cost": (_with(5, cost_usd=-0.5), ["row 6", "cost_usd is -0.5"]),
     "negative context_tokens": (_with(5, context_tokens=-1), ["row 6", "context_tokens is -1.0"]),
+    # past 2**53 a double drops whole units, and 1e308 squared is inf: refused, not reported
+    "latency 1e308": (_with(5, latency_ms=1e308), ["row 6", "latency_ms is 1e+308", "2**53"]),
+    "context_tokens 2**53 + 2": (
+        _with(5, context_tokens=2**53 + 2),
+        ["row 6", "context_tokens is 9007199254740994", "rescale the column"],
+    ),
+    "cost 1e20": (_with(0, cost_usd=1e20), ["row 1", "cost_usd is 1e+20", "2**53"]),
 }
 
 
@@ -395,6 +402,36 @@ def test_inf_latency_through_the_whole_command(tmp_path):
     doc = report(tmp_path, a, b)
     assert any("12 values of latency_ms" in w for w in doc["warnings"])
     assert doc["metrics"]["correct"]["diff"] == pytest.approx(3 / 12)
+
+
+def test_values_of_2_53_are_compared_exactly(tmp_path):
+    # the largest value taken: 2**53 - i is exact in a double, so B - A is -5.5 tokens, and a
+    # score of 2**53 against -2**53 differs by -2**54 (squares 2**108), no numpy warning
+    a = write(tmp_path / "a.parquet", rows(context_tokens=2**53, judge=2.0**53))
+    b = [dict(r, context_tokens=2**53 - i, judge=-(2.0**53)) for i, r in enumerate(rows(flip=3))]
+    (tmp_path / "out").mkdir()
+    code, _, err = compare(tmp_path, a, write(tmp_path / "b.parquet", b), "--metric", "judge")
+    assert code == 0 and err == "", err
+    doc = two_run_view(json.loads((tmp_path / "out" / "r.json").read_text()))
+    tokens, judge = doc["cost"]["context_tokens"], doc["metrics"]["judge"]
+    assert (tokens["a"], tokens["diff"], tokens["n"]) == (2**53, -5.5, 12)
+    assert (judge["a"], judge["diff"], judge["n"]) == (2.0**53, -(2.0**54), 12)
+
+
+@pytest.mark.parametrize("flag", ["--metric", "--lower-is-better"])
+def test_score_too_large_to_sum_is_refused(tmp_path, flag):
+    # 1e308 against 1.7e308 gave null means and p = 0 ("inf inf +inf"), warnings on stderr
+    a = write(tmp_path / "a.parquet", rows(judge=1e15))
+    b = [dict(r, judge=1.7e308 if i in (4, 7) else 0.5) for i, r in enumerate(rows(flip=3))]
+    b = write(tmp_path / "judged.parquet", b)
+    needles = ("judged.parquet: row 5 (question_id 'q4'): judge is 1.7e+308", "rescale")
+    refused(tmp_path, a, b, *needles, options=(flag, "judge"))
+
+
+def test_validate_refuses_a_cost_too_large_to_sum(tmp_path):
+    path = write(tmp_path / "slow.parquet", _with(2, latency_ms=1e308))
+    code, out, _ = invoke("validate", path)
+    assert code == 2 and "1 row with too_large in latency_ms: row 3" in out, out
 
 
 def test_no_labelled_evidence_compares_correct(tmp_path):

@@ -86,7 +86,7 @@ def test_every_query_file_is_tested():
 
 
 def test_row_problems(db):
-    assert db.frame("row_problems", examples=5).empty
+    assert db.frame("row_problems", examples=5, largest=2**53).empty
 
 
 def test_relevant(db):
@@ -398,7 +398,7 @@ def test_row_problems_counts_every_row_and_keeps_the_first_examples(tmp_path: Pa
     pd.DataFrame(rows).to_parquet(path)  # pandas writes the NaN as null: no value, no problem
     db = RunDatabase(open_run(path, "A"))
     db.execute("facts", k=None)
-    found = db.frame("row_problems", examples=3)
+    found = db.frame("row_problems", examples=3, largest=2**53)
     db.close()
     assert list(found.columns) == [
         "run",
@@ -653,21 +653,38 @@ def test_column_types(db):
 
 
 def test_score_column(sampled, tmp_path: Path):
-    s = sampled.frame("score_column", column="correct").set_index(["run", "question_id"])
+    s = sampled.frame("score_column", column="correct", largest=2**53)
+    s = s.set_index(["run", "question_id"])
     # q1 in A: correct in samples 0 and 2 of three; in B: sample 1 of two; booleans as 0/1
     assert s.loc[("a", "q1"), "value"] == pytest.approx(2 / 3)
     assert s.loc[("b", "q1"), "value"] == pytest.approx(1 / 2)
-    assert list(s.columns) == ["value", "not_finite"]
+    assert list(s.columns) == ["value", "not_finite", "too_large"]
     path = tmp_path / "nan.parquet"  # NaN and infinities are missing values, not scores
     pd.DataFrame(
-        {"question_id": ["q1", "q1", "q2"], "sample": [0, 1, 0], "x": [0.5, float("nan"), np.inf]}
+        {
+            "question_id": ["q1", "q1", "q2", "q3", "q3"],
+            "sample": [0, 1, 0, 0, 1],
+            "x": [0.5, float("nan"), np.inf, 1e16, -2e16],
+        }
     ).to_parquet(path)
     db = RunDatabase(open_run(path, "A"))
-    got = db.frame("score_column", column="x").set_index(["run", "question_id"])
+    got = db.frame("score_column", column="x", largest=2**53).set_index(["run", "question_id"])
     db.close()
     assert got.value["a", "q1"] == 0.5 and pd.isna(got.value["a", "q2"])
     # pandas writes NaN as null, a missing value; the infinity is counted for the warning
     assert (got.not_finite["a", "q1"], got.not_finite["a", "q2"]) == (0, 1)
+    # beyond 2**53 (about 9.0e15): the largest in magnitude, for the refusal to name
+    assert got.too_large["a", "q3"] == -2e16 and got.too_large[["a"]].isna().sum() == 2
+
+
+def test_first_row(sampled):
+    # the first row of the questions named, among a run's rows (B: q1 in rows 0 and 1, q2 in 2)
+    def first(*ids):
+        return sampled.frame("first_row", run="b", question_ids=list(ids)).to_dict("records")
+
+    assert first("q2", "q1") == [{"row_number": 0, "question_id": "q1"}]
+    assert first("q2") == [{"row_number": 2, "question_id": "q2"}]
+    assert sampled.frame("first_row", run="a", question_ids=["q9"]).empty
 
 
 def test_unjudged(db):

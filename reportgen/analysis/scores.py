@@ -15,8 +15,9 @@ from dataclasses import dataclass, replace
 import pandas as pd
 
 from ..errors import InputError
+from ..inputs.contract import LARGEST_VALUE
 from ..inputs.database import RunDatabase
-from ..inputs.row_checks import not_finite
+from ..inputs.row_checks import RowProblem, not_finite
 from .registry import BY_NAME, Metric, base_name, score
 from .stats import MetricComparison
 
@@ -127,7 +128,8 @@ def with_scores(
         if f"{m.name}_a" in paired.columns:
             continue
         column = m.source or m.name  # a score's column of the logs
-        scored = db.frame("score_column", column=column)
+        scored = db.frame("score_column", column=column, largest=LARGEST_VALUE)
+        _refuse_too_large(db, scored, column)
         for run, n in scored.groupby("run")["not_finite"].sum().items():
             if n:
                 warnings.append(not_finite(int(n), column, db.files[run].path.name))
@@ -135,6 +137,30 @@ def with_scores(
         values = values.reindex(columns=["a", "b"]).add_prefix(f"{m.name}_")
         paired = paired.merge(values, left_on="question_id", right_index=True, how="left")
     return paired, warnings
+
+
+def _refuse_too_large(db: RunDatabase, scored: pd.DataFrame, column: str) -> None:
+    """Refuse a score column with a value the statistics cannot square and sum exactly (as
+    row_problems.sql refuses a cost column's), naming the first row of a question that has one
+    (a score column's rows carry no row numbers: with samples, the question's first row)."""
+    for run in "ab":
+        found = scored[(scored["run"] == run) & scored["too_large"].notna()]
+        if found.empty:
+            continue
+        first = db.frame("first_row", run=run, question_ids=found["question_id"].tolist())
+        row, question_id = int(first["row_number"][0]), first["question_id"][0]
+        value = found.set_index("question_id")["too_large"][question_id]
+        problem = RowProblem(
+            db.files[run].path,
+            "too_large",
+            column,
+            True,
+            len(found),
+            (row + 1,),
+            (question_id,),
+            (f"{value:g}",),
+        )
+        raise InputError(problem.error())
 
 
 def oriented(c: MetricComparison, metric: Metric) -> MetricComparison:

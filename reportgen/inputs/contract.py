@@ -79,6 +79,12 @@ SPAN_FIELDS: dict[str, tuple[_Check, str]] = {
 
 
 OFFSET_LIMIT = 2**63  # offsets and grades are read as signed 64-bit integers
+LARGEST_VALUE = 2**53
+"""The largest magnitude of a cost or score value the statistics take. Up to 2**53 a double
+holds every whole number, so token counts and their differences are exact, and the squares of
+differences (at most 2**108) summed over any number of questions stay far from overflow; past
+it two counts a few apart read as one (2**62 + 49 - 2**62 is 0), and from about 1e154 the
+squares of the spreads overflow to inf, leaving the interval and p-value meaningless."""
 
 
 def wide_number(t: pa.DataType) -> bool:

@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 
 from ..errors import InputError
 from ..resources import query_text
-from .contract import BY_NAME, has_samples
+from .contract import BY_NAME, LARGEST_VALUE, has_samples
 from .engine import connect, over_budget, return_freed_memory
 from .load import RunFile
 from .row_checks import EXAMPLES, RowProblem
@@ -26,6 +26,7 @@ _DATA_ERRORS = (
     duckdb.IOException,
     duckdb.OutOfRangeException,
 )
+_ROW_CHECKS = {"examples": EXAMPLES, "largest": LARGEST_VALUE}  # row_problems' parameters
 _ROW_NUMBER = "file_row_number"  # the column DuckDB's Parquet reader adds on request
 BATCH_ROWS = 500_000
 """Rows of facts (one run's answer to one question) per batch of a query that is a map over
@@ -285,7 +286,7 @@ class RunDatabase:
                 details=tuple(p.details),
             )
             for query in ("row_problems", *(("sample_problems",) if sampled else ()))
-            for p in self.frame(query, examples=EXAMPLES).itertuples()
+            for p in self.frame(query, **_used(query, _ROW_CHECKS)).itertuples()
         ]
 
 

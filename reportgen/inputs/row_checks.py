@@ -33,6 +33,11 @@ _WORDS = {
     "share_range": ("{column} is {detail}", "expected a share between 0 and 1"),
     "negative": ("{column} is {detail}", "expected 0 or more"),
     "not_finite": ("{column} is {detail}", "left out of every mean; log a missing value as null"),
+    "too_large": (
+        "{column} is {detail}",
+        "beyond 2**53 (about 9.0e15) the statistics cannot sum it exactly: rescale the column "
+        "(seconds rather than ms, thousands of tokens)",
+    ),
     "span_doc": ("{column} has a span with no doc_id", "name the document of every span"),
     "span_range": (
         "{column} has span {detail}",
