@@ -9,7 +9,7 @@ from .analysis.metrics import Options, compute_tables, plan, score_questions
 from .errors import InputError
 from .formatting import agreeing, fmt_count
 from .inputs.database import RunDatabase
-from .inputs.load import RunFile, open_log, parquet_file, schema_problems
+from .inputs.load import RunFile, open_log, parquet_file, schema_problems, with_rows
 from .inputs.readers import ReadOptions
 from .inputs.readers.promptfoo import SeveralRuns
 
@@ -29,7 +29,7 @@ def validate(path: Path, options: ReadOptions) -> Validation:
     in the contract's type.
     """
     try:
-        run = open_log(path, "", options)
+        run = with_rows(open_log(path, "", options))
     except SeveralRuns as error:
         return Validation([error.advice("check one at a time with --run-filter NAME")], True)
     except InputError as error:

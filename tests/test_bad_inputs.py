@@ -33,6 +33,9 @@ from reportgen.inputs.load import open_run
 from reportgen.reporters.html import charts
 
 PREVIOUS = {"r.html": "previous html", "r.json": "previous json"}
+NO_ROWS_HINT = (
+    "write one row per question (an export that failed, or a filter that kept nothing, writes none)"
+)
 
 
 def rows(n: int = 12, flip: int = 0, **extra) -> list[dict]:
@@ -446,6 +449,22 @@ def test_no_labelled_evidence_and_no_correct_is_one_line(tmp_path):
     data = [{k: v for k, v in r.items() if k != "correct"} for r in rows(relevant_ids=[])]
     log = write(tmp_path / "a.parquet", data)
     refused(tmp_path, log, log, "no metric can be computed")
+
+
+ZERO_ROWS = {
+    "every column": lambda: pd.DataFrame(rows()).iloc[:0],
+    "question_id alone": lambda: pd.DataFrame({"question_id": pd.Series([], dtype=str)}),
+}
+
+
+@pytest.mark.parametrize("frame", ZERO_ROWS.values(), ids=ZERO_ROWS.keys())
+def test_a_log_with_no_rows_is_named(tmp_path, good, frame):
+    # it read "no question_id in common", or "--k cuts retrieved_ids ..." without that column
+    empty = tmp_path / "empty.parquet"
+    frame().to_parquet(empty)
+    refused(tmp_path, empty, good, "empty.parquet: the log has no rows", options=("--k", "5"))
+    code, out, _ = invoke("validate", empty)
+    assert code == 2 and out.strip() == f"{empty}: the log has no rows; {NO_ROWS_HINT}", out
 
 
 def test_empty_lists_only(tmp_path):

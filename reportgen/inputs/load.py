@@ -222,10 +222,23 @@ Source = Path | RunFile  # a log to open, or one opened already (a table from me
 
 
 def open_source(source: Source, label: str, options: ReadOptions) -> RunFile:
-    """``source`` opened as run ``label``: a path is read and checked, a RunFile relabelled."""
+    """``source`` opened as run ``label``: a path is read and checked, a RunFile relabelled;
+    one with no rows is refused (with_rows)."""
     if isinstance(source, RunFile):
-        return replace(source, label=label)
-    return open_log(source, label, options)
+        return with_rows(replace(source, label=label))
+    return with_rows(open_log(source, label, options))
+
+
+def with_rows(run: RunFile) -> RunFile:
+    """``run``, refused when it has no row: every check after would name something else ("no
+    question_id in common", a --k it cannot cut). ``metrics`` takes one: a shard of questions
+    may be empty."""
+    if run.n_rows == 0:
+        raise InputError(
+            f"{run.path}: the log has no rows; write one row per question (an export that "
+            "failed, or a filter that kept nothing, writes none)"
+        )
+    return run
 
 
 def source_path(source: Source) -> Path:
