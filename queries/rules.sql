@@ -35,6 +35,10 @@
 -- without rounding. Unscaled, one grade of 67 (2^67 * 2^60 is past 128 bits) or three of 66
 -- overflowed exact_sum, and grade 1024 a double; scaled, a question's DCG holds 2^26 ranks of
 -- its top gain: gain(grade, top, exponential).
+-- A slice column's value as text, NULL when it has none: a float's NaN is no value (pyarrow
+-- writes NaN, not null, for a missing float), where a text 'nan' is one. TRY_CAST, since v may
+-- be of any type (a list's cast is NULL, never an error): slice_value(v).
+--
 -- A query that is a map over questions runs on a batch of them at a time (RunDatabase): the
 -- rows of one question, every run and sample, fall in the same batch of the given number:
 --   in_batch(question_id, batches, batch). The casts matter: without them DuckDB does not fold
@@ -93,6 +97,10 @@ CREATE OR REPLACE TEMP MACRO gain(grade, top, exponential) AS
     CASE WHEN exponential
          THEN pow(2, grade - gain_scale(top, true)) - pow(2, -gain_scale(top, true))
          ELSE grade * pow(2, -gain_scale(top, false)) END;
+
+CREATE OR REPLACE TEMP MACRO slice_value(v) AS
+    CASE WHEN typeof(v) IN ('FLOAT', 'DOUBLE') AND isnan(TRY_CAST(v AS DOUBLE)) THEN NULL
+         ELSE v::VARCHAR END;
 
 CREATE OR REPLACE TEMP MACRO in_batch(question_id, batches, batch) AS
     hash(question_id) % batches::UBIGINT = batch::UBIGINT;

@@ -1,5 +1,6 @@
 -- One slice column's value for every question (A's value where both runs log one).
--- Reads: views raw_a, raw_b (every column of each log as written, not only the contract's).
+-- Reads: views raw_a, raw_b (every column of each log as written, not only the contract's);
+--   macro slice_value (queries/rules.sql: a NaN is no value).
 -- Params: $column VARCHAR: the column's exact name.
 -- Returns: question_id, value (VARCHAR, NULL when neither run gives one), differs (both runs
 --   give one and they are not the same), varies_a, varies_b (the run gives the question more
@@ -14,10 +15,10 @@ rows_b AS (
 ),
 both_runs AS (
     SELECT 'a' AS run, question_id::VARCHAR AS question_id,
-           COLUMNS(lambda c: c = $column)::VARCHAR AS value
+           slice_value(COLUMNS(lambda c: c = $column)) AS value
     FROM rows_a
     UNION ALL
-    SELECT 'b', question_id::VARCHAR, COLUMNS(lambda c: c = $column)::VARCHAR
+    SELECT 'b', question_id::VARCHAR, slice_value(COLUMNS(lambda c: c = $column))
     FROM rows_b
 ),
 per_run AS (

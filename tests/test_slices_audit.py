@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 from conftest import two_run_view
@@ -511,3 +513,25 @@ def test_a_slice_logged_as_a_placeholder_is_not_merged_with_the_null_or_empty_on
         by_slice, 10
     )
     assert doc["audit"]["coverage"] == dict.fromkeys(by_slice, 10)
+
+
+def test_a_float_slice_value_of_nan_is_no_value(tmp_path):
+    """pyarrow writes a float NaN as NaN, not as null: it is the slice (none), as a null is (it
+    was a slice 'nan' of its own); a text "nan" is a value."""
+    values = [float("nan"), None, 1.0, 2.0]  # 10 questions each
+    for run, shift in (("a", 0), ("b", 1)):
+        rows = [
+            question(i, "s", (i + shift) % 2 == 0, score=values[i // 10], tag="nan"[: i % 2 * 3])
+            for i in range(40)
+        ]
+        pq.write_table(pa.Table.from_pylist(rows), tmp_path / f"{run}.parquet")
+    args = ["compare", str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet")]
+    options = ["-o", str(tmp_path / "r.html"), "--slice", "score", "--slice", "tag"]
+    result = CliRunner().invoke(cli, [*args, *options])
+    assert result.exit_code == 0, result.output
+    doc = two_run_view(json.loads((tmp_path / "r.json").read_text()))
+    n = {
+        col: {v: s["correct"]["n"] for v, s in doc["slices"][col].items()}
+        for col in ("score", "tag")
+    }
+    assert n == {"score": {"(none)": 20, "1.0": 10, "2.0": 10}, "tag": {"": 20, "nan": 20}}
