@@ -142,7 +142,7 @@ def test_gate_rules_name_score_columns(tmp_path):
         "latency <= 150",  # the upper bound of B - A (about +2.5 ms) is far below 150 ms
         "latency <= -100",  # B is not 100 ms faster: the whole interval lies above -100
         "candidate.helpfulness >= 0.5",  # B's own mean is 0.675
-        "passed[slice] >= -0.5",
+        "passed[slice] >= -0.5",  # 2 slices of 4 questions: none could fail it
     )
     results = {r["rule"]: r for r in gate["results"]}
     latency = results["latency <= 150"]
@@ -151,7 +151,9 @@ def test_gate_rules_name_score_columns(tmp_path):
     assert results["latency <= -100"]["outcome"] == "fail"
     own = results["candidate.helpfulness >= 0.5"]
     assert own["estimate"] == pytest.approx(np.mean(HELPFUL_B)) and own["outcome"] == "pass"
-    assert results["passed[slice] >= -0.5"]["outcome"] == "pass"
+    by_slice = results["passed[slice] >= -0.5"]
+    assert by_slice["outcome"] == "inconclusive"
+    assert by_slice["detail"].startswith("every slice of slice has fewer than 10 scored questions")
     assert code == 1  # a rule failed
 
 
