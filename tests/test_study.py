@@ -790,22 +790,23 @@ def test_a_later_candidate_may_log_a_column_the_first_does_not(tmp_path):
 
 
 def test_a_borderline_verdict_reads_borderline_in_the_table_of_candidates(tmp_path):
-    """5 of 40 questions fixed, none broken: the 97.5% bootstrap interval excludes zero (no
-    fixed question in a resample has chance (35/40)^40 = 0.5%), McNemar's exact p is 2 / 2^5 =
-    0.0625. The candidate's section called the evidence borderline; the summary tables said
-    only "better"."""
+    """6 of 40 questions fixed, none broken: the 97.5% interval of each of 2 candidates
+    excludes zero (the score statistic 6 / sqrt(6) = 2.45 is past z = 2.24, and no fixed
+    question in a resample has chance (34/40)^40 = 0.15%), McNemar's exact p is 2 / 2^6 =
+    0.031, above 0.025. The candidate's section called the evidence borderline; the summary
+    tables said only "better"."""
     ids = [f"q{i:02}" for i in range(40)]
     pd.DataFrame({"question_id": ids, "correct": [False] * 40}).to_parquet(tmp_path / "a.parquet")
-    fixed = pd.DataFrame({"question_id": ids, "correct": [i < 5 for i in range(40)]})
+    fixed = pd.DataFrame({"question_id": ids, "correct": [i < 6 for i in range(40)]})
     fixed.to_parquet(tmp_path / "fixes.parquet")
     pd.read_parquet(tmp_path / "a.parquet").to_parquet(tmp_path / "same.parquet")
     out = tmp_path / "out"
     logs = [tmp_path / f"{name}.parquet" for name in ("a", "fixes", "same")]
     doc = compare_runs(out, *logs, options=(*FAST, "--markdown", out / "r.md"))
     summary = {row["candidate"]: row for row in doc["summary"]}
-    assert summary["fixes"]["ci_low"] > 0 and summary["fixes"]["p"] == pytest.approx(0.0625)
+    assert summary["fixes"]["ci_low"] > 0 and summary["fixes"]["p"] == pytest.approx(0.03125)
     assert (summary["fixes"]["outcome"], summary["fixes"]["borderline"]) == ("B better", True)
     assert summary["same"]["borderline"] is False
     assert doc["comparisons"][0]["verdict"]["borderline"] is True
-    assert "| 5 / 0 | better (borderline) |" in (out / "r.md").read_text()
+    assert "| 6 / 0 | better (borderline) |" in (out / "r.md").read_text()
     assert ">better (borderline)</td>" in (out / "r.html").read_text()
