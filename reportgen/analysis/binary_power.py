@@ -25,7 +25,7 @@ import math
 import numpy as np
 from scipy import special
 
-from .stats import POWER, expanded_confidence
+from .stats import POWER, expanded_confidence, two_sided_z
 
 EXACT_BELOW = 200
 """Binary outcomes on fewer questions take this module's detectable difference; from 200 on
@@ -71,7 +71,7 @@ def fewest_fixed(n: int, confidence: float) -> np.ndarray:
 def _score_fewest(m: np.ndarray, confidence: float) -> np.ndarray:
     """For m changed questions, the fewest fixed f with (2f - m) / sqrt(m) > z, where Tango's
     score interval lies above zero; m + 1 where none does (m = 0)."""
-    z = float(special.ndtri(1 - (1 - confidence) / 2))
+    z = two_sided_z(confidence)
     fewest = np.floor((m + z * np.sqrt(m)) / 2).astype(int) + 1
     return np.where(fewest <= m, fewest, m + 1)
 

@@ -372,7 +372,7 @@ def small_sample_interval(
     studentized = studentized_interval(diff, means, squares, confidence)
     if studentized is None:
         return t, STUDENT_T
-    return (min(t[0], studentized[0]), max(t[1], studentized[1])), STUDENTIZED
+    return wider(t, studentized), STUDENTIZED
 
 
 def t_test(values: np.ndarray) -> float:
@@ -381,6 +381,16 @@ def t_test(values: np.ndarray) -> float:
     n = len(values)
     t = values.mean() / (_sd(values) / np.sqrt(n))
     return float(2 * special.stdtr(n - 1, -abs(t)))
+
+
+def two_sided_z(confidence: float) -> float:
+    """The normal quantile that bounds a two-sided interval at ``confidence`` (1.96 at 95%)."""
+    return float(special.ndtri(1 - (1 - confidence) / 2))
+
+
+def wider(first: tuple[float, float], second: tuple[float, float]) -> tuple[float, float]:
+    """On each side the outer bound of two intervals: each keeps the coverage the other lacks."""
+    return min(first[0], second[0]), max(first[1], second[1])
 
 
 def score_interval(fixed: int, broken: int, n: int, confidence: float) -> tuple[float, float]:
@@ -394,7 +404,7 @@ def score_interval(fixed: int, broken: int, n: int, confidence: float) -> tuple[
     Fagerland, Lydersen and Laake (2013, Statistics in Medicine 32(20)) recommend it among the
     intervals for paired proportions. Each bound is found by bisection: the statistic falls
     as the difference rises."""
-    z = float(special.ndtri(1 - (1 - confidence) / 2))
+    z = two_sided_z(confidence)
     estimate = (fixed - broken) / n
 
     def score(delta: float) -> float:
@@ -420,7 +430,7 @@ def wilson_interval(successes: int, n: int, confidence: float) -> tuple[float, f
     """Wilson's score interval (1927) for one proportion, successes / n: what score_interval is
     for a run's own share of 0/1 outcomes, where nothing can be broken (3 of 3 correct: 0.438
     to 1, where the bootstrap read [1, 1])."""
-    z = float(special.ndtri(1 - (1 - confidence) / 2))
+    z = two_sided_z(confidence)
     share = successes / n
     centre = (share + z * z / (2 * n)) / (1 + z * z / n)
     half = z * np.sqrt(share * (1 - share) / n + z * z / (4 * n * n)) / (1 + z * z / n)
@@ -531,9 +541,7 @@ def cluster_interval(
     the clusters (cluster_t_interval), which holds the level when they are few."""
     low, high = percentile_interval(means, expanded_confidence(confidence, len(sums)))
     t = cluster_t_interval(sums, sizes, confidence)
-    if t is not None:
-        low, high = min(low, t[0]), max(high, t[1])
-    return low, high
+    return (low, high) if t is None else wider((low, high), t)
 
 
 def cluster_covariance(differences: np.ndarray, codes: np.ndarray) -> np.ndarray:
@@ -634,12 +642,12 @@ def compare_metric(
                 interval, method = small_sample_interval(diff, means, squares, confidence)
         low, high = interval or percentile_interval(means, expanded_confidence(confidence, n))
         if binary and method == INTERVAL:
-            score_low, score_high = (
+            score = (
                 wilson_interval(wins, n, confidence)
                 if own
                 else score_interval(wins, losses, n, confidence)
             )
-            low, high = min(low, score_low), max(high, score_high)
+            low, high = wider((low, high), score)
             method = SCORED_OWN if own else SCORED
         if method in (STUDENTIZED, STUDENT_T):
             se = diff.std(ddof=1) / np.sqrt(n)
