@@ -729,7 +729,8 @@ def test_the_best_is_chosen_on_the_rest_and_measured_on_the_held_out_only():
     assert result.chosen == "lucky" and result.selection_diff == pytest.approx(0.5)
     assert (result.n_selection, result.n_held_out) == (20, 20)
     assert result.held_out.n == 20 and result.held_out.diff == pytest.approx(0.0)
-    assert "on the held-out questions alone its difference is 0.000, interval [" in result.sentence
+    expected = "on the held-out questions alone its difference is 0.000, 95% interval ["
+    assert expected in result.sentence
 
 
 def test_holdout_end_to_end(tmp_path):
@@ -740,7 +741,12 @@ def test_holdout_end_to_end(tmp_path):
     assert h["n_held_out"] == 26 + 26 + 22 + 19 + 3 and h["n_selection"] == 240 - 96
     assert h["chosen"] in {"fare_rules_b_reranker", "fare_rules_c_prompt"}
     assert h["held_out"]["n"] == 96
-    assert "Held-out check" in (tmp_path / "r.html").read_text()
+    # one comparison, at --confidence, beside the candidates' Bonferroni 97.5% intervals: the
+    # sentence names its level, which the page would otherwise leave to be read as 97.5%
+    assert h["confidence"] == 0.95
+    page = (tmp_path / "r.html").read_text()
+    assert "Held-out check" in page
+    assert re.search(r"held-out questions alone its difference is [^<]*, 95% interval \[", page)
     code, output = invoke("compare", A, B, "-o", tmp_path / "x.html", "--holdout", "2")
     assert code == 2 and "--holdout" in output and not (tmp_path / "x.html").exists()
 

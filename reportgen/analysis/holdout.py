@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from ..formatting import fmt_count, fmt_diff, fmt_interval
+from ..formatting import fmt_count, fmt_diff, fmt_interval, fmt_pct
 from .stats import MetricComparison, compare_metric
 
 MIN_SIDE = 10  # questions each side of the split needs for a difference worth reporting
@@ -37,6 +37,8 @@ class Holdout:
     n_candidates: int  # the candidates it was chosen from; with one, nothing was chosen
     selection_diff: float  # its gain there
     held_out: MetricComparison  # chosen - baseline on the held-out questions only
+    confidence: float  # of its interval: one comparison, so --confidence itself, where the
+    # candidates' intervals beside it are Bonferroni-adjusted (97.5% for two)
 
     @property
     def sentence(self) -> str:
@@ -50,8 +52,8 @@ class Holdout:
         )
         return (
             f"Held out: {self.rule} ({fmt_count(self.n_held_out, 'question')}). {chosen}; on the "
-            f"held-out questions alone its difference is {fmt_diff(c.diff)}, interval "
-            f"{fmt_interval(c.ci_low, c.ci_high)}."
+            f"held-out questions alone its difference is {fmt_diff(c.diff)}, "
+            f"{fmt_pct(self.confidence)} interval {fmt_interval(c.ci_low, c.ci_high)}."
         )
 
 
@@ -173,4 +175,5 @@ def evaluate(
         n_candidates=len(candidates),
         selection_diff=gain(best),
         held_out=comparison,
+        confidence=confidence,
     )
