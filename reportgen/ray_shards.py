@@ -18,7 +18,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .inputs.load import RunFile, check_schema, check_span_values
+from .inputs.load import RunFile, check_schema, check_values
 from .shards import MetricSums, Scoring, added, metrics_of, sums_of_row, sums_rows, sums_table
 
 
@@ -30,7 +30,7 @@ def _file_sums(files: pa.Table, *, scoring: Scoring, n_boot: int, seed: int) -> 
     table = pq.read_table(pa.BufferReader(data))
     where = Path(path)
     check_schema(where, table.schema)
-    check_span_values(where, table.schema, table.select)
+    check_values(where, table.schema, table.select)
     run = RunFile(
         label="A",
         path=where,

@@ -49,6 +49,13 @@ def _measure(t: pa.DataType) -> bool:
     return _number(t) or pa.types.is_decimal(t)
 
 
+@_decoded
+def _flag(t: pa.DataType) -> bool:
+    """True/false, or a number that must be 1 or 0 (flag_problem): pandas writes a 0/1 column
+    that holds a missing value as floats, and many tools write 0/1 as integers."""
+    return pa.types.is_boolean(t) or _number(t)
+
+
 def _list_of(item: _Check) -> _Check:
     def check(t: pa.DataType) -> bool:
         is_list = pa.types.is_list(t) or pa.types.is_large_list(t)
@@ -93,6 +100,22 @@ def wide_number(t: pa.DataType) -> bool:
     return pa.types.is_floating(t) or pa.types.is_uint64(t)
 
 
+def numeric_flag(column: Column, t: pa.DataType) -> bool:
+    """Whether ``column`` is a true/false column logged as numbers (1 and 0)."""
+    return column.check is _flag and not pa.types.is_boolean(t)
+
+
+def flag_problem(values: pa.Array) -> tuple[int, str] | None:
+    """The index of the first value of a numeric true/false column that is neither 1 nor 0
+    (nulls and NaN are missing values), and the value; None when every value is one."""
+    if pa.types.is_dictionary(values.type):
+        values = values.dictionary_decode()
+    doubles = pc.cast(values, pa.float64())
+    bad = pc.invert(pc.or_(pc.is_in(doubles, pa.array([0.0, 1.0])), pc.is_nan(doubles)))
+    index = pc.index(pc.fill_null(bad, False), True).as_py()
+    return None if index < 0 else (index, repr(values[index].as_py()))
+
+
 def integer_problem(values: pa.Array) -> tuple[int, str] | None:
     """The index of the first value of ``values`` (numbers) that is not an integer below
     OFFSET_LIMIT, and what it is: the queries would round a fraction without a word, and stop
@@ -125,6 +148,8 @@ class Column:
     fields: tuple[str, ...] = ()  # of the spans of a span column, whose types are checked
 
 
+FLAG = "bool (1/0 accepted)"
+
 COLUMNS: tuple[Column, ...] = (
     Column("question_id", "string (ints accepted)", _id, "pairing key, unique within a run"),
     Column("question", "string", _string, "the question text, shown in drill-downs"),
@@ -154,7 +179,7 @@ COLUMNS: tuple[Column, ...] = (
         _list_of(_id),
         "the passages the generator actually received, in prompt order",
     ),
-    Column("correct", "bool", pa.types.is_boolean, "the answer is correct against the reference"),
+    Column("correct", FLAG, _flag, "the answer is correct against the reference"),
     Column(
         "faithfulness",
         "float 0..1",
@@ -166,14 +191,14 @@ COLUMNS: tuple[Column, ...] = (
     Column("answer_relevance", "float 0..1", _measure, "the answer addresses the question asked"),
     Column(
         "answerable",
-        "bool",
-        pa.types.is_boolean,
+        FLAG,
+        _flag,
         "the question can be answered from the corpus (default: it has labelled evidence)",
     ),
-    Column("abstained", "bool", pa.types.is_boolean, "the assistant declined to answer"),
+    Column("abstained", FLAG, _flag, "the assistant declined to answer"),
     Column("cited_ids", "list<string>", _list_of(_id), "passages the answer cites"),
-    Column("human_correct", "bool", pa.types.is_boolean, "human label of correctness (a subset)"),
-    Column("human_faithful", "bool", pa.types.is_boolean, "human label of faithfulness (a subset)"),
+    Column("human_correct", FLAG, _flag, "human label of correctness (a subset)"),
+    Column("human_faithful", FLAG, _flag, "human label of faithfulness (a subset)"),
     Column("context_tokens", "number", _measure, "tokens of context in the prompt"),
     Column("latency_ms", "number", _measure, "end-to-end latency in milliseconds"),
     Column("cost_usd", "number", _measure, "cost of the answer in US dollars"),

@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 
 from ..errors import InputError
 from ..resources import query_text
-from .contract import BY_NAME, LARGEST_VALUE, has_samples
+from .contract import BY_NAME, FLAG, LARGEST_VALUE, has_samples
 from .engine import connect, over_budget, return_freed_memory
 from .load import RunFile
 from .row_checks import EXAMPLES, RowProblem
@@ -134,16 +134,21 @@ class RunDatabase:
                 if run.files
                 else self.con.read_parquet(str(run.path), file_row_number=True)
             )
-            return relation.project(", ".join([*names, f"{_ROW_NUMBER} AS row_number"]))
-        # Read from another format, or the log has a column of that name itself: number its
-        # rows in Arrow instead.
-        table = (
-            run.table.select(names)
-            if run.table is not None
-            else pq.read_table([str(f) for f in run.files or (run.path,)], columns=names)
+            row_number = f"{_ROW_NUMBER} AS row_number"
+        else:
+            # Read from another format, or the log has a column of that name itself: number its
+            # rows in Arrow instead.
+            table = (
+                run.table.select(names)
+                if run.table is not None
+                else pq.read_table([str(f) for f in run.files or (run.path,)], columns=names)
+            )
+            table = table.append_column("row_number", pa.array(np.arange(table.num_rows)))
+            relation, row_number = self.con.from_arrow(table), "row_number"
+        types = dict(zip(relation.columns, relation.types, strict=True))
+        return relation.project(
+            ", ".join([*(_as_flag(n) if _numeric(n, types[n]) else n for n in names), row_number])
         )
-        table = table.append_column("row_number", pa.array(np.arange(table.num_rows)))
-        return self.con.from_arrow(table)
 
     def _shards(self, files: tuple[Path, ...]) -> duckdb.DuckDBPyRelation:
         """Parquet shards read as one log, rows numbered across the shards in name order."""
@@ -288,6 +293,16 @@ class RunDatabase:
             for query in ("row_problems", *(("sample_problems",) if sampled else ()))
             for p in self.frame(query, **_used(query, _ROW_CHECKS)).itertuples()
         ]
+
+
+def _numeric(name: str, duckdb_type: Any) -> bool:
+    """A true/false column of the contract logged as numbers (checked to be 1 or 0 on load)."""
+    return BY_NAME[name].type_name == FLAG and str(duckdb_type) != "BOOLEAN"
+
+
+def _as_flag(name: str) -> str:
+    """1 as true, 0 as false; null and NaN as missing (a cast would read NaN as true)."""
+    return f"CASE {name}::DOUBLE WHEN 1 THEN true WHEN 0 THEN false END AS {name}"
 
 
 def _used(name: str, params: dict[str, Any]) -> dict[str, Any]:

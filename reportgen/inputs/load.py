@@ -19,7 +19,9 @@ from ..formatting import row_named
 from .contract import (
     BY_NAME,
     derived_table_problem,
+    flag_problem,
     integer_problem,
+    numeric_flag,
     type_problem,
     wide_number,
 )
@@ -138,33 +140,48 @@ def _wide_span_fields(schema: pa.Schema) -> dict[str, list[str]]:
     return wide
 
 
-def check_span_values(path: Path, schema: pa.Schema, read: Callable[[list[str]], pa.Table]) -> None:
-    """Raise InputError naming the row of the first span offset or grade that is not an integer
-    of the range read (2.7, 0.4, 1e30); ``read`` gives the named columns of the log. Only a log
-    whose span fields are floats or uint64 is read here."""
-    wide = _wide_span_fields(schema)
-    if not wide:
+def _numeric_flags(schema: pa.Schema) -> list[str]:
+    """The true/false columns of ``schema`` logged as numbers (contract.numeric_flag)."""
+    return [
+        field.name
+        for field in schema
+        if field.name in BY_NAME and numeric_flag(BY_NAME[field.name], field.type)
+    ]
+
+
+def check_values(path: Path, schema: pa.Schema, read: Callable[[list[str]], pa.Table]) -> None:
+    """Raise InputError naming the row of the first value whose type the contract accepts but
+    whose value it does not: a span offset or grade that is not an integer of the range read
+    (2.7, 0.4, 1e30), a true/false column's number that is not 1 or 0 (0.5, 2). ``read`` gives
+    the named columns of the log; only a log with such columns is read here."""
+    wide, flags = _wide_span_fields(schema), _numeric_flags(schema)
+    if not wide and not flags:
         return
-    table = read(["question_id", *wide])
-    first: tuple[int, str] | None = None
+    table = read(["question_id", *wide, *flags])
+    found: list[tuple[int, str, str]] = []  # (row, what, what to do)
     for name, fields in wide.items():
         spans = table[name].combine_chunks()
         items, parents = pc.list_flatten(spans), pc.list_parent_indices(spans)
         for field in fields:
-            found = integer_problem(pc.struct_field(items, field))
-            if found is None:
-                continue
-            row = parents[found[0]].as_py()
-            if first is None or row < first[0]:
-                first = (row, f"{name} has {field} {found[1]}")
-    if first is not None:
-        row, what = first
+            bad = integer_problem(pc.struct_field(items, field))
+            if bad is not None:
+                found.append((parents[bad[0]].as_py(), f"{name} has {field} {bad[1]}", _SPAN_FIX))
+    for name in flags:
+        bad = flag_problem(table[name].combine_chunks())
+        if bad is not None:
+            found.append((bad[0], f"{name} has {bad[1]}", _FLAG_FIX))
+    if found:
+        row, what, fix = min(found, key=lambda item: item[0])
         question = table["question_id"][row].as_py()
-        where = row_named(row + 1, question)
-        raise InputError(
-            f"{path}: {where}: {what}; offsets and grades are "
-            "integers (read as they are, never rounded): fix the value in the log"
-        )
+        raise InputError(f"{path}: {row_named(row + 1, question)}: {what}; {fix}")
+
+
+_SPAN_FIX = (
+    "offsets and grades are integers (read as they are, never rounded): fix the value in the log"
+)
+_FLAG_FIX = (
+    "a true/false column logged as numbers holds 1 (true) or 0 (false): fix the value in the log"
+)
 
 
 def open_run(path: Path, label: str) -> RunFile:
@@ -172,7 +189,7 @@ def open_run(path: Path, label: str) -> RunFile:
     parquet = parquet_file(path)
     schema = parquet.schema_arrow
     check_schema(path, schema)
-    check_span_values(path, schema, lambda names: parquet.read(columns=names))
+    check_values(path, schema, lambda names: parquet.read(columns=names))
     return RunFile(
         label=label,
         path=path,
@@ -202,7 +219,7 @@ def open_table(table: pa.Table, label: str) -> RunFile:
     batch by batch, so the same table gives the same digest."""
     where = table_path(label)
     check_schema(where, table.schema)
-    check_span_values(where, table.schema, table.select)
+    check_values(where, table.schema, table.select)
     digest = hashlib.sha256(table.schema.serialize().to_pybytes())
     for batch in table.to_batches():
         digest.update(batch.serialize())
@@ -263,7 +280,7 @@ def open_log(path: Path, label: str, options: ReadOptions) -> RunFile:
         digest.update(f"{hashes[file]}  {file.name}\n".encode())
     if source.table is not None:
         check_schema(path, source.table.schema)
-        check_span_values(path, source.table.schema, source.table.select)
+        check_values(path, source.table.schema, source.table.select)
     return RunFile(
         label=label,
         path=path,

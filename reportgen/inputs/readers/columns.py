@@ -19,7 +19,7 @@ from typing import Any
 import pyarrow as pa
 
 from ...errors import InputError
-from ..contract import BY_NAME, OFFSET_LIMIT
+from ..contract import BY_NAME, FLAG, OFFSET_LIMIT
 
 Columns = dict[str, list[Any]]
 
@@ -137,6 +137,8 @@ def _missing(value: Any) -> bool:
 
 
 def _bool(value: Any) -> bool:
+    """true/false, yes/no, 1/0 in any case, and 1.0/0.0: pandas writes a 0/1 column holding a
+    missing value as floats, and JSON writers may write 1.0."""
     if isinstance(value, bool):
         return value
     text = str(value).strip().lower()
@@ -144,6 +146,8 @@ def _bool(value: Any) -> bool:
         return True
     if text in _FALSE:
         return False
+    if _NUMBER.fullmatch(text) and float(text) in (0.0, 1.0):
+        return float(text) == 1.0
     raise Unreadable("is not true or false")
 
 
@@ -219,7 +223,7 @@ _CONVERT: dict[str, tuple[pa.DataType, Callable[[Any], Any]]] = {
     "list<string>": (pa.list_(pa.string()), _items(_id)),
     "list<int>": (pa.list_(pa.int64()), _items(_int)),
     **{c.type_name: _spans(c.fields) for c in BY_NAME.values() if c.fields},
-    "bool": (pa.bool_(), _bool),
+    FLAG: (pa.bool_(), _bool),
     "float 0..1": (pa.float64(), _float),
     "number": (pa.float64(), _float),
 }
