@@ -222,6 +222,37 @@ def test_the_curve_caption_names_the_spans_the_span_logs_rank(tmp_path):
     assert "Over retrieved_spans at k = 3" in page and "Over retrieved_ids" not in page
 
 
+@pytest.mark.parametrize("reranked", [True, False])
+def test_the_curve_caption_says_why_its_ndcg_at_the_prompt_differs_from_the_table(
+    tmp_path, reranked
+):
+    """Without --k the table scores each prompt as logged; the curve ranks retrieved_ids. B's
+    prompt takes p1 from rank 3 of its ranking: its nDCG@2 is 1 in the table (p1 first in the
+    prompt) and 0 on the curve (top 2: p2, p3). The caption gives both and says why; where
+    every prompt is the top of its ranking the two agree and it says nothing more."""
+    prompt_b = ["p1", "p3"] if reranked else ["p2", "p3"]
+    paths = []
+    for run, ranking, prompt in (
+        ("a", ["p1", "p2", "p3"], ["p1", "p2"]),
+        ("b", ["p2", "p3", "p1"], prompt_b),
+    ):
+        rows = {"question_id": [f"q{i}" for i in range(12)], "retrieved_ids": [ranking] * 12}
+        rows |= {"relevant_ids": [["p1"]] * 12, "context_ids": [prompt] * 12}
+        paths.append(tmp_path / f"{run}.parquet")
+        pd.DataFrame(rows).to_parquet(paths[-1])
+    out = tmp_path / "r.html"
+    args = ["compare", *map(str, paths), "-o", str(out), "--n-boot", "200", "--quiet"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    caption = re.search(r"Over retrieved_ids at k = 2:[^<]*", out.read_text()).group(0)
+    assert caption.startswith("Over retrieved_ids at k = 2: nDCG A 1.000, B 0.000;")
+    why = (
+        " The table&#39;s ndcg@2 (A 1.000, B 1.000) scores each prompt as logged (context_ids), "
+        "not the top 2 of retrieved_ids."
+    )
+    assert caption.endswith(why) == reranked
+
+
 def test_the_verdict_names_an_empty_slice_value_in_words():
     from reportgen.analysis.slices import SliceResult
     from reportgen.analysis.stats import compare_metric

@@ -280,6 +280,22 @@ def _higher_is_better(result: Comparison, c: Any) -> bool:
     return result.tables.metric(base_name(c.metric)).higher_is_better
 
 
+def _prompt_apart(result: Comparison, curve: pd.Series, k: int, ranking: str) -> str:
+    """Why the curve's nDCG at the prompt's k can differ from the table's: without --k the
+    table scores each prompt as logged (context_ids), which need not be the top k of the
+    ranking (a reranked or filtered prompt); said only then, and where the two differ."""
+    tables = result.tables
+    table = result.comparisons.get(tables.name("ndcg"))
+    if table is None or not tables.ranking_column.startswith("context_"):
+        return ""
+    if all(abs(getattr(table, run) - curve.get(run, np.nan)) <= 1e-9 for run in ("a", "b")):
+        return ""
+    return (
+        f" The table's {table.metric} (A {fmt_num(table.a)}, B {fmt_num(table.b)}) scores each "
+        f"prompt as logged ({tables.ranking_column}), not the top {k} of {ranking}."
+    )
+
+
 def _charts(result: Comparison, colours: RunColours) -> list[Chart]:
     tables, c = result.tables, result.comparisons[result.headline]
     diff = tables.difference(base_name(result.headline)).to_numpy(dtype=float)
@@ -308,7 +324,7 @@ def _charts(result: Comparison, colours: RunColours) -> list[Chart]:
                 title="Retrieval metrics at every cutoff k",
                 reading=f"Over {ranking} at k = {k}: nDCG A "
                 f"{fmt_num(ndcg.get('a'))}, B {fmt_num(ndcg.get('b'))}; only the passages up to "
-                "the prompt cutoff reach the generator.",
+                "the prompt cutoff reach the generator." + _prompt_apart(result, ndcg, k, ranking),
                 spec=charts.metric_curve(
                     _thin(curve, tables.named_cutoff), tables.named_cutoff, colours
                 ),
