@@ -31,6 +31,7 @@ from .analysis.poisson import (
     same_questions,
 )
 from .analysis.registry import ANSWER, BY_NAME, CONTEXT, RETRIEVAL, names, public_name
+from .comparison.compare import few_resamples
 from .errors import InputError
 from .inputs.database import RunDatabase
 from .inputs.load import RunFile, open_log
@@ -433,7 +434,11 @@ def merge_runs(
             f"the runs' partial sums cover different questions ({a[first].sums.n} and "
             f"{b[first].sums.n} with {first}); compute both runs over the same questions"
         )
-    warnings = _fingerprint_warnings(b_parts[0], [(a[m], b[m]) for m in paired], strict)
+    warnings = [
+        *_fingerprint_warnings(b_parts[0], [(a[m], b[m]) for m in paired], strict),
+        # every shard has the same replicates (_check_shared), each interval drawn from them
+        *few_resamples(a[paired[0]].sums.n_boot, confidence),
+    ]
     a_sums, b_sums = ({m: s.sums for m, s in run.items()} for run in runs)
     scoring = {**b, **a}  # the options of every metric, the same in both runs
     metrics = [

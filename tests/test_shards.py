@@ -403,3 +403,33 @@ def test_sums_without_fingerprints_merge_with_a_note(shards):
         "ragreport), so whether the golden set changed between the runs could not be checked; "
         "write them again with ragreport metrics --partial-sums\n"
     )
+
+
+def test_merge_warns_when_the_replicates_are_too_few_for_the_level(tmp_path, write_log):
+    """100 replicates leave 100 * 0.001 / 2 = 0.05 beyond each bound at 99.9%: the bound is
+    the most extreme replicate's, and moves with --seed; 2 * 10 / 0.001 = 20,000 leave 10.
+    compare warned of this and merge did not."""
+    sums = {}
+    for run in "ab":
+        sums[run] = tmp_path / f"{run}.sums.parquet"
+        result = invoke(
+            "metrics", write_log(tmp_path / f"{run}.parquet", rows(run)),
+            "-o", tmp_path / f"{run}.metrics.parquet", "--partial-sums", sums[run],
+            "--n-boot", 100, "--seed", 9,
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+    merged = CliRunner().invoke(
+        cli, ["merge", "--a", str(sums["a"]), "--b", str(sums["b"]), "--confidence", "0.999"]
+    )
+    assert merged.exit_code == 0, merged.output
+    assert merged.stdout.startswith("recall: ")
+    assert merged.stderr == (
+        "ragreport: warning: --n-boot 100 leaves fewer than 10 resamples (about 0.05) beyond "
+        "each bound of a 99.9% interval drawn from them: a bound is then about the most extreme "
+        "resample and moves with --seed; --n-boot 20,000 or more leaves 10\n"
+    )
+    # 100 * 0.2 / 2 = 10 beyond each bound of an 80% interval: enough
+    enough = CliRunner().invoke(
+        cli, ["merge", "--a", str(sums["a"]), "--b", str(sums["b"]), "--confidence", "0.8"]
+    )
+    assert (enough.exit_code, enough.stderr) == (0, "")
