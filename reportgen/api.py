@@ -27,7 +27,7 @@ import click
 import pandas as pd
 import pyarrow as pa
 
-from .cli import cli, reading_from, settings_from
+from .cli import check_decodable, cli, reading_from, refuse_undecodable, settings_from
 from .comparison.study import Study, run_labels, run_study
 from .errors import InputError
 from .formatting import agreeing, fmt_diff, fmt_interval, fmt_num, fmt_p
@@ -80,6 +80,7 @@ def _settings(given: dict[str, Any], labels: Any, baseline: Any) -> dict[str, An
         context = command.make_context("compare", [*_PLACEHOLDER], default_map=defaults)
     except click.ClickException as exc:
         raise InputError(exc.format_message()) from None
+    refuse_undecodable(context)
     return dict(context.params)
 
 
@@ -239,6 +240,9 @@ def compare(
 
     Raises InputError with the command's one-line message on a bad log or option.
     """
+    for run in runs:
+        if isinstance(run, str | os.PathLike):
+            check_decodable(Path(run))
     settings = _settings(options, labels, baseline)
     study_options, requirements = settings_from(_command(), settings)
     reading = reading_from(settings)(len(runs))
@@ -318,6 +322,7 @@ class Result:
 
     def to_html(self, path: str | os.PathLike[str]) -> Path:
         """Write the report page to ``path`` (whole or not at all) and return the path."""
+        check_decodable(Path(path))
         logs = list(self.logs)
         (target,) = check_outputs([Path(path)], logs, read=self.read)  # before the page renders
         write_all({target: html_report.render(self._report)}, logs, self.read)

@@ -60,25 +60,30 @@ class _UserError(click.ClickException):
 
 class _Command(click.Command):
     def invoke(self, ctx: click.Context) -> Any:
-        _refuse_undecodable(ctx)
+        refuse_undecodable(ctx)
         return super().invoke(ctx)
 
 
-def _refuse_undecodable(ctx: click.Context) -> None:
+def refuse_undecodable(ctx: click.Context) -> None:
+    """Every argument of a parse of ``ctx``'s command checked by ``check_decodable``, named by
+    its flag (an argument, such as a log path, by its value alone)."""
+    for param in ctx.command.params:
+        given = ctx.params.get(param.name or "")
+        named = param.opts[-1] if param.opts and param.opts[0].startswith("-") else ""
+        for value in given if isinstance(given, tuple | list) else (given,):
+            check_decodable(value, named)
+
+
+def check_decodable(value: object, named: str = "") -> None:
     """An argument (a label, a rule, a column, a path) holding bytes that are not UTF-8 (Python
     reads them as lone surrogates) is bad input: Arrow cannot open such a path and no output
     can record such a text, and either ended in a traceback with exit 1, a rule's failure to
     CI."""
-    for param in ctx.command.params:
-        given = ctx.params.get(param.name or "")
-        for value in given if isinstance(given, tuple | list) else (given,):
-            if isinstance(value, str | Path) and _SURROGATE.search(str(value)):
-                named = param.opts[-1] if param.opts and param.opts[0].startswith("-") else ""
-                fix = "rename the file" if isinstance(value, Path) else "give it as UTF-8 text"
-                raise InputError(
-                    f"{named}{' ' if named else ''}{str(value)!r}: holds bytes that are not "
-                    f"UTF-8; {fix}"
-                )
+    if isinstance(value, str | Path) and _SURROGATE.search(str(value)):
+        fix = "rename the file" if isinstance(value, Path) else "give it as UTF-8 text"
+        raise InputError(
+            f"{named}{' ' if named else ''}{str(value)!r}: holds bytes that are not UTF-8; {fix}"
+        )
 
 
 class _Group(click.Group):

@@ -308,3 +308,63 @@ def test_a_table_s_note_names_its_run_once():
     for label in ("base", "new"):
         assert f"Run {label}: handed over in memory, not read from a file." in warnings
     assert not any("Run base: Run" in w for w in warnings)
+
+
+NOT_UTF8 = "holds bytes that are not UTF-8"
+
+
+@pytest.mark.parametrize(
+    ("given", "flags", "message"),
+    [
+        (
+            {"labels": ("a\udcff", "b")},
+            ("--label", "a\udcff", "--label", "b"),
+            f"--label 'a\\udcff': {NOT_UTF8}; give it as UTF-8 text",
+        ),
+        (
+            {"rules": ["correct[sl\udcffice] >= -0.5"]},
+            ("--require", "correct[sl\udcffice] >= -0.5"),
+            f"--require 'correct[sl\\udcffice] >= -0.5': {NOT_UTF8}; give it as UTF-8 text",
+        ),
+        (
+            {"slices": "sl\udcffice"},
+            ("--slice", "sl\udcffice"),
+            f"--slice 'sl\\udcffice': {NOT_UTF8}; give it as UTF-8 text",
+        ),
+    ],
+    ids=["label", "rule", "slice"],
+)
+def test_an_option_that_is_not_utf8_is_refused_as_the_command_refuses_it(
+    tmp_path, given, flags, message
+):
+    """A label of bytes that are not UTF-8 (read as lone surrogates) was accepted, and to_html
+    then ended in a UnicodeEncodeError; such a rule was 'cannot read it', a slice 'no
+    column'."""
+    with pytest.raises(InputError) as refused:
+        reportgen.compare(BASELINE, RERANKER, **given, **FAST)
+    assert str(refused.value) == message
+    out = tmp_path / "r.html"
+    command = CliRunner().invoke(
+        cli, ["compare", str(BASELINE), str(RERANKER), "-o", str(out), *flags]
+    )
+    assert (command.exit_code, command.stderr) == (2, f"ragreport: error: {message}\n")
+
+
+def test_a_path_that_is_not_utf8_is_refused_as_the_command_refuses_it(tmp_path, sample_result):
+    """A log path of such bytes ended in a UnicodeEncodeError; to_html wrote a page where the
+    command refuses to."""
+    odd = tmp_path / "b\udcff.parquet"
+    odd.write_bytes(RERANKER.read_bytes())
+    message = f"'{tmp_path}/b\\udcff.parquet': {NOT_UTF8}; rename the file"
+    for run in (odd, str(odd)):
+        with pytest.raises(InputError) as refused:
+            reportgen.compare(BASELINE, run, **FAST)
+        assert str(refused.value) == message
+    out = tmp_path / "r.html"
+    command = CliRunner().invoke(cli, ["compare", str(BASELINE), str(odd), "-o", str(out)])
+    assert (command.exit_code, command.stderr) == (2, f"ragreport: error: {message}\n")
+    page = tmp_path / "r\udcff.html"
+    with pytest.raises(InputError) as refused:
+        sample_result.to_html(page)
+    assert str(refused.value) == f"'{tmp_path}/r\\udcff.html': {NOT_UTF8}; rename the file"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [odd.name]
