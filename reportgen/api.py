@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numbers
 import os
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -238,13 +239,16 @@ def compare(
 ) -> Result:
     """Compare the baseline (the first run, or ``baseline``) with every other run.
 
-    Raises InputError with the command's one-line message on a bad log or option.
+    Raises InputError with the command's one-line message on a bad log or option; warns
+    (UserWarning) where the command warns on stderr before comparing: a rule given twice.
     """
     for run in runs:
         if isinstance(run, str | os.PathLike):
             check_decodable(Path(run))
     settings = _settings(options, labels, baseline)
     study_options, requirements = settings_from(_command(), settings)
+    for warning in requirements.warnings if requirements else ():
+        warnings.warn(warning, stacklevel=2)
     reading = reading_from(settings)(len(runs))
     names, baseline = settings["labels"], settings["baseline"]
     study = run_study(

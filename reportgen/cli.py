@@ -450,11 +450,8 @@ def compare(
 
         context = click.get_current_context()
         options, requirements = settings_from(context.command, context.params)
-        for text in requirements.repeated if requirements else ():
-            _echo(
-                f"ragreport: warning: rule {text!r} is given more than once; it is checked once",
-                err=True,
-            )
+        for warning in requirements.warnings if requirements else ():
+            _echo(f"ragreport: warning: {warning}", err=True)
         outputs = Outputs(
             output,
             json_path or output.with_suffix(".json"),

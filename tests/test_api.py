@@ -368,3 +368,15 @@ def test_a_path_that_is_not_utf8_is_refused_as_the_command_refuses_it(tmp_path, 
         sample_result.to_html(page)
     assert str(refused.value) == f"'{tmp_path}/r\\udcff.html': {NOT_UTF8}; rename the file"
     assert sorted(p.name for p in tmp_path.iterdir()) == [odd.name]
+
+
+def test_a_rule_given_twice_is_checked_once_with_the_command_s_warning():
+    """The command warns on stderr; compare() checked the rule once and said nothing."""
+    with pytest.warns(UserWarning) as caught:
+        result = reportgen.compare(
+            BASELINE, RERANKER, rules=["correct >= -0.5", "correct>=-0.5"], **FAST
+        )
+    assert [str(w.message) for w in caught if w.category is UserWarning] == [
+        "rule 'correct>=-0.5' is given more than once; it is checked once"
+    ]
+    assert [r.rule for r in result.study.gate.results] == ["correct >= -0.5"]

@@ -80,6 +80,13 @@ class Requirements:
     inconclusive: str = FAIL  # PASS or FAIL
     repeated: tuple[str, ...] = ()  # rules given again, as written, checked once
 
+    @property
+    def warnings(self) -> list[str]:
+        """One per rule given again: the gate is shorter than the rules the user wrote."""
+        return [
+            f"rule {text!r} is given more than once; it is checked once" for text in self.repeated
+        ]
+
 
 @dataclass(frozen=True)
 class SliceEvidence:
