@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 from conftest import two_run_view
+from scipy import stats as scipy_stats
 
 from reportgen.analysis import stats
 from reportgen.analysis.gates import (
@@ -26,7 +27,12 @@ from reportgen.analysis.gates import (
     requirements_from,
 )
 from reportgen.analysis.slices import SMALL_SLICE
-from reportgen.analysis.stats import MetricComparison, compare_metric
+from reportgen.analysis.stats import (
+    IntervalSides,
+    MetricComparison,
+    compare_metric,
+    compare_with_sides,
+)
 from reportgen.cli import cli
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -251,10 +257,17 @@ def test_one_sided_level_of_a_two_sided_interval():
 
 
 def slice_evidence(value: str, diffs: np.ndarray) -> SliceEvidence:
-    c, means = compare_metric(
-        "m", np.zeros_like(diffs), diffs, binary=False, n_boot=2000, confidence=0.95, seed=1
+    return SliceEvidence(
+        value,
+        *compare_with_sides(
+            "m", np.zeros_like(diffs), diffs, binary=False, n_boot=2000, confidence=0.95, seed=1
+        ),
     )
-    return SliceEvidence(value, c, means)
+
+
+def percentile_only(n: int = 100) -> IntervalSides:
+    """The sides of a hand-made slice: its bootstrap means' expanded percentile interval alone."""
+    return IntervalSides(percentile=n)
 
 
 def test_slice_rule_fails_only_on_a_slice_credibly_below():
@@ -276,8 +289,11 @@ def test_slice_rule_adjusts_for_the_number_of_slices():
     rule = parse_rule("m[slice] >= 0")
     means = np.r_[np.full(9, 0.1), np.full(991, -0.1)]  # (9 + 1) / 1001 ~ 0.01 at or above 0
     c = interval(-0.1, -0.2, 0.0, p=0.001)  # the slice table's test finds the loss
-    edge = SliceEvidence("edge", c, means)
-    calm = [SliceEvidence(f"s{i}", interval(0.1, 0.0, 0.2), np.full(1000, 0.1)) for i in range(4)]
+    edge = SliceEvidence("edge", c, means, percentile_only())
+    calm = [
+        SliceEvidence(f"s{i}", interval(0.1, 0.0, 0.2), np.full(1000, 0.1), percentile_only())
+        for i in range(4)
+    ]
 
     def outcome(slices: list[SliceEvidence]) -> str:
         candidate = Candidate("B", {}, {}, {("m", "slice"): slices})
@@ -293,8 +309,10 @@ def test_slice_rule_fails_only_on_a_slice_the_table_would_call_a_finding(n, outc
     SMALL_SLICE questions a slice gives a direction, not proof, as in the slice table: the rule
     passes and says why (a large slice beside it could have failed it)."""
     rule = parse_rule("m[slice] >= -0.05")
-    small = SliceEvidence("small", interval(-0.5, -0.6, -0.4, n=n), np.full(1000, -0.5))
-    calm = SliceEvidence("calm", interval(0.1, 0.0, 0.2), np.full(1000, 0.1))
+    small = SliceEvidence(
+        "small", interval(-0.5, -0.6, -0.4, n=n), np.full(1000, -0.5), percentile_only(n)
+    )
+    calm = SliceEvidence("calm", interval(0.1, 0.0, 0.2), np.full(1000, 0.1), percentile_only())
     result = evaluate(
         Requirements((rule,)), [Candidate("B", {}, {}, {("m", "slice"): [small, calm]})], 0.95
     ).results[0]
@@ -308,7 +326,9 @@ def test_a_slice_rule_over_slices_too_small_to_fail_it_is_inconclusive(tmp_path)
     inconclusive. It is inconclusive, and says why."""
     rule = parse_rule("m[slice] >= -0.05")
     small = [
-        SliceEvidence(name, interval(-1.0, -1.0, -1.0, n=2), np.full(1000, -1.0))
+        SliceEvidence(
+            name, interval(-1.0, -1.0, -1.0, n=2), np.full(1000, -1.0), percentile_only(2)
+        )
         for name in ("x", "y")
     ]
     (result,) = evaluate(
@@ -329,24 +349,166 @@ def test_a_slice_rule_over_slices_too_small_to_fail_it_is_inconclusive(tmp_path)
     assert "inconclusive (counts as fail)  B  correct[slice] >= -0.1: every slice of slice" in out
 
 
-@pytest.mark.parametrize(("broken", "outcome", "p"), [(4, "pass", 0.125), (8, "fail", 2 * 0.5**8)])
-def test_a_slice_rule_broken_only_by_a_loss_needs_the_slice_tables_test(broken, outcome, p):
-    """'correct[slice] >= -0.05' breaks only where B loses: a slice of 10 with 4 questions
-    broken and none fixed lies below the margin in all but 0.6^10 of the resamples (one-sided
-    bootstrap p 0.007), but McNemar's exact test, the slice table's, gives p 1 / 8: the table
-    calls it a direction, and the rule failed it on the bootstrap alone. With 8 broken the test
-    finds it (p 2^-7) and the rule fails."""
+@pytest.mark.parametrize(
+    ("broken", "outcome", "p", "untested"),
+    [(4, "pass", 0.125, False), (5, "pass", 0.0625, True), (8, "fail", 2 * 0.5**8, False)],
+)
+def test_a_slice_rule_broken_only_by_a_loss_needs_the_slice_tables_test(
+    broken, outcome, p, untested
+):
+    """'correct[slice] >= -0.05' breaks only where B loses. A slice of 10 with 4 questions
+    broken and none fixed lies below the margin in all but 0.6^10 of the resamples, but its
+    interval (the wider of the bootstrap and Tango's score interval) reaches -0.0115, above the
+    margin: the rule passes on the interval alone, where it failed on the bootstrap's share.
+    With 5 broken the interval lies below the margin (upper bound -0.084), but McNemar's exact
+    test, the slice table's, gives p 2 / 32: the table calls it a direction, and so does the
+    rule. With 8 broken the test finds it (p 2^-7) and the rule fails."""
     a = np.ones(10)
     b = np.r_[np.zeros(broken), np.ones(10 - broken)]
-    c, means = compare_metric("correct", a, b, binary=True, n_boot=2000, confidence=0.95, seed=1)
+    c, means, sides = compare_with_sides(
+        "correct", a, b, binary=True, n_boot=2000, confidence=0.95, seed=1
+    )
     assert c.p == pytest.approx(p) and (means >= -0.05).mean() < 0.01
-    candidate = Candidate("B", {}, {}, {("correct", "slice"): [SliceEvidence("s", c, means)]})
+    assert (c.ci_high < -0.05) == (broken > 4)
+    evidence = [SliceEvidence("s", c, means, sides)]
+    candidate = Candidate("B", {}, {}, {("correct", "slice"): evidence})
     result = evaluate(Requirements((parse_rule("correct[slice] >= -0.05"),)), [candidate], 0.95)
     (checked,) = result.results
     assert checked.outcome == outcome
-    assert ("does not find B worse there (p 0.125, Holm-adjusted, vs 0.05)" in checked.detail) == (
-        outcome == "pass"
+    sentence = f"does not find B worse there (p {p:.4g}, Holm-adjusted, vs 0.05)"
+    assert (sentence in checked.detail) == untested
+
+
+Z = 1.959963984540054  # the normal quantile of the one-sided 97.5% level
+
+
+def judged_slice(
+    text: str, a: np.ndarray, b: np.ndarray, binary: bool, clusters: np.ndarray | None = None
+) -> tuple[str, str, SliceEvidence]:
+    """The outcome and detail of a per-slice rule on one slice, as the gate reads it."""
+    rule = parse_rule(text)
+    evidence = SliceEvidence(
+        "s",
+        *compare_with_sides(
+            rule.metric, a, b, binary=binary, n_boot=4000, confidence=0.95, seed=0,
+            clusters=clusters,
+        ),
+    )  # fmt: skip
+    candidate = Candidate("B", {}, {}, {(rule.metric, "slice"): [evidence]})
+    (result,) = evaluate(Requirements((rule,)), [candidate], 0.95).results
+    return result.outcome, result.detail, evidence
+
+
+def reported_p(detail: str) -> float:
+    match = re.search(r"one-sided p ([0-9.e-]+) of its interval", detail)
+    assert match, detail
+    return float(match[1])
+
+
+@pytest.mark.parametrize(
+    ("text", "fixed", "bound", "p"),
+    [
+        # none of 10 changed: every resample is no change, so the bootstrap alone put all its
+        # means below 0.05 (p 1 / 4001); Tango's statistic at d with nothing changed is
+        # -sqrt(n d / (1 - d)): upper bound Z^2 / (n + Z^2), p Phi(-sqrt(n d / (1 - d)))
+        (
+            "correct[slice] >= 0.05",
+            0,
+            Z * Z / (10 + Z * Z),
+            scipy_stats.norm.cdf(-np.sqrt(0.5 / 0.95)),
+        ),
+        # all 10 fixed: every resample is +1, above 0.9; Tango's statistic at d is
+        # sqrt(n (1 - d) / (1 + d)): lower bound (n - Z^2) / (n + Z^2), p Phi(-sqrt(1 / 1.9))
+        (
+            "correct[slice] <= 0.9",
+            10,
+            (10 - Z * Z) / (10 + Z * Z),
+            scipy_stats.norm.cdf(-np.sqrt(1 / 1.9)),
+        ),
+        # all 10 fixed against >= 0.9: the difference, +1, lies above the margin, so nothing
+        # says it lies below: p 1
+        ("correct[slice] >= 0.9", 10, 1.0, 1.0),
+    ],
+)
+def test_a_slice_fails_no_rule_its_score_interval_still_reaches(text, fixed, bound, p):
+    """A slice of 10 questions whose every resample lies past the margin failed the rule on
+    the bootstrap alone; the score interval the report prints reaches past the margin, so the
+    slice passes, with the score test's one-sided p at the margin (closed forms above)."""
+    a = np.r_[np.zeros(fixed), np.ones(10 - fixed)] if fixed else np.r_[np.zeros(5), np.ones(5)]
+    b = np.ones(10) if fixed else a.copy()
+    outcome, detail, evidence = judged_slice(text, a, b, binary=True)
+    c = evidence.comparison
+    printed = c.ci_low if "<=" in text else c.ci_high
+    assert printed == pytest.approx(bound, abs=1e-9)
+    assert outcome == "pass", detail
+    assert reported_p(detail) == pytest.approx(p, abs=5e-5)
+    assert f"({c.interval}) lying wholly" in detail
+
+
+def test_a_clustered_binary_slice_with_nothing_changed_reads_the_score_interval():
+    """10 questions in 2 documents, none changed: the cluster bootstrap and t over the
+    documents both read [0, 0] (no spread between documents), and 'correct[slice] >= 0.05'
+    failed. The interval now also takes Tango's score interval, which reaches Z^2 / (10 + Z^2)
+    = 0.2775, and the slice passes with the score test's p at 0.05, Phi(-sqrt(0.5 / 0.95))."""
+    a = np.r_[np.zeros(5), np.ones(5)]
+    outcome, detail, evidence = judged_slice(
+        "correct[slice] >= 0.05", a, a.copy(), binary=True, clusters=np.arange(10) // 5
     )
+    c = evidence.comparison
+    assert (c.ci_low, c.ci_high) == pytest.approx((-Z * Z / (10 + Z * Z), Z * Z / (10 + Z * Z)))
+    assert c.interval == (
+        "cluster bootstrap, t over clusters and Tango's score interval, the widest on each side"
+    )
+    assert outcome == "pass", detail
+    assert reported_p(detail) == pytest.approx(scipy_stats.norm.cdf(-np.sqrt(0.5 / 0.95)), abs=5e-5)
+
+
+def test_a_continuous_slice_reads_students_t_at_the_margin():
+    """10 differences of mean 0.2 and sd 0.2 against 'm[slice] >= 0.33': Student's t at the
+    margin gives p 0.035 (scipy), and the bootstrap means reach 0.33 in only about 1% of
+    resamples, which failed the slice. The printed interval reaches above 0.33, so it passes,
+    its p at least Student's."""
+    q = scipy_stats.norm.ppf(np.linspace(0.05, 0.95, 10))
+    d = 0.2 + 0.2 * (q - q.mean()) / q.std(ddof=1)
+    outcome, detail, evidence = judged_slice("m[slice] >= 0.33", np.zeros(10), d, binary=False)
+    student = scipy_stats.ttest_1samp(d, 0.33, alternative="less").pvalue
+    assert student == pytest.approx(0.0350, abs=5e-4)
+    assert (evidence.means >= 0.33).mean() < 0.025  # the bootstrap alone: below alpha
+    assert evidence.comparison.ci_high > 0.33
+    assert outcome == "pass", detail
+    assert reported_p(detail) >= student - 1e-4
+
+
+def test_a_clustered_slice_reads_t_over_its_clusters_at_the_margin():
+    """4 documents of 5 questions, document means 0.1 to 0.25, against 'm[slice] >= 0.27':
+    no cluster-bootstrap mean reaches 0.27 (every document lies below it), which failed the
+    slice; Student's t over the 4 document means at 0.27 (scipy) gives p 0.030, the printed
+    interval reaches 0.278, and the slice passes with that p."""
+    documents = np.array([0.1, 0.15, 0.2, 0.25])
+    d = np.repeat(documents, 5) + np.tile([-0.1, -0.05, 0.0, 0.05, 0.1], 4)
+    clusters = np.repeat(np.arange(4), 5)
+    outcome, detail, evidence = judged_slice(
+        "m[slice] >= 0.27", np.zeros(20), d, binary=False, clusters=clusters
+    )
+    student = scipy_stats.ttest_1samp(documents, 0.27, alternative="less").pvalue
+    assert (evidence.means >= 0.27).sum() == 0
+    assert evidence.comparison.ci_high > 0.27
+    assert outcome == "pass", detail
+    assert reported_p(detail) == pytest.approx(student, abs=1e-4)
+
+
+@pytest.mark.parametrize(("margin", "outcome"), [(0.27, "pass"), (0.40, "fail")])
+def test_a_clustered_slice_past_its_interval_still_fails(margin, outcome):
+    """The same 4 documents against a margin past the interval's upper bound (0.278): t over
+    the documents gives p 0.0025 at 0.40, and the rule fails."""
+    documents = np.array([0.1, 0.15, 0.2, 0.25])
+    d = np.repeat(documents, 5) + np.tile([-0.1, -0.05, 0.0, 0.05, 0.1], 4)
+    got, detail, _ = judged_slice(
+        f"m[slice] >= {margin}", np.zeros(20), d, binary=False, clusters=np.repeat(np.arange(4), 5)
+    )
+    assert got == outcome, detail
+    student = scipy_stats.ttest_1samp(documents, margin, alternative="less").pvalue
+    assert (student < 0.025) == (outcome == "fail")
 
 
 def tied_slices(op: str, bounds: list[float]) -> Candidate:
@@ -356,7 +518,7 @@ def tied_slices(op: str, bounds: list[float]) -> Candidate:
     safe = np.full(1000, 1e6 if op == ">=" else -1e6)
     intervals = [(b, b + 0.5) if op == ">=" else (b - 0.5, b) for b in bounds]
     slices = [
-        SliceEvidence(f"s{i}", interval((low + high) / 2, low, high), safe)
+        SliceEvidence(f"s{i}", interval((low + high) / 2, low, high), safe, percentile_only())
         for i, (low, high) in enumerate(intervals)
     ]
     return Candidate("B", {}, {}, {("m", "slice"): slices})
@@ -372,7 +534,7 @@ def tied_slices(op: str, bounds: list[float]) -> Candidate:
 def test_slice_rule_names_the_worst_bound_when_adjusted_p_values_tie(text, bounds, named):
     rule = parse_rule(text)
     result = evaluate(Requirements((rule,)), [tied_slices(rule.op, bounds)], 0.95).results[0]
-    assert result.outcome == "pass" and "one-sided p 1," in result.detail
+    assert result.outcome == "pass" and "one-sided p 1 of its interval" in result.detail
     assert f"{named} is the likeliest" in result.detail
     assert (result.low, result.high)[rule.op == "<="] == pytest.approx(bounds[1])
 
@@ -382,7 +544,7 @@ def test_slice_rule_counts_the_slices_it_adjusted_over():
     rule = parse_rule("m[slice] >= -0.3")
     candidate = tied_slices(">=", [-0.1, -0.2])
     empty = SliceEvidence(
-        "none", interval(float("nan"), float("nan"), float("nan"), 0), np.array([])
+        "none", interval(float("nan"), float("nan"), float("nan"), 0), np.array([]), IntervalSides()
     )
     candidate.slices[("m", "slice")].append(empty)
     result = evaluate(Requirements((rule,)), [candidate], 0.95).results[0]
@@ -417,10 +579,10 @@ def slice_rule_fails(truths: list[float], sims: int, seed: int) -> float:
         slices = []
         for j, truth in enumerate(truths):
             diffs = rng.normal(truth, 0.2, 80)
-            c, means = compare_metric(
+            evidence = compare_with_sides(
                 "m", np.zeros(80), diffs, binary=False, n_boot=500, confidence=0.95, seed=i
             )
-            slices.append(SliceEvidence(str(j), c, means))
+            slices.append(SliceEvidence(str(j), *evidence))
         candidate = Candidate("B", {}, {}, {("m", "slice"): slices})
         fails += not evaluate(Requirements((rule,)), [candidate], 0.95).passed
     return fails / sims
