@@ -539,6 +539,22 @@ def test_slice_rule_names_the_worst_bound_when_adjusted_p_values_tie(text, bound
     assert (result.low, result.high)[rule.op == "<="] == pytest.approx(bounds[1])
 
 
+def test_slice_rule_names_a_slice_that_could_fail_when_none_is_near_failing():
+    """Every estimate on the rule's side: a wide slice of 4 questions has the lower p (its
+    estimate is fewer standard errors from the margin) and the lowest bound, but it can never
+    fail the rule; the 40-question slice whose estimate lies nearest the margin is named."""
+    rng = np.random.default_rng(5)
+    small = slice_evidence("small", np.array([0.9, -0.4, 0.8, -0.1]))
+    big = slice_evidence("big", rng.normal(-0.05, 0.1, 40))
+    assert small.comparison.ci_low < big.comparison.ci_low
+    rule = parse_rule("m[slice] >= -0.2")
+    result = evaluate(
+        Requirements((rule,)), [Candidate("B", {}, {}, {("m", "slice"): [small, big]})], 0.95
+    ).results[0]
+    assert result.outcome == "pass"
+    assert "slice = big is the likeliest below -0.2" in result.detail, result.detail
+
+
 def test_slice_rule_counts_the_slices_it_adjusted_over():
     """A slice without a scored question takes no part in Holm's adjustment, nor in its count."""
     rule = parse_rule("m[slice] >= -0.3")

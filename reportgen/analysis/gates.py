@@ -404,9 +404,13 @@ def _slice_outcome(
     own test finding that loss, Holm-adjusted over the same family. Otherwise pass: the rule
     asks for no credible harm in any slice, and a smaller slice, or one the table's test does
     not find worse, gives a direction, not proof, as in the table. The slice returned is the
-    one that fails, else the likeliest to: the lowest adjusted p, then the bound furthest past
-    the margin; with it its adjusted p and the test's (None where the rule reads no test)."""
-    adjusted = holm([_violation_p(rule, s) for _, s in family])
+    one that fails, else a smaller one whose adjusted p is below ``alpha`` (a direction the
+    detail names), else the likeliest to fail of those that could (SMALL_SLICE questions or
+    more; a wide small slice has the lower p when every estimate is on the right side): the
+    lowest p before adjustment (Holm's cap at 1 ties many), then the bound furthest past the
+    margin; with it its adjusted p and the test's (None where the rule reads no test)."""
+    raw = [_violation_p(rule, s) for _, s in family]
+    adjusted = holm(raw)
     # the slice table's finding: its test's two-sided p, Holm-adjusted over the same family,
     # below 1 - confidence (twice the one-sided alpha), on the losing side
     tested = holm([s.comparison.p for _, s in family]) if _loss_only(rule) else None
@@ -419,7 +423,16 @@ def _slice_outcome(
         and family[i][1].comparison.n >= SMALL_SLICE
         and (tested is None or (tested[i] < 2 * alpha and _harmful(rule, family[i][1].comparison)))
     ]
-    worst = min(failing or own, key=lambda i: (adjusted[i], -past[i]))
+    worst = min(
+        failing or own,
+        key=lambda i: (
+            adjusted[i] >= alpha,
+            adjusted[i] if adjusted[i] < alpha else 0.0,
+            family[i][1].comparison.n < SMALL_SLICE,
+            raw[i],
+            -past[i],
+        ),
+    )
     test_p = None if tested is None else tested[worst]
     return (FAIL if failing else PASS), family[worst][1], adjusted[worst], test_p
 
