@@ -68,6 +68,7 @@ class MetricComparison:
     # B - A is one value to _DECIMALS)
     clusters: int | None = None  # with --cluster: how many clusters the n questions form
     design_effect: float | None = None  # with --cluster: variance of the mean / naive variance
+    cluster_se: float | None = None  # with --cluster, 2+ clusters: cluster_standard_error
     detectable: float | None = None  # continuous, n < STUDENTIZED_BELOW: resampled_detectable
 
 
@@ -676,6 +677,7 @@ def compare_with_sides(
     wins, losses = int((rounded > 0).sum()), int((rounded < 0).sum())
     groups: int | None = None
     effect: float | None = None
+    cluster_se: float | None = None
     detect: float | None = None
     if clusters is not None:
         codes = pd.factorize(clusters[keep])[0]
@@ -689,6 +691,7 @@ def compare_with_sides(
             low, high = wider((low, high), score_interval(wins, losses, n, confidence))
             method, sides = CLUSTERED_SCORED, replace(sides, score=(wins, losses, n))
         effect = design_effect(diff, codes) if groups > 1 else None
+        cluster_se = cluster_standard_error(sums, sizes) if groups > 1 else None
     else:
         studentize = not binary and n < STUDENTIZED_BELOW
         interval, method = None, INTERVAL
@@ -748,6 +751,7 @@ def compare_with_sides(
         sd=_sd(diff),
         clusters=groups,
         design_effect=effect,
+        cluster_se=cluster_se,
         detectable=detect,
     )
     return comparison, means, sides
