@@ -2,7 +2,8 @@
 G documents, thousands per cell.
 
 Usage: ``python bench/simulate_clusters.py [--reps 1000] [--groups 2,3,4,5,8,20,50]
-[--effect 0.1] [--share 0.5] [--seed 0] [--checks intervals,estimates] [--estimate-reps 10000]``
+[--effect 0.1] [--share 0.5] [--seed 0] [--checks intervals,estimates,power]
+[--estimate-reps 10000] [--power-reps 1000]``
 
 Each data set has G documents of 10 questions on average: *equal* (10 each) or *unequal* (sizes
 spread evenly from 2 to 18; at G = 2, 2 and 18). B - A = 0.3 (u_g + e_q) + truth, u_g shared by
@@ -20,6 +21,15 @@ size-weighted spread of the cluster means, the larger of both (stats.cluster_sta
 the report's) and a random-effects moment estimate (the weighted spread less the within-document
 noise that small documents add); under four models: questions independent, half or 90% of the
 variance shared by a document, and a document's shift with a spread in proportion to its size.
+
+The power check (``--checks power``) asks whether the power sentence's detectable difference X
+is found 80% of the time, as simulate.py's power check does without clusters, on POWER_LAYOUTS
+(equal and unequal sizes, 2 to 50 documents; B - A as above): a pilot data set with truth 0
+states X, and a fresh one with true difference +X (even reps) or -X (odd ones) is compared with
+clusters; "found" is the share whose interval excludes zero. X is stated three ways: now
+(power_of), "t + t" ((t(1 - alpha/2) + t(0.8)) se over clusters, G - 1 degrees of freedom,
+the plug-in the multiplier improves on) and before (the question-level formula with
+n / design effect questions, the design effect floored at 1).
 """
 
 from __future__ import annotations
@@ -35,6 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from simulate import CONFIDENCE, N_BOOT, _pct, _table  # noqa: E402
 
+from reportgen.analysis.power import _k, power_of  # noqa: E402
 from reportgen.analysis.stats import (  # noqa: E402
     cluster_standard_error,
     compare_metric,
@@ -47,6 +58,16 @@ LAYOUTS = ("equal", "unequal")
 SIZE = 10  # questions per document, on average
 MODELS = ("independent", "half shared", "90% shared", "shift grows with size")
 ESTIMATES = ("CR2", "weighted spread", "larger (report)", "random effects")
+POWER_LAYOUTS = {
+    "equal 2 x 10": [10] * 2,
+    "equal 3 x 10": [10] * 3,
+    "equal 5 x 4": [4] * 5,
+    "equal 20 x 5": [5] * 20,
+    "equal 50 x 4": [4] * 50,
+    "unequal 17+1+1+1": [17, 1, 1, 1],
+    "unequal 10+5+3+2": [10, 5, 3, 2],
+    "unequal 40, 1 to 9": np.round(np.linspace(1, 9, 40)).astype(int).tolist(),
+}
 
 
 def sizes_of(layout: str, groups: int) -> np.ndarray:
@@ -146,6 +167,97 @@ def _estimates(groups: list[int], reps: int, seed: int) -> None:
     )
 
 
+def _documents_of(sizes: np.ndarray, effect: float, share: float, rng: np.random.Generator):
+    """A and B on questions in documents of ``sizes``, B - A = 0.3 (u_g + e_q) + ``effect``."""
+    labels = np.repeat(np.arange(len(sizes)), sizes)
+    shared = rng.normal(0, np.sqrt(share), len(sizes))[labels]
+    d = 0.3 * (shared + rng.normal(0, np.sqrt(1 - share), len(labels))) + effect
+    a = rng.random(len(labels))
+    return a, a + d, labels
+
+
+def _clustered(a: np.ndarray, b: np.ndarray, labels: np.ndarray, seed: int):
+    return compare_metric(
+        "m", a, b, binary=False, n_boot=N_BOOT, confidence=CONFIDENCE, seed=seed, clusters=labels
+    )[0]
+
+
+def _question_level(c) -> float:
+    """The detectable difference the sentence stated before: k sd / sqrt(effective), with
+    effective = n / max(design effect, 1) questions and k = t(1 - alpha/2) + t(POWER) with
+    min(effective, G) - 1 degrees of freedom."""
+    effective = max(2, int(c.n / max(c.design_effect, 1.0)))
+    return float(_k(min(effective, c.clusters), 1 - CONFIDENCE) * c.sd / np.sqrt(effective))
+
+
+def _plug_in(c) -> float:
+    """(t(1 - alpha/2) + t(POWER)) se over clusters, both with G - 1 degrees of freedom."""
+    return _k(c.clusters, 1 - CONFIDENCE) * c.cluster_se
+
+
+STATED = {
+    "now": lambda c: power_of(c, CONFIDENCE).min_detectable,
+    "t + t": _plug_in,
+    "before": _question_level,
+}
+
+
+def power_rates(layout: str, reps: int, seed: int, share: float = 0.5) -> dict[str, float]:
+    """Over ``reps`` pilots of POWER_LAYOUTS[layout], for each way of stating X (STATED): the
+    share of fresh sets at +-X whose interval excludes zero (keyed by STATED's names) and the
+    median X ("x now", ...); "t alone": the share at X now that Student's t over clusters
+    alone finds (the interval is the wider of it and the cluster bootstrap); "past 1": the
+    share of pilots whose X now is past 1, the largest difference of a score in [0, 1].
+
+    The interval of a fresh set shifted by X is its interval at 0 shifted by X (the cluster
+    bootstrap's resamples and the standard error over clusters move with it), so one
+    comparison of each fresh set tells which of the stated differences it finds."""
+    sizes = np.array(POWER_LAYOUTS[layout])
+    rng = np.random.default_rng((seed, list(POWER_LAYOUTS).index(layout), 7))
+    found = dict.fromkeys(STATED, 0) | {"t alone": 0}
+    stated: dict[str, list[float]] = {key: [] for key in STATED}
+    for rep in range(reps):
+        pilot = _clustered(*_documents_of(sizes, 0.0, share, rng), rep)
+        fresh = _clustered(*_documents_of(sizes, 0.0, share, rng), rep)
+        for key, state in STATED.items():
+            x = state(pilot) * (1 if rep % 2 == 0 else -1)
+            found[key] += fresh.ci_low + x > 0 or fresh.ci_high + x < 0
+            stated[key].append(abs(x))
+            if key == "now":
+                t = stats.t.ppf(1 - (1 - CONFIDENCE) / 2, len(sizes) - 1) * fresh.cluster_se
+                found["t alone"] += abs(fresh.diff + x) > t
+    return (
+        {key: hits / reps for key, hits in found.items()}
+        | {f"x {key}": float(np.median(xs)) for key, xs in stated.items()}
+        | {"past 1": float(np.mean(np.array(stated["now"]) > 1))}
+    )
+
+
+def _power(reps: int, share: float, seed: int) -> None:
+    rows = []
+    for layout in POWER_LAYOUTS:
+        r = power_rates(layout, reps, seed, share)
+        rows.append(
+            [layout]
+            + [_pct(r[key]) for key in (*STATED, "t alone")]
+            + [f"{r[f'x {key}']:.3f}" for key in STATED]
+            + [_pct(r["past 1"])]
+        )
+        print(" ".join(rows[-1]), file=sys.stderr, flush=True)
+    se = np.sqrt(0.8 * 0.2 / reps)
+    _table(
+        f"The power sentence with --cluster, {reps} pilot and fresh data sets per row, {share:g} "
+        f"of the variance shared by a document, sd of B - A 0.3 (MC s.e. of an 80% share "
+        f"{100 * se:.2f} points)",
+        ["documents"]
+        + [f"found at X {key}" for key in STATED]
+        + ["found at X now by t alone"]
+        + [f"median X {key}" for key in STATED]
+        + ["X now past 1"],
+        rows,
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=1000)
@@ -155,12 +267,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--checks", default="intervals")
     parser.add_argument("--estimate-reps", type=int, default=10_000)
+    parser.add_argument("--power-reps", type=int, default=1000)
     args = parser.parse_args(argv)
     groups = [int(g) for g in args.groups.split(",")]
     if "intervals" in args.checks.split(","):
         _intervals(groups, args.reps, args.effect, args.share, args.seed)
     if "estimates" in args.checks.split(","):
         _estimates(groups, args.estimate_reps, args.seed)
+    if "power" in args.checks.split(","):
+        _power(args.power_reps, args.share, args.seed)
 
 
 def _intervals(groups: list[int], reps: int, effect: float, share: float, seed: int) -> None:

@@ -12,22 +12,27 @@ resampling the observed differences instead (stats.resampled_detectable), which 
 For a binary outcome the share of changed questions psi stays fixed and the spread follows
 the difference, sd^2 = psi - delta^2, which gives delta = k sqrt(psi / (n + k^2)) with k the
 sum of the two t quantiles; under EXACT_BELOW questions, where the changed ones are a handful
-and the interval moves in steps, it is found exactly instead (binary_power.py). With --cluster,
-n is the effective number of independent questions, n / design effect, and the size needed is
-multiplied by it; a design effect under 1 is taken as 1 (_inflation). The size needed for the
-observed difference solves the normal formula, kept on the stated difference's side of n
-(resampled, or with the clusters' degrees of freedom, it is not that formula's), so the two
-sentences never disagree. A detectable
-difference past the range a metric's difference can take is not stated as one.
-bench/simulate.py checks that a difference of the stated size is detected 80% of the time.
+and the interval moves in steps, it is found exactly instead (binary_power.py). With --cluster
+the interval is Student's t over the G clusters (G - 1 degrees of freedom, the standard error
+over clusters), so the detectable difference is that standard error times cluster_multiplier,
+and the size needed is a number of clusters like these (the size of a cluster of the set on
+average); under FEW_CLUSTERS clusters the sentence says no realistic difference can be found.
+The size needed for the observed difference solves the normal formula, kept on the stated
+difference's side of n (resampled, it is not that formula's), so the two sentences never
+disagree. A detectable difference past the range a metric's difference can take is not stated
+as one. bench/simulate.py and bench/simulate_clusters.py check that a difference of the stated
+size is detected 80% of the time.
 """
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from scipy import special
+import numpy as np
+from scipy import optimize, special
 
 from ..formatting import fmt_count, fmt_pct
 from .binary_power import EXACT_BELOW, exact_detectable
@@ -35,6 +40,8 @@ from .registry import difference_range
 from .stats import POWER, MetricComparison
 
 _MAX_N = 10**9  # beyond this size the needed-size search stops
+_GRID = 100  # equal-probability points of an estimated standard error (cluster_multiplier)
+FEW_CLUSTERS = 4  # under this many clusters no realistic difference is found (1-2 df)
 
 
 @dataclass(frozen=True)
@@ -52,28 +59,59 @@ def _k(n: int, alpha: float) -> float:
     return float(special.stdtrit(n - 1, 1 - alpha / 2) + special.stdtrit(n - 1, POWER))
 
 
-def detectable(
-    n: int, alpha: float, *, sd: float, changed_share: float | None, groups: int | None = None
-) -> float:
+def detectable(n: int, alpha: float, *, sd: float, changed_share: float | None) -> float:
     """The true difference detected with probability POWER by n questions.
 
     ``changed_share`` (binary outcomes): the share of questions whose outcome differs, psi.
-    ``groups``: the clusters resampled (--cluster), whose number, when under n, sets the degrees
-    of freedom as it does the interval's (8 documents of 10 questions, half the variance shared:
-    found in 72% of 3,000 fresh sets with n - 1, 76% with groups - 1).
     """
-    k = _k(min(n, groups or n), alpha)
+    k = _k(n, alpha)
     if changed_share is not None:
         return k * math.sqrt(changed_share / (n + k * k))
     return k * sd / math.sqrt(n)
 
 
-def needed_size(delta: float, alpha: float, *, sd: float, changed_share: float | None) -> int:
-    """The fewest questions that detect a true difference ``delta`` with probability POWER."""
+def _found_share(q: float, t: float, spreads: np.ndarray) -> float:
+    """E[P(|Z + q S1| > t S2)] over ``spreads``, equal-probability values of S1 and of S2."""
+    reach, critical = q * spreads[:, None], t * spreads[None, :]
+    return float((special.ndtr(reach - critical) + special.ndtr(-reach - critical)).mean())
+
+
+@functools.lru_cache(maxsize=1024)
+def cluster_multiplier(groups: int, alpha: float) -> float:
+    """The true difference, in standard errors over ``groups`` clusters, whose interval
+    (mean +- t se, t = t(1 - alpha/2, G - 1)) excludes zero in POWER of fresh sets.
+
+    The se is estimated both in the set the difference is stated from and in the fresh set:
+    each is sigma S, S ~ sqrt(chi2(G - 1) / (G - 1)), so a difference q S1 is found when
+    |Z + q S1| > t S2 and q solves E[P(|Z + q S1| > t S2)] = POWER (over _GRID values of each
+    S). The plug-in t(1 - alpha/2) + t(POWER), which takes S1 as sigma, is found less often
+    the fewer the clusters (2 equal clusters: 14.1 se, found in 54% of simulated sets; this
+    gives 39.1, found in 81%; bench/simulate_clusters.py, power); from 50 clusters the two
+    differ by under 2%, and both tend to z(1 - alpha/2) + z(POWER)."""
+    df = groups - 1
+    spreads = np.sqrt(special.chdtri(df, (np.arange(_GRID) + 0.5) / _GRID) / df)
+    t = float(special.stdtrit(df, 1 - alpha / 2))
+    high = t
+    while _found_share(high, t, spreads) < POWER:
+        high *= 2
+    return float(optimize.brentq(lambda q: _found_share(q, t, spreads) - POWER, 0, high))
+
+
+def needed_size(
+    delta: float,
+    alpha: float,
+    *,
+    sd: float,
+    changed_share: float | None,
+    multiplier: Callable[[int, float], float] = _k,
+) -> int:
+    """The fewest questions that detect a true difference ``delta`` with probability POWER;
+    with ``multiplier`` cluster_multiplier, the fewest clusters, ``sd`` then the spread of one
+    cluster's share of the mean (its standard error times sqrt(G))."""
     spread = math.sqrt(max(changed_share - delta * delta, 0.0)) if changed_share else sd
 
     def wanted(n: int) -> int:  # n = (k(n) spread / delta)^2; k falls as n grows
-        return math.ceil((_k(n, alpha) * spread / abs(delta)) ** 2)
+        return math.ceil((multiplier(n, alpha) * spread / abs(delta)) ** 2)
 
     z = special.ndtri(1 - alpha / 2) + special.ndtri(POWER)
     n = max(2, math.floor((z * spread / abs(delta)) ** 2))  # t > z: a lower bound
@@ -82,26 +120,6 @@ def needed_size(delta: float, alpha: float, *, sd: float, changed_share: float |
     while n > 2 and wanted(n - 1) <= n - 1:
         n -= 1
     return min(n, _MAX_N)
-
-
-def _inflation(design_effect: float | None) -> float:
-    """The design effect that clustered questions count by (Kish, 1965), at least 1: for the
-    power sentence a clustered question is worth at most an independent one. A measured effect
-    under 1 (few clusters: 17, 1, 1 and 1 questions gave 0.51) said 20 questions were "worth
-    about 39 independent questions" and stated a difference found in 3.5% of simulated sets."""
-    return max(design_effect or 1.0, 1.0)
-
-
-def _clustered(c: MetricComparison, effective: int) -> str:
-    """How many independent questions the clustered ones count as, in the power sentence."""
-    if c.design_effect is None:
-        return ""
-    if c.design_effect < 1:
-        return (
-            f" (clustered: counted as {fmt_count(effective, 'independent question')}, the "
-            f"design effect {c.design_effect:.2f} taken as 1)"
-        )
-    return f" (clustered: worth about {fmt_count(effective, 'independent question')})"
 
 
 def _points(value: float, binary: bool) -> str:
@@ -132,6 +150,29 @@ def _exact_needed(n: int, delta: float, changed_share: float, confidence: float)
     return n
 
 
+def _few_clusters(groups: int) -> str:
+    """Under FEW_CLUSTERS clusters, why the stated difference is out of reach."""
+    return (
+        f"With only {groups} clusters no realistic difference can be found: the interval takes "
+        f"Student's t over their means with {fmt_count(groups - 1, 'degree')} of freedom. "
+    )
+
+
+def _clusters_needed(c: MetricComparison, alpha: float, groups: int) -> tuple[int, str]:
+    """Questions, and the words, for the clusters like these that find the observed
+    difference POWER of the time (the standard error over clusters falls as sqrt(G))."""
+    se = c.cluster_se or 0.0
+    wanted = needed_size(
+        c.diff, alpha, sd=se * math.sqrt(groups), changed_share=None, multiplier=cluster_multiplier
+    )
+    questions = math.ceil(wanted * c.n / groups)
+    return questions, (
+        f"takes about {fmt_count(wanted, 'cluster')} like these, about "
+        f"{fmt_count(questions, 'question')} (you have {fmt_count(c.n, 'question')} in "
+        f"{fmt_count(groups, 'cluster')})."
+    )
+
+
 def power_of(c: MetricComparison, confidence: float) -> Power:
     alpha = 1 - confidence
     discordant = c.wins + c.losses
@@ -148,42 +189,44 @@ def power_of(c: MetricComparison, confidence: float) -> Power:
             "would find a difference."
         )
         return Power(c.metric, c.n, discordant, None, None, head + why)
-    if not binary and c.sd == 0:
+    if (not binary and c.sd == 0) or c.cluster_se == 0:
+        unit = "question" if not binary and c.sd == 0 else "cluster"
         return Power(
             c.metric,
             c.n,
             discordant,
             None,
             None,
-            head + f"Every question moved by the same {_points(abs(c.diff), binary)}, so there "
-            "is no spread to tell from how many questions would find a difference.",
+            head + f"Every {unit} moved by the same {_points(abs(c.diff), binary)}"
+            f"{' on average' if unit == 'cluster' else ''}, so there is no spread to tell from "
+            f"how many {unit}s would find a difference.",
         )
-    inflation = _inflation(c.design_effect)
-    effective = max(2, int(c.n / inflation))
-    if c.detectable is not None:
+    groups = c.clusters if c.cluster_se is not None else None
+    if groups is not None:
+        min_detectable = cluster_multiplier(groups, alpha) * (c.cluster_se or 0.0)
+    elif c.detectable is not None:
         min_detectable = c.detectable
-    elif share is not None and c.clusters is None and c.n < EXACT_BELOW:
+    elif share is not None and c.n < EXACT_BELOW:
         min_detectable = exact_detectable(c.n, share, confidence)
     else:
-        min_detectable = detectable(
-            effective, alpha, sd=c.sd, changed_share=share, groups=c.clusters
-        )
-    basis = (
-        "sets this size resampled from this one and shifted by that much either way"
-        if c.detectable is not None
-        else "sets this size with this spread"
-    )
-    clustered = _clustered(c, effective)
+        min_detectable = detectable(c.n, alpha, sd=c.sd, changed_share=share)
+    if groups is not None:
+        basis = f"sets of {fmt_count(groups, 'cluster')} like these with this spread between them"
+    elif c.detectable is not None:
+        basis = "sets this size resampled from this one and shifted by that much either way"
+    else:
+        basis = "sets this size with this spread"
+    few = _few_clusters(groups) if groups is not None and groups < FEW_CLUSTERS else ""
     # a 0/1 score of the logs has no range in the registry, but its difference lies in [-1, 1]
     span = difference_range(c.metric) or ((-1.0, 1.0) if binary else None)
-    detect = (
+    detect = few + (
         f"A true difference of {_points(min_detectable, binary)} would be found "
-        f"(the {level} interval excluding zero) in about {fmt_pct(POWER)} of {basis}"
-        f"{clustered}; smaller ones are usually missed. "
+        f"(the {level} interval excluding zero) in about {fmt_pct(POWER)} of {basis}; "
+        "smaller ones are usually missed. "
         if span is None or min_detectable <= span[1]
         else f"Even the largest difference {c.metric} can take ({_points(span[1], binary)}) "
         f"would be found (the {level} interval excluding zero) in fewer than {fmt_pct(POWER)} "
-        f"of {basis}{clustered}. "
+        f"of {basis}. "
     )
     if c.diff == 0:
         return Power(
@@ -195,16 +238,21 @@ def power_of(c: MetricComparison, confidence: float) -> Power:
             head + detect + "A and B are level on average, so no larger set would say which "
             "is better.",
         )
-    needed = math.ceil(needed_size(c.diff, alpha, sd=c.sd, changed_share=share) * inflation)
-    # the normal formula's size, kept on the stated difference's side of n (which, resampled or
-    # with the clusters' degrees of freedom, is not that formula's): an observed difference
-    # under the stated one needs more questions than the set has, never fewer
-    needed = max(needed, c.n + 1) if abs(c.diff) < min_detectable else min(needed, c.n)
-    if share is not None and c.clusters is None and c.n < needed < EXACT_BELOW:
-        needed = _exact_needed(needed, abs(c.diff), share, confidence)
-    need = (
+    find = (
         f"To find the observed difference of {_points(abs(c.diff), binary)} "
-        f"{fmt_pct(POWER)} of the time takes about {fmt_count(needed, 'question')} "
-        f"(you have {c.n:,})."
+        f"{fmt_pct(POWER)} of the time "
     )
+    if groups is not None:
+        needed, takes = _clusters_needed(c, alpha, groups)
+        return Power(
+            c.metric, c.n, discordant, min_detectable, needed, head + detect + find + takes
+        )
+    needed = needed_size(c.diff, alpha, sd=c.sd, changed_share=share)
+    # the normal formula's size, kept on the stated difference's side of n (which, resampled,
+    # is not that formula's): an observed difference under the stated one needs more questions
+    # than the set has, never fewer
+    needed = max(needed, c.n + 1) if abs(c.diff) < min_detectable else min(needed, c.n)
+    if share is not None and c.n < needed < EXACT_BELOW:
+        needed = _exact_needed(needed, abs(c.diff), share, confidence)
+    need = find + f"takes about {fmt_count(needed, 'question')} (you have {c.n:,})."
     return Power(c.metric, c.n, discordant, min_detectable, needed, head + detect + need)

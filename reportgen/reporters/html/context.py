@@ -19,6 +19,7 @@ from ...analysis.binary_power import EXACT_BELOW
 from ...analysis.fairness import BUDGET_TOLERANCE, CEILING_GAP, LOW_CEILING
 from ...analysis.gates import GateResult
 from ...analysis.metrics import mixed_labels
+from ...analysis.power import FEW_CLUSTERS
 from ...analysis.registry import RETRIEVAL, base_name
 from ...analysis.slices import SMALL_SLICE, in_slice_order
 from ...analysis.spans import definitions as span_definitions
@@ -541,8 +542,12 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             "Questions "
             "needed: the n at which the observed difference is that detectable difference. "
             "Continuous metrics under 1,000 questions: the difference is found by resampling "
-            "the observed differences, shifted either way. With --cluster the quantiles take "
-            "the clusters' degrees of freedom when fewer. The questions needed are kept on the "
+            "the observed differences, shifted either way. With --cluster: q se, se the "
+            "standard error over the G clusters and q the multiple that Student's t with G - 1 "
+            f"degrees of freedom finds {fmt_pct(POWER)} of the time, se estimated in both sets; "
+            f"the size needed is clusters like these; under {FEW_CLUSTERS} clusters no "
+            "realistic difference is found. "
+            "The questions needed are kept on the "
             "stated difference's side of n; a difference past the metric's range is not stated.",
         ),
         (
