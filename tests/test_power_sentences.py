@@ -225,3 +225,30 @@ def test_two_or_three_clusters_say_no_realistic_difference_is_found(groups, free
         f"With only {groups} clusters no realistic difference can be found: the interval takes "
         f"Student's t over their means with {freedom} of freedom. " in sentence
     )
+
+
+def test_clusters_that_moved_alike_state_no_difference():
+    """4 documents of 2 questions, one of each fixed: every document's mean moved by 0.5, so
+    the standard error over clusters is 0 and no size can be told from it; with float noise
+    (0.1 + 0.2 against 0.3 in every document's sum) it read a spread of 1e-17 and stated "a
+    true difference of 0.000"."""
+    b = np.r_[1, 0, 1, 0, 1, 0, 1, 0.0]
+    clusters = np.repeat(np.arange(4), 2)
+    c, _ = compare_metric(
+        "correct", np.zeros(8), b, binary=True, n_boot=500, confidence=0.95, seed=0,
+        clusters=clusters,
+    )  # fmt: skip
+    power = power_of(c, 0.95)
+    assert power.min_detectable is None and power.needed_n is None
+    assert power.sentence.endswith(
+        "Every cluster moved by the same 50.0 points on average, so there is no spread to tell "
+        "from how many clusters would find a difference."
+    )
+    a = np.random.default_rng(0).random(50)
+    d = np.tile([0.1, 0.2, 0.3, -0.3, 0.0], 10)  # each document's sum 0.3, up to float noise
+    c, _ = compare_metric(
+        "m", a, a + d, binary=False, n_boot=500, confidence=0.95, seed=0,
+        clusters=np.repeat(np.arange(10), 5),
+    )  # fmt: skip
+    assert c.cluster_se == 0
+    assert "no spread to tell from how many clusters" in power_of(c, 0.95).sentence

@@ -691,7 +691,8 @@ def compare_with_sides(
             low, high = wider((low, high), score_interval(wins, losses, n, confidence))
             method, sides = CLUSTERED_SCORED, replace(sides, score=(wins, losses, n))
         effect = design_effect(diff, codes) if groups > 1 else None
-        cluster_se = cluster_standard_error(sums, sizes) if groups > 1 else None
+        if groups > 1:  # cluster means equal to _DECIMALS have no spread, as _sd
+            cluster_se = 0.0 if _no_spread(sums / sizes) else cluster_standard_error(sums, sizes)
     else:
         studentize = not binary and n < STUDENTIZED_BELOW
         interval, method = None, INTERVAL
