@@ -747,6 +747,26 @@ def test_float_noise_is_a_tie_not_a_win():
     assert (c.p, c.sd) == (1.0, 0.0)
 
 
+def test_float_noise_is_not_a_changed_question():
+    """The changed-questions table reads B - A as wins and losses do: 0.1 + 0.2 against 0.3
+    (either way round) and 0.7 - 0.2 against 0.5 are no change, while 0.5 -> 0.9 and
+    0.6 -> 0.2 are; the noise made q0-q2 "better" and "worse" rows beside the 2 real ones."""
+    import pandas as pd
+
+    import reportgen
+
+    a = [0.3, 0.1 + 0.2, 0.5, 0.5, 0.6, 0.4]
+    b = [0.1 + 0.2, 0.3, 0.7 - 0.2, 0.9, 0.2, 0.4]
+    assert [x != y for x, y in zip(a, b, strict=True)] == [True] * 5 + [False]  # the noise
+    ids = [f"q{i}" for i in range(len(a))]
+    runs = [pd.DataFrame({"question_id": ids, "faithfulness": run}) for run in (a, b)]
+    (pair,) = reportgen.compare(*runs, n_boot=200).study.pairs
+    changed = pair.changed[["question_id", "change"]].to_numpy().tolist()
+    assert changed == [["q3", "better"], ["q4", "worse"]]
+    c = pair.comparisons["faithfulness"]
+    assert (c.wins, c.losses, c.ties) == (1, 1, 4)
+
+
 @pytest.mark.parametrize(
     ("n", "p"),
     [

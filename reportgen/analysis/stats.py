@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
@@ -42,6 +43,7 @@ NORMAL_LIMIT = "Student's t (normal limit)"
 STUDENTIZED_BELOW = 1_000  # continuous metrics on fewer questions: the STUDENTIZED interval
 NORMAL_LIMIT_FROM = 10_000  # values off the commonest one from which NORMAL_LIMIT is the interval
 POWER = 0.8  # the power sentence's share of sets that find the stated difference (power.py)
+Values = TypeVar("Values", np.ndarray, pd.Series)
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,12 @@ class IntervalSides:
     score: tuple[int, int, int] | None = None
 
 
+def as_compared(values: Values) -> Values:
+    """Differences as every count, resample and test reads them: rounded to _DECIMALS, so
+    float noise is no difference (0.1 + 0.2 against 0.3 ties)."""
+    return np.round(values, _DECIMALS)
+
+
 def sign_test(wins: int, losses: int) -> float:
     """Two-sided exact sign test; on a binary outcome's fixed vs broken, McNemar's exact test.
 
@@ -118,7 +126,7 @@ def permutation_test(diff: np.ndarray, seed: int) -> float:
     errs only at order 1/n (no skewness term), and flipping would cost n x RANDOM_FLIPS at 1M
     questions. Binary differences make this the exact sign test.
     """
-    d = np.round(diff, _DECIMALS)
+    d = as_compared(diff)
     d = d[d != 0]
     n = len(d)
     if n == 0:
@@ -168,7 +176,7 @@ def bootstrap_moments(
     seed, same numbers, whatever the threads.
     """
     n = len(diff)
-    diff = np.round(diff, _DECIMALS)
+    diff = as_compared(diff)
     codes, values = pd.factorize(diff)  # distinct values in order of first appearance
     counts = np.bincount(codes, minlength=len(values))
     order = np.argsort(-counts, kind="stable")
@@ -326,7 +334,7 @@ def _no_spread(diff: np.ndarray) -> bool:
     """Whether the differences are one value to _DECIMALS, as bootstrap_moments resamples
     them: B = A + 0.25 on every question leaves float noise of 1e-17 in B - A, a spread that no
     resample has, so t* would be undefined in every resample and p 1 for a certain shift."""
-    rounded = np.round(diff, _DECIMALS)
+    rounded = as_compared(diff)
     return bool(rounded.min() == rounded.max())
 
 
@@ -346,7 +354,7 @@ def in_normal_limit(values: np.ndarray) -> bool:
     """
     if len(values) < NORMAL_LIMIT_FROM:
         return False
-    codes, _ = pd.factorize(np.round(values, _DECIMALS))  # as bootstrap_moments counts values
+    codes, _ = pd.factorize(as_compared(values))  # as bootstrap_moments counts values
     return len(values) - int(np.bincount(codes).max()) >= NORMAL_LIMIT_FROM
 
 
@@ -673,7 +681,7 @@ def compare_with_sides(
             metric, 0, nan, nan, nan, nan, nan, 0, 0, 0, 1.0, None, None, test, INTERVAL, nan
         )
         return empty, np.empty(0), IntervalSides()
-    rounded = np.round(diff, _DECIMALS)  # as the resamples and tests see it: 0.1 + 0.2 ties 0.3
+    rounded = as_compared(diff)
     wins, losses = int((rounded > 0).sum()), int((rounded < 0).sum())
     groups: int | None = None
     effect: float | None = None

@@ -27,7 +27,7 @@ from ..analysis.power import Power, power_of
 from ..analysis.registry import ANSWER, SCORE, base_name, names
 from ..analysis.scores import oriented
 from ..analysis.slices import SliceResult, slice_results
-from ..analysis.stats import MetricComparison, compare_metric
+from ..analysis.stats import MetricComparison, as_compared, compare_metric
 from ..analysis.supported import SupportedRule, supported_rule
 from ..analysis.verdict import Verdict, decide, margin_for
 from ..diagnosis.diagnose import COSTS, Diagnosis, diagnose
@@ -437,10 +437,11 @@ def headline_metric(tables: MetricTables) -> str:
 def changed_questions(tables: MetricTables, headline: str) -> pd.DataFrame:
     """Paired questions whose headline score changed: those that got worse because B lost every
     piece of evidence A had in its prompt (hit 1 -> 0) first, then fixed (or better), then broken
-    (or worse), each by the size of the change; "change" names it."""
+    (or worse), each by the size of the change; "change" names it. B - A is read as the wins,
+    losses and ties read it (as_compared): float noise is no change."""
     base = base_name(headline)
     sign = 1 if tables.metric(base).higher_is_better else -1  # a gain is a decrease otherwise
-    delta = sign * tables.difference(base).fillna(0)
+    delta = sign * as_compared(tables.difference(base).fillna(0))
     up, down = ("fixed", "broken") if tables.binary(base) else ("better", "worse")
     lost = (delta < 0) & ("hit" in tables.metrics)
     if "hit" in tables.metrics:
