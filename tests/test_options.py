@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import html
 import json
+import math
 import re
 import shutil
 from dataclasses import fields
 from pathlib import Path
 
+import markupsafe
 import pytest
 from click.testing import CliRunner
 
@@ -18,6 +20,7 @@ from reportgen.archive import read_report
 from reportgen.cli import cli
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_runs" / "fare_rules_a_baseline.parquet"
+RERANKER = SAMPLE.with_name("fare_rules_b_reranker.parquet")
 
 # Every option away from its default, and the page's text for each, written out by hand.
 GIVEN = [
@@ -162,6 +165,16 @@ def test_params_read_back_as_the_same_options(report, tmp_path):
     )
 
 
+def _read_from(interval: str, n: int, clusters: int | None = None):
+    """The interval of correct on ``n`` questions, computed by ``interval``, with its name."""
+    from reportgen.analysis.stats import MCNEMAR, MetricComparison
+
+    return "correct", MetricComparison(
+        "correct", n, 0.5, 0.6, 0.1, 0.0, 0.2, 1, 0, n - 1, 1.0, 1, 0, MCNEMAR, interval, 0.3,
+        clusters,
+    )  # fmt: skip
+
+
 @pytest.mark.parametrize(
     ("n_boot", "confidence", "expected"),
     [
@@ -177,10 +190,13 @@ def test_params_read_back_as_the_same_options(report, tmp_path):
 def test_too_few_resamples_beyond_a_bound_are_warned_of(n_boot, confidence, expected):
     """An interval's bound with under 10 resamples beyond it is about the extreme resample and
     moves with --seed (--n-boot 100 at 99.9% flipped the verdict between seeds): warned of,
-    naming the --n-boot that leaves 10, 2 x 10 / (1 - confidence)."""
+    naming the --n-boot that leaves 10, 2 x 10 / (1 - confidence) for the studentized bootstrap,
+    which reads its resamples at the nominal level."""
+    from reportgen.analysis.stats import STUDENT_T, STUDENTIZED
     from reportgen.comparison.compare import few_resamples
 
-    warned = few_resamples(n_boot, confidence)
+    read = [_read_from(STUDENTIZED, 40), _read_from(STUDENT_T, 3)]  # t draws none
+    warned = few_resamples(n_boot, confidence, read)
     if expected is None:
         assert warned == []
         return
@@ -192,17 +208,98 @@ def test_too_few_resamples_beyond_a_bound_are_warned_of(n_boot, confidence, expe
     ]
 
 
+def _hesterberg_tail(n: int, confidence: float) -> float:
+    """Hesterberg's (2015) expanded percentile: alpha' = 2 Phi(-sqrt(n / (n - 1)) t(n - 1))
+    with t(n - 1) the upper (1 - confidence) / 2 quantile of Student's t."""
+    from scipy import stats
+
+    t = stats.t.ppf(1 - (1 - confidence) / 2, n - 1)
+    return 2 * stats.norm.cdf(-math.sqrt(n / (n - 1)) * t)
+
+
+def test_the_warning_reads_the_expanded_level_of_the_smallest_bootstrapped_interval():
+    """A 95% interval of a 0/1 outcome on 10 questions takes its bounds at the expanded level
+    1 - alpha' = 98.29% (alpha' = 2 Phi(-1.0541 x 2.2622) = 0.0171): 1,000 resamples leave
+    8.6 beyond each, not the 25 the nominal 95% promised, and 2 x 10 / alpha' = 1,169.5
+    resamples leave 10. It was not warned of under 400."""
+    from reportgen.analysis.stats import SCORED, STUDENTIZED
+    from reportgen.comparison.compare import few_resamples
+
+    alpha = _hesterberg_tail(10, 0.95)
+    assert alpha == pytest.approx(0.0171, abs=5e-5)
+    needed = math.ceil(2 * 10 / alpha)
+    assert needed == 1170
+    read = [_read_from(STUDENTIZED, 40), _read_from(SCORED, 10), _read_from(SCORED, 200)]
+    assert few_resamples(needed, 0.95, read) == []
+    assert few_resamples(needed - 1, 0.95, read) != []
+    assert few_resamples(1000, 0.95, read) == [
+        f"--n-boot 1,000 leaves fewer than 10 resamples (about {1000 * alpha / 2:.2g}) beyond "
+        "each bound of the 95% interval of correct on 10 questions, which takes its bounds at "
+        "the 98.29% level of its resamples (the expanded percentile, which corrects the "
+        "bootstrap's narrowness on few): a bound is then about the most extreme resample and "
+        "moves with --seed; --n-boot 1,170 or more leaves 10"
+    ]
+    assert f"{1000 * alpha / 2:.2g}" == "8.6"
+
+
+def test_clusters_and_too_few_questions_for_any_n_boot_are_named():
+    """With --cluster the expanded level is that of the clusters (4 at 95%: 2 x 10 / alpha' =
+    84,000 resamples); on 3 questions alpha' = 1.4e-7 and 146 million resamples would be
+    needed, past --n-boot's 100,000: the warning says no --n-boot leaves 10."""
+    from reportgen.analysis.stats import CLUSTERED, SCORED
+    from reportgen.comparison.compare import few_resamples
+
+    needed = math.ceil(2 * 10 / _hesterberg_tail(4, 0.95))
+    assert 80_000 < needed < 90_000
+    (warned,) = few_resamples(needed - 1, 0.95, [_read_from(CLUSTERED, 40, clusters=4)])
+    assert "interval of correct on 4 clusters" in warned
+    assert warned.endswith(f"--n-boot {needed:,} or more leaves 10")
+    assert few_resamples(needed, 0.95, [_read_from(CLUSTERED, 40, clusters=4)]) == []
+    assert 2 * 10 / _hesterberg_tail(3, 0.95) > 1.4e8
+    (warned,) = few_resamples(100_000, 0.95, [_read_from(SCORED, 3)])
+    assert "on 3 questions" in warned
+    assert warned.endswith("no --n-boot up to 100,000 leaves 10")
+
+
+def test_differences_without_spread_need_no_resamples():
+    """B - A the same on every question (a log against itself: all 0) resamples to that value
+    every time, so no --n-boot moves its bounds and none is warned of, at any level."""
+    from dataclasses import replace
+
+    from reportgen.analysis.stats import SCORED
+    from reportgen.comparison.compare import few_resamples
+
+    name, c = _read_from(SCORED, 10)
+    assert few_resamples(100, 0.999, [(name, replace(c, sd=0.0))]) == []
+    assert few_resamples(100, 0.999, [(name, c)]) != []
+
+
 def test_the_report_warns_of_too_few_resamples(tmp_path):
-    """The warning is among the report's own (JSON and page), where the options are set."""
+    """The warning is among the report's own (JSON and page), where the options are set, and
+    reads the expanded percentile interval on the fewest questions the report decides on:
+    slice rule_lookup's 47 (hit@5), whose 99.9% interval takes its bounds at 1 - alpha'
+    (Hesterberg), so 2 x 10 / alpha' resamples leave 10 beyond each, not the 20,000 of the
+    nominal level the warning used to name (the 7-question slice gives a direction only)."""
     out = tmp_path / "report.html"
-    copy = shutil.copy(SAMPLE, tmp_path / "copy.parquet")
-    args = ["compare", str(SAMPLE), str(copy), "-o", str(out), "--n-boot", "100"]
+    args = ["compare", str(SAMPLE), str(RERANKER), "-o", str(out), "--n-boot", "100"]
     result = CliRunner().invoke(cli, [*args, "--confidence", "0.999"])
     assert result.exit_code == 0, result.output
-    warning = (
-        "--n-boot 100 leaves fewer than 10 resamples (about 0.05) beyond each bound of a 99.9% "
-        "interval drawn from them: a bound is then about the most extreme resample and moves "
-        "with --seed; --n-boot 20,000 or more leaves 10"
+    document = json.loads(out.with_suffix(".json").read_text())
+    (pair,) = document["comparisons"]
+    sliced = [s for per in pair["slices"].values() for m in per.values() for s in m.values()]
+    expanded = [
+        c["n"]
+        for c in [*pair["metrics"].values(), *(s for s in sliced if s["n"] >= 10)]
+        if c["interval"].startswith("expanded percentile") and c["sd"] > 0
+    ]
+    assert min(expanded) == 47
+    alpha = _hesterberg_tail(47, 0.999)
+    needed = math.ceil(2 * 10 / alpha)
+    assert 50_000 < needed < 55_000
+    (warning,) = [w for w in document["warnings"] if w.startswith("--n-boot 100 leaves")]
+    assert f"(about {100 * alpha / 2:.2g}) beyond each bound of the 99.9% interval of " in warning
+    assert (
+        "of hit@5 in slice slice = rule_lookup on 47 questions, which takes its bounds" in warning
     )
-    assert warning in json.loads(out.with_suffix(".json").read_text())["warnings"]
-    assert html.escape(warning, quote=False) in out.read_text()
+    assert warning.endswith(f"moves with --seed; --n-boot {needed:,} or more leaves 10")
+    assert str(markupsafe.escape(warning)) in out.read_text()  # as the page escapes it

@@ -251,6 +251,22 @@ def expanded_confidence(confidence: float, n: int) -> float:
     return float(1 - 2 * special.ndtr(widened))
 
 
+def resampled_level(c: MetricComparison, confidence: float) -> float | None:
+    """The level at which ``c``'s interval took quantiles of its resamples: the expanded
+    percentile's (expanded_confidence) at its questions, or its clusters, further out than
+    ``confidence`` on small samples; the bootstrap-t's, ``confidence`` itself. None when it read
+    none: Student's t draws no resamples, and under 2 questions or clusters there is no interval;
+    or when how many are drawn cannot move its bounds: differences without spread resample to
+    their mean every time.
+    """
+    units = c.clusters or c.n
+    if units < 2 or c.sd == 0:
+        return None
+    if c.interval in (INTERVAL, SCORED, SCORED_OWN, CLUSTERED):
+        return expanded_confidence(confidence, units)
+    return confidence if c.interval == STUDENTIZED else None
+
+
 def resample_spreads(means: np.ndarray, squares: np.ndarray, n: int) -> np.ndarray:
     """Standard deviation (ddof 1) of each resample of n, from its mean and mean square."""
     return np.sqrt(np.maximum(squares - means * means, 0) * n / (n - 1))

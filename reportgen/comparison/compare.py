@@ -6,7 +6,7 @@ Everything the report shows is in the returned ``Comparison``; rendering compute
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -27,12 +27,13 @@ from ..analysis.power import Power, power_of
 from ..analysis.registry import ANSWER, SCORE, base_name, names
 from ..analysis.scores import oriented
 from ..analysis.slices import SliceResult, slice_results
-from ..analysis.stats import MetricComparison, as_compared, compare_metric
+from ..analysis.stats import MetricComparison, as_compared, compare_metric, resampled_level
 from ..analysis.supported import SupportedRule, supported_rule
 from ..analysis.verdict import Verdict, decide, margin_for
+from ..cli import MAX_N_BOOT
 from ..diagnosis.diagnose import COSTS, Diagnosis, diagnose
 from ..errors import InputError
-from ..formatting import agreeing, fmt_count, fmt_listed, fmt_pct
+from ..formatting import agreeing, fmt_count, fmt_listed, fmt_pct, shown_value
 from ..inputs.contract import has_samples
 from ..inputs.database import RunDatabase, ScoredRun
 from ..inputs.load import RunFile, Source, open_source
@@ -325,7 +326,7 @@ def compare_runs(
             *_slice_disagreements(disagreeing, labels),
             *tables.notes,
             *_cluster_hint(runs, options),
-            *few_resamples(options.n_boot, options.confidence),
+            *few_resamples(options.n_boot, options.confidence, _bootstrapped(comparisons, slices)),
         ],
         supported=supported,
         gate=gate,
@@ -399,21 +400,63 @@ def _cluster_hint(runs: dict[str, RunFile], options: Options) -> list[str]:
     ]
 
 
-def few_resamples(n_boot: int, confidence: float) -> list[str]:
-    """Warn when fewer than TAIL_RESAMPLES resamples lie beyond each bound: the bound is then
-    about the most extreme resample, and moves with --seed (--n-boot 100 at 99.9%: 0.05 beyond
-    each, the verdict flipping between seeds). A warning, not a refusal: --confidence 0.999
-    with the default --n-boot (2.5 beyond) is a choice CI may have made, and the intervals
-    that draw no resamples (Student's t, from 10,000 changed questions) are unaffected."""
-    needed = math.ceil(round(2 * TAIL_RESAMPLES / (1 - confidence), 6))  # 1 - 0.9 is not 0.1
+def _bootstrapped(
+    comparisons: dict[str, MetricComparison], slices: dict[str, dict[str, list[SliceResult]]]
+) -> list[tuple[str, MetricComparison]]:
+    """The intervals whose bounds the report decides on, each named: every metric's, and every
+    slice's of SMALL_SLICE questions or more (a smaller slice gives a direction, never a
+    finding)."""
+    sliced = [
+        (f"{name} in slice {r.column} = {shown_value(r.value)}", r.comparison)
+        for per_metric in slices.values()
+        for name, rows in per_metric.items()
+        for r in rows
+        if not r.small
+    ]
+    return [*comparisons.items(), *sliced]
+
+
+def few_resamples(
+    n_boot: int, confidence: float, intervals: Iterable[tuple[str, MetricComparison]]
+) -> list[str]:
+    """Warn when fewer than TAIL_RESAMPLES resamples lie beyond each bound of the interval that
+    reads its resamples furthest out (resampled_level): the bound is then about the most extreme
+    resample, and moves with --seed (--n-boot 100 at 99.9%: 0.05 beyond each, the verdict
+    flipping between seeds). On few questions the expanded percentile takes its bounds beyond
+    the nominal level (a 95% interval on 10 questions at 98.29%), so more resamples are needed
+    there. A warning, not a refusal: --confidence 0.999 with the default --n-boot (2.5 beyond)
+    is a choice CI may have made, and the intervals that draw no resamples (Student's t, from
+    10,000 changed questions) are unaffected."""
+    read = [
+        (level, name, c)
+        for name, c in intervals
+        if (level := resampled_level(c, confidence)) is not None
+    ]
+    if not read:
+        return []
+    level, name, c = max(read, key=lambda named: named[0])
+    tail = 1 - level
+    # rounded: 1 - 0.9 is not 0.1; a level that is 1 in floats (2 questions) leaves none beyond
+    needed = math.ceil(round(2 * TAIL_RESAMPLES / tail, 6)) if tail > 0 else math.inf
     if n_boot >= needed:
         return []
-    beyond = n_boot * (1 - confidence) / 2
-    return [
-        f"--n-boot {n_boot:,} leaves fewer than {TAIL_RESAMPLES} resamples (about {beyond:.2g}) "
-        f"beyond each bound of a {fmt_pct(confidence)} interval drawn from them: a bound is then "
-        "about the most extreme resample and moves with --seed; "
+    interval = f"a {fmt_pct(confidence)} interval drawn from them"
+    if level != confidence:
+        units = fmt_count(c.clusters, "cluster") if c.clusters else fmt_count(c.n, "question")
+        interval = (
+            f"the {fmt_pct(confidence)} interval of {name} on {units}, which takes its bounds "
+            f"at the {fmt_pct(level)} level of its resamples (the expanded percentile, which "
+            "corrects the bootstrap's narrowness on few)"
+        )
+    remedy = (
         f"--n-boot {needed:,} or more leaves {TAIL_RESAMPLES}"
+        if needed <= MAX_N_BOOT
+        else f"no --n-boot up to {MAX_N_BOOT:,} leaves {TAIL_RESAMPLES}"
+    )
+    return [
+        f"--n-boot {n_boot:,} leaves fewer than {TAIL_RESAMPLES} resamples (about "
+        f"{n_boot * tail / 2:.2g}) beyond each bound of {interval}: a bound is "
+        f"then about the most extreme resample and moves with --seed; {remedy}"
     ]
 
 
