@@ -816,3 +816,22 @@ def test_a_borderline_verdict_reads_borderline_in_the_table_of_candidates(tmp_pa
     assert doc["comparisons"][0]["verdict"]["borderline"] is True
     assert "| 6 / 0 | better (borderline) |" in (out / "r.md").read_text()
     assert ">better (borderline)</td>" in (out / "r.html").read_text()
+
+
+def test_a_run_s_own_share_in_the_run_chart_takes_wilson_s_score_interval(tmp_path, write_log):
+    """A run with 3 of 3 correct: the run chart read its mean with the bootstrap alone, every
+    resample 3 of 3, so [1, 1], where a candidate rule and the stage table read Wilson's score
+    interval for a share, whose lower bound at p = 1 is n / (n + z^2) = 0.4385 at 95%."""
+    ids = ["q0", "q1", "q2"]
+    base = write_log(tmp_path / "base.parquet", rows(ids, [True, False, True]))
+    b = write_log(tmp_path / "b.parquet", rows(ids, [True, True, True]))
+    c = write_log(tmp_path / "c.parquet", rows(ids, [False, True, True]))
+    doc = compare_runs(tmp_path / "out", base, b, c)
+    n, p, z = 3, 1.0, stats.norm.ppf(0.975)
+    wilson = (n / (n + z * z)) * (
+        p + z * z / (2 * n) - z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    )
+    assert wilson == pytest.approx(0.4385, abs=5e-5)
+    (own,) = [m for m in doc["run_means"] if m["label"] == "b"]
+    assert own["mean"] == 1.0
+    assert (own["ci_low"], own["ci_high"]) == pytest.approx((wilson, 1.0), abs=1e-12)

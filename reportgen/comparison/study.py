@@ -472,15 +472,20 @@ def _summary(pair: Comparison, p_holm: float | None) -> SummaryRow:
     )
 
 
-def _own(name: str, values: np.ndarray, options: Options) -> MetricComparison:
+def _own(name: str, values: np.ndarray, options: Options, binary: bool) -> MetricComparison:
+    """A run's own mean with the interval a candidate rule and the stage table read of it
+    (B - 0): on a 0/1 outcome Wilson's score interval widens the bootstrap's, so 3 of 3 correct
+    reads [0.44, 1], not [1, 1]."""
     own, _ = compare_metric(
         name,
         np.zeros_like(values),
         values,
-        binary=False,
+        binary=binary,
         n_boot=options.n_boot,
         confidence=options.confidence,
         seed=options.seed,
+        span=(0.0, 1.0) if binary else None,  # a share, not a difference
+        own=True,
     )
     return own
 
@@ -513,9 +518,11 @@ def _headline_columns(pairs: list[Comparison]) -> list[tuple[str, np.ndarray]]:
 
 def _run_means(pairs: list[Comparison], options: Options) -> list[RunMean]:
     """Every run's own headline mean with its interval at --confidence, for the summary chart."""
+    headline = ranked_headline(pairs)
+    binary = _comparing_headline(pairs)[0].tables.binary(base_name(headline))
     out = []
     for label, values in _headline_columns(pairs):
-        own = _own(ranked_headline(pairs), values[~np.isnan(values)], options)
+        own = _own(headline, values[~np.isnan(values)], options, binary)
         out.append(RunMean(label, own.b, own.ci_low, own.ci_high))
     return out
 
