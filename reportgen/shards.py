@@ -31,8 +31,10 @@ from .analysis.poisson import (
     same_questions,
 )
 from .analysis.registry import ANSWER, BY_NAME, CONTEXT, RETRIEVAL, names, public_name
-from .comparison.compare import few_resamples
+from .analysis.stats import expanded_confidence
+from .comparison.compare import too_few_resamples
 from .errors import InputError
+from .formatting import fmt_count
 from .inputs.database import RunDatabase
 from .inputs.load import RunFile, open_log
 from .inputs.readers import ReadOptions
@@ -434,11 +436,6 @@ def merge_runs(
             f"the runs' partial sums cover different questions ({a[first].sums.n} and "
             f"{b[first].sums.n} with {first}); compute both runs over the same questions"
         )
-    warnings = [
-        *_fingerprint_warnings(b_parts[0], [(a[m], b[m]) for m in paired], strict),
-        # every shard has the same replicates (_check_shared), each interval drawn from them
-        *few_resamples(a[paired[0]].sums.n_boot, confidence),
-    ]
     a_sums, b_sums = ({m: s.sums for m, s in run.items()} for run in runs)
     scoring = {**b, **a}  # the options of every metric, the same in both runs
     metrics = [
@@ -446,7 +443,28 @@ def merge_runs(
         for metric in METRICS
         if metric in scoring
     ]
+    warnings = [
+        *_fingerprint_warnings(b_parts[0], [(a[m], b[m]) for m in paired], strict),
+        # every shard has the same replicates (_check_shared), each interval drawn from them
+        *too_few_resamples(a[paired[0]].sums.n_boot, confidence, _resampled(metrics, confidence)),
+    ]
     return Merged(metrics, warnings)
+
+
+def _resampled(metrics: list[MergedMetric], confidence: float) -> list[tuple[float, str, str]]:
+    """Each interval merge prints, as too_few_resamples reads it: the expanded percentile's
+    level at its questions (percentile_interval), its name, its questions in words; one whose
+    replicates are all one value has bounds no number of them moves, and is left out."""
+    return [
+        (expanded_confidence(confidence, interval.n), name, fmt_count(interval.n, "question"))
+        for m in metrics
+        for name, interval in (
+            (f"B − A in {m.name}", m.diff),
+            (f"A's {m.name}", m.a),
+            (f"B's {m.name}", m.b),
+        )
+        if interval is not None and interval.low is not None and interval.low != interval.high
+    ]
 
 
 def _fingerprint_warnings(

@@ -4,6 +4,7 @@ small log split into shards."""
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 
 import duckdb
@@ -13,6 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 import reference as ref
 from click.testing import CliRunner
+from scipy import stats as scipy_stats
 
 from reportgen.analysis.poisson import merge, percentile_interval
 from reportgen.cli import cli
@@ -406,9 +408,11 @@ def test_sums_without_fingerprints_merge_with_a_note(shards):
 
 
 def test_merge_warns_when_the_replicates_are_too_few_for_the_level(tmp_path, write_log):
-    """100 replicates leave 100 * 0.001 / 2 = 0.05 beyond each bound at 99.9%: the bound is
-    the most extreme replicate's, and moves with --seed; 2 * 10 / 0.001 = 20,000 leave 10.
-    compare warned of this and merge did not."""
+    """The intervals merge prints are expanded percentile intervals (percentile_interval): at
+    99.9% on the 54 labelled questions of recall (every tenth of 60 has no label), the fewest
+    any interval has, the quantiles are read at 1 - 2 Phi(-sqrt(54 / 53) t(53, 0.9995)), so
+    100 replicates leave about 0.022 beyond each bound, which is then the most extreme
+    replicate's and moves with --seed. compare warned of this and merge did not."""
     sums = {}
     for run in "ab":
         sums[run] = tmp_path / f"{run}.sums.parquet"
@@ -423,13 +427,23 @@ def test_merge_warns_when_the_replicates_are_too_few_for_the_level(tmp_path, wri
     )
     assert merged.exit_code == 0, merged.output
     assert merged.stdout.startswith("recall: ")
+    level = 1 - 2 * scipy_stats.norm.cdf(-np.sqrt(54 / 53) * scipy_stats.t.ppf(0.9995, 53))
+    beyond, needed = 100 * (1 - level) / 2, math.ceil(20 / (1 - level))
+    assert (f"{beyond:.2g}", f"{level:.4%}", needed) == ("0.022", "99.9563%", 45_736)
     assert merged.stderr == (
-        "ragreport: warning: --n-boot 100 leaves fewer than 10 resamples (about 0.05) beyond "
-        "each bound of a 99.9% interval drawn from them: a bound is then about the most extreme "
-        "resample and moves with --seed; --n-boot 20,000 or more leaves 10\n"
+        "ragreport: warning: --n-boot 100 leaves fewer than 10 resamples (about 0.022) beyond "
+        "each bound of the 99.9% interval of B \u2212 A in recall on 54 questions, which takes "
+        "its bounds at the 99.96% level of its resamples (the expanded percentile, which "
+        "corrects the bootstrap's narrowness on few): a bound is then about the most extreme "
+        "resample and moves with --seed; --n-boot 45,736 or more leaves 10\n"
     )
-    # 100 * 0.2 / 2 = 10 beyond each bound of an 80% interval: enough
-    enough = CliRunner().invoke(
-        cli, ["merge", "--a", str(sums["a"]), "--b", str(sums["b"]), "--confidence", "0.8"]
-    )
-    assert (enough.exit_code, enough.stderr) == (0, "")
+
+    # at 80% the nominal level leaves 100 * 0.2 / 2 = 10 beyond each bound, the expanded one
+    # 9.5: too few; at 75%, 12: enough
+    def warned(confidence: str) -> bool:
+        args = ["merge", "--a", str(sums["a"]), "--b", str(sums["b"]), "--confidence", confidence]
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 0, result.output
+        return result.stderr != ""
+
+    assert warned("0.8") and not warned("0.75")

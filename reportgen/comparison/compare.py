@@ -427,14 +427,29 @@ def few_resamples(
     there. A warning, not a refusal: --confidence 0.999 with the default --n-boot (2.5 beyond)
     is a choice CI may have made, and the intervals that draw no resamples (Student's t, from
     10,000 changed questions) are unaffected."""
-    read = [
-        (level, name, c)
-        for name, c in intervals
-        if (level := resampled_level(c, confidence)) is not None
-    ]
+    return too_few_resamples(
+        n_boot,
+        confidence,
+        [
+            (
+                level,
+                name,
+                fmt_count(c.clusters, "cluster") if c.clusters else fmt_count(c.n, "question"),
+            )
+            for name, c in intervals
+            if (level := resampled_level(c, confidence)) is not None
+        ],
+    )
+
+
+def too_few_resamples(
+    n_boot: int, confidence: float, read: list[tuple[float, str, str]]
+) -> list[str]:
+    """few_resamples' warning over intervals given as (the level their quantiles were read at,
+    name, its questions or clusters in words), as merge's replicate intervals are."""
     if not read:
         return []
-    level, name, c = max(read, key=lambda named: named[0])
+    level, name, units = max(read, key=lambda named: named[0])
     tail = 1 - level
     # rounded: 1 - 0.9 is not 0.1; a level that is 1 in floats (2 questions) leaves none beyond
     needed = math.ceil(round(2 * TAIL_RESAMPLES / tail, 6)) if tail > 0 else math.inf
@@ -442,7 +457,6 @@ def few_resamples(
         return []
     interval = f"a {fmt_pct(confidence)} interval drawn from them"
     if level != confidence:
-        units = fmt_count(c.clusters, "cluster") if c.clusters else fmt_count(c.n, "question")
         interval = (
             f"the {fmt_pct(confidence)} interval of {name} on {units}, which takes its bounds "
             f"at the {fmt_pct(level)} level of its resamples (the expanded percentile, which "
