@@ -254,3 +254,47 @@ def test_a_cost_rule_resamples_the_clusters_whatever_the_other_rules(tmp_path):
         results.append(doc["gate"]["results"][0])
     assert results[0] == results[1]
     assert results[0]["outcome"] == "inconclusive" and results[0]["high"] > 15
+
+
+def test_few_clusters_whose_bounds_are_t_s_warn_of_no_resamples():
+    """3 documents of 8 questions: Student's t over the 3 document means (2 degrees of freedom,
+    computed here with the ratio-estimator standard error) lies outside the cluster
+    bootstrap, which cannot reach past the extreme document means, on both sides; so the
+    interval reads no resamples (resampled None) and no --n-boot is asked for, where the
+    cluster bootstrap's expanded level at 3 clusters would have asked for over 100,000."""
+    from reportgen.comparison.compare import few_resamples
+
+    rng = np.random.default_rng(4)
+    clusters = np.repeat(["d1", "d2", "d3"], 8)
+    d = np.repeat([0.05, 0.2, -0.1], 8) + rng.normal(0, 0.05, 24)
+    c, _ = compare_metric(
+        "m", np.zeros(24), d, binary=False, n_boot=5000, confidence=0.95, seed=0,
+        clusters=clusters,
+    )  # fmt: skip
+    sums = np.array([d[clusters == g].sum() for g in ("d1", "d2", "d3")])
+    se = np.sqrt(3 / 2 * ((sums - 8 * d.mean()) ** 2).sum()) / 24
+    half = stats.t.ppf(0.975, 2) * se
+    assert (c.ci_low, c.ci_high) == pytest.approx((d.mean() - half, d.mean() + half))
+    assert c.resampled is None
+    assert few_resamples(5000, 0.95, [("m", c)]) == []
+    # the same differences as independent questions: the studentized side reads its resamples
+    alone, _ = compare_metric(
+        "m", np.zeros(24), d, binary=False, n_boot=100, confidence=0.999, seed=0
+    )
+    assert alone.resampled == 0.999 and few_resamples(100, 0.999, [("m", alone)]) != []
+
+
+def test_a_run_s_own_share_with_clusters_keeps_wilson_s_width():
+    """6 of 6 correct in 3 documents: the cluster bootstrap and t over clusters both read
+    [1, 1], so `candidate.correct >= 0.99` passed with --cluster; the interval now also takes
+    Wilson's, whose lower bound for 6 of 6 is n / (n + z^2) (the closed form at p = 1)."""
+    from reportgen.analysis.stats import CLUSTERED_SCORED_OWN
+
+    clusters = np.repeat(["d1", "d2", "d3"], 2)
+    c, _ = compare_metric(
+        "correct", np.zeros(6), np.ones(6), binary=True, n_boot=2000, confidence=0.95, seed=0,
+        clusters=clusters, own=True,
+    )  # fmt: skip
+    z = stats.norm.ppf(0.975)
+    assert c.ci_low == pytest.approx(6 / (6 + z * z)) and c.ci_high == 1.0
+    assert c.interval == CLUSTERED_SCORED_OWN

@@ -165,13 +165,19 @@ def test_params_read_back_as_the_same_options(report, tmp_path):
     )
 
 
-def _read_from(interval: str, n: int, clusters: int | None = None):
-    """The interval of correct on ``n`` questions, computed by ``interval``, with its name."""
-    from reportgen.analysis.stats import MCNEMAR, MetricComparison
+def _read_from(interval: str, n: int, clusters: int | None = None, confidence: float = 0.95):
+    """The interval of correct on ``n`` questions, computed by ``interval``, with its name, its
+    bounds quantiles of the resamples: the studentized side's at ``confidence``, the expanded
+    percentile's at Hesterberg's level for its questions (or clusters); Student's t reads none."""
+    from reportgen.analysis.stats import MCNEMAR, STUDENT_T, STUDENTIZED, MetricComparison
 
+    units = clusters or n
+    level = {STUDENTIZED: confidence, STUDENT_T: None}.get(
+        interval, 1 - _hesterberg_tail(units, confidence)
+    )
     return "correct", MetricComparison(
         "correct", n, 0.5, 0.6, 0.1, 0.0, 0.2, 1, 0, n - 1, 1.0, 1, 0, MCNEMAR, interval, 0.3,
-        clusters,
+        clusters, resampled=level,
     )  # fmt: skip
 
 
@@ -195,7 +201,7 @@ def test_too_few_resamples_beyond_a_bound_are_warned_of(n_boot, confidence, expe
     from reportgen.analysis.stats import STUDENT_T, STUDENTIZED
     from reportgen.comparison.compare import few_resamples
 
-    read = [_read_from(STUDENTIZED, 40), _read_from(STUDENT_T, 3)]  # t draws none
+    read = [_read_from(STUDENTIZED, 40, confidence=confidence), _read_from(STUDENT_T, 3)]
     warned = few_resamples(n_boot, confidence, read)
     if expected is None:
         assert warned == []
@@ -262,44 +268,54 @@ def test_clusters_and_too_few_questions_for_any_n_boot_are_named():
 
 
 def test_differences_without_spread_need_no_resamples():
-    """B - A the same on every question (a log against itself: all 0) resamples to that value
-    every time, so no --n-boot moves its bounds and none is warned of, at any level."""
-    from dataclasses import replace
+    """B - A the same on every question resamples to that value every time, so no --n-boot
+    moves its bounds: the comparison reads none (resampled None) and none is warned of."""
+    import numpy as np
 
-    from reportgen.analysis.stats import SCORED
+    from reportgen.analysis.stats import SCORED, compare_metric
     from reportgen.comparison.compare import few_resamples
 
-    name, c = _read_from(SCORED, 10)
-    assert few_resamples(100, 0.999, [(name, replace(c, sd=0.0))]) == []
+    name, c = _read_from(SCORED, 10, confidence=0.999)
     assert few_resamples(100, 0.999, [(name, c)]) != []
+    a, b = np.zeros(10), np.ones(10)  # every question moved by +1: no spread
+    same, _ = compare_metric("m", a, b, binary=False, n_boot=100, confidence=0.999, seed=0)
+    assert same.sd == 0 and same.resampled is None
+    assert few_resamples(100, 0.999, [("m", same)]) == []
 
 
 def test_the_report_warns_of_too_few_resamples(tmp_path):
     """The warning is among the report's own (JSON and page), where the options are set, and
-    reads the expanded percentile interval on the fewest questions the report decides on:
-    slice rule_lookup's 47 (hit@5), whose 99.9% interval takes its bounds at 1 - alpha'
-    (Hesterberg), so 2 x 10 / alpha' resamples leave 10 beyond each, not the 20,000 of the
-    nominal level the warning used to name (the 7-question slice gives a direction only)."""
+    reads the interval whose bounds are quantiles of the resamples furthest out: at 99.9% the
+    expanded percentile on n questions reads them at 1 - alpha' (Hesterberg), so 2 x 10 /
+    alpha' resamples leave 10 beyond each, not the 20,000 of the nominal level. Slice
+    rule_lookup's hit@5 (47 questions) takes both bounds from Tango's score interval, which
+    no number of resamples moves: it is not the one named (the 7-question slice gives a
+    direction only)."""
+    from reportgen.analysis.stats import score_interval
+
     out = tmp_path / "report.html"
     args = ["compare", str(SAMPLE), str(RERANKER), "-o", str(out), "--n-boot", "100"]
     result = CliRunner().invoke(cli, [*args, "--confidence", "0.999"])
     assert result.exit_code == 0, result.output
     document = json.loads(out.with_suffix(".json").read_text())
     (pair,) = document["comparisons"]
+    lookup = pair["slices"]["slice"]["rule_lookup"]["hit@5"]
+    assert lookup["n"] == 47 and lookup["resampled"] is None
+    tango = score_interval(lookup["wins"], lookup["losses"], 47, 0.999)
+    assert (lookup["ci_low"], lookup["ci_high"]) == pytest.approx(tango)
     sliced = [s for per in pair["slices"].values() for m in per.values() for s in m.values()]
-    expanded = [
-        c["n"]
+    read = [
+        (c["n"], c["resampled"])
         for c in [*pair["metrics"].values(), *(s for s in sliced if s["n"] >= 10)]
-        if c["interval"].startswith("expanded percentile") and c["sd"] > 0
+        if c["resampled"] is not None
     ]
-    assert min(expanded) == 47
-    alpha = _hesterberg_tail(47, 0.999)
+    for n, level in read:  # the expanded level, or the studentized side's 99.9%
+        assert level in (pytest.approx(1 - _hesterberg_tail(n, 0.999)), 0.999)
+    fewest = min(n for n, level in read if level != 0.999)
+    alpha = _hesterberg_tail(fewest, 0.999)
     needed = math.ceil(2 * 10 / alpha)
-    assert 50_000 < needed < 55_000
     (warning,) = [w for w in document["warnings"] if w.startswith("--n-boot 100 leaves")]
     assert f"(about {100 * alpha / 2:.2g}) beyond each bound of the 99.9% interval of " in warning
-    assert (
-        "of hit@5 in slice slice = rule_lookup on 47 questions, which takes its bounds" in warning
-    )
+    assert f" on {fewest} questions, which takes its bounds" in warning
     assert warning.endswith(f"moves with --seed; --n-boot {needed:,} or more leaves 10")
     assert str(markupsafe.escape(warning)) in out.read_text()  # as the page escapes it

@@ -38,6 +38,9 @@ CLUSTERED = "cluster bootstrap and t over clusters, the wider on each side"
 CLUSTERED_SCORED = (
     "cluster bootstrap, t over clusters and Tango's score interval, the widest on each side"
 )
+CLUSTERED_SCORED_OWN = (
+    "cluster bootstrap, t over clusters and Wilson's score interval, the widest on each side"
+)
 CLUSTER_TEST = "paired permutation of clusters"
 NORMAL_LIMIT = "Student's t (normal limit)"
 STUDENTIZED_BELOW = 1_000  # continuous metrics on fewer questions: the STUDENTIZED interval
@@ -72,6 +75,10 @@ class MetricComparison:
     design_effect: float | None = None  # with --cluster: variance of the mean / naive variance
     cluster_se: float | None = None  # with --cluster, 2+ clusters: cluster_standard_error
     detectable: float | None = None  # continuous, n < STUDENTIZED_BELOW: resampled_detectable
+    resampled: float | None = None  # the level at which a bound of the interval is a quantile of
+    # the resamples (the expanded percentile's, or the bootstrap-t's at the stated level); None
+    # where neither bound is one (Student's t or a score interval lies outside it, or the
+    # differences have no spread): how many resamples are drawn cannot move it then
 
 
 @dataclass(frozen=True)
@@ -249,22 +256,6 @@ def expanded_confidence(confidence: float, n: int) -> float:
     tail = (1 - confidence) / 2
     widened = np.sqrt(n / (n - 1)) * special.stdtrit(n - 1, tail)
     return float(1 - 2 * special.ndtr(widened))
-
-
-def resampled_level(c: MetricComparison, confidence: float) -> float | None:
-    """The level at which ``c``'s interval took quantiles of its resamples: the expanded
-    percentile's (expanded_confidence) at its questions, or its clusters, further out than
-    ``confidence`` on small samples; the bootstrap-t's, ``confidence`` itself. None when it read
-    none: Student's t draws no resamples, and under 2 questions or clusters there is no interval;
-    or when how many are drawn cannot move its bounds: differences without spread resample to
-    their mean every time.
-    """
-    units = c.clusters or c.n
-    if units < 2 or c.sd == 0:
-        return None
-    if c.interval in (INTERVAL, SCORED, SCORED_OWN, CLUSTERED):
-        return expanded_confidence(confidence, units)
-    return confidence if c.interval == STUDENTIZED else None
 
 
 def resample_spreads(means: np.ndarray, squares: np.ndarray, n: int) -> np.ndarray:
@@ -667,7 +658,8 @@ def compare_with_sides(
     broken, others with the bootstrap-t test that inverts the studentized interval when it is
     used, else the permutation test. With ``clusters`` (a label per question) the
     interval is the wider on each side of the cluster bootstrap and Student's t over clusters
-    (cluster_interval), for a binary B - A also of Tango's score interval (both collapse to
+    (cluster_interval), for a binary B - A also of Tango's score interval (Wilson's for a
+    run's own share, with ``own``; both collapse to
     [0, 0] where no question changed: 10 questions in 2 documents, 5% fixed, failed a
     'correct[slice] >= 0.05' rule in 62% of sets, bench/simulate_slice_rules.py), and the
     permutation test flips whole clusters (H0: A and B
@@ -707,11 +699,16 @@ def compare_with_sides(
         codes = pd.factorize(clusters[keep])[0]
         sums, sizes = np.bincount(codes, weights=diff), np.bincount(codes)
         means = cluster_means(sums, sizes, n_boot, seed)
+        level = expanded_confidence(confidence, len(sums))
+        boot = percentile_interval(means, level)
         low, high = cluster_interval(sums, sizes, means, confidence)
         test, method, p = CLUSTER_TEST, CLUSTERED, permutation_test(sums, seed)
         groups = len(sums)  # one cluster has no spread between clusters: no design effect
         sides = _cluster_sides(sums, sizes)
-        if binary and not own:  # as without clusters: few changes leave no spread to resample
+        if binary and own:  # 6 of 6 correct in 3 documents read [1, 1], as without clusters
+            low, high = wider((low, high), wilson_interval(wins, n, confidence))
+            method = CLUSTERED_SCORED_OWN
+        elif binary:  # as without clusters: few changes leave no spread to resample
             low, high = wider((low, high), score_interval(wins, losses, n, confidence))
             method, sides = CLUSTERED_SCORED, replace(sides, score=(wins, losses, n))
         effect = design_effect(diff, codes) if groups > 1 else None
@@ -729,7 +726,9 @@ def compare_with_sides(
             )
             if studentize:
                 interval, method = small_sample_interval(diff, means, squares, confidence)
-        low, high = interval or percentile_interval(means, expanded_confidence(confidence, n))
+        level = confidence if method == STUDENTIZED else expanded_confidence(confidence, n)
+        boot = percentile_interval(means, level) if interval is None else (np.nan, np.nan)
+        low, high = interval or boot
         sides = _question_sides(diff, means, squares, method)
         if binary and method == INTERVAL:
             score = (
@@ -752,11 +751,15 @@ def compare_with_sides(
             test, p = T_TEST, t_test(diff)
         else:
             p = permutation_test(diff, seed)
+    # a bound the resamples set (the studentized side's, at the stated level, counted as one)
+    from_resamples = method == STUDENTIZED or low == boot[0] or high == boot[1]
+    resampled = level if from_resamples and _sd(diff) > 0 else None
     span = span or difference_range(metric)
     if span is not None:
         low, high = clip_interval(low, high, span)
     if (groups or n) < 2:  # one question (or cluster) has no spread to measure: no interval
         low = high = float("nan")
+        resampled = None
     comparison = MetricComparison(
         metric=metric,
         n=n,
@@ -778,6 +781,7 @@ def compare_with_sides(
         design_effect=effect,
         cluster_se=cluster_se,
         detectable=detect,
+        resampled=resampled,
     )
     return comparison, means, sides
 

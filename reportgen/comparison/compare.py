@@ -27,7 +27,7 @@ from ..analysis.power import Power, power_of
 from ..analysis.registry import ANSWER, SCORE, base_name, names
 from ..analysis.scores import oriented
 from ..analysis.slices import SliceResult, slice_results
-from ..analysis.stats import MetricComparison, as_compared, compare_metric, resampled_level
+from ..analysis.stats import MetricComparison, as_compared, compare_metric
 from ..analysis.supported import SupportedRule, supported_rule
 from ..analysis.verdict import Verdict, decide, margin_for
 from ..cli import MAX_N_BOOT
@@ -420,7 +420,8 @@ def few_resamples(
     n_boot: int, confidence: float, intervals: Iterable[tuple[str, MetricComparison]]
 ) -> list[str]:
     """Warn when fewer than TAIL_RESAMPLES resamples lie beyond each bound of the interval that
-    reads its resamples furthest out (resampled_level): the bound is then about the most extreme
+    reads its resamples furthest out (MetricComparison.resampled; an interval whose bounds are
+    Student's t or a score interval reads none): the bound is then about the most extreme
     resample, and moves with --seed (--n-boot 100 at 99.9%: 0.05 beyond each, the verdict
     flipping between seeds). On few questions the expanded percentile takes its bounds beyond
     the nominal level (a 95% interval on 10 questions at 98.29%), so more resamples are needed
@@ -437,7 +438,7 @@ def few_resamples(
                 fmt_count(c.clusters, "cluster") if c.clusters else fmt_count(c.n, "question"),
             )
             for name, c in intervals
-            if (level := resampled_level(c, confidence)) is not None
+            if (level := c.resampled) is not None
         ],
     )
 
