@@ -18,6 +18,7 @@ import click
 from . import __version__
 from .errors import InputError, RagreportError
 from .formatting import fmt_count, fmt_diff, fmt_interval, one_line
+from .limits import MAX_N_BOOT
 from .output import MAX_JSON_ROWS
 from .progress import SHOW_AFTER, shown
 
@@ -31,7 +32,6 @@ _Reading = Callable[[int], "tuple[ReadOptions, ...]"]  # the ReadOptions of n ru
 # unreadable file gets the tool's one-line error rather than click's usage block.
 _PATH = click.Path(path_type=Path)
 _SURROGATE = re.compile("[\ud800-\udfff]")
-MAX_N_BOOT = 100_000  # 20 times the default; the run time grows linearly with it
 
 
 def _echo(line: str, err: bool = False) -> None:

@@ -1,9 +1,9 @@
 """The package's folders are stages, and no import runs from an earlier stage to a later one.
 
-Order: shared leaves (errors, formatting, resources, provenance, output, progress) < inputs <
-analysis < diagnosis < comparison < reporters < the commands at the top (cli, pipeline, verify,
-api, ...) and the package's ``__init__``, which hands out the Python API. Only ``__version__``
-may be imported from the package by any module.
+Order: shared leaves (errors, formatting, limits, resources, provenance, output, progress) <
+inputs < analysis < diagnosis < comparison < reporters < the commands at the top (cli, pipeline,
+verify, api, ...) and the package's ``__init__``, which hands out the Python API. Only
+``__version__`` may be imported from the package by any module.
 """
 
 import ast
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "reportgen"
-LEAVES = {"errors", "formatting", "resources", "provenance", "output", "progress"}
+LEAVES = {"errors", "formatting", "limits", "resources", "provenance", "output", "progress"}
 STAGES = ("inputs", "analysis", "diagnosis", "comparison", "reporters")
 
 

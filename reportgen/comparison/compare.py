@@ -30,7 +30,6 @@ from ..analysis.slices import SliceResult, slice_results
 from ..analysis.stats import MetricComparison, as_compared, compare_metric
 from ..analysis.supported import SupportedRule, supported_rule
 from ..analysis.verdict import Verdict, decide, margin_for
-from ..cli import MAX_N_BOOT
 from ..diagnosis.diagnose import COSTS, Diagnosis, diagnose
 from ..errors import InputError
 from ..formatting import agreeing, fmt_count, fmt_listed, fmt_pct, shown_value
@@ -38,6 +37,7 @@ from ..inputs.contract import has_samples
 from ..inputs.database import RunDatabase, ScoredRun
 from ..inputs.load import RunFile, Source, open_source
 from ..inputs.readers import ReadOptions
+from ..limits import MAX_N_BOOT
 from ..progress import stage
 
 MAX_SLICE_VALUES = 50  # a slice column with more values is left out: its forest would be unreadable
