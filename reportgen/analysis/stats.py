@@ -634,6 +634,34 @@ def compare_metric(
     return comparison, means
 
 
+def own_mean(
+    metric: str,
+    values: np.ndarray,
+    *,
+    binary: bool,
+    n_boot: int,
+    confidence: float,
+    seed: int,
+    span: tuple[float, float] | None,
+) -> MetricComparison:
+    """A run's own mean with the interval a candidate rule reads of it (B - 0), for the stage
+    table and a study's run chart: on a 0/1 outcome Wilson's score interval widens the
+    bootstrap's, so 3 of 3 correct reads [0.44, 1], not [1, 1]. ``span``: the range the mean
+    can take (a share's [0, 1]), not its difference's."""
+    own, _ = compare_metric(
+        metric,
+        np.zeros_like(values),
+        values,
+        binary=binary,
+        n_boot=n_boot,
+        confidence=confidence,
+        seed=seed,
+        span=span,
+        own=True,
+    )
+    return own
+
+
 def compare_with_sides(
     metric: str,
     a: np.ndarray,

@@ -27,7 +27,12 @@ from ..analysis.gates import GateResult, Requirements, RuleError
 from ..analysis.holdout import Holdout
 from ..analysis.metrics import Options, score_run, typical_prompt
 from ..analysis.registry import base_name, parse_name
-from ..analysis.stats import MetricComparison, cluster_covariance, compare_metric, holm
+from ..analysis.stats import (
+    cluster_covariance,
+    compare_metric,
+    holm,
+    own_mean,
+)
 from ..errors import InputError
 from ..formatting import (
     NOISE,
@@ -472,24 +477,6 @@ def _summary(pair: Comparison, p_holm: float | None) -> SummaryRow:
     )
 
 
-def _own(name: str, values: np.ndarray, options: Options, binary: bool) -> MetricComparison:
-    """A run's own mean with the interval a candidate rule and the stage table read of it
-    (B - 0): on a 0/1 outcome Wilson's score interval widens the bootstrap's, so 3 of 3 correct
-    reads [0.44, 1], not [1, 1]."""
-    own, _ = compare_metric(
-        name,
-        np.zeros_like(values),
-        values,
-        binary=binary,
-        n_boot=options.n_boot,
-        confidence=options.confidence,
-        seed=options.seed,
-        span=(0.0, 1.0) if binary else None,  # a share, not a difference
-        own=True,
-    )
-    return own
-
-
 def ranked_headline(pairs: Sequence[Comparison]) -> str:
     """The metric the study's charts, the winner's curse and --holdout rank the candidates by:
     the headline most of them are compared on (ties: the earlier candidate's), so a candidate
@@ -522,7 +509,15 @@ def _run_means(pairs: list[Comparison], options: Options) -> list[RunMean]:
     binary = _comparing_headline(pairs)[0].tables.binary(base_name(headline))
     out = []
     for label, values in _headline_columns(pairs):
-        own = _own(headline, values[~np.isnan(values)], options, binary)
+        own = own_mean(
+            headline,
+            values[~np.isnan(values)],
+            binary=binary,
+            n_boot=options.n_boot,
+            confidence=options.confidence,
+            seed=options.seed,
+            span=(0.0, 1.0) if binary else None,  # a share, not a difference
+        )
         out.append(RunMean(label, own.b, own.ci_low, own.ci_high))
     return out
 

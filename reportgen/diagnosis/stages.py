@@ -15,10 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..analysis.registry import METRICS
-from ..analysis.stats import (
-    MetricComparison,
-    compare_metric,
-)
+from ..analysis.stats import MetricComparison, compare_metric, own_mean
 from ..formatting import fmt_count
 
 RUNS = ("a", "b")
@@ -72,7 +69,7 @@ OWNERS = {
 
 @dataclass(frozen=True)
 class RunScore:
-    """One run's mean over its population, with the interval of its own mean (compare_metric's
+    """One run's mean over its population, with the interval of its own mean (own_mean's,
     of B - 0); no interval on one question."""
 
     mean: float
@@ -155,25 +152,6 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return np.divide(num, den, out=np.full(len(num), np.nan), where=den > 0)
 
 
-def _run_score(
-    metric: str, values: np.ndarray, n_boot: int, confidence: float, seed: int
-) -> RunScore:
-    """A run's own score with the interval a candidate rule reads of its own mean (B - 0): on a
-    0/1 stage, 3 of 3 correct reads [0.44, 1], not the bootstrap's [1, 1]."""
-    own, _ = compare_metric(
-        metric,
-        np.zeros_like(values),
-        values,
-        binary=metric in _BINARY,
-        n_boot=n_boot,
-        confidence=confidence,
-        seed=seed,
-        span=(0.0, 1.0),
-        own=True,
-    )
-    return RunScore(own.b, own.n, own.ci_low, own.ci_high)
-
-
 _HITS = "retrieval hits"  # labelled evidence in the run's context, as the page's note says
 STAGES = {  # metric: stage, the column it needs, its questions in each run
     "correct": ("end-to-end", "correct", "all questions"),
@@ -244,8 +222,20 @@ def stage_scores(
         )
         if not diff.n:  # no question in both populations: nothing was tested, so no p
             diff = replace(diff, p=float("nan"))
-        runs = [_run_score(metric, v, n_boot, confidence, seed) for v in (a, b)]
-        scores.append(StageScore(stage, metric, population, runs[0], runs[1], diff))
+        own = [
+            own_mean(
+                metric,
+                v,
+                binary=metric in _BINARY,
+                n_boot=n_boot,
+                confidence=confidence,
+                seed=seed,
+                span=(0.0, 1.0),
+            )
+            for v in (a, b)
+        ]
+        run_a, run_b = (RunScore(r.b, r.n, r.ci_low, r.ci_high) for r in own)
+        scores.append(StageScore(stage, metric, population, run_a, run_b, diff))
     return scores, missing
 
 
