@@ -105,6 +105,29 @@ def test_a_refused_log_is_reported_before_the_page_libraries_load(tmp_path):
     assert not out.exists()
 
 
+def test_a_report_without_clusters_never_loads_scipy_optimize(tmp_path):
+    """scipy.optimize (with SciPy's linear algebra and geometry) serves only --cluster's power
+    sentence; loading it on every report cost 0.1-0.3 s of each run's start."""
+    sample = Path(__file__).parent.parent / "sample_runs"
+    logs = [str(sample / f"fare_rules_{name}.parquet") for name in ("a_baseline", "b_reranker")]
+    out = tmp_path / "r.html"
+    script = (
+        "import sys\n"
+        "from reportgen.cli import main\n"
+        "args = ['compare', *sys.argv[1:3], '-o', sys.argv[3], '--n-boot', '200', '--quiet']\n"
+        "for extra in ([], ['--cluster', 'slice']):\n"
+        "    try:\n"
+        "        main(args + extra)\n"
+        "    except SystemExit as exc:\n"
+        "        print('exit', exc.code, 'scipy.optimize' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, *logs, str(out)], capture_output=True, text=True
+    )
+    exits = [line for line in done.stdout.split("\n") if line.startswith("exit ")]
+    assert exits == ["exit 0 False", "exit 0 True"], done.stdout + done.stderr
+
+
 def test_the_page_libraries_start_loading_once_each_pair_is_accepted(tmp_path):
     """``accepted`` runs once per pair, after the checks: never for a refused log."""
     sample = Path(__file__).parent.parent / "sample_runs"

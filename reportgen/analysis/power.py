@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 
 from ..formatting import fmt_count, fmt_pct
 from .binary_power import EXACT_BELOW, exact_detectable
@@ -94,7 +94,11 @@ def cluster_multiplier(groups: int, alpha: float) -> float:
     high = t
     while _found_share(high, t, spreads) < POWER:
         high *= 2
-    return float(optimize.brentq(lambda q: _found_share(q, t, spreads) - POWER, 0, high))
+    # imported here: scipy.optimize loads SciPy's linear algebra and geometry too (0.1-0.3 s),
+    # which a report without --cluster never uses
+    from scipy.optimize import brentq
+
+    return float(brentq(lambda q: _found_share(q, t, spreads) - POWER, 0, high))
 
 
 def needed_size(
