@@ -51,7 +51,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
 from make_logs import CONTEXT, write_logs  # noqa: E402
-from run_bench import GNU_TIME, export  # noqa: E402
+from run_bench import GNU_TIME, compiled, export  # noqa: E402
 
 CACHE = Path(tempfile.gettempdir()) / "ragreport-bench-logs"
 TOOLS = ("compare", "pytrec_eval", "ranx")
@@ -277,7 +277,7 @@ def main() -> None:
     print(f"nproc {os.cpu_count()}, Python {sys.version.split()[0]}")
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
-        sources = {"compare": REPO}
+        sources = {"compare": compiled(REPO)}
         if args.also:
             sources[f"compare@{args.also}"] = work / "also"
             sources[f"compare@{args.also}"].mkdir()

@@ -36,7 +36,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from make_logs import write_logs
-from run_bench import export
+from run_bench import compiled, export
 
 import reportgen
 from reportgen.inputs.database import RunDatabase
@@ -141,7 +141,7 @@ def _timed_in(source: Path, label: str, out_dir: Path) -> tuple[float, float]:
 def _side_by_side(out_dir: Path, rev: str, repeats: int) -> None:
     """This checkout and REV, alternating, each pair of logs timed ``repeats`` times."""
     with tempfile.TemporaryDirectory() as tmp:
-        sources = {"this checkout": REPO, rev: Path(tmp)}
+        sources = {"this checkout": compiled(REPO), rev: Path(tmp)}
         export(rev, sources[rev])
         times: dict[tuple[str, str], list[tuple[float, float]]] = {}
         for i in range(repeats):

@@ -28,7 +28,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from run_bench import export  # noqa: E402
+from run_bench import compiled, export  # noqa: E402
 from side_by_side import logs  # noqa: E402
 
 # Run in the child: record each stage's start, then the command's return, as JSON in the file
@@ -85,7 +85,7 @@ def main() -> None:
     args = parser.parse_args()
     paths = logs(args.n, args.seed)
     with tempfile.TemporaryDirectory() as tmp:
-        sources = {"this checkout": REPO}
+        sources = {"this checkout": compiled(REPO)}
         if args.also:
             sources[args.also] = Path(tmp) / "snapshot"
             sources[args.also].mkdir()

@@ -24,7 +24,6 @@ import resource
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -38,6 +37,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
 from make_logs import CONTEXT, DEPTH, write_logs  # noqa: E402
+from run_bench import compiled, export  # noqa: E402
 
 CACHE = Path(tempfile.gettempdir()) / "ragreport-bench-logs"
 SHUFFLED = 10  # a derived candidate reorders the first SHUFFLED passages of B's ranking
@@ -100,18 +100,11 @@ def main() -> None:
     paths = logs(args.size, args.runs, args.seed)
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
-        cwd = REPO
+        cwd = compiled(REPO)
         if args.snapshot:
-            archive = subprocess.run(
-                ["git", "-C", str(REPO), "archive", args.snapshot],
-                capture_output=True,
-                check=True,
-            ).stdout
             cwd = work / "snapshot"
             cwd.mkdir()
-            (work / "snapshot.tar").write_bytes(archive)
-            with tarfile.open(work / "snapshot.tar") as tar:
-                tar.extractall(cwd, filter="data")
+            export(args.snapshot, cwd)
         commands = {
             2: [*map(str, paths[:2])],
             args.runs: [*map(str, paths)],
