@@ -25,15 +25,17 @@ WITH labelled AS (
       )
 ),
 ideal AS (
-    SELECT run, question_id, ideal_rank,
-           sum(gain / log2(ideal_rank + 1)) OVER (
-               PARTITION BY run, question_id ORDER BY ideal_rank
-           ) AS idcg_prefix,
-           sum(gain / log2(ideal_rank + 1)) OVER (
-               PARTITION BY run, question_id ORDER BY ideal_rank
-               ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING
-           ) AS idcg_full
-    FROM labelled
+    -- each question's ideal DCG after each rank (idcg_prefix[r]), from its labels' gains in
+    -- ideal order: one list a question (a handful of labels) rather than two windows over every
+    -- label, which cost about 1.4 times this whole query at 100,000 questions
+    SELECT run, question_id,
+           list_transform(dg, lambda g, i: list_sum(dg[:i])) AS idcg_prefix,
+           list_sum(dg) AS idcg_full
+    FROM (
+        SELECT run, question_id, list(gain / log2(ideal_rank + 1) ORDER BY ideal_rank) AS dg
+        FROM labelled
+        GROUP BY run, question_id
+    )
 ),
 hits AS (
     -- hit_no: the place among the question's hits, by position, then (labels found by one
@@ -44,7 +46,7 @@ hits AS (
            row_number() OVER (PARTITION BY l.run, l.question_id
                               ORDER BY l.pos_retrieved, l.gain DESC, l.id) AS hit_no
     FROM labelled AS l
-    JOIN ideal AS i USING (run, question_id, ideal_rank)
+    JOIN ideal AS i USING (run, question_id)
     WHERE l.pos_retrieved IS NOT NULL
 ),
 slotted AS (
@@ -72,10 +74,15 @@ steps AS (
     UNION ALL SELECT run, question_id, 'all', pos, 1.0 FROM hits WHERE hit_no = n_relevant
 ),
 points AS (
-    SELECT h.run, h.question_id, 'ndcg' AS metric, i.ideal_rank AS k, h.dg / i.idcg_prefix AS v
-    FROM slotted AS h
-    JOIN ideal AS i USING (run, question_id)
-    WHERE i.ideal_rank >= h.slot AND i.ideal_rank < h.n_relevant
+    -- a hit in slot s adds its share at each k from s to n_relevant - 1
+    SELECT run, question_id, 'ndcg' AS metric, k, dg / idcg_prefix[k] AS v
+    FROM (
+        SELECT h.run, h.question_id, h.dg, i.idcg_prefix,
+               unnest(range(h.slot, h.n_relevant)) AS k
+        FROM slotted AS h
+        JOIN ideal AS i USING (run, question_id)
+        WHERE h.slot < h.n_relevant
+    )
 )
 SELECT run, metric, k, 'step' AS kind, sum(fixed_point(v)) AS total FROM steps GROUP BY ALL
 UNION ALL
