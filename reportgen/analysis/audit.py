@@ -13,6 +13,7 @@ from ..formatting import fmt_count
 from ..inputs.database import RunDatabase
 from .metrics import MetricTables
 from .slices import slice_labels
+from .stats import as_compared
 
 EXPLORATORY_BELOW = 50  # paired questions
 # what label_drift.sql compares
@@ -129,9 +130,9 @@ def unjudged(db: RunDatabase, tables: MetricTables) -> Unjudged | None:
     if both.empty:
         return None
     a, b = float(both["unjudged_a"].mean()), float(both["unjudged_b"].mean())
-    # rounded off the noise of binary fractions (0.20 - 0.15 = 0.0499...), so that runs exactly
-    # UNJUDGED_GAP apart are flagged as the rule says
-    return Unjudged(k=tables.named_cutoff, n=len(both), a=a, b=b, diff=round(b - a, 12))
+    # as compared, off the noise of binary fractions (0.20 - 0.15 = 0.0499...), so that runs
+    # exactly UNJUDGED_GAP apart are flagged as the rule says
+    return Unjudged(k=tables.named_cutoff, n=len(both), a=a, b=b, diff=float(as_compared(b - a)))
 
 
 def _paired(frame: pd.DataFrame, tables: MetricTables) -> pd.DataFrame:
