@@ -529,6 +529,15 @@ def test_the_page_lists_the_confidence_given_not_each_interval_s_level(three):
     assert html.count("<th>test p, unadjusted</th>") == 2  # each section's metric table
 
 
+def test_the_run_chart_names_its_level_beside_the_candidates_adjusted_one(three):
+    """Each run's own interval is one run's, at --confidence (95%), where the candidates'
+    differences beside it are at 97.5%: the chart's reading says which it shows."""
+    out, doc = three
+    html = (out / "r.html").read_text()
+    assert "Each run&#39;s own mean with its 95% interval (one run&#39;s, so not adjusted" in html
+    assert doc["family"]["interval_confidence"] == 0.975
+
+
 def test_markdown_has_one_row_per_candidate(three):
     out, doc = three
     text = (out / "r.md").read_text()

@@ -8,7 +8,16 @@ from dataclasses import dataclass, replace
 import pandas as pd
 
 from ...comparison.study import Study
-from ...formatting import agreeing, fmt_count, fmt_diff, fmt_interval, fmt_num, fmt_p, interval_side
+from ...formatting import (
+    agreeing,
+    fmt_count,
+    fmt_diff,
+    fmt_interval,
+    fmt_num,
+    fmt_p,
+    fmt_pct,
+    interval_side,
+)
 from . import charts
 from .charts import Chart, RunColours
 from .context import OptionRow, ReportContext, RunRow, in_section
@@ -72,7 +81,8 @@ def _charts(study: Study, colours: dict[str, str]) -> list[Chart]:
         Chart(
             id="run-means",
             title=f"{headline} of every run",
-            reading="Each run's own mean with its interval; the differences, which are paired "
+            reading=f"Each run's own mean with its {fmt_pct(study.options.confidence)} interval "
+            "(one run's, so not adjusted for the candidates); the differences, which are paired "
             "and so narrower, are in the table above.",
             spec=charts.run_means(means, headline, [colours[r] for r in means["run"]]),
         )
