@@ -127,6 +127,27 @@ def test_csv_bad_value_names_line_and_column(tmp_path):
     assert "line 2, column retrieved_ids: 'p1 p2' is not a list; write it as a JSON array" in line
 
 
+def test_csv_bad_values_are_counted_in_the_one_line(tmp_path):
+    """Every unreadable cell is counted, the first three after the first named: a CSV export
+    with a bad value in every row was fixed one run per cell."""
+    path = tmp_path / "run.csv"
+    rows = "".join(f"q{i},maybe,{0.5 if i % 2 else 'high'}\n" for i in range(1, 7))
+    path.write_text("question_id,correct,faithfulness\n" + rows)
+    line = fail("compare", path, path, "-o", tmp_path / "r.html")
+    assert line == (
+        f"ragreport: error: {path}: line 2, column correct: 'maybe' is not true or false (the answer is correct "
+        "against the reference); fix the value or drop the column (8 more cells cannot be read: "
+        "line 3, column correct ('maybe'); line 4, column correct ('maybe'); line 5, column "
+        "correct ('maybe'); ...)"
+    )
+    path.write_text("question_id,correct,faithfulness\nq1,true,0.5\nq2,false,high\n")
+    line = fail("compare", path, path, "-o", tmp_path / "r.html")
+    assert line.endswith("line 3, column faithfulness: 'high' is not float 0..1 (share of the "
+                         "answer's claims supported by its context); fix the value or drop the "
+                         "column")  # fmt: skip
+    assert not (tmp_path / "r.html").exists()
+
+
 def test_jsonl_broken_line(tmp_path):
     path = tmp_path / "run.jsonl"
     path.write_text('{"question_id": "q1", "correct": true}\n\n{"question_id": "q2", \n')

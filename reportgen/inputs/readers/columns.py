@@ -19,6 +19,7 @@ from typing import Any
 import pyarrow as pa
 
 from ...errors import InputError
+from ...formatting import fmt_count
 from ..contract import BY_NAME, FLAG, OFFSET_LIMIT
 
 Columns = dict[str, list[Any]]
@@ -31,6 +32,9 @@ _NUMBER = re.compile(
     r"[+-]?((0|[1-9][0-9]*)(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?|[+-]?(inf|infinity|nan)",
     re.IGNORECASE,
 )
+
+
+OTHER_CELLS = 3  # other unreadable cells a message names, after the first
 
 
 class Unreadable(ValueError):
@@ -281,6 +285,9 @@ def to_table(
     """The contract table of ``columns``; ``lines[i]`` is the file line of row i, and
     ``sources`` the file's own name of a renamed column, for messages."""
     arrays: dict[str, pa.Array] = {}
+    first: tuple[str, str, str, Any, str] | None = None  # where, shown, name, value, reason
+    others: list[str] = []  # every other cell that cannot be read, as the message names it
+    cells: set[tuple[str, str]] = set()
     for name, values in columns.items():
         column = BY_NAME.get(name)
         if column is None:
@@ -292,22 +299,43 @@ def to_table(
             try:
                 converted.append(None if _missing(value) else convert(value))
             except (ValueError, TypeError, OverflowError) as exc:
+                # read on, so that the message counts them all: one fix, not one run per cell
                 where = f"line {lines[row]}" if lines is not None else f"row {row + 1}"
-                reason = exc if isinstance(exc, Unreadable) else f"is not {column.type_name}"
                 shown = (sources or {}).get(name, name)
-                raise cell_error(path, where, shown, name, value, str(reason)) from None
-        arrays[name] = pa.array(converted, type=arrow_type)
+                if first is None:
+                    reason = exc if isinstance(exc, Unreadable) else f"is not {column.type_name}"
+                    first = (where, shown, name, value, str(reason))
+                    cells.add((where, shown))
+                elif (where, shown) not in cells:  # a file column read as two is one cell
+                    cells.add((where, shown))
+                    others.append(f"{where}, column {shown} ({_shown(value)})")
+                converted.append(None)
+        if first is None:
+            arrays[name] = pa.array(converted, type=arrow_type)
+    if first is not None:
+        raise cell_error(path, *first, others=others)
     return pa.table(arrays)
 
 
 def cell_error(
-    path: object, where: str, shown: str, name: str, value: Any, reason: str
+    path: object,
+    where: str,
+    shown: str,
+    name: str,
+    value: Any,
+    reason: str,
+    others: Sequence[str] = (),
 ) -> InputError:
     """The one line for a cell that cannot be read: the file's own column ``shown`` is named,
-    since the user looks for it in the file, not the run-log column ``name`` it became."""
+    since the user looks for it in the file, not the run-log column ``name`` it became; with
+    how many ``others`` cannot be read either, the first OTHER_CELLS of them named."""
+    more = ""
+    if others:
+        named = "; ".join(others[:OTHER_CELLS]) + ("; ..." if len(others) > OTHER_CELLS else "")
+        more = f" ({fmt_count(len(others), 'more cell')} cannot be read: {named})"
     return InputError(
         f"{path}: {where}, column {shown}: {_shown(value)} {reason} "
-        f"({BY_NAME[name].meaning}); fix the value or drop the column"
+        f"({BY_NAME[name].meaning}); fix the value or drop the column{more}"
     )
 
 
