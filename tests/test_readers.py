@@ -135,8 +135,9 @@ def test_csv_bad_values_are_counted_in_the_one_line(tmp_path):
     path.write_text("question_id,correct,faithfulness\n" + rows)
     line = fail("compare", path, path, "-o", tmp_path / "r.html")
     assert line == (
-        f"ragreport: error: {path}: line 2, column correct: 'maybe' is not true or false (the answer is correct "
-        "against the reference); fix the value or drop the column (8 more cells cannot be read: "
+        f"ragreport: error: {path}: line 2, column correct: 'maybe' is not true or false (the "
+        "answer is correct against the reference); fix the value or drop the column (8 more "
+        "cells cannot be read: "
         "line 3, column correct ('maybe'); line 4, column correct ('maybe'); line 5, column "
         "correct ('maybe'); ...)"
     )

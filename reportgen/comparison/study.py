@@ -27,12 +27,7 @@ from ..analysis.gates import GateResult, Requirements, RuleError
 from ..analysis.holdout import Holdout
 from ..analysis.metrics import Options, score_run, typical_prompt
 from ..analysis.registry import base_name, parse_name
-from ..analysis.stats import (
-    cluster_covariance,
-    compare_metric,
-    holm,
-    own_mean,
-)
+from ..analysis.stats import cluster_covariance, compare_metric, holm, own_mean
 from ..errors import InputError
 from ..formatting import (
     NOISE,
