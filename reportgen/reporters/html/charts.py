@@ -148,6 +148,8 @@ def metric_curve(curve: pd.DataFrame, named_cutoff: int, colours: RunColours) ->
             facet=alt.Facet("metric:N", title=None, sort=list(CHARTED)),
             columns=3,
         )
+        # an x axis under each panel: shared, it was drawn under the empty cell of a last row
+        .resolve_axis(x="independent")
         .properties(
             title=f"Read each metric at the prompt's k = {named_cutoff} (dashed): the "
             f"shaded part past it is headroom, not quality.{drawn}"
