@@ -3,6 +3,7 @@ outlives the command."""
 
 import json
 import os
+from dataclasses import replace
 
 import pytest
 import vl_convert
@@ -62,6 +63,15 @@ def test_a_chart_is_drawn_as_soon_as_it_is_made_and_returned_where_asked():
         svgs = svg_process.drawn([point, SPEC, point])
     point_svg = vl_convert.vegalite_to_svg(point)
     assert svgs == [point_svg, vl_convert.vegalite_to_svg(SPEC), point_svg]
+
+
+def test_a_chart_copied_under_another_id_is_drawn_once():
+    """A study's page copies each candidate's charts under ids of its section."""
+    with svg_process.started():
+        chart = Chart("c1", "title", "reading", SPEC)
+        replace(chart, id="candidate-1-c1")
+        assert svg_process._child.sent == [json.dumps(SPEC)]
+        assert svg_process.drawn([SPEC, SPEC]) == [vl_convert.vegalite_to_svg(SPEC)] * 2
 
 
 def test_a_block_inside_a_block_keeps_the_outer_child():

@@ -100,9 +100,11 @@ def started() -> Iterator[None]:
 
 
 def ahead(spec: dict[str, Any]) -> None:
-    """Have the child draw ``spec`` now, for a later ``drawn``; nothing without a child."""
-    if _child is not None:
-        _child.send(json.dumps(spec))
+    """Have the child draw ``spec`` now, for a later ``drawn``, unless it has been sent already
+    (a study's page copies each candidate's charts under ids of its section); nothing without a
+    child."""
+    if _child is not None and (text := json.dumps(spec)) not in _child.sent:
+        _child.send(text)
 
 
 def drawn(specs: list[dict[str, Any]]) -> list[str] | None:
