@@ -82,7 +82,14 @@ def make_report(
     check_outputs(outputs.paths, inputs, defaults, read)  # before the long part
     with svg_process.started():  # its start-up runs beside the statistics
         study = run_study(
-            paths, options, requirements, reading, labels, baseline, html_report.preload
+            paths,
+            options,
+            requirements,
+            reading,
+            labels,
+            baseline,
+            html_report.preload,
+            html_report.draw_ahead,
         )
         run_id = study_run_id(study, repr((options, reading, labels, baseline)))
         stage("charts and the page")

@@ -141,3 +141,42 @@ def test_the_page_libraries_start_loading_once_each_pair_is_accepted(tmp_path):
     with pytest.raises(InputError, match="no metric can be computed"):
         run_study([bad, logs[0]], Options(n_boot=200), accepted=lambda: calls.append("bad"))
     assert calls == ["accepted", "accepted"]
+
+
+@pytest.mark.parametrize("runs", [2, 3])
+def test_the_two_run_page_sends_its_headline_charts_to_the_child_before_the_slices(
+    tmp_path, monkeypatch, runs
+):
+    """The differences, the curve and the bootstrap are drawn while the slices' intervals run,
+    and once: the page takes the charts built ahead. A study's page colours each run its own
+    way, so its charts wait for the page."""
+    import reportgen.comparison.compare as compare
+    from reportgen.reporters.html import svg_process
+
+    sample = Path(__file__).parent.parent / "sample_runs"
+    names = ("a_baseline", "b_reranker", "c_prompt")[:runs]
+    logs = [sample / f"fare_rules_{name}.parquet" for name in names]
+    at_slices: list[list[str]] = []
+    drawn: list[int] = []
+    slice_results, finish = compare.slice_results, svg_process._Child.finish
+
+    def slices(*args, **kwargs):
+        at_slices.append([json.loads(text).get("title", "") for text in svg_process._child.sent])
+        return slice_results(*args, **kwargs)
+
+    def finished(child):
+        drawn.append(len(child.sent))
+        return finish(child)
+
+    monkeypatch.setattr(compare, "slice_results", slices)
+    monkeypatch.setattr(svg_process._Child, "finish", finished)
+    out = tmp_path / "r.html"
+    make_report(logs, Options(n_boot=200), Outputs(out, tmp_path / "r.json"))
+    page = out.read_text()
+    shown = page.count('<figure class="chart"')
+    if runs == 2:
+        assert [len(titles) for titles in at_slices] == [3]
+        assert "Per-question difference B − A in correct" in at_slices[0]
+    else:
+        assert at_slices == [[], []]
+    assert drawn == [shown]  # every chart drawn once

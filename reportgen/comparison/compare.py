@@ -47,6 +47,18 @@ TAIL_RESAMPLES = 10  # resamples wanted beyond each bound of an interval (few_re
 
 
 @dataclass(frozen=True)
+class Headline:
+    """What a comparison knows once every metric's interval is computed, before the slices':
+    enough for the page's charts of the headline (``compare_runs``' ``drafted``)."""
+
+    options: Options
+    tables: MetricTables
+    comparisons: dict[str, MetricComparison]
+    headline: str
+    headline_means: np.ndarray
+
+
+@dataclass(frozen=True)
 class Comparison:
     options: Options
     runs: dict[str, RunFile]  # "a", "b"
@@ -199,13 +211,15 @@ def compare_runs(
     accepted: Callable[[], object] | None = None,
     candidate_name: str = "B",
     held: tuple[int, int] | None = None,
+    drafted: Callable[[Headline], object] | None = None,
 ) -> Comparison:
     """Compare run B with run A, opened; ``scored``: both runs already scored (score_run), so
     that a study scores each run once however many pairs it is in; ``accepted``: called once
     the logs and rules have passed their checks, before the statistics; ``candidate_name``: what
     the verdict calls run B in its slice regressions; ``held``: the distinct question ids of
     each log when ``keep`` leaves some out of the database (the study counts them as it pairs),
-    else they are the paired questions and those of one run only."""
+    else they are the paired questions and those of one run only; ``drafted``: called with the
+    headline's intervals before the slices' are computed (the page starts drawing its charts)."""
     runs = {"a": pair[0], "b": pair[1]}
     labels = (pair[0].label, pair[1].label)
     options = _with_rule_costs(options, requirements, runs)
@@ -275,6 +289,8 @@ def compare_runs(
         )
         comparisons[name] = oriented(comparisons[name], tables.metric(base))
     _check_margins(options, comparisons)
+    if drafted:
+        drafted(Headline(options, tables, comparisons, headline, means[headline]))
     stage(f"{named}: intervals by slice")
     slices = slice_results(tables, slice_values, comparisons, options, clusters)
     regressions = [r for per_metric in slices.values() for r in per_metric[headline] if r.finding]

@@ -42,7 +42,7 @@ from ..inputs.database import RunDatabase, ScoredRun
 from ..inputs.load import RunFile, Source, open_source, source_path, source_stem
 from ..inputs.readers import ReadOptions, runs_in
 from ..progress import stage
-from .compare import Comparison, compare_runs, pair_columns
+from .compare import Comparison, Headline, compare_runs, pair_columns
 
 CHANCE_DRAWS = 100_000  # normal draws behind the chance gain: Monte Carlo error < 0.5% of it
 MAX_RUNS = 8  # the colour-blind-safe palette has 8 colours; each run keeps one on every chart
@@ -335,8 +335,11 @@ def run_study(
     labels: tuple[str, ...] = (),
     baseline: str | None = None,
     accepted: Callable[[], object] | None = None,
+    drafted: Callable[[Headline], object] | None = None,
 ) -> Study:
-    """``accepted``: called once the logs have passed their checks (see compare_runs)."""
+    """``accepted``: called once the logs have passed their checks; ``drafted``: with the
+    headline's intervals, when two runs are compared alone (see compare_runs; a study's page
+    draws its charts in each run's own colours)."""
     held: tuple[str, ...] = ()
     if len(paths) == 1 and isinstance(paths[0], Path):  # one file holding several runs
         # (promptfoo): all of them, in its order
@@ -389,6 +392,7 @@ def run_study(
             accepted,
             candidate_name=run.label if m > 1 else "B",  # among several, "B" would not say which
             held=(n_questions[runs[0].label], n_questions[run.label]) if keep else None,
+            drafted=drafted if m == 1 and not options.holdout else None,
         )
         for i, run in enumerate(runs[1:], start=1)
     ]

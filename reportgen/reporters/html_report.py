@@ -9,12 +9,18 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from . import json_report
 from .report import Report
 
+if TYPE_CHECKING:
+    from ..comparison.compare import Comparison, Headline
+    from .html.charts import Chart
+
 _PAGE = "reportgen.reporters.html.render"  # imports every library of the page
 _loading: threading.Thread | None = None
+_ahead: list[tuple[Headline, list[Chart]]] = []  # draw_ahead's, until the page takes them
 
 
 def preload() -> None:
@@ -33,9 +39,32 @@ def _import_page() -> None:
         importlib.import_module(_PAGE)
 
 
-def render(report: Report) -> str:
+def draw_ahead(part: Headline) -> None:
+    """Build the two-run page's charts of the headline now, before the slices' intervals, so
+    that the SVG child draws them while those run (``compare_runs``' ``drafted``): at 10k
+    questions, about half a second the page otherwise waited for."""
+    _imported()
+    from .html.charts import RUN_COLOURS
+    from .html.context import headline_charts
+
+    _ahead.append((part, headline_charts(part, RUN_COLOURS)))
+
+
+def _drawn_ahead(pair: Comparison) -> list[Chart] | None:
+    """The charts draw_ahead built for ``pair``, if any (none on a study's page, which colours
+    each run its own way); every one kept is let go."""
+    found = [charts for part, charts in _ahead if part.tables is pair.tables]
+    _ahead.clear()
+    return found[0] if found else None
+
+
+def _imported() -> None:
     if _loading is not None:  # the page's modules are not imported by two threads at once
         _loading.join()
+
+
+def render(report: Report) -> str:
+    _imported()
     from .html.charts import RUN_COLOURS
     from .html.context import build_context, download_links
     from .html.render import render as render_pair
@@ -47,12 +76,13 @@ def render(report: Report) -> str:
     pairs, colours = (
         (study.pairs[:1], [RUN_COLOURS]) if pair_page else (study.pairs, pair_colours(study))
     )
+    ahead = _drawn_ahead(pairs[0])
     # the downloads on a thread (Arrow's CSV writer and zlib release the GIL) while the charts
     # are built, each starting to draw in the SVG child as it is
     with ThreadPoolExecutor(max_workers=1) as pool:
         links = pool.submit(lambda: download_links(downloads(report)))
         contexts = [
-            build_context(pair, report.source_date_epoch, c)
+            build_context(pair, report.source_date_epoch, c, ahead)
             for pair, c in zip(pairs, colours, strict=True)
         ]
         contexts[0] = replace(contexts[0], downloads=links.result())

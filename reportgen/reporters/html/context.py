@@ -32,7 +32,7 @@ from ...analysis.stats import (
     RANDOM_FLIPS,
     STUDENTIZED_BELOW,
 )
-from ...comparison.compare import CHANGED_SHOWN, Comparison, too_fine_note
+from ...comparison.compare import CHANGED_SHOWN, Comparison, Headline, too_fine_note
 from ...diagnosis.diagnose import OFF_QUESTION_BELOW, TARGET
 from ...diagnosis.stages import CELL_NAMES, CELL_TITLES, MAX_JUDGE_GAP
 from ...formatting import (
@@ -277,11 +277,11 @@ def metric_row(c: Any, higher_is_better: bool = True) -> MetricRow:
     )
 
 
-def _higher_is_better(result: Comparison, c: Any) -> bool:
+def _higher_is_better(result: Comparison | Headline, c: Any) -> bool:
     return result.tables.metric(base_name(c.metric)).higher_is_better
 
 
-def _prompt_apart(result: Comparison, curve: pd.Series, k: int, ranking: str) -> str:
+def _prompt_apart(result: Comparison | Headline, curve: pd.Series, k: int, ranking: str) -> str:
     """Why the curve's nDCG at the prompt's k can differ from the table's: without --k the
     table scores each prompt as logged (context_ids), which need not be the top k of the
     ranking (a reranked or filtered prompt); said only then, and where the two differ."""
@@ -297,7 +297,8 @@ def _prompt_apart(result: Comparison, curve: pd.Series, k: int, ranking: str) ->
     )
 
 
-def _charts(result: Comparison, colours: RunColours) -> list[Chart]:
+def headline_charts(result: Comparison | Headline, colours: RunColours) -> list[Chart]:
+    """The charts of the headline difference: per question, at every cutoff, resampled."""
     tables, c = result.tables, result.comparisons[result.headline]
     diff = tables.difference(base_name(result.headline)).to_numpy(dtype=float)
     keep = ~np.isnan(diff)
@@ -763,11 +764,14 @@ def download_links(downloads: dict[str, str]) -> list[Download]:
 
 
 def build_context(
-    result: Comparison, source_date_epoch: str | None, colours: RunColours
+    result: Comparison,
+    source_date_epoch: str | None,
+    colours: RunColours,
+    ahead: list[Chart] | None = None,
 ) -> ReportContext:
     """The page of one comparison, without downloads (download_links); ``colours``: A's and
     B's on its charts (RUN_COLOURS on the two-run page, the runs' own on the page of a
-    study)."""
+    study); ``ahead``: its headline_charts, when they were built ahead (html_report.draw_ahead)."""
     cols, rows, total = _changed(result)
     verdict = result.verdict
     return ReportContext(
@@ -798,7 +802,7 @@ def build_context(
         metric_rows=[
             metric_row(c, _higher_is_better(result, c)) for c in result.comparisons.values()
         ],
-        charts=_charts(result, colours),
+        charts=headline_charts(result, colours) if ahead is None else ahead,
         cells=[
             CellTable(run=key.upper(), n=sum(cells.values()), cells=cells)
             for key, cells in (result.diagnosis.cells or {}).items()
