@@ -4,11 +4,13 @@ writes each requested one through it."""
 
 from __future__ import annotations
 
+import gc
 import importlib
 import inspect
 import json
 import subprocess
 import sys
+import weakref
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import get_type_hints
@@ -180,3 +182,24 @@ def test_the_two_run_page_sends_its_headline_charts_to_the_child_before_the_slic
     else:
         assert at_slices == [[], []]
     assert drawn == [shown]  # every chart drawn once
+
+
+def test_a_run_that_fails_after_drawing_ahead_holds_on_to_no_table(tmp_path, monkeypatch):
+    """The charts drawn ahead wait for the page by a weak reference to their comparison's
+    tables: a failure before the page leaves no per-question table alive in the process."""
+    import reportgen.comparison.compare as compare
+
+    sample = Path(__file__).parent.parent / "sample_runs"
+    logs = [sample / f"fare_rules_{name}.parquet" for name in ("a_baseline", "b_reranker")]
+    tables: list[weakref.ref] = []
+
+    def slices(metric_tables, *args, **kwargs):
+        tables.append(weakref.ref(metric_tables))
+        raise RuntimeError("stopped before the slices")
+
+    monkeypatch.setattr(compare, "slice_results", slices)
+    with pytest.raises(RuntimeError, match="stopped"):
+        make_report(logs, Options(n_boot=200), Outputs(tmp_path / "r.html", tmp_path / "r.json"))
+    gc.collect()
+    assert len(tables) == 1 and tables[0]() is None
+    assert not (tmp_path / "r.html").exists()

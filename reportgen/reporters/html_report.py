@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import json
 import threading
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import replace
@@ -15,12 +16,15 @@ from . import json_report
 from .report import Report
 
 if TYPE_CHECKING:
+    from ..analysis.metrics import MetricTables
     from ..comparison.compare import Comparison, Headline
     from .html.charts import Chart
 
 _PAGE = "reportgen.reporters.html.render"  # imports every library of the page
 _loading: threading.Thread | None = None
-_ahead: list[tuple[Headline, list[Chart]]] = []  # draw_ahead's, until the page takes them
+# draw_ahead's charts by their comparison's tables (a weak reference: a run that fails before
+# its page holds on to no table), until the page takes them
+_ahead: list[tuple[weakref.ref[MetricTables], list[Chart]]] = []
 
 
 def preload() -> None:
@@ -47,13 +51,13 @@ def draw_ahead(part: Headline) -> None:
     from .html.charts import RUN_COLOURS
     from .html.context import headline_charts
 
-    _ahead.append((part, headline_charts(part, RUN_COLOURS)))
+    _ahead.append((weakref.ref(part.tables), headline_charts(part, RUN_COLOURS)))
 
 
 def _drawn_ahead(pair: Comparison) -> list[Chart] | None:
     """The charts draw_ahead built for ``pair``, if any (none on a study's page, which colours
     each run its own way); every one kept is let go."""
-    found = [charts for part, charts in _ahead if part.tables is pair.tables]
+    found = [charts for tables, charts in _ahead if tables() is pair.tables]
     _ahead.clear()
     return found[0] if found else None
 
