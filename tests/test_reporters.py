@@ -146,24 +146,25 @@ def test_the_page_libraries_start_loading_once_each_pair_is_accepted(tmp_path):
 
 
 @pytest.mark.parametrize("runs", [2, 3])
-def test_the_two_run_page_sends_its_headline_charts_to_the_child_before_the_slices(
+def test_each_candidates_headline_charts_go_to_the_child_before_its_slices(
     tmp_path, monkeypatch, runs
 ):
-    """The differences, the curve and the bootstrap are drawn while the slices' intervals run,
-    and once: the page takes the charts built ahead. A study's page colours each run its own
-    way, so its charts wait for the page."""
+    """The differences, the curve and the bootstrap of each candidate are drawn while its
+    slices' intervals (and the next candidate's work) run, and once: the page takes the charts
+    built ahead, in the colours it draws that candidate in."""
     import reportgen.comparison.compare as compare
     from reportgen.reporters.html import svg_process
+    from reportgen.reporters.html.charts import RUN_COLOURS, STUDY_COLOURS
 
     sample = Path(__file__).parent.parent / "sample_runs"
     names = ("a_baseline", "b_reranker", "c_prompt")[:runs]
     logs = [sample / f"fare_rules_{name}.parquet" for name in names]
-    at_slices: list[list[str]] = []
+    at_slices: list[list[dict]] = []
     drawn: list[int] = []
     slice_results, finish = compare.slice_results, svg_process._Child.finish
 
     def slices(*args, **kwargs):
-        at_slices.append([json.loads(text).get("title", "") for text in svg_process._child.sent])
+        at_slices.append([json.loads(text) for text in svg_process._child.sent])
         return slice_results(*args, **kwargs)
 
     def finished(child):
@@ -174,14 +175,21 @@ def test_the_two_run_page_sends_its_headline_charts_to_the_child_before_the_slic
     monkeypatch.setattr(svg_process._Child, "finish", finished)
     out = tmp_path / "r.html"
     make_report(logs, Options(n_boot=200), Outputs(out, tmp_path / "r.json"))
-    page = out.read_text()
-    shown = page.count('<figure class="chart"')
-    if runs == 2:
-        assert [len(titles) for titles in at_slices] == [3]
-        assert "Per-question difference B − A in correct" in at_slices[0]
-    else:
-        assert at_slices == [[], []]
-    assert drawn == [shown]  # every chart drawn once
+    assert [len(specs) for specs in at_slices] == [3 * k for k in range(1, runs)]
+    titles = [spec.get("title") for spec in at_slices[-1]]
+    assert titles.count("Per-question difference B − A in correct") == runs - 1
+    # each candidate's curve in its page's colours: RUN_COLOURS on the two-run page, else the
+    # baseline's and the candidate's own
+    curves = [json.dumps(spec) for spec in at_slices[-1] if "facet" in spec]
+    pairs = (
+        [(RUN_COLOURS.a, RUN_COLOURS.b)]
+        if runs == 2
+        else [(STUDY_COLOURS[0], c) for c in STUDY_COLOURS[1:runs]]
+    )
+    assert len(curves) == runs - 1
+    for (a, b), curve in zip(pairs, curves, strict=True):
+        assert f'"domain": ["A", "B"], "range": ["{a}", "{b}"]' in curve
+    assert drawn == [out.read_text().count('<figure class="chart"')]  # every chart drawn once
 
 
 def test_a_run_that_fails_after_drawing_ahead_holds_on_to_no_table(tmp_path, monkeypatch):

@@ -56,6 +56,7 @@ class Headline:
     comparisons: dict[str, MetricComparison]
     headline: str
     headline_means: np.ndarray
+    place: tuple[int, int]  # (candidate, candidates): run B is the first of one in two runs
 
 
 @dataclass(frozen=True)
@@ -212,6 +213,7 @@ def compare_runs(
     candidate_name: str = "B",
     held: tuple[int, int] | None = None,
     drafted: Callable[[Headline], object] | None = None,
+    place: tuple[int, int] = (1, 1),
 ) -> Comparison:
     """Compare run B with run A, opened; ``scored``: both runs already scored (score_run), so
     that a study scores each run once however many pairs it is in; ``accepted``: called once
@@ -219,7 +221,8 @@ def compare_runs(
     the verdict calls run B in its slice regressions; ``held``: the distinct question ids of
     each log when ``keep`` leaves some out of the database (the study counts them as it pairs),
     else they are the paired questions and those of one run only; ``drafted``: called with the
-    headline's intervals before the slices' are computed (the page starts drawing its charts)."""
+    headline's intervals before the slices' are computed (the page starts drawing its charts);
+    ``place``: run B's among the candidates compared with run A, and their number."""
     runs = {"a": pair[0], "b": pair[1]}
     labels = (pair[0].label, pair[1].label)
     options = _with_rule_costs(options, requirements, runs)
@@ -290,7 +293,7 @@ def compare_runs(
         comparisons[name] = oriented(comparisons[name], tables.metric(base))
     _check_margins(options, comparisons)
     if drafted:
-        drafted(Headline(options, tables, comparisons, headline, means[headline]))
+        drafted(Headline(options, tables, comparisons, headline, means[headline], place))
     stage(f"{named}: intervals by slice")
     slices = slice_results(tables, slice_values, comparisons, options, clusters)
     regressions = [r for per_metric in slices.values() for r in per_metric[headline] if r.finding]

@@ -337,9 +337,8 @@ def run_study(
     accepted: Callable[[], object] | None = None,
     drafted: Callable[[Headline], object] | None = None,
 ) -> Study:
-    """``accepted``: called once the logs have passed their checks; ``drafted``: with the
-    headline's intervals, when two runs are compared alone (see compare_runs; a study's page
-    draws its charts in each run's own colours)."""
+    """``accepted``: called once the logs have passed their checks; ``drafted``: with each
+    candidate's headline intervals, before its slices' (see compare_runs)."""
     held: tuple[str, ...] = ()
     if len(paths) == 1 and isinstance(paths[0], Path):  # one file holding several runs
         # (promptfoo): all of them, in its order
@@ -392,7 +391,8 @@ def run_study(
             accepted,
             candidate_name=run.label if m > 1 else "B",  # among several, "B" would not say which
             held=(n_questions[runs[0].label], n_questions[run.label]) if keep else None,
-            drafted=drafted if m == 1 and not options.holdout else None,
+            drafted=drafted,
+            place=(i, m),
         )
         for i, run in enumerate(runs[1:], start=1)
     ]

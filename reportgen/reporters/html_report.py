@@ -16,15 +16,15 @@ from . import json_report
 from .report import Report
 
 if TYPE_CHECKING:
-    from ..analysis.metrics import MetricTables
+    from ..analysis.metrics import MetricTables, Options
     from ..comparison.compare import Comparison, Headline
-    from .html.charts import Chart
+    from .html.charts import Chart, RunColours
 
 _PAGE = "reportgen.reporters.html.render"  # imports every library of the page
 _loading: threading.Thread | None = None
-# draw_ahead's charts by their comparison's tables (a weak reference: a run that fails before
-# its page holds on to no table), until the page takes them
-_ahead: list[tuple[weakref.ref[MetricTables], list[Chart]]] = []
+# draw_ahead's charts, each with its colours and a weak reference to its comparison's tables
+# (a run that fails before its page holds on to none), until the page takes them
+_ahead: list[tuple[weakref.ref[MetricTables], RunColours, list[Chart]]] = []
 
 
 def preload() -> None:
@@ -44,21 +44,33 @@ def _import_page() -> None:
 
 
 def draw_ahead(part: Headline) -> None:
-    """Build the two-run page's charts of the headline now, before the slices' intervals, so
-    that the SVG child draws them while those run (``compare_runs``' ``drafted``): at 10k
-    questions, about half a second the page otherwise waited for."""
+    """Build a comparison's charts of the headline now, before its slices' intervals, so that
+    the SVG child draws them while those run (``compare_runs``' ``drafted``): at 10k questions,
+    about half a second the page otherwise waited for."""
     _imported()
-    from .html.charts import RUN_COLOURS
     from .html.context import headline_charts
 
-    _ahead.append((weakref.ref(part.tables), headline_charts(part, RUN_COLOURS)))
+    colours = _colours(*part.place, part.options)
+    _ahead.append((weakref.ref(part.tables), colours, headline_charts(part, colours)))
 
 
-def _drawn_ahead(pair: Comparison) -> list[Chart] | None:
-    """The charts draw_ahead built for ``pair``, if any (none on a study's page, which colours
-    each run its own way); every one kept is let go."""
-    found = [charts for tables, charts in _ahead if tables() is pair.tables]
-    _ahead.clear()
+def _colours(candidate: int, candidates: int, options: Options) -> RunColours:
+    """The colours of a candidate's charts: the two-run page's, or on a study's page (several
+    candidates, or one with --holdout) the runs' own."""
+    from .html.charts import RUN_COLOURS
+    from .html.study_view import candidate_colours
+
+    alone = candidates == 1 and not options.holdout
+    return RUN_COLOURS if alone else candidate_colours(candidate)
+
+
+def _drawn_ahead(
+    drawn: list[tuple[weakref.ref[MetricTables], RunColours, list[Chart]]],
+    pair: Comparison,
+    colours: RunColours,
+) -> list[Chart] | None:
+    """The charts draw_ahead built for ``pair`` in ``colours``, if it did."""
+    found = [c for tables, kept, c in drawn if tables() is pair.tables and kept == colours]
     return found[0] if found else None
 
 
@@ -69,24 +81,23 @@ def _imported() -> None:
 
 def render(report: Report) -> str:
     _imported()
-    from .html.charts import RUN_COLOURS
     from .html.context import build_context, download_links
     from .html.render import render as render_pair
     from .html.render import render_study
-    from .html.study_view import build_study_context, pair_colours
+    from .html.study_view import build_study_context
 
     study = report.study
     pair_page = study.family is None and study.holdout is None
-    pairs, colours = (
-        (study.pairs[:1], [RUN_COLOURS]) if pair_page else (study.pairs, pair_colours(study))
-    )
-    ahead = _drawn_ahead(pairs[0])
+    pairs = study.pairs[:1] if pair_page else study.pairs
+    colours = [_colours(i, len(study.pairs), study.options) for i in range(1, len(pairs) + 1)]
+    drawn = _ahead.copy()
+    _ahead.clear()
     # the downloads on a thread (Arrow's CSV writer and zlib release the GIL) while the charts
     # are built, each starting to draw in the SVG child as it is
     with ThreadPoolExecutor(max_workers=1) as pool:
         links = pool.submit(lambda: download_links(downloads(report)))
         contexts = [
-            build_context(pair, report.source_date_epoch, c, ahead)
+            build_context(pair, report.source_date_epoch, c, _drawn_ahead(drawn, pair, c))
             for pair, c in zip(pairs, colours, strict=True)
         ]
         contexts[0] = replace(contexts[0], downloads=links.result())

@@ -116,10 +116,10 @@ def study_colours(study: Study) -> dict[str, str]:
     return dict(zip((r.label for r in study.runs), charts.STUDY_COLOURS, strict=False))
 
 
-def pair_colours(study: Study) -> list[RunColours]:
-    """Per candidate: the colours its section's charts draw A (the baseline) and B (it) in."""
-    colours = study_colours(study)
-    return [RunColours(colours[p.runs["a"].label], colours[p.runs["b"].label]) for p in study.pairs]
+def candidate_colours(candidate: int) -> RunColours:
+    """The colours the section of a study's ``candidate``-th candidate (1: the first) draws A
+    (the baseline) and B (it) in: study_colours', by the runs' order."""
+    return RunColours(charts.STUDY_COLOURS[0], charts.STUDY_COLOURS[candidate])
 
 
 def build_study_context(study: Study, pair_contexts: list[ReportContext]) -> StudyContext:
