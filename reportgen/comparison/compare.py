@@ -56,7 +56,7 @@ class Headline:
     comparisons: dict[str, MetricComparison]
     headline: str
     headline_means: np.ndarray
-    place: tuple[int, int]  # (candidate, candidates): run B is the first of one in two runs
+    place: tuple[int, int]  # run B's among the candidates (1: the first), and their number
 
 
 @dataclass(frozen=True)
