@@ -55,13 +55,17 @@ def draw_ahead(part: Headline) -> None:
 
 
 def _colours(candidate: int, candidates: int, options: Options) -> RunColours:
-    """The colours of a candidate's charts: the two-run page's, or on a study's page (several
-    candidates, or one with --holdout) the runs' own."""
+    """The colours of a candidate's charts: the two-run page's, or on a study's page the runs'
+    own."""
     from .html.charts import RUN_COLOURS
     from .html.study_view import candidate_colours
 
-    alone = candidates == 1 and not options.holdout
-    return RUN_COLOURS if alone else candidate_colours(candidate)
+    return RUN_COLOURS if _pair_page(candidates, options) else candidate_colours(candidate)
+
+
+def _pair_page(candidates: int, options: Options) -> bool:
+    """One candidate without --holdout has the two-run page; several, or --holdout, a study's."""
+    return candidates == 1 and not options.holdout
 
 
 def _drawn_ahead(
@@ -87,7 +91,7 @@ def render(report: Report) -> str:
     from .html.study_view import build_study_context
 
     study = report.study
-    pair_page = study.family is None and study.holdout is None
+    pair_page = _pair_page(len(study.pairs), study.options)
     pairs = study.pairs[:1] if pair_page else study.pairs
     colours = [_colours(i, len(study.pairs), study.options) for i in range(1, len(pairs) + 1)]
     drawn = _ahead.copy()
