@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 
 
 def fmt_count(n: int, noun: str, plural: str | None = None) -> str:
@@ -47,7 +48,14 @@ def fmt_listed(items: list[str], limit: int) -> str:
     """The first ``limit`` items, comma-separated, and how many more there are: a note names a
     few examples and counts the rest, so thousands of ids do not bury it."""
     more = len(items) - limit
-    return ", ".join(items[:limit]) + (f" and {more} more" if more > 0 else "")
+    return listed(items[:limit]) + (f" and {more} more" if more > 0 else "")
+
+
+def listed(items: Iterable[str]) -> str:
+    """Logged values (ids, slice values) comma-separated, each shown (shown_value) and isolated
+    (bidi_isolated) on its own: a right-to-left id isolated only with the whole list would
+    reorder the ids after it."""
+    return ", ".join(bidi_isolated(shown_value(item)) for item in items)
 
 
 def _missing(value: float | None) -> bool:
@@ -154,24 +162,45 @@ def interval_side(low: float, high: float) -> str:
 
 _EMBEDDINGS, _POP_EMBEDDING = "\u202a\u202b\u202d\u202e", "\u202c"
 _ISOLATES, _POP_ISOLATE = "\u2066\u2067\u2068", "\u2069"
+_FIRST_STRONG_ISOLATE = "\u2068"
 _BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
+# a bidi control, or a character of a right-to-left script (bidi class R or AL: Hebrew, Arabic,
+# Syriac, Thaana, N'Ko and the other blocks Unicode reserves for them, and U+200F)
+_REORDERING = re.compile(
+    "[\u202a-\u202e\u2066-\u2069\u0590-\u08ff\u200f\ufb1d-\ufdff\ufe70-\ufefc"
+    "\U00010800-\U00010fff\U0001e800-\U0001efff]"
+)
 
 
-def bidi_closed(text: str) -> str:
-    """``text`` with the bidi controls it leaves open closed at its end, innermost first
-    (invisible), so they reorder nothing around it; its characters are kept as written.
+def bidi_isolated(text: str, *, letters: bool = True) -> str:
+    """``text`` as one unit of the line it is placed in: where it holds a right-to-left
+    character (with ``letters``) or a bidi control outside an isolate it closes itself, wrapped
+    in a first-strong isolate (U+2068 ... U+2069) with the controls it leaves open closed
+    inside, innermost first (all invisible); else as it is, so isolating twice changes nothing.
+    Its characters are kept as written.
 
-    A bidi control left open (U+202E, right-to-left override) reverses what follows it up to
-    the end of the line, so a label holding one would show the numbers after it backwards
-    ("+0.025" as "520.0+")."""
-    if not _BIDI.search(text):
-        return text
+    Unisolated, a bidi control left open (U+202E, right-to-left override) reverses what follows
+    it ("+0.025" shows as "520.0+"), and a count after a right-to-left value ("48" after a slice
+    named in Arabic, or after U+202E even once closed) moves before it. A PDI (U+2069) the text
+    does not open would close the wrapping isolate early, so each one gets an isolate of its
+    own to close, opened with the wrapping one."""
+    found = (_REORDERING if letters else _BIDI).finditer(text)
     open_: list[str] = []  # the closer of each control still open, outermost first
-    for char in _BIDI.findall(text):
+    stray = 0  # PDIs the text does not open
+    loose = False  # a character that reorders its surroundings, outside the text's isolates
+    for char in (match[0] for match in found):
+        isolates = open_.count(_POP_ISOLATE)
         if char in _EMBEDDINGS or char in _ISOLATES:
             open_.append(_POP_EMBEDDING if char in _EMBEDDINGS else _POP_ISOLATE)
-        elif char == _POP_ISOLATE and _POP_ISOLATE in open_:  # closes the embeddings within
+        elif char == _POP_ISOLATE and isolates:  # closes the embeddings within
             del open_[len(open_) - 1 - open_[::-1].index(_POP_ISOLATE) :]
+        elif char == _POP_ISOLATE:  # closes an isolate opened before the text, and all within
+            stray += 1
+            open_.clear()
         elif char == _POP_EMBEDDING and open_ and open_[-1] == _POP_EMBEDDING:
             open_.pop()
-    return text + "".join(reversed(open_))
+        loose = loose or (not isolates and char not in _ISOLATES)
+    if not (loose or open_ or stray):
+        return text
+    opening = _FIRST_STRONG_ISOLATE * (1 + stray)
+    return opening + text + "".join(reversed(open_)) + _POP_ISOLATE

@@ -107,6 +107,7 @@ def test_markdown_neither_mentions_nor_typesets_a_label(tmp_path):
 
 
 RTL = "\u202eevil"  # a right-to-left override, left open
+ISOLATED = "\u2068" + RTL + "\u202c\u2069"  # as every output shows it: closed, in an isolate
 
 
 def test_a_right_to_left_override_in_a_label_ends_with_the_label(tmp_path):
@@ -115,11 +116,11 @@ def test_a_right_to_left_override_in_a_label_ends_with_the_label(tmp_path):
     page = (tmp_path / "r.html").read_text(encoding="utf-8")
     text = re.sub(r"<svg.*?</svg>", "", page, flags=re.DOTALL)  # each SVG text closes its own
     assert text.count(RTL) >= 3
-    assert text.count(RTL) == text.count(RTL + "\u202c")
+    assert text.count(RTL) == text.count(ISOLATED)
     markdown = md.read_text()
-    assert markdown.count(RTL) >= 2 and markdown.count(RTL) == markdown.count(RTL + "\u202c")
+    assert markdown.count(RTL) >= 2 and markdown.count(RTL) == markdown.count(ISOLATED)
     (case,) = ET.parse(xml).getroot().iter("testcase")
-    assert case.get("classname") == f"ragreport gate.{RTL}\u202c"
+    assert case.get("classname") == f"ragreport gate.{ISOLATED}"
 
 
 def test_a_right_to_left_override_ends_with_the_label_inside_sentences(tmp_path):
@@ -139,19 +140,28 @@ def test_a_right_to_left_override_ends_with_the_label_inside_sentences(tmp_path)
     )
     markdown = md.read_text()
     for text in (page, markdown, result.output):
-        assert text.count(RTL) >= 1 and text.count(RTL) == text.count(RTL + "\u202c")
-    assert f"- {RTL}\u202c: Slice column 'slice' has another value in run {RTL}\u202c" in markdown
-    assert f"{RTL}\u202c and other tie for best" in markdown
+        assert text.count(RTL) >= 1 and text.count(RTL) == text.count(ISOLATED)
+    assert f"- {ISOLATED}: Slice column 'slice' has another value in run {ISOLATED}" in markdown
+    assert f"{ISOLATED} and other tie for best" in markdown
 
 
-def test_bidi_controls_are_closed_innermost_first():
-    from reportgen.formatting import bidi_closed
+def test_bidi_controls_are_closed_innermost_first_inside_an_isolate():
+    from reportgen.formatting import bidi_isolated
 
-    assert bidi_closed("plain") == "plain"
-    assert bidi_closed("\u202ex") == "\u202ex\u202c"
-    assert bidi_closed("\u202e\u2066x") == "\u202e\u2066x\u2069\u202c"
-    assert bidi_closed("\u2066\u202ex\u2069") == "\u2066\u202ex\u2069"  # the isolate closed both
-    assert bidi_closed("\u202ex\u202c\u202c") == "\u202ex\u202c\u202c"  # nothing left open
+    fsi, pdi = "\u2068", "\u2069"
+    assert bidi_isolated("plain") == "plain"
+    assert bidi_isolated("\u202ex") == fsi + "\u202ex\u202c" + pdi
+    assert bidi_isolated("\u202e\u2066x") == fsi + "\u202e\u2066x\u2069\u202c" + pdi
+    assert bidi_isolated("\u2066\u202ex\u2069") == "\u2066\u202ex\u2069"  # isolated already
+    # closed, but a count after it would still move before it
+    assert bidi_isolated("\u202ex\u202c\u202c") == fsi + "\u202ex\u202c\u202c" + pdi
+    # a PDI the text does not open closes an isolate of its own, not the wrapping one
+    assert bidi_isolated("a\u2069\u202eb") == fsi + fsi + "a\u2069\u202eb\u202c" + pdi
+    # right-to-left letters: isolated for the page, left as written where only controls are
+    assert bidi_isolated("\u05d0\u05d1") == fsi + "\u05d0\u05d1" + pdi
+    assert bidi_isolated("\u0627\u0644", letters=False) == "\u0627\u0644"
+    for text in ("\u202ex", "a\u2069\u202eb", "\u05d0 1", "x \u202e\u2067y"):
+        assert bidi_isolated(bidi_isolated(text)) == bidi_isolated(text)
 
 
 def test_templates_compiled_without_finalize_are_not_reused(monkeypatch, tmp_path):
@@ -174,7 +184,7 @@ def test_templates_compiled_without_finalize_are_not_reused(monkeypatch, tmp_pat
         plain.get_template("notebook.html")  # compiled into the cache folder
         render.environment.cache_clear()  # as a new process would
         html = render.environment().get_template("notebook.html").render(**page, adjusted=False)
-        assert "A \u00b7 " + RTL + "\u202c;" in html
+        assert "\u2068A \u00b7 \u202eevil\u202c\u2069;" in html  # the text printed, isolated
     finally:
         render.environment.cache_clear()
 
@@ -251,3 +261,38 @@ def test_no_printed_line_is_started_by_a_slice_value_or_a_label(tmp_path):
         "slice slice = x\\n::error title=forged::gate: pass (0 of 1 rule check failed)\\r\\n  "
         in (result.stdout)
     )
+
+
+def test_right_to_left_values_are_isolated_one_by_one_in_lists_counts_and_charts(tmp_path):
+    """A question id holding U+202E reversed every id listed after it (the list was closed once,
+    at its end); a count after a right-to-left slice value showed before it ("20 LTR"), and the
+    forest chart's label "\u202eRTL (n=20)" read "(02=n) LTR"."""
+    arabic = "\u0639\u0631\u0628\u064a"
+
+    def rows(ids: list[str]) -> list[dict]:
+        return [
+            {"question_id": q, "slice": RTL if i < 20 else arabic, "correct": i % 2 == 0}
+            for i, q in enumerate(ids)
+        ]
+
+    ids = [f"q{i}" for i in range(40)]
+    a = write_run_log(tmp_path / "a.parquet", rows(ids))
+    b = write_run_log(tmp_path / "b.parquet", rows(ids) + rows([RTL, "x1", "x2"]))
+    html = tmp_path / "r.html"
+    args = ["compare", str(a), str(b), "-o", str(html), "--n-boot", "200", "--quiet"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    page = html.read_text(encoding="utf-8")
+    assert f"only in run B are not compared: {ISOLATED}, x1, x2" in page  # each id isolated
+    assert f"\u2068{arabic}\u2069 20 &middot; {ISOLATED} 20" in page  # each count after its value
+    specs = [json.loads(s) for s in re.findall(r'"application/json" id="spec-[^"]*">(.*?)<', page)]
+    labels = {row["label"] for spec in specs for row in _rows(spec) if "label" in row}
+    assert {f"{ISOLATED} (n=20)", f"\u2068{arabic}\u2069 (n=20)"} <= labels
+    drawn = "".join(re.findall(r"<svg.*?</svg>", page, re.DOTALL))
+    assert RTL in drawn and drawn.count(RTL) == drawn.count(ISOLATED)
+
+
+def _rows(spec: dict) -> list[dict]:
+    """Every data row of a Vega-Lite spec, whatever its nesting (layers, datasets)."""
+    found = [row for data in spec.get("datasets", {}).values() for row in data]
+    return found + [row for part in spec.get("layer", []) for row in _rows(part)]

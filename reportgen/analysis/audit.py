@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError
-from ..formatting import fmt_count
+from ..formatting import fmt_count, listed
 from ..inputs.database import RunDatabase
 from .metrics import MetricTables
 from .slices import slice_labels
@@ -78,7 +78,7 @@ def audit(
     compared = tuple(c for c in LABEL_COLUMNS if all(c in r.columns for r in db.files.values()))
     changes = list(zip(drift["question_id"], drift["changed"], strict=True))
     if strict and changes:
-        shown = ", ".join(q for q, _ in changes[:EXAMPLES])
+        shown = listed(q for q, _ in changes[:EXAMPLES])
         raise InputError(
             f"{db.files['b'].path}: the golden set changed between the runs on "
             f"{fmt_count(len(changes), 'question')} ({shown}); score both runs on one frozen "

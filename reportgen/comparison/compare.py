@@ -32,7 +32,7 @@ from ..analysis.supported import SupportedRule, supported_rule
 from ..analysis.verdict import Verdict, decide, margin_for
 from ..diagnosis.diagnose import COSTS, Diagnosis, diagnose
 from ..errors import InputError
-from ..formatting import agreeing, fmt_count, fmt_listed, fmt_pct, shown_value
+from ..formatting import agreeing, fmt_count, fmt_listed, fmt_pct, listed, shown_value
 from ..inputs.contract import has_samples
 from ..inputs.database import RunDatabase, ScoredRun
 from ..inputs.load import RunFile, Source, open_source
@@ -552,7 +552,7 @@ def _warnings(tables: MetricTables, golden: Audit, labels: tuple[str, str]) -> l
                 f"{agreeing(len(ids), 'is', 'are')} not compared: " + fmt_listed(ids, EXAMPLES)
             )
     if golden.label_changes:
-        shown = ", ".join(q for q, _ in golden.label_changes[:EXAMPLES])
+        shown = listed(q for q, _ in golden.label_changes[:EXAMPLES])
         warnings.append(
             "The golden set changed between the runs on "
             f"{fmt_count(len(golden.label_changes), 'question')} ({shown}): each run was scored "

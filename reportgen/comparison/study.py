@@ -32,7 +32,7 @@ from ..errors import InputError
 from ..formatting import (
     NOISE,
     agreeing,
-    bidi_closed,
+    bidi_isolated,
     fmt_count,
     fmt_diff,
     fmt_listed,
@@ -261,9 +261,10 @@ def run_labels(
             f"--label: run label {repeated[0]!r} is given to two logs; give each run its own "
             "label with --label"
         )
-    # a bidi control a label leaves open is closed with it: every sentence that names the run
-    # then reads as written after the label
-    return [bidi_closed(label) for label in labels]
+    # a label holding a bidi control is isolated with it: every sentence that names the run
+    # then reads as written around the label; a right-to-left label without one stays as
+    # written, the key the JSON and a gate's results name the run by
+    return [bidi_isolated(label, letters=False) for label in labels]
 
 
 def _order(paths: Sequence[Source], labels: list[str], baseline: str | None) -> list[int]:
@@ -275,7 +276,7 @@ def _order(paths: Sequence[Source], labels: list[str], baseline: str | None) -> 
             f"compare: {len(paths)} run logs; compare at most {MAX_RUNS} at once (one baseline "
             f"and {MAX_RUNS - 1} candidates)"
         )
-    baseline = None if baseline is None else bidi_closed(baseline)
+    baseline = None if baseline is None else bidi_isolated(baseline, letters=False)
     if baseline is not None and baseline not in labels:
         raise InputError(
             f"--baseline {baseline}: no run has that label; name one of {', '.join(labels)}"

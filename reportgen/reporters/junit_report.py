@@ -11,7 +11,7 @@ import math
 import xml.etree.ElementTree as ET
 
 from ..analysis.gates import PASS, RuleResult
-from ..formatting import bidi_closed
+from ..formatting import bidi_isolated
 from .report import Report
 from .user_text import xml_safe
 
@@ -48,8 +48,8 @@ def render(report: Report) -> str:
     root.append(suite)
     # ElementTree writes any character, even those XML forbids; a CI page shows the text as is
     for element in root.iter():
-        element.attrib = {k: bidi_closed(xml_safe(v)) for k, v in element.attrib.items()}
-        element.text = element.text and bidi_closed(xml_safe(element.text))
+        element.attrib = {k: bidi_isolated(xml_safe(v)) for k, v in element.attrib.items()}
+        element.text = element.text and bidi_isolated(xml_safe(element.text))
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 

@@ -19,7 +19,7 @@ from ..comparison.study import Study
 from ..formatting import (
     NOISE,
     agreeing,
-    bidi_closed,
+    bidi_isolated,
     fmt_count,
     fmt_diff,
     fmt_interval,
@@ -57,7 +57,7 @@ def escape(text: str, limit: int = MAX_TEXT) -> str:
         text = text[: limit - 1] + "\u2026"
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = _LIST_MARKER.sub(r"\1\\\2", _SPECIAL.sub(r"\\\1", text))
-    return bidi_closed(_MENTION.sub("@" + ZERO_WIDTH_SPACE, text))
+    return bidi_isolated(_MENTION.sub("@" + ZERO_WIDTH_SPACE, text))
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:

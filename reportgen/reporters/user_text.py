@@ -3,7 +3,7 @@
 XML 1.0 forbids most control characters, so a label or slice value holding one (a stray \\x0b)
 would make the JUnit file unreadable, or abort vl-convert while it draws a chart; vl-convert
 also takes seconds for each long text it draws. Bidi controls are closed by
-formatting.bidi_closed; a line the command prints keeps its user text on that line
+formatting.bidi_isolated; a line the command prints keeps its user text on that line
 (formatting.one_line).
 """
 
@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from typing import Any
+
+from ..formatting import bidi_isolated
 
 _NOT_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 # and the line and paragraph separators, line ends to the expressions vl-convert draws with
@@ -31,7 +33,7 @@ def drawable(value: Any) -> Any:
     stopped the report with a traceback, exit 1), each string over MAX_DRAWN characters cut in
     its middle: its start and its end ("... (n=20)") stay, so long slice values stay told
     apart."""
-    return _each_string(value, lambda text: _middle_cut(_NOT_DRAWN.sub(SHOWN, text)))
+    return _each_string(value, lambda text: bidi_isolated(_middle_cut(_NOT_DRAWN.sub(SHOWN, text))))
 
 
 def _middle_cut(text: str) -> str:

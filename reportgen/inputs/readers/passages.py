@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 from pyarrow import csv
 
 from ...errors import InputError
-from ...formatting import agreeing, fmt_count, fmt_listed, row_named
+from ...formatting import agreeing, bidi_isolated, fmt_count, fmt_listed, row_named
 from ...resources import query_text
 from ..contract import integer_problem
 from ..engine import connection
@@ -209,7 +209,7 @@ def _unreachable_labels(table: pa.Table, passages: pa.Table, passages_path: Path
             f"{agreeing(len(unknown), 'its', 'their')} labels: {fmt_listed(unknown, LISTED)}"
         )
     if past:
-        shown = [f"{p['doc_id']} [{p['start']}, {p['end']})" for p in past]
+        shown = [f"{bidi_isolated(p['doc_id'])} [{p['start']}, {p['end']})" for p in past]
         notes.append(
             f"{fmt_count(len(past), 'label')} {agreeing(len(past), 'starts', 'start')} past the "
             f"last passage of {agreeing(len(past), 'its', 'their')} document in "

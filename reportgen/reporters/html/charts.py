@@ -14,6 +14,7 @@ import pandas as pd
 
 from ...analysis.registry import CHARTED
 from ...analysis.slices import SMALL_SLICE
+from ...formatting import bidi_isolated
 from ..user_text import drawable
 from . import svg_process
 
@@ -252,7 +253,9 @@ def forest(
     ``rows`` has columns slice, n, diff, low, high, small (bool).
     """
     frame = rows.assign(
-        label=[f"{s} (n={n})" for s, n in zip(rows["slice"], rows["n"], strict=True)],
+        label=[
+            f"{bidi_isolated(s)} (n={n})" for s, n in zip(rows["slice"], rows["n"], strict=True)
+        ],
         evidence=np.where(rows["small"], SMALL, ENOUGH),
     )
     y = alt.Y("label:N", title=column, sort=list(frame["label"]))

@@ -45,6 +45,7 @@ from ...formatting import (
     fmt_pct,
     fmt_share,
     interval_side,
+    listed,
     shown_value,
 )
 from ...provenance import gzip_data_url, library_versions
@@ -653,9 +654,7 @@ def _audit(result: Comparison) -> AuditView:
         labels_compared=list(a.labels_compared),
         coverage=[SliceCount(shown_value(value), n) for value, n in a.coverage],
         unanswerable=f"{a.unanswerable} of {a.n_paired} ({fmt_share(a.unanswerable_share)})",
-        smells=[
-            Smell(s.title, s.counts["a"], s.counts["b"], ", ".join(s.examples)) for s in a.smells
-        ],
+        smells=[Smell(s.title, s.counts["a"], s.counts["b"], listed(s.examples)) for s in a.smells],
         unjudged=_unjudged(a.unjudged),
     )
 
@@ -748,10 +747,10 @@ def _slices(result: Comparison) -> list[SliceTable]:
 
 def _forest_reading(rows: list[Any], metric: str, higher_is_better: bool) -> str:
     sign = 1 if higher_is_better else -1
-    losing = [shown_value(r.value) for r in rows if sign * r.comparison.diff <= -NOISE]
+    losing = [r.value for r in rows if sign * r.comparison.diff <= -NOISE]
     if not losing:
         return f"B is at least as good as A on {metric} in every slice."
-    return f"B is behind A on {metric} in: {', '.join(losing)}; check each interval before acting."
+    return f"B is behind A on {metric} in: {listed(losing)}; check each interval before acting."
 
 
 def download_links(downloads: dict[str, str]) -> list[Download]:

@@ -18,11 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import markupsafe
 import vl_convert
 
 from ...analysis.audit import EXPLORATORY_BELOW
 from ...analysis.slices import SMALL_SLICE
-from ...formatting import bidi_closed, fmt_count
+from ...formatting import bidi_isolated, fmt_count
 from ...resources import resource_dir
 from . import svg_process
 from .charts import Chart
@@ -105,10 +106,14 @@ def environment() -> jinja2.Environment:
 
 
 def _bidi_contained(value: Any) -> Any:
-    """Each text a template prints, with the bidi controls it leaves open closed, so that a
-    right-to-left override in a label shows no number after it backwards (Markup stays
-    Markup: the closers are plain characters)."""
-    return bidi_closed(value) if isinstance(value, str) else value
+    """Each text a template prints isolated (bidi_isolated), so that a right-to-left override
+    in a label shows no number after it backwards, and a count after a right-to-left slice
+    value stays after it. Markup (a macro's output, an SVG, a script) is left as it is: the
+    texts inside it were isolated as they were printed, and characters around a table's
+    row would be moved out of the table."""
+    if isinstance(value, str) and not isinstance(value, markupsafe.Markup):
+        return bidi_isolated(value)
+    return value
 
 
 def static_svgs(charts: list[Chart]) -> dict[str, str]:
