@@ -76,6 +76,19 @@ def test_the_questions_needed_for_a_binary_outcome_can_find_it():
         assert (all_fixed.ci_low > 0) == excluded, n
 
 
+@pytest.mark.parametrize("n", [4, 5, 10, 20])
+def test_a_set_larger_than_needed_states_the_size_that_finds_it(n):
+    """All of n fixed, n >= 4: the size needed is 4 whatever n is (the test above: 3 of 3
+    fixed leaves zero in the interval). It said "about 2 questions (you have n)", the normal
+    formula's size, corrected exactly only when it was above n."""
+    c, _ = compare_metric(
+        "correct", np.zeros(n), np.ones(n), binary=True, n_boot=1000, confidence=0.95, seed=0
+    )
+    power = power_of(c, 0.95)
+    assert power.needed_n == 4
+    assert f"takes about 4 questions (you have {n})" in power.sentence
+
+
 def _documents(rng: np.random.Generator, effect: float) -> tuple[np.ndarray, ...]:
     """8 documents of 10 questions, half the variance of B - A shared within a document."""
     doc = np.repeat(np.arange(8), 10)

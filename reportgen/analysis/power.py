@@ -255,8 +255,10 @@ def power_of(c: MetricComparison, confidence: float) -> Power:
     # the normal formula's size, kept on the stated difference's side of n (which, resampled,
     # is not that formula's): an observed difference under the stated one needs more questions
     # than the set has, never fewer
-    needed = max(needed, c.n + 1) if abs(c.diff) < min_detectable else min(needed, c.n)
-    if share is not None and c.n < needed < EXACT_BELOW:
+    found = abs(c.diff) >= min_detectable
+    needed = min(needed, c.n) if found else max(needed, c.n + 1)
+    if share is not None and needed < EXACT_BELOW:  # under n too: 4 of 4 fixed, not "2"
         needed = _exact_needed(needed, abs(c.diff), share, confidence)
+        needed = min(needed, c.n) if found else needed
     need = find + f"takes about {fmt_count(needed, 'question')} (you have {c.n:,})."
     return Power(c.metric, c.n, discordant, min_detectable, needed, head + detect + need)
