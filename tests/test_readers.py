@@ -255,6 +255,31 @@ def test_text_cells_outside_the_contract_are_read_as_what_they_spell(tmp_path, s
     }  # fmt: skip
 
 
+def test_text_cells_stay_text_where_a_number_would_change_what_they_name(tmp_path):
+    """Sections "3.1" and "3.10" read as one number merged two slices; 19-digit conversation
+    ids read as doubles became one cluster (1.2345678901234568e+18). Scores keep reading as
+    numbers, whole and decimal together."""
+    log = _text_log(
+        tmp_path / "run.csv",
+        {
+            "question_id": ["q1", "q2", "q3"],
+            "section": ["3.1", "3.10", "3.2"],
+            "conversation": ["1234567890123456789", "1234567890123456788", "12"],
+            "score": ["1", "0.5", "0"],
+            "exact": ["0.25", "1e-3", "-0"],
+        },
+    )
+    out = tmp_path / "run.parquet"
+    result = CliRunner().invoke(cli, ["convert", str(log), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert pq.read_table(out).select(["section", "conversation", "score", "exact"]).to_pydict() == {
+        "section": ["3.1", "3.10", "3.2"],
+        "conversation": ["1234567890123456789", "1234567890123456788", "12"],
+        "score": [1.0, 0.5, 0.0],
+        "exact": [0.25, 0.001, -0.0],
+    }
+
+
 def test_text_score_columns_compare_as_metrics(tmp_path, compare):
     columns = {"question_id": ["q1", "q2", "q3"], "correct": ["true", "false", "true"]}
     logs = {

@@ -28,6 +28,7 @@ _TRUE = frozenset({"true", "1", "yes", "t", "y"})
 _FALSE = frozenset({"false", "0", "no", "f", "n"})
 TEXT_ID_LENGTH = 16  # hex digits of sha256 kept when a text stands for an id
 _INTEGER = re.compile(r"[+-]?(0|[1-9][0-9]{0,17})")  # fits in int64
+_DIGITS = re.compile(r"[+-]?[0-9]+")  # a whole number of any length
 _NUMBER = re.compile(
     r"[+-]?((0|[1-9][0-9]*)(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?|[+-]?(inf|infinity|nan)",
     re.IGNORECASE,
@@ -269,10 +270,18 @@ def _spelled(values: list[Any]) -> list[Any]:
     words = {v.strip().lower() for v in present}
     if words <= {"true", "false"}:
         return [None if v is None else v.strip().lower() == "true" for v in cells]
-    if not all(_NUMBER.fullmatch(v.strip()) for v in present):
+    spelled = {v.strip() for v in present}
+    if not all(_NUMBER.fullmatch(v) for v in spelled):
         return values
-    whole = all(_INTEGER.fullmatch(v.strip()) for v in present)
+    whole = all(_INTEGER.fullmatch(v) for v in spelled)
     number = int if whole else float
+    # a number that would change the value the text names stays text: a whole number past
+    # int64 (a 19-digit id, a double keeps 15 to 17 digits of it), or two texts that read as
+    # one number ("3.1" and "3.10", sections of a manual), which would merge two slices
+    if any(_DIGITS.fullmatch(v) and not _INTEGER.fullmatch(v) for v in spelled):
+        return values
+    if len({repr(number(v)) for v in spelled}) < len(spelled):
+        return values
     return [None if v is None else number(v) for v in cells]
 
 
