@@ -6,7 +6,7 @@
 --   from them), severity ('error': the log is refused; 'left_out': the value is dropped and
 --   counted in a warning), n (rows with the problem), row_numbers, question_ids,
 --   details (the first $examples examples, in file order); errors first, then by run and first row.
---   kind is one of null_id, duplicate_id, grades_length, null_in_list, grade_range, share_range,
+--   kind is one of null_id (a null or blank question_id), duplicate_id, grades_length, null_in_list, grade_range, share_range,
 --   negative, not_finite, too_large (beyond $largest), span_doc, span_range, merged_spans
 --   (overlapping labels, merged: not refused, listed with the values left out).
 -- The scalar columns come from runs, the null items and bad spans of the lists from facts (which
@@ -16,6 +16,8 @@ WITH checked AS MATERIALIZED (
            r.context_tokens, r.latency_ms, r.cost_usd,
            -- with a sample column a question has one row per sample
            min(r.row_number) OVER (PARTITION BY r.run, r.question_id, r.sample) AS first_row,
+           -- a blank id (spaces, tabs, line ends) names no question, as a null does
+           trim(r.question_id, ' ' || chr(9) || chr(10) || chr(13)) = '' AS blank_id,
            len(r.relevant_grades) AS n_grades, coalesce(len(r.relevant_ids), 0) AS n_relevant,
            list_min(r.relevant_grades) AS min_grade, f.nulls_in_lists AS nulls, f.bad_spans
     FROM runs AS r
@@ -41,12 +43,12 @@ problems AS (
     SELECT run, 'null_id' AS kind, 'question_id' AS column_name, row_number, question_id,
            NULL AS detail
     FROM checked
-    WHERE question_id IS NULL
+    WHERE question_id IS NULL OR blank_id
     UNION ALL
     SELECT run, 'duplicate_id', 'question_id', row_number, question_id,
            'first seen at row ' || (first_row + 1)
     FROM checked
-    WHERE question_id IS NOT NULL AND row_number > first_row
+    WHERE NOT blank_id AND row_number > first_row
     UNION ALL
     SELECT run, 'grades_length', 'relevant_grades', row_number, question_id,
            n_grades || ' grades for ' || n_relevant || ' relevant_ids'

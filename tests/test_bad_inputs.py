@@ -228,6 +228,9 @@ def _with(row: int, **values) -> list[dict]:
 
 ROWS = {
     "null question_id": (_with(4, question_id=None), ["row 5 has no question_id"]),
+    # accepted, it was listed as nothing: "1 question only in run A is not compared: "
+    "empty question_id": (_with(4, question_id=""), ["row 5 has no question_id (null or blank)"]),
+    "blank question_id": (_with(2, question_id=" \t"), ["row 3 has no question_id (null or"]),
     "duplicate question_id": (_with(7, question_id="q2"), ["'q2'", "rows 3 and 8"]),
     "grades misaligned": (_with(4, relevant_grades=[2, 1]), ["row 5", "2 grades for 1"]),
     "null in relevant_ids": (_with(3, relevant_ids=[None]), ["row 4", "relevant_ids has 1 null"]),

@@ -15,7 +15,7 @@ EXAMPLES = 5  # examples listed per kind of problem
 
 # kind -> (what is wrong, with {column} and {detail}; what to do)
 _WORDS = {
-    "null_id": ("has no question_id", "give every row one"),
+    "null_id": ("has no question_id (null or blank)", "give every row one"),
     "duplicate_id": (
         "repeats a question_id ({detail})",
         "each question must appear once per run (once per sample with a sample column)",
@@ -71,7 +71,7 @@ class RowProblem:
         """The first example as compare's one-line refusal."""
         hint = _WORDS[self.kind][1]
         if self.kind == "null_id":
-            return f"{self.path}: row {self.rows[0]} has no question_id; {hint}"
+            return f"{self.path}: row {self.rows[0]} has no question_id (null or blank); {hint}"
         if self.kind == "duplicate_id":
             first = str(self.details[0]).rsplit(" ", 1)[1]
             return (
