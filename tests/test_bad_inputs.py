@@ -171,6 +171,14 @@ SCHEMA = {
         "no question_id column",
     ),
     "correct as string": (_typed("correct", pa.array(["yes"] * 12)), "column correct"),
+    # read as an extra column, the report went on without correctness and said nothing
+    "Correct in another case": (
+        pa.Table.from_pylist(rows()).rename_columns(
+            ["Correct" if c == "correct" else c for c in pa.Table.from_pylist(rows()).column_names]
+        ),
+        "column 'Correct' is the run-log column 'correct' in another case and would not be "
+        "read; rename it, or map it with --map correct=Correct",
+    ),
     "faithfulness as string": (_typed("faithfulness", pa.array(["1"] * 12)), "faithfulness"),
     "retrieved_ids as string": (_typed("retrieved_ids", pa.array(["p1"] * 12)), "retrieved_ids"),
     "grades as floats": (

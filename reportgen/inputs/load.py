@@ -98,12 +98,24 @@ def name_problems(path: Path, names: list[str]) -> list[str]:
     return problems
 
 
+def case_problems(path: Path, names: list[str]) -> list[str]:
+    """A run-log column written in another case ("Correct"), which SQL would read as an extra
+    column: refused, where the report would go on without it and say nothing."""
+    return [
+        f"{path}: column {name!r} is the run-log column {name.lower()!r} in another case and "
+        f"would not be read; rename it, or map it with --map {name.lower()}={name}"
+        for name in names
+        if name not in BY_NAME and name.lower() in BY_NAME and name.lower() not in names
+    ]
+
+
 def schema_problems(path: Path, schema: pa.Schema) -> list[str]:
     """Every breach of the contract visible in the schema, one line each, in column order."""
     derived = derived_table_problem(path, schema.names)
     if derived is not None:
         return [derived]
     problems = name_problems(path, schema.names)
+    problems += case_problems(path, schema.names)
     problems += filter(None, [sample_problem(path, schema.names)])
     if "question_id" not in schema.names:
         problems.append(
