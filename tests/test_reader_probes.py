@@ -108,7 +108,7 @@ def test_json_lines_in_a_json_file_say_so(tmp_path, write_log):
     assert "pass --format jsonl or name the file .jsonl" in line
 
 
-@pytest.mark.parametrize("orient", ["columns", "index"])
+@pytest.mark.parametrize("orient", ["columns", "index", "split", "table"])
 def test_json_of_a_pandas_table_is_not_taken_for_beir(tmp_path, write_log, orient):
     parquet = write_log(tmp_path / "run.parquet", ROWS)
     path = tmp_path / "run.json"
@@ -116,6 +116,30 @@ def test_json_of_a_pandas_table_is_not_taken_for_beir(tmp_path, write_log, orien
     line = fail("compare", path, path, "-o", tmp_path / "r.html")
     assert f"{path}: a table as pandas' to_json lays it out" in line
     assert "orient='records', lines=True" in line
+
+
+def test_a_csv_separated_by_semicolons_says_so(tmp_path, write_log):
+    """Spreadsheets where the comma is the decimal mark write this; it was told to "quote
+    values that contain a comma"."""
+    path = tmp_path / "run.csv"
+    pd.read_parquet(write_log(tmp_path / "run.parquet", ROWS)).to_csv(path, sep=";", index=False)
+    line = fail("compare", path, path, "-o", tmp_path / "r.html")
+    assert f"{path}: the header is one field, 'question_id;retrieved_ids;" in line
+    assert "separated by semicolons; write the table with commas" in line
+
+
+@pytest.mark.parametrize("name, options", [("run.csv.gz", []), ("run.csv", ["--format", "csv"])])
+def test_a_gzipped_log_says_so(tmp_path, write_log, name, options):
+    """pandas writes run.csv.gz compressed: it was told to pass --format, and with --format csv
+    that the file was not UTF-8."""
+    path = tmp_path / name
+    pd.read_parquet(write_log(tmp_path / "run.parquet", ROWS)).to_csv(
+        path, index=False, compression="gzip"
+    )
+    line = fail("compare", path, path, "-o", tmp_path / "r.html", *options)
+    assert line == f"ragreport: error: {path}: gzip-compressed; decompress it (gunzip {name}) " + (
+        "and pass the file it gives"
+    )
 
 
 def test_ragas_answer_relevancy_is_compared_like_its_other_scores(tmp_path, compare):

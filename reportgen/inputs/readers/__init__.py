@@ -138,6 +138,12 @@ def format_of(path: Path, options: ReadOptions) -> str:
         return options.format or "parquet"
     if not path.is_file():
         raise _missing(path)
+    with path.open("rb") as handle:
+        if handle.read(2) == _GZIP:  # what pandas' to_csv("run.csv.gz") writes
+            raise InputError(
+                f"{path}: gzip-compressed; decompress it (gunzip {path.name}) and pass the file "
+                "it gives"
+            )
     if options.format:
         return options.format
     suffix = path.suffix.lower()
@@ -149,10 +155,11 @@ def format_of(path: Path, options: ReadOptions) -> str:
                 "BEIR results ({query_id: {doc_id: score}}); write run-log records as JSONL, one "
                 "object a line (a .jsonl file), or name the format with --format"
             )
-        if _pandas_frame(data):
+        layout = _pandas_layout(data)
+        if layout:
             raise InputError(
-                f"{path}: a table as pandas' to_json lays it out (column -> {{row -> value}}), "
-                "not BEIR results; write records, one object a line: "
+                f"{path}: a table as pandas' to_json lays it out ({layout}), not BEIR results; "
+                "write records, one object a line: "
                 "to_json('run.jsonl', orient='records', lines=True)"
             )
         return "promptfoo" if looks_like_promptfoo(data) else "beir"
@@ -166,7 +173,21 @@ def format_of(path: Path, options: ReadOptions) -> str:
     )
 
 
+_GZIP = b"\x1f\x8b"  # the first two bytes of a gzip file
 _QUESTION_KEYS = frozenset({"question_id", QUESTION})  # a run log's, or RAGAS', question
+
+
+def _pandas_layout(data: Any) -> str | None:
+    """How pandas' ``to_json`` laid out ``data`` as a table, for the message; None when it is
+    no table of pandas."""
+    if _pandas_frame(data):
+        return "column -> {row -> value}"
+    if isinstance(data, dict) and isinstance(data.get("data"), list):
+        if {"columns", "data"} <= data.keys():
+            return "orient='split'"
+        if {"schema", "data"} <= data.keys():
+            return "orient='table'"
+    return None
 
 
 def _pandas_frame(data: Any) -> bool:

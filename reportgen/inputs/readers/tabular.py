@@ -42,6 +42,7 @@ def read_delimited(path: Path, delimiter: str) -> Rows:
             # "question_id, correct" is written by hand or by spreadsheets: the names are the
             # column's, the spaces no part of it
             reader.fieldnames = [name.strip() for name in reader.fieldnames or []]
+            _one_field(path, reader.fieldnames, delimiter)
             index = _header(path, reader.fieldnames)
             start = reader.line_num + 1
             for record in reader:
@@ -69,6 +70,17 @@ def read_delimited(path: Path, delimiter: str) -> Rows:
     if not records:
         raise InputError(f"{path}: no rows under the header; write one row per question")
     return _columns(records), lines
+
+
+def _one_field(path: Path, names: Sequence[str], delimiter: str) -> None:
+    """InputError for a header that is one field holding semicolons: a table separated by them
+    (as spreadsheets write CSV where the comma is the decimal mark), which read as one column
+    named for them all, or as a row "with more fields than the header"."""
+    if delimiter == "," and len(names) == 1 and ";" in names[0]:
+        raise InputError(
+            f"{path}: the header is one field, {names[0]!r}: the columns are separated by "
+            "semicolons; write the table with commas (to_csv's default) or as TSV"
+        )
 
 
 def _header(path: Path, names: Sequence[str]) -> str | None:
