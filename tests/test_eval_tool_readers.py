@@ -126,9 +126,10 @@ def test_ragas_row_without_a_question_is_named(tmp_path, suffix):
     else:
         frame.to_parquet(path)
     line = fail("compare", path, path, "-o", tmp_path / "r.html")
-    number = 3 if suffix == "csv" else 2  # the header is line 1 of a CSV; Parquet rows count
+    # the header is line 1 of a CSV; a Parquet file has rows, not lines
+    where = {"csv": "line 3", "jsonl": "line 2", "parquet": "row 2"}[suffix]
     assert line.endswith(
-        f"{path}: line {number} has no user_input; RAGAS rows are paired on the question text, "
+        f"{path}: {where} has no user_input; RAGAS rows are paired on the question text, "
         "so give every row its question"
     )
 

@@ -179,6 +179,14 @@ def test_map_renames_house_columns(tmp_path, compare):
     assert "'correct=' is not COLUMN=SOURCE" in line
 
 
+def test_a_mapped_parquet_cell_is_named_by_its_row(tmp_path):
+    """A Parquet file has rows, not lines: the message said "line 2" of it."""
+    path = tmp_path / "house.parquet"
+    pd.DataFrame({"question_id": ["a", "b", "c"], "score": [1.0, 0.5, 0.0]}).to_parquet(path)
+    line = fail("compare", path, path, "-o", tmp_path / "r.html", "--map", "correct=score")
+    assert f"{path}: row 2, column score: 0.5 is not true or false" in line
+
+
 def test_convert_writes_the_log_compare_reads(tmp_path, compare, reference):
     jsonl = tmp_path / "run.jsonl"
     jsonl.write_text("".join(json.dumps(r) + "\n" for r in ROWS))

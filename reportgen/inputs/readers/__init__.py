@@ -231,7 +231,7 @@ def _parquet_rows(path: Path) -> Rows:
     for file in files:
         parquet_file(file)  # a file with no footer is named, as when DuckDB reads it
     table = pq.read_table(list(map(str, files)))
-    return table.to_pydict(), list(range(1, table.num_rows + 1))
+    return table.to_pydict(), None
 
 
 _RAGAS_KINDS = ("csv", "tsv", "jsonl", "parquet")

@@ -234,6 +234,12 @@ _CONVERT: dict[str, tuple[pa.DataType, Callable[[Any], Any]]] = {
 }
 
 
+def place(lines: Sequence[int] | None, row: int) -> str:
+    """Where the 0-based ``row`` is, as a message names it: its file line, else (a Parquet
+    file, which has rows, not lines) its row."""
+    return f"line {lines[row]}" if lines is not None else f"row {row + 1}"
+
+
 def _extra(values: list[Any]) -> pa.Array:
     """A column outside the contract: as Arrow infers it, else as text. Cells that are all text
     (as every cell of a CSV or TSV is) and all spell numbers, or all true/false, are read as
@@ -309,7 +315,7 @@ def to_table(
                 converted.append(None if _missing(value) else convert(value))
             except (ValueError, TypeError, OverflowError) as exc:
                 # read on, so that the message counts them all: one fix, not one run per cell
-                where = f"line {lines[row]}" if lines is not None else f"row {row + 1}"
+                where = place(lines, row)
                 shown = (sources or {}).get(name, name)
                 if first is None:
                     reason = exc if isinstance(exc, Unreadable) else f"is not {column.type_name}"

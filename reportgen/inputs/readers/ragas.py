@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 
 from ...errors import InputError
 from ...formatting import agreeing, fmt_count
-from .columns import Columns, Unreadable, cell_error, is_nan, parse_list, text_id
+from .columns import Columns, Unreadable, cell_error, is_nan, parse_list, place, text_id
 
 QUESTION = "user_input"
 # RAGAS column -> run-log column, copied as they are
@@ -69,7 +69,7 @@ class Origin:
     shown: str
 
 
-def _hashed_column(path: Path, raw: Columns, lines: list[int], origin: Origin) -> list[Any]:
+def _hashed_column(path: Path, raw: Columns, lines: list[int] | None, origin: Origin) -> list[Any]:
     """Each cell of the text column ``origin.source`` as hashes of its texts; a cell that is no
     list is named as a run-log list cell is, with its line and the file's own column."""
     hashed = []
@@ -77,7 +77,7 @@ def _hashed_column(path: Path, raw: Columns, lines: list[int], origin: Origin) -
         try:
             hashed.append(_hashed(value))
         except Unreadable as exc:
-            where = f"line {lines[row]}"
+            where = place(lines, row)
             raise cell_error(path, where, origin.shown, origin.target, value, str(exc)) from None
     return hashed
 
@@ -98,7 +98,9 @@ def _refuse_ids_against_texts(path: Path, raw: Columns, names: Mapping[str, str]
             )
 
 
-def _contexts(path: Path, raw: Columns, lines: list[int], names: Mapping[str, str]) -> Reading:
+def _contexts(
+    path: Path, raw: Columns, lines: list[int] | None, names: Mapping[str, str]
+) -> Reading:
     """retrieved_ids and relevant_ids from the context ids, else from hashes of the context
     texts; both sides from one kind, since an id never equals a hashed text."""
     _refuse_ids_against_texts(path, raw, names)
@@ -129,7 +131,7 @@ def _contexts(path: Path, raw: Columns, lines: list[int], names: Mapping[str, st
 
 
 def ragas_columns(
-    path: Path, raw: Columns, lines: list[int], names: Mapping[str, str] | None = None
+    path: Path, raw: Columns, lines: list[int] | None, names: Mapping[str, str] | None = None
 ) -> Reading:
     """The run-log columns of a RAGAS table, notes for the report, and the file's own name of
     each renamed column (``names``: the file's name of a column ``raw`` holds under --map's)."""
@@ -143,7 +145,7 @@ def ragas_columns(
     blank = next((row for row, q in enumerate(raw[QUESTION]) if _blank(q)), None)
     if blank is not None:
         raise InputError(
-            f"{path}: line {lines[blank]} has no {shown}; RAGAS rows are paired on the "
+            f"{path}: {place(lines, blank)} has no {shown}; RAGAS rows are paired on the "
             "question text, so give every row its question"
         )
     questions = [str(q) for q in raw[QUESTION]]
@@ -151,9 +153,14 @@ def ragas_columns(
     for row, question in enumerate(questions):
         seen = first.setdefault(question, row)
         if seen != row:
+            both = (
+                f"lines {lines[seen]} and {lines[row]}"
+                if lines is not None
+                else f"rows {seen + 1} and {row + 1}"
+            )
             raise InputError(
-                f"{path}: lines {lines[seen]} and {lines[row]} have the same {shown}; RAGAS "
-                "rows are paired on the question text, so keep one row per question"
+                f"{path}: {both} have the same {shown}; RAGAS rows are paired on the question "
+                "text, so keep one row per question"
             )
     columns: Columns = {"question_id": [text_id("q-", q) for q in questions]}
     notes = ["Questions paired on a hash of user_input (RAGAS rows carry no id)"]

@@ -12,7 +12,9 @@ from typing import Any
 from ...errors import InputError
 from .columns import Columns
 
-Rows = tuple[Columns, list[int]]  # the columns and the file line of each row
+# the columns and the file line of each row; None for a Parquet file, which has rows, not lines
+Rows = tuple[Columns, list[int] | None]
+
 PANDAS_INDEX = frozenset({"", "Unnamed: 0"})  # first header of to_csv with the index, re-saved
 # the longest field read: Python's csv module stops at 131,072 characters, less than a long
 # answer or a retrieved document logged whole; 2**31 - 1 is the most every platform takes
