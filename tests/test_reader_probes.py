@@ -142,6 +142,28 @@ def test_a_gzipped_log_says_so(tmp_path, write_log, name, options):
     )
 
 
+def test_string_views_and_fixed_size_lists_read_as_strings_and_lists(tmp_path, compare):
+    """Newer pyarrow and polars write these layouts; both were refused ("has type
+    string_view"), though DuckDB reads them as VARCHAR and LIST."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    plain = pa.Table.from_pylist([{**r, "retrieved_ids": r["retrieved_ids"][:20]} for r in ROWS])
+    views = plain.cast(
+        plain.schema.set(0, pa.field("question_id", pa.string_view())).set(
+            1, pa.field("retrieved_ids", pa.list_(pa.string(), 20))
+        )
+    )
+    assert str(views.schema.field("retrieved_ids").type).startswith("fixed_size_list")
+    pq.write_table(plain, tmp_path / "plain.parquet")
+    pq.write_table(views, tmp_path / "views.parquet")
+    expected = compare(tmp_path / "plain.parquet", tmp_path / "plain.parquet", tmp_path / "p",
+                       "--n-boot", 100, "--k", 10)  # fmt: skip
+    out = compare(tmp_path / "views.parquet", tmp_path / "views.parquet", tmp_path / "v",
+                  "--n-boot", 100, "--k", 10)  # fmt: skip
+    assert metrics(out) == metrics(expected) and len(metrics(out)) >= 8
+
+
 def test_ragas_answer_relevancy_is_compared_like_its_other_scores(tmp_path, compare):
     a, b = tmp_path / "a.csv", tmp_path / "b.csv"
     ragas_frame([1.0, 1.0, 1.0], True).to_csv(a, index=False)  # answer_relevancy .9 .8 .7

@@ -29,7 +29,14 @@ def _decoded(check: _Check) -> _Check:
 
 @_decoded
 def _string(t: pa.DataType) -> bool:
-    return pa.types.is_string(t) or pa.types.is_large_string(t)
+    # string_view: what newer pyarrow and polars write; DuckDB reads all three as VARCHAR
+    return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t)
+
+
+def is_list_type(t: pa.DataType) -> bool:
+    """A list of any Arrow layout DuckDB reads as a LIST: a ranking of fixed depth can be
+    written as fixed_size_list."""
+    return pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
 
 
 @_decoded
@@ -58,7 +65,7 @@ def _flag(t: pa.DataType) -> bool:
 
 def _list_of(item: _Check) -> _Check:
     def check(t: pa.DataType) -> bool:
-        is_list = pa.types.is_list(t) or pa.types.is_large_list(t)
+        is_list = is_list_type(t)
         # list<null>: every list empty or all null, as pandas infers it
         return is_list and (pa.types.is_null(t.value_type) or item(t.value_type))
 
@@ -67,7 +74,7 @@ def _list_of(item: _Check) -> _Check:
 
 def _spans(t: pa.DataType) -> bool:
     """A list of document spans: structs with doc_id, start and end (and grade, optional)."""
-    item = t.value_type if pa.types.is_list(t) or pa.types.is_large_list(t) else None
+    item = t.value_type if is_list_type(t) else None
     if item is None or pa.types.is_null(item):
         return item is not None
     names = (

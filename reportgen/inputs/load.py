@@ -21,6 +21,7 @@ from .contract import (
     derived_table_problem,
     flag_problem,
     integer_problem,
+    is_list_type,
     numeric_flag,
     type_problem,
     wide_number,
@@ -136,7 +137,7 @@ def _wide_span_fields(schema: pa.Schema) -> dict[str, list[str]]:
     wide = {}
     for field in schema:
         column = BY_NAME.get(field.name)
-        is_list = pa.types.is_list(field.type) or pa.types.is_large_list(field.type)
+        is_list = is_list_type(field.type)
         item = field.type.value_type if column is not None and is_list else None
         if column is None or item is None or not pa.types.is_struct(item):
             continue  # not a span column, or one of nulls only
