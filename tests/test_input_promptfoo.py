@@ -159,6 +159,24 @@ def test_a_var_named_sample_is_a_test_input_not_repeated_answers(tmp_path, compa
     assert list(out["slices"]["var_sample"]) == ["Dear customer"]
 
 
+def test_vars_named_like_the_results_columns_are_kept_under_var(tmp_path):
+    """A var Score beside promptfoo's score refused the file ("differ only in case"), a var
+    answer was dropped, and a var Slice was a run-log column in another case."""
+    rows = [
+        result("p", f"case {i}", i, i % 2 == 0, testCase={
+            "description": f"case {i}", "vars": {"Score": "high", "answer": "42", "Slice": "x"},
+        })
+        for i in range(4)
+    ]  # fmt: skip
+    path = promptfoo_file(tmp_path / "out.json", rows)
+    out = tmp_path / "log.parquet"
+    done = CliRunner().invoke(cli, ["convert", str(path), "-o", str(out)])
+    assert done.exit_code == 0, done.output
+    table = pq.read_table(out).to_pydict()
+    assert table["var_Score"] == ["high"] * 4 and table["var_Slice"] == ["x"] * 4
+    assert table["var_answer"] == [42] * 4 and "Score" not in table and "Slice" not in table
+
+
 def test_a_study_gives_a_note_every_comparison_shares_once(tmp_path):
     """Each candidate's comparison repeats the baseline's reading note and the score columns'
     note; the study's "Read first" listed each once per candidate (9 lines for 3)."""

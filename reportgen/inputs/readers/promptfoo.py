@@ -15,6 +15,7 @@ from typing import Any
 
 from ...errors import InputError
 from ...formatting import fmt_count
+from ..contract import BY_NAME
 from .columns import Columns, text_id
 
 _FAILED_BY_ERROR = 2  # promptfoo's ResultFailureReason.ERROR (1 is ASSERT)
@@ -175,6 +176,17 @@ def _refuse_repeats(path: Path, run: str, rows: list[dict[str, Any]]) -> None:
 REPEATS = ("sample", "epoch")
 
 
+def _var_column(name: str, derived: set[str]) -> str:
+    """The column of a test's var: its own name (a var relevant_ids labels the test), or
+    var_<name> where that would not be read as the var: a name of REPEATS, one of the columns
+    read from the results in any case (a var Score beside promptfoo's score was refused as two
+    names differing in case; a var answer was dropped), or a run-log column in another case."""
+    folded = name.lower()
+    if name in REPEATS or folded in derived or (folded != name and folded in BY_NAME):
+        return f"var_{name}"
+    return name
+
+
 def promptfoo_columns(path: Path, data: Any, run_filter: str | None) -> tuple[Columns, list[str]]:
     results = _results(path, data)
     names = run_names(path, data)
@@ -206,9 +218,9 @@ def promptfoo_columns(path: Path, data: Any, run_filter: str | None) -> tuple[Co
     for name in dict.fromkeys(n for r in rows for n in (r.get("namedScores") or {})):
         columns[f"score_{name}"] = [(r.get("namedScores") or {}).get(name) for r in rows]
     variables = [_vars(r) for r in rows]
+    derived = {c.lower() for c in columns}
     for name in dict.fromkeys(n for v in variables for n in v):
-        column = f"var_{name}" if name in REPEATS else name
-        columns.setdefault(column, [v.get(name) for v in variables])
+        columns.setdefault(_var_column(name, derived), [v.get(name) for v in variables])
     shown = " ".join(chosen[0].splitlines())  # a prompt's raw text may span lines
     notes = [
         f"read as the file's run “{shown}”; tests paired on their description, else a hash of vars"
