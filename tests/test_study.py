@@ -742,6 +742,32 @@ def test_the_best_is_chosen_on_the_rest_and_measured_on_the_held_out_only():
     assert expected in result.sentence
 
 
+def test_the_held_out_sentence_gives_the_test_and_says_when_it_disagrees():
+    """5 of 15 held-out questions fixed, none broken: the interval (the wider of the bootstrap's
+    and Tango's) excludes zero, but McNemar's exact p is 2 x 0.5^5 = 0.0625. The sentence gave
+    the interval alone, which reads as more than the evidence holds."""
+    n = 30
+    held = np.arange(n) < 15
+    base = np.zeros(n)
+    fixed = np.where(np.arange(n) < 5, 1.0, 0.0)
+    result = holdout.evaluate(
+        holdout.Split("rule", held), "correct", base, [("b", fixed)],
+        binary=True, n_boot=2000, confidence=0.95, seed=0,
+    )  # fmt: skip
+    c = result.held_out
+    assert (c.fixed, c.broken, c.p) == (5, 0, pytest.approx(0.0625))
+    assert c.ci_low > 0
+    assert result.sentence.endswith(
+        ", McNemar exact test p = 0.062: the test and the interval disagree at 95%, so the "
+        "evidence is borderline."
+    )
+    agreeing = holdout.evaluate(
+        holdout.Split("rule", held), "correct", base, [("b", base)],
+        binary=True, n_boot=2000, confidence=0.95, seed=0,
+    )  # fmt: skip
+    assert agreeing.sentence.endswith(", McNemar exact test p = 1.000.")
+
+
 def test_holdout_end_to_end(tmp_path):
     doc = compare_runs(tmp_path, A, B, C, options=(*FAST, "--holdout", "0.4"))
     h = doc["holdout"]

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from ..formatting import fmt_count, fmt_diff, fmt_interval, fmt_pct
+from ..formatting import fmt_count, fmt_diff, fmt_interval, fmt_pct, p_clause
 from .stats import MetricComparison, compare_metric
 
 MIN_SIDE = 10  # questions each side of the split needs for a difference worth reporting
@@ -50,10 +50,21 @@ class Holdout:
             else f"{self.chosen}, the only candidate, differs by "
             f"{fmt_diff(self.selection_diff)} in {c.metric} on the other {self.n_selection}"
         )
+        level = fmt_pct(self.confidence)
+        # the test of the same difference, as the verdict gives it: where it and the interval
+        # disagree (5 fixed, 0 broken: the interval excludes zero, McNemar's p is 0.0625), the
+        # interval alone would read as more than the evidence holds
+        excludes_zero = c.ci_low > 0 or c.ci_high < 0
+        disagree = excludes_zero != (c.p < 1 - self.confidence)
         return (
             f"Held out: {self.rule} ({fmt_count(self.n_held_out, 'question')}). {chosen}; on the "
-            f"held-out questions alone its difference is {fmt_diff(c.diff)}, "
-            f"{fmt_pct(self.confidence)} interval {fmt_interval(c.ci_low, c.ci_high)}."
+            f"held-out questions alone its difference is {fmt_diff(c.diff)}, {level} interval "
+            f"{fmt_interval(c.ci_low, c.ci_high)}, {c.test} test {p_clause(c.p)}"
+            + (
+                f": the test and the interval disagree at {level}, so the evidence is borderline."
+                if disagree
+                else "."
+            )
         )
 
 
