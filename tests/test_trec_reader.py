@@ -100,6 +100,7 @@ def test_scores_equal_in_single_precision_tie_as_in_trec_eval(tmp_path, compare)
     out = compared_run(tmp_path, compare, run, "1 0 d1 1\n", 3)
     assert out["per_question"][0]["mrr@3_a"] == pytest.approx(1 / 3)  # d0, d2, d1
     assert any("descending in single precision, as trec_eval" in w for w in out["warnings"])
+    assert any("document id descending (the rank column is ignored)" in w for w in out["warnings"])
 
 
 def test_topics_judged_without_a_relevant_document_are_named(tmp_path, compare):
@@ -173,6 +174,10 @@ def test_beir_results_with_qrels_tsv(tmp_path, compare):
     qrels.write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td3\t1\n")
     out = compare(results, results, tmp_path / "o", "--qrels", qrels, "--k", 2)
     assert out["metrics"]["mrr@2"]["a"] == pytest.approx((1 / 2 + 1) / 2)
+    # BEIR results have no rank column to ignore
+    notes = [w for w in out["warnings"] if "descending in single precision" in w]
+    assert notes and all("document id descending; relevant: grade >= 1" in w for w in notes)
+    assert not any("rank" in w for w in notes)
     results.write_text(json.dumps({"q1": {"d1": "high"}}))
     line = fail("compare", results, results, "-o", tmp_path / "r.html", "--qrels", qrels)
     assert "query 'q1', document 'd1': score 'high' is not a number" in line

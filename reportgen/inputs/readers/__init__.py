@@ -396,7 +396,9 @@ def _read_format(path: Path, options: ReadOptions) -> Source:
             ranking, qrels = read_trec_run(path), read_trec_qrels(qrels_path)
         else:
             ranking, qrels = read_beir_results(path), read_beir_qrels(qrels_path)
-        table, notes = ranked_table(ranking, qrels, options.rel_level, qrels_path)
+        table, notes = ranked_table(
+            ranking, qrels, options.rel_level, qrels_path, ranks=kind == "trec"
+        )
         named = mapped(
             path, dict(zip(table.column_names, table.columns, strict=True)), options.mapping
         )

@@ -249,10 +249,12 @@ def _judged_without_relevant(grades: pa.ChunkedArray) -> np.ndarray:
 
 
 def ranked_table(
-    ranking: pa.Table, qrels: pa.Table, rel_level: int, qrels_path: Path
+    ranking: pa.Table, qrels: pa.Table, rel_level: int, qrels_path: Path, *, ranks: bool = True
 ) -> tuple[pa.Table, list[str]]:
     """One row per topic of the run: retrieved_ids in trec_eval's order, the relevant documents
-    and their grades; and the notes on topics that are not judged or not run."""
+    and their grades; and the notes on topics that are not judged or not run. ``ranks``: the
+    run logs a rank column (a TREC run; BEIR results have none), which the note says is not
+    read."""
     with connection(qrels_path) as con:
         con.register("ranking", ranking)
         con.register("judgements", qrels)
@@ -274,7 +276,8 @@ def ranked_table(
     judged = set(pc.unique(qrels["qid"]).to_pylist())
     notes = [
         "Ranked by score descending in single precision, as trec_eval reads scores, ties by "
-        f"document id descending (the rank column is ignored); relevant: grade >= {rel_level} "
+        f"document id descending{' (the rank column is ignored)' if ranks else ''}; relevant: "
+        f"grade >= {rel_level} "
         f"in {qrels_path.name}, judged not relevant: a lower grade"
     ]
     unjudged = [q for q in topics if q not in judged]
