@@ -723,6 +723,18 @@ def test_bad_rule_exits_2_and_writes_nothing(logs, tmp_path, extra, needle):
     assert list(folder.iterdir()) == []
 
 
+def test_a_slice_rule_on_logs_of_no_slice_column_says_so_in_words(tmp_path):
+    """It said "name one of (none)", and "(none)" is how a null slice value reads."""
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    pd.DataFrame(rows(40, 20, 100.0)).drop(columns="slice").to_parquet(a)
+    pd.DataFrame(rows(40, 24, 100.0)).drop(columns="slice").to_parquet(b)
+    code, _, err, _ = compare(tmp_path, a, b, "--require", "correct[topic] >= 0")
+    assert code == 2
+    assert err.strip().endswith(
+        "the report has no slice column 'topic'; pass --slice topic or log a slice column"
+    )
+
+
 def too_fine_logs(tmp_path: Path) -> tuple[Path, Path]:
     """Two logs whose slice column has 51 values, one more than the report slices by."""
     records = rows(102, 60, 100.0)

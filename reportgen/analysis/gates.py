@@ -287,10 +287,11 @@ def check_rules(
                 f"name one of {', '.join(known) or '(none)'}"
             )
         if rule.column is not None and rule.column not in columns:
+            # "(none)" is how a null slice value reads: no column is said in words
+            others = f"name one of {', '.join(columns)}" if columns else "log a slice column"
             raise RuleError(
                 f"rule {rule.text!r}: the report has no slice column {rule.column!r}; "
-                f"pass --slice {shlex.quote(rule.column)} or name one of "
-                f"{', '.join(columns) or '(none)'}"
+                f"pass --slice {shlex.quote(rule.column)} or {others}"
             )
         if rule.column in too_fine:
             raise RuleError(
