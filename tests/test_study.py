@@ -390,6 +390,28 @@ def test_a_candidate_without_the_headline_column_is_not_ranked_by_another_metric
     assert doc["holdout"]["n_candidates"] == 2 and doc["holdout"]["chosen"] in {"b", "c"}
 
 
+def test_the_matrix_of_runs_is_in_the_json_as_the_page_counts_it(tmp_path, write_log):
+    """The "Which runs differ" chart counted pairs of runs whose intervals the JSON lacked."""
+    ids = [f"q{i}" for i in range(40)]
+    base = write_log(tmp_path / "base.parquet", rows(ids, [True, False] * 20))  # 0.5
+    b = write_log(tmp_path / "b.parquet", rows(ids, [True] * 28 + [False] * 12))  # 0.7
+    c = write_log(tmp_path / "c.parquet", rows(ids, [True] * 24 + [False] * 16))  # 0.6
+    doc = compare_runs(tmp_path / "out", base, b, c)
+    cells = {(m["row"], m["column"]): m for m in doc["matrix"]}
+    assert len(cells) == 6 and {m["confidence"] for m in cells.values()} == {1 - 0.05 / 3}
+    assert cells["base", "b"]["diff"] == pytest.approx(0.2)
+    assert cells["b", "c"]["diff"] == pytest.approx(-0.1)
+    for (row, column), m in cells.items():
+        mirror = cells[column, row]
+        assert (m["diff"], m["ci_low"], m["ci_high"]) == (
+            -mirror["diff"], -mirror["ci_high"], -mirror["ci_low"]
+        )  # fmt: skip
+        assert m["differs"] == (m["ci_low"] > 0 or m["ci_high"] < 0)
+    differing = sum(m["differs"] for m in cells.values()) // 2
+    page = (tmp_path / "out" / "r.html").read_text()
+    assert f"{differing} of 3 pairs of runs" in page
+
+
 def holm_by_hand(ps: list[float]) -> list[float]:
     """Holm's step-down adjustment, written out: the i-th smallest p times (m - i), kept
     monotone, capped at 1."""

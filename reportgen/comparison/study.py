@@ -176,8 +176,9 @@ class MatrixCell:
     row: str
     column: str
     diff: float
-    ci_low: float  # at the Bonferroni level over every pair of runs
+    ci_low: float  # at the Bonferroni level over every pair of runs (confidence)
     ci_high: float
+    confidence: float
 
     @property
     def differs(self) -> bool:
@@ -542,8 +543,8 @@ def _matrix(pairs: list[Comparison], options: Options) -> list[MatrixCell]:
                 confidence=level,
                 seed=options.seed,
             )
-            cells.append(MatrixCell(row, column, c.diff, c.ci_low, c.ci_high))
-            cells.append(MatrixCell(column, row, -c.diff, -c.ci_high, -c.ci_low))
+            cells.append(MatrixCell(row, column, c.diff, c.ci_low, c.ci_high, level))
+            cells.append(MatrixCell(column, row, -c.diff, -c.ci_high, -c.ci_low, level))
     return cells
 
 
