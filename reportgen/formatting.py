@@ -184,11 +184,14 @@ def bidi_isolated(text: str, *, letters: bool = True) -> str:
     named in Arabic, or after U+202E even once closed) moves before it. A PDI (U+2069) the text
     does not open would close the wrapping isolate early, so each one gets an isolate of its
     own to close, opened with the wrapping one."""
-    found = (_REORDERING if letters else _BIDI).finditer(text)
+    pattern = _REORDERING if letters else _BIDI
+    # nearly every text (a chart's thousands of ids): ASCII is known without reading it
+    if text.isascii() or not pattern.search(text):
+        return text
     open_: list[str] = []  # the closer of each control still open, outermost first
     stray = 0  # PDIs the text does not open
     loose = False  # a character that reorders its surroundings, outside the text's isolates
-    for char in (match[0] for match in found):
+    for char in pattern.findall(text):
         isolates = open_.count(_POP_ISOLATE)
         if char in _EMBEDDINGS or char in _ISOLATES:
             open_.append(_POP_EMBEDDING if char in _EMBEDDINGS else _POP_ISOLATE)

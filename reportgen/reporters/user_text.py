@@ -2,9 +2,9 @@
 
 XML 1.0 forbids most control characters, so a label or slice value holding one (a stray \\x0b)
 would make the JUnit file unreadable, or abort vl-convert while it draws a chart; vl-convert
-also takes seconds for each long text it draws. Bidi controls are closed by
-formatting.bidi_isolated; a line the command prints keeps its user text on that line
-(formatting.one_line).
+also takes seconds for each long text it draws. Right-to-left text and bidi controls are
+isolated by formatting.bidi_isolated; a line the command prints keeps its user text on that
+line (formatting.one_line).
 """
 
 from __future__ import annotations
@@ -32,15 +32,18 @@ def drawable(value: Any) -> Any:
     """``value`` (a chart spec) as xml_safe, U+2028 and U+2029 too (a slice value holding one
     stopped the report with a traceback, exit 1), each string over MAX_DRAWN characters cut in
     its middle: its start and its end ("... (n=20)") stay, so long slice values stay told
-    apart."""
-    return _each_string(value, lambda text: bidi_isolated(_middle_cut(_NOT_DRAWN.sub(SHOWN, text))))
+    apart; and each isolated (bidi_isolated), as the page's texts are."""
+    return _each_string(value, _drawn)
 
 
-def _middle_cut(text: str) -> str:
-    if len(text) <= MAX_DRAWN:
-        return text
-    half = (MAX_DRAWN - 1) // 2
-    return text[:half] + "\u2026" + text[-half:]
+def _drawn(text: str) -> str:
+    """One string of a chart spec, as drawable makes it: one function, since a spec of 100,000
+    questions holds hundreds of thousands of strings."""
+    text = _NOT_DRAWN.sub(SHOWN, text)
+    if len(text) > MAX_DRAWN:
+        half = (MAX_DRAWN - 1) // 2
+        text = text[:half] + "\u2026" + text[-half:]
+    return text if text.isascii() else bidi_isolated(text)
 
 
 def _each_string(value: Any, change: Callable[[str], str]) -> Any:
