@@ -123,6 +123,15 @@ def test_a_right_to_left_override_in_a_label_ends_with_the_label(tmp_path):
     assert case.get("classname") == f"ragreport gate.{ISOLATED}"
 
 
+def test_junit_keeps_a_right_to_left_label_as_written(tmp_path):
+    """A CI system keys its test history by these names, as a gate script keys on the JSON's
+    label: right-to-left letters without a control stay as written there."""
+    hebrew = "\u05d2\u05e8\u05e1\u05d4"
+    _, xml = _compare(tmp_path, "--label", "A", "--label", hebrew)
+    (case,) = ET.parse(xml).getroot().iter("testcase")
+    assert case.get("classname") == f"ragreport gate.{hebrew}"
+
+
 def test_a_right_to_left_override_ends_with_the_label_inside_sentences(tmp_path):
     """Three runs, one labelled with an override: the winner's curse ("… and other tie for
     best") and the Read-first lines name the run inside a sentence, and the override ran to the

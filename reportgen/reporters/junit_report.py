@@ -48,8 +48,12 @@ def render(report: Report) -> str:
     root.append(suite)
     # ElementTree writes any character, even those XML forbids; a CI page shows the text as is
     for element in root.iter():
-        element.attrib = {k: bidi_isolated(xml_safe(v)) for k, v in element.attrib.items()}
-        element.text = element.text and bidi_isolated(xml_safe(element.text))
+        # controls only: names a CI system keys its history by keep right-to-left letters as
+        # written, as the JSON keeps a run's label
+        element.attrib = {
+            k: bidi_isolated(xml_safe(v), letters=False) for k, v in element.attrib.items()
+        }
+        element.text = element.text and bidi_isolated(xml_safe(element.text), letters=False)
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 

@@ -234,10 +234,12 @@ _CONVERT: dict[str, tuple[pa.DataType, Callable[[Any], Any]]] = {
 }
 
 
-def place(lines: Sequence[int] | None, row: int) -> str:
-    """Where the 0-based ``row`` is, as a message names it: its file line, else (a Parquet
-    file, which has rows, not lines) its row."""
-    return f"line {lines[row]}" if lines is not None else f"row {row + 1}"
+def place(lines: Sequence[int] | None, *rows: int) -> str:
+    """Where the 0-based ``rows`` (one or two) are, as a message names them: their file lines
+    ("line 3", "lines 2 and 5"), else (a Parquet file, which has rows, not lines) their rows."""
+    numbers = [lines[row] for row in rows] if lines is not None else [row + 1 for row in rows]
+    unit = "line" if lines is not None else "row"
+    return f"{unit}{'s' if len(rows) > 1 else ''} {' and '.join(map(str, numbers))}"
 
 
 def _extra(values: list[Any]) -> pa.Array:

@@ -153,14 +153,9 @@ def ragas_columns(
     for row, question in enumerate(questions):
         seen = first.setdefault(question, row)
         if seen != row:
-            both = (
-                f"lines {lines[seen]} and {lines[row]}"
-                if lines is not None
-                else f"rows {seen + 1} and {row + 1}"
-            )
             raise InputError(
-                f"{path}: {both} have the same {shown}; RAGAS rows are paired on the question "
-                "text, so keep one row per question"
+                f"{path}: {place(lines, seen, row)} have the same {shown}; RAGAS rows are paired "
+                "on the question text, so keep one row per question"
             )
     columns: Columns = {"question_id": [text_id("q-", q) for q in questions]}
     notes = ["Questions paired on a hash of user_input (RAGAS rows carry no id)"]

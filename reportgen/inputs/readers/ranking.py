@@ -277,8 +277,7 @@ def ranked_table(
     notes = [
         "Ranked by score descending in single precision, as trec_eval reads scores, ties by "
         f"document id descending{' (the rank column is ignored)' if ranks else ''}; relevant: "
-        f"grade >= {rel_level} "
-        f"in {qrels_path.name}, judged not relevant: a lower grade"
+        f"grade >= {rel_level} in {qrels_path.name}, judged not relevant: a lower grade"
     ]
     unjudged = [q for q in topics if q not in judged]
     if unjudged:
