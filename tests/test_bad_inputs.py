@@ -181,9 +181,9 @@ SCHEMA = {
     ),
     "faithfulness as string": (_typed("faithfulness", pa.array(["1"] * 12)), "faithfulness"),
     "retrieved_ids as string": (_typed("retrieved_ids", pa.array(["p1"] * 12)), "retrieved_ids"),
-    "grades as floats": (
-        _typed("relevant_grades", pa.array([[1.0]] * 12)),
-        "column relevant_grades",
+    "grades as text": (
+        _typed("relevant_grades", pa.array([["1"]] * 12)),
+        "column relevant_grades has type list<element: string>, expected list<int>",
     ),
     "nested id lists": (_typed("relevant_ids", pa.array([[["p2"]]] * 12)), "relevant_ids"),
     "float question_id": (

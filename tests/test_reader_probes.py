@@ -164,6 +164,35 @@ def test_string_views_and_fixed_size_lists_read_as_strings_and_lists(tmp_path, c
     assert metrics(out) == metrics(expected) and len(metrics(out)) >= 8
 
 
+def test_grades_pandas_wrote_as_floats_read_as_the_integers_they_are(tmp_path, compare):
+    """pandas writes grades computed as floats as list<double>; a CSV of the same log ("[2.0]")
+    was read while the Parquet was refused. A fraction is still refused, with its row."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    plain = pa.Table.from_pylist(ROWS)
+    floats = plain.cast(plain.schema.set(3, pa.field("relevant_grades", pa.list_(pa.float64()))))
+    pq.write_table(plain, tmp_path / "plain.parquet")
+    pq.write_table(floats, tmp_path / "floats.parquet")
+    args = ("--n-boot", 100, "--k", 25)
+    plain_log, floats_log = tmp_path / "plain.parquet", tmp_path / "floats.parquet"
+    expected = compare(plain_log, plain_log, tmp_path / "p", *args)
+    out = compare(floats_log, floats_log, tmp_path / "f", *args)
+    assert metrics(out) == metrics(expected)
+    # the grades count: q1's grades 2 and 1 at ranks 2 and 21 (gain 2**grade - 1), q2's at 27
+    ideal = 3 + 1 / np.log2(3)
+    assert out["metrics"]["ndcg@25"]["a"] == pytest.approx(
+        ((3 / np.log2(3) + 1 / np.log2(22)) / ideal + 0) / 2, abs=1e-12
+    )
+    fraction = [{**r, "relevant_grades": [2.0, 0.5]} if r is ROWS[0] else r for r in ROWS]
+    pq.write_table(pa.Table.from_pylist(fraction), tmp_path / "fraction.parquet")
+    assert fail("compare", tmp_path / "fraction.parquet", plain_log, "-o", tmp_path / "x.html") == (
+        f"ragreport: error: {tmp_path / 'fraction.parquet'}: row 1 (question_id 'q1'): "
+        "relevant_grades has a grade of 0.5, not a whole number; offsets and grades are integers "
+        "(read as they are, never rounded): fix the value in the log"
+    )
+
+
 def test_ragas_answer_relevancy_is_compared_like_its_other_scores(tmp_path, compare):
     a, b = tmp_path / "a.csv", tmp_path / "b.csv"
     ragas_frame([1.0, 1.0, 1.0], True).to_csv(a, index=False)  # answer_relevancy .9 .8 .7

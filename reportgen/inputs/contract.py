@@ -176,7 +176,7 @@ COLUMNS: tuple[Column, ...] = (
     Column(
         "relevant_grades",
         "list<int>",
-        _list_of(pa.types.is_integer),
+        _list_of(_number),  # whole numbers: the floats pandas writes are checked on load
         "graded labels aligned with relevant_ids (2 = answers it, 1 = helpful, 0 = judged, not "
         "relevant); absent: all 1",
     ),

@@ -146,9 +146,7 @@ class RunDatabase:
             table = table.append_column("row_number", pa.array(np.arange(table.num_rows)))
             relation, row_number = self.con.from_arrow(table), "row_number"
         types = dict(zip(relation.columns, relation.types, strict=True))
-        return relation.project(
-            ", ".join([*(_as_flag(n) if _numeric(n, types[n]) else n for n in names), row_number])
-        )
+        return relation.project(", ".join([*(_read_as(n, types[n]) for n in names), row_number]))
 
     def _shards(self, files: tuple[Path, ...]) -> duckdb.DuckDBPyRelation:
         """Parquet shards read as one log, rows numbered across the shards in name order."""
@@ -295,14 +293,15 @@ class RunDatabase:
         ]
 
 
-def _numeric(name: str, duckdb_type: Any) -> bool:
-    """A true/false column of the contract logged as numbers (checked to be 1 or 0 on load)."""
-    return BY_NAME[name].type_name == FLAG and str(duckdb_type) != "BOOLEAN"
-
-
-def _as_flag(name: str) -> str:
-    """1 as true, 0 as false; null and NaN as missing (a cast would read NaN as true)."""
-    return f"CASE {name}::DOUBLE WHEN 1 THEN true WHEN 0 THEN false END AS {name}"
+def _read_as(name: str, duckdb_type: Any) -> str:
+    """How the queries read contract column ``name``: a true/false column logged as numbers as
+    booleans (1 true, 0 false, null and NaN missing: a cast would read NaN as true), grades
+    logged as floats or uint64 as integers (both checked on load), the rest as written."""
+    if BY_NAME[name].type_name == FLAG and str(duckdb_type) != "BOOLEAN":
+        return f"CASE {name}::DOUBLE WHEN 1 THEN true WHEN 0 THEN false END AS {name}"
+    if name == "relevant_grades" and str(duckdb_type).startswith(("DOUBLE", "FLOAT", "UBIGINT")):
+        return f"{name}::BIGINT[] AS {name}"
+    return name
 
 
 def _used(name: str, params: dict[str, Any]) -> dict[str, Any]:

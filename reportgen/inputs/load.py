@@ -131,15 +131,21 @@ def schema_problems(path: Path, schema: pa.Schema) -> list[str]:
     return problems
 
 
-def _wide_span_fields(schema: pa.Schema) -> dict[str, list[str]]:
-    """Span column -> its offset and grade fields logged as floats or uint64 (see
-    contract.integer_problem); the common int64 fields need no look at the values."""
+def _wide_integers(schema: pa.Schema) -> dict[str, list[str]]:
+    """Column -> where its integers are logged as floats or uint64 (see
+    contract.integer_problem): the offset and grade fields of a span column, or "" for the
+    items of ``relevant_grades`` (pandas writes whole-number grades as floats). The common
+    int64 needs no look at the values."""
     wide = {}
     for field in schema:
         column = BY_NAME.get(field.name)
         is_list = is_list_type(field.type)
         item = field.type.value_type if column is not None and is_list else None
-        if column is None or item is None or not pa.types.is_struct(item):
+        if item is None:
+            continue
+        if field.name == "relevant_grades" and wide_number(item):
+            wide[field.name] = [""]
+        if not pa.types.is_struct(item):
             continue  # not a span column, or one of nulls only
         found = [
             name
@@ -164,21 +170,22 @@ def _numeric_flags(schema: pa.Schema) -> list[str]:
 
 def check_values(path: Path, schema: pa.Schema, read: Callable[[list[str]], pa.Table]) -> None:
     """Raise InputError naming the row of the first value whose type the contract accepts but
-    whose value it does not: a span offset or grade that is not an integer of the range read
+    whose value it does not: a span offset or a grade that is not an integer of the range read
     (2.7, 0.4, 1e30), a true/false column's number that is not 1 or 0 (0.5, 2). ``read`` gives
     the named columns of the log; only a log with such columns is read here."""
-    wide, flags = _wide_span_fields(schema), _numeric_flags(schema)
+    wide, flags = _wide_integers(schema), _numeric_flags(schema)
     if not wide and not flags:
         return
     table = read(["question_id", *wide, *flags])
     found: list[tuple[int, str, str]] = []  # (row, what, what to do)
     for name, fields in wide.items():
-        spans = table[name].combine_chunks()
-        items, parents = pc.list_flatten(spans), pc.list_parent_indices(spans)
+        lists = table[name].combine_chunks()
+        items, parents = pc.list_flatten(lists), pc.list_parent_indices(lists)
         for field in fields:
-            bad = integer_problem(pc.struct_field(items, field))
+            bad = integer_problem(pc.struct_field(items, field) if field else items)
             if bad is not None:
-                found.append((parents[bad[0]].as_py(), f"{name} has {field} {bad[1]}", _SPAN_FIX))
+                what = f"{name} has {field or 'a grade of'} {bad[1]}"
+                found.append((parents[bad[0]].as_py(), what, _INTEGER_FIX))
     for name in flags:
         bad = flag_problem(table[name].combine_chunks())
         if bad is not None:
@@ -189,7 +196,7 @@ def check_values(path: Path, schema: pa.Schema, read: Callable[[list[str]], pa.T
         raise InputError(f"{path}: {row_named(row + 1, question)}: {what}; {fix}")
 
 
-_SPAN_FIX = (
+_INTEGER_FIX = (
     "offsets and grades are integers (read as they are, never rounded): fix the value in the log"
 )
 _FLAG_FIX = (
