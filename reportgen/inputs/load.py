@@ -139,10 +139,9 @@ def _wide_integers(schema: pa.Schema) -> dict[str, list[str]]:
     wide = {}
     for field in schema:
         column = BY_NAME.get(field.name)
-        is_list = is_list_type(field.type)
-        item = field.type.value_type if column is not None and is_list else None
-        if item is None:
+        if column is None or not is_list_type(field.type):
             continue
+        item = field.type.value_type
         if field.name == "relevant_grades" and wide_number(item):
             wide[field.name] = [""]
         if not pa.types.is_struct(item):
