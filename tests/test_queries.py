@@ -586,6 +586,20 @@ def test_question_means(sampled):
     assert (b1.samples, b1.hit, b1.faithfulness) == (2, pytest.approx(0.5), pytest.approx(0.6))
 
 
+def test_sampled(sampled, db, tmp_path: Path):
+    db.execute("question_metrics", k=None, exponential=True)
+    assert sampled.sampled() and not db.sampled()
+    # a sample column of nulls only names no samples
+    a, b = tmp_path / "na.parquet", tmp_path / "nb.parquet"
+    pd.DataFrame(A_ROWS).assign(sample=None).to_parquet(a)
+    pd.DataFrame(B_ROWS).assign(sample=None).to_parquet(b)
+    nulls = RunDatabase(open_run(a, "A"), open_run(b, "B"))
+    nulls.prepare(None)
+    nulls.execute("question_metrics", k=None, exponential=True)
+    assert not nulls.sampled()
+    nulls.close()
+
+
 def test_sample_spread(sampled):
     s = sampled.frame("sample_spread")
     assert list(s.columns) == ["run", "question_id", "metric", "n", "mean", "variance"]

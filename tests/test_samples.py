@@ -152,6 +152,33 @@ def test_a_repeated_sample_is_a_duplicate(tmp_path):
     assert "'q1' appears in rows 1 and 2" in result.output
 
 
+@pytest.mark.parametrize("column", ["sample", "epoch"])
+@pytest.mark.parametrize("unnamed", [None, " "])
+def test_a_row_without_a_sample_beside_named_ones_is_refused(tmp_path, column, unnamed):
+    """It was read as a sample named '' of its question, beside the named ones."""
+    b = _frame(B, column).astype({column: str if unnamed else object})
+    b.at[4, column] = unnamed  # q2's second sample
+    result, _, html = _compare(tmp_path, _frame(A, column), b)
+    assert result.exit_code == 2 and not html.exists()
+    assert result.output.strip().splitlines()[-1] == (
+        f"ragreport: error: {tmp_path / 'b.parquet'}: row 5 (question_id 'q2'): {column} is null "
+        "or blank while other rows name theirs; name the sample of every row (one row per "
+        "question and sample)"
+    )
+
+
+def test_a_sample_column_of_nulls_only_is_no_samples(tmp_path):
+    _, expected, _ = _compare(
+        tmp_path,
+        _frame({q: v[:1] for q, v in A.items()}).drop(columns="sample"),
+        _frame({q: v[:1] for q, v in B.items()}).drop(columns="sample"),
+    )
+    nulls = [_frame({q: v[:1] for q, v in r.items()}).assign(sample=None) for r in (A, B)]
+    result, report, _ = _compare(tmp_path, *nulls)
+    assert result.exit_code == 0, result.output
+    assert report["metrics"] == expected["metrics"] and report["samples"] is None
+
+
 def test_sample_and_epoch_together_are_refused(tmp_path):
     a = _frame(A).assign(epoch=0)
     result, _, _ = _compare(tmp_path, a, _frame(B))

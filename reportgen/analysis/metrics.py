@@ -10,7 +10,6 @@ import pandas as pd
 
 from ..errors import InputError
 from ..formatting import fmt_pct
-from ..inputs.contract import has_samples
 from ..inputs.database import RunDatabase, ScoredRun
 from ..inputs.load import RunFile
 from .registry import ANSWER, BY_NAME, CONTEXT, RETRIEVAL, Metric, names, public_name
@@ -223,7 +222,7 @@ def compute_tables(db: RunDatabase, options: Options, curve: bool = True) -> Met
     if not db.scored:
         db.prepare(options.cutoff, options.span_coverage)
         score_questions(db, options.cutoff, exponential)
-    sampled = any(has_samples(run.columns) for run in db.files.values())
+    sampled = db.sampled()
     if not sampled:  # question_means holds every score; only decompose reads the samples' rows
         db.drop("question_metrics")
     paired, not_finite = with_scores(db, db.frame("paired"), scores.metrics)

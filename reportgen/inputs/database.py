@@ -199,6 +199,11 @@ class RunDatabase:
         tables = {name: self.con.table(name).to_arrow_table() for name in SCORED_TABLES}
         return ScoredRun(tables, tuple(self.left_out))
 
+    def sampled(self) -> bool:
+        """Whether a run names the samples of its rows (queries/sampled.sql), once the
+        questions are scored."""
+        return bool(self.frame("sampled")["sampled"].iloc[0])
+
     def question_ids(self) -> list[str]:
         """Run A's question ids, in file order."""
         return self.frame("question_ids")["question_id"].tolist()

@@ -24,6 +24,10 @@ _WORDS = {
         "{column} differs between samples of the question: {detail}",
         "samples of a question share its labels; fix the labels or the question_id",
     ),
+    "null_sample": (
+        "{column} is null or blank while other rows name theirs",
+        "name the sample of every row (one row per question and sample)",
+    ),
     "grades_length": ("relevant_grades has {detail}", "give one grade per relevant id"),
     "null_in_list": (
         "{column} has {detail}",
