@@ -177,6 +177,23 @@ def test_vars_named_like_the_results_columns_are_kept_under_var(tmp_path):
     assert table["var_answer"] == [42] * 4 and "Score" not in table and "Slice" not in table
 
 
+def test_a_var_read_as_a_run_log_column_is_named_as_the_var(tmp_path):
+    """A var faithfulness is the run-log column (a label the test carries), so a value it
+    cannot hold is refused; the message named "column faithfulness", which the file has not."""
+    rows = [
+        result("p", f"case {i}", i, True, testCase={
+            "description": f"case {i}", "vars": {"faithfulness": "high" if i == 2 else 0.5},
+        })
+        for i in range(4)
+    ]  # fmt: skip
+    path = promptfoo_file(tmp_path / "out.json", rows)
+    assert fail("compare", path, path, "-o", tmp_path / "r.html") == (
+        f"ragreport: error: {path}: row 3, column vars.faithfulness: 'high' is not float 0..1 "
+        "(share of the answer's claims supported by its context); fix the value or drop the "
+        "column"
+    )
+
+
 def test_a_study_gives_a_note_every_comparison_shares_once(tmp_path):
     """Each candidate's comparison repeats the baseline's reading note and the score columns'
     note; the study's "Read first" listed each once per candidate (9 lines for 3)."""

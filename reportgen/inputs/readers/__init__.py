@@ -404,9 +404,9 @@ def _read_format(path: Path, options: ReadOptions) -> Source:
         )
         return Source((path, qrels_path), pa.table(named), tuple(notes))
     if kind == "promptfoo":
-        columns, notes = promptfoo_columns(path, _json(path), options.run_filter)
+        columns, notes, sources = promptfoo_columns(path, _json(path), options.run_filter)
         columns = mapped(path, columns, options.mapping)
-        table = to_table(path, columns, sources=dict(options.mapping))
+        table = to_table(path, columns, sources=sources | dict(options.mapping))
         score_names = [c for c in table.column_names if c == "score" or c.startswith("score_")]
         return Source((path,), table, tuple(notes), _scores(table, score_names))
     files = parquet_files(path) if kind == "parquet" else (path,)

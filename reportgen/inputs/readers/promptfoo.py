@@ -187,7 +187,11 @@ def _var_column(name: str, derived: set[str]) -> str:
     return name
 
 
-def promptfoo_columns(path: Path, data: Any, run_filter: str | None) -> tuple[Columns, list[str]]:
+def promptfoo_columns(
+    path: Path, data: Any, run_filter: str | None
+) -> tuple[Columns, list[str], dict[str, str]]:
+    """The columns of the one run chosen, the notes on how they were read, and where each
+    run-log column read from a var came from (``vars.<name>``, for messages)."""
     results = _results(path, data)
     names = run_names(path, data)
     chosen = [n for n in names if run_filter is None or _matches(n, run_filter)]
@@ -219,8 +223,12 @@ def promptfoo_columns(path: Path, data: Any, run_filter: str | None) -> tuple[Co
         columns[f"score_{name}"] = [(r.get("namedScores") or {}).get(name) for r in rows]
     variables = [_vars(r) for r in rows]
     derived = {c.lower() for c in columns}
+    sources = {}
     for name in dict.fromkeys(n for v in variables for n in v):
-        columns.setdefault(_var_column(name, derived), [v.get(name) for v in variables])
+        column = _var_column(name, derived)
+        columns.setdefault(column, [v.get(name) for v in variables])
+        if column in BY_NAME:
+            sources[column] = f"vars.{name}"
     shown = " ".join(chosen[0].splitlines())  # a prompt's raw text may span lines
     notes = [
         f"read as the file's run “{shown}”; tests paired on their description, else a hash of vars"
@@ -231,4 +239,4 @@ def promptfoo_columns(path: Path, data: Any, run_filter: str | None) -> tuple[Co
             f"{fmt_count(errors, 'result')} ended in an error; counted as not correct, as "
             "promptfoo counts them"
         )
-    return columns, notes
+    return columns, notes, sources
