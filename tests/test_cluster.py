@@ -30,6 +30,8 @@ def test_design_effect_hand_worked():
     assert design_effect(diff, np.array([0, 0, 1, 1])) == pytest.approx(3.0)
     # one question per cluster: (n / (n - 1)) sum (d - mean)^2 / n^2 = s^2 / n exactly
     assert design_effect(diff, np.arange(4)) == pytest.approx(1.0)
+    # equal cluster means: 0, which the sums 0.1 + 0.2 + 0.3 and 0.3 + 0.2 + 0.1 miss by 1e-16
+    assert design_effect(np.array([0.1, 0.2, 0.3, 0.3, 0.2, 0.1]), np.repeat([0, 1], 3)) == 0.0
 
 
 def test_cluster_interval_resamples_whole_clusters():
