@@ -142,6 +142,26 @@ def test_a_gzipped_log_says_so(tmp_path, write_log, name, options):
     )
 
 
+@pytest.mark.parametrize("option", ["--qrels", "--passages"])
+def test_a_gzipped_qrels_or_passage_table_says_so(tmp_path, option):
+    """The log's own check did not reach these: a gzipped qrels file was "not UTF-8 text", a
+    passage table "not a readable passage table (... Parquet magic bytes not found ...)"."""
+    import gzip
+    from pathlib import Path
+
+    data = Path(__file__).parent / "data" / "trec_eval"
+    packed = tmp_path / "packed.gz"
+    packed.write_bytes(gzip.compress(b"passage_id,doc_id,start,end\np1,d1,0,5\n"))
+    run = data / "results.test"
+    qrels = packed if option == "--qrels" else data / "qrels.test"
+    extra = ["--passages", packed] if option == "--passages" else []
+    line = fail("compare", run, run, "--qrels", qrels, "-o", tmp_path / "r.html", *extra)
+    assert line == (
+        f"ragreport: error: {packed}: gzip-compressed; decompress it (gunzip packed.gz) and pass "
+        "the file it gives"
+    )
+
+
 def test_string_views_and_fixed_size_lists_read_as_strings_and_lists(tmp_path, compare):
     """Newer pyarrow and polars write these layouts; both were refused ("has type
     string_view"), though DuckDB reads them as VARCHAR and LIST."""

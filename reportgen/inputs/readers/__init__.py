@@ -20,6 +20,7 @@ import pyarrow.parquet as pq
 from ...errors import InputError
 from ..contract import BY_NAME, derived_table_problem
 from .columns import to_table
+from .compressed import refuse_gzip
 from .passages import passage_spans, read_passages
 from .promptfoo import (
     looks_like_promptfoo,
@@ -138,12 +139,7 @@ def format_of(path: Path, options: ReadOptions) -> str:
         return options.format or "parquet"
     if not path.is_file():
         raise _missing(path)
-    with path.open("rb") as handle:
-        if handle.read(2) == _GZIP:  # what pandas' to_csv("run.csv.gz") writes
-            raise InputError(
-                f"{path}: gzip-compressed; decompress it (gunzip {path.name}) and pass the file "
-                "it gives"
-            )
+    refuse_gzip(path)
     if options.format:
         return options.format
     suffix = path.suffix.lower()
@@ -173,7 +169,6 @@ def format_of(path: Path, options: ReadOptions) -> str:
     )
 
 
-_GZIP = b"\x1f\x8b"  # the first two bytes of a gzip file
 _QUESTION_KEYS = frozenset({"question_id", QUESTION})  # a run log's, or RAGAS', question
 
 

@@ -23,6 +23,7 @@ from ...formatting import agreeing, bidi_isolated, fmt_count, fmt_listed, row_na
 from ...resources import query_text
 from ..contract import integer_problem
 from ..engine import connection
+from .compressed import refuse_gzip
 
 COLUMNS = {"passage_id": pa.string(), "doc_id": pa.string(), "start": pa.int64(), "end": pa.int64()}
 ID_LISTS = {"retrieved_ids": "retrieved_spans", "context_ids": "context_spans"}
@@ -40,6 +41,7 @@ def read_passages(path: Path) -> pa.Table:
     readable, every offset 0 or more with start < end, each passage_id once."""
     if not path.is_file():
         raise InputError(f"{path}: no such file; pass a passage table with --passages")
+    refuse_gzip(path)
     suffix = path.suffix.lower()
     try:
         if suffix in (".csv", ".tsv"):

@@ -33,6 +33,7 @@ from ...errors import InputError
 from ...formatting import agreeing, fmt_count, fmt_listed
 from ...resources import query_text
 from ..engine import connection
+from .compressed import refuse_gzip
 
 LISTED = 10  # topics named in a note; the rest are counted
 _NAMES = ("qid", "docno", "value")  # the fields kept of each line, at a Layout's positions
@@ -60,6 +61,7 @@ def _split(path: Path, layout: Layout) -> tuple[pa.Table, tuple[int, int] | None
     """Every line split on runs of whitespace, as trec_eval splits it: the lines of
     ``layout.width`` fields as (line, qid, docno, value), all text; and (line, fields) of the
     first other non-blank line."""
+    refuse_gzip(path)
     data = path.read_bytes().removeprefix(codecs.BOM_UTF8)  # as Arrow's CSV reader drops it
     offsets = pa.py_buffer(np.array([0, len(data)], dtype=np.int64).tobytes())
     text = pa.LargeStringArray.from_buffers(1, offsets, pa.py_buffer(data))
