@@ -255,6 +255,26 @@ def test_k_on_a_log_without_a_ranking_names_the_columns_it_logs(tmp_path, kind):
     labels = {"relevant_ids": ["p1"]} if kind == "ids" else spans
     log = _log(tmp_path, [dict(row, **labels, **{f"context_{kind}": prompt})])
     assert fail("compare", log, log, "-o", tmp_path / "r.html", "--k", 2).endswith(
-        f"{log}: --k cuts retrieved_{kind}, which these logs do not have; drop --k to score "
+        f"{log}: --k cuts retrieved_{kind}, which this log does not have; drop --k to score "
         f"context_{kind}"
+    )
+
+
+def test_a_column_one_log_of_the_pair_lacks_names_that_log(tmp_path):
+    """Both messages named the first log, which had the column."""
+    row = {"question_id": "q1", "relevant_ids": ["p1"], "correct": True}
+    full = tmp_path / "full.parquet"
+    pq.write_table(
+        pa.Table.from_pylist([dict(row, retrieved_ids=["p1"], context_ids=["p1"])]), full
+    )
+    (tmp_path / "b").mkdir()
+    no_prompt = _log(tmp_path / "b", [dict(row, retrieved_ids=["p1"])])
+    assert fail("compare", full, no_prompt, "-o", tmp_path / "r.html") == (
+        f"ragreport: error: {no_prompt}: no context_ids column, so the prompt cutoff is unknown; "
+        "pass --k with the number of passages the generator received"
+    )
+    no_ranking = _log(tmp_path, [dict(row, context_ids=["p1"])])
+    assert fail("compare", full, no_ranking, "-o", tmp_path / "r.html", "--k", 1) == (
+        f"ragreport: error: {no_ranking}: --k cuts retrieved_ids, which this log does not have; "
+        "drop --k to score context_ids"
     )

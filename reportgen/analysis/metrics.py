@@ -155,13 +155,16 @@ def plan(runs: tuple[RunFile, RunFile], options: Options) -> Plan:
     has_context = _in_both(runs, "context_ids") or _in_both(runs, "context_spans")
     if has_labels and has_retrieved and options.cutoff is None and not has_context:
         raise InputError(
-            f"{runs[0].path}: no context_ids column, so the prompt cutoff is unknown; "
-            "pass --k with the number of passages the generator received"
+            f"{_lacking(runs, 'context_ids', 'context_spans')}: no context_ids column, so the "
+            "prompt cutoff is unknown; pass --k with the number of passages the generator "
+            "received"
         )
     if options.cutoff is not None and not has_retrieved:
         kind = "spans" if _in_both(runs, "context_spans") else "ids"
+        lacking = _lacking(runs, "retrieved_ids", "retrieved_spans")
         raise InputError(
-            f"{runs[0].path}: --k cuts retrieved_{kind}, which these logs do not have; "
+            f"{lacking}: --k cuts retrieved_{kind}, which "
+            f"{'these logs do' if ' and ' in lacking else 'this log does'} not have; "
             f"drop --k to score context_{kind}"
         )
     retrieval = has_labels and (has_retrieved if options.cutoff is not None else has_context)
@@ -170,6 +173,13 @@ def plan(runs: tuple[RunFile, RunFile], options: Options) -> Plan:
     if not retrieval and not answer and not scores:
         _no_metric(runs)
     return Plan(spans, retrieval, has_retrieved, answer)
+
+
+def _lacking(runs: tuple[RunFile, RunFile], *columns: str) -> str:
+    """The logs of ``runs`` that have none of ``columns``, as a message names them (the
+    other log of the pair may have one)."""
+    paths = dict.fromkeys(str(r.path) for r in runs if not set(columns) & r.columns)
+    return " and ".join(paths)
 
 
 def check_span_rankings(run: RunFile) -> None:
