@@ -90,10 +90,29 @@ def _compare(tmp_path: Path, *extra: str) -> tuple[Path, Path]:
 
 
 def test_junit_with_a_control_character_in_a_label_parses(tmp_path):
+    """Written as the command prints it (an escape), as XML allows; U+FFFD hid which it was."""
     _, xml = _compare(tmp_path, "--label", "A", "--label", CONTROL)
     (case,) = ET.parse(xml).getroot().iter("testcase")
-    assert case.get("classname") == f"ragreport gate.{SHOWN}"
+    assert case.get("classname") == "ragreport gate.stray\\x0btab\\x01"
     assert case.get("name") == "correct >= -0.5"
+
+
+def test_a_label_s_newline_or_escape_starts_no_line_and_moves_no_cursor(tmp_path):
+    """A CI log that prints the JUnit file or the Markdown summary read the line a label's
+    newline started ("::error::forged") as a workflow command; the Markdown kept a raw ESC,
+    which a terminal acts on."""
+    label = "c\n::error::forged \x1b[31mred"
+    a, b = _logs(tmp_path / "logs")
+    md, xml = tmp_path / "s.md", tmp_path / "j.xml"
+    args = ["compare", str(a), str(b), "-o", str(tmp_path / "r.html"), "--n-boot", "200"]
+    args += ["--markdown", str(md), "--junit", str(xml), "--require", "correct >= 0.5"]
+    result = CliRunner().invoke(cli, [*args, "--label", "A", "--label", label])
+    assert result.exit_code == 1, result.output  # the rule fails: its text names the label
+    for path in (md, xml):
+        text = path.read_text()
+        assert "\x1b" not in text and not any(line.startswith("::") for line in text.splitlines())
+    assert "correct &gt;= 0.5 is fail for c\\n::error::forged \\x1b[31mred:" in xml.read_text()
+    assert "c ::error::forged \\\\x1b\\[31mred" in md.read_text()  # \\ and \[: literal in Markdown
 
 
 def test_markdown_neither_mentions_nor_typesets_a_label(tmp_path):

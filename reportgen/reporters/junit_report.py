@@ -11,7 +11,7 @@ import math
 import xml.etree.ElementTree as ET
 
 from ..analysis.gates import PASS, RuleResult
-from ..formatting import bidi_isolated
+from ..formatting import bidi_isolated, one_line
 from .report import Report
 from .user_text import xml_safe
 
@@ -46,16 +46,21 @@ def render(report: Report) -> str:
         ET.SubElement(case, "system-out").text = f"{r.outcome}: {r.detail}"
     root = ET.Element("testsuites", name=SUITE, tests=str(len(results)), failures=str(failures))
     root.append(suite)
-    # ElementTree writes any character, even those XML forbids; a CI page shows the text as is
+    # ElementTree writes any character, even those XML forbids; a CI page shows the text as is,
+    # and a CI log that prints the file would read a line a label starts (a newline, then
+    # "::error::") as a workflow command: control characters are written as their escapes, as
+    # the command prints them
     for element in root.iter():
-        # controls only: names a CI system keys its history by keep right-to-left letters as
-        # written, as the JSON keeps a run's label
-        element.attrib = {
-            k: bidi_isolated(xml_safe(v), letters=False) for k, v in element.attrib.items()
-        }
-        element.text = element.text and bidi_isolated(xml_safe(element.text), letters=False)
+        # bidi controls only: names a CI system keys its history by keep right-to-left letters
+        # as written, as the JSON keeps a run's label
+        element.attrib = {k: _shown(v) for k, v in element.attrib.items()}
+        element.text = element.text and _shown(element.text)
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _shown(text: str) -> str:
+    return bidi_isolated(xml_safe(one_line(text)), letters=False)
 
 
 def _numbers(r: RuleResult) -> str:

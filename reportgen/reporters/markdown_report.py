@@ -26,6 +26,7 @@ from ..formatting import (
     fmt_num,
     fmt_p,
     fmt_pct,
+    one_line,
     shown_value,
 )
 from ..inputs.load import RunFile
@@ -50,9 +51,9 @@ ZERO_WIDTH_SPACE = "&#8203;"  # after the @, it keeps GitHub from notifying the 
 
 def escape(text: str, limit: int = MAX_TEXT) -> str:
     """User text as literal Markdown: no emphasis, code, link, math, table cell break, HTML tag
-    or @-mention, no list marker where it begins a list item, and no right-to-left override
-    reaching past it."""
-    text = " ".join(str(text).split())
+    or @-mention, no list marker where it begins a list item, no right-to-left override
+    reaching past it, and no control character a terminal acts on when a CI log prints it."""
+    text = one_line(" ".join(str(text).split()))  # a control character as its escape, \x1b
     if len(text) > limit:
         text = text[: limit - 1] + "\u2026"
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
