@@ -8,7 +8,8 @@
 --   details (the first $examples examples, in file order); errors first, then by run and first row.
 --   kind is one of null_id (a null or blank question_id), duplicate_id, grades_length, null_in_list, grade_range, share_range,
 --   negative, not_finite, too_large (beyond $largest), span_doc, span_range, merged_spans
---   (overlapping labels, merged: not refused, listed with the values left out).
+--   (overlapping labels, merged: not refused, listed with the values left out), ungraded (a
+--   null relevant_grades beside relevant_ids: each label read as grade 1, not refused).
 -- The scalar columns come from runs, the null items and bad spans of the lists from facts (which
 -- reads the long lists once for every query); each row is reduced to a few numbers, once.
 WITH checked AS MATERIALIZED (
@@ -54,6 +55,16 @@ problems AS (
            n_grades || ' grades for ' || n_relevant || ' relevant_ids'
     FROM checked
     WHERE n_grades <> n_relevant
+    UNION ALL
+    -- no grades for a row's labels in a log that grades others: read as grade 1 each, as a log
+    -- without the column is, and said, since a grade 0 lost upstream would read as relevant
+    SELECT run, 'ungraded', 'relevant_grades', row_number, question_id,
+           n_relevant || ' relevant_ids'
+    FROM checked
+    WHERE n_grades IS NULL AND n_relevant > 0 AND run IN (
+        SELECT right(table_name, 1) FROM information_schema.columns
+        WHERE table_name IN ('raw_a', 'raw_b') AND column_name = 'relevant_grades'
+    )
     UNION ALL
     SELECT run, 'null_in_list', coalesce(written, name), row_number, question_id,
            n_null || ' null(s)'
@@ -134,7 +145,8 @@ problems AS (
     QUALIFY row_number = min(row_number) OVER (PARTITION BY run, any_value(question_id))
 )
 SELECT run, kind, column_name,
-       CASE WHEN kind IN ('not_finite', 'merged_spans') THEN 'left_out' ELSE 'error' END
+       CASE WHEN kind IN ('not_finite', 'merged_spans', 'ungraded') THEN 'left_out'
+            ELSE 'error' END
            AS severity,
        count(*) AS n,
        list(row_number ORDER BY row_number)[1:$examples] AS row_numbers,

@@ -418,6 +418,25 @@ def test_inf_latency_through_the_whole_command(tmp_path):
     assert doc["metrics"]["correct"]["diff"] == pytest.approx(3 / 12)
 
 
+def test_a_row_without_grades_in_a_graded_log_reads_grade_1_and_says_so(tmp_path):
+    """It was read as grade 1 without a word; a grade 0 lost upstream then counts as relevant."""
+    graded = rows(relevant_ids=["p2", "p3"], relevant_grades=[2, 0])
+    ungraded = [dict(r, relevant_grades=None) if i in (4, 7) else r for i, r in enumerate(graded)]
+    ones = [dict(r, relevant_grades=[1, 1]) if i in (4, 7) else r for i, r in enumerate(graded)]
+    a = write(tmp_path / "a.parquet", ungraded)
+    doc = report(tmp_path, a, write(tmp_path / "b.parquet", rows(flip=3)))
+    assert (
+        "2 rows of a.parquet have relevant_ids but a null relevant_grades: each of their labels "
+        "is read as grade 1 (relevant), first at row 5"
+    ) in doc["warnings"]
+    (tmp_path / "ones").mkdir()
+    expected = report(tmp_path / "ones", write(tmp_path / "ones" / "a.parquet", ones),
+                      write(tmp_path / "ones" / "b.parquet", rows(flip=3)))  # fmt: skip
+    assert doc["metrics"]["precision@2"]["a"] == expected["metrics"]["precision@2"]["a"] > 0
+    code, out, _ = invoke("validate", str(a))
+    assert code == 0 and "read as grade 1: 2 rows with ungraded in relevant_grades" in out
+
+
 def test_values_of_2_53_are_compared_exactly(tmp_path):
     # the largest value taken: 2**53 - i is exact in a double, so B - A is -5.5 tokens, and a
     # score of 2**53 against -2**53 differs by -2**54 (squares 2**108), no numpy warning

@@ -184,14 +184,19 @@ def test_string_views_and_fixed_size_lists_read_as_strings_and_lists(tmp_path, c
     assert metrics(out) == metrics(expected) and len(metrics(out)) >= 8
 
 
-def test_grades_pandas_wrote_as_floats_read_as_the_integers_they_are(tmp_path, compare):
-    """pandas writes grades computed as floats as list<double>; a CSV of the same log ("[2.0]")
-    was read while the Parquet was refused. A fraction is still refused, with its row."""
+@pytest.mark.parametrize("written", ["float64", "decimal"])
+def test_grades_pandas_wrote_as_floats_read_as_the_integers_they_are(tmp_path, compare, written):
+    """pandas writes grades computed as floats as list<double>, DuckDB its literal [2.0, 1.0] as
+    decimals; a CSV of the same log ("[2.0]") was read while the Parquet was refused. A fraction
+    is still refused, with its row."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     plain = pa.Table.from_pylist(ROWS)
     floats = plain.cast(plain.schema.set(3, pa.field("relevant_grades", pa.list_(pa.float64()))))
+    if written == "decimal":
+        decimals = pa.field("relevant_grades", pa.list_(pa.decimal128(2, 1)))
+        floats = floats.cast(floats.schema.set(3, decimals))
     pq.write_table(plain, tmp_path / "plain.parquet")
     pq.write_table(floats, tmp_path / "floats.parquet")
     args = ("--n-boot", 100, "--k", 25)
@@ -205,7 +210,9 @@ def test_grades_pandas_wrote_as_floats_read_as_the_integers_they_are(tmp_path, c
         ((3 / np.log2(3) + 1 / np.log2(22)) / ideal + 0) / 2, abs=1e-12
     )
     fraction = [{**r, "relevant_grades": [2.0, 0.5]} if r is ROWS[0] else r for r in ROWS]
-    pq.write_table(pa.Table.from_pylist(fraction), tmp_path / "fraction.parquet")
+    pq.write_table(
+        pa.Table.from_pylist(fraction).cast(floats.schema), tmp_path / "fraction.parquet"
+    )
     assert fail("compare", tmp_path / "fraction.parquet", plain_log, "-o", tmp_path / "x.html") == (
         f"ragreport: error: {tmp_path / 'fraction.parquet'}: row 1 (question_id 'q1'): "
         "relevant_grades has a grade of 0.5, not a whole number; offsets and grades are integers "

@@ -51,8 +51,9 @@ def _number(t: pa.DataType) -> bool:
 
 @_decoded
 def _measure(t: pa.DataType) -> bool:
-    """A number, or a decimal (DuckDB types 12.25 as one; money often is one); not for offsets
-    and grades, which must be integers (a decimal 2.50 would be rounded)."""
+    """A number, or a decimal (DuckDB types 12.25 as one; money often is one); not for span
+    offsets, which must be integers (a decimal 2.50 would be rounded; a grade of one is checked
+    to be whole on load)."""
     return _number(t) or pa.types.is_decimal(t)
 
 
@@ -102,9 +103,9 @@ squares of the spreads overflow to inf, leaving the interval and p-value meaning
 
 
 def wide_number(t: pa.DataType) -> bool:
-    """A number type that can hold a value no signed 64-bit integer holds: a float (2.7,
-    1e30) or a uint64 beyond 2**63 - 1."""
-    return pa.types.is_floating(t) or pa.types.is_uint64(t)
+    """A number type that can hold a value no signed 64-bit integer holds: a float or a
+    decimal (2.7, 1e30) or a uint64 beyond 2**63 - 1."""
+    return pa.types.is_floating(t) or pa.types.is_decimal(t) or pa.types.is_uint64(t)
 
 
 def numeric_flag(column: Column, t: pa.DataType) -> bool:
@@ -130,6 +131,8 @@ def integer_problem(values: pa.Array) -> tuple[int, str] | None:
     the row checks)."""
     if not wide_number(values.type):
         return None
+    if pa.types.is_decimal(values.type):
+        values = pc.cast(values, pa.float64())  # exact for the integers read, up to 2**53
     if pa.types.is_floating(values.type):
         whole = pc.and_(pc.is_finite(values), pc.equal(pc.floor(values), values))
         bad = pc.invert(pc.and_(whole, pc.less(pc.abs(values), float(OFFSET_LIMIT))))
@@ -176,7 +179,9 @@ COLUMNS: tuple[Column, ...] = (
     Column(
         "relevant_grades",
         "list<int>",
-        _list_of(_number),  # whole numbers: the floats pandas writes are checked on load
+        # whole numbers, checked on load: pandas writes grades as floats, DuckDB [2.0, 1.0] as
+        # decimals
+        _list_of(_measure),
         "graded labels aligned with relevant_ids (2 = answers it, 1 = helpful, 0 = judged, not "
         "relevant); absent: all 1",
     ),

@@ -300,12 +300,10 @@ class RunDatabase:
 
 def _read_as(name: str, duckdb_type: Any) -> str:
     """How the queries read contract column ``name``: a true/false column logged as numbers as
-    booleans (1 true, 0 false, null and NaN missing: a cast would read NaN as true), grades
-    logged as floats or uint64 as integers (both checked on load), the rest as written."""
+    booleans (1 true, 0 false, null and NaN missing: a cast would read NaN as true, and the
+    numbers are checked on load), the rest as written (queries/runs.sql casts them)."""
     if BY_NAME[name].type_name == FLAG and str(duckdb_type) != "BOOLEAN":
         return f"CASE {name}::DOUBLE WHEN 1 THEN true WHEN 0 THEN false END AS {name}"
-    if name == "relevant_grades" and str(duckdb_type).startswith(("DOUBLE", "FLOAT", "UBIGINT")):
-        return f"{name}::BIGINT[] AS {name}"
     return name
 
 

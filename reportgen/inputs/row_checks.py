@@ -48,7 +48,14 @@ _WORDS = {
         "expected character offsets 0 <= start < end (end exclusive)",
     ),
     "merged_spans": ("{column} has {detail}", "merged into one label before measuring"),
+    "ungraded": (
+        "{column} is null for {detail}",
+        "each of those labels is read as grade 1 (relevant); log their grades to keep a label "
+        "of grade 0 not relevant",
+    ),
 }
+# what a problem that refuses nothing does with its rows, as validate's summary says it
+_DONE = {"merged_spans": "merged", "ungraded": "read as grade 1"}
 
 
 @dataclass(frozen=True)
@@ -88,7 +95,7 @@ class RowProblem:
         """Every row of this kind in one line: the count and up to EXAMPLES examples."""
         examples = "; ".join(self._example(i) for i in range(len(self.rows)))
         more = f" and {self.n - len(self.rows)} more" if self.n > len(self.rows) else ""
-        label = "error" if self.refused else "merged" if self.kind == "merged_spans" else "left out"
+        label = "error" if self.refused else _DONE.get(self.kind, "left out")
         return (
             f"{self.path}: {label}: {fmt_count(self.n, 'row')} with {self.kind} in {self.column}: "
             f"{examples}{more}; {_WORDS[self.kind][1]}"
@@ -101,6 +108,12 @@ class RowProblem:
                 f"{fmt_count(self.n, 'question')} of {self.path.name} "
                 f"{agreeing(self.n, 'has', 'have')} overlapping relevant_spans, "
                 f"merged into one label each before measuring, first at row {self.rows[0]}"
+            )
+        if self.kind == "ungraded":
+            return (
+                f"{fmt_count(self.n, 'row')} of {self.path.name} {agreeing(self.n, 'has', 'have')} "
+                "relevant_ids but a null relevant_grades: each of their labels is read as grade 1 "
+                f"(relevant), first at row {self.rows[0]}"
             )
         return f"{not_finite(self.n, self.column, self.path.name)}, first at row {self.rows[0]}"
 
