@@ -321,6 +321,9 @@ def test_a_beir_document_judged_with_two_grades_is_refused(tmp_path):
         ('{"q1": {"d1": -Infinity}}', "query 'q1', document 'd1': score is -inf"),
         ("{}", "no ranked document"),
         ('{"q1": {}}', "no ranked document"),
+        # JSON keeps a repeated key's last value: q1's first ranking was dropped without a word
+        ('{"q1": {"d1": 1}, "q1": {"d2": 1}}', "the key 'q1' appears twice in one object"),
+        ('{"q1": {"d1": 1, "d1": 0.5}}', "the key 'd1' appears twice in one object"),
     ],
 )
 def test_beir_results_without_a_finite_ranking_are_refused(tmp_path, results, message):

@@ -23,6 +23,7 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -197,12 +198,34 @@ def _refuse_regrades(path: Path, qrels: pa.Table) -> None:
             )
 
 
+class _Repeated(Exception):
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+def _once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object as a dict, refusing a key it holds twice: a query written twice would lose
+    its first ranking without a word, where a TREC run's repeated line is refused."""
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise _Repeated(key)
+        seen[key] = value
+    return seen
+
+
 def read_beir_results(path: Path) -> pa.Table:
     """BEIR/MTEB result JSON: ``{qid: {doc_id: score}}``."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
+        data = json.loads(path.read_text(encoding="utf-8-sig"), object_pairs_hook=_once_each)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"{path}: not a JSON file ({exc}); pass BEIR results JSON") from None
+    except _Repeated as repeated:
+        raise InputError(
+            f"{path}: the key {repeated.key!r} appears twice in one object (a query id, or a "
+            "doc id of one query), and JSON keeps only its last value; write each query once, "
+            "with each of its documents once"
+        ) from None
     if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
         raise InputError(
             f"{path}: not BEIR results; expected an object {{query_id: {{doc_id: score}}}}"
