@@ -428,3 +428,68 @@ def test_several_candidates_summary_carries_the_pages_caveats(tmp_path):
         if after.type == "paragraph_close" and t.type == "inline"
     ]
     assert items[: len(warnings)] == warnings
+
+
+def _regressing(folder: Path) -> tuple[Path, Path]:
+    """120 questions: B fixes 45 of slice "rest", breaks all of "bad" (27, a finding) and of
+    "tiny" (3, a direction), and drops faithfulness in "big" (30, a finding)."""
+    rows = {"a": [], "b": []}
+    layout = [("rest", 60), ("bad", 27), ("big", 30), ("tiny", 3)]
+    i = 0
+    for name, n in layout:
+        for j in range(n):
+            a_right = name != "rest" or j >= 45
+            b_right = name in ("rest", "big")
+            for run, right in (("a", a_right), ("b", b_right)):
+                faithful = 0.5 if run == "a" or name == "tiny" else (0.1 if name == "big" else 0.9)
+                rows[run].append(
+                    {
+                        "question_id": f"q{i}",
+                        "slice": name,
+                        "correct": right,
+                        "faithfulness": faithful,
+                    }  # fmt: skip
+                )
+            i += 1
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = folder / "a.parquet", folder / "b.parquet"
+    for path, run in zip(paths, "ab", strict=True):
+        pd.DataFrame(rows[run]).to_parquet(path)
+    return paths
+
+
+def test_the_verdict_s_slice_regressions_are_printed_and_in_the_summary(tmp_path, monkeypatch):
+    """The page and the JSON named the regression; the command's verdict line and the
+    Markdown's did not, and a cut table of flagged slices kept directions before it."""
+    import reportgen.reporters.markdown_report as markdown_report
+
+    monkeypatch.setattr(markdown_report, "MAX_SLICE_ROWS", 1)
+    a, b = _regressing(tmp_path / "logs")
+    code, out, err, md, _ = run(a, b, tmp_path / "out", "--n-boot", "500")
+    assert code == 0, err
+    (line,) = two_run_view(json.loads((tmp_path / "out" / "report.json").read_text()))["verdict"][
+        "regressions"
+    ]
+    assert line.startswith("B regresses on slice = bad: \u22121.000 [")
+    assert f"\n  {line}\n" in out
+    markdown = md.read_text()
+    assert "\n- B regresses on slice = bad: \u22121.000 \\[" in markdown
+    flagged = next(t for t in tables(markdown) if t[0][-1] == "Reads as")
+    assert [row[-1] for row in flagged[1:]] == ["regression"]
+    assert "2 more flagged slices are in the report." in markdown
+
+
+def test_a_cut_gate_table_keeps_every_failing_rule(tmp_path, monkeypatch):
+    """The table stopped at MAX_RULE_ROWS in the order given, failures among the rows cut."""
+    import reportgen.reporters.markdown_report as markdown_report
+
+    monkeypatch.setattr(markdown_report, "MAX_RULE_ROWS", 1)
+    a, b = _regressing(tmp_path / "logs")
+    rules = ("correct >= -0.5", "faithfulness >= -0.5", "correct >= 0.5")
+    code, _, err, md, _ = run(a, b, tmp_path / "out", "--n-boot", "500",
+                              *(arg for rule in rules for arg in ("--require", rule)))  # fmt: skip
+    assert code == 1, err
+    markdown = md.read_text()
+    gate = next(t for t in tables(markdown) if t[0][0] == "Candidate" and t[0][1] == "Rule")
+    assert [(row[1], row[2]) for row in gate[1:]] == [("correct >= 0.5", "fail")]
+    assert "2 more rule results are in the JSON and the JUnit file (all pass)." in markdown

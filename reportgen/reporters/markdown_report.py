@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 
-from ..analysis.gates import GateResult
+from ..analysis.gates import PASS, GateResult
 from ..analysis.registry import base_name
 from ..analysis.slices import SMALL_SLICE
 from ..analysis.stats import STUDENTIZED_BELOW, MetricComparison
@@ -93,6 +93,12 @@ def _cost_digits(scale: float) -> int:
 
 
 def _gate_lines(gate: GateResult) -> list[str]:
+    """The gate's outcome and a row per rule and candidate, in the order given; past
+    MAX_RULE_ROWS the rules that count as failing come first, so none is among those cut."""
+    results = list(gate.results)
+    if len(results) > MAX_RULE_ROWS:
+        results.sort(key=lambda r: r.counts_as == PASS)
+    shown, hidden = results[:MAX_RULE_ROWS], results[MAX_RULE_ROWS:]
     lines = [
         f"### Gate: {gate.outcome.upper()}",
         "",
@@ -111,12 +117,24 @@ def _gate_lines(gate: GateResult) -> list[str]:
             fmt_interval(r.low, r.high, 4),
             escape(r.detail, MAX_DETAIL),
         ]
-        for r in gate.results[:MAX_RULE_ROWS]
+        for r in shown
     ]
     lines += _table(["Candidate", "Rule", "Result", "Estimate", "Interval", "Numbers"], rows)
-    if len(gate.results) > MAX_RULE_ROWS:
-        lines += [_more(len(gate.results) - MAX_RULE_ROWS, "rule result", "the JSON"), ""]
+    if hidden:
+        failing = sum(r.counts_as != PASS for r in hidden)
+        passing = agreeing(len(hidden), "it passes", "all pass")
+        which = f"{failing} of them failing" if failing else passing
+        lines += [_more(len(hidden), "rule result", f"the JSON and the JUnit file ({which})"), ""]
     return lines
+
+
+def _named_regressions(lines: list[str]) -> list[str]:
+    """The slice regressions the verdicts name (findings on the headline metric), one item
+    each under the verdict, as the page and the command's output give them."""
+    shown = [f"- {escape(line, MAX_REASON)}" for line in lines[:MAX_SLICE_ROWS]]
+    if len(lines) > MAX_SLICE_ROWS:
+        shown.append(f"- {_more(len(lines) - MAX_SLICE_ROWS, 'slice regression', 'the report')}")
+    return [*shown, ""] if shown else []
 
 
 def _changes(c: MetricComparison) -> str:
@@ -134,6 +152,15 @@ def _more(n: int, noun: str, where: str) -> str:
 
 
 def _flagged_slices(result: Comparison) -> list[list[str]]:
+    """The rows of the slices flagged on any metric, findings first (a cut list keeps them),
+    each group in metric order."""
+    flagged = [
+        (metric, r)
+        for per_metric in result.slices.values()
+        for metric, rows in per_metric.items()
+        for r in rows
+        if r.regression
+    ]
     return [
         [
             escape(r.column),
@@ -145,10 +172,7 @@ def _flagged_slices(result: Comparison) -> list[list[str]]:
             fmt_p(r.p_holm),
             "regression" if r.finding else "direction",
         ]
-        for per_metric in result.slices.values()
-        for metric, rows in per_metric.items()
-        for r in rows
-        if r.regression
+        for metric, r in sorted(flagged, key=lambda item: not item[1].finding)
     ]
 
 
@@ -183,6 +207,7 @@ def render(report: Report) -> str:
     ]
     header = ["Candidate", "Metric", "Baseline", "Candidate", "Difference", "Interval"]
     lines += _table([*header, "p (Holm)", "Fixed / broken", "Verdict"], rows)
+    lines += _named_regressions([line for pair in study.pairs for line in pair.verdict.regressions])
     for note in (study.curse, study.holdout):
         if note is not None:
             lines += [escape(note.sentence, MAX_REASON), ""]
@@ -218,6 +243,7 @@ def _pair(result: Comparison, html_name: str, warnings: list[str]) -> str:
         f"**{result.verdict.outcome}** on **{escape(result.headline)}**. "
         f"{escape(result.verdict.reason, MAX_REASON)}",
         "",
+        *_named_regressions(result.verdict.regressions),
     ]
     lines += _read_first(warnings)
     if result.gate is not None:
