@@ -475,8 +475,8 @@ def compare(
     for pair in study.pairs:
         named = f"{pair.runs['b'].label}: " if study.family is not None else ""
         _echo(f"{named}{pair.verdict.outcome}: {pair.verdict.reason}")
-        for line in pair.verdict.regressions:  # the slices the verdict names, as the page does
-            _echo(f"  {line}")
+        for regression in pair.verdict.regressions:  # the slices it names, as the page does
+            _echo(f"  {regression}")
     if study.gate is not None:
         _echo(study.gate.headline)
         for line in study.gate.results:
