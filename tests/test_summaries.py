@@ -493,3 +493,20 @@ def test_a_cut_gate_table_keeps_every_failing_rule(tmp_path, monkeypatch):
     gate = next(t for t in tables(markdown) if t[0][0] == "Candidate" and t[0][1] == "Rule")
     assert [(row[1], row[2]) for row in gate[1:]] == [("correct >= 0.5", "fail")]
     assert "2 more rule results are in the JSON and the JUnit file (all pass)." in markdown
+
+
+def test_a_study_summary_says_how_many_questions_it_compares(tmp_path):
+    """The page's header gave the questions every run has; the Markdown gave each log's own
+    count only (120, 120, 100), not the 100 compared."""
+    a, b = _regressing(tmp_path / "logs")
+    c = tmp_path / "logs" / "c.parquet"
+    pd.read_parquet(b).iloc[20:].to_parquet(c)
+    out = tmp_path / "out"
+    out.mkdir()
+    md = out / "summary.md"
+    args = ["compare", str(a), str(b), str(c), "-o", str(out / "r.html"), "--markdown", str(md)]
+    result = CliRunner().invoke(cli, [*args, "--n-boot", "200"])
+    assert result.exit_code == 0, result.output
+    assert md.read_text().startswith(
+        "## ragreport: 2 candidates against a, on the 100 questions every run has\n"
+    )

@@ -183,7 +183,8 @@ def render(report: Report) -> str:
         return _pair(study.pairs[0], html_name, study_warnings(study))
     lines = [
         f"## ragreport: {fmt_count(len(study.pairs), 'candidate')} against "
-        f"{escape(study.baseline.label)}",
+        f"{escape(study.baseline.label)}, on the {fmt_count(study.n_paired, 'question')} every "
+        "run has",
         "",
         escape(study.family.sentence if study.family else "", MAX_REASON),
         "",
