@@ -291,3 +291,28 @@ def test_promptfoo_without_description_pairs_on_vars(tmp_path, compare):
     assert (
         "has 2 results with the same vars in run 'p | qa', as `promptfoo eval --repeat 2`" in line
     )
+
+
+@pytest.mark.parametrize("suffix", ["csv", "parquet"])
+def test_a_ragas_table_of_before_0_2_is_told_how_to_read(tmp_path, compare, suffix):
+    """RAGAS before 0.2 named its columns question, answer, contexts, ground_truth: such a table
+    was refused as a log with no question_id, with no word of RAGAS."""
+    new = ragas_frame([1.0, 0.5, 0.25], False).drop(columns="reference_contexts")
+    renamed = {"user_input": "question", "response": "answer", "retrieved_contexts": "contexts"}
+    old = new.rename(columns={**renamed, "reference": "ground_truth"})
+    paths = {}
+    for name, frame in (("new", new), ("old", old)):
+        paths[name] = tmp_path / f"{name}.{suffix}"
+        getattr(frame, "to_csv" if suffix == "csv" else "to_parquet")(paths[name], index=False)
+    line = fail("compare", paths["old"], paths["old"], "-o", tmp_path / "r.html")
+    maps = ("--map", "user_input=question", "--map", "response=answer",
+            "--map", "retrieved_contexts=contexts", "--map", "reference=ground_truth")  # fmt: skip
+    assert line.endswith(
+        "no question_id column; every run log needs one row per question with a unique "
+        "question_id; question, answer and contexts are the names RAGAS gave its columns before "
+        f"0.2: read the table with --format ragas {' '.join(maps)}"
+    )
+    expected = compare(paths["new"], paths["new"], tmp_path / "n", "--n-boot", 100)
+    out = compare(paths["old"], paths["old"], tmp_path / "o", "--n-boot", 100, "--format", "ragas",
+                  *maps)  # fmt: skip
+    assert out["metrics"] == expected["metrics"] and "faithfulness" in out["metrics"]
