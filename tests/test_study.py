@@ -814,7 +814,11 @@ def test_two_runs_with_a_holdout_measure_the_one_candidate_on_the_held_out(tmp_p
     )
     assert doc["holdout"]["chosen"] == "B" and doc["family"] is None
     assert "1 candidate &middot;" in (tmp_path / "r.html").read_text()
-    assert (tmp_path / "r.md").read_text().startswith("## ragreport: 1 candidate against A\n")
+    assert (
+        (tmp_path / "r.md")
+        .read_text()
+        .startswith("## ragreport: 1 candidate against A, on the 240 questions every run has\n")
+    )
 
 
 def test_static_chart_ids_are_their_chart_s_own(three):

@@ -510,3 +510,24 @@ def test_a_study_summary_says_how_many_questions_it_compares(tmp_path):
     assert md.read_text().startswith(
         "## ragreport: 2 candidates against a, on the 100 questions every run has\n"
     )
+
+
+def test_the_tables_of_candidates_read_the_margin_as_the_verdicts_do(tmp_path):
+    """With --margin the verdict said "equivalent within 0.5"; the tables of candidates (page,
+    Markdown) and the JSON's summary said only "no evidence of a difference"."""
+    a, b = _regressing(tmp_path / "logs")
+    same = tmp_path / "logs" / "same.parquet"
+    pd.read_parquet(a).to_parquet(same)
+    out = tmp_path / "out"
+    out.mkdir()
+    md = out / "summary.md"
+    args = ["compare", str(a), str(b), str(same), "-o", str(out / "r.html"), "--markdown", str(md)]
+    result = CliRunner().invoke(cli, [*args, "--n-boot", "200", "--margin", "correct=0.5"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads((out / "r.json").read_text())
+    verdicts = {c["candidate"]: c["verdict"]["relevance"] for c in doc["comparisons"]}
+    assert verdicts["same"] == "equivalent within 0.5"
+    assert {s["candidate"]: s["relevance"] for s in doc["summary"]} == verdicts
+    rows = next(t for t in tables(md.read_text()) if t[0][-1] == "Verdict")
+    assert {row[0]: row[-1] for row in rows[1:]}["same"] == "equivalent within 0.5"
+    assert '<td class="text">equivalent within 0.5</td>' in (out / "r.html").read_text()

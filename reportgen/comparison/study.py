@@ -68,12 +68,16 @@ class SummaryRow:
     broken: int | None
     outcome: str  # the verdict's outcome
     borderline: bool  # the verdict's test and interval disagree
+    relevance: str | None = None  # with a margin: the verdict's reading of the interval against it
 
     @property
     def reads(self) -> str:
-        """The outcome for a table of candidates: "better", "worse" or no evidence, and
-        whether the evidence is borderline (the candidate's section says why)."""
-        return self.outcome.removeprefix("B ") + (" (borderline)" if self.borderline else "")
+        """The outcome for a table of candidates: "better", "worse" or no evidence (with a
+        margin, against it: "better; whether by at least 0.05 is not settled", "equivalent
+        within 0.05"), and whether the evidence is borderline (the candidate's section says
+        why)."""
+        reading = (self.relevance or self.outcome).removeprefix("B ")
+        return reading + (" (borderline)" if self.borderline else "")
 
 
 @dataclass(frozen=True)
@@ -475,6 +479,7 @@ def _summary(pair: Comparison, p_holm: float | None) -> SummaryRow:
         broken=c.broken,
         outcome=pair.verdict.outcome,
         borderline=pair.verdict.borderline,
+        relevance=pair.verdict.relevance,
     )
 
 
