@@ -94,7 +94,8 @@ def _cost_digits(scale: float) -> int:
 
 def _gate_lines(gate: GateResult) -> list[str]:
     """The gate's outcome and a row per rule and candidate, in the order given; past
-    MAX_RULE_ROWS the rules that count as failing come first, so none is among those cut."""
+    MAX_RULE_ROWS the rules that count as failing come first, so they are the last cut, and
+    the line under the table says how many of those cut fail."""
     results = list(gate.results)
     if len(results) > MAX_RULE_ROWS:
         results.sort(key=lambda r: r.counts_as == PASS)
