@@ -122,3 +122,44 @@ def test_a_candidate_that_is_the_baseline_s_own_log_is_named(tmp_path, compare):
     )
     other = compare(*paths, tmp_path / "other")
     assert not any("same log" in w for w in other["warnings"])
+
+
+# B - A is 0 on 16 questions and a multiple of 0.2 on the rest: the bootstrap-t interval's lower
+# bound falls on a resample whose t equals the observed one, zero up to float noise (1.4e-17),
+# and the test's p is exactly 0.05
+ON_THE_EDGE = [(0.2, 0.2), (0.4, 0.4), (0.0, 0.2), (0.2, 0.2), (0.2, 0.0), (0.4, 0.0), (0.0, 0.2),
+               (0.4, 0.4), (0.0, 0.4), (0.0, 0.4), (0.0, 0.0), (0.2, 0.2), (0.2, 0.2), (0.2, 0.0),
+               (0.4, 0.4), (0.2, 0.2), (0.0, 0.0), (0.2, 0.4), (0.0, 0.2), (0.0, 0.2), (0.2, 0.2),
+               (0.2, 0.6), (0.2, 0.2), (0.2, 0.2), (0.0, 0.2), (0.0, 0.0), (0.0, 0.0), (0.0, 0.2),
+               (0.2, 0.2), (0.0, 0.2)]  # fmt: skip
+
+
+def test_a_bound_zero_up_to_float_noise_is_zero_in_the_verdict_and_the_gate(tmp_path):
+    """It read as above zero: "B better" and a passing superiority gate (exit 0) over an
+    interval printed [0.000, +0.136] with p = 0.050."""
+    import json
+
+    from click.testing import CliRunner
+
+    from reportgen.cli import cli
+
+    ids = [f"q{i:02d}" for i in range(len(ON_THE_EDGE))]
+    paths = _logs(tmp_path, {"question_id": ids, "score": [a for a, _ in ON_THE_EDGE]},
+                  {"question_id": ids, "score": [b for _, b in ON_THE_EDGE]})  # fmt: skip
+    args = ["compare", *map(str, paths), "-o", str(tmp_path / "r.html"), "--metric", "score"]
+    result = CliRunner().invoke(cli, [*args, "--n-boot", "1000", "--require", "score > 0"])
+    assert result.exit_code == 1, result.output
+    score = json.loads((tmp_path / "r.json").read_text())["comparisons"][0]["metrics"]["score"]
+    assert score["ci_low"] == 0.0 and score["p"] == 0.05
+    assert result.output.startswith(
+        "no evidence of a difference: The 95% interval of B \u2212 A for score is "
+        "[0.000, +0.136], includes zero; bootstrap-t test p = 0.050"
+    )
+    assert "borderline" not in result.output  # p = 0.05 does not reject at 95% either
+    assert "inconclusive (counts as fail)  B  score > 0:" in result.output
+
+
+def test_significance_is_one_minus_confidence_without_float_error():
+    from reportgen.analysis.stats import significance
+
+    assert 1 - 0.95 != 0.05 and significance(0.95) == 0.05 and significance(0.99) == 0.01

@@ -26,7 +26,14 @@ from ..formatting import agreeing, fmt_count, shown_value
 from .metrics import MetricTables, Options
 from .registry import NAME_PATTERN
 from .slices import SMALL_SLICE, in_slice_order, slice_labels
-from .stats import IntervalSides, MetricComparison, bound_p, compare_with_sides, holm
+from .stats import (
+    IntervalSides,
+    MetricComparison,
+    bound_p,
+    compare_with_sides,
+    holm,
+    significance,
+)
 
 PASS, FAIL, INCONCLUSIVE = "pass", "fail", "inconclusive"
 OPERATORS = (">=", ">", "<=", "<")
@@ -479,7 +486,7 @@ def _slice_rule(rule: Rule, candidate: Candidate, level: float) -> RuleResult:
             f"every slice of {rule.column} has fewer than {SMALL_SLICE} scored questions, which "
             "give a direction, not proof (as in the slice table): no slice could fail the rule",
         )
-    outcome, worst, p, tested = _slice_outcome(rule, family, 1 - level)
+    outcome, worst, p, tested = _slice_outcome(rule, family, significance(level))
     c = worst.comparison
     columns = ", ".join(dict.fromkeys(column for column, _ in family))
     detail = (
@@ -521,7 +528,7 @@ def _evaluate_rule(rule: Rule, candidate: Candidate, confidence: float) -> RuleR
         outcome == PASS
         and rule.kind != CANDIDATE
         and _excludes_zero(rule.op, rule.margin)
-        and c.p >= 1 - confidence
+        and c.p >= significance(confidence)
     ):
         outcome = INCONCLUSIVE
         detail += (

@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..errors import InputError
 from ..formatting import fmt_count, fmt_diff, fmt_interval, fmt_pct, p_clause
-from .stats import MetricComparison, compare_metric
+from .stats import MetricComparison, compare_metric, significance
 
 MIN_SIDE = 10  # questions each side of the split needs for a difference worth reporting
 
@@ -55,7 +55,7 @@ class Holdout:
         # disagree (5 fixed, 0 broken: the interval excludes zero, McNemar's p is 0.0625), the
         # interval alone would read as more than the evidence holds
         excludes_zero = c.ci_low > 0 or c.ci_high < 0
-        disagree = excludes_zero != (c.p < 1 - self.confidence)
+        disagree = excludes_zero != (c.p < significance(self.confidence))
         return (
             f"Held out: {self.rule} ({fmt_count(self.n_held_out, 'question')}). {chosen}; on the "
             f"held-out questions alone its difference is {fmt_diff(c.diff)}, {level} interval "

@@ -15,7 +15,7 @@ from ..formatting import EMPTY, NOISE
 from .metrics import MetricTables, Options
 from .registry import base_name
 from .scores import oriented
-from .stats import MetricComparison, compare_metric, holm
+from .stats import MetricComparison, compare_metric, holm, significance
 
 SMALL_SLICE = 10  # fewer questions than this give a direction, not proof
 MISSING = "(none)"
@@ -95,7 +95,7 @@ def slice_results(
         for key in family:
             adjusted[key], p_values = p_values[: len(scored[key])], p_values[len(scored[key]) :]
     out: dict[str, dict[str, list[SliceResult]]] = {column: {} for column in values}
-    alpha = 1 - options.confidence
+    alpha = significance(options.confidence)
     for (column, name), rows in scored.items():
         out[column][name] = []
         for (value, c), p in zip(rows, adjusted[column, name], strict=True):

@@ -788,6 +788,7 @@ def compare_with_sides(
     span = span or difference_range(metric)
     if span is not None:
         low, high = clip_interval(low, high, span)
+    low, high = off_noise(low, diff), off_noise(high, diff)
     if (groups or n) < 2:  # one question (or cluster) has no spread to measure: no interval
         low = high = float("nan")
         resampled = None
@@ -880,6 +881,21 @@ def _expanded_tail(tail: float, n: int) -> float:
     if n < 2:
         return tail
     return float(special.stdtr(n - 1, special.ndtri(tail) * np.sqrt((n - 1) / n)))
+
+
+def significance(confidence: float) -> float:
+    """1 - ``confidence`` without its float error (1 - 0.95 is 0.050000000000000044), so that a
+    p of exactly 0.05 does not reject at 95%, as an interval bound of exactly 0 does not
+    exclude zero."""
+    return round(1 - confidence, 12)
+
+
+def off_noise(value: float, diff: np.ndarray) -> float:
+    """An interval bound, 0 where it is float noise for 0 (1.4e-17 from a quantile that falls
+    on the observed mean): under NOISE of the differences' scale. A bound that close to zero
+    read as above it: "B better" and a passing gate over "[0.000, +0.136]"."""
+    scale = max(1.0, float(np.abs(diff).max())) if len(diff) else 1.0
+    return 0.0 if abs(value) < NOISE * scale else value
 
 
 def clip_interval(low: float, high: float, span: tuple[float, float]) -> tuple[float, float]:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from ..formatting import fmt_count, fmt_diff, fmt_interval, fmt_pct, p_clause, shown_value
 from .registry import base_name
 from .slices import SliceResult
-from .stats import MetricComparison
+from .stats import MetricComparison, significance
 
 B_BETTER = "B better"
 B_WORSE = "B worse"
@@ -110,7 +110,7 @@ def decide(
     if practical is not None:
         parts.append(f"against the margin of {margin:g} that matters: {practical}")
     reason = "; ".join(parts)
-    borderline = (outcome == NO_EVIDENCE) != (c.p >= 1 - confidence)
+    borderline = (outcome == NO_EVIDENCE) != (c.p >= significance(confidence))
     if borderline:
         reason += (
             f"; the {c.test} test and the interval disagree at {fmt_pct(confidence)}, "
