@@ -149,7 +149,7 @@ def test_one_rule_result_more_than_the_summary_shows(tmp_path):
         ],
         *rules,
     )
-    assert "\n1 more rule result is in the JSON.\n" in markdown
+    assert "\n1 more rule result is in the JSON and the JUnit file (it passes).\n" in markdown
 
 
 def test_the_prompt_sizes_of_the_1_question_both_runs_log(tmp_path):
