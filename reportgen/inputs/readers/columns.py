@@ -12,6 +12,7 @@ import io
 import json
 import math
 import re
+import threading
 import tokenize
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -103,12 +104,12 @@ def _numpy_array(text: str) -> list[Any] | None:
             sign = "-"
             continue
         if token.type == tokenize.NUMBER:
-            items.append(ast.literal_eval(sign + token.string))
+            items.append(_literal(sign + token.string))
         elif token.type == tokenize.NAME and token.string in _NUMPY_WORDS:
             word = _NUMPY_WORDS[token.string]
             items.append(-word if sign and word is not None else word)
         elif token.type == tokenize.STRING and not sign:
-            items.append(ast.literal_eval(token.string))
+            items.append(_literal(token.string))
         else:
             return None
         sign = ""
@@ -131,10 +132,23 @@ class _PlainLiterals(ast.NodeTransformer):
         return node
 
 
+# CPython 3.11's parser keeps its AST recursion depth in state the threads share: two logs read
+# at once (a study opens its logs on a thread pool) stopped a comparison with "SystemError: AST
+# constructor recursion depth mismatch"; every parse of a cell takes this lock
+_PARSING = threading.Lock()
+
+
+def _literal(text: str) -> Any:
+    with _PARSING:
+        return ast.literal_eval(text)
+
+
 def _python_list(text: str) -> Any:
     """A literal in Python's syntax, its ``nan`` items missing: the row checks then name the
     missing item with its column and row, instead of the list being refused as no list."""
-    return ast.literal_eval(_PlainLiterals().visit(ast.parse(text, mode="eval")))
+    with _PARSING:
+        tree = ast.parse(text, mode="eval")
+    return ast.literal_eval(_PlainLiterals().visit(tree))
 
 
 def _missing(value: Any) -> bool:
