@@ -133,7 +133,8 @@ def test_the_table_of_every_metric_has_a_slice_the_headline_has_no_score_in(pair
     assert matrix["z"]["correct"] == "n/a"
     assert matrix["z"]["recall@1"] == "\u22121.000"
     row = html.split('<td class="text">z</td>')[1].split("</tr>")[0]
-    assert '<td class="regression-cell">\u22121.000</td>' in row
+    # 4 questions: a direction, marked as one, not as a regression
+    assert '<td class="direction-cell">\u22121.000</td>' in row
 
 
 def test_an_empty_slice_value_is_shown_as_empty_and_kept_in_the_json(pair):

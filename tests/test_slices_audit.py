@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -111,6 +112,8 @@ def test_slice_regression_that_survives_holm_is_a_finding(tmp_path):
     assert worse["regression"] and worse["finding"]
     (flag,) = doc["verdict"]["regressions"]
     assert flag.startswith("B regresses on slice = worse") and "Holm-adjusted p < 0.001" in flag
+    cell = _matrix_cell(tmp_path / "r.html", "worse")
+    assert cell == '<td class="regression-cell">\u22120.300</td>'
 
 
 def test_slice_under_ten_questions_is_a_direction_however_small_its_p(tmp_path):
@@ -130,6 +133,17 @@ def test_slice_under_ten_questions_is_a_direction_however_small_its_p(tmp_path):
     assert not tiny["finding"]
     assert doc["verdict"]["regressions"] == []
     assert "B regresses on" not in (tmp_path / "r.html").read_text()
+    # the table of every metric marks it as the slice table does: a direction, not a regression
+    cell = _matrix_cell(tmp_path / "r.html", "tiny")
+    assert cell == '<td class="direction-cell">\u22121.000</td>'
+
+
+def _matrix_cell(page: Path, value: str, metric: str = "correct") -> str:
+    """The cell of ``metric`` in slice ``value``'s row of the table of every metric."""
+    matrix = page.read_text().split('<table class="matrix">')[1].split("</table>")[0]
+    column = re.findall(r"<th>([^<]*)</th>", matrix).index(metric)
+    row = matrix.split(f'<td class="text">{value}</td>')[1].split("</tr>")[0]
+    return re.findall(r"<td[^>]*>[^<]*</td>", row)[column]
 
 
 def test_slice_option_picks_other_columns(tmp_path):

@@ -21,7 +21,7 @@ from ...analysis.gates import GateResult
 from ...analysis.metrics import mixed_labels
 from ...analysis.power import FEW_CLUSTERS
 from ...analysis.registry import RETRIEVAL, base_name
-from ...analysis.slices import SMALL_SLICE, in_slice_order
+from ...analysis.slices import SMALL_SLICE, SliceResult, in_slice_order
 from ...analysis.spans import definitions as span_definitions
 from ...analysis.stats import (
     EXACT_FLIPS,
@@ -108,7 +108,9 @@ class ChangedRow:
 @dataclass(frozen=True)
 class MatrixCell:
     text: str = field(metadata={"help": "B - A of one metric in one slice, or 'n/a'"})
-    regression: bool
+    flag: str = field(
+        metadata={"help": "'regression' (a finding), 'direction' (worse here, not proven) or ''"}
+    )
 
 
 @dataclass(frozen=True)
@@ -733,7 +735,7 @@ def _slices(result: Comparison) -> list[SliceTable]:
                                 fmt_diff(by_value[m][value].comparison.diff)
                                 if value in by_value[m]
                                 else "n/a",
-                                value in by_value[m] and by_value[m][value].regression,
+                                _matrix_flag(by_value[m].get(value)),
                             )
                             for m in per_metric
                         ],
@@ -743,6 +745,13 @@ def _slices(result: Comparison) -> list[SliceTable]:
             )
         )
     return tables
+
+
+def _matrix_flag(result: SliceResult | None) -> str:
+    """A cell's mark, as the slice table words it: only a finding is a regression."""
+    if result is None:
+        return ""
+    return "regression" if result.finding else "direction" if result.regression else ""
 
 
 def _forest_reading(rows: list[Any], metric: str, higher_is_better: bool) -> str:
