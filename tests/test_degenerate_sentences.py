@@ -3,8 +3,14 @@ moved alike, identical runs): each says only what the numbers show."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pandas as pd
+from click.testing import CliRunner
 from test_diag_pages import page_text
+
+from reportgen.cli import cli
 
 
 def _logs(tmp_path, a: dict, b: dict):
@@ -122,6 +128,38 @@ def test_a_candidate_that_is_the_baseline_s_own_log_is_named(tmp_path, compare):
     )
     other = compare(*paths, tmp_path / "other")
     assert not any("same log" in w for w in other["warnings"])
+
+
+def test_two_candidates_that_are_one_log_are_named(tmp_path, compare):
+    """A candidate's path given twice: the two "tie for best" and the winner's curse reads a
+    choice between them, with no word that they are one log."""
+    ids = [f"q{i}" for i in range(12)]
+    paths = _logs(tmp_path, {"question_id": ids, "correct": [i % 3 > 0 for i in range(12)]},
+                  {"question_id": ids, "correct": [True] * 12})  # fmt: skip
+    copy = tmp_path / "copy.parquet"
+    copy.write_bytes(paths[1].read_bytes())
+    doc, markdown = _study(tmp_path / "same", paths[0], paths[1], copy)
+    digest = doc["runs"][1]["sha256"][:12]
+    line = (
+        f"Candidate copy is the same log as candidate b (sha256 {digest}, read the same way): "
+        "they tie by construction; check the logs given"
+    )
+    assert [w for w in doc["warnings"] if "same log" in w] == [line]
+    assert f"- {line}".replace("_", "\\_") in markdown
+    other = tmp_path / "c.parquet"
+    pd.DataFrame({"question_id": ids, "correct": [i % 2 > 0 for i in range(12)]}).to_parquet(other)
+    doc, markdown = _study(tmp_path / "distinct", paths[0], paths[1], other)
+    assert not any("same log" in w for w in doc["warnings"]) and "same log" not in markdown
+
+
+def _study(out: Path, *logs: Path) -> tuple[dict, str]:
+    """The JSON and the Markdown summary of ``compare`` on several logs (the first the
+    baseline)."""
+    out.mkdir()
+    args = ["compare", *map(str, logs), "-o", str(out / "r.html"), "--markdown", str(out / "s.md")]
+    result = CliRunner().invoke(cli, [*args, "--n-boot", "200"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return json.loads((out / "r.json").read_text()), (out / "s.md").read_text()
 
 
 # B - A is 0 on 16 questions and a multiple of 0.2 on the rest: the bootstrap-t interval's lower

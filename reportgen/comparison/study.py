@@ -243,7 +243,22 @@ class Study:
             for p in self.pairs
             if self.headline not in p.comparisons and self.family is not None
         ]
-        return missing + unranked
+        return missing + unranked + _same_candidates(self.runs[1:])
+
+
+def _same_candidates(candidates: list[RunFile]) -> list[str]:
+    """Candidates that are one log read the same way (a path given twice): they tie by
+    construction, and the ranking and the winner's curse read a choice that is none."""
+    first: dict[tuple[str, object], RunFile] = {}
+    lines = []
+    for run in candidates:
+        if (seen := first.setdefault((run.sha256, run.read), run)) is not run:
+            lines.append(
+                f"Candidate {run.label} is the same log as candidate {seen.label} (sha256 "
+                f"{run.sha256[:12]}, read the same way): they tie by construction; check the "
+                "logs given"
+            )
+    return lines
 
 
 def run_labels(
