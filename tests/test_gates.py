@@ -980,6 +980,67 @@ def test_a_rule_on_a_metric_one_log_lacks_names_that_log(tmp_path, b_faithfulnes
     assert list(folder.iterdir()) == []
 
 
+def _ranked(n: int, correct_upto: int, latency: float) -> pd.DataFrame:
+    """rows() with a ranking of two passages, the first the one relevant."""
+    frame = pd.DataFrame(rows(n, correct_upto, latency))
+    frame["relevant_ids"] = [[f"p{i}"] for i in range(n)]
+    frame["context_ids"] = [[f"p{i}", "x"] for i in range(n)]
+    return frame
+
+
+@pytest.mark.parametrize(
+    ("rule", "dropped", "why"),
+    [
+        ("latency_ms <= 20", ["latency_ms"], "{c} does not log latency_ms ({a} does)"),
+        ("candidate.latency_ms <= 200", ["latency_ms"], "{c} does not log latency_ms ({a} does)"),
+        (
+            "ndcg@2 >= -0.05",
+            ["context_ids"],
+            "ndcg@2 needs a ranking (retrieved_ids or context_ids), which {c} does not log "
+            "({a} does)",
+        ),
+        (
+            "recall@2 >= -0.05",
+            ["relevant_ids"],
+            "recall@2 needs labels (relevant_ids or relevant_spans), which {c} does not log "
+            "({a} does)",
+        ),
+    ],
+)
+def test_a_rule_on_a_cost_or_retrieval_metric_a_candidate_lacks_names_it(
+    tmp_path, rule, dropped, why
+):
+    """Candidate c lacks what the rule's metric needs, which the baseline and b log: the rule
+    said "no metric 'latency_ms' in these logs" (or, for a retrieval metric among several
+    candidates, that c's prompt holds 0 passages and to pass --k, which c cannot serve)."""
+    a, b, c = (tmp_path / f"{name}.parquet" for name in "abc")
+    _ranked(40, 20, 100.0).to_parquet(a)
+    _ranked(40, 34, 160.0).to_parquet(b)
+    _ranked(40, 30, 120.0).drop(columns=dropped).to_parquet(c)
+    for logs in ((a, c), (a, b, c)):
+        more = [str(log) for log in logs[2:]]
+        code, out, err, folder = compare(tmp_path, *logs[:2], *more, "--require", rule)
+        assert code == 2, out
+        assert err == (
+            f"ragreport: error: rule {rule!r}: {why.format(a=a, c=c)}, so it is not compared; "
+            "log it in every run or drop the rule\n"
+        )
+        assert list(folder.iterdir()) == []
+
+
+def test_k_for_a_log_with_no_ranking_says_to_drop_it(tmp_path):
+    """It said to drop --k "to score context_ids", which that log has none of either."""
+    a, c = tmp_path / "a.parquet", tmp_path / "c.parquet"
+    _ranked(40, 20, 100.0).to_parquet(a)
+    _ranked(40, 30, 120.0).drop(columns="context_ids").to_parquet(c)
+    code, out, err, _ = compare(tmp_path, a, c, "--k", "2")
+    assert code == 2, out
+    assert err == (
+        f"ragreport: error: {c}: no ranking (retrieved_ids or context_ids) for --k to cut; "
+        "drop --k\n"
+    )
+
+
 def test_the_summary_keeps_a_slice_rule_s_numbers_whole(logs, tmp_path):
     """The Markdown's Numbers cell of a per-slice rule ends with its bar and, for a slice under
     10 questions, "a direction, not proof": cut at 120 characters, both were lost."""

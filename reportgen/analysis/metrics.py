@@ -160,6 +160,10 @@ def plan(runs: tuple[RunFile, RunFile], options: Options) -> Plan:
             "received"
         )
     if options.cutoff is not None and not has_retrieved:
+        if unranked := _lacking(runs, *RANKINGS):
+            raise InputError(
+                f"{unranked}: no ranking (retrieved_ids or context_ids) for --k to cut; drop --k"
+            )
         kind = "spans" if _in_both(runs, "context_spans") else "ids"
         lacking = _lacking(runs, "retrieved_ids", "retrieved_spans")
         raise InputError(
@@ -173,6 +177,9 @@ def plan(runs: tuple[RunFile, RunFile], options: Options) -> Plan:
     if not retrieval and not answer and not scores:
         _no_metric(runs)
     return Plan(spans, retrieval, has_retrieved, answer)
+
+
+RANKINGS = ("retrieved_ids", "context_ids", "retrieved_spans", "context_spans")
 
 
 def _lacking(runs: tuple[RunFile, RunFile], *columns: str) -> str:

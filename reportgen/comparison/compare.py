@@ -22,9 +22,9 @@ from ..analysis.gates import (
     evaluate,
     rule_costs,
 )
-from ..analysis.metrics import MetricTables, Options, compute_tables, plan
+from ..analysis.metrics import RANKINGS, MetricTables, Options, compute_tables, plan
 from ..analysis.power import Power, power_of
-from ..analysis.registry import ANSWER, SCORE, base_name, names
+from ..analysis.registry import ANSWER, RETRIEVAL, SCORE, base_name, names, parse_name
 from ..analysis.scores import oriented
 from ..analysis.slices import SliceResult, slice_results
 from ..analysis.stats import MetricComparison, as_compared, compare_metric
@@ -132,9 +132,12 @@ def _not_compared(
     metric, a --metric or --lower-is-better column, a tool's score), is not compared: the log
     that lacks the column or has no value of it on a paired question, or no question with a
     value in both. None otherwise (the rule then names a metric the report does not know)."""
-    column = base_name(metric)
+    column, cutoff = parse_name(metric)
+    if cutoff is not None and column in names(RETRIEVAL):
+        return _no_retrieval(runs, metric)
     compared = (
         *names(ANSWER),
+        *COSTS,
         *options.score_columns,
         *options.lower_is_better,
         *(score for run in runs.values() for score in run.scores),
@@ -161,6 +164,29 @@ def _not_compared(
     return (
         f"no paired question of {runs['a'].path} and {runs['b'].path} has a value of {column} "
         "in both"
+    )
+
+
+# what a log needs for retrieval metrics: one column of each, the first two named
+RETRIEVAL_NEEDS = {
+    "a ranking": RANKINGS,
+    "labels": ("relevant_ids", "relevant_spans"),
+}
+
+
+def _no_retrieval(runs: dict[str, RunFile], metric: str) -> str | None:
+    """What the log of the pair that cannot have retrieval metrics lacks, when the other can;
+    None otherwise (neither can, or both can and the rule's cutoff differs from the pair's)."""
+    able = [r for r in runs.values() if all(set(c) & r.columns for c in RETRIEVAL_NEEDS.values())]
+    unable = [r for r in runs.values() if r not in able]
+    if not able or not unable:
+        return None
+    need, columns = next(
+        (n, c) for n, c in RETRIEVAL_NEEDS.items() if not set(c) & unable[0].columns
+    )
+    return (
+        f"{metric} needs {need} ({' or '.join(columns[:2])}), which {unable[0].path} does not "
+        f"log ({able[0].path} does)"
     )
 
 

@@ -445,14 +445,20 @@ def _check_prompt_sizes(
     """Refuse a rule on a retrieval metric (``ndcg@5``) when the runs' prompts hold different
     numbers of passages: each pair names its metrics at its own typical prompt size, so the
     rule would name a metric some candidates are not compared on, whichever k it gives."""
-    sizes = [typical_prompt(s.tables["facts"].column("n_context").to_pandas()) for s in scored]
+    # a log with no prompt has no retrieval metric at any k: the rule's check in its pair says so
+    prompts = [
+        (run.path, typical_prompt(s.tables["facts"].column("n_context").to_pandas()))
+        for run, s in zip(runs, scored, strict=True)
+        if {"context_ids", "context_spans"} & run.columns
+    ]
+    sizes = [size for _, size in prompts]
     if len(set(sizes)) < 2:
         return
     usual = max(sorted(set(sizes)), key=sizes.count)  # the most common (ties: the smaller)
-    others = [run.path for run, size in zip(runs, sizes, strict=True) if size == usual]
+    others = [path for path, size in prompts if size == usual]
     differing = [
-        f"{run.path}'s prompt holds {fmt_count(size, 'passage')}"
-        for run, size in zip(runs, sizes, strict=True)
+        f"{path}'s prompt holds {fmt_count(size, 'passage')}"
+        for path, size in prompts
         if size != usual
     ]
     rest = "the others'" if len(others) > 1 else f"{others[0]}'s"
