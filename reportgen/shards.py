@@ -33,6 +33,7 @@ from .analysis.poisson import (
 from .analysis.registry import ANSWER, BY_NAME, CONTEXT, RETRIEVAL, names, public_name
 from .analysis.stats import expanded_confidence
 from .comparison.compare import too_few_resamples
+from .diagnosis.diagnose import COSTS
 from .errors import InputError
 from .formatting import fmt_count
 from .inputs.database import RunDatabase
@@ -118,11 +119,11 @@ def added(parts: Sequence[MetricSums]) -> MetricSums:
     return MetricSums(parts[0].scoring, merge([p.sums for p in parts]), fingerprints)
 
 
-def run_metrics(path: Path, reading: ReadOptions, scoring: Scoring) -> pa.Table:
+def run_metrics(path: Path, reading: ReadOptions, scoring: Scoring) -> tuple[pa.Table, str | None]:
     """One log's per-question metrics, in file order, as ``compare`` computes them (after the
     same row checks); columns: question_id, slice, k, n_relevant, prompt_chars (span labels
     only), the metrics, answerable. Its schema metadata records the options of every metric
-    (``Scoring.of``) for the partial sums."""
+    (``Scoring.of``) for the partial sums. With it, what of the log it leaves out (left_out)."""
     try:
         run = open_log(path, "A", reading)
     except SeveralRuns as error:
@@ -130,7 +131,26 @@ def run_metrics(path: Path, reading: ReadOptions, scoring: Scoring) -> pa.Table:
             "a metrics table holds one run: score each with --run-filter NAME to its own -o file"
         )
         raise InputError(error.advice(advice)) from None
-    return metrics_of(run, scoring)
+    return metrics_of(run, scoring), left_out(run)
+
+
+def left_out(run: RunFile) -> str | None:
+    """The columns ``compare`` compares that a per-question table does not hold (its tool's
+    score columns, the cost columns), named so that none is dropped unsaid."""
+    scores = list(run.scores)
+    costs = [c for c in COSTS if c in run.columns]
+    if not scores and not costs:
+        return None
+    named = " and ".join(
+        f"{kind} {', '.join(columns)}"
+        for kind, columns in (("score columns", scores), ("cost columns", costs))
+        if columns
+    )
+    return (
+        f"{run.path}: the per-question table holds the report's own metrics only; {named} "
+        "are left out of it (and of its partial sums): compare the logs themselves to compare "
+        "them"
+    )
 
 
 def metrics_of(run: RunFile, scoring: Scoring) -> pa.Table:

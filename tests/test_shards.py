@@ -447,3 +447,31 @@ def test_merge_warns_when_the_replicates_are_too_few_for_the_level(tmp_path, wri
         return result.stderr != ""
 
     assert warned("0.8") and not warned("0.75")
+
+
+def test_metrics_names_the_score_and_cost_columns_it_leaves_out(tmp_path, write_log):
+    """A RAGAS table's answer_relevancy (compared as answer_relevance) and context_recall, and a
+    log's latency_ms, are compared by ``compare`` but are not in the per-question table: they
+    were dropped without a word."""
+    from test_eval_tool_readers import ragas_frame
+
+    ragas = tmp_path / "ragas.parquet"
+    ragas_frame([1.0, 0.5, 0.25], True).to_parquet(ragas)
+    result = CliRunner().invoke(cli, ["metrics", str(ragas), "-o", str(tmp_path / "m.parquet")])
+    assert result.exit_code == 0, result.output
+    assert result.stderr == (
+        f"ragreport: warning: {ragas}: the per-question table holds the report's own metrics "
+        "only; score columns answer_relevance, context_recall are left out of it (and of its "
+        "partial sums): compare the logs themselves to compare them\n"
+    )
+    assert "answer_relevance" not in pq.read_schema(tmp_path / "m.parquet").names
+    log = tmp_path / "costs.parquet"
+    pd.DataFrame([{**row, "latency_ms": 100.0, "cost_usd": 0.01} for row in rows("a")]).to_parquet(
+        log
+    )
+    result = CliRunner().invoke(cli, ["metrics", str(log), "-o", str(tmp_path / "c.parquet")])
+    assert result.exit_code == 0, result.output
+    assert "cost columns latency_ms, cost_usd are left out" in result.stderr
+    plain = write_log(tmp_path / "plain.parquet", rows("a"))
+    result = CliRunner().invoke(cli, ["metrics", str(plain), "-o", str(tmp_path / "p.parquet")])
+    assert result.exit_code == 0 and result.stderr == ""
