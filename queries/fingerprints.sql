@@ -10,7 +10,7 @@
 --   answer, cited_ids, correct, faithfulness, answer_relevance and abstained as text, chr(30)
 --   between them, list items chr(31) between, '' for NULL; spans named doc_id:start-end as view
 --   runs names them: a sum, so that no list of long rankings is built per question); in file
---   order.
+--   order (of each question's first sample).
 WITH samples AS (
     SELECT question_id,
            list_sort(list_distinct(list(reference_answer))) AS refs,
@@ -34,7 +34,11 @@ SELECT f.question_id,
        question_key(f.question_id, f.answerable::VARCHAR) AS answerable_key,
        question_key(f.question_id, array_to_string(s.refs, chr(30))) AS reference_key,
        s.outputs_key
-FROM facts AS f
+FROM (
+    -- a question's first sample: its labels agree with its other samples' (sample_problems.sql)
+    SELECT * FROM facts
+    WHERE run = 'a'
+    QUALIFY row_number() OVER (PARTITION BY question_id ORDER BY row_number) = 1
+) AS f
 JOIN samples AS s USING (question_id)
-WHERE f.run = 'a'
 ORDER BY f.row_number

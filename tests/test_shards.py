@@ -449,6 +449,24 @@ def test_merge_warns_when_the_replicates_are_too_few_for_the_level(tmp_path, wri
     assert warned("0.8") and not warned("0.75")
 
 
+def test_metrics_of_a_log_of_samples_scores_each_question_once(tmp_path):
+    """Two samples of q0 and q1, one of q2: the table has a row per question, correct the mean
+    of its samples. It stopped with a traceback (a fingerprint per row, not per question)."""
+    log = tmp_path / "samples.parquet"
+    frame = pd.DataFrame({"question_id": ["q0", "q1", "q0", "q1", "q2"], "sample": list("xxyyx"),
+                          "correct": [True, True, False, True, False],
+                          "relevant_ids": [["p0"], ["p1"], ["p0"], ["p1"], ["p2"]],
+                          "context_ids": [["p0"], ["p9"], ["p9"], ["p1"], ["p2"]]})  # fmt: skip
+    frame.to_parquet(log)
+    result = invoke("metrics", log, "-o", tmp_path / "m.parquet", "--partial-sums", tmp_path / "s")
+    assert result.exit_code == 0, result.output
+    table = pd.read_parquet(tmp_path / "m.parquet")
+    assert table["question_id"].tolist() == ["q0", "q1", "q2"]
+    assert table["correct"].tolist() == [0.5, 1.0, 0.0]
+    assert table["recall"].tolist() == [0.5, 0.5, 1.0]
+    assert table["relevant_key"].notna().all() and table["outputs_key"].notna().all()
+
+
 def test_metrics_names_the_score_and_cost_columns_it_leaves_out(tmp_path, write_log):
     """A RAGAS table's answer_relevancy (compared as answer_relevance) and context_recall, and a
     log's latency_ms, are compared by ``compare`` but are not in the per-question table: they
