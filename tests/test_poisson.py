@@ -198,9 +198,31 @@ def test_refuses_to_add_or_subtract_what_does_not_match():
 def test_refuses_sums_that_overflow():
     with pytest.raises(InputError, match="overflow"):
         partial_sums(["a"], np.array([2.0**40]), 100, seed=1)
+    with pytest.raises(InputError, match="overflow"):  # each fits (2^62), their sums do not
+        partial_sums([f"q{i}" for i in range(10)], np.full(10, 2.0**30), 100, seed=1)
+    # one large value among 99 zeros: its sums fit (at most 2^59 times its largest weight), though
+    # the largest value times the sum of all weights does not: a cost column of one outlier in
+    # a large shard was refused
+    values = np.array([2.0**27] + [0.0] * 99)
+    sums = partial_sums([f"q{i}" for i in range(100)], values, 100, seed=1)
+    assert sums.total == 2**59
+    first = poisson_weights(1, question_keys(["q0"]), 0, 100)[0]
+    assert [int(s) for s in sums.weighted] == [2**59 * int(w) for w in first]
 
 
 def test_interval_covers_the_truth_95_percent_at_n_1000():
     reps = 300
     rate = simulate_poisson.coverage("skewed", 1000, reps, 500, seed=20260101)
     assert abs(rate - 0.95) <= 0.01 + 2.5 * math.sqrt(0.95 * 0.05 / reps), rate
+
+
+def test_a_difference_under_the_fixed_point_quantum_is_zero():
+    """0.9 + 0.8 + 0.7 and 0.6 + 0.8 + 1.0 round to sums one quantum apart in fixed point:
+    merge printed B - A +0.00000000008 for two runs of the same mean."""
+    ids = ["q0", "q1", "q2"]
+    a = partial_sums(ids, np.array([0.9, 0.8, 0.7]), 200, seed=3)
+    b = partial_sums(ids, np.array([0.6, 0.8, 1.0]), 200, seed=3)
+    assert a.total != b.total  # the rounding this is about
+    diff = percentile_interval(difference(a, b), 0.95)
+    assert diff.mean == 0.0
+    assert percentile_interval(a, 0.95).mean == pytest.approx(0.8, abs=1e-9)
