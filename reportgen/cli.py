@@ -605,12 +605,12 @@ def metrics(
     from .shards import Scoring, run_metrics, write_metrics
 
     (options,) = reading(1)
-    table, left_out = run_metrics(log, options, Scoring(k, gain, span_coverage))
+    table, note = run_metrics(log, options, Scoring(k, gain, span_coverage))
     write_metrics(log, table, output, sums_path, n_boot, seed)
     written = [str(output), *([str(sums_path)] if sums_path else [])]
     _echo(f"wrote {', '.join(written)} ({fmt_count(table.num_rows, 'question')})")
-    if left_out:
-        _echo(f"ragreport: warning: {left_out}", err=True)
+    if note:
+        _echo(f"ragreport: warning: {note}", err=True)
 
 
 @cli.command()

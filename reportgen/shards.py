@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -31,11 +32,13 @@ from .analysis.poisson import (
     same_questions,
 )
 from .analysis.registry import ANSWER, BY_NAME, CONTEXT, RETRIEVAL, names, public_name
+from .analysis.scores import NOT_SCORES, refuse_too_large, score_kind
 from .analysis.stats import expanded_confidence
 from .comparison.compare import too_few_resamples
 from .diagnosis.diagnose import COSTS
 from .errors import InputError
 from .formatting import fmt_count
+from .inputs.contract import LARGEST_VALUE
 from .inputs.database import RunDatabase
 from .inputs.load import RunFile, open_log
 from .inputs.readers import ReadOptions
@@ -90,7 +93,7 @@ class Scoring:
     def of(self, metric: str, spans: bool) -> Settings:
         """(k, gain, span_coverage) as one metric of a log (``spans``: labelled with spans)
         depends on them, None where it does not: what every shard of both runs must share."""
-        kind = BY_NAME[metric].kind
+        kind = BY_NAME[metric].kind if metric in BY_NAME else None  # None: a log's own column
         return (
             self.k if kind in (RETRIEVAL, CONTEXT) else None,
             self.gain if metric == "ndcg" else None,
@@ -122,8 +125,9 @@ def added(parts: Sequence[MetricSums]) -> MetricSums:
 def run_metrics(path: Path, reading: ReadOptions, scoring: Scoring) -> tuple[pa.Table, str | None]:
     """One log's per-question metrics, in file order, as ``compare`` computes them (after the
     same row checks); columns: question_id, slice, k, n_relevant, prompt_chars (span labels
-    only), the metrics, answerable. Its schema metadata records the options of every metric
-    (``Scoring.of``) for the partial sums. With it, what of the log it leaves out (left_out)."""
+    only), the metrics, answerable, then the log's score and cost columns (``carried``). Its
+    schema metadata records the options of every metric (``Scoring.of``) for the partial sums.
+    With it, a note naming the score columns it leaves out (neither numbers nor booleans)."""
     try:
         run = open_log(path, "A", reading)
     except SeveralRuns as error:
@@ -131,25 +135,20 @@ def run_metrics(path: Path, reading: ReadOptions, scoring: Scoring) -> tuple[pa.
             "a metrics table holds one run: score each with --run-filter NAME to its own -o file"
         )
         raise InputError(error.advice(advice)) from None
-    return metrics_of(run, scoring), left_out(run)
+    table = metrics_of(run, scoring)
+    return table, _left_out(run, metric_names(table))
 
 
-def left_out(run: RunFile) -> str | None:
-    """The columns ``compare`` compares that a per-question table does not hold (its tool's
-    score columns, the cost columns), named so that none is dropped unsaid."""
-    scores = list(run.scores)
-    costs = [c for c in COSTS if c in run.columns]
-    if not scores and not costs:
+def _left_out(run: RunFile, held: list[str]) -> str | None:
+    """The note on the score columns of the log's tool that the table does not hold."""
+    left = [c for c in run.scores if c not in held]
+    if not left:
         return None
-    named = " and ".join(
-        f"{kind} {', '.join(columns)}"
-        for kind, columns in (("score columns", scores), ("cost columns", costs))
-        if columns
-    )
+    several = len(left) > 1
     return (
-        f"{run.path}: the per-question table holds the report's own metrics only; {named} "
-        "are left out of it (and of its partial sums): compare the logs themselves to compare "
-        "them"
+        f"{run.path}: score column{'s' if several else ''} {', '.join(left)} "
+        f"{'hold' if several else 'holds'} no number or true/false value here, so the "
+        f"per-question table leaves {'them' if several else 'it'} out"
     )
 
 
@@ -168,10 +167,11 @@ def metrics_of(run: RunFile, scoring: Scoring) -> pa.Table:
         score_questions(db, k, scoring.gain == "exponential")
         frame = db.frame("run_metrics")
         hashed = db.frame("fingerprints")
+        carried = _carried(db, run, frame["question_id"].astype(str))
     finally:
         db.close()
     present = [m for m in METRICS if frame[m].notna().any()]
-    if not present and not _scorable(run.columns):
+    if not present and not carried and not _scorable(run.columns):
         raise InputError(
             f"{path}: no metric can be computed; the log needs relevant_ids with "
             "retrieved_ids or context_ids, relevant_spans with retrieved_spans or context_spans, "
@@ -180,14 +180,35 @@ def metrics_of(run: RunFile, scoring: Scoring) -> pa.Table:
     spans = "relevant_spans" in run.columns
     absent = [m for m in METRICS if m not in present] + ([] if spans else ["prompt_chars"])
     table = pa.Table.from_pandas(frame.drop(columns=absent), preserve_index=False)
+    for column, values in carried.items():
+        table = table.append_column(column, pa.array(values, pa.float64(), from_pandas=True))
     for kind, needs in FINGERPRINTS.items():  # keys NULL where the log lacks the columns
         keys = pa.array(hashed[f"{kind}_key"], pa.uint64())
         logged = not needs or any(c in run.columns for c in needs)
         table = table.append_column(
             f"{kind}_key", keys if logged else pa.nulls(len(keys), pa.uint64())
         )
-    settings = {m: scoring.of(m, spans) for m in present}
+    settings = {m: scoring.of(m, spans) for m in [*present, *carried]}
     return table.replace_schema_metadata({SCORING_KEY: json.dumps(settings)})
+
+
+def _carried(db: RunDatabase, run: RunFile, ids: pd.Series) -> dict[str, np.ndarray]:
+    """The columns ``compare`` compares beyond the report's own metrics, as it takes them: the
+    score columns of the log's tool and the cost columns, each question's mean of its finite
+    values over its samples (NaN for none), in the order of ``ids``; those with a value only
+    (a shard may have none). A tool's score column of other values is left out (_left_out)."""
+    types = {r.column_name: r.data_type for r in db.frame("column_types").itertuples()}
+    out = {}
+    for column in dict.fromkeys((*run.scores, *(c for c in COSTS if c in run.columns))):
+        if column in NOT_SCORES or column in BY_NAME or score_kind(types.get(column)) is None:
+            continue
+        scored = db.frame("score_column", column=column, largest=LARGEST_VALUE)
+        refuse_too_large(db, scored, column)
+        values = scored[scored["run"] == "a"].set_index("question_id")["value"]
+        mapped = ids.map(values).to_numpy(dtype=float, na_value=np.nan)
+        if not np.isnan(mapped).all():
+            out[column] = mapped
+    return out
 
 
 def _scorable(columns: frozenset[str]) -> bool:
@@ -199,8 +220,14 @@ def _scorable(columns: frozenset[str]) -> bool:
 
 
 def metric_names(table: pa.Table) -> list[str]:
-    """The metric columns of a per-question table, in report order."""
-    return [m for m in METRICS if m in table.column_names]
+    """The metric columns of a per-question table, in report order, then the log's score and
+    cost columns it carries (those its scoring metadata names)."""
+    carried = (
+        json.loads(table.schema.metadata[SCORING_KEY.encode()]) if table.schema.metadata else {}
+    )
+    return [m for m in METRICS if m in table.column_names] + [
+        m for m in carried if m not in METRICS and m in table.column_names
+    ]
 
 
 def sums_table(table: pa.Table, n_boot: int, seed: int) -> pa.Table:
@@ -440,7 +467,7 @@ def merge_runs(
     runs = []
     for parts, shards in zip((a_parts, b_parts), read, strict=True):
         _check_disjoint(parts, shards)
-        logged = [m for m in METRICS if any(m in s for s in shards)]
+        logged = _in_order(shards)
         runs.append({m: added([s[m] for s in shards if m in s]) for m in logged})
     a, b = runs
     both = [metric for metric in a if metric in b]
@@ -460,8 +487,7 @@ def merge_runs(
     scoring = {**b, **a}  # the options of every metric, the same in both runs
     metrics = [
         _merged(metric, scoring[metric].scoring[0], a_sums, b_sums, metric in paired, confidence)
-        for metric in METRICS
-        if metric in scoring
+        for metric in _in_order([scoring])
     ]
     warnings = [
         *_fingerprint_warnings(b_parts[0], [(a[m], b[m]) for m in paired], strict),
@@ -469,6 +495,13 @@ def merge_runs(
         *too_few_resamples(a[paired[0]].sums.n_boot, confidence, _resampled(metrics, confidence)),
     ]
     return Merged(metrics, warnings)
+
+
+def _in_order(shards: Sequence[dict[str, Any]]) -> list[str]:
+    """The metrics of any of ``shards`` (sums by metric): the report's own in its order, then a
+    log's score and cost columns as first met."""
+    seen = list(dict.fromkeys(m for shard in shards for m in shard))
+    return [m for m in METRICS if m in seen] + [m for m in seen if m not in METRICS]
 
 
 def _resampled(metrics: list[MergedMetric], confidence: float) -> list[tuple[float, str, str]]:

@@ -467,29 +467,54 @@ def test_metrics_of_a_log_of_samples_scores_each_question_once(tmp_path):
     assert table["relevant_key"].notna().all() and table["outputs_key"].notna().all()
 
 
-def test_metrics_names_the_score_and_cost_columns_it_leaves_out(tmp_path, write_log):
+def test_metrics_carries_the_score_and_cost_columns_compare_compares(tmp_path):
     """A RAGAS table's answer_relevancy (compared as answer_relevance) and context_recall, and a
-    log's latency_ms, are compared by ``compare`` but are not in the per-question table: they
-    were dropped without a word."""
+    log's latency_ms (the mean of a question's samples, NaN and inf left out, as compare takes
+    it), are in the per-question table and the partial sums, and merge prints them after the
+    report's own metrics: they were dropped without a word."""
     from test_eval_tool_readers import ragas_frame
 
-    ragas = tmp_path / "ragas.parquet"
-    ragas_frame([1.0, 0.5, 0.25], True).to_parquet(ragas)
-    result = CliRunner().invoke(cli, ["metrics", str(ragas), "-o", str(tmp_path / "m.parquet")])
+    sums = {}
+    for run, relevancy in (("a", [0.9, 0.8, 0.7]), ("b", [0.6, 0.8, 1.0])):
+        frame = ragas_frame([1.0, 0.5, 0.25], True).assign(answer_relevancy=relevancy)
+        frame.to_parquet(tmp_path / f"{run}.parquet")
+        sums[run] = tmp_path / f"{run}.sums.parquet"
+        result = invoke(
+            "metrics", tmp_path / f"{run}.parquet", "-o", tmp_path / f"{run}.m.parquet",
+            "--partial-sums", sums[run],
+        )  # fmt: skip
+        assert result.exit_code == 0 and result.stderr == "", result.output
+    table = pd.read_parquet(tmp_path / "a.m.parquet")
+    assert table["answer_relevance"].tolist() == [0.9, 0.8, 0.7]
+    assert table["context_recall"].tolist() == [1.0, 0.0, 0.0]
+    lines = invoke("merge", "--a", sums["a"], "--b", sums["b"]).stdout.splitlines()
+    assert [line.split(":")[0] for line in lines[-3:]] == [
+        "faithfulness", "answer_relevance", "context_recall"
+    ]  # fmt: skip
+    assert lines[-2].startswith("answer_relevance: A 0.8000 B 0.8000 B \u2212 A 0.0000 [")
+
+    log = tmp_path / "costs.parquet"
+    latency = [100.0, 300.0, math.nan, math.inf, 50.0]  # q0 twice, q1 twice, q2 once
+    pd.DataFrame({"question_id": ["q0", "q0", "q1", "q1", "q2"], "sample": list("xyxyx"),
+                  "correct": [True, False, True, True, False], "latency_ms": latency,
+                  "cost_usd": [0.01] * 5}).to_parquet(log)  # fmt: skip
+    result = invoke("metrics", log, "-o", tmp_path / "c.parquet")
+    assert result.exit_code == 0, result.output
+    costs = pd.read_parquet(tmp_path / "c.parquet").set_index("question_id")
+    assert costs["latency_ms"]["q0"] == 200.0 and costs["latency_ms"]["q2"] == 50.0
+    assert math.isnan(costs["latency_ms"]["q1"])  # no finite value
+    assert costs["cost_usd"].tolist() == pytest.approx([0.01] * 3)
+
+
+def test_metrics_names_a_score_column_with_no_value_it_leaves_out(tmp_path):
+    from test_eval_tool_readers import ragas_frame
+
+    log = tmp_path / "ragas.parquet"
+    ragas_frame([1.0, 0.5, 0.25], True).assign(context_recall=[None] * 3).to_parquet(log)
+    result = invoke("metrics", log, "-o", tmp_path / "m.parquet")
     assert result.exit_code == 0, result.output
     assert result.stderr == (
-        f"ragreport: warning: {ragas}: the per-question table holds the report's own metrics "
-        "only; score columns answer_relevance, context_recall are left out of it (and of its "
-        "partial sums): compare the logs themselves to compare them\n"
+        f"ragreport: warning: {log}: score column context_recall holds no number or true/false "
+        "value here, so the per-question table leaves it out\n"
     )
-    assert "answer_relevance" not in pq.read_schema(tmp_path / "m.parquet").names
-    log = tmp_path / "costs.parquet"
-    pd.DataFrame([{**row, "latency_ms": 100.0, "cost_usd": 0.01} for row in rows("a")]).to_parquet(
-        log
-    )
-    result = CliRunner().invoke(cli, ["metrics", str(log), "-o", str(tmp_path / "c.parquet")])
-    assert result.exit_code == 0, result.output
-    assert "cost columns latency_ms, cost_usd are left out" in result.stderr
-    plain = write_log(tmp_path / "plain.parquet", rows("a"))
-    result = CliRunner().invoke(cli, ["metrics", str(plain), "-o", str(tmp_path / "p.parquet")])
-    assert result.exit_code == 0 and result.stderr == ""
+    assert "context_recall" not in pq.read_schema(tmp_path / "m.parquet").names

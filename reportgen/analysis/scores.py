@@ -40,7 +40,7 @@ class Scores:
     notes: tuple[str, ...]  # offered columns left out, and why; the offered ones compared
 
 
-def _kind(data_type: str | None) -> str | None:
+def score_kind(data_type: str | None) -> str | None:
     """BOOLEAN, "number", or None for a column that holds neither."""
     if data_type == BOOLEAN:
         return BOOLEAN
@@ -63,12 +63,12 @@ def _problem(
         path, data_type = db.files[run].path, types.get((run, column))
         if data_type is None:
             return str(path), f"no column {column!r}; name a column every run log has"
-        if _kind(data_type) is None and data_type != NO_VALUE:
+        if score_kind(data_type) is None and data_type != NO_VALUE:
             return str(path), (
                 f"column {column} holds {data_type}, not numbers or booleans; log the score as "
                 "a number or true/false"
             )
-    kinds = {_kind(types[run, column]) for run in "ab" if types[run, column] != NO_VALUE}
+    kinds = {score_kind(types[run, column]) for run in "ab" if types[run, column] != NO_VALUE}
     if len(kinds) > 1:  # a column of no value in one run takes the other's kind
         return f"{a} and {b}", (
             f"column {column} is {types['a', column]} in one log and {types['b', column]} in "
@@ -129,7 +129,7 @@ def with_scores(
             continue
         column = m.source or m.name  # a score's column of the logs
         scored = db.frame("score_column", column=column, largest=LARGEST_VALUE)
-        _refuse_too_large(db, scored, column)
+        refuse_too_large(db, scored, column)
         for run, n in scored.groupby("run")["not_finite"].sum().items():
             if n:
                 warnings.append(not_finite(int(n), column, db.files[run].path.name))
@@ -139,7 +139,7 @@ def with_scores(
     return paired, warnings
 
 
-def _refuse_too_large(db: RunDatabase, scored: pd.DataFrame, column: str) -> None:
+def refuse_too_large(db: RunDatabase, scored: pd.DataFrame, column: str) -> None:
     """Refuse a score column with a value the statistics cannot square and sum exactly (as
     row_problems.sql refuses a cost column's), naming the first row of a question that has one
     (a score column's rows carry no row numbers: with samples, the question's first row)."""
