@@ -1160,3 +1160,26 @@ def test_a_repeated_rule_and_a_spaced_slice_column_end_to_end(tmp_path):
         "ragreport: warning: rule 'correct[sp ace] >= -0.5' is given more than once; it is "
         "checked once"
     ]
+
+
+def test_a_study_page_gives_the_whole_gate_above_the_candidates(tmp_path):
+    """The command prints "gate: fail (...; passing: c; ...)", and so does the JSON; the page of
+    several candidates gave each candidate's rules in its own section only, and no outcome
+    over them all."""
+    a, b, c = (tmp_path / f"{name}.parquet" for name in "abc")
+    pd.DataFrame(rows(40, 20, 100.0)).to_parquet(a)
+    pd.DataFrame(rows(40, 34, 160.0)).to_parquet(b)  # +60 ms: fails latency_ms <= 30
+    pd.DataFrame(rows(40, 25, 101.0)).to_parquet(c)
+    code, out, err, folder = compare(tmp_path, a, b, str(c), "--require", "latency_ms <= 30")
+    assert code == 1, err
+    headline = next(line for line in out.splitlines() if line.startswith("gate: "))
+    html = (folder / "r.html").read_text()
+    section = html.split('<section class="gate worse" id="gate">')[1].split("</section>")[0]
+    assert '<div class="outcome">Gate: fail</div>' in section
+    tally = headline.removeprefix("gate: fail (").removesuffix(")")
+    assert tally.startswith("1 of 2 rule checks failed; passing: c; ")
+    assert f"<p>{tally}. Each candidate's rules: " in section
+    assert '<a href="#candidate-1-gate">b</a>, <a href="#candidate-2-gate">c</a>.' in section
+    assert '<li><a href="#gate">Gate: fail</a></li>' in html
+    for anchor in ("candidate-1-gate", "candidate-2-gate"):
+        assert html.count(f'id="{anchor}"') == 1

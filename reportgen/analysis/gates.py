@@ -160,13 +160,19 @@ class GateResult:
 
     @property
     def headline(self) -> str:
-        """'gate: fail (1 of 3 rules failed for B; one-sided level 97.5%)'."""
+        """'gate: fail (1 of 3 rule checks failed; passing: none; bounds at the one-sided 97.5%
+        level)'."""
+        return f"gate: {self.outcome} ({self.tally})"
+
+    @property
+    def tally(self) -> str:
+        """The headline's parenthesis: the checks failed, the candidates passing, the level."""
         failed = sum(r.counts_as != PASS for r in self.results)
         candidates = self.passing_candidates()
         passing = f"passing: {', '.join(candidates) or 'none'}"
         return (
-            f"gate: {self.outcome} ({failed} of {fmt_count(len(self.results), 'rule check')} "
-            f"failed; {passing}; bounds at the one-sided {self.one_sided_level * 100:.10g}% level)"
+            f"{failed} of {fmt_count(len(self.results), 'rule check')} failed; {passing}; bounds "
+            f"at the one-sided {self.one_sided_level * 100:.10g}% level"
         )
 
     def passing_candidates(self) -> list[str]:

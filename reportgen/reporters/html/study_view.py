@@ -49,6 +49,16 @@ class CandidateSection:
 
 
 @dataclass(frozen=True)
+class StudyGate:
+    """The gate over every candidate, above the sections that give each one's rules."""
+
+    passed: bool
+    outcome: str  # pass or fail
+    detail: str  # the checks failed, the candidates passing, the one-sided level
+    links: list[tuple[str, str]]  # (candidate, anchor of its rules) for each candidate ruled
+
+
+@dataclass(frozen=True)
 class StudyContext:
     title: str
     baseline: str
@@ -57,6 +67,7 @@ class StudyContext:
     family: str
     curse: str | None
     holdout: str | None
+    gate: StudyGate | None
     warnings: list[str]
     summary: list[SummaryLine]
     charts: list[Chart]
@@ -122,6 +133,20 @@ def candidate_colours(candidate: int) -> RunColours:
     return RunColours(charts.STUDY_COLOURS[0], charts.STUDY_COLOURS[candidate])
 
 
+def _gate(study: Study, sections: list[CandidateSection]) -> StudyGate | None:
+    """The command's gate line, as the page's own: each section's gate shows only its rules."""
+    gate = study.gate
+    if gate is None:
+        return None
+    ruled = {r.candidate for r in gate.results}
+    return StudyGate(
+        passed=gate.passed,
+        outcome=gate.outcome,
+        detail=gate.tally,
+        links=[(s.label, f"{s.anchor}-gate") for s in sections if s.label in ruled],
+    )
+
+
 def build_study_context(study: Study, pair_contexts: list[ReportContext]) -> StudyContext:
     colours = study_colours(study)
     anchors = [f"candidate-{i + 1}" for i in range(len(study.pairs))]
@@ -160,6 +185,7 @@ def build_study_context(study: Study, pair_contexts: list[ReportContext]) -> Stu
         family=study.family.sentence if study.family else "",
         curse=study.curse.sentence if study.curse else None,
         holdout=study.holdout.sentence if study.holdout else None,
+        gate=_gate(study, sections),
         warnings=study.warnings,
         summary=summary,
         charts=_charts(study, colours),
