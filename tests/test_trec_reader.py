@@ -139,6 +139,15 @@ def test_rel_level_and_negative_grades(tmp_path, compare):
     # grade 1 is "related", not relevant at level 2; only d3 counts
     assert out["metrics"]["mrr@3"]["a"] == pytest.approx(1 / 3)
     assert out["metrics"]["recall@3"]["a"] == 1.0
+    # nDCG then differs from trec_eval's ndcg_cut (which ignores -l): the definitions say so
+    said = (
+        "The qrels' grades below 2 (--rel-level) are judged not relevant, grade 0: nDCG gains "
+        "count only the grades at or above it, where trec_eval's ndcg_cut, which ignores its -l, "
+        "counts every positive grade."
+    )
+    assert said in (tmp_path / "o" / "report.html").read_text().replace("&#39;", "'")
+    compare(run, run, tmp_path / "one", "--qrels", qrels, "--k", 3)
+    assert "--rel-level" not in (tmp_path / "one" / "report.html").read_text()
 
 
 def test_repeated_docno_names_both_lines(tmp_path):

@@ -439,6 +439,20 @@ def _missing(result: Comparison) -> list[str]:
     return notes
 
 
+def _rel_level(result: Comparison) -> str:
+    """What --rel-level above 1 does to the grades of qrels read with it: said, since nDCG then
+    differs from trec_eval's ndcg_cut, which ignores -l."""
+    levels = sorted({r.read.rel_level for r in result.runs.values() if r.read.qrels is not None})
+    if not levels or levels == [1]:
+        return ""
+    level = " and ".join(map(str, levels))
+    return (
+        f" The qrels' grades below {level} (--rel-level) are judged not relevant, grade 0: nDCG "
+        "gains count only the grades at or above it, where trec_eval's ndcg_cut, which ignores "
+        "its -l, counts every positive grade."
+    )
+
+
 def definitions(result: Comparison) -> list[tuple[str, str]]:
     t = result.tables
     k = t.named_cutoff
@@ -455,7 +469,7 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             f"Retrieval is scored at the passages the generator received: {cutoff}. "
             "rel = labelled passages of grade > 0; a passage repeated in a ranking counts once, at "
             "its first position. Questions without labelled evidence are left out of retrieval "
-            "metrics.",
+            "metrics." + _rel_level(result),
         ),
         *((t.name(m), t.metric(m).definition.format(gain=gain)) for m in t.metrics),
         (
