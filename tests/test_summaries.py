@@ -179,6 +179,21 @@ def test_junit_has_one_case_per_rule_with_the_numbers(sample):
     assert cases["correct >= -0.02"].classname == "ragreport gate.B"
 
 
+def test_junit_classname_keeps_a_dotted_label_one_class(tmp_path):
+    """A candidate labelled gpt-4.1: viewers split a classname at its dots, so the case showed
+    as class "1" of package "ragreport gate.gpt-4"; the failure's text keeps the label."""
+    code, _, err, _, xml = run(
+        SAMPLE_A, SAMPLE_B, tmp_path / "out", "--label", "base", "--label", "gpt-4.1",
+        "--require", "latency_ms <= 150", "--n-boot", "200",
+    )  # fmt: skip
+    assert code == 1, err
+    (suite,) = list(JUnitXml.fromfile(str(xml)))
+    (case,) = list(suite)
+    assert case.classname == "ragreport gate.gpt-4_1"
+    (failure,) = case.result
+    assert failure.text.startswith("latency_ms <= 150 is fail for gpt-4.1: ")
+
+
 def test_junit_without_rules_is_an_empty_suite(tmp_path):
     code, _, err, _, xml = run(SAMPLE_A, SAMPLE_B, tmp_path / "out", "--n-boot", "200")
     assert code == 0, err

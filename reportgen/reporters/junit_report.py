@@ -35,9 +35,10 @@ def render(report: Report) -> str:
         ET.SubElement(properties, "property", name=f"{key}.path", value=str(run.path))
         ET.SubElement(properties, "property", name=f"{key}.sha256", value=run.sha256)
     for r in results:
-        case = ET.SubElement(
-            suite, "testcase", classname=f"{SUITE}.{r.candidate}", name=r.rule, time="0"
-        )
+        # viewers read a classname's dots as packages: "gpt-4.1" would be class "1" of
+        # package "ragreport gate.gpt-4"; the failure's text names the candidate as labelled
+        classname = f"{SUITE}.{r.candidate.replace('.', '_')}"
+        case = ET.SubElement(suite, "testcase", classname=classname, name=r.rule, time="0")
         if r.counts_as != PASS:
             failure = ET.SubElement(
                 case, "failure", message=f"{r.outcome}: {r.detail}", type=r.outcome
