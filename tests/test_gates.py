@@ -915,8 +915,9 @@ def test_one_question_gives_no_interval_in_words_everywhere(tmp_path):
     assert lines == [
         "inconclusive (counts as fail)  B  correct >= 0: difference 1, one question gives no "
         "interval, so there is no one-sided 97.5% lower bound to hold to >= 0",
-        "inconclusive (counts as fail)  B  candidate.correct >= 0.5: candidate mean 1, one "
-        "question gives no interval, so there is no one-sided 97.5% lower bound to hold to >= 0.5",
+        "inconclusive (counts as fail)  B  candidate.correct >= 0.5: candidate mean 1 over its 1 "
+        "scored question, one question gives no interval, so there is no one-sided 97.5% lower "
+        "bound to hold to >= 0.5",
         "inconclusive (counts as fail)  B  correct[slice] >= 0: every slice of slice has one "
         "scored question, and one question gives no interval",
         "inconclusive (counts as fail)  B  faithfulness within 0.1: difference 0, one question "
@@ -1183,3 +1184,20 @@ def test_a_study_page_gives_the_whole_gate_above_the_candidates(tmp_path):
     assert '<li><a href="#gate">Gate: fail</a></li>' in html
     for anchor in ("candidate-1-gate", "candidate-2-gate"):
         assert html.count(f'id="{anchor}"') == 1
+
+
+def test_a_candidate_rule_says_over_which_questions_its_mean_is(tmp_path):
+    """A lacks faithfulness on 20 of 60 questions, where B scores 0.2: the table of B - A gives
+    B's mean over the 40 scored in both (0.75), the rule B's own over its 60 (0.5666...); the
+    rule's line gave its mean alone, which read as a contradiction of the table."""
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    ids = [f"q{i}" for i in range(60)]
+    pd.DataFrame({"question_id": ids, "faithfulness": [None] * 20 + [0.5] * 40}).to_parquet(a)
+    pd.DataFrame({"question_id": ids, "faithfulness": [0.2] * 20 + [0.75] * 40}).to_parquet(b)
+    code, out, err, folder = compare(tmp_path, a, b, "--require", "candidate.faithfulness >= 0.1")
+    assert code == 0, err
+    doc = json.loads((folder / "r.json").read_text())
+    assert doc["comparisons"][0]["metrics"]["faithfulness"]["b"] == pytest.approx(0.75)
+    (result,) = doc["gate"]["results"]
+    assert result["estimate"] == pytest.approx((20 * 0.2 + 40 * 0.75) / 60)
+    assert result["detail"].startswith("candidate mean 0.5667 over its 60 scored questions, ")

@@ -363,19 +363,23 @@ def _beside(value: float, margin: float) -> str:
 
 
 def _bound_sentence(rule: Rule, c: MetricComparison, what: str, level: float) -> str:
+    estimate = f"{what} {c.diff:.4g}"
+    if rule.kind == CANDIDATE:  # over the candidate's scored questions, which the report's
+        # table of B - A narrows to those scored in both runs: its B mean can differ
+        estimate += f" over its {fmt_count(c.n, 'scored question')}"
     if rule.op == WITHIN:
         low, high = _beside(c.ci_low, -rule.margin), _beside(c.ci_high, rule.margin)
         shown = f"interval [{low}, {high}]" if _has_interval(c) else _interval(c)
-        return f"{what} {c.diff:.4g}, {shown}, equivalence margin \u00b1{rule.number}"
+        return f"{estimate}, {shown}, equivalence margin \u00b1{rule.number}"
     bound = "lower" if rule.op in (">=", ">") else "upper"
     compared = f"one-sided {level * 100:.10g}% {bound} bound"
     if not _has_interval(c):
         return (
-            f"{what} {c.diff:.4g}, {_interval(c)}, so there is no {compared} to hold to "
+            f"{estimate}, {_interval(c)}, so there is no {compared} to hold to "
             f"{rule.op} {rule.number}"
         )
     value = _beside(c.ci_low if bound == "lower" else c.ci_high, rule.margin)
-    return f"{what} {c.diff:.4g}, {_interval(c)}; {compared} {value} vs {rule.op} {rule.number}"
+    return f"{estimate}, {_interval(c)}; {compared} {value} vs {rule.op} {rule.number}"
 
 
 def _violation_p(rule: Rule, evidence: SliceEvidence) -> float:
