@@ -201,3 +201,24 @@ def test_significance_is_one_minus_confidence_without_float_error():
     from reportgen.analysis.stats import significance
 
     assert 1 - 0.95 != 0.05 and significance(0.95) == 0.05 and significance(0.99) == 0.01
+
+
+def test_retrieval_left_out_names_the_log_that_lacks_a_ranking(tmp_path, compare):
+    """A ranks and labels, B logs answers only: the page said to log relevant_ids with
+    context_ids, as if neither log had them."""
+    ids = [f"q{i}" for i in range(12)]
+    ranked = {"question_id": ids, "correct": [i % 2 > 0 for i in range(12)],
+              "relevant_ids": [[f"p{i}"] for i in range(12)],
+              "context_ids": [[f"p{i}", "x"] for i in range(12)]}  # fmt: skip
+    answers = {"question_id": ids, "correct": [i % 3 > 0 for i in range(12)]}
+    paths = _logs(tmp_path, ranked, answers)
+    compare(*paths, tmp_path / "out")
+    text = page_text(tmp_path / "out" / "report.html")
+    assert (
+        "Retrieval metrics: they need a ranking (retrieved_ids or context_ids), which "
+        f"{paths[1]} does not log ({paths[0]} does)." in text
+    )
+    paths = _logs(tmp_path, answers, answers)  # neither ranks: the columns that would enable it
+    compare(*paths, tmp_path / "both")
+    text = page_text(tmp_path / "both" / "report.html")
+    assert "Retrieval metrics: log relevant_ids with context_ids (or retrieved_ids" in text

@@ -134,7 +134,8 @@ def _not_compared(
     value in both. None otherwise (the rule then names a metric the report does not know)."""
     column, cutoff = parse_name(metric)
     if cutoff is not None and column in names(RETRIEVAL):
-        return _no_retrieval(runs, metric)
+        need = lacking_retrieval(runs)
+        return need and f"{metric} needs {need}"
     compared = (
         *names(ANSWER),
         *COSTS,
@@ -174,9 +175,10 @@ RETRIEVAL_NEEDS = {
 }
 
 
-def _no_retrieval(runs: dict[str, RunFile], metric: str) -> str | None:
-    """What the log of the pair that cannot have retrieval metrics lacks, when the other can;
-    None otherwise (neither can, or both can and the rule's cutoff differs from the pair's)."""
+def lacking_retrieval(runs: dict[str, RunFile]) -> str | None:
+    """What the log of a pair that cannot have retrieval metrics lacks, when the other can
+    ("a ranking (retrieved_ids or context_ids), which b.parquet does not log (a.parquet
+    does)"); None otherwise (neither can, or both can)."""
     able = [r for r in runs.values() if all(set(c) & r.columns for c in RETRIEVAL_NEEDS.values())]
     unable = [r for r in runs.values() if r not in able]
     if not able or not unable:
@@ -185,8 +187,8 @@ def _no_retrieval(runs: dict[str, RunFile], metric: str) -> str | None:
         (n, c) for n, c in RETRIEVAL_NEEDS.items() if not set(c) & unable[0].columns
     )
     return (
-        f"{metric} needs {need} ({' or '.join(columns[:2])}), which {unable[0].path} does not "
-        f"log ({able[0].path} does)"
+        f"{need} ({' or '.join(columns[:2])}), which {unable[0].path} does not log "
+        f"({able[0].path} does)"
     )
 
 

@@ -32,7 +32,13 @@ from ...analysis.stats import (
     RANDOM_FLIPS,
     STUDENTIZED_BELOW,
 )
-from ...comparison.compare import CHANGED_SHOWN, Comparison, Headline, too_fine_note
+from ...comparison.compare import (
+    CHANGED_SHOWN,
+    Comparison,
+    Headline,
+    lacking_retrieval,
+    too_fine_note,
+)
 from ...diagnosis.diagnose import OFF_QUESTION_BELOW, TARGET
 from ...diagnosis.stages import CELL_NAMES, CELL_TITLES, MAX_JUDGE_GAP
 from ...formatting import (
@@ -424,6 +430,8 @@ def _missing(result: Comparison) -> list[str]:
             else "Retrieval metrics and the metric-vs-k chart: no question has labelled evidence "
             "(a label of grade > 0); label the evidence of the answerable questions."
             if unlabelled
+            else f"Retrieval metrics: they need {lacking}."
+            if (lacking := lacking_retrieval(result.runs))
             else "Retrieval metrics: log relevant_ids with context_ids (or retrieved_ids and pass "
             "--k), or relevant_spans with context_spans (or retrieved_spans and pass --k)."
         )
