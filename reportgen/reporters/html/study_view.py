@@ -49,13 +49,19 @@ class CandidateSection:
 
 
 @dataclass(frozen=True)
+class GateLink:
+    candidate: str
+    anchor: str  # of the candidate's own gate section
+
+
+@dataclass(frozen=True)
 class StudyGate:
     """The gate over every candidate, above the sections that give each one's rules."""
 
     passed: bool
     outcome: str  # pass or fail
     detail: str  # the checks failed, the candidates passing, the one-sided level
-    links: list[tuple[str, str]]  # (candidate, anchor of its rules) for each candidate ruled
+    links: list[GateLink]  # each candidate ruled, in the order of the sections
 
 
 @dataclass(frozen=True)
@@ -143,7 +149,7 @@ def _gate(study: Study, sections: list[CandidateSection]) -> StudyGate | None:
         passed=gate.passed,
         outcome=gate.outcome,
         detail=gate.tally,
-        links=[(s.label, f"{s.anchor}-gate") for s in sections if s.label in ruled],
+        links=[GateLink(s.label, f"{s.anchor}-gate") for s in sections if s.label in ruled],
     )
 
 
