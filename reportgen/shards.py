@@ -21,7 +21,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .analysis.metrics import check_span_rankings, score_questions
+from .analysis.metrics import RETRIEVAL_NEEDS, check_span_rankings, score_questions
 from .analysis.poisson import (
     Interval,
     PartialSums,
@@ -214,9 +214,8 @@ def _carried(db: RunDatabase, run: RunFile, ids: pd.Series) -> dict[str, np.ndar
 def _scorable(columns: frozenset[str]) -> bool:
     """Whether a log's columns can give a metric: a shard may still have none (no rows, or only
     questions without labels), and then adds nothing to the sums of its run."""
-    labels = {"relevant_ids", "relevant_spans"} & columns
-    rankings = {"retrieved_ids", "context_ids", "retrieved_spans", "context_spans"} & columns
-    return bool(labels and rankings) or bool({"correct", "faithfulness"} & columns)
+    retrieval = all(set(needed) & columns for needed in RETRIEVAL_NEEDS.values())
+    return retrieval or bool({"correct", "faithfulness"} & columns)
 
 
 def metric_names(table: pa.Table) -> list[str]:

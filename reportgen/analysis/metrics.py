@@ -180,6 +180,8 @@ def plan(runs: tuple[RunFile, RunFile], options: Options) -> Plan:
 
 
 RANKINGS = ("retrieved_ids", "context_ids", "retrieved_spans", "context_spans")
+# what a log needs for retrieval metrics: one column of each, the first two named in messages
+RETRIEVAL_NEEDS = {"a ranking": RANKINGS, "labels": ("relevant_ids", "relevant_spans")}
 
 
 def _lacking(runs: tuple[RunFile, RunFile], *columns: str) -> str:

@@ -22,7 +22,7 @@ from ..analysis.gates import (
     evaluate,
     rule_costs,
 )
-from ..analysis.metrics import RANKINGS, MetricTables, Options, compute_tables, plan
+from ..analysis.metrics import RETRIEVAL_NEEDS, MetricTables, Options, compute_tables, plan
 from ..analysis.power import Power, power_of
 from ..analysis.registry import ANSWER, RETRIEVAL, SCORE, base_name, names, parse_name
 from ..analysis.scores import oriented
@@ -166,13 +166,6 @@ def _not_compared(
         f"no paired question of {runs['a'].path} and {runs['b'].path} has a value of {column} "
         "in both"
     )
-
-
-# what a log needs for retrieval metrics: one column of each, the first two named
-RETRIEVAL_NEEDS = {
-    "a ranking": RANKINGS,
-    "labels": ("relevant_ids", "relevant_spans"),
-}
 
 
 def lacking_retrieval(runs: dict[str, RunFile]) -> str | None:
