@@ -1,5 +1,7 @@
 -- Questions that look wrong in a golden set or a log, one row per run, kind and question.
--- Reads: tables facts and span_matches, view runs (source_id, relevant_spans, spans). Params: $k INTEGER: the prompt cutoff the metrics are named for.
+-- Reads: tables facts and span_matches, views runs (source_id, relevant_spans, spans) and
+--   passage_tables (run, doc_id, start, end).
+-- Params: $k INTEGER: the prompt cutoff the metrics are named for.
 -- Returns: run, kind, question_id, row_number; kind is one of
 --   short_ranking       retrieved_ids (or, without them, context_ids) holds fewer than $k passages
 --   repeated_passage    a passage id appears twice in the prompt (context_ids, or the first $k)
@@ -8,7 +10,8 @@
 --   duplicate_question  the same question text about the same source_id (both NULL when no
 --                       source is logged) under another question_id in the same run
 --   span_across_cut     a labelled span (as written, grade > 0) that passages of the run
---                       overlap but none contains whole
+--                       overlap but none contains whole: the passages of its passage table
+--                       (--passages), else those of its rankings and prompts
 SELECT run, 'short_ranking' AS kind, question_id, row_number
 FROM facts
 WHERE coalesce(depth, n_context) < $k
@@ -61,9 +64,15 @@ FROM (
 JOIN (
     SELECT DISTINCT p.run, p.doc_id, p.start, p."end"
     FROM (
+        -- a run with a passage table: every passage of its cutting, retrieved or not (the table
+        -- lists every passage its rankings hold); else the passages its rankings and prompts hold
+        SELECT run, doc_id, start, "end" FROM passage_tables
+        UNION ALL
         SELECT run, unnest(retrieved_spans, recursive := true) FROM runs
+        WHERE run NOT IN (SELECT run FROM passage_tables)
         UNION ALL
         SELECT run, unnest(context_spans, recursive := true) FROM runs
+        WHERE run NOT IN (SELECT run FROM passage_tables)
     ) AS p
     JOIN (
         SELECT doc_id, min(start) AS lo, max("end") AS hi

@@ -203,6 +203,27 @@ def test_a_label_past_its_document_s_last_passage_is_a_warning(tmp_path, compare
     assert out["metrics"]["recall@2"]["a"] == pytest.approx(1 / 3)
 
 
+def test_a_label_across_a_cut_is_judged_on_every_passage_of_the_table(tmp_path, compare):
+    """Label d1 [90, 110): A retrieves p1 [0, 100) and p3 [100, 200), which cut it, but A's table
+    also has p2 [50, 150), which holds it whole and was never retrieved: A cuts no label. B's
+    table has the two passages it retrieves, which cut it."""
+    label = {"doc_id": "d1", "start": 90, "end": 110, "grade": 1}
+    rows = [{"question_id": f"q{i}", "retrieved_ids": ["p1", "p3"], "relevant_spans": [label],
+             "correct": i % 2 == 0} for i in range(4)]  # fmt: skip
+    log = _log(tmp_path, rows)
+    whole = _table(
+        tmp_path, "passage_id,doc_id,start,end\np1,d1,0,100\np2,d1,50,150\np3,d1,100,200\n"
+    )
+    cut = tmp_path / "cut.csv"
+    cut.write_text("passage_id,doc_id,start,end\np1,d1,0,100\np3,d1,100,200\n")
+    out = compare(
+        log, log, tmp_path / "o", "--k", 2, "--passages", whole, "--passages", cut, "--n-boot", 100
+    )
+    assert out["audit"]["smells"]["span_across_cut"]["counts"] == {"a": 0, "b": 4}
+    # both retrieve the same two passages, so the metrics agree
+    assert out["metrics"]["recall@2"]["a"] == out["metrics"]["recall@2"]["b"] == 1.0
+
+
 def test_passages_given_once_serve_every_log_and_else_once_per_log(tmp_path):
     log = _log(tmp_path, [LABELLED])
     passages = _table(tmp_path, "passage_id,doc_id,start,end\np1,d1,0,5\np2,d1,5,9\n")

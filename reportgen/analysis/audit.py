@@ -26,7 +26,7 @@ SMELL_TITLES = {
     "repeated_passage": "a passage repeated within the prompt",
     "answerable_unlabelled": "marked answerable but without labelled evidence",
     "duplicate_question": "the same question about the same source",
-    "span_across_cut": "a labelled span across a cut: no passage of the run contains it whole",
+    "span_across_cut": "a labelled span across a cut: no passage the run logged contains it whole",
 }
 NO_SOURCE = (
     "duplicated question texts (log source_id when one question is asked of several documents)"

@@ -28,6 +28,9 @@ _DATA_ERRORS = (
 )
 _ROW_CHECKS = {"examples": EXAMPLES, "largest": LARGEST_VALUE}  # row_problems' parameters
 _ROW_NUMBER = "file_row_number"  # the column DuckDB's Parquet reader adds on request
+_PASSAGE = pa.schema(  # a row of view passage_tables
+    [("run", pa.string()), ("doc_id", pa.string()), ("start", pa.int64()), ("end", pa.int64())]
+)
 BATCH_ROWS = 500_000
 """Rows of facts (one run's answer to one question) per batch of a query that is a map over
 questions (IN_BATCHES). Its joins, windows and groups then hold a batch of questions, not the
@@ -74,7 +77,8 @@ class ScoredRun:
 class RunDatabase:
     """The run logs registered as ``raw_a`` / ``raw_b`` (every column as written), ``rows_a`` /
     ``rows_b`` (contract columns and row_number only, so no column of a log can collide with a
-    name the queries use) and the contract view ``runs``.
+    name the queries use), their passage tables as ``passage_tables`` and the contract view
+    ``runs``.
 
     Without ``b`` (``validate`` of one log, or one run scored alone) ``rows_b`` is empty. With
     ``keep`` (the questions common to every run of a study) the rows of other questions are left
@@ -104,6 +108,7 @@ class RunDatabase:
             if keep is not None:
                 rows = rows.filter("question_id::VARCHAR IN (SELECT question_id FROM keep_ids)")
             (rows if b is not None or key == "a" else rows.limit(0)).create_view(f"rows_{key}")
+        self._passage_tables({"a": a, "b": b}).create_view("passage_tables")
         self.execute("rules")
         self.execute("runs")
         self.left_out: list[RowProblem] = []  # values left out, for the report's warnings
@@ -123,6 +128,18 @@ class RunDatabase:
             return self.con.from_arrow(run.table)
         paths = [str(f) for f in run.files or (run.path,)]
         return self.con.read_parquet(paths, union_by_name=True)
+
+    def _passage_tables(self, runs: dict[str, RunFile | None]) -> duckdb.DuckDBPyRelation:
+        """The passage tables (--passages) as (run, doc_id, start, end): every passage of a run's
+        cutting, retrieved or not; no row for a run without one."""
+        tables = [
+            run.passages.select(list(_PASSAGE.names[1:]))
+            .add_column(0, "run", pa.array([key] * run.passages.num_rows, pa.string()))
+            .cast(_PASSAGE)
+            for key, run in runs.items()
+            if run is not None and run.passages is not None
+        ]
+        return self.con.from_arrow(pa.concat_tables(tables) if tables else _PASSAGE.empty_table())
 
     def _numbered(self, run: RunFile) -> duckdb.DuckDBPyRelation:
         """The log's contract columns and ``row_number``, its 0-based row in the file (across

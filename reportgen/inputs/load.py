@@ -46,6 +46,9 @@ class RunFile:
     read: ReadOptions = ReadOptions()  # how it was read, recorded so a report can be re-run
     scores: tuple[str, ...] = ()  # score columns its tool wrote (RAGAS, promptfoo)
     qrels_sha256: str | None = None  # of the --qrels file a TREC or BEIR run was judged by
+    # its passage table (--passages), every passage of its cutting, retrieved or not: the audit
+    # judges a label across a cut on these rather than on the passages its rankings hold
+    passages: pa.Table | None = None
 
 
 # Parquet key-value metadata ``convert`` writes: the score columns the log's evaluation tool
@@ -338,4 +341,5 @@ def open_log(path: Path, label: str, options: ReadOptions) -> RunFile:
         read=options,
         scores=source.scores or tuple(dict.fromkeys(c for s in shards for c in s.scores)),
         qrels_sha256=None if options.qrels is None else hashes[options.qrels],
+        passages=source.passages,
     )

@@ -88,6 +88,7 @@ class Source:
     table: pa.Table | None  # the contract table; None: DuckDB reads ``files`` as Parquet
     notes: tuple[str, ...] = field(default=())
     scores: tuple[str, ...] = ()  # score columns the producing tool wrote, offered as metrics
+    passages: pa.Table | None = None  # its passage table (--passages): the run's whole cutting
 
 
 def parquet_files(path: Path) -> tuple[Path, ...]:
@@ -373,8 +374,11 @@ def read(path: Path, options: ReadOptions) -> Source:
     table = source.table
     if table is None:
         table = pq.read_table([str(f) for f in source.files])
-    table, notes = passage_spans(path, table, read_passages(options.passages), options.passages)
-    return Source((*source.files, options.passages), table, (*source.notes, *notes), source.scores)
+    passages = read_passages(options.passages)
+    table, notes = passage_spans(path, table, passages, options.passages)
+    return Source(
+        (*source.files, options.passages), table, (*source.notes, *notes), source.scores, passages
+    )
 
 
 def _read_format(path: Path, options: ReadOptions) -> Source:
