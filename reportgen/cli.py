@@ -643,16 +643,18 @@ def merge(
 
     merged = merge_runs(a_parts, b_parts, confidence, strict)
     for m in merged.metrics:
+        # a B - A above 0 is worse for a cost, better for every other metric
+        name = f"{m.name} (lower is better)" if m.lower_is_better else m.name
         means = " ".join(f"{run} {i.mean:.4f}" for run, i in (("A", m.a), ("B", m.b)) if i)
         if m.diff is None:
-            _echo(f"{m.name}: {means}; no B \u2212 A: {m.why}")
+            _echo(f"{name}: {means}; no B \u2212 A: {m.why}")
             continue
         if m.diff.low is None or m.diff.high is None:
             spread, note = "", "; one question gives no interval"
         else:
             spread, note = f" {fmt_interval(m.diff.low, m.diff.high, 4)}", ""
         _echo(
-            f"{m.name}: {means} B \u2212 A {fmt_diff(m.diff.mean, 4)}{spread} over "
+            f"{name}: {means} B \u2212 A {fmt_diff(m.diff.mean, 4)}{spread} over "
             f"{fmt_count(m.diff.n, 'question')}{note}"
         )
     for warning in merged.warnings:

@@ -391,6 +391,7 @@ class MergedMetric:
     b: Interval | None
     diff: Interval | None
     why: str  # why there is no difference
+    lower_is_better: bool = False  # a cost column (latency_ms, cost_usd, context_tokens)
 
 
 def _described(scoring: Settings, other: Settings) -> str:
@@ -569,11 +570,12 @@ def _merged(
     a_run, b_run = (
         percentile_interval(run[metric], confidence) if metric in run else None for run in (a, b)
     )
+    cost = metric in COSTS
     if paired:
         diff = percentile_interval(difference(a[metric], b[metric]), confidence)
-        return MergedMetric(name, a_run, b_run, diff, "")
+        return MergedMetric(name, a_run, b_run, diff, "", cost)
     if metric in a and metric in b:
         why = f"the runs' sums cover different questions ({a[metric].n} and {b[metric].n})"
     else:
         why = f"in run {'A' if metric in a else 'B'}'s sums only"
-    return MergedMetric(name, a_run, b_run, None, why)
+    return MergedMetric(name, a_run, b_run, None, why, cost)
