@@ -782,14 +782,17 @@ def test_ranked_topics():
     ]
 
 
-def _passage_query(name: str, passages: dict, log: dict | None = None) -> list[tuple]:
+def _passage_query(
+    name: str, passages: dict, log: dict | None = None, view: str = "log"
+) -> list[tuple]:
+    """queries/<name>.sql over the views passages and ``view`` (the log's rows, or its labels)."""
     import duckdb
     import pyarrow as pa
 
     con = duckdb.connect()
     con.register("passages", pa.table(passages))
     if log is not None:
-        con.register("log", pa.table(log))
+        con.register(view, pa.table(log))
     return con.execute(query_text(name)).fetchall()
 
 
@@ -820,6 +823,18 @@ def test_passage_unknown():
     assert _passage_query("passage_unknown", PASSAGES, log) == [(2, "retrieved_ids", "p9")]
     log["retrieved_ids"][1] = ["p2"]
     assert _passage_query("passage_unknown", PASSAGES, log) == [(2, "context_ids", "p8")]
+
+
+def test_passage_gaps():
+    """End exclusive: p1 [0, 5) and p2 [5, 9) touch; p3 [12, 20) leaves [9, 12) to no passage."""
+    passages = {"passage_id": ["p1", "p2", "p3"], "doc_id": ["d1"] * 3, "start": [0, 5, 12],
+                "end": [5, 9, 20]}  # fmt: skip
+    labels = {"doc_id": ["d1", "d1", "d1", "d1", "d1", "d2"],
+              "start": [4, 9, 10, 8, 20, 0], "end": [6, 12, 11, 10, 30, 3]}  # fmt: skip
+    # [9, 12) and [10, 11) lie in the gap; [8, 10) overlaps p2; [20, 30) is past the last
+    # passage and d2 has none (each said apart)
+    gaps = _passage_query("passage_gaps", passages, labels, view="labels")
+    assert gaps == [("d1", 9, 12), ("d1", 10, 11)]
 
 
 def test_passage_spans():

@@ -85,7 +85,7 @@ def read_passages(path: Path) -> pa.Table:
                 f"{path}: column {name} has type {table[name].type}; expected {kind}"
             ) from None
     passages = pa.table(columns)
-    found = _query(path, passages, "passage_problems").to_pylist()
+    found = _query(path, "passage_problems", passages=passages).to_pylist()
     if found:
         row, problem, column, value = found[0].values()
         detail = _PROBLEMS[problem].format(column=column, value=value)
@@ -132,12 +132,12 @@ def _decimal(text: str) -> Decimal | None:
         return None
 
 
-def _query(source: Path, passages: pa.Table, name: str, log: pa.Table | None = None) -> pa.Table:
-    """The result of queries/<name>.sql over the views passages and log (read from ``source``)."""
+def _query(source: Path, name: str, **views: pa.Table) -> pa.Table:
+    """The result of queries/<name>.sql over ``views`` (the passage table, the log's rows or its
+    labels), read from ``source``."""
     with connection(source) as con:
-        con.register("passages", passages)
-        if log is not None:
-            con.register("log", log)
+        for view, table in views.items():
+            con.register(view, table)
         return con.sql(query_text(name)).to_arrow_table()
 
 
@@ -160,7 +160,7 @@ def passage_spans(
             **{ids: _strings(table[ids]) if ids in present else _nulls(table) for ids in ID_LISTS},
         }
     )
-    unknown = _query(path, passages, "passage_unknown", log).to_pylist()
+    unknown = _query(path, "passage_unknown", passages=passages, log=log).to_pylist()
     if unknown:
         row, column, passage = unknown[0].values()
         ids = table["question_id"] if "question_id" in table.column_names else None
@@ -170,10 +170,10 @@ def passage_spans(
             f"{path}: {where}: {column} has passage {passage!r}, which {passages_path} does not "
             "list; add it to the passage table or pass the table of this run"
         )
-    spans = _query(path, passages, "passage_spans", log)
+    spans = _query(path, "passage_spans", passages=passages, log=log)
     for name in present.values():
         table = table.append_column(name, spans[name])
-    return table, _unreachable_labels(table, passages, passages_path)
+    return table, _unreachable_labels(path, table, passages, passages_path)
 
 
 def _strings(column: pa.ChunkedArray) -> pa.ChunkedArray:
@@ -185,10 +185,13 @@ def _nulls(table: pa.Table) -> pa.Array:
     return pa.nulls(table.num_rows, pa.list_(pa.string()))
 
 
-def _unreachable_labels(table: pa.Table, passages: pa.Table, passages_path: Path) -> list[str]:
+def _unreachable_labels(
+    path: Path, table: pa.Table, passages: pa.Table, passages_path: Path
+) -> list[str]:
     """Notes on labels no passage of the table can reach: of a document it lacks (a misspelt
-    doc_id), or past the end of the last passage of their document (offsets of another version
-    of it, or of bytes rather than characters)."""
+    doc_id), past the end of the last passage of their document (offsets of another version
+    of it, or of bytes rather than characters), or between two of its passages (text the
+    chunker put in no passage)."""
     if "relevant_spans" not in table.column_names:
         return []
     spans = pc.list_flatten(table["relevant_spans"])
@@ -218,5 +221,15 @@ def _unreachable_labels(table: pa.Table, passages: pa.Table, passages_path: Path
             f"{passages_path.name}, so no passage of this run can cover "
             f"{agreeing(len(past), 'it', 'them')}: {fmt_listed(shown, LISTED)}; check that the "
             "labels and the table count characters of the same version of each document"
+        )
+    gaps = _query(path, "passage_gaps", passages=passages, labels=labels).to_pylist()
+    if gaps:
+        shown = [f"{bidi_isolated(g['doc_id'])} [{g['start']}, {g['end']})" for g in gaps]
+        notes.append(
+            f"{fmt_count(len(gaps), 'label')} {agreeing(len(gaps), 'lies', 'lie')} between the "
+            f"passages of {agreeing(len(gaps), 'its', 'their')} document in "
+            f"{passages_path.name} (no passage overlaps {agreeing(len(gaps), 'it', 'them')}), so "
+            f"no passage of this run can cover {agreeing(len(gaps), 'it', 'them')}: "
+            f"{fmt_listed(shown, LISTED)}; the chunker put that text in no passage"
         )
     return notes
