@@ -225,9 +225,9 @@ def test_labels_no_passage_of_the_table_reaches_are_warnings(tmp_path, compare):
         "count characters of the same version of each document"
     ) in out["warnings"]
     assert (
-        "Run A: 1 label lies between the passages of its document in passages.csv (no passage "
-        "overlaps it), so no passage of this run can cover it: d1 [6, 9); the chunker put that "
-        "text in no passage"
+        "Run A: 1 label lies in a gap between the passages of its document in passages.csv (or "
+        "before the first), so no passage of this run can cover it: d1 [6, 9); the chunker put "
+        "that text in no passage"
     ) in out["warnings"]
     # q0 and q1 find d1 [12, 15) and miss d1 [6, 9); q2 misses its one label
     assert out["metrics"]["recall@2"]["a"] == pytest.approx((1 / 2 + 1 / 2 + 0) / 3)

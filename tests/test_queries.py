@@ -837,6 +837,28 @@ def test_passage_gaps():
     assert gaps == [("d1", 9, 12), ("d1", 10, 11)]
 
 
+def test_passage_gaps_agree_with_every_pair_checked():
+    """Random passages (overlapping, sharing starts, some documents without any) and labels,
+    against a check of every passage of the label's document."""
+    rng = np.random.default_rng(7)
+    starts, ends = rng.integers(0, 30, 60) * 10, rng.integers(1, 15, 60)  # shared starts
+    passages = {"passage_id": [f"p{i}" for i in range(60)],
+                "doc_id": [f"d{i}" for i in rng.integers(0, 6, 60)],
+                "start": starts.tolist(), "end": (starts + ends).tolist()}  # fmt: skip
+    starts, ends = rng.integers(0, 330, 400), rng.integers(1, 10, 400)
+    labels = {"doc_id": [f"d{i}" for i in rng.integers(0, 8, 400)], "start": starts.tolist(),
+              "end": (starts + ends).tolist()}  # fmt: skip
+    spans = list(zip(passages["doc_id"], passages["start"], passages["end"], strict=True))
+    expected = sorted(
+        (doc, start, end)
+        for doc, start, end in zip(labels["doc_id"], labels["start"], labels["end"], strict=True)
+        if any(d == doc and e > start for d, _, e in spans)
+        and not any(d == doc and s < end and e > start for d, s, e in spans)
+    )
+    assert len(expected) > 10  # gaps are found, not only their absence
+    assert _passage_query("passage_gaps", passages, labels, view="labels") == expected
+
+
 def test_passage_spans():
     log = {"row_number": [1, 2, 3], "retrieved_ids": [["p2", "p1", None], [], None],
            "context_ids": [["p2"], None, ["p1"]]}  # fmt: skip

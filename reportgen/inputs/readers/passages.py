@@ -190,7 +190,7 @@ def _unreachable_labels(
 ) -> list[str]:
     """Notes on labels no passage of the table can reach: of a document it lacks (a misspelt
     doc_id), past the end of the last passage of their document (offsets of another version
-    of it, or of bytes rather than characters), or between two of its passages (text the
+    of it, or of bytes rather than characters), or in a gap between its passages (text the
     chunker put in no passage)."""
     if "relevant_spans" not in table.column_names:
         return []
@@ -226,10 +226,10 @@ def _unreachable_labels(
     if gaps:
         shown = [f"{bidi_isolated(g['doc_id'])} [{g['start']}, {g['end']})" for g in gaps]
         notes.append(
-            f"{fmt_count(len(gaps), 'label')} {agreeing(len(gaps), 'lies', 'lie')} between the "
-            f"passages of {agreeing(len(gaps), 'its', 'their')} document in "
-            f"{passages_path.name} (no passage overlaps {agreeing(len(gaps), 'it', 'them')}), so "
-            f"no passage of this run can cover {agreeing(len(gaps), 'it', 'them')}: "
-            f"{fmt_listed(shown, LISTED)}; the chunker put that text in no passage"
+            f"{fmt_count(len(gaps), 'label')} {agreeing(len(gaps), 'lies', 'lie')} in a gap "
+            f"between the passages of {agreeing(len(gaps), 'its', 'their')} document in "
+            f"{passages_path.name} (or before the first), so no passage of this run can cover "
+            f"{agreeing(len(gaps), 'it', 'them')}: {fmt_listed(shown, LISTED)}; the chunker "
+            "put that text in no passage"
         )
     return notes
