@@ -7,6 +7,7 @@ import json
 import random
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
@@ -426,6 +427,51 @@ def test_a_grade_0_label_is_not_merged_so_not_counted_as_overlapping(tmp_path: P
         f"{log}: merged: 1 row with merged_spans in relevant_spans: row 3 (question_id 'q3'): "
         "relevant_spans has 1 span(s) overlapping an earlier one;"
     )
+
+
+def test_labels_across_a_cut_agree_with_every_passage_checked(tmp_path: Path):
+    """Random rankings of three documents (passages nested, overlapping, sharing starts and
+    ends, one listed twice) and labels, and passages touching a label, against a check of each
+    label with every passage its run logged."""
+    rng = np.random.default_rng(11)
+
+    def spans(n: int, shortest: int, longest: int) -> list[dict]:
+        starts = rng.integers(0, 60, n) * 5
+        ends = starts + rng.integers(shortest, longest, n)
+        docs = rng.choice(["d1", "d2", "d3"], n)
+        return [_span(str(d), int(s), int(e)) for d, s, e in zip(docs, starts, ends, strict=True)]
+
+    logs = []
+    for _ in "ab":
+        rows = []
+        for i in range(40):
+            labels = [dict(span, grade=int(rng.integers(0, 3))) for span in spans(2, 5, 30)]
+            ranking = spans(6, 1, 25)
+            rows.append({"question_id": f"q{i}", "relevant_spans": labels,
+                         "retrieved_spans": ranking + ranking[:1],
+                         "context_spans": spans(1, 1, 25)})  # fmt: skip
+        # passages that touch a label (end exclusive) do not overlap it: d9 [10, 20) is not cut;
+        # d9 [25, 35) is, and makes d9 [20, 30) one of the passages the labels reach
+        for question, label in (("touch", _span("d9", 10, 20, 1)), ("cut", _span("d9", 25, 35, 1))):
+            rows.append({"question_id": question, "relevant_spans": [label],
+                         "retrieved_spans": [_span("d9", 0, 10), _span("d9", 20, 30)],
+                         "context_spans": []})  # fmt: skip
+        logs.append(rows)
+    expected = []
+    for run, rows in zip("ab", logs, strict=True):
+        passages = [p for r in rows for p in r["retrieved_spans"] + r["context_spans"]]
+        for r in rows:
+            for label in r["relevant_spans"]:
+                same = [p for p in passages if p["doc_id"] == label["doc_id"]]
+                over = any(p["start"] < label["end"] and p["end"] > label["start"] for p in same)
+                held = any(p["start"] <= label["start"] and p["end"] >= label["end"] for p in same)
+                if label["grade"] > 0 and over and not held:
+                    expected.append((run, r["question_id"]))
+    expected = sorted(set(expected))
+    assert 10 < len(expected) < 60  # cut labels, and labels held whole, both occur
+    smells = _prepared_frame(*_logs(tmp_path, *logs), "data_smells", k=2)
+    cut = smells[smells["kind"] == "span_across_cut"]
+    assert sorted(zip(cut["run"], cut["question_id"], strict=True)) == expected
 
 
 def test_a_label_across_a_cut_is_each_label_as_written(tmp_path: Path):
