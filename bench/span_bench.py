@@ -1,6 +1,7 @@
 """Time span matching against the passage-level metrics it replaces, on N questions x 100.
 
-Usage: ``python bench/span_bench.py N OUT_DIR [--seed S] [--also REV [--repeats R]]``.
+Usage: ``python bench/span_bench.py N OUT_DIR [--seed S] [--one-document] [--also REV
+[--repeats R]]``.
 
 Writes a seeded pair of span logs (``OUT_DIR/spans_a.parquet``, ``spans_b.parquet``): each
 question has a home manual; its 100 retrieved passages are 500-character chunks (A) or
@@ -12,6 +13,11 @@ cut), once on the passage-level logs of ``make_logs.py`` (same N, ranking depth 
 the span logs (plus span matching, span precision and the character measures). Prints both wall
 and CPU times (user + system over DuckDB's threads, the steadier figure on a loaded machine) and
 their ratios.
+
+``--one-document`` lays the manuals end to end as one document (``m0``, each manual's offsets
+moved by its place): the same passages and labels, so every per-question number is the same,
+but the audit's labels across a cut face one document of every passage, as a corpus of one
+long file does.
 
 ``--also REV`` times the same steps as committed in REV (``git archive REV``, as
 ``run_bench.py --snapshot`` does) beside this checkout: each timing is a separate process,
@@ -46,12 +52,17 @@ DEPTH, CONTEXT = 100, 5
 N_DOCS = 100_000
 HOME_SHARE = 0.1  # passages of the ranking from the question's own manual
 CHUNKS_PER_DOC = 40  # passage start = chunk * size, chunk in 0..CHUNKS_PER_DOC-1 (at 500 chars)
+DOC_CHARS = CHUNKS_PER_DOC * 500  # a manual's length
 MAX_LABELS = 4
 REPO = Path(__file__).resolve().parent.parent
 LABELS = ("passage labels", "span labels")
 
 
-def _spans(docs: np.ndarray, starts: np.ndarray, ends: np.ndarray, lengths: np.ndarray):
+def _spans(docs: np.ndarray, starts: np.ndarray, ends: np.ndarray, lengths: np.ndarray, one: bool):
+    """Spans of manual ``docs`` at ``starts``/``ends``, a list per question of ``lengths``; with
+    ``one`` the manuals laid end to end as the one document ``m0``."""
+    if one:
+        starts, ends, docs = starts + docs * DOC_CHARS, ends + docs * DOC_CHARS, docs * 0
     structs = pa.StructArray.from_arrays(
         [
             pc.utf8_replace_slice(pc.cast(pa.array(docs), pa.string()), 0, 0, "m"),
@@ -64,26 +75,29 @@ def _spans(docs: np.ndarray, starts: np.ndarray, ends: np.ndarray, lengths: np.n
     return pa.ListArray.from_arrays(pa.array(offsets), structs)
 
 
-def write_span_logs(n: int, out_dir: Path, seed: int = 0) -> tuple[Path, Path]:
+def write_span_logs(
+    n: int, out_dir: Path, seed: int = 0, one_document: bool = False
+) -> tuple[Path, Path]:
     rng = np.random.default_rng(seed)
     home = rng.integers(N_DOCS, size=n)
     n_labels = rng.integers(0, MAX_LABELS + 1, size=n)
     label_docs = np.repeat(home, n_labels)
-    label_starts = rng.integers(0, CHUNKS_PER_DOC * 500 - 600, size=len(label_docs))
+    label_starts = rng.integers(0, DOC_CHARS - 600, size=len(label_docs))
     label_ends = label_starts + rng.integers(100, 600, size=len(label_docs))
-    labels = _spans(label_docs, label_starts, label_ends, n_labels)
+    labels = _spans(label_docs, label_starts, label_ends, n_labels, one_document)
     paths = []
     for name, size in (("a", 500), ("b", 1000)):
         own = rng.random((n, DEPTH)) < HOME_SHARE
         docs = np.where(own, home[:, None], rng.integers(N_DOCS, size=(n, DEPTH))).ravel()
-        chunks = rng.integers(0, CHUNKS_PER_DOC * 500 // size, size=n * DEPTH)
+        chunks = rng.integers(0, DOC_CHARS // size, size=n * DEPTH)
         lengths = np.full(n, DEPTH)
-        ranked = _spans(docs, chunks * size, chunks * size + size, lengths)
+        ranked = _spans(docs, chunks * size, chunks * size + size, lengths, one_document)
         prompt = _spans(
             docs.reshape(n, DEPTH)[:, :CONTEXT].ravel(),
             (chunks * size).reshape(n, DEPTH)[:, :CONTEXT].ravel(),
             (chunks * size + size).reshape(n, DEPTH)[:, :CONTEXT].ravel(),
             np.full(n, CONTEXT),
+            one_document,
         )
         table = pa.table(
             {
@@ -171,6 +185,7 @@ def main() -> None:
     parser.add_argument("n", type=int)
     parser.add_argument("out_dir", type=Path)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--one-document", action="store_true", help="the manuals as one document")
     parser.add_argument("--also", metavar="REV", help="also time the steps as committed in REV")
     parser.add_argument("--repeats", type=int, default=5, help="runs of each with --also")
     parser.add_argument("--child", choices=LABELS, help=argparse.SUPPRESS)  # one timing, as JSON
@@ -182,7 +197,7 @@ def main() -> None:
         return
     args.out_dir.mkdir(parents=True, exist_ok=True)
     write_logs(args.n, args.out_dir, args.seed)
-    write_span_logs(args.n, args.out_dir, args.seed)
+    write_span_logs(args.n, args.out_dir, args.seed, args.one_document)
     print(f"{args.n} questions x {DEPTH} passages")
     if args.also:
         _side_by_side(args.out_dir, args.also, args.repeats)
