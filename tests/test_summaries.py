@@ -160,6 +160,29 @@ def test_markdown_stays_under_githubs_limit(tmp_path):
     assert len(JUnitXml.fromfile(str(xml))) == 1
 
 
+def test_long_slice_values_that_differ_at_their_ends_stay_told_apart(tmp_path):
+    """Two slices named by paths of one 200-character folder: cut at the end, both rows would
+    read the same; cut in the middle, each keeps its file name."""
+    folder = "/".join(["manuals"] * 25)
+    names = {0: f"{folder}/baggage.md", 1: f"{folder}/refunds.md"}
+
+    def slice_of(i: int) -> str:
+        return names[i // 12] if i < 24 else "big"
+
+    records = rows(100, slice_of, lambda i: i >= 24)  # B breaks both slices, fixes "big"
+    for r in records[24:]:
+        r["correct"] = False
+    a, b = write(tmp_path / "a.parquet", records, "a"), write(tmp_path / "b.parquet", records, "b")
+    code, _, err, md, _ = run(a, b, tmp_path / "out", "--n-boot", "200")
+    assert code == 0, err
+    *_, regressions, _ = tables(md.read_text())
+    shown = [row[1] for row in regressions[1:] if row[0] == "slice" and row[2] == "correct"]
+    assert len(shown) == 2 and len(set(shown)) == 2
+    for value, name in zip(sorted(shown), ["baggage.md", "refunds.md"], strict=True):
+        assert value.startswith("manuals/manuals/") and value.endswith(f"manuals/{name}")
+        assert "\u2026" in value and len(value) <= 120
+
+
 def test_junit_has_one_case_per_rule_with_the_numbers(sample):
     _, xml, doc = sample
     suites = list(JUnitXml.fromfile(str(xml)))

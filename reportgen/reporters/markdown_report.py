@@ -31,6 +31,7 @@ from ..formatting import (
 )
 from ..inputs.load import RunFile
 from .report import Report, study_warnings
+from .user_text import cut_middle
 
 MAX_CHARS = 65_536  # GitHub's limit on a comment and on a job summary
 MAX_TEXT = 120  # characters of one piece of user text (a file name, a rule, a slice value)
@@ -53,9 +54,9 @@ def escape(text: str, limit: int = MAX_TEXT) -> str:
     """User text as literal Markdown: no emphasis, code, link, math, table cell break, HTML tag
     or @-mention, no list marker where it begins a list item, no right-to-left override
     reaching past it, and no control character a terminal acts on when a CI log prints it."""
-    text = one_line(" ".join(str(text).split()))  # a control character as its escape, \x1b
-    if len(text) > limit:
-        text = text[: limit - 1] + "\u2026"
+    # a control character as its escape (\x1b); cut in the middle, where two slice values of
+    # one long prefix differ at their ends
+    text = cut_middle(one_line(" ".join(str(text).split())), limit)
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = _LIST_MARKER.sub(r"\1\\\2", _SPECIAL.sub(r"\\\1", text))
     return bidi_isolated(_MENTION.sub("@" + ZERO_WIDTH_SPACE, text))

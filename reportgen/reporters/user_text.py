@@ -31,18 +31,23 @@ def xml_safe(value: Any) -> Any:
 def drawable(value: Any) -> Any:
     """``value`` (a chart spec) as xml_safe, U+2028 and U+2029 too (a slice value holding one
     stopped the report with a traceback, exit 1), each string over MAX_DRAWN characters cut in
-    its middle: its start and its end ("... (n=20)") stay, so long slice values stay told
-    apart; and each isolated (bidi_isolated), as the page's texts are."""
+    its middle (cut_middle); and each isolated (bidi_isolated), as the page's texts are."""
     return _each_string(value, _drawn)
+
+
+def cut_middle(text: str, limit: int) -> str:
+    """``text`` at most ``limit`` characters long, cut in its middle: its start and its end
+    stay, so long values that differ at one end only (paths, "... (n=20)") stay told apart."""
+    if len(text) <= limit:
+        return text
+    half = (limit - 1) // 2
+    return text[:half] + "\u2026" + text[len(text) - half :]
 
 
 def _drawn(text: str) -> str:
     """One string of a chart spec, as drawable makes it: one function, since a spec of 100,000
     questions holds hundreds of thousands of strings."""
-    text = _NOT_DRAWN.sub(SHOWN, text)
-    if len(text) > MAX_DRAWN:
-        half = (MAX_DRAWN - 1) // 2
-        text = text[:half] + "\u2026" + text[-half:]
+    text = cut_middle(_NOT_DRAWN.sub(SHOWN, text), MAX_DRAWN)
     return text if text.isascii() else bidi_isolated(text)
 
 
