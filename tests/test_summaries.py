@@ -97,6 +97,22 @@ def test_markdown_states_verdict_changes_and_the_attachment(sample):
     assert "The full report is the attached HTML, report.html." in markdown
 
 
+def test_every_output_states_the_one_sided_level_alike(tmp_path):
+    """At --confidence 0.9 each bound is one-sided at 95%: the page, the Markdown and the line
+    the command prints write it the same way (the page wrote 95.0%)."""
+    rule = "correct >= -0.02"
+    code, out, err, md, _ = run(
+        SAMPLE_A, SAMPLE_B, tmp_path / "out", "--require", rule, "--confidence", "0.9"
+    )
+    assert code == 0, err  # its lower bound is 0.04583 at 95% one-sided
+    page = re.sub(r"\s+", " ", (tmp_path / "out" / "report.html").read_text())
+    assert "Each bound is one-sided at the 95% level;" in page
+    assert "one-sided at the 95% level (the 90% two-sided interval)" in md.read_text()
+    assert "bounds at the one-sided 95% level)" in out
+    detail = json.loads((tmp_path / "out" / "report.json").read_text())["gate"]["results"][0]
+    assert "one-sided 95% lower bound" in detail["detail"]
+
+
 def rows(n: int, slice_of, correct_b) -> list[dict]:
     return [
         {"question_id": f"q{i}", "slice": slice_of(i), "correct": i % 2 == 0, "b": correct_b(i)}

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from ..formatting import agreeing, fmt_count, shown_value
+from ..formatting import agreeing, fmt_count, fmt_pct, shown_value
 from .metrics import MetricTables, Options
 from .registry import NAME_PATTERN
 from .slices import SMALL_SLICE, in_slice_order, slice_labels
@@ -172,7 +172,7 @@ class GateResult:
         passing = f"passing: {', '.join(candidates) or 'none'}"
         return (
             f"{failed} of {fmt_count(len(self.results), 'rule check')} failed; {passing}; bounds "
-            f"at the one-sided {self.one_sided_level * 100:.10g}% level"
+            f"at the one-sided {fmt_pct(self.one_sided_level)} level"
         )
 
     def passing_candidates(self) -> list[str]:
@@ -372,7 +372,7 @@ def _bound_sentence(rule: Rule, c: MetricComparison, what: str, level: float) ->
         shown = f"interval [{low}, {high}]" if _has_interval(c) else _interval(c)
         return f"{estimate}, {shown}, equivalence margin \u00b1{rule.number}"
     bound = "lower" if rule.op in (">=", ">") else "upper"
-    compared = f"one-sided {level * 100:.10g}% {bound} bound"
+    compared = f"one-sided {fmt_pct(level)} {bound} bound"
     if not _has_interval(c):
         return (
             f"{estimate}, {_interval(c)}, so there is no {compared} to hold to "
