@@ -103,6 +103,10 @@ def _table(tmp_path: Path, text: str, suffix: str = ".csv") -> Path:
             "row 2 has start zero, not a number; offsets count whole characters",
         ),
         (
+            "passage_id,doc_id,start,end\np1,d1,0,5\np2,d1,5,inf\n",
+            "row 2 has end inf, not a finite number; offsets count whole characters",
+        ),
+        (
             "passage_id,doc_id,start,end\np1,d1,0,9223372036854775808\n",
             "row 1 has end 9223372036854775808, beyond 2**63 - 1, the largest integer read",
         ),

@@ -109,8 +109,10 @@ def _text_offsets(path: Path, name: str, text: pa.Array) -> pa.Array:
             values.append(None)  # a missing value, named by the table's checks
             continue
         number = _decimal(cell)
-        if number is None or not number.is_finite():
+        if number is None:
             problem = "not a number"
+        elif not number.is_finite():
+            problem = "not a finite number"  # as a Parquet table's inf reads
         elif number != number.to_integral_value():
             problem = "not a whole number"
         elif abs(number) >= 2**63:
