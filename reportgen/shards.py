@@ -36,7 +36,7 @@ from .analysis.scores import NOT_SCORES, refuse_too_large, score_kind
 from .analysis.stats import expanded_confidence
 from .comparison.compare import too_few_resamples
 from .diagnosis.diagnose import COSTS
-from .errors import InputError
+from .errors import InputError, not_a_file
 from .formatting import fmt_count
 from .inputs.contract import LARGEST_VALUE
 from .inputs.database import RunDatabase
@@ -288,8 +288,9 @@ def write_metrics(
 def read_sums(path: Path) -> dict[str, MetricSums]:
     """The partial sums a ``metrics --partial-sums`` file holds, by metric."""
     if not path.is_file():
-        what = "is a folder" if path.is_dir() else "no such file"
-        raise InputError(f"{path}: {what}; pass a file written by ragreport metrics --partial-sums")
+        raise InputError(
+            f"{path}: {not_a_file(path)}; pass a file written by ragreport metrics --partial-sums"
+        )
     try:
         table = pq.read_table(path)
     except (OSError, pa.ArrowException) as error:

@@ -3,6 +3,7 @@ against the same runs logged with their spans, and the one-line errors of bad ta
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pyarrow as pa
@@ -116,6 +117,19 @@ def test_a_bad_passage_table_is_named_with_its_row(tmp_path, table, message):
     log, passages = _log(tmp_path, [LABELLED]), _table(tmp_path, table)
     line = fail("compare", log, log, "-o", tmp_path / "r.html", "--k", 2, "--passages", passages)
     assert f"{passages}: {message}" in line
+
+
+@pytest.mark.parametrize(
+    ("make", "state"),
+    [(lambda p: None, "no such file"), (os.mkfifo, "not a regular file")],
+    ids=["missing", "pipe"],
+)
+def test_a_passage_table_that_is_no_file_says_which(tmp_path, make, state):
+    """A pipe exists: "no such file" sent the user looking for a typo in its path."""
+    log, passages = _log(tmp_path, [LABELLED]), tmp_path / "passages.csv"
+    make(passages)
+    line = fail("compare", log, log, "-o", tmp_path / "r.html", "--passages", passages)
+    assert line.endswith(f"{passages}: {state}; pass a passage table with --passages")
 
 
 def test_csv_offsets_are_read_exactly_beside_a_whole_number_written_as_a_float(tmp_path, compare):

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ...errors import InputError
+from ...errors import InputError, not_a_file
 from ..contract import BY_NAME, derived_table_problem
 from .columns import to_table
 from .compressed import refuse_gzip
@@ -113,8 +113,7 @@ def parquet_file(path: Path) -> pq.ParquetFile:
     if path.is_dir():
         raise InputError(f"{path}: is a folder; pass the path of one Parquet run log")
     if not path.is_file():
-        state = "not a regular file" if path.exists() else "no such file"
-        raise InputError(f"{path}: {state}; pass the path of a Parquet run log")
+        raise InputError(f"{path}: {not_a_file(path)}; pass the path of a Parquet run log")
     try:
         return pq.ParquetFile(path)
     except (pa.ArrowException, OSError) as exc:
@@ -131,8 +130,7 @@ def _shards(path: Path) -> bool:
 
 
 def _missing(path: Path) -> InputError:
-    state = "not a regular file" if path.exists() else "no such file"
-    return InputError(f"{path}: {state}; pass the path of a run log")
+    return InputError(f"{path}: {not_a_file(path)}; pass the path of a run log")
 
 
 def format_of(path: Path, options: ReadOptions) -> str:
@@ -257,7 +255,9 @@ def _qrels(path: Path, options: ReadOptions, kind: str) -> Path:
             f"{path}: a {kind.upper()} run has no relevance judgements; pass --qrels FILE"
         )
     if not options.qrels.is_file():
-        raise InputError(f"{options.qrels}: no such file; pass the qrels file with --qrels")
+        raise InputError(
+            f"{options.qrels}: {not_a_file(options.qrels)}; pass the qrels file with --qrels"
+        )
     return options.qrels
 
 

@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pyarrow import csv
 
-from ...errors import InputError
+from ...errors import InputError, not_a_file
 from ...formatting import agreeing, bidi_isolated, fmt_count, fmt_listed, row_named
 from ...resources import query_text
 from ..contract import integer_problem
@@ -40,7 +40,7 @@ def read_passages(path: Path) -> pa.Table:
     """The passage table at ``path`` (Parquet, CSV or TSV), checked: every column present and
     readable, every offset 0 or more with start < end, each passage_id once."""
     if not path.is_file():
-        raise InputError(f"{path}: no such file; pass a passage table with --passages")
+        raise InputError(f"{path}: {not_a_file(path)}; pass a passage table with --passages")
     refuse_gzip(path)
     suffix = path.suffix.lower()
     try:
