@@ -178,7 +178,8 @@ def test_markdown_stays_under_githubs_limit(tmp_path):
 
 def test_long_slice_values_that_differ_at_their_ends_stay_told_apart(tmp_path):
     """Two slices named by paths of one 200-character folder: cut at the end, both rows would
-    read the same; cut in the middle, each keeps its file name."""
+    read the same; cut in the middle, each keeps its file name. A gate's reason naming one
+    is cut at its end, after its numbers."""
     folder = "/".join(["manuals"] * 25)
     names = {0: f"{folder}/baggage.md", 1: f"{folder}/refunds.md"}
 
@@ -189,9 +190,13 @@ def test_long_slice_values_that_differ_at_their_ends_stay_told_apart(tmp_path):
     for r in records[24:]:
         r["correct"] = False
     a, b = write(tmp_path / "a.parquet", records, "a"), write(tmp_path / "b.parquet", records, "b")
-    code, _, err, md, _ = run(a, b, tmp_path / "out", "--n-boot", "200")
+    rule = ("--require", "correct[slice] >= -0.05")
+    code, _, err, md, _ = run(a, b, tmp_path / "out", "--n-boot", "200", *rule)
     assert code == 0, err
-    *_, regressions, _ = tables(md.read_text())
+    gate, *_, regressions, _ = tables(md.read_text())
+    # a rule's reason is prose, cut at its end: the slice's name and the numbers come first
+    assert f"{names[0]} is the likeliest below -0.05: difference -0.5" in gate[1][-1]
+    assert "one-sided p" in gate[1][-1] and gate[1][-1].endswith("\u2026")
     shown = [row[1] for row in regressions[1:] if row[0] == "slice" and row[2] == "correct"]
     assert len(shown) == 2 and len(set(shown)) == 2
     for value, name in zip(sorted(shown), ["baggage.md", "refunds.md"], strict=True):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 
 from ..analysis.gates import PASS, GateResult
 from ..analysis.registry import base_name
@@ -31,7 +32,7 @@ from ..formatting import (
 )
 from ..inputs.load import RunFile
 from .report import Report, study_warnings
-from .user_text import cut_middle
+from .user_text import cut_end, cut_middle
 
 MAX_CHARS = 65_536  # GitHub's limit on a comment and on a job summary
 MAX_TEXT = 120  # characters of one piece of user text (a file name, a rule, a slice value)
@@ -50,13 +51,13 @@ _LIST_MARKER = re.compile(r"^(\d{1,9}(?=[.)](?:\s|$))|)([-+.)])")
 ZERO_WIDTH_SPACE = "&#8203;"  # after the @, it keeps GitHub from notifying the account named
 
 
-def escape(text: str, limit: int = MAX_TEXT) -> str:
+def escape(text: str, limit: int = MAX_TEXT, cut: Callable[[str, int], str] = cut_middle) -> str:
     """User text as literal Markdown: no emphasis, code, link, math, table cell break, HTML tag
     or @-mention, no list marker where it begins a list item, no right-to-left override
-    reaching past it, and no control character a terminal acts on when a CI log prints it."""
-    # a control character as its escape (\x1b); cut in the middle, where two slice values of
-    # one long prefix differ at their ends
-    text = cut_middle(one_line(" ".join(str(text).split())), limit)
+    reaching past it, and no control character a terminal acts on when a CI log prints it.
+    A name (a slice value, a file, a rule) is cut in its middle, where two of one long prefix
+    differ at their ends; prose is cut at its end (``cut=cut_end``)."""
+    text = cut(one_line(" ".join(str(text).split())), limit)  # a control as its escape, \x1b
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = _LIST_MARKER.sub(r"\1\\\2", _SPECIAL.sub(r"\\\1", text))
     return bidi_isolated(_MENTION.sub("@" + ZERO_WIDTH_SPACE, text))
@@ -117,7 +118,7 @@ def _gate_lines(gate: GateResult) -> list[str]:
             f"**{r.shown}**",
             fmt_diff(r.estimate, 4),
             fmt_interval(r.low, r.high, 4),
-            escape(r.detail, MAX_DETAIL),
+            escape(r.detail, MAX_DETAIL, cut_end),
         ]
         for r in shown
     ]
@@ -133,7 +134,7 @@ def _gate_lines(gate: GateResult) -> list[str]:
 def _named_regressions(lines: list[str]) -> list[str]:
     """The slice regressions the verdicts name (findings on the headline metric), one item
     each under the verdict, as the page and the command's output give them."""
-    shown = [f"- {escape(line, MAX_REASON)}" for line in lines[:MAX_SLICE_ROWS]]
+    shown = [f"- {escape(line, MAX_REASON, cut_end)}" for line in lines[:MAX_SLICE_ROWS]]
     if len(lines) > MAX_SLICE_ROWS:
         shown.append(f"- {_more(len(lines) - MAX_SLICE_ROWS, 'slice regression', 'the report')}")
     return [*shown, ""] if shown else []
@@ -188,7 +189,7 @@ def render(report: Report) -> str:
         f"{escape(study.baseline.label)}, on the {fmt_count(study.n_paired, 'question')} every "
         "run has",
         "",
-        escape(study.family.sentence if study.family else "", MAX_REASON),
+        escape(study.family.sentence if study.family else "", MAX_REASON, cut_end),
         "",
     ]
     lines += _read_first(study_warnings(study))
@@ -213,7 +214,7 @@ def render(report: Report) -> str:
     lines += _named_regressions([line for pair in study.pairs for line in pair.verdict.regressions])
     for note in (study.curse, study.holdout):
         if note is not None:
-            lines += [escape(note.sentence, MAX_REASON), ""]
+            lines += [escape(note.sentence, MAX_REASON, cut_end), ""]
     lines += _study_regressions(study)
     lines += ["### Inputs", ""]
     lines += _inputs(study.runs, study.n_questions)
@@ -244,7 +245,7 @@ def _pair(result: Comparison, html_name: str, warnings: list[str]) -> str:
         f"## ragreport: {_runs_named(runs['a'], runs['b'])}",
         "",
         f"**{result.verdict.outcome}** on **{escape(result.headline)}**. "
-        f"{escape(result.verdict.reason, MAX_REASON)}",
+        f"{escape(result.verdict.reason, MAX_REASON, cut_end)}",
         "",
         *_named_regressions(result.verdict.regressions),
     ]
@@ -284,7 +285,11 @@ def _read_first(warnings: list[str]) -> list[str]:
     needs, ids in one run only, ...), in the page's words: the same sentences, not a retelling."""
     if not warnings:
         return []
-    lines = ["### Read first", "", *(f"- {escape(w, MAX_REASON)}" for w in warnings[:MAX_WARNINGS])]
+    lines = [
+        "### Read first",
+        "",
+        *(f"- {escape(w, MAX_REASON, cut_end)}" for w in warnings[:MAX_WARNINGS]),
+    ]
     if len(warnings) > MAX_WARNINGS:
         lines.append(f"- {_more(len(warnings) - MAX_WARNINGS, 'caveat', 'the report')}")
     return [*lines, ""]

@@ -35,6 +35,12 @@ def drawable(value: Any) -> Any:
     return _each_string(value, _drawn)
 
 
+def cut_end(text: str, limit: int) -> str:
+    """``text`` at most ``limit`` characters long, cut at its end: for prose, whose start says
+    what it is about."""
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
 def cut_middle(text: str, limit: int) -> str:
     """``text`` at most ``limit`` characters long, cut in its middle: its start and its end
     stay, so long values that differ at one end only (paths, "... (n=20)") stay told apart."""
