@@ -384,20 +384,23 @@ def test_report_html_references_no_other_host(sample_report, hostile_report):
 
 def test_a_long_unbroken_slice_value_wraps_inside_the_page(chromium, tmp_path):
     """A 400-character slice value with no space (an id, a URL) is wrapped where it is listed,
-    not drawn past the page's right edge."""
-    rng = np.random.default_rng(3)
+    in the slice tables, the changed questions and a per-slice rule's reason, not drawn past
+    the page's right edge: the page never scrolls sideways, nor does the slice table."""
     long = "x" * 400
     frame = pd.DataFrame(
         {
             "question_id": [f"q{i}" for i in range(40)],
             "slice": [long if i % 2 else "short" for i in range(40)],
-            "correct": rng.random(40) < 0.5,
+            "correct": [i % 2 == 1 for i in range(40)],
         }
     )
     run_a, run_b = tmp_path / "a.parquet", tmp_path / "b.parquet"
     frame.to_parquet(run_a)
-    frame.assign(correct=rng.random(40) < 0.6).to_parquet(run_b)
-    html, _ = br.render_report(run_a, run_b, tmp_path / "out", "--n-boot", "100")
+    # B gets every short question right and breaks half of the long slice: a regression there
+    frame.assign(correct=[i % 2 == 0 or i % 4 == 1 for i in range(40)]).to_parquet(run_b)
+    rule = ("--require", "correct[slice] >= -1")  # always passes; its reason names the slice
+    html, out = br.render_report(run_a, run_b, tmp_path / "out", "--n-boot", "100", *rule)
+    assert long in out["gate"]["results"][0]["detail"]
     br.open_clean(chromium, html.as_uri())
     listed = chromium.execute_script(
         "return Array.prototype.filter.call(document.querySelectorAll('li'),"
@@ -409,3 +412,13 @@ def test_a_long_unbroken_slice_value_wraps_inside_the_page(chromium, tmp_path):
     assert len(listed) == 1
     right, scroll, client = listed[0]
     assert right <= width and scroll <= client, (listed, width)
+    page = chromium.execute_script("return document.documentElement.scrollWidth;")
+    assert page <= width, (page, width)
+    tables = chromium.execute_script(
+        "return Array.prototype.map.call(document.querySelectorAll("
+        "'table.slices, table.changed, section.gate table'),"
+        " function (t) { return [t.className, t.getBoundingClientRect().right,"
+        " t.scrollWidth, t.clientWidth]; });"
+    )
+    assert {t[0] for t in tables} == {"slices", "changed", ""}, tables
+    assert all(right <= width and scroll <= client for _, right, scroll, client in tables), tables
