@@ -283,6 +283,29 @@ def test_three_run_page_draws_every_chart_and_folds_each_candidate(chromium, tmp
 # --- 2. scripts blocked -------------------------------------------------------------------------
 
 
+def test_long_run_labels_wrap_inside_a_study_page(chromium, tmp_path):
+    """Three logs named by 200-character file stems (their labels): the contents, the summary,
+    each candidate's gate and the inputs wrap them, and the page never scrolls sideways."""
+    frame = pd.read_parquet(SAMPLE / "fare_rules_a_baseline.parquet")
+    logs = [tmp_path / f"{name * 200}.parquet" for name in "abc"]
+    for n, log in enumerate(logs):
+        frame.assign(correct=np.arange(len(frame)) % 3 >= n).to_parquet(log)
+    html = tmp_path / "study.html"
+    args = ["compare", *map(str, logs), "-o", str(html), "--n-boot", "100"]
+    result = CliRunner().invoke(cli, [*args, "--require", "correct >= -1"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    br.open_clean(chromium, html.as_uri())
+    width = chromium.execute_script("return document.documentElement.clientWidth;")
+    page = chromium.execute_script("return document.documentElement.scrollWidth;")
+    assert page <= width, (page, width)
+    tables = chromium.execute_script(
+        "return Array.prototype.map.call(document.querySelectorAll("
+        "'table.summary, table.inputs, section.gate table'), function (t) {"
+        " return [t.className, t.getBoundingClientRect().right]; });"
+    )
+    assert len(tables) == 4 and all(right <= width for _, right in tables), (tables, width)
+
+
 def test_scripts_blocked_every_chart_shows_its_static_svg(chromium_no_js, sample_report):
     html, _ = sample_report
     br.open_clean(chromium_no_js, html.as_uri())
