@@ -109,6 +109,21 @@ def open_clean(driver: Any, url: str) -> None:
     driver.get(url)
 
 
+def widths(driver: Any, selector: str) -> tuple[int, int, list[list[Any]]]:
+    """The open page's width, the width it scrolls to, and each element matching ``selector``
+    as [its class, its right edge, its scroll width, its client width]: an element with scroll
+    width over client width scrolls inside, one whose right edge passes the page's runs past it."""
+    width = driver.execute_script("return document.documentElement.clientWidth;")
+    page = driver.execute_script("return document.documentElement.scrollWidth;")
+    found = driver.execute_script(
+        "return Array.prototype.map.call(document.querySelectorAll(arguments[0]),"
+        " function (e) { return [e.className, e.getBoundingClientRect().right,"
+        " e.scrollWidth, e.clientWidth]; });",
+        selector,
+    )
+    return width, page, found
+
+
 def requested_urls(performance_log: list[dict[str, Any]]) -> list[str]:
     """Every URL of a Network.requestWillBeSent event in a chromedriver performance log."""
     urls = []

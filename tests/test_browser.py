@@ -295,15 +295,9 @@ def test_long_run_labels_wrap_inside_a_study_page(chromium, tmp_path):
     result = CliRunner().invoke(cli, [*args, "--require", "correct >= -1"], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     br.open_clean(chromium, html.as_uri())
-    width = chromium.execute_script("return document.documentElement.clientWidth;")
-    page = chromium.execute_script("return document.documentElement.scrollWidth;")
+    width, page, tables = br.widths(chromium, "table.summary, table.inputs, section.gate table")
     assert page <= width, (page, width)
-    tables = chromium.execute_script(
-        "return Array.prototype.map.call(document.querySelectorAll("
-        "'table.summary, table.inputs, section.gate table'), function (t) {"
-        " return [t.className, t.getBoundingClientRect().right]; });"
-    )
-    assert len(tables) == 4 and all(right <= width for _, right in tables), (tables, width)
+    assert len(tables) == 4 and all(t[1] <= width for t in tables), (tables, width)
 
 
 def test_scripts_blocked_every_chart_shows_its_static_svg(chromium_no_js, sample_report):
@@ -435,13 +429,7 @@ def test_a_long_unbroken_slice_value_wraps_inside_the_page(chromium, tmp_path):
     assert len(listed) == 1
     right, scroll, client = listed[0]
     assert right <= width and scroll <= client, (listed, width)
-    page = chromium.execute_script("return document.documentElement.scrollWidth;")
+    _, page, tables = br.widths(chromium, "table.slices, table.changed, section.gate table")
     assert page <= width, (page, width)
-    tables = chromium.execute_script(
-        "return Array.prototype.map.call(document.querySelectorAll("
-        "'table.slices, table.changed, section.gate table'),"
-        " function (t) { return [t.className, t.getBoundingClientRect().right,"
-        " t.scrollWidth, t.clientWidth]; });"
-    )
     assert {t[0] for t in tables} == {"slices", "changed", ""}, tables
     assert all(right <= width and scroll <= client for _, right, scroll, client in tables), tables
