@@ -53,7 +53,9 @@ def cut_middle(text: str, limit: int) -> str:
 def _drawn(text: str) -> str:
     """One string of a chart spec, as drawable makes it: one function, since a spec of 100,000
     questions holds hundreds of thousands of strings."""
-    text = cut_middle(_NOT_DRAWN.sub(SHOWN, text), MAX_DRAWN)
+    text = _NOT_DRAWN.sub(SHOWN, text)
+    if len(text) > MAX_DRAWN:  # checked here: most strings are short, and a call costs
+        text = cut_middle(text, MAX_DRAWN)
     return text if text.isascii() else bidi_isolated(text)
 
 
