@@ -71,6 +71,45 @@ def test_passage_ids_score_as_the_spans_they_stand_for(tmp_path, compare):
     ) in result.output
 
 
+def _large(table: pa.Table) -> pa.Table:
+    """``table`` with the large string and list types polars writes (large_string,
+    large_list), the values the same."""
+
+    def widened(t: pa.DataType) -> pa.DataType:
+        if pa.types.is_string(t):
+            return pa.large_string()
+        if pa.types.is_list(t):
+            return pa.large_list(widened(t.value_type))
+        if pa.types.is_struct(t):
+            return pa.struct([f.with_type(widened(f.type)) for f in t])
+        return t
+
+    return table.cast(pa.schema([f.with_type(widened(f.type)) for f in table.schema]))
+
+
+def test_a_log_of_large_types_with_a_passage_table_scores_as_the_same_log(tmp_path, compare):
+    """A log written by polars (large_string ids and doc_ids) with a passage table stopped the
+    report with a traceback: its labels' documents could not be joined with the table's."""
+    (a, a_passages), _ = (as_passage_ids(log, tmp_path) for log in CHUNKINGS)
+    large = tmp_path / "large.parquet"
+    pq.write_table(_large(pq.read_table(a)), large)
+    assert pq.read_schema(large).field("relevant_spans").type.value_type[0].type == "large_string"
+    plain = compare(a, a, tmp_path / "plain", "--n-boot", 100, "--passages", a_passages)
+    wide = compare(large, large, tmp_path / "wide", "--n-boot", 100, "--passages", a_passages)
+    assert wide["metrics"] == plain["metrics"] and "evidence_recall" in wide["metrics"]
+    # labels of another type than a list of spans are refused naming the column, as without
+    # a passage table (they stopped the reading of the table with a traceback)
+    text = tmp_path / "text.parquet"
+    table = pq.read_table(a)
+    labels = pa.array([str(v) for v in table["relevant_spans"].to_pylist()])
+    pq.write_table(
+        table.set_column(table.schema.get_field_index("relevant_spans"), "relevant_spans", labels),
+        text,
+    )
+    line = fail("compare", text, text, "-o", tmp_path / "r.html", "--passages", a_passages)
+    assert f"{text}: column relevant_spans has type string, expected list<struct<" in line
+
+
 def _log(tmp_path: Path, rows: list[dict]) -> Path:
     path = tmp_path / "run.parquet"
     pq.write_table(pa.Table.from_pylist(rows), path)

@@ -21,7 +21,7 @@ from pyarrow import csv
 from ...errors import InputError, not_a_file
 from ...formatting import agreeing, bidi_isolated, fmt_count, fmt_listed, row_named
 from ...resources import query_text
-from ..contract import integer_problem
+from ..contract import BY_NAME, integer_problem, type_problem
 from ..engine import connection
 from .compressed import refuse_gzip
 
@@ -194,12 +194,21 @@ def _unreachable_labels(
     doc_id), past the end of the last passage of their document (offsets of another version
     of it, or of bytes rather than characters), or in a gap between its passages (text the
     chunker put in no passage)."""
-    if "relevant_spans" not in table.column_names:
+    column = table["relevant_spans"] if "relevant_spans" in table.column_names else None
+    if column is None or type_problem(BY_NAME["relevant_spans"], column.type) is not None:
+        return []  # no labels, or labels the log's checks refuse, naming the column
+    spans = pc.list_flatten(column)
+    if not len(spans):  # list<null> too: every list empty or null
         return []
-    spans = pc.list_flatten(table["relevant_spans"])
-    if not len(spans):
-        return []
-    labels = pa.table({f: pc.struct_field(spans, f) for f in ("doc_id", "start", "end")})
+    # a document id as the table's ids are read: text (polars writes large_string, and an id
+    # logged as an integer is accepted); the offsets as logged, checked with the log
+    labels = pa.table(
+        {
+            "doc_id": pc.struct_field(spans, "doc_id").cast(pa.string()),
+            "start": pc.struct_field(spans, "start"),
+            "end": pc.struct_field(spans, "end"),
+        }
+    )
     labels = labels.filter(pc.is_valid(labels["doc_id"])).group_by(["doc_id", "start", "end"])
     labels = labels.aggregate([])
     known = passages.group_by("doc_id").aggregate([("end", "max")])
