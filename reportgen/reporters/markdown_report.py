@@ -48,7 +48,15 @@ _SPECIAL = re.compile(r"([\\`*_\[\]|~#$])")  # $ opens GitHub's math
 _MENTION = re.compile(r"(?<!\w)@(?=[A-Za-z0-9])")  # as GitHub reads one: not recall@5
 # where user text begins a list item ("- 1. x"), a marker would start a nested list and vanish
 _LIST_MARKER = re.compile(r"^(\d{1,9}(?=[.)](?:\s|$))|)([-+.)])")
+_LONG_WORD = re.compile(rf"\S{{{MAX_TEXT + 1},}}")  # a name without spaces longer than MAX_TEXT
 ZERO_WIDTH_SPACE = "&#8203;"  # after the @, it keeps GitHub from notifying the account named
+
+
+def cut_prose(text: str, limit: int) -> str:
+    """Prose cut at its end, after each name in it longer than MAX_TEXT (a slice value that is a
+    path, an id) is cut in its middle as a name alone is: a per-slice rule's reason then keeps
+    the numbers that follow the slice's name."""
+    return cut_end(_LONG_WORD.sub(lambda word: cut_middle(word[0], MAX_TEXT), text), limit)
 
 
 def escape(text: str, limit: int = MAX_TEXT, cut: Callable[[str, int], str] = cut_middle) -> str:
@@ -56,7 +64,7 @@ def escape(text: str, limit: int = MAX_TEXT, cut: Callable[[str, int], str] = cu
     or @-mention, no list marker where it begins a list item, no right-to-left override
     reaching past it, and no control character a terminal acts on when a CI log prints it.
     A name (a slice value, a file, a rule) is cut in its middle, where two of one long prefix
-    differ at their ends; prose is cut at its end (``cut=cut_end``)."""
+    differ at their ends; prose is cut at its end (``cut=cut_prose``)."""
     text = cut(one_line(" ".join(str(text).split())), limit)  # a control as its escape, \x1b
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = _LIST_MARKER.sub(r"\1\\\2", _SPECIAL.sub(r"\\\1", text))
@@ -118,7 +126,7 @@ def _gate_lines(gate: GateResult) -> list[str]:
             f"**{r.shown}**",
             fmt_diff(r.estimate, 4),
             fmt_interval(r.low, r.high, 4),
-            escape(r.detail, MAX_DETAIL, cut_end),
+            escape(r.detail, MAX_DETAIL, cut_prose),
         ]
         for r in shown
     ]
@@ -134,7 +142,7 @@ def _gate_lines(gate: GateResult) -> list[str]:
 def _named_regressions(lines: list[str]) -> list[str]:
     """The slice regressions the verdicts name (findings on the headline metric), one item
     each under the verdict, as the page and the command's output give them."""
-    shown = [f"- {escape(line, MAX_REASON, cut_end)}" for line in lines[:MAX_SLICE_ROWS]]
+    shown = [f"- {escape(line, MAX_REASON, cut_prose)}" for line in lines[:MAX_SLICE_ROWS]]
     if len(lines) > MAX_SLICE_ROWS:
         shown.append(f"- {_more(len(lines) - MAX_SLICE_ROWS, 'slice regression', 'the report')}")
     return [*shown, ""] if shown else []
@@ -189,7 +197,7 @@ def render(report: Report) -> str:
         f"{escape(study.baseline.label)}, on the {fmt_count(study.n_paired, 'question')} every "
         "run has",
         "",
-        escape(study.family.sentence if study.family else "", MAX_REASON, cut_end),
+        escape(study.family.sentence if study.family else "", MAX_REASON, cut_prose),
         "",
     ]
     lines += _read_first(study_warnings(study))
@@ -214,7 +222,7 @@ def render(report: Report) -> str:
     lines += _named_regressions([line for pair in study.pairs for line in pair.verdict.regressions])
     for note in (study.curse, study.holdout):
         if note is not None:
-            lines += [escape(note.sentence, MAX_REASON, cut_end), ""]
+            lines += [escape(note.sentence, MAX_REASON, cut_prose), ""]
     lines += _study_regressions(study)
     lines += ["### Inputs", ""]
     lines += _inputs(study.runs, study.n_questions)
@@ -245,7 +253,7 @@ def _pair(result: Comparison, html_name: str, warnings: list[str]) -> str:
         f"## ragreport: {_runs_named(runs['a'], runs['b'])}",
         "",
         f"**{result.verdict.outcome}** on **{escape(result.headline)}**. "
-        f"{escape(result.verdict.reason, MAX_REASON, cut_end)}",
+        f"{escape(result.verdict.reason, MAX_REASON, cut_prose)}",
         "",
         *_named_regressions(result.verdict.regressions),
     ]
@@ -288,7 +296,7 @@ def _read_first(warnings: list[str]) -> list[str]:
     lines = [
         "### Read first",
         "",
-        *(f"- {escape(w, MAX_REASON, cut_end)}" for w in warnings[:MAX_WARNINGS]),
+        *(f"- {escape(w, MAX_REASON, cut_prose)}" for w in warnings[:MAX_WARNINGS]),
     ]
     if len(warnings) > MAX_WARNINGS:
         lines.append(f"- {_more(len(warnings) - MAX_WARNINGS, 'caveat', 'the report')}")
