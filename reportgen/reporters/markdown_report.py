@@ -59,12 +59,17 @@ def cut_prose(text: str, limit: int) -> str:
     return cut_end(_LONG_WORD.sub(lambda word: cut_middle(word[0], MAX_TEXT), text), limit)
 
 
+def prose(text: str, limit: int = MAX_REASON) -> str:
+    """A sentence of the tool's (a reason, a warning) as escape makes it, cut as prose."""
+    return escape(text, limit, cut_prose)
+
+
 def escape(text: str, limit: int = MAX_TEXT, cut: Callable[[str, int], str] = cut_middle) -> str:
     """User text as literal Markdown: no emphasis, code, link, math, table cell break, HTML tag
     or @-mention, no list marker where it begins a list item, no right-to-left override
     reaching past it, and no control character a terminal acts on when a CI log prints it.
     A name (a slice value, a file, a rule) is cut in its middle, where two of one long prefix
-    differ at their ends; prose is cut at its end (``cut=cut_prose``)."""
+    differ at their ends; prose is cut at its end (``prose``)."""
     text = cut(one_line(" ".join(str(text).split())), limit)  # a control as its escape, \x1b
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = _LIST_MARKER.sub(r"\1\\\2", _SPECIAL.sub(r"\\\1", text))
@@ -126,7 +131,7 @@ def _gate_lines(gate: GateResult) -> list[str]:
             f"**{r.shown}**",
             fmt_diff(r.estimate, 4),
             fmt_interval(r.low, r.high, 4),
-            escape(r.detail, MAX_DETAIL, cut_prose),
+            prose(r.detail, MAX_DETAIL),
         ]
         for r in shown
     ]
@@ -142,7 +147,7 @@ def _gate_lines(gate: GateResult) -> list[str]:
 def _named_regressions(lines: list[str]) -> list[str]:
     """The slice regressions the verdicts name (findings on the headline metric), one item
     each under the verdict, as the page and the command's output give them."""
-    shown = [f"- {escape(line, MAX_REASON, cut_prose)}" for line in lines[:MAX_SLICE_ROWS]]
+    shown = [f"- {prose(line)}" for line in lines[:MAX_SLICE_ROWS]]
     if len(lines) > MAX_SLICE_ROWS:
         shown.append(f"- {_more(len(lines) - MAX_SLICE_ROWS, 'slice regression', 'the report')}")
     return [*shown, ""] if shown else []
@@ -197,7 +202,7 @@ def render(report: Report) -> str:
         f"{escape(study.baseline.label)}, on the {fmt_count(study.n_paired, 'question')} every "
         "run has",
         "",
-        escape(study.family.sentence if study.family else "", MAX_REASON, cut_prose),
+        prose(study.family.sentence if study.family else ""),
         "",
     ]
     lines += _read_first(study_warnings(study))
@@ -222,7 +227,7 @@ def render(report: Report) -> str:
     lines += _named_regressions([line for pair in study.pairs for line in pair.verdict.regressions])
     for note in (study.curse, study.holdout):
         if note is not None:
-            lines += [escape(note.sentence, MAX_REASON, cut_prose), ""]
+            lines += [prose(note.sentence), ""]
     lines += _study_regressions(study)
     lines += ["### Inputs", ""]
     lines += _inputs(study.runs, study.n_questions)
@@ -253,7 +258,7 @@ def _pair(result: Comparison, html_name: str, warnings: list[str]) -> str:
         f"## ragreport: {_runs_named(runs['a'], runs['b'])}",
         "",
         f"**{result.verdict.outcome}** on **{escape(result.headline)}**. "
-        f"{escape(result.verdict.reason, MAX_REASON, cut_prose)}",
+        f"{prose(result.verdict.reason)}",
         "",
         *_named_regressions(result.verdict.regressions),
     ]
@@ -293,11 +298,7 @@ def _read_first(warnings: list[str]) -> list[str]:
     needs, ids in one run only, ...), in the page's words: the same sentences, not a retelling."""
     if not warnings:
         return []
-    lines = [
-        "### Read first",
-        "",
-        *(f"- {escape(w, MAX_REASON, cut_prose)}" for w in warnings[:MAX_WARNINGS]),
-    ]
+    lines = ["### Read first", "", *(f"- {prose(w)}" for w in warnings[:MAX_WARNINGS])]
     if len(warnings) > MAX_WARNINGS:
         lines.append(f"- {_more(len(warnings) - MAX_WARNINGS, 'caveat', 'the report')}")
     return [*lines, ""]
