@@ -34,6 +34,26 @@ def test_design_effect_hand_worked():
     assert design_effect(np.array([0.1, 0.2, 0.3, 0.3, 0.2, 0.1]), np.repeat([0, 1], 3)) == 0.0
 
 
+def test_design_effect_is_the_variance_the_clustered_interval_uses():
+    # clusters of 1 and 3 questions, d = 1, 0, 0, 0: n 4, sums 1, 0, mean 0.25, residuals
+    # +0.75, -0.75; CR2: (0.5625 / 0.75 + 0.5625 / 0.25) / 16 = 0.1875; the cluster means'
+    # form: (1/16 + 9/16) x var(1, 0) = 0.625 x 0.5 = 0.3125, the larger; naive s^2 / n =
+    # 0.25 / 4; design effect 0.3125 / 0.0625 = 5 (the ratio estimator's 2.25 was stated
+    # before, beside an interval of the larger variance)
+    diff = np.array([1.0, 0.0, 0.0, 0.0])
+    assert design_effect(diff, np.array([0, 1, 1, 1])) == pytest.approx(5.0)
+    # as the comparison states it, beside its cluster standard error: 2 of 240 questions in
+    # one cluster
+    rng = np.random.default_rng(3)
+    a, b = rng.integers(0, 2, 240).astype(float), rng.integers(0, 2, 240).astype(float)
+    clusters = np.array(["p"] * 2 + ["q"] * 238)
+    c, _ = compare_metric(
+        "correct", a, b, binary=True, n_boot=2000, confidence=0.95, seed=1, clusters=clusters
+    )
+    naive = c.sd**2 / c.n
+    assert c.design_effect == pytest.approx(c.cluster_se**2 / naive)
+
+
 def test_cluster_interval_resamples_whole_clusters():
     """Every question of a document moves together: the cluster bootstrap's means take only
     the values of cluster resamples, the test flips clusters (2^4 = 16 flips, exact)."""

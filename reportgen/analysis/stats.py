@@ -595,15 +595,18 @@ def cluster_covariance(differences: np.ndarray, codes: np.ndarray) -> np.ndarray
 
 
 def design_effect(diff: np.ndarray, codes: np.ndarray) -> float:
-    """Variance of the mean with clusters (cluster_covariance) / its variance with independent
-    questions, the naive s^2 / n (Kish, 1965). 1 when questions in a cluster are as unrelated
-    as any two; 0 when the clusters' means are equal, which the sums reach only to float
-    noise (5e-31 for clusters of 0.1, 0.2, 0.3 and 0.3, 0.2, 0.1)."""
-    n, groups, sd = len(diff), codes.max() + 1, _sd(diff)
-    if groups < 2 or sd == 0:
+    """The variance of the mean the clustered interval uses (cluster_standard_error squared)
+    over its variance with independent questions, the naive s^2 / n (Kish, 1965): the number
+    the report states beside that interval. 1 with one question a cluster; 0 when the clusters'
+    means are equal, which the sums reach only to float noise (5e-31 for clusters of 0.1, 0.2,
+    0.3 and 0.3, 0.2, 0.1)."""
+    n, sd = len(diff), _sd(diff)
+    sums, sizes = np.bincount(codes, weights=diff), np.bincount(codes)
+    if len(sums) < 2 or sd == 0:
         return 1.0
-    effect = float(cluster_covariance(diff[:, None], codes)[0, 0] / (sd * sd / n))
-    return effect if effect >= NOISE else 0.0
+    if _no_spread(sums / sizes):
+        return 0.0
+    return float(cluster_standard_error(sums, sizes) ** 2 / (sd * sd / n))
 
 
 def compare_metric(
