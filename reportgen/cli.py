@@ -7,6 +7,7 @@ import copy
 import functools
 import os
 import re
+import signal
 import sys
 from collections.abc import Callable
 from dataclasses import fields
@@ -236,7 +237,8 @@ _quiet = click.option(
 
 _EXIT_CODES = """\b
 Exit codes: 0 every rule passes (or no rule is given), 1 a rule fails (all
-outputs are written first), 2 bad input or a bad rule (nothing is written)."""
+outputs are written first), 2 bad input or a bad rule (nothing is written),
+130 stopped by Ctrl-C (nothing is written)."""
 
 
 @cli.command(epilog=_EXIT_CODES)
@@ -662,6 +664,15 @@ def merge(
 
 
 main = cli
+INTERRUPTED = 130  # the exit code of a command Ctrl-C stopped
+_interrupts: list[int] = []  # the signals received (_interrupt)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    """Ctrl-C, as Python's own handler, remembered: click reads KeyboardInterrupt as an abort
+    of exit code 1, and a DuckDB query it stops raises RuntimeError instead."""
+    _interrupts.append(signum)
+    raise KeyboardInterrupt
 
 
 def run() -> NoReturn:
@@ -669,15 +680,24 @@ def run() -> NoReturn:
     ends as soon as the command has, its output flushed and its exit handlers run (temporary
     folders, logging), without tearing the interpreter down: freeing a report's tables and its
     libraries one by one took about 0.25 s, 7% of a 10k-question comparison (bench/README.md)."""
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not when ignored
+        signal.signal(signal.SIGINT, _interrupt)
     try:
         cli.main(prog_name="ragreport")
         code = 0
-    except SystemExit as stop:  # click ends every command with one
+    except SystemExit as stop:  # click ends every command with one ("Aborted!" on Ctrl-C)
         if stop.code is None or isinstance(stop.code, int):
             code = stop.code or 0
         else:
             print(stop.code, file=sys.stderr)
             code = 1
+    except Exception:
+        if not _interrupts:  # else a query Ctrl-C stopped (DuckDB's RuntimeError)
+            raise
+        print("\nAborted!", file=sys.stderr)  # as click says it, past the ^C
+        code = INTERRUPTED
+    if _interrupts:  # not 1, which a CI job reads as a failing rule: the shell's 128 + SIGINT
+        code = INTERRUPTED
     sys.stdout.flush()
     sys.stderr.flush()
     atexit._run_exitfuncs()

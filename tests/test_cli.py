@@ -82,6 +82,43 @@ def test_the_installed_command_exits_with_its_code_and_says_everything(
     assert out.read_text().rstrip().endswith("</html>")
 
 
+# Ctrl-C while the statistics run: as Python delivers it, and as DuckDB turns it into an
+# error when it stops a query
+_CTRL_C = """
+import os, signal, sys
+import reportgen.pipeline as pipeline
+from reportgen.cli import run
+
+def interrupted(*args, **kwargs):
+    try:
+        os.kill(os.getpid(), signal.SIGINT)
+    except KeyboardInterrupt:
+        if sys.argv[1] == "query":
+            raise RuntimeError("Query interrupted") from None
+        raise
+
+pipeline.run_study = interrupted
+sys.argv = ["ragreport", *sys.argv[2:]]
+run()
+"""
+
+
+@pytest.mark.parametrize("where", ["python", "query"])
+def test_ctrl_c_exits_130_not_a_gate_failure_and_without_a_traceback(pair, tmp_path, where):
+    a, b = pair
+    out = tmp_path / "r.html"
+    command = ["compare", str(a), str(b), "-o", str(out), "--require", "correct >= 0"]
+    done = subprocess.run(
+        [sys.executable, "-c", _CTRL_C, where, *command],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 130, done.stderr
+    assert done.stderr == "\nAborted!\n"  # as click says it, and no traceback
+    assert sorted(tmp_path.iterdir()) == sorted([a, b])  # nothing written
+
+
 def test_json_option_moves_the_json(pair, tmp_path):
     a, b = pair
     target = tmp_path / "elsewhere.json"
