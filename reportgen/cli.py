@@ -32,6 +32,21 @@ _Reading = Callable[[int], "tuple[ReadOptions, ...]"]  # the ReadOptions of n ru
 # Paths are checked by the package (load.open_run, output.check_outputs), so that a folder or an
 # unreadable file gets the tool's one-line error rather than click's usage block.
 _PATH = click.Path(path_type=Path)
+
+
+class _OutputPath(click.Path):
+    """A path to write: refused where its text alone names no file (an empty path, or one
+    ending with a slash, which a Path drops: ``-o report/`` would write a file ``report``)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not value:
+            self.fail("an empty path; give the path of a file", param, ctx)
+        if isinstance(value, str) and value.endswith(("/", os.sep)):
+            self.fail(f"{value} names a folder; give the path of a file inside it", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+_OUTPUT = _OutputPath(path_type=Path)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -257,12 +272,12 @@ outputs are written first), 2 bad input or a bad rule (nothing is written),
     help="The run every other is compared with [default: the first log].",
 )
 @click.option(
-    "-o", "--output", required=True, type=_PATH, metavar="FILE", help="Path of the HTML report."
+    "-o", "--output", required=True, type=_OUTPUT, metavar="FILE", help="Path of the HTML report."
 )
 @click.option(
     "--json",
     "json_path",
-    type=_PATH,
+    type=_OUTPUT,
     metavar="FILE",
     help="Path of the JSON of every number [default: the report's path with .json].",
 )
@@ -391,16 +406,16 @@ outputs are written first), 2 bad input or a bad rule (nothing is written),
 @click.option(
     "--markdown",
     "markdown_path",
-    type=_PATH,
+    type=_OUTPUT,
     help="Path of a Markdown summary for a pull request or a CI job page.",
 )
 @click.option(
-    "--junit", "junit_path", type=_PATH, help="Path of a JUnit XML: one test case per rule."
+    "--junit", "junit_path", type=_OUTPUT, help="Path of a JUnit XML: one test case per rule."
 )
 @click.option(
     "--per-question",
     "per_question_path",
-    type=_PATH,
+    type=_OUTPUT,
     metavar="PATH",
     help="Path of a Parquet of the per-question rows (each metric of each run, failure "
     "classes), which the JSON then leaves out [default: in the JSON up to "
@@ -518,7 +533,7 @@ def verify(report: Path, logs: tuple[Path, ...], quiet: bool) -> None:
     "-o",
     "--output",
     required=True,
-    type=_PATH,
+    type=_OUTPUT,
     metavar="FILE",
     help="Path of the Parquet run log to write.",
 )
@@ -580,7 +595,7 @@ def _option_of(command: click.Command, name: str, **changes: Any) -> Callable[..
 @click.option(
     "--partial-sums",
     "sums_path",
-    type=_PATH,
+    type=_OUTPUT,
     metavar="FILE",
     help="Also write the Poisson-bootstrap partial sums of every metric, for ragreport merge.",
 )

@@ -27,6 +27,8 @@ from .errors import OutputError
 _SIGNALS = (signal.SIGTERM, signal.SIGHUP)  # SIGINT already raises KeyboardInterrupt
 # Per-question rows (candidates x paired questions) a report JSON holds itself: about 500 bytes
 # each, so the JSON stays under 50 MB. More go to a Parquet file beside it (SIDECAR_SUFFIX).
+NAME_MAX = 255  # bytes of a file name on Linux's file systems (ext4, xfs, tmpfs), macOS' too
+HIDDEN_BYTES = 200  # of an output's name in its staged copy's and backup's (_hidden)
 MAX_JSON_ROWS = 100_000
 SIDECAR_SUFFIX = ".per-question.parquet"  # report.json -> report.per-question.parquet
 
@@ -95,6 +97,11 @@ def check_outputs(
     """
     targets: list[Path] = []
     for path in outputs:
+        if len(os.fsencode(path.name)) > NAME_MAX:  # before any look at it raises ENAMETOOLONG
+            raise OutputError(
+                f"{path}: its name is {len(os.fsencode(path.name))} bytes, more than the "
+                f"{NAME_MAX} a file name may have; choose a shorter name"
+            )
         # A link to a device or pipe (/dev/stdout into a pipe resolves to no real path) is
         # written through; a link to a file is followed, so the file is replaced, the link kept.
         special = _is_special(path)
@@ -186,7 +193,7 @@ def _commit(files: list[tuple[Path, Path, str | bytes]]) -> None:
                 with target.open("wb") as device:
                     device.write(_encoded(content))
                 continue
-            descriptor, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+            descriptor, name = tempfile.mkstemp(dir=target.parent, prefix=_hidden(target) + ".")
             staged.append((Path(name), target))
             with os.fdopen(descriptor, "wb") as handle:
                 handle.write(_encoded(content))
@@ -215,11 +222,18 @@ def _commit(files: list[tuple[Path, Path, str | bytes]]) -> None:
                 backup.unlink(missing_ok=True)
 
 
+def _hidden(path: Path) -> str:
+    """The start of the name of a file staged or kept beside ``path``: its name hidden, cut to
+    HIDDEN_BYTES so that a name the file system takes (up to NAME_MAX) still leaves room for
+    the suffixes."""
+    return "." + os.fsencode(path.name)[:HIDDEN_BYTES].decode("utf-8", "ignore")
+
+
 def _backup(path: Path) -> Path | None:
     """A hard link to the file now at ``path`` (None when there is none), to put it back."""
     if not path.exists():
         return None
-    backup = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.previous")
+    backup = path.with_name(f"{_hidden(path)}.{uuid.uuid4().hex[:8]}.previous")
     try:
         os.link(path, backup)
     except OSError:  # a file system without hard links

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from contextlib import chdir
 from pathlib import Path
 
 import pandas as pd
@@ -117,6 +118,39 @@ def test_ctrl_c_exits_130_not_a_gate_failure_and_without_a_traceback(pair, tmp_p
     assert done.returncode == 130, done.stderr
     assert done.stderr == "\nAborted!\n"  # as click says it, and no traceback
     assert sorted(tmp_path.iterdir()) == sorted([a, b])  # nothing written
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        (["-o", ""], "Invalid value for '-o' / '--output': an empty path; give the path of a file"),
+        (["-o", "r.html", "--json", ""], "Invalid value for '--json': an empty path"),
+        (["-o", "new/"], "new/ names a folder; give the path of a file inside it"),
+        (["-o", "r.html", "--markdown", "sub/"], "'--markdown': sub/ names a folder"),
+        (["-o", "x" * 251 + ".html"], "x.html: its name is 256 bytes, more than the 255 a file"),
+    ],
+)
+def test_an_output_path_that_names_no_file_is_refused_in_one_line(pair, tmp_path, given, said):
+    """A path ending with a slash would lose it (Path("new/") is "new", written as a file);
+    an empty one read as "." or failed with a traceback; a name past 255 bytes too."""
+    a, b = pair
+    with chdir(tmp_path):
+        code, out, err = run("compare", str(a), str(b), *given)
+    assert code == 2 and out == ""
+    assert said in err and err.count("\n") == 1, err
+    assert sorted(tmp_path.iterdir()) == sorted([a, b])
+
+
+def test_an_output_name_near_the_longest_is_written(pair, tmp_path):
+    """Its staged copy's name (hidden, with a suffix) was past 255 bytes: "cannot write"."""
+    a, b = pair
+    name = "é" * 120 + "r.html"  # 246 bytes
+    code, _, err = run(
+        "compare", str(a), str(b), "-o", str(tmp_path / name), "--json", str(tmp_path / "r.json")
+    )
+    assert code == 0, err
+    assert (tmp_path / name).read_text().startswith("<!DOCTYPE html>")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([a.name, b.name, name, "r.json"])
 
 
 def test_json_option_moves_the_json(pair, tmp_path):
