@@ -204,6 +204,17 @@ def test_long_slice_values_that_differ_at_their_ends_stay_told_apart(tmp_path):
         assert "\u2026" in value and len(value) <= 120
 
 
+def test_a_slice_column_left_out_is_said_in_the_words_of_the_page(tmp_path):
+    """The note was cut in its middle as a name is ("it\u2026 left out of the slices")."""
+    code, _, err, md, _ = run(SAMPLE_A, SAMPLE_B, tmp_path, "--slice", "question_id")
+    assert code == 0, err
+    note = (
+        "Slice column 'question\\_id' has 240 values, more than 50: it is left out of the "
+        "slices; pick a coarser column with --slice."
+    )
+    assert note in md.read_text().splitlines()
+
+
 def test_junit_has_one_case_per_rule_with_the_numbers(sample):
     _, xml, doc = sample
     suites = list(JUnitXml.fromfile(str(xml)))

@@ -328,7 +328,7 @@ def _regressions(result: Comparison, limit: int) -> list[str]:
     elif not result.too_fine:
         lines += ["No slices compared: log a slice column (or name one with --slice).", ""]
     for column, n in result.too_fine.items():
-        lines += [f"{escape(too_fine_note(column, n))}.", ""]
+        lines += [f"{prose(too_fine_note(column, n))}.", ""]
     return lines
 
 
