@@ -51,8 +51,11 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _echo(line: str, err: bool = False) -> None:
-    """Print one line: the labels, slice values, paths and rules it holds stay on it."""
-    click.echo(one_line(line), err=err)
+    """Print one line: the labels, slice values, paths and rules it holds stay on it, and a
+    line a label begins (a study's candidate) never begins with a CI workflow command's ``::``:
+    its first colon is written as its escape, as a control character is."""
+    line = one_line(line)
+    click.echo("\\x3a" + line[1:] if line.startswith("::") else line, err=err)
 
 
 class _Finite(click.FloatRange):

@@ -150,6 +150,23 @@ def test_user_text_is_escaped(tmp_path):
     assert "ragreport: a|\\*" not in html
 
 
+def test_a_label_never_begins_a_line_with_a_ci_workflow_command(tmp_path):
+    """A study's stdout lines and its summary's best-candidate sentence begin with a label;
+    "::error::x" there was a GitHub Actions error annotation in the job's log."""
+    sample_c = ROOT / "sample_runs" / "fare_rules_c_prompt.parquet"
+    labels = ["--label", "base", "--label", "::error::x", "--label", "c"]
+    code, out, err, md, _ = run(
+        SAMPLE_A, SAMPLE_B, tmp_path, str(sample_c), *labels, "--require", "correct >= -0.1"
+    )
+    assert code == 0, err
+    markdown = md.read_text()
+    lines = out.splitlines() + markdown.splitlines()
+    assert not [line for line in lines if line.startswith("::")]
+    assert any(line.startswith("\\x3a:error::x: B better") for line in out.splitlines()), out
+    rendered = MarkdownIt("commonmark").enable("table").render(markdown)
+    assert "<p>::error::x comes out best of the 2 candidates" in rendered
+
+
 def test_markdown_stays_under_githubs_limit(tmp_path):
     """45 regressing slices with 300-character names and 150 rules: still under 65,536."""
     name = "s" * 300

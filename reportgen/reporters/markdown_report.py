@@ -66,13 +66,16 @@ def prose(text: str, limit: int = MAX_REASON) -> str:
 
 def escape(text: str, limit: int = MAX_TEXT, cut: Callable[[str, int], str] = cut_middle) -> str:
     """User text as literal Markdown: no emphasis, code, link, math, table cell break, HTML tag
-    or @-mention, no list marker where it begins a list item, no right-to-left override
-    reaching past it, and no control character a terminal acts on when a CI log prints it.
+    or @-mention, no list marker where it begins a list item, no CI workflow command (``::``)
+    where it begins a line, no right-to-left override reaching past it, and no control
+    character a terminal acts on when a CI log prints it.
     A name (a slice value, a file, a rule) is cut in its middle, where two of one long prefix
     differ at their ends; prose is cut at its end (``prose``)."""
     text = cut(one_line(" ".join(str(text).split())), limit)  # a control as its escape, \x1b
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = _LIST_MARKER.sub(r"\1\\\2", _SPECIAL.sub(r"\\\1", text))
+    text = "\\" + text if text.startswith("::") else text  # a CI workflow command's, where
+    # the text begins a line (a study's best candidate); GitHub renders \: as :
     return bidi_isolated(_MENTION.sub("@" + ZERO_WIDTH_SPACE, text))
 
 
