@@ -117,6 +117,9 @@ def test_labels_and_baseline_choose_names_and_the_reference(tmp_path):
         (("--label", "x"), "--label: 1 label for 3 run logs"),
         (("--label", "x", "--label", "x", "--label", "y"), "run label 'x' is given to two logs"),
         (("--baseline", "nope"), "--baseline nope: no run has that label"),
+        # the summary read "2 candidates against , on the 240 questions every run has"
+        (("--label", "", "--label", "b", "--label", "c"), "--label: label 1 is empty; give"),
+        (("--label", "a", "--label", " \t", "--label", "c"), "--label: label 2 is blank; give"),
     ],
 )
 def test_bad_labels_are_one_line_errors(tmp_path, args, message):

@@ -271,6 +271,12 @@ def run_labels(
             f"--label: {fmt_count(len(labels), 'label')} for {len(paths)} run logs; give one per "
             "log, in order"
         )
+    blank = next((i for i, label in enumerate(labels, start=1) if not label.strip()), None)
+    if blank is not None:  # every sentence and table names the run by it
+        raise InputError(
+            f"--label: label {blank} is {'empty' if not labels[blank - 1] else 'blank'}; give "
+            "each run a label that is not blank, or drop --label"
+        )
     if not labels:
         labels = held or (
             TWO_RUN_LABELS if len(paths) == 2 else tuple(source_stem(p) for p in paths)
