@@ -271,3 +271,18 @@ def test_infinite_scores_are_left_out_and_named_in_a_warning(tmp_path, compare):
         "2 values of judge_score in b.parquet are not finite (inf or NaN) and are left out"
     ) in doc["warnings"]
     assert not any("judge_score in a.parquet" in w for w in doc["warnings"])
+
+
+def test_an_infinite_cost_compared_as_a_score_is_warned_of_once(tmp_path, compare):
+    """latency_ms given to --lower-is-better: the row checks' warning (naming the row) was
+    followed by the score's own, the same count without the row."""
+    ids = [f"q{i}" for i in range(12)]
+    a = write(tmp_path / "a.parquet", question_id=ids, latency_ms=[100.0] * 11 + [float("inf")])
+    b = write(tmp_path / "b.parquet", question_id=ids, latency_ms=[90.0] * 12)
+    doc = compare(a, b, tmp_path / "out", "--lower-is-better", "latency_ms")
+    assert doc["metrics"]["latency_ms"]["n"] == 11
+    said = [w for w in doc["warnings"] if "latency_ms in a.parquet" in w]
+    assert said == [
+        "1 value of latency_ms in a.parquet is not finite (inf or NaN) and is left out, first "
+        "at row 12"
+    ]

@@ -17,7 +17,7 @@ import pandas as pd
 from ..errors import InputError
 from ..inputs.contract import LARGEST_VALUE
 from ..inputs.database import RunDatabase
-from ..inputs.row_checks import RowProblem, not_finite
+from ..inputs.row_checks import ROW_CHECKED, RowProblem, not_finite
 from .registry import BY_NAME, Metric, base_name, score
 from .stats import MetricComparison
 
@@ -131,7 +131,7 @@ def with_scores(
         scored = db.frame("score_column", column=column, largest=LARGEST_VALUE)
         refuse_too_large(db, scored, column)
         for run, n in scored.groupby("run")["not_finite"].sum().items():
-            if n:
+            if n and column not in ROW_CHECKED:  # the row checks' warning names the row
                 warnings.append(not_finite(int(n), column, db.files[run].path.name))
         values = scored.pivot(index="question_id", columns="run", values="value")
         values = values.reindex(columns=["a", "b"]).add_prefix(f"{m.name}_")

@@ -12,6 +12,9 @@ from pathlib import Path
 from ..formatting import agreeing, fmt_count, row_named
 
 EXAMPLES = 5  # examples listed per kind of problem
+# the cost columns whose values queries/row_problems.sql checks row by row (not_finite,
+# negative, too_large): a warning on them names the row, and no other check repeats it
+ROW_CHECKED = ("context_tokens", "latency_ms", "cost_usd")
 
 # kind -> (what is wrong, with {column} and {detail}; what to do)
 _WORDS = {
