@@ -713,6 +713,11 @@ def test_gate_file_rules_join_the_command_line_ones(logs, tmp_path):
         # a cost column the logs lack (one they log is compared: see the cost-column test)
         (("--require", "candidate.cost_usd <= 0.01"), "no metric 'cost_usd'"),
         (("--require", "correct[topic] >= 0"), "pass --slice topic"),
+        # the cost columns a candidate rule may name were left out of the names offered
+        (
+            ("--require", "candidate.nosuch >= 0"),
+            "no metric 'nosuch' in these logs; name one of correct, faithfulness, latency_ms",
+        ),
     ],
 )
 def test_bad_rule_exits_2_and_writes_nothing(logs, tmp_path, extra, needle):

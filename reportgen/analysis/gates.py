@@ -297,7 +297,8 @@ def check_rules(
                 "drop the rule"
                 if why
                 else f"rule {rule.text!r}: no metric {rule.metric!r} in these logs; "
-                f"name one of {', '.join(known) or '(none)'}"
+                # a candidate or per-slice rule naming a cost compares it as a score too
+                f"name one of {', '.join(dict.fromkeys(scores + costs)) or '(none)'}"
             )
         if rule.column is not None and rule.column not in columns:
             # "(none)" is how a null slice value reads: no column is said in words
