@@ -24,3 +24,18 @@ def not_a_file(path: Path) -> str:
     if path.is_dir():
         return "is a folder"
     return "not a regular file" if path.exists() else "no such file"
+
+
+def not_utf8(path: Path) -> str:
+    """The error's line for a text input that is not UTF-8: where its first byte that is not
+    UTF-8 is (line and byte in it, from 1), found by reading the file again; an error path only."""
+    data = path.read_bytes()
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line_start = data.rfind(b"\n", 0, exc.start) + 1
+        line = data.count(b"\n", 0, exc.start) + 1
+        where = f"line {line}, byte {exc.start - line_start + 1} (0x{data[exc.start]:02x})"
+        return f"{path}: {where} is not UTF-8 text; save the file as UTF-8"
+    # the reader's decoder found a byte this one did not
+    return f"{path}: not UTF-8 text; save it as UTF-8"

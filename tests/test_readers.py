@@ -16,6 +16,8 @@ import pytest
 from click.testing import CliRunner
 
 from reportgen.cli import cli
+from reportgen.errors import InputError
+from reportgen.inputs.readers import ReadOptions, read
 
 ROWS = [  # a run log: q1 hit at rank 2, q2 misses, q3 hit at rank 1
     {
@@ -342,3 +344,53 @@ def test_a_column_named_twice_is_refused(tmp_path, name, text, message):
     path.write_text(text)
     assert f"{path}: {message}" in fail("compare", path, path, "-o", tmp_path / "r.html")
     assert CliRunner().invoke(cli, ["validate", str(path)]).exit_code == 2
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "options", "said"),
+    [
+        # each with one byte of Latin-1 (é) on one line: "not UTF-8 text", no line
+        ("log.csv", b"question_id,correct\nq1,true\nq\xe9,false\n", {}, "line 3, byte 2 (0xe9)"),
+        (
+            "log.jsonl",
+            b'{"question_id": "q1"}\n{"question_id": "q\xe9"}\n',
+            {},
+            "line 2, byte 19 (0xe9)",
+        ),
+        (
+            "run.trec",
+            b"1 Q0 d1 1 2.0 r\n1 Q0 d\xe9 2 1.0 r\n",
+            {"format": "trec"},
+            "line 2, byte 7 (0xe9)",
+        ),
+    ],
+)
+def test_a_byte_that_is_not_utf8_is_named_by_its_line(tmp_path, name, text, options, said):
+    path = tmp_path / name
+    path.write_bytes(text)
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("1 0 d1 1\n")
+    if options:
+        options = {**options, "qrels": qrels}
+    with pytest.raises(InputError) as raised:
+        read(path, ReadOptions(**options))
+    assert str(raised.value) == f"{path}: {said} is not UTF-8 text; save the file as UTF-8"
+
+
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        ('{"question_id": "q\x01"}', "Invalid control character at column 19"),
+        ('{"question_id": "q', "Unterminated string starting at column 17"),
+        ('{"question_id" "q"}', "Expecting ':' delimiter at column 16"),
+    ],
+)
+def test_a_line_that_is_not_json_says_where_in_it(tmp_path, line, reason):
+    """json's reason ended "at" with no place: "(Invalid control character at)"."""
+    path = tmp_path / "log.jsonl"
+    path.write_text('{"question_id": "q0"}\n' + line)  # the last line, cut short
+    with pytest.raises(InputError) as raised:
+        read(path, ReadOptions())
+    assert str(raised.value) == (
+        f"{path}: line 2 is not JSON ({reason}); write one JSON object per line"
+    )

@@ -30,7 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyarrow import csv
 
-from ...errors import InputError
+from ...errors import InputError, not_utf8
 from ...formatting import agreeing, fmt_count, fmt_listed
 from ...resources import query_text
 from ..engine import connection
@@ -69,7 +69,7 @@ def _split(path: Path, layout: Layout) -> tuple[pa.Table, tuple[int, int] | None
     try:
         text.validate(full=True)
     except pa.ArrowInvalid:
-        raise InputError(f"{path}: not UTF-8 text; save it as UTF-8") from None
+        raise InputError(not_utf8(path)) from None
     tidy = _tidy(data, layout)
     if tidy is not None:
         return tidy, None

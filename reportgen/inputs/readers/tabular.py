@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ...errors import InputError
+from ...errors import InputError, not_utf8
 from .columns import Columns
 
 # the columns and the file line of each row; None for a Parquet file, which has rows, not lines
@@ -59,8 +59,8 @@ def read_delimited(path: Path, delimiter: str) -> Rows:
                 records.append(record)
                 lines.append(reader.line_num)
                 start = reader.line_num + 1
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 text ({exc.reason}); save it as UTF-8") from None
+    except UnicodeDecodeError:
+        raise InputError(not_utf8(path)) from None
     except csv.Error as exc:
         raise InputError(
             f"{path}: line {start}: not a readable text table ({exc}); check the quoting of "
@@ -125,9 +125,11 @@ def read_jsonl(path: Path) -> Rows:
                 try:
                     record = json.loads(line, object_pairs_hook=_object(path, number))
                 except json.JSONDecodeError as exc:
+                    # json's reason names no place ("Invalid control character at"): its column
+                    joint = " " if exc.msg.endswith(" at") else " at "
                     raise InputError(
-                        f"{path}: line {number} is not JSON ({exc.msg}); write one JSON object "
-                        "per line"
+                        f"{path}: line {number} is not JSON ({exc.msg}{joint}column {exc.colno}); "
+                        "write one JSON object per line"
                     ) from None
                 if not isinstance(record, dict):
                     raise InputError(
@@ -136,7 +138,7 @@ def read_jsonl(path: Path) -> Rows:
                 records.append(record)
                 lines.append(number)
     except UnicodeDecodeError:
-        raise InputError(f"{path}: not UTF-8 text; save it as UTF-8") from None
+        raise InputError(not_utf8(path)) from None
     if not records:
         raise InputError(f"{path}: no JSON object in the file; write one per question")
     return _columns(records), lines
