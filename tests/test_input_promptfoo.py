@@ -243,3 +243,27 @@ def test_a_file_of_too_many_runs_given_alone_says_how_to_choose(tmp_path):
         f"{path}: holds 10 runs; compare at most 8 at once: give the file once per run chosen, "
         "each with --run-filter NAME"
     )
+
+
+def test_a_labelled_provider_is_chosen_by_its_id_too(tmp_path, compare):
+    """README: --run-filter takes the provider; a labelled provider's id "matched none"."""
+    rows = [
+        dict(result(provider, f"case {i}", i, ok), provider={"id": provider, "label": label})
+        for i in range(12)
+        for provider, label, ok in (
+            ("openai:gpt-4o-mini", "mini", i % 3 != 0),
+            ("openai:gpt-4o", "big", i % 4 != 0),
+        )
+    ]
+    path = promptfoo_file(tmp_path / "out.json", rows)
+    out = compare(
+        path, path, tmp_path / "o", "--run-filter", "openai:gpt-4o-mini",
+        "--run-filter", "openai:gpt-4o", "--n-boot", 100,
+    )  # fmt: skip
+    # mini wrong on 0, 3, 6, 9; big on 0, 4, 8: fixed 3, 6, 9; broken 4, 8
+    assert (out["metrics"]["correct"]["fixed"], out["metrics"]["correct"]["broken"]) == (3, 2)
+    # one id shared by two labelled runs is said to match both, not none
+    hot = [dict(r, provider={"id": "openai:gpt-4o", "label": "hot"}) for r in rows[1::2]]
+    both = promptfoo_file(tmp_path / "both.json", rows + hot)
+    said = fail("compare", both, both, "-o", tmp_path / "r.html", "--run-filter", "openai:gpt-4o")
+    assert "--run-filter 'openai:gpt-4o' matches 2 of the runs in the file" in said

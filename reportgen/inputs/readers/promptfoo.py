@@ -90,8 +90,13 @@ def _run_name(result: dict[str, Any]) -> str:
     return f"{provider} | {label}" if label else str(provider)
 
 
-def _matches(name: str, wanted: str) -> bool:
-    return wanted == name or wanted in name.split(" | ")
+def _names(result: dict[str, Any]) -> set[str]:
+    """What --run-filter may call a result's run: its full name, its provider's label and id,
+    its prompt's label (the id of a labelled provider is in no name)."""
+    name = _run_name(result)
+    provider = result.get("provider")
+    ids = [provider.get("id"), provider.get("label")] if isinstance(provider, dict) else []
+    return {name, *name.split(" | "), *(str(i) for i in ids if i)}
 
 
 def _case_id(result: dict[str, Any]) -> str:
@@ -194,7 +199,10 @@ def promptfoo_columns(
     run-log column read from a var came from (``vars.<name>``, for messages)."""
     results = _results(path, data)
     names = run_names(path, data)
-    chosen = [n for n in names if run_filter is None or _matches(n, run_filter)]
+    called: dict[str, set[str]] = {name: set() for name in names}
+    for r in results:
+        called[_run_name(r)] |= _names(r)
+    chosen = [n for n in names if run_filter is None or run_filter in called[n]]
     if not names:
         raise InputError(
             f"{path}: its results list is empty, so the eval ran no test; pass the output of "
