@@ -124,6 +124,13 @@ def test_vars_of_any_json_value_are_converted(tmp_path):
         'question,[openai:gpt-4o] qa\nrefund?,"[PASS] 30 days"\nwifi?,"[FAIL] no\n---\nyes"\n',
         "Description,question,[openai:gpt-4o] qa,Grader Reason,Comment\n"
         'refund,refund?,[PASS] 30 days,,\nwifi,wifi?,"[ERROR] ",,\n',
+        # today's: the outcome in a Status column of each run (so twice with two runs), the
+        # answers bare; it read "no question_id column", or "column 'Status' appears twice"
+        "Description,question,[openai:gpt-4o-mini] qa,Status,Score,Named Scores,Grader Reason,"
+        'Comment\nrefund,refund?,"30 days\nor 60",PASS,1.00,,,\nwifi,wifi?,no,FAIL,0.00,,r,\n',
+        "Description,question,[a] qa,Status,Score,Named Scores,Grader Reason,Comment,[b] qa,"
+        "Status,Score,Named Scores,Grader Reason,Comment\n"
+        "refund,refund?,30 days,PASS,1.00,,,,30,PASS,1.00,,,\n",
     ],
 )
 def test_promptfoo_s_table_export_is_sent_to_its_json(tmp_path, table):
@@ -131,8 +138,9 @@ def test_promptfoo_s_table_export_is_sent_to_its_json(tmp_path, table):
     path.write_text(table)
     line = fail("compare", path, path, "-o", tmp_path / "r.html")
     assert line == (
-        f"ragreport: error: {path}: is promptfoo's table export (each answer a [PASS], [FAIL] or "
-        "[ERROR] text), not a run log; pass the JSON that `promptfoo eval -o out.json` writes"
+        f"ragreport: error: {path}: is promptfoo's table export (a column of answers per run, "
+        "their outcomes as text), not a run log; pass the JSON that `promptfoo eval -o "
+        "out.json` writes"
     )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,12 +51,35 @@ _RUN_HEADER = re.compile(r"\[[^\]]+\] .+", re.DOTALL)  # "[provider] prompt labe
 _OUTCOME = re.compile(r"\[(PASS|FAIL|ERROR)\]")
 
 
+# the columns promptfoo's table export writes after each run's column, since it put the outcome
+# in a column of its own (Status) rather than before each answer ([PASS])
+_EXPORT_COLUMNS = frozenset({"Grader Reason", "Comment"})
+TABLE_EXPORT = (
+    "{path}: is promptfoo's table export (a column of answers per run, their outcomes as "
+    "text), not a run log; pass the JSON that `promptfoo eval -o out.json` writes"
+)
+
+
+def is_table_export(names: Sequence[str]) -> bool:
+    """Whether a table's header is that of promptfoo's table export of today: a column per run
+    headed ``[provider] prompt``, each followed by Status, Score, ..., Grader Reason and
+    Comment (so, with two runs, those names twice); a run log has a question_id."""
+    return (
+        "question_id" not in names
+        and set(names) >= _EXPORT_COLUMNS
+        and any(_RUN_HEADER.fullmatch(name) for name in names)
+    )
+
+
 def refuse_promptfoo_table(path: Path, columns: Columns) -> None:
-    """InputError for promptfoo's table export (``promptfoo eval -o out.csv``), read as a log: a
-    column per run headed ``[provider] prompt``, each answer starting [PASS], [FAIL] or [ERROR],
-    without a test id, latency or cost."""
+    """InputError for promptfoo's table export (``promptfoo eval -o out.csv``), read as a log:
+    by its header (is_table_export), or, as older versions wrote it, a column per run headed
+    ``[provider] prompt``, each answer starting [PASS], [FAIL] or [ERROR], without a test id,
+    latency or cost."""
     if "question_id" in columns:
         return
+    if is_table_export(list(columns)):
+        raise InputError(TABLE_EXPORT.format(path=path))
     for name, values in columns.items():
         answers = [v for v in values if v is not None and v != ""]
         if (
@@ -63,11 +87,7 @@ def refuse_promptfoo_table(path: Path, columns: Columns) -> None:
             and answers
             and all(isinstance(v, str) and _OUTCOME.match(v) for v in answers)
         ):
-            raise InputError(
-                f"{path}: is promptfoo's table export (each answer a [PASS], [FAIL] or "
-                "[ERROR] text), not a run log; pass the JSON that `promptfoo eval -o "
-                "out.json` writes"
-            )
+            raise InputError(TABLE_EXPORT.format(path=path))
 
 
 def _results(path: Path, data: Any) -> list[dict[str, Any]]:

@@ -11,6 +11,7 @@ from typing import Any
 
 from ...errors import InputError, not_utf8
 from .columns import Columns
+from .promptfoo import TABLE_EXPORT, is_table_export
 
 # the columns and the file line of each row; None for a Parquet file, which has rows, not lines
 Rows = tuple[Columns, list[int] | None]
@@ -88,6 +89,8 @@ def _one_field(path: Path, names: Sequence[str], delimiter: str) -> None:
 def _header(path: Path, names: Sequence[str]) -> str | None:
     """The name of pandas' index column when the header starts with one; InputError for a column
     named twice (one of the two would be lost) or another column with no name."""
+    if is_table_export(names):  # its runs' Status and Comment columns repeat: say what it is
+        raise InputError(TABLE_EXPORT.format(path=path))
     index = names[0] if names and names[0] in PANDAS_INDEX else None
     seen: set[str] = set()
     for number, name in enumerate(names, start=1):
