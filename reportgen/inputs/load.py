@@ -113,27 +113,6 @@ def case_problems(path: Path, names: list[str]) -> list[str]:
     ]
 
 
-# RAGAS before 0.2 -> the name RAGAS gives the column now, which the RAGAS reader reads
-_RAGAS_RENAMED = {
-    "question": "user_input",
-    "answer": "response",
-    "contexts": "retrieved_contexts",
-    "ground_truth": "reference",
-}
-
-
-def _older_ragas(names: list[str]) -> str:
-    """How to read a RAGAS table written before RAGAS 0.2 (question, answer, contexts), whose
-    columns the reader knows by their later names; "" for any other table."""
-    if not {"question", "answer", "contexts"} <= set(names):
-        return ""
-    maps = " ".join(f"--map {new}={old}" for old, new in _RAGAS_RENAMED.items() if old in names)
-    return (
-        "; question, answer and contexts are the names RAGAS gave its columns before 0.2: "
-        f"read the table with --format ragas {maps}"
-    )
-
-
 def schema_problems(path: Path, schema: pa.Schema) -> list[str]:
     """Every breach of the contract visible in the schema, one line each, in column order."""
     derived = derived_table_problem(path, schema.names)
@@ -145,7 +124,7 @@ def schema_problems(path: Path, schema: pa.Schema) -> list[str]:
     if "question_id" not in schema.names:
         problems.append(
             f"{path}: no question_id column; every run log needs one row per question "
-            "with a unique question_id" + _older_ragas(schema.names)
+            "with a unique question_id"
         )
     for field in schema:
         column = BY_NAME.get(field.name)

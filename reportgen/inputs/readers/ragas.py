@@ -6,7 +6,7 @@ RAGAS rows carry no question id, so questions are paired on a hash of ``user_inp
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,8 +40,30 @@ OFFERED = ("answer_relevance",)
 Reading = tuple[Columns, list[str], dict[str, str]]
 
 
+# RAGAS before 0.2 -> the name RAGAS gives the column now: such a table is read as one of today
+BEFORE_0_2 = {
+    "question": QUESTION,
+    "answer": "response",
+    "contexts": "retrieved_contexts",
+    "ground_truth": "reference",
+}
+_BEFORE_0_2_NEEDS = ("question", "answer", "contexts")  # what tells such a table from a log
+
+
 def looks_like_ragas(names: list[str]) -> bool:
-    return QUESTION in names and "question_id" not in names
+    return (QUESTION in names or _before_0_2(names)) and "question_id" not in names
+
+
+def _before_0_2(names: Collection[str]) -> bool:
+    return QUESTION not in names and all(n in names for n in _BEFORE_0_2_NEEDS)
+
+
+def _renamed_before_0_2(raw: Columns, names: Mapping[str, str]) -> tuple[Columns, dict[str, str]]:
+    """A table of RAGAS before 0.2 under today's names, and the file's name of each renamed
+    column for messages (a column --map gave already keeps its source's name)."""
+    renamed = {BEFORE_0_2.get(n, n): values for n, values in raw.items()}
+    shown = {new: names.get(old, old) for old, new in BEFORE_0_2.items() if old in raw}
+    return renamed, {**names, **shown}
 
 
 def _blank(value: Any) -> bool:
@@ -114,8 +136,8 @@ def _contexts(
         absent = [ids for ids, _ in CONTEXTS.values() if ids not in raw]
         if unused:
             notes.append(
-                f"{unused[0]} not used: {absent[0]} is missing, so passages are identified by "
-                "a hash of their text on both sides"
+                f"{names.get(unused[0], unused[0])} not used: {absent[0]} is "
+                "missing, so passages are identified by a hash of their text on both sides"
             )
         by_ids = dict.fromkeys(CONTEXTS, False)
     for target, (ids, texts) in CONTEXTS.items():
@@ -126,7 +148,7 @@ def _contexts(
             origin = Origin(target, texts, names.get(texts, texts))
             columns[target] = _hashed_column(path, raw, lines, origin)
             sources[target] = origin.shown
-            notes.append(f"{texts} are texts: a passage is identified by a hash of its text")
+            notes.append(f"{origin.shown} are texts: a passage is identified by a hash of its text")
     return columns, notes, sources
 
 
@@ -136,6 +158,14 @@ def ragas_columns(
     """The run-log columns of a RAGAS table, notes for the report, and the file's own name of
     each renamed column (``names``: the file's name of a column ``raw`` holds under --map's)."""
     names = names or {}
+    notes = []
+    if _before_0_2(raw):
+        old = [n for n in BEFORE_0_2 if n in raw]
+        raw, names = _renamed_before_0_2(raw, names)
+        notes.append(
+            f"Columns named as RAGAS before 0.2 ({', '.join(old)}) read as "
+            f"{', '.join(BEFORE_0_2[n] for n in old)}"
+        )
     shown = names.get(QUESTION, QUESTION)  # the file's name of it, under --map
     if QUESTION not in raw:
         raise InputError(
@@ -158,7 +188,7 @@ def ragas_columns(
                 "on the question text, so keep one row per question"
             )
     columns: Columns = {"question_id": [text_id("q-", q) for q in questions]}
-    notes = ["Questions paired on a hash of user_input (RAGAS rows carry no id)"]
+    notes.append(f"Questions paired on a hash of {shown} (RAGAS rows carry no id)")
     sources = dict(names)  # columns kept under their name keep the file's name too
     for source, target in RENAMED.items():
         if source in raw:
