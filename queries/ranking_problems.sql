@@ -1,5 +1,6 @@
 -- The first bad line of a TREC run, TREC qrels or BEIR qrels file (inputs/readers/ranking.py):
--- a value that is not a number (not an integer when $integer: a grade), an infinite score, or,
+-- a value that is not a number (not an integer when $integer: a grade; a digit separator _ is
+-- not read), an infinite score, or,
 -- when $unique, a document listed again for a topic.
 -- Reads: view lines (line, qid, docno, value: the text of the fields of each line that has the
 --   file's number of fields).
@@ -21,7 +22,8 @@ listed_twice AS (
 ),
 numbers AS (
     SELECT line, qid, docno, value,
-           CASE WHEN NOT $integer THEN TRY_CAST(value AS DOUBLE)
+           -- DuckDB reads 1_0 as 10, where trec_eval's atof reads 1: such a score is refused
+           CASE WHEN NOT $integer AND NOT contains(value, '_') THEN TRY_CAST(value AS DOUBLE)
                 WHEN regexp_full_match(value, '[+-]?[0-9]+') THEN TRY_CAST(value AS BIGINT) END
                AS number
     FROM lines

@@ -166,6 +166,10 @@ def _sources(
     ]
 
 
+def _path(run: RunLike) -> Path | None:
+    return Path(run) if isinstance(run, str | os.PathLike) else None
+
+
 # ReadOptions fields (with their names in compare()) that read a log file: a table has none
 _FILE_READING = (
     ("format", "log_format"),
@@ -249,7 +253,7 @@ def compare(
     study_options, requirements = settings_from(_command(), settings)
     for warning in requirements.warnings if requirements else ():
         warnings.warn(warning, stacklevel=2)
-    reading = reading_from(settings)(len(runs))
+    reading = reading_from(settings)([_path(run) for run in runs])
     names, baseline = settings["labels"], settings["baseline"]
     study = run_study(
         _sources(runs, names, reading), study_options, requirements, reading, names, baseline

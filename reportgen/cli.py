@@ -9,7 +9,7 @@ import os
 import re
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import fields
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, NoReturn
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from .analysis.metrics import Options
     from .inputs.readers import ReadOptions
 
-_Reading = Callable[[int], "tuple[ReadOptions, ...]"]  # the ReadOptions of n run logs
+_Reading = Callable[[Sequence[Path | None]], "tuple[ReadOptions, ...]"]  # of these run logs
 # Paths are checked by the package (load.open_run, output.check_outputs), so that a folder or an
 # unreadable file gets the tool's one-line error rather than click's usage block.
 _PATH = click.Path(path_type=Path)
@@ -121,7 +121,8 @@ READING = ("log_format", "qrels", "rel_level", "mapping", "run_filters", "passag
 
 
 def reading_from(values: dict[str, Any]) -> _Reading:
-    """The ReadOptions of n logs, from the reading parameters among ``values`` (a parse's)."""
+    """The ReadOptions of the logs given to it (None: a table in memory), from the reading
+    parameters among ``values`` (a parse's)."""
     from .inputs.readers import read_options
 
     return functools.partial(read_options, *(values[name] for name in READING))
@@ -142,15 +143,18 @@ def _reading_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option(
             "--format",
             "log_format",
+            multiple=True,
             type=click.Choice(FORMATS),
-            help="Format of the run logs [default: from the extension; .json is promptfoo "
-            "or BEIR by content; a table with user_input is RAGAS].",
+            help="Format of the run logs, once for every log or once per log, in order "
+            "[default: from the extension; .json is promptfoo or BEIR by content; a table "
+            "with user_input is RAGAS].",
         ),
         click.option(
             "--qrels",
             type=click.Path(exists=True, dir_okay=False, path_type=Path),
             help="Relevance judgements of TREC runs (qid iter docno rel) or BEIR results "
-            "(query-id corpus-id score).",
+            "(query-id corpus-id score); a log beside them with labels of its own keeps its "
+            "own.",
         ),
         click.option(
             "--rel-level",
@@ -480,7 +484,7 @@ def compare(
             per_question_path,
             json_given=json_path is not None,
         )
-        readings = reading(len(runs))
+        readings = reading(runs)
         with shown(sys.stderr, quiet):
             study = make_report(
                 list(runs),
@@ -549,7 +553,7 @@ def convert(
     """Write LOG (any format compare reads) as a Parquet run log, for archiving."""
     from .convert import convert_log
 
-    (options,) = reading(1)
+    (options,) = reading((log,))
     n_rows, notes = convert_log(log, options, output)
     for note in notes:
         _echo(note)
@@ -568,7 +572,7 @@ def validate(ctx: click.Context, logs: tuple[Path, ...], reading: _Reading) -> N
     from .validate import validate as check
 
     refused = False
-    for path, options in zip(logs, reading(len(logs)), strict=True):
+    for path, options in zip(logs, reading(logs), strict=True):
         result = check(path, options)
         for line in result.lines:
             _echo(line)
@@ -624,7 +628,7 @@ def metrics(
     """Write one run log's (or one shard's) per-question metrics, as compare scores them."""
     from .shards import Scoring, run_metrics, write_metrics
 
-    (options,) = reading(1)
+    (options,) = reading((log,))
     table, note = run_metrics(log, options, Scoring(k, gain, span_coverage))
     write_metrics(log, table, output, sums_path, n_boot, seed)
     written = [str(output), *([str(sums_path)] if sums_path else [])]

@@ -9,7 +9,14 @@ from .analysis.metrics import Options, compute_tables, plan, score_questions
 from .errors import InputError
 from .formatting import agreeing, fmt_count
 from .inputs.database import RunDatabase
-from .inputs.load import RunFile, open_log, parquet_file, schema_problems, with_rows
+from .inputs.load import (
+    RunFile,
+    open_log,
+    parquet_file,
+    run_value_problems,
+    schema_problems,
+    with_rows,
+)
 from .inputs.readers import ReadOptions
 from .inputs.readers.promptfoo import SeveralRuns
 
@@ -21,7 +28,8 @@ class Validation:
 
 
 def validate(path: Path, options: ReadOptions) -> Validation:
-    """The file, then its schema, then (when the schema holds) every row problem, then whether
+    """The file, then its schema, then (when the schema holds) every value the contract's types
+    hold but its ranges do not (a 0/1 column's 2), every row problem, then whether
     compare can compute a metric from the log: from its columns, then (when no row refuses it)
     from its values, the log scored and paired with itself as compare pairs two logs.
 
@@ -29,7 +37,8 @@ def validate(path: Path, options: ReadOptions) -> Validation:
     in the contract's type.
     """
     try:
-        run = with_rows(open_log(path, "", options))
+        run = with_rows(open_log(path, "", options, values=False))
+        values = run_value_problems(run)
     except SeveralRuns as error:
         return Validation([error.advice("check one at a time with --run-filter NAME")], True)
     except InputError as error:
@@ -41,17 +50,17 @@ def validate(path: Path, options: ReadOptions) -> Validation:
     db = RunDatabase(run)
     try:
         found = db.read(settings.cutoff)
-        refusal = None if any(p.refused for p in found) else _unscorable(db, settings)
-    except InputError as error:
-        return Validation([str(error)], refused=True)
+        refused = bool(values) or any(p.refused for p in found)
+        refusal = None if refused else _unscorable(db, settings)
+    except InputError as error:  # a value the queries cannot read: named by the first lines
+        return Validation(values or [str(error)], refused=True)
     finally:
         db.close()
-    lines = [p.summary() for p in found] + ([refusal] if refusal else [])
+    lines = values + [p.summary() for p in found] + ([refusal] if refusal else [])
     if not lines:
         rows = f"{fmt_count(run.n_rows, 'row')} {agreeing(run.n_rows, 'follows', 'follow')}"
         return Validation([f"{path}: ok, {rows} the run-log contract"], False)
-    refused = len(lines) > len(found) or any(p.refused for p in found)
-    return Validation(lines, refused)
+    return Validation(lines, refused or refusal is not None)
 
 
 def _unscorable(db: RunDatabase, settings: Options) -> str | None:

@@ -7,6 +7,7 @@ import json
 
 import numpy as np
 import pandas as pd
+import pytest
 from test_input_validate import validate
 from test_readers import fail
 
@@ -28,6 +29,31 @@ def test_a_quote_never_closed_refuses_the_file_with_its_line(tmp_path):
     line = fail("compare", path, path, "-o", tmp_path / "r.html")
     assert f"{path}: line 3: not a readable text table (unexpected end of data)" in line
     assert validate(path, code=2)[0] == line.split("error: ", 1)[1]
+
+
+@pytest.mark.parametrize("suffix", ["csv", "tsv"])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "the file is empty; write a header line, then one row per question"),
+        ("\n \n", "the file is empty; write a header line, then one row per question"),
+        # read as a header of no column: "line 3 has more fields than the header (0)"
+        ("\n\nquestion_id,correct\nq1,true\n",
+         "line 3 is the first that is not blank; start the file with the header line"),
+        # pandas' to_json(lines=True) under a .csv name: "not a readable text table"
+        ('{"question_id": "q1", "correct": true}\n{"question_id": "q2", "correct": false}\n',
+         "JSON Lines (one object a line), not {kind}; name the file .jsonl or pass --format "
+         "jsonl"),
+    ],
+)  # fmt: skip
+def test_a_text_table_without_a_header_line_says_what_it_holds(tmp_path, suffix, text, message):
+    path = tmp_path / f"run.{suffix}"
+    path.write_text(text)
+    line = fail("compare", path, path, "-o", tmp_path / "r.html")
+    assert line == f"ragreport: error: {path}: {message.format(kind=suffix.upper())}"
+    path.write_text("question_id,correct\n")  # a header and no row: as before
+    line = fail("compare", path, path, "-o", tmp_path / "r.html")
+    assert line.endswith("no rows under the header; write one row per question")
 
 
 def test_a_missing_item_of_a_pandas_list_is_named_as_missing(tmp_path):

@@ -94,3 +94,28 @@ def test_a_reader_s_own_refusal_is_not_replaced_by_the_file_s_schema(tmp_path):
     assert validate(path, "--map", "question_id=nope", code=2) == [
         f"{path}: --map question_id=nope: no column 'nope'; the file's columns are qid, ok"
     ]
+
+
+def test_a_value_out_of_range_is_listed_with_every_other_problem(tmp_path):
+    """A 0/1 column holding 2 stopped validate at that row, and nothing else was listed, where
+    validate lists every problem by kind: each such column's first value is listed, in row
+    order, with the sentence compare refuses the log with, and the row problems after them."""
+    log = tmp_path / "run.parquet"
+    table = {
+        "question_id": ["q1", "q2", "q3", "q3"],
+        "faithfulness": [0.5, 1.5, 0.0, 0.2],
+        "abstained": [0, 0, 0, 3],
+        "correct": [1, 2, 0, 1],
+    }
+    pq.write_table(pa.table(table), log)
+    refusal = fail("compare", log, log, "-o", tmp_path / "r.html").split("error: ", 1)[1]
+    flag = (
+        "a true/false column logged as numbers holds 1 (true) or 0 (false): fix the value in "
+        "the log"
+    )
+    assert refusal == f"{log}: row 2 (question_id 'q2'): correct has 2; {flag}"
+    lines = validate(log, code=2)
+    assert lines[:2] == [refusal, f"{log}: row 4 (question_id 'q3'): abstained has 3; {flag}"]
+    assert lines[2].startswith(f"{log}: error: 1 row with share_range in faithfulness: row 2 ")
+    assert lines[3].startswith(f"{log}: error: 1 row with duplicate_id in question_id: row 4 ")
+    assert len(lines) == 4

@@ -168,6 +168,36 @@ def test_qrels_with_a_log_that_has_labels(tmp_path, parquet_log):
     assert f"{parquet_log}: read as parquet, which carries its own labels" in line
 
 
+def test_a_trec_run_compares_with_a_log_that_has_labels(tmp_path, compare):
+    """--qrels and --format applied to every log, so a TREC baseline beside a candidate logged
+    in full could not be compared: --qrels refused the log, and --format trec misread it. The
+    qrels serve the TREC run; --format is given once per log."""
+    run, qrels = tmp_path / "baseline.txt", tmp_path / "qrels.txt"
+    run.write_text(
+        "".join(f"q{q} Q0 d{d}-{q} {d} {4 - d} base\n" for q in (1, 2, 3, 4) for d in (1, 2, 3))
+    )
+    qrels.write_text("".join(f"q{q} 0 d{d}-{q} 1\n" for q in (1, 2, 3, 4) for d in (1, 3)))
+    candidate = tmp_path / "candidate.parquet"
+    ranked = [[f"d3-{q}", f"d1-{q}"] for q in (1, 2, 3, 4)]
+    pd.DataFrame(
+        {
+            "question_id": [f"q{q}" for q in (1, 2, 3, 4)],
+            "retrieved_ids": ranked,
+            "relevant_ids": [[f"d1-{q}", f"d3-{q}"] for q in (1, 2, 3, 4)],
+        }
+    ).to_parquet(candidate)
+    out = compare(run, candidate, tmp_path / "o", "--format", "trec", "--format", "parquet",
+                  "--qrels", qrels, "--k", 2, "--n-boot", 100)  # fmt: skip
+    # the baseline's top 2 hold one of its 2 relevant documents, the candidate's both
+    assert (out["metrics"]["recall@2"]["a"], out["metrics"]["recall@2"]["b"]) == (0.5, 1.0)
+    assert out["metrics"]["recall@2"]["n"] == 4
+    line = fail("compare", candidate, candidate, "-o", tmp_path / "r.html", "--qrels", qrels)
+    assert f"{candidate}: read as parquet, which carries its own labels" in line
+    line = fail("compare", run, candidate, "-o", tmp_path / "r.html", "--qrels", qrels,
+                "--format", "trec", "--format", "parquet", "--format", "csv")  # fmt: skip
+    assert line.endswith("--format given 3 times; give it once for every log or once per log (2)")
+
+
 def test_map_renames_house_columns(tmp_path, compare):
     path = tmp_path / "house.csv"
     pd.DataFrame({"id": ["a", "b", "c"], "passed": [True, False, True]}).to_csv(path, index=False)

@@ -251,6 +251,8 @@ def test_fields_separated_by_any_run_of_whitespace(tmp_path):
         ("1 Q0 d1 1 3 t\n1 Q0 d1 2 y t\n", "line 2: docno 'd1' already ranked for topic '1'"),
         ("1 Q0 d1 1 3 t\n1 Q0 d2 2 inf t\n", "line 2: score is inf; give a finite score"),
         ("1 Q0 d1 1 nan t\n", "line 1: score is nan; give a finite score"),
+        # read as 10 (a digit separator), where trec_eval's atof reads 1: ranked above a 5
+        ("1 Q0 d1 1 5 t\n1 Q0 d2 2 1_0 t\n", "line 2: score '1_0' is not a number"),
     ],
 )
 def test_the_first_bad_line_of_a_run_is_named(tmp_path, run_text, message):

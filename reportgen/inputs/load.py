@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from ..errors import InputError
 from ..formatting import row_named
@@ -172,12 +173,22 @@ def _numeric_flags(schema: pa.Schema) -> list[str]:
 
 def check_values(path: Path, schema: pa.Schema, read: Callable[[list[str]], pa.Table]) -> None:
     """Raise InputError naming the row of the first value whose type the contract accepts but
-    whose value it does not: a span offset or a grade that is not an integer of the range read
-    (2.7, 0.4, 1e30), a true/false column's number that is not 1 or 0 (0.5, 2). ``read`` gives
-    the named columns of the log; only a log with such columns is read here."""
+    whose value it does not (see value_problems)."""
+    problems = value_problems(path, schema, read)
+    if problems:
+        raise InputError(problems[0])
+
+
+def value_problems(
+    path: Path, schema: pa.Schema, read: Callable[[list[str]], pa.Table]
+) -> list[str]:
+    """The first value of each column (and span field) whose type the contract accepts but
+    whose value it does not, in row order: a span offset or a grade that is not an integer of
+    the range read (2.7, 0.4, 1e30), a true/false column's number that is not 1 or 0 (0.5, 2).
+    ``read`` gives the named columns of the log; only a log with such columns is read here."""
     wide, flags = _wide_integers(schema), _numeric_flags(schema)
     if not wide and not flags:
-        return
+        return []
     table = read(["question_id", *wide, *flags])
     found: list[tuple[int, str, str]] = []  # (row, what, what to do)
     for name, fields in wide.items():
@@ -192,10 +203,26 @@ def check_values(path: Path, schema: pa.Schema, read: Callable[[list[str]], pa.T
         bad = flag_problem(table[name].combine_chunks())
         if bad is not None:
             found.append((bad[0], f"{name} has {bad[1]}", _FLAG_FIX))
-    if found:
-        row, what, fix = min(found, key=lambda item: item[0])
-        question = table["question_id"][row].as_py()
-        raise InputError(f"{path}: {row_named(row + 1, question)}: {what}; {fix}")
+    return [
+        f"{path}: {row_named(row + 1, table['question_id'][row].as_py())}: {what}; {fix}"
+        for row, what, fix in sorted(found, key=lambda item: item[0])
+    ]
+
+
+def run_value_problems(run: RunFile) -> list[str]:
+    """value_problems of a log opened without them (``open_log(..., values=False)``): of its
+    table, or of each Parquet file, rows numbered within the file as when it is opened."""
+    if run.table is not None:
+        return value_problems(run.path, run.table.schema, run.table.select)
+    problems = []
+    for file in run.files or (run.path,):
+        parquet = parquet_file(file)
+        problems += value_problems(file, parquet.schema_arrow, _columns_of(parquet))
+    return problems
+
+
+def _columns_of(parquet: pq.ParquetFile) -> Callable[[list[str]], pa.Table]:
+    return lambda names: parquet.read(columns=names)
 
 
 _INTEGER_FIX = (
@@ -206,12 +233,14 @@ _FLAG_FIX = (
 )
 
 
-def open_run(path: Path, label: str) -> RunFile:
-    """Check ``path`` against the contract and describe it; raise InputError on any breach."""
+def open_run(path: Path, label: str, values: bool = True) -> RunFile:
+    """Check ``path`` against the contract and describe it; raise InputError on any breach
+    (``values``: of its values too, else of its schema only)."""
     parquet = parquet_file(path)
     schema = parquet.schema_arrow
     check_schema(path, schema)
-    check_values(path, schema, lambda names: parquet.read(columns=names))
+    if values:
+        check_values(path, schema, _columns_of(parquet))
     return RunFile(
         label=label,
         path=path,
@@ -290,19 +319,21 @@ def source_stem(source: Source) -> str:
     return source.label if isinstance(source, RunFile) else source.stem
 
 
-def open_log(path: Path, label: str, options: ReadOptions) -> RunFile:
-    """Read a run log in any format (see reportgen/readers) and check it against the contract."""
+def open_log(path: Path, label: str, options: ReadOptions, values: bool = True) -> RunFile:
+    """Read a run log in any format (see reportgen/readers) and check it against the contract;
+    without ``values``, its schema only (``validate`` lists run_value_problems itself)."""
     source = read(path, options)
     if source.table is None and source.files == (path,):
-        return replace(open_run(path, label), read=options)
-    shards = [open_run(f, label) for f in source.files] if source.table is None else []
+        return replace(open_run(path, label, values), read=options)
+    shards = [open_run(f, label, values) for f in source.files] if source.table is None else []
     hashes = {file: sha256_of(file) for file in source.files}
     digest = hashlib.sha256()
     for file in source.files:
         digest.update(f"{hashes[file]}  {file.name}\n".encode())
     if source.table is not None:
         check_schema(path, source.table.schema)
-        check_values(path, source.table.schema, source.table.select)
+        if values:
+            check_values(path, source.table.schema, source.table.select)
     return RunFile(
         label=label,
         path=path,

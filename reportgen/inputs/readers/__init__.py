@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import glob
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -307,23 +307,44 @@ def parse_mapping(values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
 
 
 def read_options(
-    format: str | None,
+    formats: tuple[str, ...],
     qrels: Path | None,
     rel_level: int,
     mapping: tuple[str, ...],
     run_filters: tuple[str, ...],
     passages: tuple[Path, ...],
-    n_runs: int,
+    logs: Sequence[Path | None],
 ) -> tuple[ReadOptions, ...]:
-    """One ReadOptions per run log; ``--run-filter`` and ``--passages`` given once apply to every
-    log, else one value per log, in order."""
+    """One ReadOptions per run log (None: a table in memory); ``--format``, ``--run-filter``
+    and ``--passages`` given once apply to every log, else one value per log, in order."""
+    n_runs = len(logs)
+    kinds = _per_log("--format", formats, n_runs)
     filters = _per_log("--run-filter", run_filters, n_runs)
     tables = _per_log("--passages", passages, n_runs)
     pairs = parse_mapping(mapping)
-    return tuple(
-        ReadOptions(format, qrels, rel_level, pairs, f, t)
-        for f, t in zip(filters, tables, strict=True)
-    )
+    options = [
+        ReadOptions(kind, qrels, rel_level, pairs, f, t)
+        for kind, f, t in zip(kinds, filters, tables, strict=True)
+    ]
+    return _qrels_where_read(logs, options)
+
+
+def _qrels_where_read(
+    logs: Sequence[Path | None], options: list[ReadOptions]
+) -> tuple[ReadOptions, ...]:
+    """``--qrels`` serves the TREC runs and BEIR results among the logs: a log beside them that
+    carries its own labels (a Parquet log, RAGAS results) is read without it, so that a TREC
+    baseline and a candidate logged in full can be compared. When no log is read with it, every
+    log keeps it, and reading refuses it as a mistake."""
+    if len(logs) < 2 or options[0].qrels is None:
+        return tuple(options)
+    ranked = [
+        log is not None and format_of(log, o) in ("trec", "beir")
+        for log, o in zip(logs, options, strict=True)
+    ]
+    if not any(ranked):
+        return tuple(options)
+    return tuple(o if r else replace(o, qrels=None) for o, r in zip(options, ranked, strict=True))
 
 
 def _per_log(option: str, values: tuple[V, ...], n_runs: int) -> tuple[V | None, ...]:

@@ -7,7 +7,7 @@ import json
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from ...errors import InputError, not_utf8
 from .columns import Columns
@@ -41,6 +41,8 @@ def read_delimited(path: Path, delimiter: str) -> Rows:
     start = 1  # the first line of the row being read, for an error
     try:
         with path.open(newline="", encoding="utf-8-sig") as handle:
+            _first_line(path, handle, delimiter)
+            handle.seek(0)
             reader = csv.DictReader(handle, delimiter=delimiter, strict=True)
             # "question_id, correct" is written by hand or by spreadsheets: the names are the
             # column's, the spaces no part of it
@@ -73,6 +75,34 @@ def read_delimited(path: Path, delimiter: str) -> Rows:
     if not records:
         raise InputError(f"{path}: no rows under the header; write one row per question")
     return _columns(records), lines
+
+
+def _first_line(path: Path, handle: TextIO, delimiter: str) -> None:
+    """InputError for a file whose first line is no header: blank (the file empty, or blank
+    lines above the header, which read as a header of no column), or a JSON object (JSON
+    Lines under a CSV or TSV name, as pandas' ``to_json(lines=True)`` writes: its quotes
+    failed the reader, or named columns like ``{"question_id": "q1"``)."""
+    first = handle.readline()
+    if not first.strip():
+        blank = 1 + next((n for n, line in enumerate(handle) if line.strip()), -1)
+        raise InputError(
+            f"{path}: line {blank + 1} is the first that is not blank; start the file with "
+            "the header line"
+            if blank
+            else f"{path}: the file is empty; write a header line, then one row per question"
+        )
+    if not first.lstrip().startswith("{"):
+        return
+    try:
+        if not isinstance(json.loads(first), dict):
+            return
+    except json.JSONDecodeError:
+        return
+    kind = "TSV" if delimiter == "\t" else "CSV"
+    raise InputError(
+        f"{path}: JSON Lines (one object a line), not {kind}; name the file .jsonl or pass "
+        "--format jsonl"
+    )
 
 
 def _one_field(path: Path, names: Sequence[str], delimiter: str) -> None:
