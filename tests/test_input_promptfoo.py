@@ -275,3 +275,45 @@ def test_a_labelled_provider_is_chosen_by_its_id_too(tmp_path, compare):
     both = promptfoo_file(tmp_path / "both.json", rows + hot)
     said = fail("compare", both, both, "-o", tmp_path / "r.html", "--run-filter", "openai:gpt-4o")
     assert "--run-filter 'openai:gpt-4o' matches 2 of the runs in the file" in said
+
+
+def test_promptfoo_s_json_lines_output_reads_as_its_json(tmp_path, compare):
+    """`promptfoo eval -o out.jsonl` writes one result a line; it read as a run log with no
+    question_id, and --format jsonl said the same. Versions that wrote the results batch by
+    batch without a newline after each batch put two results on one line."""
+    rows = [
+        result(provider, f"case {i}", i, ok)
+        for i in range(12)
+        for provider, ok in (("openai:gpt-4o-mini", i % 3 != 0), ("openai:gpt-4o", i % 4 != 0))
+    ]
+    runs = ("--run-filter", "openai:gpt-4o-mini", "--run-filter", "openai:gpt-4o", "--n-boot", 100)
+    json_file = promptfoo_file(tmp_path / "out.json", rows)
+    expected = compare(json_file, json_file, tmp_path / "j", *runs)
+    lines = [json.dumps(r) for r in rows]
+    for name, text in (
+        ("out.jsonl", "\n".join(lines) + "\n"),
+        # batches of 5 joined by "\n", each appended with no newline after it
+        ("batched.jsonl", "".join("\n".join(lines[i : i + 5]) for i in range(0, 24, 5))),
+        ("crlf.ndjson", "\r\n".join(lines) + "\r\n"),
+    ):
+        path = tmp_path / name
+        path.write_text(text)
+        out = compare(path, path, tmp_path / name.replace(".", "_"), *runs)
+        assert out["metrics"] == expected["metrics"], name
+        # mini wrong on 0, 3, 6, 9; big on 0, 4, 8: fixed 3, 6, 9; broken 4, 8
+        assert (out["metrics"]["correct"]["fixed"], out["metrics"]["correct"]["broken"]) == (3, 2)
+    jsonl = tmp_path / "out.jsonl"
+    assert validate(jsonl, "--run-filter", "openai:gpt-4o", code=0) == [
+        f"{jsonl}: ok, 12 rows follow the run-log contract",
+    ]
+    named = tmp_path / "lines.json"
+    named.write_text((tmp_path / "out.jsonl").read_text())
+    assert fail("compare", named, "-o", tmp_path / "r.html").endswith(
+        f"{named}: promptfoo's JSON Lines output (one result a line), not one JSON document; "
+        "name the file .jsonl"
+    )
+    (tmp_path / "bad.jsonl").write_text(lines[0] + "\n" + lines[1][:-1] + "\n")
+    assert fail("compare", tmp_path / "bad.jsonl", "-o", tmp_path / "r.html").endswith(
+        "bad.jsonl: line 2 is not JSON (Expecting ',' delimiter at column "
+        f"{len(lines[1])}); pass the file `promptfoo eval -o out.jsonl` writes"
+    )

@@ -23,9 +23,12 @@ from .columns import to_table
 from .compressed import refuse_gzip
 from .passages import passage_spans, read_passages
 from .promptfoo import (
+    first_result,
     looks_like_promptfoo,
+    looks_like_promptfoo_result,
     promptfoo_columns,
     refuse_promptfoo_table,
+    results_of_lines,
     run_names,
     short_labels,
 )
@@ -158,6 +161,8 @@ def format_of(path: Path, options: ReadOptions) -> str:
                 "to_json('run.jsonl', orient='records', lines=True)"
             )
         return "promptfoo" if looks_like_promptfoo(data) else "beir"
+    if _BY_SUFFIX.get(suffix) == "jsonl" and looks_like_promptfoo_result(first_result(path)):
+        return "promptfoo"  # promptfoo eval -o out.jsonl: one result a line
     if suffix in _BY_SUFFIX:
         return _BY_SUFFIX[suffix]
     if options.qrels is not None:
@@ -205,11 +210,24 @@ def _json(path: Path) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         if exc.msg == "Extra data" and _object_line(text):
+            if looks_like_promptfoo_result(first_result(path)):
+                raise InputError(
+                    f"{path}: promptfoo's JSON Lines output (one result a line), not one JSON "
+                    "document; name the file .jsonl"
+                ) from None
             raise InputError(
                 f"{path}: JSON Lines (one object a line), not one JSON document; pass "
                 "--format jsonl or name the file .jsonl"
             ) from None
         raise InputError(f"{path}: not a JSON file ({exc}); check the file") from None
+
+
+def _promptfoo_data(path: Path) -> Any:
+    """promptfoo's output as its JSON holds it, from the JSON or from the JSON Lines output
+    (by the extension, as promptfoo chooses what it writes)."""
+    if _BY_SUFFIX.get(path.suffix.lower()) == "jsonl":
+        return results_of_lines(path)
+    return _json(path)
 
 
 def _object_line(text: str) -> bool:
@@ -363,7 +381,7 @@ def runs_in(path: Path, options: ReadOptions) -> list[tuple[str, ReadOptions]]:
     any other log is one run, labelled by its stem."""
     if options.run_filter is not None or format_of(path, options) != "promptfoo":
         return [(path.stem, options)]
-    names = run_names(path, _json(path))
+    names = run_names(path, _promptfoo_data(path))
     if len(names) < 2:
         return [(path.stem, options)]
     return [
@@ -424,7 +442,7 @@ def _read_format(path: Path, options: ReadOptions) -> Source:
         )
         return Source((path, qrels_path), pa.table(named), tuple(notes))
     if kind == "promptfoo":
-        columns, notes, sources = promptfoo_columns(path, _json(path), options.run_filter)
+        columns, notes, sources = promptfoo_columns(path, _promptfoo_data(path), options.run_filter)
         columns = mapped(path, columns, options.mapping)
         table = to_table(path, columns, sources=sources | dict(options.mapping))
         score_names = [c for c in table.column_names if c == "score" or c.startswith("score_")]

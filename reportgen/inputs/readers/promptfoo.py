@@ -1,4 +1,5 @@
-"""promptfoo output JSON (``promptfoo eval -o out.json``).
+"""promptfoo output: JSON (``promptfoo eval -o out.json``) or JSON Lines (``-o out.jsonl``, one
+result a line).
 
 One file can hold several providers and prompts; each (provider, prompt) pair is a run, chosen
 with ``--run-filter``, or all of them compared at once when the file is given alone. Results
@@ -14,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ...errors import InputError
+from ...errors import InputError, not_utf8
 from ...formatting import fmt_count
 from ..contract import BY_NAME
 from .columns import Columns, text_id
@@ -45,6 +46,56 @@ def looks_like_promptfoo(data: Any) -> bool:
     results = data.get("results")
     nested = isinstance(results, dict) and isinstance(results.get("results"), list)
     return "evalId" in data or isinstance(results, list) or nested
+
+
+def looks_like_promptfoo_result(record: Any) -> bool:
+    """One result of promptfoo's JSON Lines output: its provider, prompt and outcome, and no
+    question_id (a run log's line)."""
+    return (
+        isinstance(record, dict)
+        and "question_id" not in record
+        and {"provider", "prompt", "success"} <= record.keys()
+    )
+
+
+def first_result(path: Path) -> Any:
+    """The first JSON value of the first line of ``path`` that is not blank (None when there is
+    none, or it is no JSON): what tells promptfoo's JSON Lines from a run log's."""
+    try:
+        with path.open(encoding="utf-8-sig") as handle:
+            line = next((line for line in handle if line.strip()), "")
+        return json.JSONDecoder().raw_decode(line.strip())[0]
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None
+
+
+def results_of_lines(path: Path) -> dict[str, Any]:
+    """promptfoo's JSON Lines output as the JSON output holds it: ``{"results": [...]}``.
+    Versions that wrote the results batch by batch without a newline after each batch put one
+    batch's last result and the next one's first on a line: both are read."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError:
+        raise InputError(not_utf8(path)) from None
+    decoder, results = json.JSONDecoder(), []
+    for number, line in enumerate(text.split("\n"), start=1):  # not splitlines: U+2028 is text
+        line, at = line.strip(), 0
+        while at < len(line):
+            try:
+                result, at = decoder.raw_decode(line, at)
+            except json.JSONDecodeError as exc:
+                raise InputError(
+                    f"{path}: line {number} is not JSON ({exc.msg} at column {exc.colno}); pass "
+                    "the file `promptfoo eval -o out.jsonl` writes"
+                ) from None
+            if not isinstance(result, dict):
+                raise InputError(
+                    f"{path}: line {number} holds no promptfoo result (a JSON object); pass the "
+                    "file `promptfoo eval -o out.jsonl` writes"
+                )
+            results.append(result)
+            at = len(line) - len(line[at:].lstrip())
+    return {"results": results}
 
 
 _RUN_HEADER = re.compile(r"\[[^\]]+\] .+", re.DOTALL)  # "[provider] prompt label"
