@@ -1,4 +1,5 @@
-"""Compare runs from Python, in a notebook or a script: logs as paths, DataFrames or Arrow tables.
+"""Compare runs from Python, in a notebook or a script: logs as paths, DataFrames or Arrow tables
+(or any table that exports an Arrow stream: polars, DuckDB).
 
     import reportgen
     result = reportgen.compare("baseline.parquet", candidate_frame, labels=["base", "rerank"])
@@ -22,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import Any, Protocol, TypeAlias
 
 import click
 import pandas as pd
@@ -40,7 +41,15 @@ from .reporters import html_report, json_report
 from .reporters.html.render import environment
 from .reporters.report import Report
 
-RunLike: TypeAlias = str | os.PathLike[str] | pd.DataFrame | pa.Table
+
+class ArrowStream(Protocol):
+    """A table that exports itself as an Arrow stream (the Arrow PyCapsule interface): a polars
+    DataFrame, a DuckDB relation, a pyarrow RecordBatchReader."""
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object: ...
+
+
+RunLike: TypeAlias = str | os.PathLike[str] | pd.DataFrame | pa.Table | ArrowStream
 # the command's runs and outputs: here arguments and methods of Result (to_html, to_json,
 # per_question), not options
 _NOT_OPTIONS = {
@@ -150,12 +159,13 @@ def _sources(
     for i, run in enumerate(runs):
         if isinstance(run, str | os.PathLike):
             stems.append(Path(run))
-        elif isinstance(run, pd.DataFrame | pa.Table):
+        elif isinstance(run, pd.DataFrame | pa.Table) or hasattr(run, "__arrow_c_stream__"):
             stems.append(Path(f"run{i + 1}"))
         else:
             raise TypeError(
-                f"run {i + 1}: a {type(run).__name__}; give a path, a pandas DataFrame or an "
-                "Arrow table"
+                f"run {i + 1}: a {type(run).__name__}; give a path, a pandas DataFrame, an "
+                "Arrow table or another table that exports an Arrow stream (a polars DataFrame, "
+                "a DuckDB relation)"
             )
     names = run_labels(stems, labels)
     return [
@@ -179,7 +189,9 @@ _FILE_READING = (
 )
 
 
-def _table(run: pd.DataFrame | pa.Table, where: Path, options: ReadOptions) -> pa.Table:
+def _table(
+    run: pd.DataFrame | pa.Table | ArrowStream, where: Path, options: ReadOptions
+) -> pa.Table:
     """``run`` with its columns mapped as ``options`` say; an option only a file can use is
     refused rather than ignored (passages= ignored would drop the span metrics unsaid)."""
     for field, name in _FILE_READING:
@@ -195,10 +207,18 @@ def _table(run: pd.DataFrame | pa.Table, where: Path, options: ReadOptions) -> p
     return pa.table(mapped(where, columns, options.mapping))
 
 
-def _arrow(run: pd.DataFrame | pa.Table, where: Path) -> pa.Table:
+def _arrow(run: pd.DataFrame | pa.Table | ArrowStream, where: Path) -> pa.Table:
     """``run`` as an Arrow table, float16 values as float32: DuckDB reads no float16 from Arrow,
     though it reads the same column from a Parquet file."""
-    table = run if isinstance(run, pa.Table) else _from_frame(run, where)
+    if isinstance(run, pa.Table):
+        table = run
+    elif isinstance(run, pd.DataFrame):  # its index is no column: checked, not exported
+        table = _from_frame(run, where)
+    else:
+        try:
+            table = pa.table(run)  # read once: a stream (a RecordBatchReader) is used up
+        except pa.ArrowException as error:
+            raise InputError(f"{where}: cannot be read as an Arrow table ({error})") from None
     fields = [field.with_type(_without_float16(field.type)) for field in table.schema]
     schema = pa.schema(fields, table.schema.metadata)
     return table if schema.equals(table.schema) else table.cast(schema)

@@ -59,6 +59,29 @@ def test_a_dataframe_against_a_file_gives_the_hand_worked_numbers(tmp_path):
     assert [r.label for r in result.study.runs] == ["base", "new"]
 
 
+def test_any_table_that_exports_an_arrow_stream_is_a_run(tmp_path):
+    """A DuckDB relation, a RecordBatchReader (or a polars DataFrame) was refused as "a
+    DuckDBPyRelation; give a path, a pandas DataFrame or an Arrow table": each exports an Arrow
+    stream, read once, and compares as the same rows in a file."""
+    import duckdb
+
+    baseline = write_run_log(
+        tmp_path / "a.parquet",
+        [{"question_id": f"q{i}", "correct": bool(c)} for i, c in enumerate(A_CORRECT)],
+    )
+    candidate = pa.Table.from_pandas(_frame(B_CORRECT), preserve_index=False)
+    con = duckdb.connect()
+    relation = con.sql(f"SELECT * FROM read_parquet('{baseline}')")
+    result = reportgen.compare(relation, candidate.to_reader(), **FAST)
+    (row,) = result.metrics.to_dict("records")
+    assert (row["fixed"], row["broken"], row["p"]) == (3, 0, pytest.approx(0.25))
+    assert [r.path.name for r in result.study.runs] == ["<A>", "<B>"]
+    assert result.metrics.equals(reportgen.compare(baseline, candidate, **FAST).metrics)
+    bad = con.sql("SELECT 'q1' AS question_id, 2 AS correct")
+    with pytest.raises(InputError, match="<B>: row 1 \\(question_id 'q1'\\): correct has 2"):
+        reportgen.compare(relation, bad, **FAST)
+
+
 def test_the_numbers_are_those_of_the_command(tmp_path, sample_result):
     document = run_compare(BASELINE, RERANKER, tmp_path, "--n-boot", "1000")
     expected = document["metrics"]
@@ -104,7 +127,7 @@ def test_bad_options_get_the_command_s_message():
         reportgen.compare(BASELINE, RERANKER, rules=["correct >>= 0"])
     with pytest.raises(TypeError, match="nboot"):
         reportgen.compare(BASELINE, RERANKER, nboot=5)
-    with pytest.raises(TypeError, match="run 2: a list"):
+    with pytest.raises(TypeError, match="run 2: a list; give a path, a pandas DataFrame, an Arrow"):
         reportgen.compare(BASELINE, [1, 2])
     # outputs are Result's methods: a path given as an option would be silently ignored
     for output in ("per_question_path", "json_path", "quiet"):
