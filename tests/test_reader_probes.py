@@ -76,7 +76,7 @@ def test_list_of_numpy_scalars_is_read(tmp_path, write_log, compare):
     assert metrics(out) == metrics(expected)
 
 
-@pytest.mark.parametrize("kind", ["csv", "tsv", "jsonl", "promptfoo", "trec", "ragas"])
+@pytest.mark.parametrize("kind", ["csv", "tsv", "jsonl", "promptfoo", "trec", "ragas", "arrow"])
 def test_missing_file_with_a_format_is_named(tmp_path, kind):
     path = tmp_path / "missing.log"
     line = fail("compare", path, path, "-o", tmp_path / "r.html", "--format", kind)
@@ -88,7 +88,7 @@ def test_ragas_format_on_another_extension_is_refused(tmp_path, suffix):
     path = tmp_path / f"ragas.{suffix}"
     ragas_frame([1.0, 1.0, 1.0], True).to_json(path, orient="records")
     line = fail("compare", path, path, "-o", tmp_path / "r.html", "--format", "ragas")
-    assert f"{path}: RAGAS results are read from .csv, .tsv, .jsonl or .parquet" in line
+    assert f"{path}: RAGAS results are read from .csv, .tsv, .jsonl, .parquet or .feather" in line
 
 
 def test_truncated_parquet_with_map_is_named(tmp_path):
@@ -268,3 +268,44 @@ def test_a_column_mapped_twice_from_different_sources_is_refused(tmp_path):
         cli, ["validate", str(path), "--map", "question_id=id", "--map", str(mapping)]
     )
     assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize("suffix", ["feather", "arrow"])
+def test_an_arrow_ipc_file_reads_as_its_parquet(tmp_path, write_log, compare, suffix):
+    """pandas' to_feather and polars' write_ipc write Arrow IPC files: "cannot tell the format
+    from the extension '.feather'", and no --format read them. They read as the same rows in
+    Parquet, a RAGAS table and --map included."""
+    frame = pd.read_parquet(write_log(tmp_path / "run.parquet", ROWS))
+    path = tmp_path / f"run.{suffix}"
+    frame.to_feather(path)
+    expected = compare(tmp_path / "run.parquet", tmp_path / "run.parquet", tmp_path / "p",
+                       "--n-boot", 100, "--k", 25)  # fmt: skip
+    out = compare(path, path, tmp_path / "f", "--n-boot", 100, "--k", 25)
+    assert metrics(out) == metrics(expected) and metrics(out)
+    renamed = tmp_path / f"renamed.{suffix}"
+    frame.rename(columns={"question_id": "id"}).to_feather(renamed)
+    mapped = compare(renamed, renamed, tmp_path / "m", "--n-boot", 100, "--k", 25,
+                     "--map", "question_id=id")  # fmt: skip
+    assert metrics(mapped) == metrics(expected)
+    ragas = tmp_path / f"ragas.{suffix}"
+    ragas_frame([1.0, 0.5, 0.25], True).to_feather(ragas)
+    csv = tmp_path / "ragas.csv"
+    ragas_frame([1.0, 0.5, 0.25], True).to_csv(csv, index=False)
+    assert metrics(compare(ragas, ragas, tmp_path / "r", "--n-boot", 100)) == metrics(
+        compare(csv, csv, tmp_path / "c", "--n-boot", 100)
+    )
+    broken = tmp_path / f"broken.{suffix}"
+    broken.write_bytes(path.read_bytes()[:100])
+    line = fail("compare", broken, broken, "-o", tmp_path / "r.html")
+    assert f"{broken}: not a readable Arrow IPC (Feather) file (" in line
+
+
+@pytest.mark.parametrize("suffix", ["xlsx", "xls", "ods"])
+def test_a_spreadsheet_is_told_to_be_saved_as_csv(tmp_path, suffix):
+    path = tmp_path / f"run.{suffix}"
+    path.write_bytes(b"PK\x03\x04 not read")
+    line = fail("compare", path, path, "-o", tmp_path / "r.html")
+    assert line.endswith(
+        f"{path}: a spreadsheet (.{suffix}), which is not read; save the sheet as CSV (pandas: "
+        "read_excel(path).to_csv('run.csv', index=False))"
+    )

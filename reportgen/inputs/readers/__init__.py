@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pyarrow as pa
+import pyarrow.feather as feather
 import pyarrow.parquet as pq
 
 from ...errors import InputError, not_a_file
@@ -42,9 +43,12 @@ from .ranking import (
 )
 from .tabular import Rows, read_delimited, read_jsonl
 
-FORMATS = ("parquet", "csv", "tsv", "jsonl", "trec", "ragas", "promptfoo", "beir")
+FORMATS = ("parquet", "arrow", "csv", "tsv", "jsonl", "trec", "ragas", "promptfoo", "beir")
 _BY_SUFFIX = {
     ".parquet": "parquet",
+    ".arrow": "arrow",  # Arrow IPC files: pandas' and polars' to_feather / write_ipc
+    ".feather": "arrow",
+    ".ipc": "arrow",
     ".csv": "csv",
     ".tsv": "tsv",
     ".jsonl": "jsonl",
@@ -52,6 +56,7 @@ _BY_SUFFIX = {
     ".trec": "trec",
     ".run": "trec",
 }
+_SPREADSHEETS = frozenset({".xlsx", ".xlsm", ".xls", ".ods"})
 _GLOB = frozenset("*?[")
 V = TypeVar("V")  # the values of one column
 
@@ -111,6 +116,19 @@ def parquet_files(path: Path) -> tuple[Path, ...]:
     return tuple(files)
 
 
+def arrow_table(path: Path) -> pa.Table:
+    """An Arrow IPC file (Feather), as pandas' ``to_feather`` and polars' ``write_ipc`` write it;
+    InputError when it is none."""
+    try:
+        return feather.read_table(path)
+    except (pa.ArrowException, OSError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InputError(
+            f"{path}: not a readable Arrow IPC (Feather) file ({reason}); write it with "
+            "pandas.DataFrame.to_feather, or the run log as Parquet"
+        ) from None
+
+
 def parquet_file(path: Path) -> pq.ParquetFile:
     """The Parquet file at ``path``, its footer read; InputError when there is none."""
     if path.is_dir():
@@ -167,6 +185,11 @@ def format_of(path: Path, options: ReadOptions) -> str:
         return _BY_SUFFIX[suffix]
     if options.qrels is not None:
         return "trec"
+    if suffix in _SPREADSHEETS:
+        raise InputError(
+            f"{path}: a spreadsheet ({suffix}), which is not read; save the sheet as CSV "
+            "(pandas: read_excel(path).to_csv('run.csv', index=False))"
+        )
     raise InputError(
         f"{path}: cannot tell the format from the extension {suffix or '(none)'!r}; "
         f"pass --format ({', '.join(FORMATS)})"
@@ -246,7 +269,7 @@ def _parquet_rows(path: Path) -> Rows:
     return table.to_pydict(), None
 
 
-_RAGAS_KINDS = ("csv", "tsv", "jsonl", "parquet")
+_RAGAS_KINDS = ("csv", "tsv", "jsonl", "parquet", "arrow")
 
 
 def _rows(path: Path, kind: str) -> Rows:
@@ -254,8 +277,9 @@ def _rows(path: Path, kind: str) -> Rows:
         kind = "parquet" if _shards(path) else _BY_SUFFIX.get(path.suffix.lower(), "")
         if kind not in _RAGAS_KINDS:
             raise InputError(
-                f"{path}: RAGAS results are read from .csv, .tsv, .jsonl or .parquet, not "
-                f"{path.suffix or 'a file without extension'}; save the table RAGAS gives "
+                f"{path}: RAGAS results are read from .csv, .tsv, .jsonl, .parquet or "
+                f".feather, not {path.suffix or 'a file without extension'}; save the table "
+                "RAGAS gives "
                 "(to_pandas()) with to_csv, to_json(orient='records', lines=True) or to_parquet"
             )
     readers: dict[str, Callable[[Path], Rows]] = {
@@ -263,6 +287,7 @@ def _rows(path: Path, kind: str) -> Rows:
         "tsv": lambda p: read_delimited(p, "\t"),
         "jsonl": read_jsonl,
         "parquet": _parquet_rows,
+        "arrow": lambda p: (arrow_table(p).to_pydict(), None),
     }
     return readers[kind](path)
 
@@ -450,6 +475,10 @@ def _read_format(path: Path, options: ReadOptions) -> Source:
     files = parquet_files(path) if kind == "parquet" else (path,)
     if kind == "parquet" and not options.mapping and not _ragas_parquet(files[0]):
         return Source(files, None)
+    if kind == "arrow" and not options.mapping:
+        table = arrow_table(path)
+        if not looks_like_ragas(table.column_names):  # typed as a Parquet log's columns
+            return Source(files, table)
     columns, lines = _rows(path, kind)
     columns = mapped(path, columns, options.mapping)
     refuse_promptfoo_table(path, columns)
