@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import glob
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -119,14 +120,12 @@ def parquet_files(path: Path) -> tuple[Path, ...]:
 def arrow_table(path: Path) -> pa.Table:
     """An Arrow IPC file (Feather), as pandas' ``to_feather`` and polars' ``write_ipc`` write it;
     InputError when it is none."""
-    try:
+    with _unreadable(
+        path,
+        "Arrow IPC (Feather)",
+        "write it with pandas.DataFrame.to_feather, or the run log as Parquet",
+    ):
         return feather.read_table(path)
-    except (pa.ArrowException, OSError) as exc:
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise InputError(
-            f"{path}: not a readable Arrow IPC (Feather) file ({reason}); write it with "
-            "pandas.DataFrame.to_feather, or the run log as Parquet"
-        ) from None
 
 
 def parquet_file(path: Path) -> pq.ParquetFile:
@@ -135,14 +134,22 @@ def parquet_file(path: Path) -> pq.ParquetFile:
         raise InputError(f"{path}: is a folder; pass the path of one Parquet run log")
     if not path.is_file():
         raise InputError(f"{path}: {not_a_file(path)}; pass the path of a Parquet run log")
-    try:
+    with _unreadable(
+        path,
+        "Parquet",
+        "write the run log with pandas.DataFrame.to_parquet or pyarrow.parquet.write_table",
+    ):
         return pq.ParquetFile(path)
+
+
+@contextmanager
+def _unreadable(path: Path, kind: str, fix: str) -> Iterator[None]:
+    """Arrow's error on a file that is not of ``kind`` as one line: its first line, and ``fix``."""
+    try:
+        yield
     except (pa.ArrowException, OSError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise InputError(
-            f"{path}: not a readable Parquet file ({reason}); write the run log with "
-            "pandas.DataFrame.to_parquet or pyarrow.parquet.write_table"
-        ) from None
+        raise InputError(f"{path}: not a readable {kind} file ({reason}); {fix}") from None
 
 
 def _shards(path: Path) -> bool:
