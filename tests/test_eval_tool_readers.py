@@ -325,3 +325,47 @@ def test_a_ragas_table_of_before_0_2_is_read_as_one_of_today(tmp_path, compare, 
                      "ragas", *maps)  # fmt: skip
     plain = compare(paths["old"], paths["old"], tmp_path / "p", "--n-boot", 100)
     assert mapped["metrics"] == plain["metrics"] and "faithfulness" in plain["metrics"]
+
+
+def test_what_a_tool_s_runs_lack_is_said_in_the_tool_s_words(tmp_path, compare):
+    """ "Retrieval metrics: log relevant_ids with context_ids" told a RAGAS user about columns
+    RAGAS does not write; the page says which RAGAS column, promptfoo test var or --map would
+    give the section, that a TREC run holds no answers, and keeps the run log's words when the
+    runs come from different tools."""
+    from test_diag_pages import page_text
+
+    ragas = tmp_path / "ragas.csv"
+    ragas_frame([1.0, 0.5, 0.25], False).drop(columns="reference_contexts").to_csv(ragas)
+    compare(ragas, ragas, tmp_path / "r")
+    text = page_text(tmp_path / "r" / "report.html")
+    assert "Retrieval metrics: add reference_context_ids (or reference_contexts)." in text
+    assert "Answer correctness and the retrieval-by-answer table: add a column as correct " \
+        "(--map correct=COLUMN)." in text  # fmt: skip
+    assert "judge agreement (add a column as human_correct (--map human_correct=COLUMN) and a " \
+        "column as human_faithful (--map human_faithful=COLUMN))" in text  # fmt: skip
+    assert "log relevant_ids" not in text and "log correct" not in text
+
+    rows = [result("openai:gpt-4o", f"case {i}", i, i % 2 == 0) for i in range(4)]
+    promptfoo = promptfoo_file(tmp_path / "out.json", rows)
+    compare(promptfoo, promptfoo, tmp_path / "p")
+    text = page_text(tmp_path / "p" / "report.html")
+    assert "Retrieval metrics: give each test the vars relevant_ids and context_ids." in text
+    assert "Faithfulness: give each test the var faithfulness." in text
+    assert "log faithfulness" not in text
+
+    run, qrels = tmp_path / "a.run", tmp_path / "qrels"
+    run.write_text("".join(f"q{q} Q0 d{d} {d} {9 - d} r\n" for q in range(4) for d in range(3)))
+    qrels.write_text("".join(f"q{q} 0 d{q % 3} 1\n" for q in range(4)))
+    compare(run, run, tmp_path / "t", "--qrels", qrels, "--k", 2)
+    text = page_text(tmp_path / "t" / "report.html")
+    assert "Faithfulness: a TREC run holds rankings only." in text
+    assert "cells (a TREC run holds rankings only)" in text and "log correct" not in text
+
+    log = tmp_path / "log.parquet"
+    pd.DataFrame({"question_id": [f"q{q}" for q in range(4)],
+                  "retrieved_ids": [["d0", "d1"]] * 4,
+                  "relevant_ids": [[f"d{q % 3}"] for q in range(4)]}).to_parquet(log)  # fmt: skip
+    compare(run, log, tmp_path / "m", "--qrels", qrels, "--k", 2, "--format", "trec",
+            "--format", "parquet")  # fmt: skip
+    text = page_text(tmp_path / "m" / "report.html")
+    assert "Faithfulness: log faithfulness." in text and "rankings only" not in text

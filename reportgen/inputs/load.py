@@ -50,6 +50,7 @@ class RunFile:
     # its passage table (--passages), every passage of its cutting, retrieved or not: the audit
     # judges a label across a cut on these rather than on the passages its rankings hold
     passages: pa.Table | None = None
+    tool: str | None = None  # the evaluation tool that wrote it (readers.TOOLS); None: a run log
 
 
 # Parquet key-value metadata ``convert`` writes: the score columns the log's evaluation tool
@@ -352,4 +353,5 @@ def open_log(path: Path, label: str, options: ReadOptions, values: bool = True) 
         scores=source.scores or tuple(dict.fromkeys(c for s in shards for c in s.scores)),
         qrels_sha256=None if options.qrels is None else hashes[options.qrels],
         passages=source.passages,
+        tool=source.tool,
     )

@@ -44,6 +44,7 @@ from .ranking import (
 )
 from .tabular import Rows, read_delimited, read_jsonl
 
+TOOLS = ("ragas", "promptfoo", "trec", "beir")  # formats of the tools that write their own columns
 FORMATS = ("parquet", "arrow", "csv", "tsv", "jsonl", "trec", "ragas", "promptfoo", "beir")
 _BY_SUFFIX = {
     ".parquet": "parquet",
@@ -98,6 +99,7 @@ class Source:
     notes: tuple[str, ...] = field(default=())
     scores: tuple[str, ...] = ()  # score columns the producing tool wrote, offered as metrics
     passages: pa.Table | None = None  # its passage table (--passages): the run's whole cutting
+    tool: str | None = None  # the evaluation tool that wrote it (TOOLS); None: a run log
 
 
 def parquet_files(path: Path) -> tuple[Path, ...]:
@@ -446,10 +448,9 @@ def read(path: Path, options: ReadOptions) -> Source:
     if table is None:
         table = pq.read_table([str(f) for f in source.files])
     passages = read_passages(options.passages)
-    table, notes = passage_spans(path, table, passages, options.passages)
-    return Source(
-        (*source.files, options.passages), table, (*source.notes, *notes), source.scores, passages
-    )
+    table, spans = passage_spans(path, table, passages, options.passages)
+    files, notes = (*source.files, options.passages), (*source.notes, *spans)
+    return Source(files, table, notes, source.scores, passages, source.tool)
 
 
 def _read_format(path: Path, options: ReadOptions) -> Source:
@@ -472,13 +473,13 @@ def _read_format(path: Path, options: ReadOptions) -> Source:
         named = mapped(
             path, dict(zip(table.column_names, table.columns, strict=True)), options.mapping
         )
-        return Source((path, qrels_path), pa.table(named), tuple(notes))
+        return Source((path, qrels_path), pa.table(named), tuple(notes), tool=kind)
     if kind == "promptfoo":
         columns, notes, sources = promptfoo_columns(path, _promptfoo_data(path), options.run_filter)
         columns = mapped(path, columns, options.mapping)
         table = to_table(path, columns, sources=sources | dict(options.mapping))
         score_names = [c for c in table.column_names if c == "score" or c.startswith("score_")]
-        return Source((path,), table, tuple(notes), _scores(table, score_names))
+        return Source((path,), table, tuple(notes), _scores(table, score_names), tool=kind)
     files = parquet_files(path) if kind == "parquet" else (path,)
     if kind == "parquet" and not options.mapping and not _ragas_parquet(files[0]):
         return Source(files, None)
@@ -499,7 +500,8 @@ def _read_format(path: Path, options: ReadOptions) -> Source:
     table = to_table(path, columns, lines, sources)
     scores = _ragas_scores(table) if ragas else ()
     others = tuple(s for s in scores if s not in BY_NAME)  # ragas_columns noted the run log's
-    return Source(files, table, (*notes, *failed_scores(table, others)), scores)
+    notes = [*notes, *failed_scores(table, others)]
+    return Source(files, table, tuple(notes), scores, tool="ragas" if ragas else None)
 
 
 def _ragas_scores(table: pa.Table) -> tuple[str, ...]:

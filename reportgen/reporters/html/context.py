@@ -54,6 +54,7 @@ from ...formatting import (
     listed,
     shown_value,
 )
+from ...inputs.logged import log, tool_of
 from ...provenance import gzip_data_url, library_versions
 from . import charts
 from .charts import Chart, RunColours
@@ -419,6 +420,8 @@ def _from_to(a: float, b: float, binary: bool) -> str:
 
 def _missing(result: Comparison) -> list[str]:
     have = set(result.tables.metrics)
+    runs = result.runs.values()  # the advice in the words of their tool (inputs/logged.py)
+    tool = tool_of(runs)
     notes = []
     mixed = mixed_labels((result.runs["a"], result.runs["b"]))
     # both logs label and rank, but no paired question has labelled evidence
@@ -432,18 +435,24 @@ def _missing(result: Comparison) -> list[str]:
             if unlabelled
             else f"Retrieval metrics: they need {lacking}."
             if (lacking := lacking_retrieval(result.runs))
+            else f"Retrieval metrics: {log(['relevant_ids', 'context_ids'], runs)}."
+            if tool is not None
             else "Retrieval metrics: log relevant_ids with context_ids (or retrieved_ids and pass "
             "--k), or relevant_spans with context_spans (or retrieved_spans and pass --k)."
         )
     if result.tables.curve is None and not (mixed or unlabelled):
         notes.append(
-            "Metric-vs-k chart: log retrieved_ids and relevant_ids (or retrieved_spans and "
+            f"Metric-vs-k chart: {log(['retrieved_ids', 'relevant_ids'], runs)}."
+            if tool is not None
+            else "Metric-vs-k chart: log retrieved_ids and relevant_ids (or retrieved_spans and "
             "relevant_spans)."
         )
     if "correct" not in have:
-        notes.append("Answer correctness and the retrieval-by-answer table: log correct.")
+        notes.append(
+            f"Answer correctness and the retrieval-by-answer table: {log(['correct'], runs)}."
+        )
     if "faithfulness" not in have:
-        notes.append("Faithfulness: log faithfulness.")
+        notes.append(f"Faithfulness: {log(['faithfulness'], runs)}.")
     return notes
 
 

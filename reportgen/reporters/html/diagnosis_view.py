@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -20,6 +21,8 @@ from ...diagnosis.stages import (
     Agreement,
 )
 from ...formatting import agreeing, fmt_count, fmt_diff, fmt_interval, fmt_num, fmt_p, interval_side
+from ...inputs.load import RunFile
+from ...inputs.logged import log, tool_of
 from . import charts
 from .charts import Chart, RunColours
 
@@ -118,15 +121,19 @@ class MissingColumn:
     hint: str = field(metadata={"help": "what would score it, as the page says it"})
 
 
-def _hint(needs: str, logged: frozenset[str]) -> str:
+def _hint(needs: str, runs: list[RunFile]) -> str:
     """What would score a section that wants ``needs``: label the evidence where both logs have
-    the label column but no paired question has labelled evidence in it, else log the columns."""
+    the label column but no paired question has labelled evidence in it, else log the columns
+    (in the words of the tool that wrote the runs: see inputs/logged.py)."""
     if needs == "relevant_ids":
+        logged = frozenset.intersection(*(r.columns for r in runs))
         labels = [c for c in ("relevant_ids", "relevant_spans") if c in logged]
         if labels:
             return f"label the evidence in {labels[0]}: it is logged, but no question has any"
+        if tool_of(runs) is not None:
+            return log(["relevant_ids", "context_ids"], runs)
         return "log relevant_ids with context_ids (or retrieved_ids and pass --k)"
-    return f"log {needs}"
+    return log(re.split(r", | and ", needs), runs)
 
 
 @dataclass(frozen=True)
@@ -189,9 +196,10 @@ def _stage_rows(result: Comparison) -> list[StageRow]:
 
 def _experiment_notes(result: Comparison) -> list[str]:
     """A run without a next experiment reached generation, which only ``correct`` can judge."""
+    advice = log(["correct"], result.runs.values())
     return [
         f"Run {run.upper()}: no next experiment is proposed: the walk along the chain reached "
-        "generation, which needs correct to be judged (log correct)."
+        f"generation, which needs correct to be judged ({advice})."
         for run in ("b", "a")
         if result.diagnosis.next_experiment.get(run) is None
     ]
@@ -420,10 +428,10 @@ def diagnosis_view(result: Comparison, colours: RunColours) -> DiagnosisView:
     d = result.diagnosis
     classes, chart = _classes(result, colours)
     transitions = d.transitions or {}
-    logged = result.runs["a"].columns & result.runs["b"].columns
+    runs = list(result.runs.values())
     return DiagnosisView(
         stages=_stage_rows(result),
-        missing=[MissingColumn(m.stage, m.needs, _hint(m.needs, logged)) for m in d.missing],
+        missing=[MissingColumn(m.stage, m.needs, _hint(m.needs, runs)) for m in d.missing],
         cell_good="answer correct and supported"
         if "faithfulness" in result.tables.metrics
         else "answer correct",

@@ -1,0 +1,46 @@
+"""What would give a run a column it lacks, said in the words of the tool that wrote the run: a
+RAGAS user adds a RAGAS column, a promptfoo user a test var; a run log logs the column."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from .load import RunFile
+
+# run-log column -> the RAGAS column it is read from (readers/ragas.py)
+_RAGAS = {
+    "relevant_ids": "reference_context_ids (or reference_contexts)",
+    "retrieved_ids": "retrieved_context_ids (or retrieved_contexts)",
+    "context_ids": "retrieved_context_ids (or retrieved_contexts)",
+    "reference_answer": "reference",
+    "answer_relevance": "answer_relevancy",
+    "faithfulness": "faithfulness (RAGAS' Faithfulness metric)",
+}
+_RANKINGS_ONLY = ("trec", "beir")  # their runs hold rankings and their qrels labels, no answer
+
+
+def tool_of(runs: Iterable[RunFile]) -> str | None:
+    """The tool that wrote every run (RAGAS, promptfoo, TREC, BEIR), else None: runs read from
+    different tools, or run logs, are advised in the run log's own columns."""
+    tools = {run.tool for run in runs}
+    return tools.pop() if len(tools) == 1 else None
+
+
+def log(columns: Iterable[str], runs: Iterable[RunFile]) -> str:
+    """'log correct and faithfulness', or what gives those columns in the output of the tool
+    that wrote ``runs``; columns every run has are left out of a tool's advice (its columns
+    come in pairs: RAGAS' retrieved contexts without their references)."""
+    runs = list(runs)
+    tool = tool_of(runs)
+    columns = list(columns)
+    if tool is not None:
+        columns = [c for c in columns if not all(c in r.columns for r in runs)] or columns
+    if tool == "ragas":
+        added = (_RAGAS.get(c, f"a column as {c} (--map {c}=COLUMN)") for c in columns)
+        return "add " + " and ".join(added)
+    if tool == "promptfoo":  # a var named like a run-log column is that column
+        named = " and ".join(columns)
+        return f"give each test the var{'s' if len(columns) > 1 else ''} {named}"
+    if tool in _RANKINGS_ONLY:  # nothing to add: run logs would have them
+        return f"a {tool.upper()} run holds rankings only"
+    return "log " + " and ".join(columns)
