@@ -191,6 +191,18 @@ def test_a_trec_run_compares_with_a_log_that_has_labels(tmp_path, compare):
     # the baseline's top 2 hold one of its 2 relevant documents, the candidate's both
     assert (out["metrics"]["recall@2"]["a"], out["metrics"]["recall@2"]["b"]) == (0.5, 1.0)
     assert out["metrics"]["recall@2"]["n"] == 4
+    # BEIR results (a .json, told from promptfoo output by its content) beside the same log
+    results, beir_qrels = tmp_path / "results.json", tmp_path / "qrels.tsv"
+    results.write_text(
+        json.dumps({f"q{q}": {f"d{d}-{q}": 4 - d for d in (1, 2, 3)} for q in (1, 2, 3, 4)})
+    )
+    beir_qrels.write_text(
+        "query-id\tcorpus-id\tscore\n"
+        + "".join(f"q{q}\td{d}-{q}\t1\n" for q in (1, 2, 3, 4) for d in (1, 3))
+    )
+    out = compare(results, candidate, tmp_path / "b", "--qrels", beir_qrels, "--k", 2,
+                  "--n-boot", 100)  # fmt: skip
+    assert (out["metrics"]["recall@2"]["a"], out["metrics"]["recall@2"]["b"]) == (0.5, 1.0)
     line = fail("compare", candidate, candidate, "-o", tmp_path / "r.html", "--qrels", qrels)
     assert f"{candidate}: read as parquet, which carries its own labels" in line
     line = fail("compare", run, candidate, "-o", tmp_path / "r.html", "--qrels", qrels,

@@ -386,17 +386,24 @@ def _qrels_where_read(
 ) -> tuple[ReadOptions, ...]:
     """``--qrels`` serves the TREC runs and BEIR results among the logs: a log beside them that
     carries its own labels (a Parquet log, RAGAS results) is read without it, so that a TREC
-    baseline and a candidate logged in full can be compared. When no log is read with it, every
-    log keeps it, and reading refuses it as a mistake."""
+    baseline and a candidate logged in full can be compared. When no log can read it, every log
+    keeps it, and reading refuses it as a mistake."""
     if len(logs) < 2 or options[0].qrels is None:
         return tuple(options)
-    ranked = [
-        log is not None and format_of(log, o) in ("trec", "beir")
-        for log, o in zip(logs, options, strict=True)
-    ]
+    ranked = [_may_read_qrels(log, o) for log, o in zip(logs, options, strict=True)]
     if not any(ranked):
         return tuple(options)
     return tuple(o if r else replace(o, qrels=None) for o, r in zip(options, ranked, strict=True))
+
+
+def _may_read_qrels(log: Path | None, options: ReadOptions) -> bool:
+    """Whether a log may be a TREC run or BEIR results, told without reading it (a BEIR file
+    can be large, and is read once): by --format, else its extension; a .json file (promptfoo
+    or BEIR by its content) or one of no known extension (a TREC run, given --qrels) may."""
+    if log is None:  # a table in memory
+        return False
+    kind = options.format or ("parquet" if _shards(log) else _BY_SUFFIX.get(log.suffix.lower()))
+    return kind is None or kind in ("trec", "beir")
 
 
 def _per_log(option: str, values: tuple[V, ...], n_runs: int) -> tuple[V | None, ...]:
