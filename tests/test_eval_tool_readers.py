@@ -344,6 +344,16 @@ def test_what_a_tool_s_runs_lack_is_said_in_the_tool_s_words(tmp_path, compare):
     assert "judge agreement (add a column as human_correct (--map human_correct=COLUMN) and a " \
         "column as human_faithful (--map human_faithful=COLUMN))" in text  # fmt: skip
     assert "log relevant_ids" not in text and "log correct" not in text
+    unretrieved = tmp_path / "unretrieved.parquet"
+    frame = ragas_frame([1.0, 0.5, 0.25], False)
+    frame.loc[1, "retrieved_contexts"] = None
+    frame.to_parquet(unretrieved)
+    warnings = compare(unretrieved, unretrieved, tmp_path / "u")["warnings"]
+    assert (
+        "1 paired question has context_ids null in one run or both, so its retrieval metrics are "
+        "unknown and left out; add retrieved_context_ids (or retrieved_contexts) for every "
+        "question (an empty list when there was none)"
+    ) in warnings
 
     rows = [result("openai:gpt-4o", f"case {i}", i, i % 2 == 0) for i in range(4)]
     promptfoo = promptfoo_file(tmp_path / "out.json", rows)

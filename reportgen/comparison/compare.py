@@ -36,6 +36,7 @@ from ..formatting import agreeing, fmt_count, fmt_listed, fmt_pct, listed, shown
 from ..inputs.contract import has_samples
 from ..inputs.database import RunDatabase, ScoredRun
 from ..inputs.load import RunFile, Source, open_source
+from ..inputs.logged import log
 from ..inputs.readers import ReadOptions
 from ..limits import MAX_N_BOOT
 from ..progress import stage
@@ -362,7 +363,7 @@ def compare_runs(
             *(f"Run {r.label}: {note}" for r in runs.values() for note in r.notes),
             *(too_fine_note(column, n) for column, n in too_fine.items()),
             *(p.warning() for p in db.left_out),
-            *_warnings(tables, golden, labels),
+            *_warnings(tables, golden, runs),
             *_slice_disagreements(disagreeing, labels),
             *tables.notes,
             *_cluster_hint(runs, options),
@@ -564,7 +565,8 @@ def _slice_disagreements(disagreeing: dict[str, list[str]], labels: tuple[str, s
     ]
 
 
-def _warnings(tables: MetricTables, golden: Audit, labels: tuple[str, str]) -> list[str]:
+def _warnings(tables: MetricTables, golden: Audit, runs: dict[str, RunFile]) -> list[str]:
+    labels = (runs["a"].label, runs["b"].label)
     warnings = []
     for run, ids in zip(labels, (tables.only_a, tables.only_b), strict=True):
         if ids:
@@ -596,8 +598,8 @@ def _warnings(tables: MetricTables, golden: Audit, labels: tuple[str, str]) -> l
             f"{fmt_count(tables.without_ranking, 'paired question')} "
             f"{agreeing(tables.without_ranking, 'has', 'have')} {column} null in one run or "
             f"both, so {agreeing(tables.without_ranking, 'its', 'their')} retrieval metrics are "
-            f"unknown and left out; log {column} for every question (an empty list when there "
-            "was none)"
+            f"unknown and left out; {log([column], runs.values())} for every question (an empty "
+            "list when there was none)"
         )
     return warnings + _unscored_answers(tables, labels)
 
