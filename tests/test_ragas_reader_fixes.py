@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from test_eval_tool_readers import ragas_frame
 
 from reportgen.cli import cli
 
@@ -125,20 +126,36 @@ def test_retrieved_ids_against_reference_texts_are_refused(tmp_path):
     )
 
 
-@pytest.mark.parametrize("qrels", [False, True])
-def test_a_json_array_of_records_points_to_jsonl(tmp_path, qrels):
-    log = tmp_path / "run_records.json"
-    log.write_text(json.dumps([{"question_id": "q1", "correct": True}]))
-    extra: tuple[object, ...] = ()
-    if qrels:
-        (tmp_path / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\nq1\tp1\t1\n")
-        extra = ("--qrels", tmp_path / "qrels.tsv")
-    line = refused("validate", log, *extra)
-    assert line == (
-        f"{log}: a JSON array, neither promptfoo output (an object with "
-        "results) nor BEIR results ({query_id: {doc_id: score}}); write run-log records as "
-        "JSONL, one object a line (a .jsonl file), or name the format with --format"
+def test_a_json_array_of_records_reads_as_its_rows(tmp_path, compare):
+    """pandas' to_json(orient="records") writes a table as a JSON array of objects: it was
+    refused and sent to JSON Lines. It reads as the same rows in JSON Lines (a RAGAS table
+    too, by its columns); an array of other items, or none, is refused in one line."""
+    rows = [
+        {"question_id": f"q{i}", "correct": i % 3 != 0, "faithfulness": (i % 4) / 4}
+        for i in range(12)
+    ]
+    records, lines = tmp_path / "run_records.json", tmp_path / "run.jsonl"
+    records.write_text(json.dumps(rows))
+    lines.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = compare(records, records, tmp_path / "r", "--n-boot", 100)
+    assert out["metrics"] == compare(lines, lines, tmp_path / "l", "--n-boot", 100)["metrics"]
+    assert out["metrics"]["correct"]["a"] == pytest.approx(8 / 12)
+    ragas = tmp_path / "ragas.json"
+    ragas_frame([1.0, 0.5, 0.25], True).to_json(ragas, orient="records")
+    assert compare(ragas, ragas, tmp_path / "g", "--n-boot", 100)["metrics"]["faithfulness"][
+        "a"
+    ] == pytest.approx(1.75 / 3)
+    (tmp_path / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\nq1\tp1\t1\n")
+    assert refused("validate", records, "--qrels", tmp_path / "qrels.tsv").startswith(
+        f"{records}: read as JSON records, which carries its own labels"
     )
+    for text, message in (
+        ("[1, 2]", "item 1 of the JSON array is not an object; write one object per row, as "
+                   "to_json(orient='records') does"),
+        ("[]", "an empty JSON array; write one object per question"),
+    ):  # fmt: skip
+        records.write_text(text)
+        assert refused("validate", records) == f"{records}: {message}"
 
 
 def test_errors_name_the_files_own_column(tmp_path):

@@ -83,12 +83,16 @@ def test_missing_file_with_a_format_is_named(tmp_path, kind):
     assert f"{path}: no such file; pass the path of a run log" in line
 
 
-@pytest.mark.parametrize("suffix", ["json", "txt"])
-def test_ragas_format_on_another_extension_is_refused(tmp_path, suffix):
-    path = tmp_path / f"ragas.{suffix}"
+def test_ragas_format_on_another_extension_is_refused(tmp_path, compare):
+    path = tmp_path / "ragas.txt"
     ragas_frame([1.0, 1.0, 1.0], True).to_json(path, orient="records")
     line = fail("compare", path, path, "-o", tmp_path / "r.html", "--format", "ragas")
-    assert f"{path}: RAGAS results are read from .csv, .tsv, .jsonl, .parquet or .feather" in line
+    assert f"{path}: RAGAS results are read from .csv, .tsv, .jsonl, .json, .parquet or " \
+        ".feather" in line  # fmt: skip
+    records = tmp_path / "ragas.json"  # to_json(orient="records"): read, as without --format
+    path.rename(records)
+    out = compare(records, records, tmp_path / "o", "--n-boot", 100, "--format", "ragas")
+    assert out["metrics"]["faithfulness"]["a"] == 1.0
 
 
 def test_truncated_parquet_with_map_is_named(tmp_path):

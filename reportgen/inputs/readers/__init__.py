@@ -42,7 +42,7 @@ from .ranking import (
     read_trec_qrels,
     read_trec_run,
 )
-from .tabular import Rows, read_delimited, read_jsonl
+from .tabular import Rows, read_delimited, read_jsonl, record_columns
 
 TOOLS = ("ragas", "promptfoo", "trec", "beir")  # formats of the tools that write their own columns
 FORMATS = ("parquet", "arrow", "csv", "tsv", "jsonl", "trec", "ragas", "promptfoo", "beir")
@@ -175,11 +175,7 @@ def format_of(path: Path, options: ReadOptions) -> str:
     if suffix == ".json":
         data = _json(path)
         if isinstance(data, list):  # records, as pandas' to_json(orient="records") writes them
-            raise InputError(
-                f"{path}: a JSON array, neither promptfoo output (an object with results) nor "
-                "BEIR results ({query_id: {doc_id: score}}); write run-log records as JSONL, one "
-                "object a line (a .jsonl file), or name the format with --format"
-            )
+            return "records"
         layout = _pandas_layout(data)
         if layout:
             raise InputError(
@@ -278,15 +274,16 @@ def _parquet_rows(path: Path) -> Rows:
     return table.to_pydict(), None
 
 
-_RAGAS_KINDS = ("csv", "tsv", "jsonl", "parquet", "arrow")
+_RAGAS_KINDS = ("csv", "tsv", "jsonl", "records", "parquet", "arrow")
 
 
 def _rows(path: Path, kind: str) -> Rows:
-    if kind == "ragas":  # RAGAS tables come as CSV, TSV, JSONL or Parquet
-        kind = "parquet" if _shards(path) else _BY_SUFFIX.get(path.suffix.lower(), "")
+    if kind == "ragas":  # RAGAS tables come as CSV, TSV, JSONL, JSON records or Parquet
+        by_suffix = {**_BY_SUFFIX, ".json": "records"}
+        kind = "parquet" if _shards(path) else by_suffix.get(path.suffix.lower(), "")
         if kind not in _RAGAS_KINDS:
             raise InputError(
-                f"{path}: RAGAS results are read from .csv, .tsv, .jsonl, .parquet or "
+                f"{path}: RAGAS results are read from .csv, .tsv, .jsonl, .json, .parquet or "
                 f".feather, not {path.suffix or 'a file without extension'}; save the table "
                 "RAGAS gives "
                 "(to_pandas()) with to_csv, to_json(orient='records', lines=True) or to_parquet"
@@ -297,8 +294,24 @@ def _rows(path: Path, kind: str) -> Rows:
         "jsonl": read_jsonl,
         "parquet": _parquet_rows,
         "arrow": lambda p: (arrow_table(p).to_pydict(), None),
+        "records": _records,
     }
     return readers[kind](path)
+
+
+def _records(path: Path) -> Rows:
+    """A JSON array of objects, one a row, as pandas' ``to_json(orient="records")`` writes a
+    table (a RAGAS table too); its rows are named by position, as a Parquet file's."""
+    records = _json(path)
+    item = next((i for i, r in enumerate(records) if not isinstance(r, dict)), None)
+    if item is not None:
+        raise InputError(
+            f"{path}: item {item + 1} of the JSON array is not an object; write one object per "
+            "row, as to_json(orient='records') does"
+        )
+    if not records:
+        raise InputError(f"{path}: an empty JSON array; write one object per question")
+    return record_columns(records), None
 
 
 def _qrels(path: Path, options: ReadOptions, kind: str) -> Path:
@@ -465,7 +478,8 @@ def _read_format(path: Path, options: ReadOptions) -> Source:
     notes: list[str] = []
     if options.qrels is not None and kind not in ("trec", "beir"):
         raise InputError(
-            f"{path}: read as {kind}, which carries its own labels; --qrels is for TREC runs and "
+            f"{path}: read as {'JSON records' if kind == 'records' else kind}, which carries "
+            "its own labels; --qrels is for TREC runs and "
             "BEIR results (pass --format trec or beir, or drop --qrels)"
         )
     if kind in ("trec", "beir"):

@@ -22,7 +22,9 @@ PANDAS_INDEX = frozenset({"", "Unnamed: 0"})  # first header of to_csv with the 
 FIELD_LIMIT = 2**31 - 1
 
 
-def _columns(records: list[dict[str, Any]]) -> Columns:
+def record_columns(records: list[dict[str, Any]]) -> Columns:
+    """Rows as objects (JSON Lines, a JSON array of records) as columns: every key of any row,
+    a row without it missing there."""
     names = list(dict.fromkeys(name for record in records for name in record))
     return {name: [record.get(name) for record in records] for name in names}
 
@@ -74,7 +76,7 @@ def read_delimited(path: Path, delimiter: str) -> Rows:
         csv.field_size_limit(limit)
     if not records:
         raise InputError(f"{path}: no rows under the header; write one row per question")
-    return _columns(records), lines
+    return record_columns(records), lines
 
 
 def _first_line(path: Path, handle: TextIO, delimiter: str) -> None:
@@ -174,4 +176,4 @@ def read_jsonl(path: Path) -> Rows:
         raise InputError(not_utf8(path)) from None
     if not records:
         raise InputError(f"{path}: no JSON object in the file; write one per question")
-    return _columns(records), lines
+    return record_columns(records), lines
