@@ -50,7 +50,7 @@ class RunFile:
     # its passage table (--passages), every passage of its cutting, retrieved or not: the audit
     # judges a label across a cut on these rather than on the passages its rankings hold
     passages: pa.Table | None = None
-    tool: str | None = None  # the evaluation tool that wrote it (readers.TOOLS); None: a run log
+    tool: str | None = None  # the tool that wrote it: ragas, promptfoo, trec, beir; None: a log
 
 
 # Parquet key-value metadata ``convert`` writes: the score columns the log's evaluation tool

@@ -6,16 +6,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from .load import RunFile
+from .readers.ragas import CONTEXTS, RENAMED
 
-# run-log column -> the RAGAS column it is read from (readers/ragas.py)
-_RAGAS = {
-    "relevant_ids": "reference_context_ids (or reference_contexts)",
-    "retrieved_ids": "retrieved_context_ids (or retrieved_contexts)",
-    "context_ids": "retrieved_context_ids (or retrieved_contexts)",
-    "reference_answer": "reference",
-    "answer_relevance": "answer_relevancy",
-    "faithfulness": "faithfulness (RAGAS' Faithfulness metric)",
+# run-log column -> the RAGAS column it is read from (readers/ragas.py; context_ids is
+# retrieved_ids there)
+_RAGAS = {target: source for source, target in RENAMED.items()} | {
+    target: f"{ids} (or {texts})" for target, (ids, texts) in CONTEXTS.items()
 }
+_RAGAS["context_ids"] = _RAGAS["retrieved_ids"]
 _RANKINGS_ONLY = ("trec", "beir")  # their runs hold rankings and their qrels labels, no answer
 
 

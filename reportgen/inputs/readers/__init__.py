@@ -25,7 +25,6 @@ from .columns import to_table
 from .compressed import refuse_gzip
 from .passages import passage_spans, read_passages
 from .promptfoo import (
-    first_result,
     looks_like_promptfoo,
     looks_like_promptfoo_result,
     promptfoo_columns,
@@ -42,9 +41,8 @@ from .ranking import (
     read_trec_qrels,
     read_trec_run,
 )
-from .tabular import Rows, read_delimited, read_jsonl, record_columns
+from .tabular import Rows, first_json, read_delimited, read_jsonl, record_columns
 
-TOOLS = ("ragas", "promptfoo", "trec", "beir")  # formats of the tools that write their own columns
 FORMATS = ("parquet", "arrow", "csv", "tsv", "jsonl", "trec", "ragas", "promptfoo", "beir")
 _BY_SUFFIX = {
     ".parquet": "parquet",
@@ -99,7 +97,7 @@ class Source:
     notes: tuple[str, ...] = field(default=())
     scores: tuple[str, ...] = ()  # score columns the producing tool wrote, offered as metrics
     passages: pa.Table | None = None  # its passage table (--passages): the run's whole cutting
-    tool: str | None = None  # the evaluation tool that wrote it (TOOLS); None: a run log
+    tool: str | None = None  # the tool that wrote it: ragas, promptfoo, trec, beir; None: a log
 
 
 def parquet_files(path: Path) -> tuple[Path, ...]:
@@ -184,7 +182,7 @@ def format_of(path: Path, options: ReadOptions) -> str:
                 "to_json('run.jsonl', orient='records', lines=True)"
             )
         return "promptfoo" if looks_like_promptfoo(data) else "beir"
-    if _BY_SUFFIX.get(suffix) == "jsonl" and looks_like_promptfoo_result(first_result(path)):
+    if _BY_SUFFIX.get(suffix) == "jsonl" and looks_like_promptfoo_result(first_json(path)):
         return "promptfoo"  # promptfoo eval -o out.jsonl: one result a line
     if suffix in _BY_SUFFIX:
         return _BY_SUFFIX[suffix]
@@ -237,8 +235,9 @@ def _json(path: Path) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        if exc.msg == "Extra data" and _object_line(text):
-            if looks_like_promptfoo_result(first_result(path)):
+        first = first_json(path) if exc.msg == "Extra data" else None
+        if isinstance(first, dict):  # JSON Lines: one object a line
+            if looks_like_promptfoo_result(first):
                 raise InputError(
                     f"{path}: promptfoo's JSON Lines output (one result a line), not one JSON "
                     "document; name the file .jsonl"
@@ -256,14 +255,6 @@ def _promptfoo_data(path: Path) -> Any:
     if _BY_SUFFIX.get(path.suffix.lower()) == "jsonl":
         return results_of_lines(path)
     return _json(path)
-
-
-def _object_line(text: str) -> bool:
-    """Whether the first line of ``text`` is a JSON object on its own, as in JSON Lines."""
-    try:
-        return isinstance(json.loads(text.lstrip().split("\n", 1)[0]), dict)
-    except json.JSONDecodeError:
-        return False
 
 
 def _parquet_rows(path: Path) -> Rows:

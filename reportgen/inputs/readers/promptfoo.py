@@ -58,17 +58,6 @@ def looks_like_promptfoo_result(record: Any) -> bool:
     )
 
 
-def first_result(path: Path) -> Any:
-    """The first JSON value of the first line of ``path`` that is not blank (None when there is
-    none, or it is no JSON): what tells promptfoo's JSON Lines from a run log's."""
-    try:
-        with path.open(encoding="utf-8-sig") as handle:
-            line = next((line for line in handle if line.strip()), "")
-        return json.JSONDecoder().raw_decode(line.strip())[0]
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        return None
-
-
 def results_of_lines(path: Path) -> dict[str, Any]:
     """promptfoo's JSON Lines output as the JSON output holds it: ``{"results": [...]}``.
     Versions that wrote the results batch by batch without a newline after each batch put one

@@ -93,18 +93,24 @@ def _first_line(path: Path, handle: TextIO, delimiter: str) -> None:
             if blank
             else f"{path}: the file is empty; write a header line, then one row per question"
         )
-    if not first.lstrip().startswith("{"):
-        return
-    try:
-        if not isinstance(json.loads(first), dict):
-            return
-    except json.JSONDecodeError:
+    if not isinstance(first_json(path), dict):
         return
     kind = "TSV" if delimiter == "\t" else "CSV"
     raise InputError(
         f"{path}: JSON Lines (one object a line), not {kind}; name the file .jsonl or pass "
         "--format jsonl"
     )
+
+
+def first_json(path: Path) -> Any:
+    """The first JSON value of the first line of ``path`` that is not blank (None when there is
+    none, or it is no JSON): what tells JSON Lines (a log's or promptfoo's) from other text."""
+    try:
+        with path.open(encoding="utf-8-sig") as handle:
+            line = next((line for line in handle if line.strip()), "")
+        return json.JSONDecoder().raw_decode(line.strip())[0]
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None
 
 
 def _one_field(path: Path, names: Sequence[str], delimiter: str) -> None:
