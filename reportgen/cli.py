@@ -465,6 +465,7 @@ def compare(
     Run logs are Parquet (a file, a folder of shards or a quoted glob), CSV, TSV, JSONL, TREC
     runs, RAGAS results, promptfoo output or BEIR results; see --format. A promptfoo file of
     several providers or prompts, given alone, is all of its runs (the first the baseline).
+    The logs may all be given instead as the per-question tables ragreport metrics wrote.
     """
     from .reporters.html import svg_process
 
@@ -626,15 +627,16 @@ def metrics(
     reading: _Reading,
 ) -> None:
     """Write one run log's (or one shard's) per-question metrics, as compare scores them."""
-    from .shards import Scoring, run_metrics, write_metrics
+    from .analysis.scoring import Scoring
+    from .shards import run_metrics, write_metrics
 
     (options,) = reading((log,))
-    table, note = run_metrics(log, options, Scoring(k, gain, span_coverage))
+    table, warnings = run_metrics(log, options, Scoring(k, gain, span_coverage))
     write_metrics(log, table, output, sums_path, n_boot, seed)
     written = [str(output), *([str(sums_path)] if sums_path else [])]
     _echo(f"wrote {', '.join(written)} ({fmt_count(table.num_rows, 'question')})")
-    if note:
-        _echo(f"ragreport: warning: {note}", err=True)
+    for warning in warnings:
+        _echo(f"ragreport: warning: {warning}", err=True)
 
 
 @cli.command()

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .analysis.metrics import RETRIEVAL_NEEDS, check_span_rankings, score_questions
@@ -32,7 +33,8 @@ from .analysis.poisson import (
     same_questions,
 )
 from .analysis.registry import ANSWER, BY_NAME, CONTEXT, RETRIEVAL, names, public_name
-from .analysis.scores import NOT_SCORES, refuse_too_large, score_kind
+from .analysis.scores import BOOLEAN, NOT_SCORES, refuse_too_large, score_kind
+from .analysis.scoring import Scoring
 from .analysis.stats import expanded_confidence
 from .comparison.compare import too_few_resamples
 from .diagnosis.diagnose import COSTS
@@ -43,11 +45,17 @@ from .inputs.database import RunDatabase
 from .inputs.load import RunFile, open_log
 from .inputs.readers import ReadOptions
 from .inputs.readers.promptfoo import SeveralRuns
+from .inputs.scored_table import (
+    ANSWER_STAGE,
+    LABEL_CHANGES,
+    LOG_KEY,
+    SCORING_KEY,
+    LoggedAs,
+    Settings,
+)
 from .output import check_outputs, write_all
 
-Settings = tuple[int | None, str | None, float | None]  # k, gain, span_coverage (Scoring.of)
 METRICS = names(RETRIEVAL, CONTEXT, ANSWER)  # what a per-question table and its sums may hold
-SCORING_KEY = "ragreport.scoring"  # schema metadata of a per-question table: Scoring.of by metric
 # What a run's fingerprints hash, with the log columns that must be present for each (any one):
 # its golden labels, kind by kind as the label-drift check compares them, and its own outputs.
 FINGERPRINTS = {
@@ -55,11 +63,6 @@ FINGERPRINTS = {
     "answerable": ("answerable",),
     "reference": ("reference_answer",),
     "outputs": (),  # always: the rankings, answers and their judgements (queries/fingerprints.sql)
-}
-LABEL_CHANGES = {  # the label fingerprints, named as compare names what changed
-    "relevant": "relevant labels",
-    "answerable": "answerable",
-    "reference": "reference answer",
 }
 SUMS_SCHEMA = pa.schema(
     [
@@ -79,26 +82,6 @@ SUMS_SCHEMA = pa.schema(
 OPTION_COLUMNS = ("k", "gain", "span_coverage")  # what sums of an earlier ragreport lack
 FINGERPRINT_COLUMNS = tuple(f"{kind}_fingerprint" for kind in FINGERPRINTS)  # and these
 REQUIRED = frozenset(SUMS_SCHEMA.names) - {*OPTION_COLUMNS, *FINGERPRINT_COLUMNS}
-
-
-@dataclass(frozen=True)
-class Scoring:
-    """The options a log is scored with: the prompt cutoff (None: each question's context_ids),
-    the nDCG gain and the share of a labelled span a passage must cover."""
-
-    k: int | None = None
-    gain: str = "exponential"
-    span_coverage: float = 0.0
-
-    def of(self, metric: str, spans: bool) -> Settings:
-        """(k, gain, span_coverage) as one metric of a log (``spans``: labelled with spans)
-        depends on them, None where it does not: what every shard of both runs must share."""
-        kind = BY_NAME[metric].kind if metric in BY_NAME else None  # None: a log's own column
-        return (
-            self.k if kind in (RETRIEVAL, CONTEXT) else None,
-            self.gain if metric == "ndcg" else None,
-            self.span_coverage if kind == RETRIEVAL and spans else None,
-        )
 
 
 @dataclass(frozen=True)
@@ -122,12 +105,14 @@ def added(parts: Sequence[MetricSums]) -> MetricSums:
     return MetricSums(parts[0].scoring, merge([p.sums for p in parts]), fingerprints)
 
 
-def run_metrics(path: Path, reading: ReadOptions, scoring: Scoring) -> tuple[pa.Table, str | None]:
+def run_metrics(path: Path, reading: ReadOptions, scoring: Scoring) -> tuple[pa.Table, list[str]]:
     """One log's per-question metrics, in file order, as ``compare`` computes them (after the
     same row checks); columns: question_id, slice, k, n_relevant, prompt_chars (span labels
-    only), the metrics, answerable, then the log's score and cost columns (``carried``). Its
-    schema metadata records the options of every metric (``Scoring.of``) for the partial sums.
-    With it, a note naming the score columns it leaves out (neither numbers nor booleans)."""
+    only), the metrics, answerable, passages, evidence_in_context, then the log's score and
+    cost columns (``carried``), the label keys and the answer stage. Its schema metadata
+    records the options of every metric (``Scoring.of``) for the partial sums, and what compare
+    needs of the log (LoggedAs). With it, the warnings to print: the values left out of the log,
+    and the score columns the table leaves out (neither numbers nor booleans)."""
     try:
         run = open_log(path, "A", reading)
     except SeveralRuns as error:
@@ -136,7 +121,9 @@ def run_metrics(path: Path, reading: ReadOptions, scoring: Scoring) -> tuple[pa.
         )
         raise InputError(error.advice(advice)) from None
     table = metrics_of(run, scoring)
-    return table, _left_out(run, metric_names(table))
+    note = _left_out(run, metric_names(table))
+    left_out = json.loads(table.schema.metadata[LOG_KEY.encode()])["left_out"]
+    return table, [*left_out, *([note] if note else [])]
 
 
 def _left_out(run: RunFile, held: list[str]) -> str | None:
@@ -167,7 +154,13 @@ def metrics_of(run: RunFile, scoring: Scoring) -> pa.Table:
         score_questions(db, k, scoring.gain == "exponential")
         frame = db.frame("run_metrics")
         hashed = db.frame("fingerprints")
-        carried = _carried(db, run, frame["question_id"].astype(str))
+        carried, binary = _carried(db, run, frame["question_id"].astype(str))
+        sampled = db.sampled()
+        if sampled:  # the answer stage reads each question's first answer, as compare's does
+            db.execute("first_sample")
+            db.execute("relevant")
+        stage = db.arrow("answer_stage", k=k)
+        left_out = tuple(p.warning() for p in db.left_out)
     finally:
         db.close()
     present = [m for m in METRICS if frame[m].notna().any()]
@@ -188,15 +181,40 @@ def metrics_of(run: RunFile, scoring: Scoring) -> pa.Table:
         table = table.append_column(
             f"{kind}_key", keys if logged else pa.nulls(len(keys), pa.uint64())
         )
+    table = table.append_column(ANSWER_STAGE, _answer_stage(stage, table["question_id"]))
     settings = {m: scoring.of(m, spans) for m in [*present, *carried]}
-    return table.replace_schema_metadata({SCORING_KEY: json.dumps(settings)})
+    logged_as = LoggedAs(
+        columns=tuple(sorted(run.columns)),
+        tool=run.tool,
+        scores=tuple(c for c in run.scores if c in carried),
+        binary=tuple(binary),
+        sampled=sampled,
+        carried=tuple(carried),
+        notes=run.notes,
+        left_out=left_out,
+    )
+    return table.replace_schema_metadata(
+        {SCORING_KEY: json.dumps(settings), LOG_KEY: logged_as.to_json()}
+    )
 
 
-def _carried(db: RunDatabase, run: RunFile, ids: pd.Series) -> dict[str, np.ndarray]:
+def _answer_stage(stage: pa.Table, ids: pa.ChunkedArray) -> pa.StructArray:
+    """queries/answer_stage.sql's row of each question (its first answer), in the order of
+    ``ids``, as one struct column: what compare's diagnosis reads of a run."""
+    # an empty shard's ids are of no type: cast, so that they look up as strings
+    rows = stage.take(pc.index_in(ids.cast(pa.string()), stage["question_id"].cast(pa.string())))
+    fields = [c for c in rows.column_names if c not in ("run", "question_id")]
+    return pa.StructArray.from_arrays([rows[c].combine_chunks() for c in fields], names=fields)
+
+
+def _carried(
+    db: RunDatabase, run: RunFile, ids: pd.Series
+) -> tuple[dict[str, np.ndarray], list[str]]:
     """The columns ``compare`` compares beyond the report's own metrics, as it takes them: the
     score columns of the log's tool and the cost columns, each question's mean of its finite
     values over its samples (NaN for none), in the order of ``ids``; those with a value only
-    (a shard may have none). A tool's score column of other values is left out (_left_out)."""
+    (a shard may have none). A tool's score column of other values is left out (_left_out).
+    With them, those logged as true/false (0/1 outcomes where a question has one answer)."""
     types = {r.column_name: r.data_type for r in db.frame("column_types").itertuples()}
     out = {}
     for column in dict.fromkeys((*run.scores, *(c for c in COSTS if c in run.columns))):
@@ -208,7 +226,7 @@ def _carried(db: RunDatabase, run: RunFile, ids: pd.Series) -> dict[str, np.ndar
         mapped = ids.map(values).to_numpy(dtype=float, na_value=np.nan)
         if not np.isnan(mapped).all():
             out[column] = mapped
-    return out
+    return out, [c for c in out if types.get(c) == BOOLEAN]
 
 
 def _scorable(columns: frozenset[str]) -> bool:

@@ -26,7 +26,7 @@ from .archive import ArchivedRun, Tool, read_report
 from .comparison.study import run_study
 from .errors import InputError
 from .formatting import fmt_count
-from .inputs.load import open_log, sha256_of, table_path
+from .inputs.load import open_source, sha256_of, table_path
 from .provenance import library_versions
 from .reporters import json_report
 
@@ -205,7 +205,7 @@ def verify(report: Path, logs: list[Path]) -> Verification:
         qrels = _qrels_difference(i, run)
         if qrels is not None:
             return Verification(0, qrels, warnings)
-        if open_log(path, run.label, run.read).sha256 != run.sha256:
+        if open_source(path, run.label, run.read).sha256 != run.sha256:
             read_as = (
                 f"{path} with its passage table {run.read.passages} (one sha256 covers both)"
                 if run.read.passages is not None

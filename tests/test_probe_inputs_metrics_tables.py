@@ -35,9 +35,13 @@ SUMS = "is a file of partial sums (as ragreport metrics --partial-sums writes it
 def test_a_metrics_table_is_refused_where_a_log_is_needed(tmp_path, written):
     log, table, _ = written
     advice = f"{table}: {METRICS}pass the run log it was scored from"
-    for other in (log, table):  # beside a log, or on both sides
-        line = fail("compare", other, table, "-o", tmp_path / "r.html", "--k", 2)
-        assert line == f"ragreport: error: {advice}"
+    # compare takes two tables (tests/test_compare_metrics_tables.py), not one beside a log
+    line = fail("compare", log, table, "-o", tmp_path / "r.html", "--k", 2)
+    assert line == (
+        f"ragreport: error: {log}: a run log, compared with {table}, a table of per-question "
+        "metrics; score the log with ragreport metrics (with the --k, --gain and "
+        "--span-coverage of the table) and compare the two tables, or compare both run logs"
+    )
     assert fail("metrics", table, "-o", tmp_path / "m.parquet") == f"ragreport: error: {advice}"
     assert fail("convert", table, "-o", tmp_path / "c.parquet") == f"ragreport: error: {advice}"
     assert validate(table, code=2) == [advice]
@@ -50,6 +54,12 @@ def test_a_metrics_table_missing_a_column_is_still_named(tmp_path, written):
         trimmed = tmp_path / f"no-{dropped}.parquet"
         pq.write_table(kept.drop_columns([dropped]), trimmed)
         line = fail("compare", trimmed, trimmed, "-o", tmp_path / "r.html", "--k", 2)
+        assert line == (
+            f"ragreport: error: {trimmed}: a table of per-question metrics without its column "
+            f"{dropped} (saved again by another tool?); write it again with ragreport metrics, "
+            "or pass the run log"
+        )
+        line = fail("metrics", trimmed, "-o", tmp_path / "m.parquet")
         assert line == f"ragreport: error: {trimmed}: {METRICS}pass the run log it was scored from"
 
 

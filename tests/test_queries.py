@@ -649,7 +649,8 @@ def test_run_metrics(tmp_path: Path):
     assert list(m.columns) == [
         "question_id", "slice", "k", "n_relevant", "prompt_chars", "recall", "precision", "hit",
         "mrr", "ndcg", "map", "rprec", "all", "evidence_recall", "context_precision",
-        "evidence_iou", "correct", "faithfulness", "answerable",
+        "evidence_iou", "correct", "faithfulness", "answerable", "passages",
+        "evidence_in_context",
     ]  # fmt: skip
     assert m.question_id.tolist() == ["q1", "q2", "q3"]  # file order
     # q1's context p1, p2, p2: one of its two relevant passages, first at rank 2

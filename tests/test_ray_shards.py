@@ -12,10 +12,11 @@ import pytest
 from test_shards import N, rows
 
 from reportgen.analysis.poisson import merge, question_keys
+from reportgen.analysis.scoring import Scoring
 from reportgen.inputs.load import open_log
 from reportgen.inputs.readers import ReadOptions
 from reportgen.ray_shards import ray_partial_sums
-from reportgen.shards import Scoring, metrics_of, sums_by_metric, sums_table
+from reportgen.shards import metrics_of, sums_by_metric, sums_table
 
 if os.environ.get("RAGREPORT_REQUIRE_RAY") == "1":
     import ray

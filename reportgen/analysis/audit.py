@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 
 import pandas as pd
 import pyarrow as pa
@@ -11,6 +12,7 @@ import pyarrow.compute as pc
 from ..errors import InputError
 from ..formatting import fmt_count, listed
 from ..inputs.database import RunDatabase
+from ..inputs.load import RunFile
 from .metrics import MetricTables
 from .slices import slice_labels
 from .stats import as_compared
@@ -75,16 +77,8 @@ def audit(
     db: RunDatabase, tables: MetricTables, slice_values: pd.Series | None, strict: bool
 ) -> Audit:
     drift = db.frame("label_drift")
-    compared = tuple(c for c in LABEL_COLUMNS if all(c in r.columns for r in db.files.values()))
     changes = list(zip(drift["question_id"], drift["changed"], strict=True))
-    if strict and changes:
-        shown = listed(q for q, _ in changes[:EXAMPLES])
-        raise InputError(
-            f"{db.files['b'].path}: the golden set changed between the runs on "
-            f"{fmt_count(len(changes), 'question')} ({shown}); score both runs on one frozen "
-            "label set, "
-            "or drop --strict to see the report with a warning"
-        )
+    golden = audited(db.files, tables, slice_values, strict, changes)
     smells_frame = db.frame("data_smells", k=tables.named_cutoff or 0)
     smells_frame = _paired(smells_frame, tables)
     titles = SMELL_TITLES
@@ -98,6 +92,27 @@ def audit(
         counts = {run: int((rows["run"] == run).sum()) for run in ("a", "b")}
         examples = list(dict.fromkeys(rows["question_id"]))[:EXAMPLES]
         smells.append(Smell(kind, title, counts, examples))
+    return replace(golden, smells=smells, unjudged=unjudged(db, tables))
+
+
+def audited(
+    runs: Mapping[str, RunFile],
+    tables: MetricTables,
+    slice_values: pd.Series | None,
+    strict: bool,
+    changes: list[tuple[str, str]],
+) -> Audit:
+    """The audit of what the paired tables and the label changes tell, however the runs were
+    read (no data smell, no unjudged@k: the logs' rows tell those); --strict refuses changed
+    labels."""
+    if strict and changes:
+        shown = listed(q for q, _ in changes[:EXAMPLES])
+        raise InputError(
+            f"{runs['b'].path}: the golden set changed between the runs on "
+            f"{fmt_count(len(changes), 'question')} ({shown}); score both runs on one frozen "
+            "label set, "
+            "or drop --strict to see the report with a warning"
+        )
     coverage: list[tuple[str, int]] = []
     if slice_values is not None:
         counts = slice_labels(slice_values).value_counts().sort_index()
@@ -108,11 +123,13 @@ def audit(
         n_paired=n,
         exploratory=n < EXPLORATORY_BELOW,
         label_changes=changes,
-        labels_compared=compared,
+        labels_compared=tuple(
+            c for c in LABEL_COLUMNS if all(c in r.columns for r in runs.values())
+        ),
         coverage=coverage,
         unanswerable=unanswerable,
-        smells=smells,
-        unjudged=unjudged(db, tables),
+        smells=[],
+        unjudged=None,
     )
 
 

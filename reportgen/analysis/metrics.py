@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, NoReturn
 
 import pandas as pd
@@ -14,7 +14,7 @@ from ..inputs.database import RunDatabase, ScoredRun
 from ..inputs.load import RunFile
 from .registry import ANSWER, BY_NAME, CONTEXT, RETRIEVAL, Metric, names, public_name
 from .samples import Spread, decompose
-from .scores import user_scores, with_scores
+from .scores import Scores, user_scores, with_scores
 
 
 def _option(default: Any, key: str, flag: str, show: Callable[[Any], str] = str) -> Any:
@@ -111,6 +111,7 @@ class MetricTables:
     ranking_column: str = "context_ids"  # the column that ranking is: context_ids, with --k
     # retrieved_ids (or their spans)
     samples: tuple[Spread, ...] = ()  # variance within vs between questions; () unsampled
+    sampled: bool = False  # a log names samples: a question's 0/1 score is then a share
     scores: tuple[Metric, ...] = ()  # the score columns of the logs compared as metrics
     notes: tuple[str, ...] = ()  # about the score columns offered, for the report's warnings
 
@@ -120,7 +121,7 @@ class MetricTables:
 
     def binary(self, base: str) -> bool:
         """A 0/1 score per question; averaged over samples it is a share, hence continuous."""
-        return self.metric(base).binary and not self.samples
+        return self.metric(base).binary and not self.sampled
 
     def difference(self, base: str) -> pd.Series:
         """B - A of one metric per paired question, NaN where a run has no score."""
@@ -233,9 +234,8 @@ def compute_tables(db: RunDatabase, options: Options, curve: bool = True) -> Met
     are scored here unless ``db`` holds them scored."""
     runs = (db.files["a"], db.files["b"])
     p = plan(runs, options)
-    retrieval, answer, spans = p.retrieval, p.answer, p.spans
     scores = user_scores(db, options.score_columns, options.lower_is_better)
-    if not retrieval and not answer and not scores.metrics:  # the tool's scores were unusable
+    if not p.retrieval and not p.answer and not scores.metrics:  # the tool's scores were unusable
         _no_metric(runs)
     exponential = options.gain == "exponential"
     if not db.scored:
@@ -246,6 +246,42 @@ def compute_tables(db: RunDatabase, options: Options, curve: bool = True) -> Met
         db.drop("question_metrics")
     paired, not_finite = with_scores(db, db.frame("paired"), scores.metrics)
     unmatched = db.frame("unmatched")
+    tables = paired_tables(
+        runs,
+        options,
+        p,
+        replace(scores, notes=scores.notes + tuple(not_finite)),
+        paired,
+        (unmatched.loc[unmatched.run == r, "question_id"].tolist() for r in "ab"),
+        sampled,
+    )
+    own = {m.name for m in tables.scores}
+    # scores: the logs' own averages
+    spreads = decompose(db, tuple(m for m in tables.metrics if m not in own)) if sampled else ()
+    # paired holds them now; the curve and the sections after read facts and relevant
+    db.drop("question_metrics", "question_means", "question_chars")
+    by_k = None
+    if curve and tables.named_cutoff is not None and p.has_retrieved:
+        depth = db.frame("ranking_depth")["depth"].iloc[0]  # NULL: every ranking is null
+        if pd.notna(depth) and depth > 0:
+            by_k = db.frame("metric_curve", depth=int(depth), exponential=exponential)
+    return replace(tables, samples=spreads, curve=by_k)
+
+
+def paired_tables(
+    runs: tuple[RunFile, RunFile],
+    options: Options,
+    p: Plan,
+    scores: Scores,
+    paired: pd.DataFrame,
+    unmatched: Iterable[list[str]],
+    sampled: bool,
+) -> MetricTables:
+    """The tables of two runs' questions paired (paired.sql's columns, with the score columns'
+    ``with_scores`` adds), whichever way they were scored: the metrics compared, the cutoff
+    they are named at and what is left out, with no curve and no spread of samples (the
+    logs' rows give those)."""
+    retrieval, answer = p.retrieval, p.answer
     if paired.empty:
         raise InputError(
             f"{_logs(runs)}: no question_id in common; compare two runs of the same question set"
@@ -257,7 +293,7 @@ def compute_tables(db: RunDatabase, options: Options, curve: bool = True) -> Met
             _no_metric(runs)
     metrics = (
         (names(RETRIEVAL) if retrieval else ())
-        + (names(CONTEXT) if retrieval and spans else ())
+        + (names(CONTEXT) if retrieval and p.spans else ())
         + answer
     )
     own = tuple(m.name for m in scores.metrics)
@@ -269,34 +305,26 @@ def compute_tables(db: RunDatabase, options: Options, curve: bool = True) -> Met
             f"{_logs(runs)}: no paired question has a value of "
             f"{' or '.join(unscored)} in both runs; log it for the same questions in both runs"
         )
-    spreads = decompose(db, metrics) if sampled else ()  # scores: the logs' own averages
-    # paired holds them now; the curve and the sections after read facts and relevant
-    db.drop("question_metrics", "question_means", "question_chars")
-    by_k = None
-    if curve and retrieval and p.has_retrieved:
-        depth = db.frame("ranking_depth")["depth"].iloc[0]  # NULL: every ranking is null
-        if pd.notna(depth) and depth > 0:
-            by_k = db.frame("metric_curve", depth=int(depth), exponential=exponential)
     named = options.cutoff if options.cutoff is not None else _typical_context_length(paired)
     # labelled, but the ranking scored is null (the evidence of an unlabelled question is 0)
     unranked = paired[["k_a", "k_b"]].isna().any(axis=1) & (
         paired[["n_relevant_a", "n_relevant_b"]] > 0
     ).all(axis=1)
+    only_a, only_b = unmatched
     return MetricTables(
         named_cutoff=named if retrieval else None,
         k_source="--k" if options.cutoff is not None else "context_ids",
         metrics=metrics + own,
         paired=paired,
-        curve=by_k,
-        only_a=unmatched.loc[unmatched.run == "a", "question_id"].tolist(),
-        only_b=unmatched.loc[unmatched.run == "b", "question_id"].tolist(),
+        curve=None,
+        only_a=only_a,
+        only_b=only_b,
         without_evidence=0 if unscorable is None else int((unscorable & ~unranked).sum()),
         without_ranking=0 if unscorable is None else int((unscorable & unranked).sum()),
         ranking_column=_ranking_column(runs, options.cutoff),
-        samples=spreads,
+        sampled=sampled,
         scores=tuple(m for m in scores.metrics if m.name in own),
         notes=scores.notes
-        + tuple(not_finite)
         + tuple(_unscored_note(m) for m in unscored)
         + tuple(f"Retrieval metrics are not compared: {m}" for m in [mixed_labels(runs)] if m),
     )

@@ -54,11 +54,8 @@ def _problem(
 ) -> tuple[str, str] | None:
     """(the file or files to name, what to fix) when ``column`` cannot be compared as a score."""
     a, b = db.files["a"].path, db.files["b"].path
-    if column in NOT_SCORES or base_name(column) in BY_NAME:
-        return str(a), (
-            f"{column} is the name of one of the report's own metrics or of a pairing column; "
-            f"rename the column (--map NEW={column}) to compare it"
-        )
+    if (own := own_name(column)) is not None:
+        return str(a), own
     for run in "ab":
         path, data_type = db.files[run].path, types.get((run, column))
         if data_type is None:
@@ -77,6 +74,31 @@ def _problem(
     return None
 
 
+def own_name(column: str) -> str | None:
+    """Why ``column`` cannot be compared as a score: the name is the report's own."""
+    if column in NOT_SCORES or base_name(column) in BY_NAME:
+        return (
+            f"{column} is the name of one of the report's own metrics or of a pairing column; "
+            f"rename the column (--map NEW={column}) to compare it"
+        )
+    return None
+
+
+def not_offered_note(column: str, where: str, why: str) -> str:
+    """The note on a score column of the tool that cannot be compared."""
+    return f"Score column {column} of the logs' evaluation tool is not compared ({where}: {why})"
+
+
+def offered_note(kept: list[str]) -> list[str]:
+    """The note on the tool's score columns compared without a flag."""
+    if not kept:
+        return []
+    return [
+        "Score columns of the logs' evaluation tool compared as metrics, higher is better: "
+        f"{', '.join(kept)} (--lower-is-better COLUMN for one where less is better)"
+    ]
+
+
 def user_scores(db: RunDatabase, asked: tuple[str, ...], lower: tuple[str, ...]) -> Scores:
     """The score columns to compare: those of ``--metric`` and ``--lower-is-better`` (one that
     cannot be compared raises InputError), then those the logs' tool wrote (one that cannot be
@@ -92,17 +114,10 @@ def user_scores(db: RunDatabase, asked: tuple[str, ...], lower: tuple[str, ...])
     for column in offered:
         problem = None if column in wanted else _problem(db, types, column)
         if problem:
-            notes.append(
-                f"Score column {column} of the logs' evaluation tool is not compared "
-                f"({problem[0]}: {problem[1]})"
-            )
+            notes.append(not_offered_note(column, *problem))
         elif column not in wanted:
             kept.append(column)
-    if kept:
-        notes.append(
-            "Score columns of the logs' evaluation tool compared as metrics, higher is better: "
-            f"{', '.join(kept)} (--lower-is-better COLUMN for one where less is better)"
-        )
+    notes += offered_note(kept)
     metrics = tuple(
         score(c, binary=_binary(types["a", c], types["b", c]), higher_is_better=c not in lower)
         for c in [*wanted, *kept]

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from ..analysis.audit import EXAMPLES, Audit, audit
+from ..analysis.audit import EXAMPLES, Audit
 from ..analysis.fairness import Check, fairness
 from ..analysis.gates import (
     GateResult,
@@ -22,7 +22,7 @@ from ..analysis.gates import (
     evaluate,
     rule_costs,
 )
-from ..analysis.metrics import RETRIEVAL_NEEDS, MetricTables, Options, compute_tables, plan
+from ..analysis.metrics import RETRIEVAL_NEEDS, MetricTables, Options, plan
 from ..analysis.power import Power, power_of
 from ..analysis.registry import ANSWER, RETRIEVAL, SCORE, base_name, names, parse_name
 from ..analysis.scores import oriented
@@ -34,12 +34,14 @@ from ..diagnosis.diagnose import COSTS, Diagnosis, diagnose
 from ..errors import InputError
 from ..formatting import agreeing, fmt_count, fmt_listed, fmt_pct, listed, shown_value
 from ..inputs.contract import has_samples
-from ..inputs.database import RunDatabase, ScoredRun
+from ..inputs.database import ScoredRun
 from ..inputs.load import RunFile, Source, open_source
 from ..inputs.logged import log
 from ..inputs.readers import ReadOptions
 from ..limits import MAX_N_BOOT
 from ..progress import stage
+from .questions import Questions, open_questions
+from .scored_pairs import check_scored_pair
 
 MAX_SLICE_VALUES = 50  # a slice column with more values is left out: its forest would be unreadable
 MAX_EXEMPLARS = 60  # drill-downs rendered: dominant-class examples first, then broken questions
@@ -103,19 +105,20 @@ def _slice_columns(runs: dict[str, RunFile], options: Options) -> list[str]:
 
 def pair_columns(a: RunFile, b: RunFile, options: Options) -> None:
     """Refuse, before any row is read, options that two runs' columns cannot serve."""
+    check_scored_pair(a, b)
     _slice_columns({"a": a, "b": b}, options)
     plan((a, b), options)
 
 
 def _slice_values(
-    db: RunDatabase, runs: dict[str, RunFile], options: Options
+    questions: Questions, runs: dict[str, RunFile], options: Options
 ) -> tuple[dict[str, pd.DataFrame], dict[str, int]]:
     """Each slice column's value per question, read before any metric is computed so that a
     column too fine to slice by is reported once, early, and left out of the report; the
     columns left out, with their number of values."""
     kept, too_fine = {}, {}
     for column in _slice_columns(runs, options):
-        values = db.frame("slice_values", column=column)
+        values = questions.slice_values(column)
         if column != "slice":  # the contract's column is checked with the labels, by row
             _one_value_a_question(values, column, runs)
         n = values["value"].nunique()
@@ -249,11 +252,11 @@ def compare_runs(
     labels = (pair[0].label, pair[1].label)
     options = _with_rule_costs(options, requirements, runs)
     named = f"{labels[1]} against {labels[0]}"
-    db = RunDatabase(runs["a"], runs["b"], keep, scored)
+    questions = open_questions(runs["a"], runs["b"], keep, scored)
     try:
-        by_question, too_fine = _slice_values(db, runs, options)
+        by_question, too_fine = _slice_values(questions, runs, options)
         stage(f"{named}: per-question metrics")
-        tables = compute_tables(db, options)
+        tables = questions.tables(options)
         if requirements:
             check_rules(
                 requirements.rules,
@@ -267,7 +270,7 @@ def compare_runs(
             accepted()
         headline = headline_metric(tables)
         changed = changed_questions(tables, headline)
-        texts = db.frame("question_texts", ids=changed["question_id"][:CHANGED_SHOWN].tolist())
+        texts = questions.texts(changed["question_id"][:CHANGED_SHOWN].tolist())
         changed = changed.merge(texts, on="question_id", how="left")
         ids = tables.paired[["question_id"]]
         merged = {column: ids.merge(values, how="left") for column, values in by_question.items()}
@@ -276,10 +279,10 @@ def compare_runs(
             column: m.loc[m["differs"].fillna(False).astype(bool), "question_id"].tolist()
             for column, m in merged.items()
         }
-        clusters = _cluster_labels(db, runs, options, ids)
+        clusters = _cluster_labels(questions, runs, options, ids)
         stage(f"{named}: diagnosis")
-        golden = audit(db, tables, next(iter(slice_values.values()), None), options.strict)
-        answers = db.pairs("answer_stage", k=options.cutoff)
+        golden = questions.audit(tables, next(iter(slice_values.values()), None), options.strict)
+        answers = questions.answers(options.cutoff)
         supported = _supported(answers, options)
         diagnosis = diagnose(
             answers,
@@ -292,11 +295,9 @@ def compare_runs(
             clusters=None if clusters is None else pd.Series(clusters, ids["question_id"]),
         )
         shown = [q for ids in diagnosis.exemplars.values() for q in ids] + diagnosis.broken
-        exemplars = db.frame(
-            "exemplars", ids=list(dict.fromkeys(shown))[:MAX_EXEMPLARS], k=options.cutoff
-        )
+        exemplars = questions.exemplars(list(dict.fromkeys(shown))[:MAX_EXEMPLARS], options.cutoff)
     finally:
-        db.close()
+        questions.close()
     stage(f"{named}: intervals")
     comparisons: dict[str, MetricComparison] = {}
     means: dict[str, np.ndarray] = {}
@@ -362,7 +363,7 @@ def compare_runs(
             *_same_log(runs),
             *(f"Run {r.label}: {note}" for r in runs.values() for note in r.notes),
             *(too_fine_note(column, n) for column, n in too_fine.items()),
-            *(p.warning() for p in db.left_out),
+            *questions.warnings,
             *_warnings(tables, golden, runs),
             *_slice_disagreements(disagreeing, labels),
             *tables.notes,
@@ -400,7 +401,7 @@ LIKELY_CLUSTERS = ("doc_id", "document_id", "source_id", "conversation_id", "ses
 
 
 def _cluster_labels(
-    db: RunDatabase, runs: dict[str, RunFile], options: Options, ids: pd.DataFrame
+    questions: Questions, runs: dict[str, RunFile], options: Options, ids: pd.DataFrame
 ) -> np.ndarray | None:
     """--cluster's value for every paired question (a question without one is its own)."""
     column = options.cluster
@@ -411,7 +412,7 @@ def _cluster_labels(
             f"{runs['a'].path}: no column {column!r} (asked for by --cluster) in either run "
             "log; name a column the logs have"
         )
-    values = ids.merge(db.frame("slice_values", column=column), how="left")["value"]
+    values = ids.merge(questions.slice_values(column), how="left")["value"]
     alone = "\x00" + ids["question_id"].astype(str)
     return values.fillna(alone).astype(str).to_numpy()
 
@@ -433,10 +434,15 @@ def _cluster_hint(runs: dict[str, RunFile], options: Options) -> list[str]:
     if options.cluster is not None:
         return []
     logged = [c for c in LIKELY_CLUSTERS if any(c in r.columns for r in runs.values())]
+    how = (
+        "compared from the run logs, whose column it is, --cluster {} resamples them together"
+        if runs["a"].scored is not None
+        else "--cluster {} resamples them together"
+    )
     return [
         f"Column {column} looks like the document or conversation each question is about; "
-        f"questions that share one are not independent: --cluster {column} resamples them "
-        "together (intervals can otherwise be too narrow)"
+        f"questions that share one are not independent: {how.format(column)} (intervals can "
+        "otherwise be too narrow)"
         for column in logged[:1]
     ]
 

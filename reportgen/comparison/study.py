@@ -38,11 +38,13 @@ from ..formatting import (
     fmt_listed,
     fmt_num,
 )
-from ..inputs.database import RunDatabase, ScoredRun
+from ..inputs.database import RunDatabase
 from ..inputs.load import RunFile, Source, open_source, source_path, source_stem
 from ..inputs.readers import ReadOptions, runs_in
 from ..progress import stage
 from .compare import Comparison, Headline, compare_runs, pair_columns
+from .questions import open_questions
+from .scored_pairs import prompt_sizes, question_ids
 
 CHANCE_DRAWS = 100_000  # normal draws behind the chance gain: Monte Carlo error < 0.5% of it
 MAX_RUNS = 8  # the colour-blind-safe palette has 8 colours; each run keeps one on every chart
@@ -341,6 +343,9 @@ def _common_ids(
     how many distinct ids it has."""
     ids = {}
     for run in runs:
+        if run.scored is not None:
+            ids[run.label] = question_ids(run)
+            continue
         db = RunDatabase(run)
         try:
             ids[run.label] = db.question_ids()
@@ -402,11 +407,18 @@ def run_study(
     for run in runs[1:]:
         pair_columns(runs[0], run, options)
     # Each run scored once, for every pair it is in; one pair scores both in its own database.
-    if m > 1:
+    # Tables of per-question metrics are scored already.
+    tables = runs[0].scored is not None
+    if m > 1 and not tables:
         stage("scoring each run")
-    scored = [score_run(run, options, keep) for run in runs] if m > 1 else []
-    if scored and requirements and options.cutoff is None:
-        _check_prompt_sizes(runs, scored, requirements)
+    scored = [score_run(run, options, keep) for run in runs] if m > 1 and not tables else []
+    if m > 1 and requirements and options.cutoff is None:
+        sizes = (
+            [prompt_sizes(run) for run in runs]
+            if tables
+            else [s.tables["facts"].column("n_context").to_pandas() for s in scored]
+        )
+        _check_prompt_sizes(runs, sizes, requirements)
     pair_options = replace(options, confidence=family_level(options.confidence, m))
     pairs = [
         compare_runs(
@@ -446,15 +458,15 @@ def run_study(
 
 
 def _check_prompt_sizes(
-    runs: list[RunFile], scored: list[ScoredRun], requirements: Requirements
+    runs: list[RunFile], sizes: list[pd.Series], requirements: Requirements
 ) -> None:
     """Refuse a rule on a retrieval metric (``ndcg@5``) when the runs' prompts hold different
     numbers of passages: each pair names its metrics at its own typical prompt size, so the
     rule would name a metric some candidates are not compared on, whichever k it gives."""
     # a log with no prompt has no retrieval metric at any k: the rule's check in its pair says so
     prompts = [
-        (run.path, typical_prompt(s.tables["facts"].column("n_context").to_pandas()))
-        for run, s in zip(runs, scored, strict=True)
+        (run.path, typical_prompt(size))
+        for run, size in zip(runs, sizes, strict=True)
         if {"context_ids", "context_spans"} & run.columns
     ]
     sizes = [size for _, size in prompts]
@@ -721,11 +733,11 @@ def _column_values(
     run: RunFile, column: str, ids: pd.DataFrame, other: RunFile | None = None
 ) -> pd.Series:
     """``column`` of ``run``'s log, else of ``other``'s, for every paired question."""
-    db = RunDatabase(run, other)
+    questions = open_questions(run, other)
     try:
-        values = db.frame("slice_values", column=column)
+        values = questions.slice_values(column)
     finally:
-        db.close()
+        questions.close()
     return ids.merge(values, how="left")["value"]
 
 

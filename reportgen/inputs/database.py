@@ -260,6 +260,11 @@ class RunDatabase:
                 f"{into}\n{query_text(name)}", {**params, "batches": batches, "batch": batch}
             )
 
+    def arrow(self, name: str, **params: Any) -> pa.Table:
+        """A named query's rows as Arrow, in DuckDB's own types (a boolean column with nulls
+        stays boolean)."""
+        return self.con.sql(query_text(name), params=_used(name, params)).to_arrow_table()
+
     def pairs(self, name: str, **params: Any) -> pd.DataFrame:
         """A named query of one row per run and question, its rows of the questions in both
         runs side by side (queries/pair_rows.sql: columns <name>_a and <name>_b)."""

@@ -29,6 +29,7 @@ from .contract import (
 )
 from .contract import schema_problem as sample_problem
 from .readers import ReadOptions, parquet_file, read
+from .scored_table import ScoredTable, scored_table
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,9 @@ class RunFile:
     # judges a label across a cut on these rather than on the passages its rankings hold
     passages: pa.Table | None = None
     tool: str | None = None  # the tool that wrote it: ragas, promptfoo, trec, beir; None: a log
+    # the per-question table ragreport metrics wrote, read in place of the log; ``columns``,
+    # ``tool`` and ``scores`` are then the log's, as the table records them
+    scored: ScoredTable | None = None
 
 
 # Parquet key-value metadata ``convert`` writes: the score columns the log's evaluation tool
@@ -295,7 +299,45 @@ def open_source(source: Source, label: str, options: ReadOptions) -> RunFile:
     one with no rows is refused (with_rows)."""
     if isinstance(source, RunFile):
         return with_rows(replace(source, label=label))
+    scored = scored_table(source)
+    if scored is not None:
+        return with_rows(open_scored(source, label, scored, options))
     return with_rows(open_log(source, label, options))
+
+
+def open_scored(path: Path, label: str, scored: ScoredTable, options: ReadOptions) -> RunFile:
+    """A per-question table of ``ragreport metrics`` as run ``label``; only the run log's own
+    reading options refuse it (the table was read from the log with them already)."""
+    given = [
+        flag
+        for flag, value in (
+            ("--format", options.format not in (None, "parquet")),
+            ("--qrels", options.qrels),
+            ("--rel-level", options.rel_level != ReadOptions.rel_level),
+            ("--map", options.mapping),
+            ("--run-filter", options.run_filter),
+            ("--passages", options.passages),
+        )
+        if value
+    ]
+    if given:
+        raise InputError(
+            f"{path}: is a table of per-question metrics (as ragreport metrics writes it), read "
+            f"as written; {given[0]} applies to run logs: give it to ragreport metrics with the "
+            "log, or drop it"
+        )
+    return RunFile(
+        label=label,
+        path=path,
+        sha256=files_sha256({file: sha256_of(file) for file in scored.files}),
+        size_bytes=sum(file.stat().st_size for file in scored.files),
+        n_rows=scored.table.num_rows,
+        columns=frozenset(scored.logged.columns),
+        notes=scored.logged.notes,
+        scores=scored.logged.scores,
+        tool=scored.logged.tool,
+        scored=scored,
+    )
 
 
 def with_rows(run: RunFile) -> RunFile:
@@ -320,6 +362,17 @@ def source_stem(source: Source) -> str:
     return source.label if isinstance(source, RunFile) else source.stem
 
 
+def files_sha256(hashes: dict[Path, str]) -> str:
+    """The sha256 of a log's files: the file's own for one file; for shards, that of the
+    lines "<sha256>  <name>" (as sha256sum prints them), in name order."""
+    if len(hashes) == 1:
+        return next(iter(hashes.values()))
+    digest = hashlib.sha256()
+    for file, sha256 in hashes.items():
+        digest.update(f"{sha256}  {file.name}\n".encode())
+    return digest.hexdigest()
+
+
 def open_log(path: Path, label: str, options: ReadOptions, values: bool = True) -> RunFile:
     """Read a run log in any format (see reportgen/readers) and check it against the contract;
     without ``values``, its schema only (``validate`` lists run_value_problems itself)."""
@@ -328,9 +381,6 @@ def open_log(path: Path, label: str, options: ReadOptions, values: bool = True) 
         return replace(open_run(path, label, values), read=options)
     shards = [open_run(f, label, values) for f in source.files] if source.table is None else []
     hashes = {file: sha256_of(file) for file in source.files}
-    digest = hashlib.sha256()
-    for file in source.files:
-        digest.update(f"{hashes[file]}  {file.name}\n".encode())
     if source.table is not None:
         check_schema(path, source.table.schema)
         if values:
@@ -338,7 +388,7 @@ def open_log(path: Path, label: str, options: ReadOptions, values: bool = True) 
     return RunFile(
         label=label,
         path=path,
-        sha256=digest.hexdigest() if len(source.files) > 1 else hashes[source.files[0]],
+        sha256=files_sha256({file: hashes[file] for file in source.files}),
         size_bytes=sum(f.stat().st_size for f in source.files),
         n_rows=source.table.num_rows if source.table is not None else sum(s.n_rows for s in shards),
         columns=frozenset(

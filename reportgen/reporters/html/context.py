@@ -245,6 +245,7 @@ class ReportContext:
     definitions: list[Definition]
     diagnosis: DiagnosisView
     changed_slice: bool = field(metadata={"help": "a slice is logged: show its column"})
+    changed_text: bool = field(metadata={"help": "a shown question has its text: show them"})
     colours: RunColours = field(metadata={"help": "A's and B's colour on every chart"})
     gate: GateResult | None = field(default=None, metadata={"help": "rule results; None: no rule"})
     samples: list[SampleRow] = field(
@@ -440,12 +441,21 @@ def _missing(result: Comparison) -> list[str]:
             else "Retrieval metrics: log relevant_ids with context_ids (or retrieved_ids and pass "
             "--k), or relevant_spans with context_spans (or retrieved_spans and pass --k)."
         )
+    ranked = all({"retrieved_ids", "retrieved_spans"} & r.columns for r in runs)
     if result.tables.curve is None and not (mixed or unlabelled):
         notes.append(
-            f"Metric-vs-k chart: {log(['retrieved_ids', 'relevant_ids'], runs)}."
+            "Metric-vs-k chart: compare the run logs; a table of per-question metrics does not "
+            "carry their rankings."
+            if result.runs["a"].scored is not None and ranked
+            else f"Metric-vs-k chart: {log(['retrieved_ids', 'relevant_ids'], runs)}."
             if tool is not None
             else "Metric-vs-k chart: log retrieved_ids and relevant_ids (or retrieved_spans and "
             "relevant_spans)."
+        )
+    if result.runs["a"].scored is not None:
+        notes.append(
+            "Worked cases, question texts and data checks: compare the run logs; a table of "
+            "per-question metrics carries none of them."
         )
     if "correct" not in have:
         notes.append(
@@ -854,6 +864,7 @@ def build_context(
         definitions=[Definition(term, text) for term, text in definitions(result)],
         diagnosis=diagnosis_view(result, colours),
         changed_slice=bool(result.paired["slice"].notna().any()),
+        changed_text=any(r.question for r in rows),
         colours=colours,
         gate=result.gate,
         samples=sample_rows(result.tables),

@@ -1,0 +1,218 @@
+"""A per-question table ``ragreport metrics`` wrote, read where ``compare`` takes a run log.
+
+The table is a log already scored: one row per question with its metrics, the keys of its
+golden labels, the first answer's outcome at each link of the chain (``answer_stage``), and in
+its schema metadata the options it was scored with and what it records of the log
+(``LoggedAs``). ``compare`` pairs two such tables as it pairs the logs' scored questions; what
+only the log's rows give (question texts, worked cases, data checks, the metric-vs-k curve) the
+report says it lacks.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from ..errors import InputError
+
+SCORING_KEY = "ragreport.scoring"  # schema metadata: (k, gain, span_coverage) by metric
+LOG_KEY = "ragreport.log"  # what compare needs to know of the log it was scored from (LoggedAs)
+GLOB = frozenset("*?[")  # a path holding one of these is a glob of shards
+ANSWER_STAGE = "answer_stage"  # the column of each question's queries/answer_stage.sql row
+# the columns compare reads of every table beside its metrics (ragreport metrics writes them all)
+REQUIRED = (
+    *("question_id", "slice", "k", "n_relevant", "answerable", "passages"),
+    *("evidence_in_context", "relevant_key", "answerable_key", "reference_key", ANSWER_STAGE),
+)
+Settings = tuple[int | None, str | None, float | None]  # k, gain, span_coverage (Scoring.of)
+LABEL_CHANGES = {  # the label fingerprints, named as compare names what changed
+    "relevant": "relevant labels",
+    "answerable": "answerable",
+    "reference": "reference answer",
+}
+
+
+@dataclass(frozen=True)
+class LoggedAs:
+    """What a per-question table records of the log it was scored from, so that ``compare``
+    reads the table as it would have read the log: the log's columns (what the report can
+    score, and the advice on what it lacks), the tool that wrote it, the tool's score columns
+    the table carries, the carried columns logged as true/false, whether the log named
+    samples (a mean over samples of a 0/1 outcome is no 0/1 outcome), what its reader said of
+    it and the warnings on the values left out of it: compare's report repeats them."""
+
+    columns: tuple[str, ...]
+    tool: str | None
+    scores: tuple[str, ...]
+    binary: tuple[str, ...]
+    sampled: bool
+    carried: tuple[str, ...]  # the log's own columns the table carries: its tool's scores, costs
+    notes: tuple[str, ...]  # the reader's (RunFile.notes)
+    left_out: tuple[str, ...]  # RowProblem.warning of each problem that left values out
+
+    def to_json(self) -> str:
+        return json.dumps({f.name: getattr(self, f.name) for f in fields(self)})
+
+
+@dataclass(frozen=True)
+class ScoredTable:
+    """A per-question table as read: its rows, the options each metric was scored with
+    (``Scoring.of`` of reportgen/analysis/scoring.py) and what it records of its log."""
+
+    table: pa.Table
+    scoring: dict[str, Settings]
+    logged: LoggedAs
+    files: tuple[Path, ...]  # the table's files: one, or its shards' in name order
+
+    @property
+    def carried(self) -> tuple[str, ...]:
+        """The log's own columns the table carries (its tool's scores and costs), compared as
+        the logs' would be."""
+        return tuple(c for c in self.logged.carried if c in self.table.column_names)
+
+
+def scored_table(path: Path) -> ScoredTable | None:
+    """The per-question table at ``path`` (a file, or a folder or glob of the tables of a log's
+    shards, in name order), or None when ``path`` is none (a run log, or no Parquet file at all:
+    the log readers then say what it is)."""
+    files = _files(path)
+    if not files or _metadata(files[0]).get(SCORING_KEY.encode()) is None:
+        return None
+    parts = [_part(file, files[0]) for file in files]
+    scoring: dict[str, Settings] = {}
+    for file, part in zip(files, parts, strict=True):
+        for metric, settings in part.scoring.items():
+            differs = other_setting(settings, scoring.setdefault(metric, settings))
+            if differs is not None:
+                raise InputError(
+                    f"{file}: its {metric} was scored with {differs[0]}, and {files[0]}'s with "
+                    f"{differs[1]}; score every shard with the same --k, --gain and "
+                    "--span-coverage"
+                )
+    tools = list(dict.fromkeys(part.logged.tool for part in parts))
+    if len(tools) > 1:
+        raise InputError(
+            f"{path}: tables of logs written by different tools ({tools[0]}, {tools[1]}); "
+            "pass the tables of one run's shards"
+        )
+    table = pa.concat_tables(_numbered(parts), promote_options="default")
+    carried = [c for part in parts for c in part.logged.binary]
+    logged = LoggedAs(
+        columns=tuple(sorted({c for part in parts for c in part.logged.columns})),
+        tool=tools[0],
+        scores=tuple(dict.fromkeys(c for part in parts for c in part.logged.scores)),
+        binary=tuple(  # true/false in every shard that carries it
+            c
+            for c in dict.fromkeys(carried)
+            if all(c in part.logged.binary for part in parts if c in part.table.column_names)
+        ),
+        sampled=any(part.logged.sampled for part in parts),
+        carried=tuple(dict.fromkeys(c for part in parts for c in part.logged.carried)),
+        notes=tuple(dict.fromkeys(n for part in parts for n in part.logged.notes)),
+        left_out=tuple(w for part in parts for w in part.logged.left_out),
+    )
+    return ScoredTable(table, scoring, logged, files)
+
+
+def other_setting(recorded: Settings, wanted: Settings) -> tuple[str, str] | None:
+    """The first option of ``recorded`` that is not ``wanted``'s, each as its flag and value
+    ("--k 5", "--k unset (each question's context_ids)"); None when they agree."""
+    for flag, was, other in zip(
+        ("--k", "--gain", "--span-coverage"), recorded, wanted, strict=True
+    ):
+        if was != other:
+            return _flag(flag, was), _flag(flag, other)
+    return None
+
+
+def _flag(flag: str, value: object) -> str:
+    if flag == "--k" and value is None:
+        return "--k unset (each question's context_ids)"
+    return f"{flag} {value}"
+
+
+def _numbered(parts: list[ScoredTable]) -> list[pa.Table]:
+    """The shards' tables with the row numbers of their answer stages (a row of the shard's log)
+    after those of the shards before: the diagnosis orders its examples by them, in file order
+    across shards as a log's shards are."""
+    out, offset = [], 0
+    for part in parts:
+        stage = part.table[ANSWER_STAGE].combine_chunks()
+        rows = pc.add(stage.field("row_number"), offset)
+        fields = [stage.type.field(i) for i in range(stage.type.num_fields)]
+        arrays = [rows if f.name == "row_number" else stage.field(f.name) for f in fields]
+        renumbered = pa.StructArray.from_arrays(arrays, fields=fields)
+        column = part.table.schema.get_field_index(ANSWER_STAGE)
+        out.append(part.table.set_column(column, ANSWER_STAGE, renumbered))
+        if len(rows):
+            offset = pc.max(rows).as_py() + 1
+    return out
+
+
+def _files(path: Path) -> tuple[Path, ...]:
+    """The Parquet files of a file, folder or glob; () when there are none."""
+    if path.is_file():
+        return (path,)
+    if path.is_dir():
+        return tuple(sorted(p for p in path.rglob("*.parquet") if p.is_file()))
+    if GLOB & set(str(path)):
+        return tuple(
+            sorted(p for p in map(Path, glob.glob(str(path), recursive=True)) if p.is_file())
+        )
+    return ()
+
+
+def _metadata(file: Path) -> dict[bytes, bytes]:
+    try:
+        return pq.read_schema(file).metadata or {}
+    except (OSError, pa.ArrowException):
+        return {}
+
+
+def _part(path: Path, first: Path) -> ScoredTable:
+    """One file of per-question metrics, checked (``first``: the first of its shards)."""
+    metadata = _metadata(path)
+    if SCORING_KEY.encode() not in metadata:
+        raise InputError(
+            f"{path}: not a table of per-question metrics, beside {first}, which is one; pass "
+            "the tables of a run's shards alone"
+        )
+    if LOG_KEY.encode() not in metadata:
+        raise InputError(
+            f"{path}: a table of per-question metrics written by an earlier ragreport, which "
+            "did not record what compare needs of its log; write it again with ragreport "
+            "metrics, or pass the run log"
+        )
+    try:
+        recorded = json.loads(metadata[SCORING_KEY.encode()]).items()
+        scoring: dict[str, Settings] = {m: (v[0], v[1], v[2]) for m, v in recorded}
+        logged = json.loads(metadata[LOG_KEY.encode()])
+        as_logged = LoggedAs(
+            columns=tuple(logged["columns"]),
+            tool=logged["tool"],
+            scores=tuple(logged["scores"]),
+            binary=tuple(logged["binary"]),
+            sampled=bool(logged["sampled"]),
+            carried=tuple(logged["carried"]),
+            notes=tuple(logged["notes"]),
+            left_out=tuple(logged["left_out"]),
+        )
+        table = pq.read_table(path)
+    except (OSError, pa.ArrowException, ValueError, KeyError, TypeError) as error:
+        raise InputError(
+            f"{path}: a table of per-question metrics that cannot be read ({error}); write it "
+            "again with ragreport metrics"
+        ) from None
+    missing = [c for c in (*REQUIRED, *scoring) if c not in table.column_names]
+    if missing:
+        raise InputError(
+            f"{path}: a table of per-question metrics without its column {missing[0]} (saved "
+            "again by another tool?); write it again with ragreport metrics, or pass the run log"
+        )
+    return ScoredTable(table, scoring, as_logged, (path,))

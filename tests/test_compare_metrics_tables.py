@@ -1,0 +1,318 @@
+"""``compare`` of the per-question tables ``ragreport metrics`` wrote: the same report as of the
+run logs they were scored from (the logs' report is the oracle), but for what only the logs'
+rows give, which the report names; and one-line refusals where a table cannot serve."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+from conftest import two_run_view
+from test_eval_tool_readers import ragas_frame
+from test_readers import fail
+
+from reportgen.cli import cli
+from reportgen.inputs.scored_table import LOG_KEY
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_runs"
+RUNS = ("fare_rules_a_baseline", "fare_rules_b_reranker", "fare_rules_c_prompt")
+# What only the logs' rows give: the curve and what the diagnosis reads of it (the next
+# experiment's depth), the data checks; the warnings gain the note that names them.
+LOGS_ONLY = ("metric_curve", "next_experiment", "audit", "warnings", "samples")
+NOTE = (
+    "Compared from per-question tables (ragreport metrics), which do not carry the question "
+    "texts, the worked cases, the data checks, unjudged@k and the metric-vs-k curve: compare "
+    "the run logs for them"
+)
+
+
+def invoke(*args: object) -> None:
+    outcome = CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+    assert outcome.exit_code in (0, 1), outcome.output
+
+
+def scored(log: Path, out: Path, *options: object) -> Path:
+    invoke("metrics", log, "-o", out, *options)
+    return out
+
+
+def report(folder: Path, inputs: list[Path], *options: object) -> dict:
+    folder.mkdir()
+    labels = [a for i in range(len(inputs)) for a in ("--label", "ABC"[i])]
+    invoke("compare", *inputs, "-o", folder / "r.html", "--json", folder / "r.json", *labels,
+           *options)  # fmt: skip
+    return json.loads((folder / "r.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def tables(tmp_path_factory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("tables")
+    return {run: scored(SAMPLES / f"{run}.parquet", folder / f"{run}.parquet") for run in RUNS}
+
+
+def without(document: dict, keys: tuple[str, ...]) -> dict:
+    """The JSON with ``keys`` left out of each comparison, and of the report the runs (paths and
+    hashes differ) and the id."""
+    out = {k: v for k, v in document.items() if k not in ("runs", "run_id", "tool", "warnings")}
+    out["comparisons"] = [
+        {k: v for k, v in c.items() if k not in keys} for c in document["comparisons"]
+    ]
+    return out
+
+
+def test_tables_give_the_logs_report(tmp_path, tables):
+    options = ("--require", "correct >= -0.02", "--require", "ndcg@5 >= 0", "--slice", "slice")
+    logs = report(tmp_path / "logs", [SAMPLES / f"{r}.parquet" for r in RUNS[:2]], *options)
+    got = report(tmp_path / "tables", [tables[r] for r in RUNS[:2]], *options)
+    assert without(got, LOGS_ONLY) == without(logs, LOGS_ONLY)
+    pair, logged = two_run_view(got), two_run_view(logs)
+    assert pair["metrics"]["correct"]["fixed"] == 32 and pair["metrics"]["correct"]["broken"] == 10
+    # the golden set changed on 3 questions: told by the tables' label keys as by the labels
+    assert pair["audit"]["label_changes"] == logged["audit"]["label_changes"]
+    assert len(pair["audit"]["label_changes"]) == 3
+    assert pair["audit"]["smells"] == {} and logged["audit"]["smells"]
+    assert pair["metric_curve"] is None
+    assert pair["warnings"] == [NOTE, *logged["warnings"]]
+    assert [r["scored"] for r in got["runs"]] == [True, True]
+    assert [r["scored"] for r in logs["runs"]] == [False, False]
+    # the page's "Not in this report" sends to the logs, which have the rankings and labels
+    page, logs_page = ((tmp_path / f / "r.html").read_text() for f in ("tables", "logs"))
+    assert "Metric-vs-k chart: compare the run logs; a table of per-question metrics" in page
+    assert "Worked cases, question texts and data checks: compare the run logs" in page
+    assert "log retrieved_ids" not in page and "Worked cases, question" not in logs_page
+    # no question text to show: the changed questions' table has no column for it
+    header = '<th class="text">question</th>'
+    assert header not in page and header in logs_page
+
+
+def test_several_tables_with_a_holdout_give_the_logs_study(tmp_path, tables):
+    options = ("--holdout", "0.3", "--require", "correct >= -0.02")
+    logs = report(tmp_path / "logs", [SAMPLES / f"{r}.parquet" for r in RUNS], *options)
+    got = report(tmp_path / "tables", [tables[r] for r in RUNS], *options)
+    assert without(got, LOGS_ONLY) == without(logs, LOGS_ONLY)
+    assert got["holdout"]["n_held_out"] == logs["holdout"]["n_held_out"] > 0
+
+
+def test_a_report_of_tables_verifies(tmp_path, tables):
+    folder = tmp_path / "r"
+    report(folder, [tables[RUNS[0]], tables[RUNS[1]]])
+    outcome = CliRunner().invoke(cli, ["verify", str(folder / "r.json")])
+    assert outcome.exit_code == 0, outcome.output
+    assert "verified" in outcome.output
+
+
+def sampled_logs(folder: Path) -> list[Path]:
+    """Two logs of 40 questions answered three times each: correct a share of samples."""
+    rng = np.random.default_rng(3)
+    paths = []
+    for run, p in (("a", 0.5), ("b", 0.7)):
+        rows = [
+            {
+                "question_id": f"q{q:02d}",
+                "sample": s,
+                "context_ids": [f"p{q}", f"x{q}"],
+                "relevant_ids": [f"p{q}"] if q % 2 else [f"y{q}"],
+                "correct": bool(rng.random() < p),
+                "doc_id": f"d{q // 4}",
+            }
+            for q in range(40)
+            for s in range(3)
+        ]
+        paths.append(folder / f"{run}.parquet")
+        pd.DataFrame(rows).to_parquet(paths[-1])
+    return paths
+
+
+def test_tables_of_sampled_logs_compare_shares_as_the_logs_do(tmp_path):
+    logs = sampled_logs(tmp_path)
+    made = [scored(log, tmp_path / f"m{log.name}") for log in logs]
+    from_logs = two_run_view(report(tmp_path / "logs", logs))
+    got = two_run_view(report(tmp_path / "tables", made))
+    # a share of three samples is no 0/1 outcome: no McNemar, no fixed/broken
+    assert got["metrics"]["correct"] == from_logs["metrics"]["correct"]
+    assert "McNemar" not in got["metrics"]["correct"]["test"]
+    assert got["samples"] is None and from_logs["samples"] is not None
+    assert got["warnings"][0].endswith("the spread of the samples: compare the run logs for them")
+    # the documents asked about are in the logs, not the tables: clustering needs the logs
+    hint = (
+        "Column doc_id looks like the document or conversation each question is about; "
+        "questions that share one are not independent: {} (intervals can otherwise be too narrow)"
+    )
+    assert hint.format("--cluster doc_id resamples them together") in from_logs["warnings"]
+    assert (
+        hint.format(
+            "compared from the run logs, whose column it is, --cluster doc_id resamples them "
+            "together"
+        )
+        in got["warnings"]
+    )
+
+
+def test_the_answer_stage_is_each_questions_first_answer(tmp_path, write_log):
+    rows = [
+        {"question_id": "q1", "retrieved_ids": ["d1", "d2", "d3"], "context_ids": ["d1"],
+         "relevant_ids": ["d2"], "correct": True},
+        {"question_id": "q2", "retrieved_ids": ["d4"], "context_ids": ["d4"],
+         "relevant_ids": ["d4"], "correct": False},
+    ]  # fmt: skip
+    log = write_log(tmp_path / "a.parquet", rows)
+    table = pq.read_table(scored(log, tmp_path / "m.parquet"))
+    stage = {row["question_id"]: row["answer_stage"] for row in table.to_pylist()}
+    # q1: its evidence d2 ranked 2nd, among the candidates but not in the one-passage prompt
+    assert (stage["q1"]["evidence_in_candidates"], stage["q1"]["evidence_in_context"]) == (
+        True,
+        False,
+    )
+    assert (stage["q1"]["depth"], stage["q1"]["correct"]) == (3, True)
+    assert (stage["q2"]["evidence_in_context"], stage["q2"]["correct"]) == (True, False)
+    assert table.column("passages").to_pylist() == [1, 1]
+    logged = json.loads(table.schema.metadata[LOG_KEY.encode()])
+    assert logged == {
+        "columns": ["context_ids", "correct", "question_id", "relevant_ids", "retrieved_ids"],
+        "tool": None,
+        "scores": [],
+        "binary": [],
+        "sampled": False,
+        "carried": [],
+        "notes": [],
+        "left_out": [],
+    }
+
+
+def test_what_a_table_cannot_serve_is_refused_in_one_line(tmp_path, tables):
+    a, b = tables[RUNS[0]], tables[RUNS[1]]
+    out = ("-o", tmp_path / "r.html")
+    log = SAMPLES / f"{RUNS[1]}.parquet"
+    assert fail("compare", a, log, *out) == (
+        f"ragreport: error: {log}: a run log, compared with {a}, a table of per-question "
+        "metrics; score the log with ragreport metrics (with the --k, --gain and "
+        "--span-coverage of the table) and compare the two tables, or compare both run logs"
+    )
+    # --strict refuses the changed golden set as it does from the logs, naming run B's input
+    logs = [SAMPLES / f"{r}.parquet" for r in RUNS[:2]]
+    refusal = fail("compare", *logs, "--strict", *out)
+    assert fail("compare", a, b, "--strict", *out) == refusal.replace(str(logs[1]), str(b))
+    assert "the golden set changed between the runs on 3 questions" in refusal
+    assert fail("compare", a, b, "--k", 3, *out) == (
+        f"ragreport: error: {a}: its recall was scored with --k unset (each question's "
+        "context_ids), and this comparison asks for --k 3; pass the options the tables were "
+        "scored with, or score the logs again with ragreport metrics"
+    )
+    assert fail("compare", a, b, "--gain", "linear", *out).startswith(
+        f"ragreport: error: {a}: its ndcg was scored with --gain exponential, and this "
+        "comparison asks for --gain linear;"
+    )
+    assert fail("compare", a, b, "--map", "correct=ok", *out) == (
+        f"ragreport: error: {a}: is a table of per-question metrics (as ragreport metrics "
+        "writes it), read as written; --map applies to run logs: give it to ragreport metrics "
+        "with the log, or drop it"
+    )
+    assert fail("compare", a, b, "--cluster", "question", *out) == (
+        f"ragreport: error: {a}: a table of per-question metrics carries the slice column only, "
+        "not 'question'; compare the run logs to slice or cluster by it"
+    )
+    assert fail("compare", a, b, "--metric", "answer_relevance", *out) == (
+        f"ragreport: error: {a}: --metric answer_relevance: the table carries no column "
+        "'answer_relevance' (its log's score and cost columns it carries: latency_ms, cost_usd, "
+        "context_tokens); compare the run logs, or name a column it carries"
+    )
+
+
+def test_a_table_saved_again_without_what_compare_reads_is_refused(tmp_path, tables):
+    written = pq.read_table(tables[RUNS[0]])
+    b = tables[RUNS[1]]
+    old = tmp_path / "old.parquet"  # an earlier ragreport recorded nothing of the log
+    metadata = {k: v for k, v in written.schema.metadata.items() if k != LOG_KEY.encode()}
+    pq.write_table(written.replace_schema_metadata(metadata), old)
+    assert fail("compare", old, b, "-o", tmp_path / "r.html") == (
+        f"ragreport: error: {old}: a table of per-question metrics written by an earlier "
+        "ragreport, which did not record what compare needs of its log; write it again with "
+        "ragreport metrics, or pass the run log"
+    )
+    for column in ("correct", "answer_stage", "relevant_key"):
+        trimmed = tmp_path / f"no-{column}.parquet"
+        pq.write_table(written.drop_columns([column]), trimmed)
+        assert fail("compare", trimmed, b, "-o", tmp_path / "r.html") == (
+            f"ragreport: error: {trimmed}: a table of per-question metrics without its column "
+            f"{column} (saved again by another tool?); write it again with ragreport metrics, "
+            "or pass the run log"
+        )
+    doubled = tmp_path / "doubled.parquet"
+    pq.write_table(pa.concat_tables([written, written.slice(5, 1)]), doubled)
+    question = written["question_id"][5].as_py()
+    assert fail("compare", doubled, b, "-o", tmp_path / "r.html") == (
+        f"ragreport: error: {doubled}: question {question!r} has more than one row; a table of "
+        "per-question metrics has one row a question: write it again with ragreport metrics"
+    )
+
+
+def test_the_tables_of_a_logs_shards_compare_as_its_one_table(tmp_path, tables):
+    """Each shard scored on its own (as on the machine that holds it), then compared as one
+    run: the same report, examples in the same file order, as the whole log's table."""
+    log = pq.read_table(SAMPLES / f"{RUNS[0]}.parquet")
+    for i in range(3):
+        shard = tmp_path / f"a-{i}.parquet"
+        pq.write_table(log.slice(80 * i, 80), shard)
+        scored(shard, tmp_path / f"a-metrics-{i}.parquet")
+    one = report(tmp_path / "one", [tables[RUNS[0]], tables[RUNS[1]]])
+    sharded = report(tmp_path / "sharded", [tmp_path / "a-metrics-*.parquet", tables[RUNS[1]]])
+    assert without(sharded, ()) == without(one, ())
+    assert two_run_view(sharded)["broken"][:3] == ["q0018", "q0027", "q0030"]  # file order
+    # the same shards' tables beside a run log's shard, or scored with another --k: refused
+    pq.write_table(log.slice(0, 10), tmp_path / "a-metrics-3.parquet")
+    out = ("-o", tmp_path / "r.html")
+    assert fail("compare", tmp_path / "a-metrics-*.parquet", tables[RUNS[1]], *out) == (
+        f"ragreport: error: {tmp_path / 'a-metrics-3.parquet'}: not a table of per-question "
+        f"metrics, beside {tmp_path / 'a-metrics-0.parquet'}, which is one; pass the tables of a "
+        "run's shards alone"
+    )
+    scored(tmp_path / "a-0.parquet", tmp_path / "a-metrics-3.parquet", "--k", 3)
+    assert fail("compare", tmp_path / "a-metrics-*.parquet", tables[RUNS[1]], *out) == (
+        f"ragreport: error: {tmp_path / 'a-metrics-3.parquet'}: its recall was scored with --k 3, "
+        f"and {tmp_path / 'a-metrics-0.parquet'}'s with --k unset (each question's context_ids); "
+        "score every shard with the same --k, --gain and --span-coverage"
+    )
+
+
+def test_tables_keep_what_the_reader_and_the_row_checks_said_of_their_logs(tmp_path):
+    """The warnings a log's report gives on how it was read (RAGAS before 0.2) and on values
+    left out (overlapping span labels merged) are recorded by metrics and repeated by compare,
+    and the page's advice stays in the words of the tool that wrote the logs."""
+    new = ragas_frame([1.0, 0.5, 0.25], False).drop(columns="reference_contexts")
+    renamed = {"user_input": "question", "response": "answer", "retrieved_contexts": "contexts"}
+    old = new.rename(columns={**renamed, "reference": "ground_truth"})
+    old.to_csv(tmp_path / "old.csv", index=False)
+    new.to_csv(tmp_path / "new.csv", index=False)
+    logs = [tmp_path / "old.csv", tmp_path / "new.csv"]
+    made = [scored(log, tmp_path / f"{log.stem}-metrics.parquet") for log in logs]
+    from_logs = report(tmp_path / "logs", logs)
+    got = report(tmp_path / "tables", made)
+    assert without(got, LOGS_ONLY) == without(from_logs, LOGS_ONLY)
+    assert [w for w in got["warnings"] if not w.startswith("Compared from")] == (
+        from_logs["warnings"]
+    )
+    assert (
+        "Run A: Columns named as RAGAS before 0.2 (question, answer, contexts, ground_truth) "
+        "read as user_input, response, retrieved_contexts, reference" in got["warnings"]
+    )
+    page = (tmp_path / "tables" / "r.html").read_text()
+    assert "Retrieval metrics: add reference_context_ids (or reference_contexts)" in page
+    chunkings = [SAMPLES / f"manuals_{c}.parquet" for c in ("a_chunk400", "b_chunk1000")]
+    outcome = CliRunner().invoke(cli, ["metrics", str(chunkings[0]), "-o", str(tmp_path / "c.pq")])
+    merged = (
+        f"9 questions of {chunkings[0].name} have overlapping relevant_spans, merged into one "
+        "label each before measuring, first at row 2"
+    )
+    assert outcome.exit_code == 0 and f"ragreport: warning: {merged}\n" in outcome.output
+    made = [tmp_path / "c.pq", scored(chunkings[1], tmp_path / "d.pq")]
+    from_logs = report(tmp_path / "chunk-logs", chunkings)
+    got = report(tmp_path / "chunk-tables", made)
+    assert got["warnings"] == [*from_logs["warnings"], NOTE.replace("the question texts, ", "")
+                               .replace(", unjudged@k", "")]  # fmt: skip
+    assert merged in got["warnings"]
