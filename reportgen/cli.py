@@ -607,6 +607,18 @@ def _option_of(command: click.Command, name: str, **changes: Any) -> Callable[..
     metavar="FILE",
     help="Also write the Poisson-bootstrap partial sums of every metric, for ragreport merge.",
 )
+@_option_of(
+    compare,
+    "slices",
+    help="Column of the log to keep, one value a question, so that compare of the tables can "
+    "break the metrics down by it (--slice); repeatable [slice is always kept].",
+)
+@_option_of(
+    compare,
+    "cluster",
+    help="Column of the log to keep, one value a question, so that compare of the tables can "
+    "resample by it (--cluster).",
+)
 @_option_of(compare, "n_boot", default=1000, help="Bootstrap replicates of the partial sums.")
 @_option_of(
     compare,
@@ -622,6 +634,8 @@ def metrics(
     gain: str,
     span_coverage: float,
     sums_path: Path | None,
+    slices: tuple[str, ...],
+    cluster: str | None,
     n_boot: int,
     seed: int,
     reading: _Reading,
@@ -631,7 +645,8 @@ def metrics(
     from .shards import run_metrics, write_metrics
 
     (options,) = reading((log,))
-    table, warnings = run_metrics(log, options, Scoring(k, gain, span_coverage))
+    keep = {c: "--slice" for c in slices} | ({cluster: "--cluster"} if cluster else {})
+    table, warnings = run_metrics(log, options, Scoring(k, gain, span_coverage), keep)
     write_metrics(log, table, output, sums_path, n_boot, seed)
     written = [str(output), *([str(sums_path)] if sums_path else [])]
     _echo(f"wrote {', '.join(written)} ({fmt_count(table.num_rows, 'question')})")

@@ -36,7 +36,7 @@ from .analysis.registry import ANSWER, BY_NAME, CONTEXT, RETRIEVAL, names, publi
 from .analysis.scores import BOOLEAN, NOT_SCORES, refuse_too_large, score_kind
 from .analysis.scoring import Scoring
 from .analysis.stats import expanded_confidence
-from .comparison.compare import too_few_resamples
+from .comparison.compare import one_value_a_question, too_few_resamples
 from .diagnosis.diagnose import COSTS
 from .errors import InputError, not_a_file
 from .formatting import fmt_count
@@ -47,6 +47,7 @@ from .inputs.readers import ReadOptions
 from .inputs.readers.promptfoo import SeveralRuns
 from .inputs.scored_table import (
     ANSWER_STAGE,
+    KEPT,
     LABEL_CHANGES,
     LOG_KEY,
     SCORING_KEY,
@@ -105,14 +106,18 @@ def added(parts: Sequence[MetricSums]) -> MetricSums:
     return MetricSums(parts[0].scoring, merge([p.sums for p in parts]), fingerprints)
 
 
-def run_metrics(path: Path, reading: ReadOptions, scoring: Scoring) -> tuple[pa.Table, list[str]]:
+def run_metrics(
+    path: Path, reading: ReadOptions, scoring: Scoring, keep: dict[str, str] | None = None
+) -> tuple[pa.Table, list[str]]:
     """One log's per-question metrics, in file order, as ``compare`` computes them (after the
     same row checks); columns: question_id, slice, k, n_relevant, prompt_chars (span labels
     only), the metrics, answerable, passages, evidence_in_context, then the log's score and
-    cost columns (``carried``), the label keys and the answer stage. Its schema metadata
-    records the options of every metric (``Scoring.of``) for the partial sums, and what compare
-    needs of the log (LoggedAs). With it, the warnings to print: the values left out of the log,
-    and the score columns the table leaves out (neither numbers nor booleans)."""
+    cost columns (``carried``), the label keys, the columns of ``keep`` (column: the flag that
+    asked for it) other than slice in one struct (KEPT), and the answer stage. Its schema
+    metadata records the options of every metric (``Scoring.of``) for the partial sums, and
+    what compare needs of the log (LoggedAs). With it, the warnings to print: the values left
+    out of the log, and the score columns the table leaves out (neither numbers nor
+    booleans)."""
     try:
         run = open_log(path, "A", reading)
     except SeveralRuns as error:
@@ -120,7 +125,12 @@ def run_metrics(path: Path, reading: ReadOptions, scoring: Scoring) -> tuple[pa.
             "a metrics table holds one run: score each with --run-filter NAME to its own -o file"
         )
         raise InputError(error.advice(advice)) from None
-    table = metrics_of(run, scoring)
+    for column, flag in (keep or {}).items():
+        if column not in run.columns:
+            raise InputError(
+                f"{path}: no column {column!r} (asked for by {flag}); name a column the log has"
+            )
+    table = metrics_of(run, scoring, tuple(c for c in keep or {} if c != "slice"))
     note = _left_out(run, metric_names(table))
     left_out = json.loads(table.schema.metadata[LOG_KEY.encode()])["left_out"]
     return table, [*left_out, *([note] if note else [])]
@@ -139,8 +149,9 @@ def _left_out(run: RunFile, held: list[str]) -> str | None:
     )
 
 
-def metrics_of(run: RunFile, scoring: Scoring) -> pa.Table:
-    """The per-question metrics of an opened log (a file, shards, or a table in memory)."""
+def metrics_of(run: RunFile, scoring: Scoring, kept: tuple[str, ...] = ()) -> pa.Table:
+    """The per-question metrics of an opened log (a file, shards, or a table in memory), with
+    the log's columns ``kept`` for compare's --slice and --cluster."""
     path, k = run.path, scoring.k
     if k is None and "relevant_ids" in run.columns and "context_ids" not in run.columns:
         raise InputError(
@@ -155,6 +166,7 @@ def metrics_of(run: RunFile, scoring: Scoring) -> pa.Table:
         frame = db.frame("run_metrics")
         hashed = db.frame("fingerprints")
         carried, binary = _carried(db, run, frame["question_id"].astype(str))
+        columns = {c: _kept(db, run, c, frame["question_id"].astype(str)) for c in kept}
         sampled = db.sampled()
         if sampled:  # the answer stage reads each question's first answer, as compare's does
             db.execute("first_sample")
@@ -180,6 +192,10 @@ def metrics_of(run: RunFile, scoring: Scoring) -> pa.Table:
         logged = not needs or any(c in run.columns for c in needs)
         table = table.append_column(
             f"{kind}_key", keys if logged else pa.nulls(len(keys), pa.uint64())
+        )
+    if columns:
+        table = table.append_column(
+            KEPT, pa.StructArray.from_arrays(list(columns.values()), names=list(columns))
         )
     table = table.append_column(ANSWER_STAGE, _answer_stage(stage, table["question_id"]))
     settings = {m: scoring.of(m, spans) for m in [*present, *carried]}
@@ -227,6 +243,17 @@ def _carried(
         if not np.isnan(mapped).all():
             out[column] = mapped
     return out, [c for c in out if types.get(c) == BOOLEAN]
+
+
+def _kept(db: RunDatabase, run: RunFile, column: str, ids: pd.Series) -> pa.Array:
+    """A log's column kept for compare's --slice or --cluster: each question's value as compare
+    reads it (queries/slice_values.sql), in the order of ``ids``; samples of a question that
+    disagree are refused, as compare refuses them."""
+    values = db.frame("slice_values", column=column)
+    one_value_a_question(values, column, {"a": run})
+    return pa.array(
+        ids.map(values.set_index("question_id")["value"]), pa.string(), from_pandas=True
+    )
 
 
 def _scorable(columns: frozenset[str]) -> bool:

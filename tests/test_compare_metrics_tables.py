@@ -139,7 +139,7 @@ def test_tables_of_sampled_logs_compare_shares_as_the_logs_do(tmp_path):
     assert "McNemar" not in got["metrics"]["correct"]["test"]
     assert got["samples"] is None and from_logs["samples"] is not None
     assert got["warnings"][0].endswith("the spread of the samples: compare the run logs for them")
-    # the documents asked about are in the logs, not the tables: clustering needs the logs
+    # the documents asked about are in the logs, not these tables: they must keep the column
     hint = (
         "Column doc_id looks like the document or conversation each question is about; "
         "questions that share one are not independent: {} (intervals can otherwise be too narrow)"
@@ -147,10 +147,49 @@ def test_tables_of_sampled_logs_compare_shares_as_the_logs_do(tmp_path):
     assert hint.format("--cluster doc_id resamples them together") in from_logs["warnings"]
     assert (
         hint.format(
-            "compared from the run logs, whose column it is, --cluster doc_id resamples them "
-            "together"
+            "kept in the tables by ragreport metrics --cluster doc_id, --cluster doc_id "
+            "resamples them together"
         )
         in got["warnings"]
+    )
+
+
+def test_columns_metrics_keeps_slice_and_cluster_the_tables_as_the_logs(tmp_path, tables):
+    """A column kept by ``metrics --slice`` or ``--cluster`` serves compare's --slice and
+    --cluster as the log's column does: the same slices, clustered intervals and tests."""
+    logs = sampled_logs(tmp_path)
+    made = [scored(log, tmp_path / f"m{log.name}", "--cluster", "doc_id") for log in logs]
+    from_logs = report(tmp_path / "logs", logs, "--cluster", "doc_id")
+    got = report(tmp_path / "tables", made, "--cluster", "doc_id")
+    assert without(got, LOGS_ONLY) == without(from_logs, LOGS_ONLY)
+    correct = two_run_view(got)["metrics"]["correct"]
+    unclustered = two_run_view(report(tmp_path / "plain", made))["metrics"]["correct"]
+    assert correct["clusters"] == 10 and unclustered["clusters"] is None
+    assert (correct["ci_low"], correct["ci_high"]) != (
+        unclustered["ci_low"],
+        unclustered["ci_high"],
+    )
+    assert not [w for w in got["warnings"] if "looks like the document" in w]
+    # slices of a kept column, beside the slice column (kept always), on the sample pair
+    pair = [SAMPLES / f"{r}.parquet" for r in RUNS[:2]]
+    kept = [scored(log, tmp_path / f"k{i}.parquet", "--slice", "answerable") for i, log in
+            enumerate(pair)]  # fmt: skip
+    options = ("--slice", "answerable", "--slice", "slice")
+    got = two_run_view(report(tmp_path / "kept", kept, *options))
+    from_logs = two_run_view(report(tmp_path / "kept-logs", pair, *options))
+    assert got["slices"] == from_logs["slices"]
+    assert set(got["slices"]) == {"answerable", "slice"}
+    # a column whose value differs between a question's samples: refused as compare refuses it
+    shifted = pd.read_parquet(logs[0]).assign(shift=lambda f: f["sample"].astype(str))
+    shifted.to_parquet(tmp_path / "shifted.parquet")
+    refusal = fail("compare", tmp_path / "shifted.parquet", logs[1], "--slice", "shift",
+                   "-o", tmp_path / "r.html")  # fmt: skip
+    assert refusal == fail("metrics", tmp_path / "shifted.parquet", "--slice", "shift", "-o",
+                           tmp_path / "s.parquet")  # fmt: skip
+    assert refusal == (
+        f"ragreport: error: {tmp_path / 'shifted.parquet'}: column 'shift' has more than one "
+        "value for question 'q00' and 39 others; a question's samples share its slice: give "
+        "each question one value"
     )
 
 
@@ -214,8 +253,13 @@ def test_what_a_table_cannot_serve_is_refused_in_one_line(tmp_path, tables):
         "with the log, or drop it"
     )
     assert fail("compare", a, b, "--cluster", "question", *out) == (
-        f"ragreport: error: {a}: a table of per-question metrics carries the slice column only, "
-        "not 'question'; compare the run logs to slice or cluster by it"
+        f"ragreport: error: {a}: a table of per-question metrics that does not keep its log's "
+        "column 'question'; score the log again with ragreport metrics --slice question (or "
+        "--cluster question), or compare the run logs"
+    )
+    assert fail("metrics", log, "--slice", "region", "-o", tmp_path / "m.parquet") == (
+        f"ragreport: error: {log}: no column 'region' (asked for by --slice); name a column the "
+        "log has"
     )
     assert fail("compare", a, b, "--metric", "answer_relevance", *out) == (
         f"ragreport: error: {a}: --metric answer_relevance: the table carries no column "
@@ -271,6 +315,12 @@ def test_the_tables_of_a_logs_shards_compare_as_its_one_table(tmp_path, tables):
         f"ragreport: error: {tmp_path / 'a-metrics-3.parquet'}: not a table of per-question "
         f"metrics, beside {tmp_path / 'a-metrics-0.parquet'}, which is one; pass the tables of a "
         "run's shards alone"
+    )
+    scored(tmp_path / "a-0.parquet", tmp_path / "a-metrics-3.parquet", "--slice", "answerable")
+    assert fail("compare", tmp_path / "a-metrics-*.parquet", tables[RUNS[1]], *out) == (
+        f"ragreport: error: {tmp_path / 'a-metrics-3.parquet'}: keeps the column answerable of "
+        f"its log, and {tmp_path / 'a-metrics-0.parquet'} keeps no column; score every shard "
+        "with the same --slice and --cluster"
     )
     scored(tmp_path / "a-0.parquet", tmp_path / "a-metrics-3.parquet", "--k", 3)
     assert fail("compare", tmp_path / "a-metrics-*.parquet", tables[RUNS[1]], *out) == (

@@ -120,7 +120,7 @@ def _slice_values(
     for column in _slice_columns(runs, options):
         values = questions.slice_values(column)
         if column != "slice":  # the contract's column is checked with the labels, by row
-            _one_value_a_question(values, column, runs)
+            one_value_a_question(values, column, runs)
         n = values["value"].nunique()
         if n > MAX_SLICE_VALUES:
             too_fine[column] = n
@@ -189,17 +189,18 @@ def lacking_retrieval(runs: dict[str, RunFile]) -> str | None:
     )
 
 
-def _one_value_a_question(values: pd.DataFrame, column: str, runs: dict[str, RunFile]) -> None:
+def one_value_a_question(values: pd.DataFrame, column: str, runs: dict[str, RunFile]) -> None:
     """A question's samples share its slice: a slice column of a log's own that gives one
     question two values is refused (the slices would place the question by whichever row came
-    first). Without a sample column a repeated question id is refused as a duplicate."""
+    first). Without a sample column a repeated question id is refused as a duplicate. The
+    question named is the first by id, so that the message does not change from run to run."""
     for key, run in runs.items():
         varying = values.loc[values[f"varies_{key}"].fillna(False).astype(bool), "question_id"]
         if has_samples(run.columns) and len(varying):
             more = f" and {fmt_count(len(varying) - 1, 'other')}" if len(varying) > 1 else ""
             raise InputError(
                 f"{run.path}: column {column!r} has more than one value for question "
-                f"{varying.iloc[0]!r}{more}; a question's samples share its slice: give each "
+                f"{varying.min()!r}{more}; a question's samples share its slice: give each "
                 "question one value"
             )
 
@@ -434,14 +435,19 @@ def _cluster_hint(runs: dict[str, RunFile], options: Options) -> list[str]:
     if options.cluster is not None:
         return []
     logged = [c for c in LIKELY_CLUSTERS if any(c in r.columns for r in runs.values())]
-    how = (
-        "compared from the run logs, whose column it is, --cluster {} resamples them together"
-        if runs["a"].scored is not None
-        else "--cluster {} resamples them together"
-    )
+    tables = [r.scored for r in runs.values() if r.scored is not None]
+
+    def how(column: str) -> str:
+        if any(column not in t.kept for t in tables):
+            return (
+                f"kept in the tables by ragreport metrics --cluster {column}, --cluster "
+                f"{column} resamples them together"
+            )
+        return f"--cluster {column} resamples them together"
+
     return [
         f"Column {column} looks like the document or conversation each question is about; "
-        f"questions that share one are not independent: {how.format(column)} (intervals can "
+        f"questions that share one are not independent: {how(column)} (intervals can "
         "otherwise be too narrow)"
         for column in logged[:1]
     ]

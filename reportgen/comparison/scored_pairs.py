@@ -11,6 +11,8 @@ unjudged@k, the metric-vs-k curve, the spread of samples) the report names as mi
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -25,17 +27,22 @@ from ..errors import InputError
 from ..inputs.load import RunFile
 from ..inputs.scored_table import (
     ANSWER_STAGE,
+    KEPT,
     LABEL_CHANGES,
     ScoredTable,
     other_setting,
 )
+from ..resources import query_text
 
-# paired.sql's columns, each as <column>_a and <column>_b (the metrics a table lacks are NULL)
-PAIRED = (
-    *("k", "passages", "n_relevant", "answerable", "context_tokens", "evidence_in_context"),
-    *("recall", "precision", "hit", "mrr", "ndcg", "map", "rprec", "all", "correct"),
-    *("faithfulness", "evidence_recall", "context_precision", "evidence_iou", "prompt_chars"),
-)
+# paired.sql's columns, each as <column>_a and <column>_b (the metrics a table lacks are NULL),
+# read from the query so that the tables pair what the logs pair
+PAIRED = tuple(re.findall(r"\bAS (\w+)_a\b", query_text("paired")))
+# booleans with NULLs as pandas' nullable booleans, as DuckDB gives the logs' (not Python
+# objects, which take seconds a million rows to turn into floats), and the 64-bit label keys
+# as integers (not floats, which would round two keys to one)
+PANDAS_TYPES = {pa.bool_(): pd.BooleanDtype(), pa.uint64(): pd.UInt64Dtype()}.get
+# what the tables' questions are read for in pandas: their slices and label changes
+FRAMED = ["question_id", "slice", *(f"{kind}_key" for kind in LABEL_CHANGES)]
 
 
 def check_scored_pair(a: RunFile, b: RunFile) -> None:
@@ -72,23 +79,23 @@ class ScoredQuestions:
 
     def __init__(self, runs: dict[str, RunFile], keep: list[str] | None) -> None:
         self.runs = runs
-        self.frames: dict[str, pd.DataFrame] = {}
+        self.frames: dict[str, pd.DataFrame] = {}  # question_id, slice and the label keys
         self.stages: dict[str, pd.DataFrame] = {}
+        self.kept: dict[str, pd.DataFrame] = {}  # question_id and the columns kept (KEPT)
+        self.ids: dict[str, pa.ChunkedArray] = {}
+        self.arrow: dict[str, pa.Table] = {}  # the tables but their structs, ids as text
         for key, run in runs.items():
             table = _scored(run).table
             ids = table["question_id"].cast(pa.string())
             if keep is not None:
                 kept = pc.is_in(ids, value_set=pa.array(keep, pa.string()))
                 table, ids = table.filter(kept), ids.filter(kept)
-            _one_row_a_question(run, ids)
-            stage = table[ANSWER_STAGE].combine_chunks()
-            fields = [stage.type.field(i).name for i in range(stage.type.num_fields)]
-            self.stages[key] = pa.table(
-                {"question_id": ids, **dict(zip(fields, stage.flatten(), strict=True))}
-            ).to_pandas()
-            self.frames[key] = (
-                table.drop_columns([ANSWER_STAGE]).set_column(0, "question_id", ids).to_pandas()
-            )
+            self.ids[key] = ids
+            self.stages[key] = _fields(table, ANSWER_STAGE, ids)
+            self.kept[key] = _fields(table, KEPT, ids)
+            structs = [c for c in (ANSWER_STAGE, KEPT) if c in table.column_names]
+            self.arrow[key] = table.drop_columns(structs).set_column(0, "question_id", ids)
+            self.frames[key] = _pandas(self.arrow[key].select(FRAMED))
 
     @property
     def warnings(self) -> list[str]:
@@ -120,23 +127,34 @@ class ScoredQuestions:
         ]
 
     def slice_values(self, column: str) -> pd.DataFrame:
-        if column != "slice":
-            raise InputError(
-                f"{self.runs['a'].path}: a table of per-question metrics carries the slice "
-                f"column only, not {column!r}; compare the run logs to slice or cluster by it"
-            )
-        a, b = (self.frames[key][["question_id", "slice"]] for key in "ab")
+        """The column's value per question, as queries/slice_values.sql gives it of the logs:
+        the tables hold slice, and the columns ragreport metrics kept (one value a question,
+        checked there)."""
+        a, b = (self._values(key, column) for key in "ab")
         both = a.merge(b, on="question_id", how="outer", suffixes=("_a", "_b"), sort=False)
-        differs = both["slice_a"].notna() & both["slice_b"].notna()
+        differs = both["value_a"].notna() & both["value_b"].notna()
         return pd.DataFrame(
             {
                 "question_id": both["question_id"],
-                "value": both["slice_a"].combine_first(both["slice_b"]),
-                "differs": differs & (both["slice_a"] != both["slice_b"]),
+                "value": both["value_a"].combine_first(both["value_b"]),
+                "differs": differs & (both["value_a"] != both["value_b"]),
                 "varies_a": False,
                 "varies_b": False,
             }
         )
+
+    def _values(self, key: str, column: str) -> pd.DataFrame:
+        """question_id and value of ``column`` in one table (NULL where its log lacks it)."""
+        run, held = self.runs[key], self.kept[key] if column != "slice" else self.frames[key]
+        if column in held.columns:
+            return held[["question_id", column]].rename(columns={column: "value"})
+        if column in run.columns:
+            raise InputError(
+                f"{run.path}: a table of per-question metrics that does not keep its log's "
+                f"column {column!r}; score the log again with ragreport metrics --slice {column} "
+                f"(or --cluster {column}), or compare the run logs"
+            )
+        return pd.DataFrame({"question_id": held["question_id"], "value": None}, dtype=object)
 
     def tables(self, options: Options) -> MetricTables:
         runs = (self.runs["a"], self.runs["b"])
@@ -145,20 +163,24 @@ class ScoredQuestions:
             _check_scoring(run, options)
         scores = self._scores(options)
         columns = [*PAIRED, *(m.name for m in scores.metrics if m.name not in PAIRED)]
-        a, b = (_columns(self.frames[key], columns) for key in "ab")
-        both = a.merge(b, on="question_id", suffixes=("_a", "_b"))
-        both = both.sort_values("question_id", kind="stable", ignore_index=True)
-        paired = pd.DataFrame(
+        # paired in Arrow, by question_id, one column at a time: pandas' merge of a million
+        # rows is seconds of one core, and a join's whole table more memory than the report's
+        ids, tables = self.ids, {key: _columns(self.arrow[key], columns) for key in "ab"}
+        in_b, in_a = pc.is_in(ids["a"], value_set=ids["b"]), pc.is_in(ids["b"], value_set=ids["a"])
+        order = pc.sort_indices(ids["a"])
+        rows = {"a": order.filter(in_b.take(order))}
+        rows["b"] = pc.index_in(ids["a"].take(rows["a"]), value_set=ids["b"])
+        side = {key: tables[key]["slice"].take(rows[key]) for key in "ab"}
+        paired = pa.table(
             {
-                "question_id": both["question_id"],
-                "slice": both["slice_a"].combine_first(both["slice_b"]),
-                **{f"{c}_{r}": both[f"{c}_{r}"] for c in columns for r in "ab"},
+                "question_id": ids["a"].take(rows["a"]),
+                "slice": pc.coalesce(side["a"], side["b"]),
+                **{f"{c}_{r}": tables[r][c].take(rows[r]) for c in columns for r in "ab"},
             }
-        )
-        ids = {key: self.frames[key]["question_id"] for key in "ab"}
+        ).to_pandas(split_blocks=True, self_destruct=True, types_mapper=PANDAS_TYPES)
         only = (
-            ids["a"][~ids["a"].isin(ids["b"])].tolist(),
-            ids["b"][~ids["b"].isin(ids["a"])].tolist(),
+            ids["a"].filter(pc.invert(in_b)).to_pylist(),
+            ids["b"].filter(pc.invert(in_a)).to_pylist(),
         )
         sampled = any(_scored(r).logged.sampled for r in runs)
         return paired_tables(runs, options, p, scores, paired, only, sampled)
@@ -207,16 +229,18 @@ class ScoredQuestions:
         (queries/fingerprints.sql), compared where both logs logged them."""
         a, b = (self.frames[key] for key in "ab")
         both = a.merge(b, on="question_id", suffixes=("_a", "_b"))
-        changed: list[list[str]] = [[] for _ in range(len(both))]
-        for kind, named in LABEL_CHANGES.items():
-            keys = both[[f"{kind}_key_a", f"{kind}_key_b"]]
-            differs = keys.notna().all(axis=1) & (keys.iloc[:, 0] != keys.iloc[:, 1])
-            for i in np.flatnonzero(differs.to_numpy()):
-                changed[i].append(named)
+        differs = {
+            named: (
+                both[f"{kind}_key_a"].notna()
+                & both[f"{kind}_key_b"].notna()
+                & (both[f"{kind}_key_a"] != both[f"{kind}_key_b"])
+            ).to_numpy()
+            for kind, named in LABEL_CHANGES.items()
+        }
+        rows = np.flatnonzero(np.logical_or.reduce(list(differs.values())))
         changes = [
-            (q, ", ".join(what))
-            for q, what in zip(both["question_id"], changed, strict=True)
-            if what
+            (both["question_id"].iat[i], ", ".join(n for n, d in differs.items() if d[i]))
+            for i in rows
         ]
         return audited(self.runs, tables, slice_values, strict, changes)
 
@@ -234,22 +258,34 @@ class ScoredQuestions:
         pass
 
 
-def _columns(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
-    """question_id, slice and ``columns`` of a table, NULL where it lacks one (a metric its log
-    could not give)."""
-    return frame.reindex(columns=["question_id", "slice", *columns])
+def _fields(table: pa.Table, column: str, ids: pa.ChunkedArray) -> pd.DataFrame:
+    """question_id and the fields of a struct column of a table (none if it has no such
+    column)."""
+    if column not in table.column_names:
+        return pd.DataFrame({"question_id": ids.to_pandas()})
+    struct = table[column].combine_chunks()
+    names = [struct.type.field(i).name for i in range(struct.type.num_fields)]
+    fields = dict(zip(names, struct.flatten(), strict=True))
+    return _pandas(pa.table({"question_id": ids, **fields}))
 
 
-def _one_row_a_question(run: RunFile, ids: pa.ChunkedArray) -> None:
-    counts = pc.value_counts(ids).flatten()
-    repeated = [
-        v for v, n in zip(counts[0].to_pylist(), counts[1].to_pylist(), strict=True) if n > 1
-    ]
-    if repeated:
-        raise InputError(
-            f"{run.path}: question {repeated[0]!r} has more than one row; a table of "
-            "per-question metrics has one row a question: write it again with ragreport metrics"
-        )
+def _pandas(table: pa.Table) -> pd.DataFrame:
+    return table.to_pandas(types_mapper=PANDAS_TYPES)
+
+
+def _columns(table: pa.Table, columns: list[str]) -> pa.Table:
+    """question_id, slice (as text) and ``columns`` of a table, NULL where it lacks one (a
+    metric its log could not give)."""
+    return pa.table(
+        {
+            "question_id": table["question_id"],
+            "slice": table["slice"].cast(pa.string()),
+            **{
+                c: table[c] if c in table.column_names else pa.nulls(len(table), pa.float64())
+                for c in columns
+            },
+        }
+    )
 
 
 def _check_scoring(run: RunFile, options: Options) -> None:

@@ -25,6 +25,9 @@ SCORING_KEY = "ragreport.scoring"  # schema metadata: (k, gain, span_coverage) b
 LOG_KEY = "ragreport.log"  # what compare needs to know of the log it was scored from (LoggedAs)
 GLOB = frozenset("*?[")  # a path holding one of these is a glob of shards
 ANSWER_STAGE = "answer_stage"  # the column of each question's queries/answer_stage.sql row
+# the struct column of the log's columns kept for compare's --slice and --cluster, one value a
+# question (ragreport metrics --slice, --cluster); absent when none was asked for
+KEPT = "kept_columns"
 # the columns compare reads of every table beside its metrics (ragreport metrics writes them all)
 REQUIRED = (
     *("question_id", "slice", "k", "n_relevant", "answerable", "passages"),
@@ -76,6 +79,14 @@ class ScoredTable:
         the logs' would be."""
         return tuple(c for c in self.logged.carried if c in self.table.column_names)
 
+    @property
+    def kept(self) -> tuple[str, ...]:
+        """The log's columns kept for ``compare --slice`` and ``--cluster`` (besides slice)."""
+        if KEPT not in self.table.column_names:
+            return ()
+        kept = self.table.schema.field(KEPT).type
+        return tuple(kept.field(i).name for i in range(kept.num_fields))
+
 
 def scored_table(path: Path) -> ScoredTable | None:
     """The per-question table at ``path`` (a file, or a folder or glob of the tables of a log's
@@ -101,7 +112,14 @@ def scored_table(path: Path) -> ScoredTable | None:
             f"{path}: tables of logs written by different tools ({tools[0]}, {tools[1]}); "
             "pass the tables of one run's shards"
         )
+    kept = next((part for part in parts if part.kept != parts[0].kept), None)
+    if kept is not None:
+        raise InputError(
+            f"{kept.files[0]}: keeps {_named(kept.kept)} of its log, and {files[0]} keeps "
+            f"{_named(parts[0].kept)}; score every shard with the same --slice and --cluster"
+        )
     table = pa.concat_tables(_numbered(parts), promote_options="default")
+    _one_row_a_question(path, table["question_id"])
     carried = [c for part in parts for c in part.logged.binary]
     logged = LoggedAs(
         columns=tuple(sorted({c for part in parts for c in part.logged.columns})),
@@ -137,22 +155,48 @@ def _flag(flag: str, value: object) -> str:
     return f"{flag} {value}"
 
 
+def _named(columns: tuple[str, ...]) -> str:
+    if not columns:
+        return "no column"
+    return f"the column{'s' if len(columns) > 1 else ''} {', '.join(columns)}"
+
+
 def _numbered(parts: list[ScoredTable]) -> list[pa.Table]:
     """The shards' tables with the row numbers of their answer stages (a row of the shard's log)
     after those of the shards before: the diagnosis orders its examples by them, in file order
     across shards as a log's shards are."""
     out, offset = [], 0
     for part in parts:
-        stage = part.table[ANSWER_STAGE].combine_chunks()
-        rows = pc.add(stage.field("row_number"), offset)
-        fields = [stage.type.field(i) for i in range(stage.type.num_fields)]
-        arrays = [rows if f.name == "row_number" else stage.field(f.name) for f in fields]
-        renumbered = pa.StructArray.from_arrays(arrays, fields=fields)
-        column = part.table.schema.get_field_index(ANSWER_STAGE)
-        out.append(part.table.set_column(column, ANSWER_STAGE, renumbered))
+        rows = pc.struct_field(part.table[ANSWER_STAGE], "row_number")
+        if offset:  # the first shard, or one after shards without rows, keeps its numbers
+            stage = part.table[ANSWER_STAGE].combine_chunks()
+            rows = pc.add(stage.field("row_number"), offset)
+            fields = [stage.type.field(i) for i in range(stage.type.num_fields)]
+            arrays = [rows if f.name == "row_number" else stage.field(f.name) for f in fields]
+            renumbered = pa.StructArray.from_arrays(arrays, fields=fields)
+            column = part.table.schema.get_field_index(ANSWER_STAGE)
+            out.append(part.table.set_column(column, ANSWER_STAGE, renumbered))
+        else:
+            out.append(part.table)
         if len(rows):
             offset = pc.max(rows).as_py() + 1
     return out
+
+
+def _one_row_a_question(path: Path, ids: pa.ChunkedArray) -> None:
+    """Refuse a question twice (a table re-saved with rows appended, or shards that overlap):
+    its metrics would count twice."""
+    if len(pc.unique(ids)) == len(ids):  # a quarter of count_distinct's time
+        return
+    counts = pc.value_counts(ids.cast(pa.string())).flatten()
+    repeated = [
+        v for v, n in zip(counts[0].to_pylist(), counts[1].to_pylist(), strict=True) if n > 1
+    ]
+    if repeated:
+        raise InputError(
+            f"{path}: question {repeated[0]!r} has more than one row; a table of "
+            "per-question metrics has one row a question: write it again with ragreport metrics"
+        )
 
 
 def _files(path: Path) -> tuple[Path, ...]:
