@@ -111,6 +111,24 @@ def test_the_bootstrap_chart_names_its_interval_rather_than_a_share_of_the_bars(
     assert "of resampled differences lie in" not in text
 
 
+def test_the_bootstrap_chart_names_student_t_without_nested_parentheses(tmp_path, compare):
+    """Three questions: the studentized bootstrap is undefined and Student's t is the interval
+    alone; its label carries its own parenthesis, which the chart's sentence nested."""
+    ids = ["q0", "q1", "q2"]
+    paths = _logs(tmp_path, {"question_id": ids, "faithfulness": [0.1, 0.5, 0.9]},
+                  {"question_id": ids, "faithfulness": [0.3, 0.6, 0.6]})  # fmt: skip
+    doc = compare(*paths, tmp_path / "out")
+    c = doc["metrics"]["faithfulness"]
+    assert c["interval"] == "Student's t (studentized bootstrap undefined)"
+    text = page_text(tmp_path / "out" / "report.html")
+    # differences 0.2, 0.1, -0.3: mean 0, sd sqrt(0.07), t(0.975, 2 df) 4.303 -> +-0.657
+    assert (
+        "The 95% interval (Student's t, as the studentized bootstrap is undefined here) is "
+        "[\u22120.657, +0.657]; zero is inside it." in text
+    )
+    assert "(Student's t (" not in text
+
+
 def test_a_candidate_that_is_the_baseline_s_own_log_is_named(tmp_path, compare):
     """The same log given twice (a path mistyped in CI) gave 'no evidence of a difference' and
     passed every no-worse rule with no word that nothing was compared; a copy of the same bytes

@@ -30,6 +30,7 @@ from ...analysis.stats import (
     NORMAL_LIMIT_FROM,
     POWER,
     RANDOM_FLIPS,
+    STUDENT_T,
     STUDENTIZED_BELOW,
 )
 from ...comparison.compare import (
@@ -361,8 +362,8 @@ def headline_charts(result: Comparison | Headline, colours: RunColours) -> list[
             if normal
             # the interval is not the bars' central share: its level is expanded, or it is
             # studentized (Definitions)
-            else f"The {label} interval ({c.interval}) is {interval}; {zero_inside} The bars "
-            f"are {len(result.headline_means):,} resampled mean differences."
+            else f"The {label} interval ({_aside(c.interval)}) is {interval}; {zero_inside} "
+            f"The bars are {len(result.headline_means):,} resampled mean differences."
             if zero_inside
             else f"One {'question' if c.clusters is None else 'cluster'} gives no interval: every "
             "resample is its one difference.",
@@ -869,3 +870,11 @@ def build_context(
         gate=result.gate,
         samples=sample_rows(result.tables),
     )
+
+
+def _aside(method: str) -> str:
+    """An interval's method as the words inside a sentence's parentheses: STUDENT_T's own
+    parenthesis becomes a clause, not a second pair inside the first."""
+    if method == STUDENT_T:
+        return "Student's t, as the studentized bootstrap is undefined here"
+    return method
