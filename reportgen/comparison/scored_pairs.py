@@ -30,7 +30,7 @@ from ..inputs.scored_table import (
     KEPT,
     LABEL_CHANGES,
     ScoredTable,
-    other_setting,
+    first_difference,
 )
 from ..resources import query_text
 
@@ -293,11 +293,12 @@ def _check_scoring(run: RunFile, options: Options) -> None:
     its metrics would be other metrics under the same names."""
     spans = "relevant_spans" in run.columns
     asked = Scoring(options.cutoff, options.gain, options.span_coverage)
-    for metric, recorded in _scored(run).scoring.items():
-        differs = other_setting(recorded, asked.of(metric, spans))
-        if differs is not None:
-            raise InputError(
-                f"{run.path}: its {metric} was scored with {differs[0]}, and this comparison "
-                f"asks for {differs[1]}; pass the options the tables were scored with, or score "
-                "the logs again with ragreport metrics"
-            )
+    scoring = _scored(run).scoring
+    differs = first_difference(scoring, {m: asked.of(m, spans) for m in scoring})
+    if differs is not None:
+        metric, was, other = differs
+        raise InputError(
+            f"{run.path}: its {metric} was scored with {was}, and this comparison asks for "
+            f"{other}; pass the options the tables were scored with, or score the logs again "
+            "with ragreport metrics"
+        )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import glob
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -96,16 +97,18 @@ def scored_table(path: Path) -> ScoredTable | None:
     if not files or _metadata(files[0]).get(SCORING_KEY.encode()) is None:
         return None
     parts = [_part(file, files[0]) for file in files]
-    scoring: dict[str, Settings] = {}
-    for file, part in zip(files, parts, strict=True):
+    scoring: dict[str, Settings] = {}  # each metric's settings in the first shard that has it
+    for part in parts:
         for metric, settings in part.scoring.items():
-            differs = other_setting(settings, scoring.setdefault(metric, settings))
-            if differs is not None:
-                raise InputError(
-                    f"{file}: its {metric} was scored with {differs[0]}, and {files[0]}'s with "
-                    f"{differs[1]}; score every shard with the same --k, --gain and "
-                    "--span-coverage"
-                )
+            scoring.setdefault(metric, settings)
+    for file, part in zip(files, parts, strict=True):
+        differs = first_difference(part.scoring, scoring)
+        if differs is not None:
+            metric, was, other = differs
+            raise InputError(
+                f"{file}: its {metric} was scored with {was}, and {files[0]}'s with {other}; "
+                "score every shard with the same --k, --gain and --span-coverage"
+            )
     tools = list(dict.fromkeys(part.logged.tool for part in parts))
     if len(tools) > 1:
         raise InputError(
@@ -138,7 +141,19 @@ def scored_table(path: Path) -> ScoredTable | None:
     return ScoredTable(table, scoring, logged, files)
 
 
-def other_setting(recorded: Settings, wanted: Settings) -> tuple[str, str] | None:
+def first_difference(
+    scoring: dict[str, Settings], wanted: Mapping[str, Settings]
+) -> tuple[str, str, str] | None:
+    """The first metric of ``scoring`` scored otherwise than ``wanted`` has it, with the option
+    that differs as recorded and as wanted (``_other_setting``); None when all agree."""
+    for metric, recorded in scoring.items():
+        differs = _other_setting(recorded, wanted[metric])
+        if differs is not None:
+            return metric, *differs
+    return None
+
+
+def _other_setting(recorded: Settings, wanted: Settings) -> tuple[str, str] | None:
     """The first option of ``recorded`` that is not ``wanted``'s, each as its flag and value
     ("--k 5", "--k unset (each question's context_ids)"); None when they agree."""
     for flag, was, other in zip(
