@@ -140,7 +140,7 @@ def test_the_table_of_every_metric_has_a_slice_the_headline_has_no_score_in(pair
 def test_an_empty_slice_value_is_shown_as_empty_and_kept_in_the_json(pair):
     doc, html, markdown = pair
     assert "B is behind A on correct in: (empty); check each interval" in html
-    assert "Questions per slice: (empty) 4 &middot; x 4" in html
+    assert "Questions per slice, by <code>slice</code>: (empty) 4 &middot; x 4" in html
     rows = html.split('<table class="slices">')[1].split("</table>")[0]
     assert re.findall(r'<td class="text">([^<]*)</td><td>4</td>', rows) == ["(empty)", "x", "y"]
     forest = re.search(r'id="spec-forest-0">(.*?)</script>', html)

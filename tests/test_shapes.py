@@ -245,7 +245,7 @@ def test_many_small_slices_do_not_pick_a_tiny_weakest_slice(shape):
     for experiment in doc["next_experiment"].values():
         if experiment and experiment["stage"] == "slices":
             slice_name = experiment["metric"].removeprefix("correct on the ").split()[0]
-            assert doc["audit"]["coverage"][slice_name] >= 10
+            assert doc["audit"]["coverage"]["slice"][slice_name] >= 10
 
 
 def test_a_run_without_a_next_experiment_says_why(shape):

@@ -154,7 +154,13 @@ def test_slice_option_picks_other_columns(tmp_path):
     assert code == 0, out
     assert list(doc["slices"]) == ["intent", "slice"]
     assert doc["slices"]["intent"]["lookup"]["correct"]["n"] == 32
-    assert doc["audit"]["coverage"] == {"how-to": 33, "lookup": 32}
+    # the audit counts the questions of every slice column, each named
+    slices = {value: s["correct"]["n"] for value, s in doc["slices"]["slice"].items()}
+    assert doc["audit"]["coverage"] == {"intent": {"how-to": 33, "lookup": 32}, "slice": slices}
+    page = (tmp_path / "r.html").read_text()
+    assert "by <code>intent</code>: how-to 33 &middot; lookup 32.</li>" in page
+    shown = " &middot; ".join(f"{value} {n}" for value, n in slices.items())
+    assert f"by <code>slice</code>: {shown}.</li>" in page
 
 
 def test_slice_option_names_a_missing_column(tmp_path):
@@ -531,7 +537,7 @@ def test_a_slice_logged_as_a_placeholder_is_not_merged_with_the_null_or_empty_on
     assert {value: s["correct"]["n"] for value, s in by_slice.items()} == dict.fromkeys(
         by_slice, 10
     )
-    assert doc["audit"]["coverage"] == dict.fromkeys(by_slice, 10)
+    assert doc["audit"]["coverage"] == {"slice": dict.fromkeys(by_slice, 10)}
 
 
 def test_a_float_slice_value_of_nan_is_no_value(tmp_path):

@@ -63,7 +63,7 @@ class Audit:
     exploratory: bool
     label_changes: list[tuple[str, str]]  # (question_id, what changed)
     labels_compared: tuple[str, ...]  # the label columns both runs log; () nothing to compare
-    coverage: list[tuple[str, int]]  # (slice, paired questions) of the first slice column
+    coverage: dict[str, list[tuple[str, int]]]  # slice column -> (value, paired questions)
     unanswerable: int  # paired questions unanswerable in A (answerable false or no evidence)
     smells: list[Smell]
     unjudged: Unjudged | None  # None: no label of grade 0 (nothing judged not relevant), or spans
@@ -74,7 +74,7 @@ class Audit:
 
 
 def audit(
-    db: RunDatabase, tables: MetricTables, slice_values: pd.Series | None, strict: bool
+    db: RunDatabase, tables: MetricTables, slice_values: Mapping[str, pd.Series], strict: bool
 ) -> Audit:
     drift = db.frame("label_drift")
     changes = list(zip(drift["question_id"], drift["changed"], strict=True))
@@ -98,7 +98,7 @@ def audit(
 def audited(
     runs: Mapping[str, RunFile],
     tables: MetricTables,
-    slice_values: pd.Series | None,
+    slice_values: Mapping[str, pd.Series],
     strict: bool,
     changes: list[tuple[str, str]],
 ) -> Audit:
@@ -113,10 +113,8 @@ def audited(
             "label set, "
             "or drop --strict to see the report with a warning"
         )
-    coverage: list[tuple[str, int]] = []
-    if slice_values is not None:
-        counts = slice_labels(slice_values).value_counts().sort_index()
-        coverage = [(str(value), int(n)) for value, n in counts.items()]
+    counts = {c: slice_labels(v).value_counts().sort_index() for c, v in slice_values.items()}
+    coverage = {column: [(str(v), int(n)) for v, n in c.items()] for column, c in counts.items()}
     unanswerable = int((~tables.paired["answerable_a"].astype(bool)).sum())
     n = len(tables.paired)
     return Audit(

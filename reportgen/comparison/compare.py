@@ -282,7 +282,7 @@ def compare_runs(
         }
         clusters = _cluster_labels(questions, runs, options, ids)
         stage(f"{named}: diagnosis")
-        golden = questions.audit(tables, next(iter(slice_values.values()), None), options.strict)
+        golden = questions.audit(tables, slice_values, options.strict)
         answers = questions.answers(options.cutoff)
         supported = _supported(answers, options)
         diagnosis = diagnose(

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Protocol
 
 import pandas as pd
@@ -32,7 +33,9 @@ class Questions(Protocol):
     def texts(self, ids: list[str]) -> pd.DataFrame:
         """question_id and question (its text, NULL where unknown) of ``ids``."""
 
-    def audit(self, tables: MetricTables, slice_values: pd.Series | None, strict: bool) -> Audit:
+    def audit(
+        self, tables: MetricTables, slice_values: Mapping[str, pd.Series], strict: bool
+    ) -> Audit:
         """The golden-set audit."""
 
     def answers(self, k: int | None) -> pd.DataFrame:
@@ -63,7 +66,9 @@ class LoggedQuestions:
     def texts(self, ids: list[str]) -> pd.DataFrame:
         return self.db.frame("question_texts", ids=ids)
 
-    def audit(self, tables: MetricTables, slice_values: pd.Series | None, strict: bool) -> Audit:
+    def audit(
+        self, tables: MetricTables, slice_values: Mapping[str, pd.Series], strict: bool
+    ) -> Audit:
         return audit(self.db, tables, slice_values, strict)
 
     def answers(self, k: int | None) -> pd.DataFrame:

@@ -12,6 +12,7 @@ unjudged@k, the metric-vs-k curve, the spread of samples) the report names as mi
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
@@ -224,7 +225,9 @@ class ScoredQuestions:
             {"question_id": pd.Series(ids, dtype=object), "question": [None] * len(ids)}
         )
 
-    def audit(self, tables: MetricTables, slice_values: pd.Series | None, strict: bool) -> Audit:
+    def audit(
+        self, tables: MetricTables, slice_values: Mapping[str, pd.Series], strict: bool
+    ) -> Audit:
         """The audit, its label changes told by the tables' keys of each question's labels
         (queries/fingerprints.sql), compared where both logs logged them."""
         a, b = (self.frames[key] for key in "ab")

@@ -225,7 +225,7 @@ def _pair(result: Comparison) -> dict[str, Any]:
                 {"question_id": q, "changed": what} for q, what in result.audit.label_changes
             ],
             "labels_compared": list(result.audit.labels_compared),
-            "coverage": dict(result.audit.coverage),
+            "coverage": {c: dict(counts) for c, counts in result.audit.coverage.items()},
             "unanswerable": result.audit.unanswerable,
             "unanswerable_share": result.audit.unanswerable_share,
             "smells": {s.kind: asdict(s) for s in result.audit.smells},

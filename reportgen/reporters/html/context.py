@@ -160,6 +160,12 @@ class SliceCount:
 
 
 @dataclass(frozen=True)
+class SliceCoverage:
+    column: str  # a slice column
+    counts: list[SliceCount]  # its values, in slice order
+
+
+@dataclass(frozen=True)
 class Smell:
     title: str
     in_a: int = field(metadata={"help": "questions of A that show it"})
@@ -174,7 +180,7 @@ class AuditView:
     label_changes: list[LabelChange]  # the first EXAMPLES; every one is in the JSON
     changed_labels: int  # questions whose labels changed, listed or not
     labels_compared: list[str]  # the label columns both runs log
-    coverage: list[SliceCount]
+    coverage: list[SliceCoverage]  # one per slice column
     unanswerable: str
     smells: list[Smell]
     unjudged: UnjudgedLine | None  # None: not measured
@@ -696,7 +702,10 @@ def _audit(result: Comparison) -> AuditView:
         label_changes=[LabelChange(q, what) for q, what in a.label_changes[:EXAMPLES]],
         changed_labels=len(a.label_changes),
         labels_compared=list(a.labels_compared),
-        coverage=[SliceCount(shown_value(value), n) for value, n in a.coverage],
+        coverage=[
+            SliceCoverage(column, [SliceCount(shown_value(value), n) for value, n in counts])
+            for column, counts in a.coverage.items()
+        ],
         unanswerable=f"{a.unanswerable} of {a.n_paired} ({fmt_share(a.unanswerable_share)})",
         smells=[Smell(s.title, s.counts["a"], s.counts["b"], listed(s.examples)) for s in a.smells],
         unjudged=_unjudged(a.unjudged),
