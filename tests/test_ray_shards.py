@@ -4,6 +4,7 @@ RAGREPORT_REQUIRE_RAY=1 (as CI sets it): then a missing ray fails."""
 from __future__ import annotations
 
 import os
+import signal
 
 import numpy as np
 import pyarrow as pa
@@ -13,10 +14,11 @@ from test_shards import N, rows
 
 from reportgen.analysis.poisson import merge, question_keys
 from reportgen.analysis.scoring import Scoring
+from reportgen.comparison.scored_log import metrics_of
 from reportgen.inputs.load import open_log
 from reportgen.inputs.readers import ReadOptions
 from reportgen.ray_shards import ray_partial_sums
-from reportgen.shards import metrics_of, sums_by_metric, sums_table
+from reportgen.shards import sums_by_metric, sums_table
 
 if os.environ.get("RAGREPORT_REQUIRE_RAY") == "1":
     import ray
@@ -26,9 +28,14 @@ else:
 
 @pytest.fixture(scope="module")
 def cluster():
+    """A local Ray cluster; the signal handlers ray.init installs in this process (SIGTERM's)
+    are put back after it, so that tests run after these see the process as the command does."""
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield
     ray.shutdown()
+    for number, handler in handlers.items():
+        signal.signal(number, handler)
 
 
 def test_ray_sums_equal_the_sums_of_the_whole_log(cluster, tmp_path, write_log):
