@@ -465,7 +465,8 @@ def compare(
     Run logs are Parquet (a file, a folder of shards or a quoted glob), CSV, TSV, JSONL, TREC
     runs, RAGAS results, promptfoo output or BEIR results; see --format. A promptfoo file of
     several providers or prompts, given alone, is all of its runs (the first the baseline).
-    The logs may all be given instead as the per-question tables ragreport metrics wrote.
+    Any log may be given instead as the per-question table ragreport metrics wrote of it; the
+    logs beside such tables are then scored alike, with this comparison's options.
     """
     from .reporters.html import svg_process
 

@@ -19,8 +19,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .analysis.scoring import Scoring
+from .comparison.scored_log import metrics_of
 from .inputs.load import RunFile, check_schema, check_values
-from .shards import MetricSums, added, metrics_of, sums_of_row, sums_rows, sums_table
+from .shards import MetricSums, added, sums_of_row, sums_rows, sums_table
 
 
 def _file_sums(files: pa.Table, *, scoring: Scoring, n_boot: int, seed: int) -> pa.Table:

@@ -17,12 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from .analysis.metrics import RETRIEVAL_NEEDS, check_span_rankings, score_questions
 from .analysis.poisson import (
     Interval,
     PartialSums,
@@ -32,39 +29,25 @@ from .analysis.poisson import (
     percentile_interval,
     same_questions,
 )
-from .analysis.registry import ANSWER, BY_NAME, CONTEXT, RETRIEVAL, names, public_name
-from .analysis.scores import BOOLEAN, NOT_SCORES, refuse_too_large, score_kind
+from .analysis.registry import BY_NAME, public_name
 from .analysis.scoring import Scoring
 from .analysis.stats import expanded_confidence
-from .comparison.compare import one_value_a_question, too_few_resamples
+from .comparison.compare import too_few_resamples
+from .comparison.scored_log import FINGERPRINTS, METRICS, metrics_of
 from .diagnosis.diagnose import COSTS
 from .errors import InputError, not_a_file
 from .formatting import fmt_count
-from .inputs.contract import LARGEST_VALUE
-from .inputs.database import RunDatabase
 from .inputs.load import RunFile, open_log
 from .inputs.readers import ReadOptions
 from .inputs.readers.promptfoo import SeveralRuns
 from .inputs.scored_table import (
-    ANSWER_STAGE,
-    KEPT,
     LABEL_CHANGES,
     LOG_KEY,
     SCORING_KEY,
-    LoggedAs,
     Settings,
 )
 from .output import check_outputs, write_all
 
-METRICS = names(RETRIEVAL, CONTEXT, ANSWER)  # what a per-question table and its sums may hold
-# What a run's fingerprints hash, with the log columns that must be present for each (any one):
-# its golden labels, kind by kind as the label-drift check compares them, and its own outputs.
-FINGERPRINTS = {
-    "relevant": ("relevant_ids", "relevant_spans"),
-    "answerable": ("answerable",),
-    "reference": ("reference_answer",),
-    "outputs": (),  # always: the rankings, answers and their judgements (queries/fingerprints.sql)
-}
 SUMS_SCHEMA = pa.schema(
     [
         ("metric", pa.string()),
@@ -147,120 +130,6 @@ def _left_out(run: RunFile, held: list[str]) -> str | None:
         f"{'hold' if several else 'holds'} no number or true/false value here, so the "
         f"per-question table leaves {'them' if several else 'it'} out"
     )
-
-
-def metrics_of(run: RunFile, scoring: Scoring, kept: tuple[str, ...] = ()) -> pa.Table:
-    """The per-question metrics of an opened log (a file, shards, or a table in memory), with
-    the log's columns ``kept`` for compare's --slice and --cluster."""
-    path, k = run.path, scoring.k
-    if k is None and "relevant_ids" in run.columns and "context_ids" not in run.columns:
-        raise InputError(
-            f"{path}: no context_ids column, so the prompt cutoff is unknown; pass --k with the "
-            "number of passages the generator received"
-        )
-    check_span_rankings(run)
-    db = RunDatabase(run)
-    try:
-        db.prepare(k, scoring.span_coverage)
-        score_questions(db, k, scoring.gain == "exponential")
-        frame = db.frame("run_metrics")
-        hashed = db.frame("fingerprints")
-        carried, binary = _carried(db, run, frame["question_id"].astype(str))
-        columns = {c: _kept(db, run, c, frame["question_id"].astype(str)) for c in kept}
-        sampled = db.sampled()
-        if sampled:  # the answer stage reads each question's first answer, as compare's does
-            db.execute("first_sample")
-            db.execute("relevant")
-        stage = db.arrow("answer_stage", k=k)
-        left_out = tuple(p.warning() for p in db.left_out)
-    finally:
-        db.close()
-    present = [m for m in METRICS if frame[m].notna().any()]
-    if not present and not carried and not _scorable(run.columns):
-        raise InputError(
-            f"{path}: no metric can be computed; the log needs relevant_ids with "
-            "retrieved_ids or context_ids, relevant_spans with retrieved_spans or context_spans, "
-            "or correct, or faithfulness"
-        )
-    spans = "relevant_spans" in run.columns
-    absent = [m for m in METRICS if m not in present] + ([] if spans else ["prompt_chars"])
-    table = pa.Table.from_pandas(frame.drop(columns=absent), preserve_index=False)
-    for column, values in carried.items():
-        table = table.append_column(column, pa.array(values, pa.float64(), from_pandas=True))
-    for kind, needs in FINGERPRINTS.items():  # keys NULL where the log lacks the columns
-        keys = pa.array(hashed[f"{kind}_key"], pa.uint64())
-        logged = not needs or any(c in run.columns for c in needs)
-        table = table.append_column(
-            f"{kind}_key", keys if logged else pa.nulls(len(keys), pa.uint64())
-        )
-    if columns:
-        table = table.append_column(
-            KEPT, pa.StructArray.from_arrays(list(columns.values()), names=list(columns))
-        )
-    table = table.append_column(ANSWER_STAGE, _answer_stage(stage, table["question_id"]))
-    settings = {m: scoring.of(m, spans) for m in [*present, *carried]}
-    logged_as = LoggedAs(
-        columns=tuple(sorted(run.columns)),
-        tool=run.tool,
-        scores=tuple(c for c in run.scores if c in carried),
-        binary=tuple(binary),
-        sampled=sampled,
-        carried=tuple(carried),
-        notes=run.notes,
-        left_out=left_out,
-    )
-    return table.replace_schema_metadata(
-        {SCORING_KEY: json.dumps(settings), LOG_KEY: logged_as.to_json()}
-    )
-
-
-def _answer_stage(stage: pa.Table, ids: pa.ChunkedArray) -> pa.StructArray:
-    """queries/answer_stage.sql's row of each question (its first answer), in the order of
-    ``ids``, as one struct column: what compare's diagnosis reads of a run."""
-    # an empty shard's ids are of no type: cast, so that they look up as strings
-    rows = stage.take(pc.index_in(ids.cast(pa.string()), stage["question_id"].cast(pa.string())))
-    fields = [c for c in rows.column_names if c not in ("run", "question_id")]
-    return pa.StructArray.from_arrays([rows[c].combine_chunks() for c in fields], names=fields)
-
-
-def _carried(
-    db: RunDatabase, run: RunFile, ids: pd.Series
-) -> tuple[dict[str, np.ndarray], list[str]]:
-    """The columns ``compare`` compares beyond the report's own metrics, as it takes them: the
-    score columns of the log's tool and the cost columns, each question's mean of its finite
-    values over its samples (NaN for none), in the order of ``ids``; those with a value only
-    (a shard may have none). A tool's score column of other values is left out (_left_out).
-    With them, those logged as true/false (0/1 outcomes where a question has one answer)."""
-    types = {r.column_name: r.data_type for r in db.frame("column_types").itertuples()}
-    out = {}
-    for column in dict.fromkeys((*run.scores, *(c for c in COSTS if c in run.columns))):
-        if column in NOT_SCORES or column in BY_NAME or score_kind(types.get(column)) is None:
-            continue
-        scored = db.frame("score_column", column=column, largest=LARGEST_VALUE)
-        refuse_too_large(db, scored, column)
-        values = scored[scored["run"] == "a"].set_index("question_id")["value"]
-        mapped = ids.map(values).to_numpy(dtype=float, na_value=np.nan)
-        if not np.isnan(mapped).all():
-            out[column] = mapped
-    return out, [c for c in out if types.get(c) == BOOLEAN]
-
-
-def _kept(db: RunDatabase, run: RunFile, column: str, ids: pd.Series) -> pa.Array:
-    """A log's column kept for compare's --slice or --cluster: each question's value as compare
-    reads it (queries/slice_values.sql), in the order of ``ids``; samples of a question that
-    disagree are refused, as compare refuses them."""
-    values = db.frame("slice_values", column=column)
-    one_value_a_question(values, column, {"a": run})
-    return pa.array(
-        ids.map(values.set_index("question_id")["value"]), pa.string(), from_pandas=True
-    )
-
-
-def _scorable(columns: frozenset[str]) -> bool:
-    """Whether a log's columns can give a metric: a shard may still have none (no rows, or only
-    questions without labels), and then adds nothing to the sums of its run."""
-    retrieval = all(set(needed) & columns for needed in RETRIEVAL_NEEDS.values())
-    return retrieval or bool({"correct", "faithfulness"} & columns)
 
 
 def metric_names(table: pa.Table) -> list[str]:

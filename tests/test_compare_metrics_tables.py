@@ -99,6 +99,38 @@ def test_several_tables_with_a_holdout_give_the_logs_study(tmp_path, tables):
     assert got["holdout"]["n_held_out"] == logs["holdout"]["n_held_out"] > 0
 
 
+HERE = (
+    "scored from its log here, as ragreport metrics scores one, to be compared with the "
+    "per-question tables given for the other runs."
+)
+
+
+def test_a_log_beside_tables_is_scored_and_gives_the_tables_report(tmp_path, tables):
+    """A baseline's archived table and a new log in one command: the log is scored as
+    ragreport metrics scores it (the oracle: the report of the tables it writes), keeping the
+    --slice and --cluster columns the comparison asks for; the report says which run was
+    scored here, and verifies."""
+    options = ("--slice", "slice", "--cluster", "slice", "--require", "correct >= -0.02")
+    logs = [SAMPLES / f"{r}.parquet" for r in RUNS]
+    got = report(tmp_path / "mixed", [tables[RUNS[0]], logs[1], logs[2]], *options)
+    want = report(tmp_path / "tables", [tables[r] for r in RUNS], *options)
+    assert without(got, ("warnings",)) == without(want, ("warnings",))
+    assert got["comparisons"][0]["metrics"]["correct"]["clusters"] == 5
+    assert [r["scored"] for r in got["runs"]] == [True, False, False]
+    assert [w for w in got["warnings"] if w not in want["warnings"]] == [
+        f"Run B: {HERE}",
+        f"Run C: {HERE}",
+    ]
+    assert f"Run B: {HERE}" in (tmp_path / "mixed" / "r.html").read_text()
+    # the log first, the table second: the same report of the pair
+    pair = report(tmp_path / "log-first", [logs[0], tables[RUNS[1]]])
+    tables_pair = report(tmp_path / "tables-pair", [tables[r] for r in RUNS[:2]])
+    assert without(pair, ("warnings",)) == without(tables_pair, ("warnings",))
+    outcome = CliRunner().invoke(cli, ["verify", str(tmp_path / "mixed" / "r.json")])
+    assert outcome.exit_code == 0, outcome.output
+    assert "verified" in outcome.output
+
+
 def test_a_report_of_tables_verifies(tmp_path, tables):
     folder = tmp_path / "r"
     report(folder, [tables[RUNS[0]], tables[RUNS[1]]])
@@ -227,11 +259,12 @@ def test_the_answer_stage_is_each_questions_first_answer(tmp_path, write_log):
 def test_what_a_table_cannot_serve_is_refused_in_one_line(tmp_path, tables):
     a, b = tables[RUNS[0]], tables[RUNS[1]]
     out = ("-o", tmp_path / "r.html")
+    # a log beside a table is scored with the comparison's options, which the table must share
     log = SAMPLES / f"{RUNS[1]}.parquet"
-    assert fail("compare", a, log, *out) == (
-        f"ragreport: error: {log}: a run log, compared with {a}, a table of per-question "
-        "metrics; score the log with ragreport metrics (with the --k, --gain and "
-        "--span-coverage of the table) and compare the two tables, or compare both run logs"
+    assert fail("compare", a, log, "--k", 3, *out) == (
+        f"ragreport: error: {a}: its recall was scored with --k unset (each question's "
+        "context_ids), and this comparison asks for --k 3; pass the options the tables were "
+        "scored with, or score the logs again with ragreport metrics"
     )
     # --strict refuses the changed golden set as it does from the logs, naming run B's input
     logs = [SAMPLES / f"{r}.parquet" for r in RUNS[:2]]

@@ -41,7 +41,6 @@ from ..inputs.readers import ReadOptions
 from ..limits import MAX_N_BOOT
 from ..progress import stage
 from .questions import Questions, open_questions
-from .scored_pairs import check_scored_pair
 
 MAX_SLICE_VALUES = 50  # a slice column with more values is left out: its forest would be unreadable
 MAX_EXEMPLARS = 60  # drill-downs rendered: dominant-class examples first, then broken questions
@@ -105,7 +104,6 @@ def _slice_columns(runs: dict[str, RunFile], options: Options) -> list[str]:
 
 def pair_columns(a: RunFile, b: RunFile, options: Options) -> None:
     """Refuse, before any row is read, options that two runs' columns cannot serve."""
-    check_scored_pair(a, b)
     _slice_columns({"a": a, "b": b}, options)
     plan((a, b), options)
 
@@ -224,7 +222,8 @@ def run_comparison(
     keep: list[str] | None = None,
 ) -> Comparison:
     """Compare run B with run A; ``keep`` restricts both to those questions (a study pairs the
-    questions common to all its runs)."""
+    questions common to all its runs). Both are logs or both are tables: a study scores a log
+    among tables (scored_beside_tables)."""
     runs = (open_source(path_a, labels[0], reading[0]), open_source(path_b, labels[1], reading[1]))
     return compare_runs(runs, options, requirements, keep)
 

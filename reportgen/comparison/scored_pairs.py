@@ -46,19 +46,6 @@ PANDAS_TYPES = {pa.bool_(): pd.BooleanDtype(), pa.uint64(): pd.UInt64Dtype()}.ge
 FRAMED = ["question_id", "slice", *(f"{kind}_key" for kind in LABEL_CHANGES)]
 
 
-def check_scored_pair(a: RunFile, b: RunFile) -> None:
-    """A run log beside a per-question table: each is read its own way, so they are refused
-    together, naming both."""
-    if (a.scored is None) == (b.scored is None):
-        return
-    table, run_log = (a, b) if a.scored is not None else (b, a)
-    raise InputError(
-        f"{run_log.path}: a run log, compared with {table.path}, a table of per-question "
-        "metrics; score the log with ragreport metrics (with the --k, --gain and "
-        "--span-coverage of the table) and compare the two tables, or compare both run logs"
-    )
-
-
 def question_ids(run: RunFile) -> list[str]:
     """A table's question ids, in its order (its log's file order)."""
     return _scored(run).table["question_id"].cast(pa.string()).to_pylist()

@@ -44,6 +44,7 @@ from ..inputs.readers import ReadOptions, runs_in
 from ..progress import stage
 from .compare import Comparison, Headline, compare_runs, pair_columns
 from .questions import open_questions
+from .scored_log import scored_beside_tables
 from .scored_pairs import prompt_sizes, question_ids
 
 CHANCE_DRAWS = 100_000  # normal draws behind the chance gain: Monte Carlo error < 0.5% of it
@@ -395,6 +396,7 @@ def run_study(
     # side by side: hashing two 430 MB logs (1M questions) took 0.6 s one after the other
     with ThreadPoolExecutor(max_workers=min(len(paths), os.cpu_count() or 1)) as pool:
         runs = list(pool.map(open_source, paths, names, reads))
+    runs = scored_beside_tables(runs, options)
     keep: list[str] | None = None
     missing: dict[str, list[str]] = {}
     n_questions: dict[str, int] = {}

@@ -72,13 +72,19 @@ class ScoredTable:
     table: pa.Table
     scoring: dict[str, Settings]
     logged: LoggedAs
-    files: tuple[Path, ...]  # the table's files: one, or its shards' in name order
+    files: tuple[Path, ...]  # the table's files: one, or its shards' in name order; () when
+    # its log was scored in this process (``in_memory``)
 
     @property
     def carried(self) -> tuple[str, ...]:
         """The log's own columns the table carries (its tool's scores and costs), compared as
         the logs' would be."""
         return tuple(c for c in self.logged.carried if c in self.table.column_names)
+
+    @property
+    def scored_here(self) -> bool:
+        """Whether this is a log's table made in this process (``in_memory``), not one read."""
+        return not self.files
 
     @property
     def kept(self) -> tuple[str, ...]:
@@ -93,9 +99,9 @@ def scored_table(path: Path) -> ScoredTable | None:
     """The per-question table at ``path`` (a file, or a folder or glob of the tables of a log's
     shards, in name order), or None when ``path`` is none (a run log, or no Parquet file at all:
     the log readers then say what it is)."""
-    files = _files(path)
-    if not files or _metadata(files[0]).get(SCORING_KEY.encode()) is None:
+    if not is_scored_table(path):
         return None
+    files = _files(path)
     parts = [_part(file, files[0]) for file in files]
     scoring: dict[str, Settings] = {}  # each metric's settings in the first shard that has it
     for part in parts:
@@ -139,6 +145,19 @@ def scored_table(path: Path) -> ScoredTable | None:
         left_out=tuple(w for part in parts for w in part.logged.left_out),
     )
     return ScoredTable(table, scoring, logged, files)
+
+
+def is_scored_table(path: Path) -> bool:
+    """Whether ``path`` holds per-question tables (its first file's metadata tells; no row is
+    read)."""
+    files = _files(path)
+    return bool(files) and SCORING_KEY.encode() in _metadata(files[0])
+
+
+def in_memory(table: pa.Table) -> ScoredTable:
+    """The table ``ragreport metrics`` makes of a log, as it would be read from its file."""
+    scoring, logged = _recorded(table.schema.metadata or {})
+    return ScoredTable(table, scoring, logged, ())
 
 
 def first_difference(
@@ -249,19 +268,7 @@ def _part(path: Path, first: Path) -> ScoredTable:
             "metrics, or pass the run log"
         )
     try:
-        recorded = json.loads(metadata[SCORING_KEY.encode()]).items()
-        scoring: dict[str, Settings] = {m: (v[0], v[1], v[2]) for m, v in recorded}
-        logged = json.loads(metadata[LOG_KEY.encode()])
-        as_logged = LoggedAs(
-            columns=tuple(logged["columns"]),
-            tool=logged["tool"],
-            scores=tuple(logged["scores"]),
-            binary=tuple(logged["binary"]),
-            sampled=bool(logged["sampled"]),
-            carried=tuple(logged["carried"]),
-            notes=tuple(logged["notes"]),
-            left_out=tuple(logged["left_out"]),
-        )
+        scoring, as_logged = _recorded(metadata)
         table = pq.read_table(path)
     except (OSError, pa.ArrowException, ValueError, KeyError, TypeError) as error:
         raise InputError(
@@ -275,3 +282,19 @@ def _part(path: Path, first: Path) -> ScoredTable:
             "again by another tool?); write it again with ragreport metrics, or pass the run log"
         )
     return ScoredTable(table, scoring, as_logged, (path,))
+
+
+def _recorded(metadata: Mapping[bytes, bytes]) -> tuple[dict[str, Settings], LoggedAs]:
+    """The options each metric was scored with and what the table records of its log."""
+    recorded = json.loads(metadata[SCORING_KEY.encode()]).items()
+    logged = json.loads(metadata[LOG_KEY.encode()])
+    return {m: (v[0], v[1], v[2]) for m, v in recorded}, LoggedAs(
+        columns=tuple(logged["columns"]),
+        tool=logged["tool"],
+        scores=tuple(logged["scores"]),
+        binary=tuple(logged["binary"]),
+        sampled=bool(logged["sampled"]),
+        carried=tuple(logged["carried"]),
+        notes=tuple(logged["notes"]),
+        left_out=tuple(logged["left_out"]),
+    )

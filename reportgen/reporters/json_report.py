@@ -275,7 +275,7 @@ def build(study: Study) -> dict[str, Any]:
                     "size_bytes": run.size_bytes,
                     "n_questions": n_questions,
                     "read": {**run.read.to_json(), "qrels_sha256": run.qrels_sha256},
-                    "scored": run.scored is not None,
+                    "scored": run.scored is not None and not run.scored.scored_here,
                 }
                 for i, (run, n_questions) in enumerate(
                     zip(study.runs, study.n_questions, strict=True)
