@@ -72,10 +72,12 @@ def test_a_pipe_or_quiet_gets_nothing(stream, monkeypatch):
     assert stream.getvalue() == ""
 
 
-def _compare(tmp_path: Path, terminal: Terminal, monkeypatch, *options: str) -> None:
+def _compare(
+    tmp_path: Path, terminal: Terminal, monkeypatch, *options: str, runs: tuple[Path, ...] = (A, B)
+) -> None:
     monkeypatch.setattr(sys, "stderr", terminal)  # here: pytest sets its own before each test
     cli.main(
-        ["compare", str(A), str(B), "-o", str(tmp_path / "r.html"), *options],
+        ["compare", *map(str, runs), "-o", str(tmp_path / "r.html"), *options],
         standalone_mode=False,
     )
 
@@ -115,6 +117,19 @@ def test_compare_on_a_terminal_goes_through_every_stage_and_erases_its_line(
     drawn = terminal.getvalue()
     assert drawn.startswith("\r\x1b[Kragreport: ")
     assert drawn.endswith("\r\x1b[K")
+
+
+def test_a_log_beside_a_table_is_scored_in_a_stage_of_its_own(terminal, tmp_path, monkeypatch):
+    named: list[str] = []
+    monkeypatch.setattr(progress.Progress, "stage", lambda self, name: named.append(name))
+    table = tmp_path / "a-metrics.parquet"
+    cli.main(["metrics", str(A), "-o", str(table)], standalone_mode=False)
+    _compare(tmp_path, terminal, monkeypatch, runs=(table, B))
+    assert named[:3] == [
+        "reading the logs",
+        "scoring the logs given beside tables",
+        "B against A: per-question metrics",
+    ]
 
 
 def test_compare_quiet_draws_nothing_on_a_terminal(terminal, tmp_path, monkeypatch):

@@ -24,6 +24,7 @@ from ..inputs.contract import LARGEST_VALUE
 from ..inputs.database import RunDatabase
 from ..inputs.load import RunFile
 from ..inputs.scored_table import ANSWER_STAGE, KEPT, LOG_KEY, SCORING_KEY, LoggedAs, in_memory
+from ..progress import stage
 from .compare import one_value_a_question
 
 METRICS = names(RETRIEVAL, CONTEXT, ANSWER)  # what a per-question table and its sums may hold
@@ -163,6 +164,7 @@ def scored_beside_tables(runs: list[RunFile], options: Options) -> list[RunFile]
     runs as they are."""
     if len({run.scored is None for run in runs}) == 1:
         return runs
+    stage("scoring the logs given beside tables")
     scoring = Scoring(options.cutoff, options.gain, options.span_coverage)
     wanted = [c for c in (*options.slices, options.cluster) if c is not None and c != "slice"]
 
