@@ -131,6 +131,33 @@ def test_a_log_beside_tables_is_scored_and_gives_the_tables_report(tmp_path, tab
     assert "verified" in outcome.output
 
 
+def test_reading_options_given_once_serve_the_logs_beside_tables(tmp_path, tables):
+    """--map and a --format given once are for the log among tables (a table is read as
+    written); given for the table, or --rel-level, which a table does not record, they are
+    refused for it."""
+    frame = pd.read_parquet(SAMPLES / f"{RUNS[1]}.parquet").rename(columns={"question_id": "id"})
+    for column in ("retrieved_ids", "relevant_ids", "relevant_grades", "context_ids", "cited_ids"):
+        frame[column] = frame[column].map(lambda v: json.dumps(v.tolist()))
+    frame.to_csv(tmp_path / "b.csv", index=False)
+    table = tables[RUNS[0]]
+    mapped = ("--map", "question_id=id")
+    got = report(tmp_path / "csv", [table, tmp_path / "b.csv"], *mapped, "--format", "csv")
+    want = report(tmp_path / "tables", [table, tables[RUNS[1]]])
+    assert without(got, ("warnings",)) == without(want, ("warnings",))
+    assert [r["read"]["mapping"] for r in got["runs"]] == [[], [["question_id", "id"]]]
+    out = ("-o", tmp_path / "r.html")
+    for given in (("--format", "csv", "--format", "csv", *mapped), ("--rel-level", 2, *mapped)):
+        flag = given[0]
+        assert fail("compare", table, tmp_path / "b.csv", *given, *out) == (
+            f"ragreport: error: {table}: is a table of per-question metrics (as ragreport "
+            f"metrics writes it), read as written; {flag} applies to run logs: give it to "
+            "ragreport metrics with the log, or drop it"
+        )
+    assert fail("compare", table, tables[RUNS[1]], *mapped, *out).endswith(
+        "--map applies to run logs: give it to ragreport metrics with the log, or drop it"
+    )
+
+
 def test_a_report_of_tables_verifies(tmp_path, tables):
     folder = tmp_path / "r"
     report(folder, [tables[RUNS[0]], tables[RUNS[1]]])
