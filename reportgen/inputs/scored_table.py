@@ -99,9 +99,9 @@ def scored_table(path: Path) -> ScoredTable | None:
     """The per-question table at ``path`` (a file, or a folder or glob of the tables of a log's
     shards, in name order), or None when ``path`` is none (a run log, or no Parquet file at all:
     the log readers then say what it is)."""
-    if not is_scored_table(path):
-        return None
     files = _files(path)
+    if not _tables(files):
+        return None
     parts = [_part(file, files[0]) for file in files]
     scoring: dict[str, Settings] = {}  # each metric's settings in the first shard that has it
     for part in parts:
@@ -150,7 +150,11 @@ def scored_table(path: Path) -> ScoredTable | None:
 def is_scored_table(path: Path) -> bool:
     """Whether ``path`` holds per-question tables (its first file's metadata tells; no row is
     read)."""
-    files = _files(path)
+    return _tables(_files(path))
+
+
+def _tables(files: tuple[Path, ...]) -> bool:
+    """Whether ``files`` are per-question tables: the first file's metadata tells."""
     return bool(files) and SCORING_KEY.encode() in _metadata(files[0])
 
 

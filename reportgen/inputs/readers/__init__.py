@@ -383,23 +383,23 @@ def read_options(
         ReadOptions(kind, qrels, rel_level, pairs, f, t)
         for kind, f, t in zip(kinds, filters, tables, strict=True)
     ]
-    once = {"format": len(formats) == 1, "run_filter": len(run_filters) == 1}
-    once |= {"passages": len(passages) == 1, "mapping": True}
+    given = (("format", formats), ("run_filter", run_filters), ("passages", passages))
+    once = {"mapping": (), **{name: None for name, values in given if len(values) == 1}}
     return _qrels_where_read(logs, _logs_beside_tables(logs, options, once))
 
 
 def _logs_beside_tables(
-    logs: Sequence[Path | None], options: list[ReadOptions], once: dict[str, bool]
+    logs: Sequence[Path | None], options: list[ReadOptions], once: dict[str, Any]
 ) -> list[ReadOptions]:
     """Among per-question tables (``ragreport metrics``), the options given once for every log
-    (``once``: --map always) serve the logs alone: a table is read as written, and refuses a
-    reading option given for it (open_scored). --rel-level stays with every input: a table does
-    not record the level its log was read with, so the runs' relevance could differ unsaid."""
+    (``once``, each with the value that clears it; --map always) serve the logs alone: a table
+    is read as written, and refuses a reading option given for it (open_scored). --rel-level
+    stays with every input: a table does not record the level its log was read with, so the
+    runs' relevance could differ unsaid."""
     tables = [log is not None and is_scored_table(log) for log in logs]
     if all(tables) or not any(tables):
         return options
-    cleared = {name: getattr(ReadOptions, name) for name, given in once.items() if given}
-    return [replace(o, **cleared) if t else o for o, t in zip(options, tables, strict=True)]
+    return [replace(o, **once) if t else o for o, t in zip(options, tables, strict=True)]
 
 
 def _qrels_where_read(
