@@ -133,8 +133,8 @@ def test_a_log_beside_tables_is_scored_and_gives_the_tables_report(tmp_path, tab
 
 def test_reading_options_given_once_serve_the_logs_beside_tables(tmp_path, tables):
     """--map and a --format given once are for the log among tables (a table is read as
-    written); given for the table, or --rel-level, which a table does not record, they are
-    refused for it."""
+    written); given for the table they are refused for it, and --rel-level without the --qrels
+    it applies to is refused."""
     frame = pd.read_parquet(SAMPLES / f"{RUNS[1]}.parquet").rename(columns={"question_id": "id"})
     for column in ("retrieved_ids", "relevant_ids", "relevant_grades", "context_ids", "cited_ids"):
         frame[column] = frame[column].map(lambda v: json.dumps(v.tolist()))
@@ -146,15 +146,78 @@ def test_reading_options_given_once_serve_the_logs_beside_tables(tmp_path, table
     assert without(got, ("warnings",)) == without(want, ("warnings",))
     assert [r["read"]["mapping"] for r in got["runs"]] == [[], [["question_id", "id"]]]
     out = ("-o", tmp_path / "r.html")
-    for given in (("--format", "csv", "--format", "csv", *mapped), ("--rel-level", 2, *mapped)):
-        flag = given[0]
-        assert fail("compare", table, tmp_path / "b.csv", *given, *out) == (
-            f"ragreport: error: {table}: is a table of per-question metrics (as ragreport "
-            f"metrics writes it), read as written; {flag} applies to run logs: give it to "
-            "ragreport metrics with the log, or drop it"
-        )
+    assert fail("compare", table, tmp_path / "b.csv", "--format", "csv", "--format", "csv",
+                *mapped, *out) == (
+        f"ragreport: error: {table}: is a table of per-question metrics (as ragreport "
+        "metrics writes it), read as written; --format applies to run logs: give it to "
+        "ragreport metrics with the log, or drop it"
+    )  # fmt: skip
+    assert fail("compare", table, tmp_path / "b.csv", "--rel-level", 2, *mapped, *out) == (
+        "ragreport: error: --rel-level 2 sets the lowest relevant grade of the --qrels file; "
+        "give the qrels with it, or drop it (a log's own relevant_grades are read as logged)"
+    )
     assert fail("compare", table, tables[RUNS[1]], *mapped, *out).endswith(
         "--map applies to run logs: give it to ragreport metrics with the log, or drop it"
+    )
+
+
+TREC = Path(__file__).resolve().parent / "data" / "trec_eval"
+GRADED = TREC / "qrels.rel_level"  # grades -1 to 4: --rel-level 2 leaves grade 1 out
+
+
+def test_a_tables_rel_level_is_recorded_and_every_run_is_read_at_one(tmp_path):
+    """A table records the --rel-level its TREC run's qrels were read with: a log beside it,
+    read at that level, gives the report of the two tables; runs read at two levels (two
+    tables, a table and a log, a table's shards) are refused, naming a file of each."""
+    lines = (TREC / "results.test").read_text().splitlines()
+    reversed_run = tmp_path / "reversed.test"  # each topic's ranking upside down
+    reversed_run.write_text(
+        "".join(
+            f"{t} Q0 {doc} {r} {-float(score)} rev\n"
+            for t, _, doc, r, score, _ in map(str.split, lines)
+        )
+    )
+    trec = ("--qrels", GRADED, "--k", 10)
+    level_2 = {
+        name: scored(run, tmp_path / f"{name}-2.parquet", *trec, "--rel-level", 2)
+        for name, run in (("a", TREC / "results.test"), ("b", reversed_run))
+    }
+    level_1 = scored(TREC / "results.test", tmp_path / "a-1.parquet", *trec)
+    recorded = [json.loads(pq.read_schema(t).metadata[LOG_KEY.encode()])["rel_level"]
+                for t in (level_2["a"], level_1)]  # fmt: skip
+    assert recorded == [2, 1]
+    got = report(tmp_path / "mixed", [level_2["a"], reversed_run], *trec, "--rel-level", 2)
+    want = report(tmp_path / "tables", [level_2["a"], level_2["b"]], "--k", 10)
+    assert without(got, ("warnings",)) == without(want, ("warnings",))
+    assert got["comparisons"][0]["metrics"]["ndcg@10"]["diff"] != 0
+    for folder in ("mixed", "tables"):  # the page says what the level does to nDCG
+        page = (tmp_path / folder / "r.html").read_text()
+        assert "The qrels&#39; grades below 2 (--rel-level) are judged not relevant" in page
+    out = ("-o", tmp_path / "r.html")
+    advice = (
+        "read both at one level: a log at this command's --rel-level, a table at the one "
+        "ragreport metrics scored it with"
+    )
+    assert fail("compare", level_2["a"], reversed_run, *trec, *out) == (
+        f"ragreport: error: {reversed_run}: its labels were read from qrels with --rel-level 1, "
+        f"and {level_2['a']}'s with --rel-level 2; {advice}"
+    )
+    assert fail("compare", level_2["b"], level_1, "--k", 10, *out) == (
+        f"ragreport: error: {level_1}: its labels were read from qrels with --rel-level 1, "
+        f"and {level_2['b']}'s with --rel-level 2; {advice}"
+    )
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    for name, table in (("0", level_2["a"]), ("1", level_1)):
+        frame = pq.read_table(table)
+        pq.write_table(
+            frame.filter(pa.array([(i % 2 == 0) == (name == "0") for i in range(frame.num_rows)])),
+            shards / f"{name}.parquet",
+        )
+    assert fail("compare", shards, level_2["b"], "--k", 10, *out) == (
+        f"ragreport: error: {shards / '1.parquet'}: its labels were read from qrels with "
+        f"--rel-level 1, and {shards / '0.parquet'}'s with --rel-level 2; score every shard "
+        "at one level"
     )
 
 
@@ -280,6 +343,7 @@ def test_the_answer_stage_is_each_questions_first_answer(tmp_path, write_log):
         "carried": [],
         "notes": [],
         "left_out": [],
+        "rel_level": None,  # its labels are its own, read from no qrels
     }
 
 

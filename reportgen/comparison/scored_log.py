@@ -101,6 +101,7 @@ def metrics_of(run: RunFile, scoring: Scoring, kept: tuple[str, ...] = ()) -> pa
         carried=tuple(carried),
         notes=run.notes,
         left_out=left_out,
+        rel_level=run.rel_level,
     )
     return table.replace_schema_metadata(
         {SCORING_KEY: json.dumps(settings), LOG_KEY: logged_as.to_json()}

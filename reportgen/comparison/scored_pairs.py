@@ -32,6 +32,7 @@ from ..inputs.scored_table import (
     LABEL_CHANGES,
     ScoredTable,
     first_difference,
+    one_rel_level,
 )
 from ..resources import query_text
 
@@ -149,6 +150,11 @@ class ScoredQuestions:
         p = plan(runs, options)
         for run in runs:
             _check_scoring(run, options)
+        one_rel_level(
+            [(run.path, run.rel_level) for run in runs],
+            "read both at one level: a log at this command's --rel-level, a table at the one "
+            "ragreport metrics scored it with",
+        )
         scores = self._scores(options)
         columns = [*PAIRED, *(m.name for m in scores.metrics if m.name not in PAIRED)]
         # paired in Arrow, by question_id, one column at a time: pandas' merge of a million

@@ -56,6 +56,15 @@ class RunFile:
     # ``tool`` and ``scores`` are then the log's, as the table records them
     scored: ScoredTable | None = None
 
+    @property
+    def rel_level(self) -> int | None:
+        """The lowest grade judged relevant (--rel-level) in the qrels the run's labels were read
+        from, as a table records it of its log; None when its labels are its own (or a table
+        written before the level was recorded)."""
+        if self.scored is not None:
+            return self.scored.logged.rel_level
+        return self.read.rel_level if self.read.qrels is not None else None
+
 
 # Parquet key-value metadata ``convert`` writes: the score columns the log's evaluation tool
 # wrote (RAGAS, promptfoo), so the converted log compares them as the original does.

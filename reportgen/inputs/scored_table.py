@@ -49,7 +49,10 @@ class LoggedAs:
     score, and the advice on what it lacks), the tool that wrote it, the tool's score columns
     the table carries, the carried columns logged as true/false, whether the log named
     samples (a mean over samples of a 0/1 outcome is no 0/1 outcome), what its reader said of
-    it and the warnings on the values left out of it: compare's report repeats them."""
+    it and the warnings on the values left out of it: compare's report repeats them; and the
+    --rel-level its labels were read from qrels with, so that compare scores every run at one
+    level (None: the log carried its own labels, or the table was written before this record).
+    """
 
     columns: tuple[str, ...]
     tool: str | None
@@ -59,6 +62,7 @@ class LoggedAs:
     carried: tuple[str, ...]  # the log's own columns the table carries: its tool's scores, costs
     notes: tuple[str, ...]  # the reader's (RunFile.notes)
     left_out: tuple[str, ...]  # RowProblem.warning of each problem that left values out
+    rel_level: int | None  # of the qrels the log's labels were read from (RunFile.rel_level)
 
     def to_json(self) -> str:
         return json.dumps({f.name: getattr(self, f.name) for f in fields(self)})
@@ -127,6 +131,10 @@ def scored_table(path: Path) -> ScoredTable | None:
             f"{kept.files[0]}: keeps {_named(kept.kept)} of its log, and {files[0]} keeps "
             f"{_named(parts[0].kept)}; score every shard with the same --slice and --cluster"
         )
+    level = one_rel_level(
+        [(file, part.logged.rel_level) for file, part in zip(files, parts, strict=True)],
+        "score every shard at one level",
+    )
     table = pa.concat_tables(_numbered(parts), promote_options="default")
     _one_row_a_question(path, table["question_id"])
     carried = [c for part in parts for c in part.logged.binary]
@@ -143,6 +151,7 @@ def scored_table(path: Path) -> ScoredTable | None:
         carried=tuple(dict.fromkeys(c for part in parts for c in part.logged.carried)),
         notes=tuple(dict.fromkeys(n for part in parts for n in part.logged.notes)),
         left_out=tuple(w for part in parts for w in part.logged.left_out),
+        rel_level=level,
     )
     return ScoredTable(table, scoring, logged, files)
 
@@ -191,6 +200,24 @@ def _flag(flag: str, value: object) -> str:
     if flag == "--k" and value is None:
         return "--k unset (each question's context_ids)"
     return f"{flag} {value}"
+
+
+def one_rel_level(read: list[tuple[Path, int | None]], advice: str) -> int | None:
+    """The one --rel-level of the qrels that the labels of ``read`` (each file's, None where its
+    labels are its own or a table does not record how) were read with; two levels are refused,
+    naming a file read at each and ending with ``advice``: one relevance judged at two
+    thresholds is two sets of labels under one name."""
+    levels: dict[int, Path] = {}
+    for file, level in read:
+        if level is not None:
+            levels.setdefault(level, file)
+    if len(levels) > 1:
+        (one, first), (two, other) = list(levels.items())[:2]
+        raise InputError(
+            f"{other}: its labels were read from qrels with --rel-level {two}, and {first}'s "
+            f"with --rel-level {one}; {advice}"
+        )
+    return next(iter(levels), None)
 
 
 def _named(columns: tuple[str, ...]) -> str:
@@ -301,4 +328,5 @@ def _recorded(metadata: Mapping[bytes, bytes]) -> tuple[dict[str, Settings], Log
         carried=tuple(logged["carried"]),
         notes=tuple(logged["notes"]),
         left_out=tuple(logged["left_out"]),
+        rel_level=logged.get("rel_level"),
     )

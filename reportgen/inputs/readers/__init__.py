@@ -374,6 +374,11 @@ def read_options(
 ) -> tuple[ReadOptions, ...]:
     """One ReadOptions per run log (None: a table in memory); ``--format``, ``--run-filter``
     and ``--passages`` given once apply to every log, else one value per log, in order."""
+    if qrels is None and rel_level != ReadOptions.rel_level:
+        raise InputError(
+            f"--rel-level {rel_level} sets the lowest relevant grade of the --qrels file; give "
+            "the qrels with it, or drop it (a log's own relevant_grades are read as logged)"
+        )
     n_runs = len(logs)
     kinds = _per_log("--format", formats, n_runs)
     filters = _per_log("--run-filter", run_filters, n_runs)
@@ -384,7 +389,11 @@ def read_options(
         for kind, f, t in zip(kinds, filters, tables, strict=True)
     ]
     given = (("format", formats), ("run_filter", run_filters), ("passages", passages))
-    once = {"mapping": (), **{name: None for name, values in given if len(values) == 1}}
+    once = {
+        "mapping": (),
+        "rel_level": ReadOptions.rel_level,
+        **{name: None for name, values in given if len(values) == 1},
+    }
     return _qrels_where_read(logs, _logs_beside_tables(logs, options, once))
 
 
@@ -392,10 +401,10 @@ def _logs_beside_tables(
     logs: Sequence[Path | None], options: list[ReadOptions], once: dict[str, Any]
 ) -> list[ReadOptions]:
     """Among per-question tables (``ragreport metrics``), the options given once for every log
-    (``once``, each with the value that clears it; --map always) serve the logs alone: a table
-    is read as written, and refuses a reading option given for it (open_scored). --rel-level
-    stays with every input: a table does not record the level its log was read with, so the
-    runs' relevance could differ unsaid."""
+    (``once``, each with the value that clears it; --map and --rel-level always) serve the logs
+    alone: a table is read as written, and refuses a reading option given for it (open_scored).
+    A table records the --rel-level its log was read with, and compare checks it against the
+    logs' (one_rel_level)."""
     tables = [log is not None and is_scored_table(log) for log in logs]
     if all(tables) or not any(tables):
         return options

@@ -476,7 +476,7 @@ def _missing(result: Comparison) -> list[str]:
 def _rel_level(result: Comparison) -> str:
     """What --rel-level above 1 does to the grades of qrels read with it: said, since nDCG then
     differs from trec_eval's ndcg_cut, which ignores -l."""
-    levels = sorted({r.read.rel_level for r in result.runs.values() if r.read.qrels is not None})
+    levels = sorted({r.rel_level for r in result.runs.values() if r.rel_level is not None})
     if not levels or levels == [1]:
         return ""
     level = " and ".join(map(str, levels))
