@@ -161,7 +161,7 @@ def _reading_options(command: Callable[..., Any]) -> Callable[..., Any]:
             type=click.IntRange(min=1),
             default=1,
             show_default=True,
-            help="Lowest qrels grade that is relevant (trec_eval's -l).",
+            help="Lowest grade of the --qrels file that is relevant (trec_eval's -l).",
         ),
         click.option(
             "--map",
