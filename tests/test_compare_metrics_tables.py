@@ -81,6 +81,8 @@ def test_tables_give_the_logs_report(tmp_path, tables):
     assert pair["warnings"] == [NOTE, *logged["warnings"]]
     assert [r["scored"] for r in got["runs"]] == [True, True]
     assert [r["scored"] for r in logs["runs"]] == [False, False]
+    # labels of their own, not read from qrels: no level to state
+    assert [r["labels_rel_level"] for r in got["runs"] + logs["runs"]] == [None] * 4
     # the page's "Not in this report" sends to the logs, which have the rankings and labels
     page, logs_page = ((tmp_path / f / "r.html").read_text() for f in ("tables", "logs"))
     assert "Metric-vs-k chart: compare the run logs; a table of per-question metrics" in page
@@ -190,6 +192,11 @@ def test_a_tables_rel_level_is_recorded_and_every_run_is_read_at_one(tmp_path):
     want = report(tmp_path / "tables", [level_2["a"], level_2["b"]], "--k", 10)
     assert without(got, ("warnings",)) == without(want, ("warnings",))
     assert got["comparisons"][0]["metrics"]["ndcg@10"]["diff"] != 0
+    # the JSON states each run's level: a table's from its record (its read.rel_level is the
+    # default, as the table was given), a log's from the command's option
+    for document in (got, want):
+        assert [r["labels_rel_level"] for r in document["runs"]] == [2, 2]
+    assert [r["read"]["rel_level"] for r in want["runs"]] == [1, 1]
     for folder in ("mixed", "tables"):  # the page says what the level does to nDCG
         page = (tmp_path / folder / "r.html").read_text()
         assert "The qrels&#39; grades below 2 (--rel-level) are judged not relevant" in page

@@ -276,6 +276,7 @@ def build(study: Study) -> dict[str, Any]:
                     "n_questions": n_questions,
                     "read": {**run.read.to_json(), "qrels_sha256": run.qrels_sha256},
                     "scored": run.scored is not None and not run.scored.scored_here,
+                    "labels_rel_level": run.rel_level,
                 }
                 for i, (run, n_questions) in enumerate(
                     zip(study.runs, study.n_questions, strict=True)
