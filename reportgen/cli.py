@@ -691,7 +691,14 @@ def merge(
         if m.diff is None:
             _echo(f"{name}: {means}; no B \u2212 A: {m.why}")
             continue
-        if m.diff.low is None or m.diff.high is None:
+        if m.diff.flat:
+            spread = ""
+            note = (
+                "; the same B \u2212 A on every question, which resampling cannot vary: no "
+                "interval (compare gives a 0/1 metric Tango's score interval from the logs or "
+                "tables)"
+            )
+        elif m.diff.low is None or m.diff.high is None:
             spread, note = "", "; one question gives no interval"
         else:
             spread, note = f" {fmt_interval(m.diff.low, m.diff.high, 4)}", ""

@@ -3,6 +3,7 @@ empty shard, shards in any order: the same lines as the whole log's sums."""
 
 from __future__ import annotations
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from test_shards import N, invoke, rows
@@ -152,3 +153,29 @@ def test_one_question_gives_no_interval_and_two_give_one(tmp_path, write_log):
     mrr = next(line for line in merged(a_two, b_two) if line.startswith("mrr:"))
     assert mrr.startswith("mrr: A 0.1667 B 0.4167 B \u2212 A +0.2500 [+0.1667, +0.3333]")
     assert mrr.endswith("over 2 questions")
+
+
+def test_a_difference_every_question_shares_gets_no_interval(tmp_path):
+    """10 of 10 questions fixed, or none changed: every replicate's B - A is the same, so the
+    bootstrap's [+1, +1] or [0, 0] would claim certainty that compare (Tango's interval,
+    [+0.445, +1] and [-0.278, +0.278]) does not; merge prints the difference without one."""
+    ids = [f"q{i}" for i in range(10)]
+    sums = {}
+    for name, correct in (("a", False), ("b", True), ("same", False)):
+        log = tmp_path / f"{name}.parquet"
+        pq.write_table(pa.table({"question_id": ids, "correct": [correct] * 10}), log)
+        sums[name] = tmp_path / f"{name}.sums.parquet"
+        result = invoke(
+            "metrics", log, "-o", tmp_path / f"{name}.m.parquet",
+            "--partial-sums", sums[name], "--n-boot", N_BOOT,
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+    note = (
+        "over 10 questions; the same B \u2212 A on every question, which resampling cannot vary: "
+        "no interval (compare gives a 0/1 metric Tango's score interval from the logs or tables)"
+    )
+    assert merged([sums["a"]], [sums["b"]]) == [
+        f"correct: A 0.0000 B 1.0000 B \u2212 A +1.0000 {note}"
+    ]
+    unchanged = merged([sums["a"]], [sums["same"]])
+    assert f"correct: A 0.0000 B 0.0000 B \u2212 A 0.0000 {note}" in unchanged

@@ -506,7 +506,7 @@ def test_metrics_carries_the_score_and_cost_columns_compare_compares(tmp_path):
     assert costs["cost_usd"].tolist() == pytest.approx([0.01] * 3)
     # merge says which way a cost is better: B - A above 0 is slower here. q1 has no finite
     # latency in either run, so both runs' means are over q0 and q2: A (200 + 50) / 2, B
-    # (250 + 100) / 2
+    # (250 + 100) / 2; both questions are 50 ms slower, which no resample varies: no interval
     slower = tmp_path / "slower.parquet"
     latency = [150.0, 350.0, math.nan, math.nan, 100.0]
     pd.read_parquet(log).assign(latency_ms=latency).to_parquet(slower)
@@ -517,7 +517,8 @@ def test_metrics_carries_the_score_and_cost_columns_compare_compares(tmp_path):
         assert result.exit_code == 0, result.output
     lines = invoke("merge", "--a", parts[log], "--b", parts[slower]).stdout.splitlines()
     assert [line for line in lines if line.startswith("latency_ms")][0].startswith(
-        "latency_ms (lower is better): A 125.0000 B 175.0000 B \u2212 A +50.0000 ["
+        "latency_ms (lower is better): A 125.0000 B 175.0000 B \u2212 A +50.0000 over 2 "
+        "questions; the same B \u2212 A on every question"
     )
     assert [line for line in lines if line.startswith("correct")][0].startswith("correct: A ")
 

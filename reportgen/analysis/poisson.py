@@ -256,13 +256,15 @@ def difference(a: PartialSums, b: PartialSums) -> PartialSums:
 
 @dataclass(frozen=True)
 class Interval:
-    """A mean over n questions and its interval (None below MIN_INTERVAL_QUESTIONS)."""
+    """A mean over n questions and its interval: None below MIN_INTERVAL_QUESTIONS, and when
+    every question has the same value (``flat``)."""
 
     mean: float
     low: float | None
     high: float | None
     n: int
     n_boot: int
+    flat: bool = False
 
 
 def percentile_interval(sums: PartialSums, confidence: float) -> Interval:
@@ -273,7 +275,11 @@ def percentile_interval(sums: PartialSums, confidence: float) -> Interval:
     on 20 questions with ties (bench/simulate_poisson.py), and the two agree from a few hundred
     questions on. Below
     MIN_INTERVAL_QUESTIONS there is no interval: every replicate is the one question's value,
-    a zero-width interval that would claim certainty, so ``compare`` gives none either."""
+    a zero-width interval that would claim certainty, so ``compare`` gives none either. Nor is
+    there one when every replicate mean is the one value (to the fixed point's quantum): every
+    question has the same value (10 of 10 questions fixed, or none changed), which no resample
+    can vary, and [+1, +1] or [0, 0] would claim the same certainty; ``compare`` gives a 0/1
+    outcome Tango's score interval there, which needs the pairs the sums do not keep."""
     scale = 2.0**FIXED_POINT_BITS
     mean = _resolved(sums.total / scale / sums.n)
     if sums.n < MIN_INTERVAL_QUESTIONS:
@@ -281,6 +287,8 @@ def percentile_interval(sums: PartialSums, confidence: float) -> Interval:
     drawn = sums.weights > 0
     means = sums.weighted[drawn] / (sums.weights[drawn] * scale)
     tail = (1 - expanded_confidence(confidence, sums.n)) / 2
+    if np.ptp(means) < 2.0**-FIXED_POINT_BITS:
+        return Interval(mean, None, None, sums.n, sums.n_boot, flat=True)
     low, high = np.quantile(means, [tail, 1 - tail])
     return Interval(mean, _resolved(float(low)), _resolved(float(high)), sums.n, sums.n_boot)
 
