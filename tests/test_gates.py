@@ -283,6 +283,24 @@ def test_slice_rule_fails_only_on_a_slice_credibly_below():
     assert bad.results[0].outcome == "fail" and "slice = d" in bad.results[0].detail
 
 
+def test_a_p_no_resample_reaches_is_a_bound_not_zero():
+    """A slice of 100 questions whose 2,000 bootstrap means all lie past the margin has p 0 of
+    them: the detail says p is below one resample's share, widened as the expanded percentile
+    interval is (Phi(sqrt(n / (n - 1)) t(n - 1, p)) = 1 / 2000 solved for p) and times the two
+    slices Holm's adjustment can multiply it by; not p 0."""
+    rule = parse_rule("m[slice] >= -0.05")
+    harmed = SliceEvidence(
+        "d", interval(-0.3, -0.35, -0.25, p=0.001), np.full(2000, -0.3), percentile_only()
+    )
+    calm = SliceEvidence("a", interval(0.1, 0.0, 0.2), np.full(2000, 0.1), percentile_only())
+    slices = {("m", "slice"): [calm, harmed]}
+    (result,) = evaluate(Requirements((rule,)), [Candidate("B", {}, {}, slices)], 0.95).results
+    one = scipy_stats.t.cdf(scipy_stats.norm.ppf(1 / 2000) * np.sqrt(99 / 100), 99)
+    assert result.outcome == "fail"
+    assert f"one-sided p < {2 * one:.2g} of its interval" in result.detail
+    assert f"{2 * one:.2g}" == "0.0015"
+
+
 def test_slice_rule_adjusts_for_the_number_of_slices():
     """A slice whose unadjusted one-sided p is 0.01 is credibly below alone (0.01 < 0.025) but
     not among five slices, where Holm multiplies it by 5."""

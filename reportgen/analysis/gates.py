@@ -30,6 +30,7 @@ from .stats import (
     IntervalSides,
     MetricComparison,
     bound_p,
+    bound_p_floor,
     compare_with_sides,
     holm,
     significance,
@@ -500,9 +501,12 @@ def _slice_rule(rule: Rule, candidate: Candidate, level: float) -> RuleResult:
     outcome, worst, p, tested = _slice_outcome(rule, family, significance(level))
     c = worst.comparison
     columns = ", ".join(dict.fromkeys(column for column, _ in family))
+    # a p of 0: no resample past the margin; Holm's adjustment multiplies at most by the family
+    floor = min(1.0, len(family) * bound_p_floor(worst.sides, worst.means))
+    shown_p = f"{p:.4g}" if p > 0 or floor == 0 else f"< {floor:.2g}"
     detail = (
         f"slice {rule.column} = {shown_value(worst.value)} is the likeliest {_WRONG_SIDE[rule.op]} "
-        f"{rule.number}: difference {c.diff:.4g}, {_interval(c)}; one-sided p {p:.4g} of its "
+        f"{rule.number}: difference {c.diff:.4g}, {_interval(c)}; one-sided p {shown_p} of its "
         f"interval ({c.interval}) lying wholly {_WRONG_SIDE[rule.op]} {rule.number}, "
         f"Holm-adjusted over {fmt_count(len(family), 'slice')} (of {columns}, as in the slice "
         f"table), vs {1 - level:.4g}"

@@ -878,6 +878,15 @@ def bound_p(sides: IntervalSides, means: np.ndarray, value: float, upper: bool) 
     return max(tails, default=1.0)
 
 
+def bound_p_floor(sides: IntervalSides, means: np.ndarray) -> float:
+    """The smallest p above 0 that bound_p reads of the resampled sides (one resample past the
+    value): a p of 0 is one below it, not a certainty."""
+    floors = [1 / len(sides.pivots)] if len(sides.pivots) else []
+    if sides.percentile is not None and len(means):
+        floors.append(_expanded_tail(1 / len(means), sides.percentile))
+    return max(floors, default=0.0)
+
+
 def _expanded_tail(tail: float, n: int) -> float:
     """The tail alpha whose expanded percentile level (expanded_confidence) reads the means'
     quantile at ``tail``: Phi(sqrt(n / (n - 1)) t(n - 1, alpha)) = tail, solved for alpha."""
