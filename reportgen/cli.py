@@ -18,7 +18,7 @@ import click
 
 from . import __version__
 from .errors import InputError, RagreportError
-from .formatting import fmt_count, fmt_diff, fmt_interval, one_line
+from .formatting import fmt_count, fmt_diff, fmt_interval, metric_label, one_line
 from .limits import MAX_N_BOOT
 from .output import MAX_JSON_ROWS
 from .progress import SHOW_AFTER, shown
@@ -686,7 +686,7 @@ def merge(
     merged = merge_runs(a_parts, b_parts, confidence, strict)
     for m in merged.metrics:
         # a B - A above 0 is worse for a cost, better for every other metric
-        name = f"{m.name} (lower is better)" if m.lower_is_better else m.name
+        name = metric_label(m.name, not m.lower_is_better)
         means = " ".join(f"{run} {i.mean:.4f}" for run, i in (("A", m.a), ("B", m.b)) if i)
         if m.diff is None:
             _echo(f"{name}: {means}; no B \u2212 A: {m.why}")

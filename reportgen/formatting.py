@@ -145,6 +145,12 @@ def fmt_share(share: float) -> str:
     return text
 
 
+def metric_label(name: str, higher_is_better: bool) -> str:
+    """A metric's name where a table or line shows it: one where lower is better says so, as
+    its B - A above 0 is a loss."""
+    return name if higher_is_better else f"{name} (lower is better)"
+
+
 def fmt_pct(share: float) -> str:
     """A confidence level or share as a percentage without trailing zeros: 95%, 99.5%, and
     98.33% for 1 - 0.05 / 3; more digits only where four would round a level under 1 to 100%."""

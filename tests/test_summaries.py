@@ -59,6 +59,25 @@ def sample(tmp_path_factory):
     return md.read_text(), xml, two_run_view(json.loads((out / "report.json").read_text()))
 
 
+def test_a_score_where_lower_is_better_says_so_in_the_markdown(tmp_path):
+    """--lower-is-better latency_ms: the metric table's row names it as the page's does, so
+    the summary's negative B - A reads as the gain it is."""
+    rng = np.random.default_rng(0)
+    ids = [f"q{i}" for i in range(40)]
+    latency = rng.gamma(2, 100, 40)
+    logs = []
+    for name, scale in (("a", 1.0), ("b", 0.7)):
+        logs.append(tmp_path / f"{name}.parquet")
+        pd.DataFrame({"question_id": ids, "latency_ms": latency * scale}).to_parquet(logs[-1])
+    code, _, err, md, _ = run(*logs, tmp_path / "out", "--lower-is-better", "latency_ms")
+    assert code == 0, err
+    (metrics,) = [t for t in tables(md.read_text()) if t[0][0] == "Metric"]
+    assert [row[0] for row in metrics[1:]] == ["latency_ms (lower is better)"]
+    assert metrics[1][3].startswith("\u2212")  # B - A below 0: B is faster
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert "latency_ms (lower is better)" in page
+
+
 def test_markdown_tables_render_with_the_numbers(sample):
     markdown, _, doc = sample
     gate, metrics, regressions, inputs = tables(markdown)
@@ -69,11 +88,12 @@ def test_markdown_tables_render_with_the_numbers(sample):
         ("faithfulness within 0.01", "inconclusive (counts as fail)"),
     ]
     names = [row[0] for row in metrics[1:]]
-    assert names == [*doc["metrics"], *doc["cost"]]
+    # a cost's B - A above 0 is a loss: its row says lower is better, as the page's does
+    assert names == [*doc["metrics"], *(f"{cost} (lower is better)" for cost in doc["cost"])]
     correct = metrics[1 + names.index("correct")]
     m = doc["metrics"]["correct"]
     assert correct[1:4] == [f"{m['a']:.3f}", f"{m['b']:.3f}", f"+{m['diff']:.3f}"]
-    latency = metrics[1 + names.index("latency_ms")]  # four significant digits of A
+    latency = metrics[1 + names.index("latency_ms (lower is better)")]  # 4 digits of A
     assert latency[1:3] == [f"{doc['cost']['latency_ms'][k]:.0f}" for k in ("a", "b")]
     flagged = [r for r in regressions[1:]]
     expected = [

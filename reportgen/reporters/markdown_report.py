@@ -27,6 +27,7 @@ from ..formatting import (
     fmt_num,
     fmt_p,
     fmt_pct,
+    metric_label,
     one_line,
     shown_value,
 )
@@ -88,7 +89,10 @@ def _metric_rows(result: Comparison) -> list[list[str]]:
     costs = {name: cost.comparison for name, cost in result.diagnosis.cost.items()}
     rows = []
     for name, c in (result.comparisons | costs).items():
-        shown = f"**{escape(name)}**" if name == result.headline else escape(name)
+        # a cost is lower-is-better, as a score column named by --lower-is-better is
+        higher = name not in costs and result.tables.metric(base_name(name)).higher_is_better
+        label = escape(metric_label(name, higher))
+        shown = f"**{label}**" if name == result.headline else label
         digits = 3 if name in result.comparisons else _cost_digits(c.a)
         rows.append(
             [

@@ -53,6 +53,7 @@ from ...formatting import (
     fmt_share,
     interval_side,
     listed,
+    metric_label,
     shown_value,
 )
 from ...inputs.logged import log, tool_of
@@ -282,7 +283,7 @@ def metric_row(c: Any, higher_is_better: bool = True) -> MetricRow:
     when its interval lies below zero."""
     side = interval_side(c.ci_low, c.ci_high)
     return MetricRow(
-        name=c.metric if higher_is_better else f"{c.metric} (lower is better)",
+        name=metric_label(c.metric, higher_is_better),
         n=c.n,
         a=fmt_num(c.a),
         b=fmt_num(c.b),
