@@ -807,6 +807,10 @@ def test_holdout_end_to_end(tmp_path):
     page = (tmp_path / "r.html").read_text()
     assert "Held-out check" in page
     assert re.search(r"held-out questions alone its difference is [^<]*, 95% interval \[", page)
+    # the winner's curse points to the held-out check, not to the option already given
+    assert doc["winners_curse"]["held_out"] is True
+    assert "without this bias: the held-out ones (--holdout) do." in page
+    assert "holds some out for that" not in page
     code, output = invoke("compare", A, B, "-o", tmp_path / "x.html", "--holdout", "2")
     assert code == 2 and "--holdout" in output and not (tmp_path / "x.html").exists()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -445,6 +446,8 @@ def test_winners_curse_makes_no_request_a_holdout_has_met():
     without the bias, not that the choice still needs confirming."""
     assert "Confirm" not in curse().sentence
     assert curse().sentence.endswith("(--holdout holds some out for that).")
+    held = replace(curse(), held_out=True).sentence
+    assert held.endswith("without this bias: the held-out ones (--holdout) do.")
 
 
 def held_out(candidates: list[tuple[str, np.ndarray]]) -> str:

@@ -122,6 +122,7 @@ class WinnersCurse:
     correlation: float  # mean correlation of the candidates' per-question differences
     tied_with: tuple[str, ...] = ()  # the other candidates whose gain equals the best's
     cluster: str | None = None  # --cluster: the errors and covariance are cluster-robust
+    held_out: bool = False  # --holdout: the held-out questions measure the choice
 
     @property
     def sentence(self) -> str:
@@ -162,7 +163,12 @@ class WinnersCurse:
             f"{leader}. The best of {m} measured on the same "
             f"questions looks better than it is: {chance}; the candidates' differences spread by "
             f"{fmt_num(self.spread)}. Only questions that played no part in the choice measure its "
-            "difference without this bias (--holdout holds some out for that)."
+            "difference without this bias"
+            + (
+                ": the held-out ones (--holdout) do."
+                if self.held_out
+                else " (--holdout holds some out for that)."
+            )
         )
 
 
@@ -680,6 +686,7 @@ def _curse(pairs: list[Comparison], options: Options) -> WinnersCurse | None:
         spread=float(np.std([h.diff for _, h in headline], ddof=1)),
         correlation=correlation,
         cluster=options.cluster,
+        held_out=options.holdout is not None,
     )
 
 
