@@ -28,8 +28,14 @@ def not_a_file(path: Path) -> str:
 
 def not_utf8(path: Path) -> str:
     """The error's line for a text input that is not UTF-8: where its first byte that is not
-    UTF-8 is (line and byte in it, from 1), found by reading the file again; an error path only."""
+    UTF-8 is (line and byte in it, from 1), found by reading the file again; an error path only.
+    A Parquet file is named as one: "save the file as UTF-8" would send its writer astray."""
     data = path.read_bytes()
+    if data[:4] == b"PAR1":  # Parquet's magic bytes: a log saved under a text extension
+        return (
+            f"{path}: a Parquet file, not text; a Parquet run log is read by its .parquet "
+            "extension or --format parquet"
+        )
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:

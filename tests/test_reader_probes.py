@@ -161,6 +161,20 @@ def test_a_gzipped_log_says_so(tmp_path, write_log, name, options, command):
     assert pd.read_csv(written)["question_id"].tolist() == [r["question_id"] for r in ROWS]
 
 
+@pytest.mark.parametrize("name, options", [("run.csv", []), ("run.parquet", ["--format", "jsonl"])])
+def test_a_parquet_log_read_as_text_is_named_parquet(tmp_path, write_log, name, options):
+    """A Parquet log under a text extension (or --format) was told "line 1, byte 209 (0x84) is
+    not UTF-8 text; save the file as UTF-8", which sends its writer astray."""
+    path = tmp_path / name
+    path.write_bytes(write_log(tmp_path / "log.parquet", ROWS).read_bytes())
+    line = fail("compare", path, path, "-o", tmp_path / "r.html", *options)
+    assert line == (
+        f"ragreport: error: {path}: a Parquet file, not text; a Parquet run log is read by its "
+        ".parquet extension or --format parquet"
+    )
+    assert not (tmp_path / "r.html").exists()
+
+
 @pytest.mark.parametrize("option", ["--qrels", "--passages"])
 def test_a_gzipped_qrels_or_passage_table_says_so(tmp_path, option):
     """The log's own check did not reach these: a gzipped qrels file was "not UTF-8 text", a
