@@ -84,12 +84,15 @@ def test_the_installed_command_exits_with_its_code_and_says_everything(
 
 
 # Ctrl-C while the statistics run: as Python delivers it, and as DuckDB turns it into an
-# error when it stops a query
+# error when it stops a query ("python", "query"), or ignored as in a job started with
+# SIGINT ignored ("ignored"). The child sets the handler it starts with in a terminal
+# itself: a test process started in the background of a shell inherits SIGINT ignored.
 _CTRL_C = """
 import os, signal, sys
 import reportgen.pipeline as pipeline
 from reportgen.cli import run
 
+study = pipeline.run_study
 def interrupted(*args, **kwargs):
     try:
         os.kill(os.getpid(), signal.SIGINT)
@@ -97,7 +100,10 @@ def interrupted(*args, **kwargs):
         if sys.argv[1] == "query":
             raise RuntimeError("Query interrupted") from None
         raise
+    return study(*args, **kwargs)
 
+ignored = sys.argv[1] == "ignored"
+signal.signal(signal.SIGINT, signal.SIG_IGN if ignored else signal.default_int_handler)
 pipeline.run_study = interrupted
 sys.argv = ["ragreport", *sys.argv[2:]]
 run()
@@ -118,6 +124,21 @@ def test_ctrl_c_exits_130_not_a_gate_failure_and_without_a_traceback(pair, tmp_p
     assert done.returncode == 130, done.stderr
     assert done.stderr == "\nAborted!\n"  # as click says it, and no traceback
     assert sorted(tmp_path.iterdir()) == sorted([a, b])  # nothing written
+
+
+def test_a_job_that_ignores_ctrl_c_is_not_stopped_by_it(pair, tmp_path):
+    """SIGINT ignored when the command starts (nohup, a shell's background job) stays ignored."""
+    a, b = pair
+    out = tmp_path / "r.html"
+    command = ["compare", str(a), str(b), "-o", str(out)]
+    done = subprocess.run(
+        [sys.executable, "-c", _CTRL_C, "ignored", *command],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert out.read_text().rstrip().endswith("</html>")
 
 
 @pytest.mark.parametrize(
