@@ -415,6 +415,27 @@ def test_the_matrix_of_runs_is_in_the_json_as_the_page_counts_it(tmp_path, write
     assert f"{differing} of 3 pairs of runs" in page
 
 
+def test_two_runs_of_one_mean_differ_by_zero_not_minus_zero(tmp_path, write_log):
+    """The mirrored cell of two equal runs was -0.0: "-0.0" in the JSON, "−0.000" on the
+    chart's cell as a screen reader and a tooltip gave it."""
+    ids = [f"q{i}" for i in range(40)]
+    logs = [
+        write_log(tmp_path / f"{name}.parquet", rows(ids, correct))
+        for name, correct in [
+            ("base", [True, False] * 20),
+            ("same", [False, True] * 20),  # the mean of base, on other questions
+            ("b", [True] * 28 + [False] * 12),
+        ]
+    ]
+    doc = compare_runs(tmp_path / "out", *logs)
+    zeros = [m["diff"] for m in doc["matrix"] if m["diff"] == 0]
+    assert len(zeros) == 2 and all(math.copysign(1, d) == 1 for d in zeros)
+    assert '"diff": -0.0' not in (tmp_path / "out" / "r.json").read_text()
+    page = (tmp_path / "out" / "r.html").read_text()
+    assert "diff: +0.000" not in page and "diff: −0.000" not in page
+    assert "diff: 0.000" in page  # the cell's own text, in the static chart's labels
+
+
 def holm_by_hand(ps: list[float]) -> list[float]:
     """Holm's step-down adjustment, written out: the i-th smallest p times (m - i), kept
     monotone, capped at 1."""

@@ -596,7 +596,9 @@ def _matrix(pairs: list[Comparison], options: Options) -> list[MatrixCell]:
                 seed=options.seed,
             )
             cells.append(MatrixCell(row, column, c.diff, c.ci_low, c.ci_high, level))
-            cells.append(MatrixCell(column, row, -c.diff, -c.ci_high, -c.ci_low, level))
+            # 0.0 - x, not -x: two runs of one mean would mirror as -0.0 (the JSON's "-0.0")
+            mirror = (0.0 - c.diff, 0.0 - c.ci_high, 0.0 - c.ci_low)
+            cells.append(MatrixCell(column, row, *mirror, level))
     return cells
 
 

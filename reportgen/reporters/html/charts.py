@@ -93,7 +93,7 @@ def differences(
             color=alt.Color("outcome:N", scale=_outcome_scale(), title=None),
             tooltip=[
                 alt.Tooltip("question_id:N"),
-                alt.Tooltip("diff:Q", format="+.3f"),
+                alt.Tooltip("text:N", title="diff"),  # as the cell prints it: 0.000, not −0.000
                 alt.Tooltip("outcome:N"),
             ],
         )
@@ -289,7 +289,7 @@ def forest(
             ),
             tooltip=[
                 alt.Tooltip("label:N"),
-                alt.Tooltip("diff:Q", format="+.3f"),
+                alt.Tooltip("text:N", title="diff"),  # as the cell prints it: 0.000, not −0.000
                 alt.Tooltip("low:Q", format="+.3f"),
                 alt.Tooltip("high:Q", format="+.3f"),
             ],
@@ -405,7 +405,7 @@ def difference_matrix(frame: pd.DataFrame, metric: str) -> dict[str, Any]:
         ),
         tooltip=[
             *map(alt.Tooltip, ["row:N", "column:N"]),
-            alt.Tooltip("diff:Q", format="+.3f"),
+            alt.Tooltip("text:N", title="diff"),  # as the cell prints it: 0.000, not −0.000
             alt.Tooltip("differs:N"),
         ],
     )
