@@ -75,6 +75,7 @@ SHAPES: dict[str, tuple[Callable[[pd.DataFrame], pd.DataFrame], tuple[str, ...]]
     "retrieval only": (keep("question", "slice", *RETRIEVAL), ()),
     "retrieval and correct": (keep("question", "slice", *RETRIEVAL, "correct"), ()),
     "without context": (drop(*CONTEXT), ("--k", "5")),
+    "without a ranking": (drop("retrieved_ids"), ()),
     "without faithfulness": (drop("faithfulness", "human_faithful"), ()),
     "graded ratings": (ratings, ()),
     "graded ratings judged at 1": (ratings, ("--supported-threshold", "1")),
@@ -170,6 +171,26 @@ def test_definitions_follow_the_sections_shown(shape):
         assert "Failure classes" not in definitions and "Ceilings" not in definitions, name
     if "correct" in absent:
         assert "Retrieval-by-answer" not in definitions, name
+
+
+def test_the_next_experiment_starts_where_its_definition_says(shape):
+    """The definition walked from the ranking only; a log without one (or without labels)
+    starts further along, and the definition says where."""
+    name, absent, _, text, doc = shape
+    definitions = " ".join(text.split("Definitions")[-1].split())
+    for run in ("a", "b"):
+        experiment = doc["next_experiment"][run]
+        if experiment is None:
+            continue
+        first = experiment["path"][0]["question"]
+        if "relevant_ids" in absent:
+            assert first.startswith("Are "), (name, first)
+            assert "without labelled evidence to find in the prompt, at the answers" in definitions
+        elif "retrieved_ids" in absent:
+            assert first == "Did it reach the prompt?", (name, first)
+            assert "Without a ranking logged the walk starts at the prompt" in definitions
+        else:
+            assert first == "Did the evidence reach the candidates?", (name, first)
 
 
 def test_graded_scores_get_a_rule_that_fits_them(shape):

@@ -641,7 +641,10 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             "Next experiment",
             f"Walk the chain and stop at the first link under {TARGET}: did the evidence reach the "
             "candidates (hit at the ranking's full depth)? the prompt (hit@k)? are the hits "
-            "answered correctly and with support? If every link holds, the weakest slice of "
+            "answered correctly and with support? Without a ranking logged the walk starts at "
+            "the prompt; without labelled evidence to find in the prompt, at the answers "
+            "(correct, and supported where faithfulness is logged, on the answerable "
+            "questions). If every link holds, the weakest slice of "
             f"{SMALL_SLICE} or more judged questions with a wrong answer; without one, the last "
             "link again; when no answer fails, add harder questions to the golden set. Hit, "
             "not recall: one passage that answers the question is all an answer needs.",
