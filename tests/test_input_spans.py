@@ -201,4 +201,7 @@ def test_a_csv_grade_beyond_the_integers_read_is_named_with_its_line(tmp_path):
         'question_id,relevant_ids,relevant_grades,context_ids\nq1,"[""p1""]",[1e30],"[""p1""]"\n'
     )
     line = fail("compare", log, log, "-o", tmp_path / "r.html")
-    assert f"{log}: line 2, column relevant_grades: '[1e30]' is beyond 2**63 - 1" in line
+    assert (
+        f"{log}: line 2, column relevant_grades: '[1e30]' has an item, 1e+30, that is beyond "
+        "2**63 - 1"
+    ) in line

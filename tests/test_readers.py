@@ -151,6 +151,41 @@ def test_csv_bad_values_are_counted_in_the_one_line(tmp_path):
     assert not (tmp_path / "r.html").exists()
 
 
+@pytest.mark.parametrize(
+    ("column", "value", "reason"),
+    [
+        ("question_id", [1, 2], "[1, 2] is not an id (text or a whole number)"),
+        ("question_id", {"a": 1}, "{'a': 1} is not an id"),
+        ("question_id", True, "True is not an id"),
+        ("question_id", 3.1, "3.1 is a fraction, which JSON may have shortened; write the id"),
+        ("sample", [0], "[0] is not an id"),
+        ("retrieved_ids", ["p1", {"id": "p2"}], "has an item, {'id': 'p2'}, that is not an id"),
+        ("relevant_spans", [{"doc_id": [1], "start": 0, "end": 9}], "doc_id [1] is not an id"),
+    ],
+)
+def test_a_json_id_that_parquet_would_refuse_is_refused(tmp_path, column, value, reason):
+    """A list, an object, true or a fraction was read as its JSON text ("[1, 2]", "true",
+    "3.1") and paired by it; a Parquet log of the same ids is refused for their type."""
+    path = tmp_path / "run.jsonl"
+    rows = [{"question_id": f"q{i}", "correct": True} for i in range(2)]
+    rows[1][column] = value
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    line = fail("compare", path, path, "-o", tmp_path / "r.html")
+    assert line.startswith(f"ragreport: error: {path}: line 2, column {column}: "), line
+    assert reason in line
+    assert line.endswith("fix the value") == (column == "question_id"), line  # it is needed
+
+
+def test_whole_numbers_of_a_json_id_read_as_integers(tmp_path, compare):
+    """1.0 is how pandas writes an integer id of a column with a missing value: it pairs with 1."""
+    floats, ints = tmp_path / "floats.jsonl", tmp_path / "ints.csv"
+    floats.write_text("".join(json.dumps({"question_id": float(i), "correct": i % 2 == 0})
+                              + "\n" for i in range(4)))  # fmt: skip
+    ints.write_text("question_id,correct\n" + "".join(f"{i},{i < 3}\n" for i in range(4)))
+    doc = compare(floats, ints, tmp_path / "out")
+    assert doc["n_paired"] == 4
+
+
 def test_jsonl_broken_line(tmp_path):
     path = tmp_path / "run.jsonl"
     path.write_text('{"question_id": "q1", "correct": true}\n\n{"question_id": "q2", \n')

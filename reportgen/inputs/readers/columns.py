@@ -200,14 +200,14 @@ def _spans(fields: tuple[str, ...]) -> tuple[pa.DataType, Callable[[Any], list[A
             if _missing(item):
                 continue  # a missing field is named by the row checks
             try:
-                converted[name] = _id(item) if name == "doc_id" else _int(item)
+                converted[name] = _key(item) if name == "doc_id" else _int(item)
             except (ValueError, TypeError, OverflowError) as exc:
                 reason = exc if isinstance(exc, Unreadable) else "is not a number"
                 raise Unreadable(f"has a span whose {name} {item!r} {reason}") from None
         return converted
 
     kinds = [(f, pa.string() if f == "doc_id" else pa.int64()) for f in fields]
-    return pa.list_(pa.struct(kinds)), _items(span)
+    return pa.list_(pa.struct(kinds)), _items(span, named=False)  # span names the item
 
 
 def _text(value: Any) -> str:
@@ -220,15 +220,38 @@ def _id(value: Any) -> str:
     return _text(value)
 
 
-def _items(convert: Callable[[Any], Any]) -> Callable[[Any], list[Any] | None]:
+def _key(value: Any) -> str:
+    """An identifier (question_id, sample, a passage id): text or a whole number, as a Parquet
+    log must hold it. A list, an object or true would pair by its JSON text, and a fraction
+    by its shortest spelling (JSON's 3.10 is 3.1)."""
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise Unreadable("is not an id (text or a whole number)")
+    if isinstance(value, float) and not value.is_integer():
+        raise Unreadable("is a fraction, which JSON may have shortened; write the id as text")
+    return _id(value)
+
+
+def _items(convert: Callable[[Any], Any], named: bool = True) -> Callable[[Any], list[Any] | None]:
+    """The conversion of a list cell, item by item with ``convert``; ``named``: the reason an
+    item cannot be read names it within the list (_item)."""
+    one = (lambda item: _item(convert, item)) if named else convert
+
     def each(value: Any) -> list[Any] | None:
         items = parse_list(value)
-        if items is None or (convert is _id and all(type(item) is str for item in items)):
+        if items is None or (convert is _key and all(type(item) is str for item in items)):
             return items  # ids that are text already: the common case, kept as they are
         # A missing item stays missing: the row checks refuse it, since a null is never evidence.
-        return [None if _null_item(item) else convert(item) for item in items]
+        return [None if _null_item(item) else one(item) for item in items]
 
     return each
+
+
+def _item(convert: Callable[[Any], Any], item: Any) -> Any:
+    """One item of a list cell; the reason it cannot be read names it within the list."""
+    try:
+        return convert(item)
+    except Unreadable as exc:
+        raise Unreadable(f"has an item, {_shown(item)}, that {exc}") from None
 
 
 def _null_item(item: Any) -> bool:
@@ -237,9 +260,9 @@ def _null_item(item: Any) -> bool:
 
 # contract type name -> (Arrow type, conversion of one non-missing cell)
 _CONVERT: dict[str, tuple[pa.DataType, Callable[[Any], Any]]] = {
-    "string (ints accepted)": (pa.string(), _id),
+    "string (ints accepted)": (pa.string(), _key),
     "string": (pa.string(), _id),
-    "list<string>": (pa.list_(pa.string()), _items(_id)),
+    "list<string>": (pa.list_(pa.string()), _items(_key)),
     "list<int>": (pa.list_(pa.int64()), _items(_int)),
     **{c.type_name: _spans(c.fields) for c in BY_NAME.values() if c.fields},
     FLAG: (pa.bool_(), _bool),
@@ -366,7 +389,8 @@ def cell_error(
         more = f" ({fmt_count(len(others), 'more cell')} cannot be read: {named})"
     return InputError(
         f"{path}: {where}, column {shown}: {_shown(value)} {reason} "
-        f"({BY_NAME[name].meaning}); fix the value or drop the column{more}"
+        f"({BY_NAME[name].meaning}); fix the value"
+        f"{'' if name == 'question_id' else ' or drop the column'}{more}"  # the one it needs
     )
 
 
