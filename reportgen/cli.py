@@ -643,12 +643,14 @@ def metrics(
 ) -> None:
     """Write one run log's (or one shard's) per-question metrics, as compare scores them."""
     from .analysis.scoring import Scoring
-    from .shards import run_metrics, write_metrics
+    from .shards import reader_notes, run_metrics, write_metrics
 
     (options,) = reading((log,))
     keep = {c: "--slice" for c in slices} | ({cluster: "--cluster"} if cluster else {})
     table, warnings = run_metrics(log, options, Scoring(k, gain, span_coverage), keep)
     write_metrics(log, table, output, sums_path, n_boot, seed)
+    for note in reader_notes(table):  # as convert prints them
+        _echo(note)
     written = [str(output), *([str(sums_path)] if sums_path else [])]
     _echo(f"wrote {', '.join(written)} ({fmt_count(table.num_rows, 'question')})")
     for warning in warnings:

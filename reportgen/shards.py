@@ -119,6 +119,12 @@ def run_metrics(
     return table, [*left_out, *([note] if note else [])]
 
 
+def reader_notes(table: pa.Table) -> list[str]:
+    """What the reader of the log's format said of it (a RAGAS score that failed, the run of a
+    promptfoo file read), as a per-question table records it."""
+    return list(json.loads(table.schema.metadata[LOG_KEY.encode()])["notes"])
+
+
 def _left_out(run: RunFile, held: list[str]) -> str | None:
     """The note on the score columns of the log's tool that the table does not hold."""
     left = [c for c in run.scores if c not in held]

@@ -57,10 +57,12 @@ def validate(path: Path, options: ReadOptions) -> Validation:
     finally:
         db.close()
     lines = values + [p.summary() for p in found] + ([refusal] if refusal else [])
+    # how the reader read the file, as compare's warnings say it: a RAGAS score that failed
+    notes = [f"{path}: note: {note}" for note in run.notes]
     if not lines:
         rows = f"{fmt_count(run.n_rows, 'row')} {agreeing(run.n_rows, 'follows', 'follow')}"
-        return Validation([f"{path}: ok, {rows} the run-log contract"], False)
-    return Validation(lines, refused or refusal is not None)
+        return Validation([f"{path}: ok, {rows} the run-log contract", *notes], False)
+    return Validation(lines + notes, refused or refusal is not None)
 
 
 def _unscorable(db: RunDatabase, settings: Options) -> str | None:

@@ -36,7 +36,9 @@ def test_each_command_advises_on_a_file_of_several_runs_in_its_own_terms(tmp_pat
         "its own -o file"
     )
     assert validate(path, "--run-filter", "mistral:large", code=0) == [
-        f"{path}: ok, 1 row follows the run-log contract"
+        f"{path}: ok, 1 row follows the run-log contract",
+        f"{path}: note: read as the file's run \u201cmistral:large | qa\u201d; tests paired on "
+        "their description, else a hash of vars",
     ]
 
 
@@ -305,6 +307,8 @@ def test_promptfoo_s_json_lines_output_reads_as_its_json(tmp_path, compare):
     jsonl = tmp_path / "out.jsonl"
     assert validate(jsonl, "--run-filter", "openai:gpt-4o", code=0) == [
         f"{jsonl}: ok, 12 rows follow the run-log contract",
+        f"{jsonl}: note: read as the file's run \u201copenai:gpt-4o | qa\u201d; tests paired on "
+        "their description, else a hash of vars",
     ]
     named = tmp_path / "lines.json"
     named.write_text((tmp_path / "out.jsonl").read_text())

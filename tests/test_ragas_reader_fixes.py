@@ -88,6 +88,28 @@ def test_a_ragas_score_failed_on_every_row_is_left_out_and_counted(tmp_path, com
     assert "holds" not in text and "VARCHAR" not in text and "NULL" not in text
 
 
+@pytest.mark.parametrize("suffix", ["csv", "parquet"])
+def test_validate_and_metrics_say_what_compare_warns_of_a_failed_ragas_score(tmp_path, suffix):
+    """validate said only "ok" and metrics only "wrote" of a table whose context_recall failed
+    on every row: the scores compare leaves out, and warns of, went unmentioned. metrics prints
+    the reader's notes as convert does."""
+    _, b = ragas_scores(tmp_path, suffix)
+    failed = "12 rows have no context_recall (NaN: the RAGAS metric failed)"
+    result = CliRunner().invoke(cli, ["validate", str(b)])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines() == [
+        f"{b}: ok, 12 rows follow the run-log contract",
+        f"{b}: note: Questions paired on a hash of user_input (RAGAS rows carry no id)",
+        f"{b}: note: {failed}",
+    ]
+    result = CliRunner().invoke(cli, ["metrics", str(b), "-o", str(tmp_path / "m.parquet")])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[-2:] == [
+        failed,
+        f"wrote {tmp_path / 'm.parquet'} (12 questions)",
+    ]
+
+
 def test_a_csv_metric_empty_in_every_row_of_one_run_agrees_with_parquet(tmp_path, compare):
     a, b = tmp_path / "ja.csv", tmp_path / "jb.csv"
     a.write_text("question_id,correct,judge\nq1,true,0.5\nq2,false,0.7\nq3,true,0.2\n")
