@@ -7,9 +7,13 @@ import json
 
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 import pytest
+from click.testing import CliRunner
 from test_input_validate import validate
 from test_readers import fail
+
+from reportgen.cli import cli
 
 
 def test_a_csv_field_longer_than_pythons_csv_limit_is_read(tmp_path):
@@ -51,9 +55,45 @@ def test_a_text_table_without_a_header_line_says_what_it_holds(tmp_path, suffix,
     path.write_text(text)
     line = fail("compare", path, path, "-o", tmp_path / "r.html")
     assert line == f"ragreport: error: {path}: {message.format(kind=suffix.upper())}"
-    path.write_text("question_id,correct\n")  # a header and no row: as before
+    sep = "\t" if suffix == "tsv" else ","
+    path.write_text(f"question_id{sep}correct\n")  # a header and no row: a log of no rows
     line = fail("compare", path, path, "-o", tmp_path / "r.html")
-    assert line.endswith("no rows under the header; write one row per question")
+    assert line == (
+        f"ragreport: error: {path}: the log has no rows; write one row per question (an export "
+        "that failed, or a filter that kept nothing, writes none)"
+    )
+
+
+def test_a_csv_under_a_tsv_name_is_named_by_its_commas(tmp_path):
+    """Read with tabs, its header is one column named for them all: "no question_id column"."""
+    path = tmp_path / "run.tsv"
+    path.write_text("question_id,correct\nq1,true\n")
+    line = fail("compare", path, path, "-o", tmp_path / "r.html")
+    assert line == (
+        f"ragreport: error: {path}: the header is one field, 'question_id,correct': the columns "
+        "are separated by commas, not tabs; name the file .csv or pass --format csv"
+    )
+    ok = CliRunner().invoke(cli, ["validate", "--format", "csv", str(path)])
+    assert ok.exit_code == 0, ok.output
+
+
+@pytest.mark.parametrize("suffix", ["csv", "tsv", "parquet"])
+def test_metrics_takes_a_log_of_no_rows_as_an_empty_shard_in_every_format(tmp_path, suffix):
+    """A header-only CSV or TSV was refused ("no rows under the header") where a Parquet log
+    of no rows is an empty shard: the same shard written by another tool."""
+    path = tmp_path / f"shard.{suffix}"
+    empty = pd.DataFrame(
+        {"question_id": pd.Series([], dtype=str), "correct": pd.Series([], dtype=bool)}
+    )
+    if suffix == "parquet":
+        empty.to_parquet(path)
+    else:
+        empty.to_csv(path, sep="," if suffix == "csv" else "\t", index=False)
+    out = tmp_path / "m.parquet"
+    result = CliRunner().invoke(cli, ["metrics", str(path), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == f"wrote {out} (0 questions)\n"
+    assert pq.read_table(out).num_rows == 0
 
 
 def test_a_missing_item_of_a_pandas_list_is_named_as_missing(tmp_path):

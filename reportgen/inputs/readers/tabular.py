@@ -74,8 +74,9 @@ def read_delimited(path: Path, delimiter: str) -> Rows:
         ) from None
     finally:
         csv.field_size_limit(limit)
-    if not records:
-        raise InputError(f"{path}: no rows under the header; write one row per question")
+    if not records:  # a log of no rows: metrics takes it as an empty shard, compare refuses it
+        names = reader.fieldnames or []
+        return {name: [] for i, name in enumerate(names) if i != index}, lines
     return record_columns(records), lines
 
 
@@ -116,11 +117,19 @@ def first_json(path: Path) -> Any:
 def _one_field(path: Path, names: Sequence[str], delimiter: str) -> None:
     """InputError for a header that is one field holding semicolons: a table separated by them
     (as spreadsheets write CSV where the comma is the decimal mark), which read as one column
-    named for them all, or as a row "with more fields than the header"."""
-    if delimiter == "," and len(names) == 1 and ";" in names[0]:
+    named for them all, or as a row "with more fields than the header"; or, read as TSV, one
+    holding commas: a CSV under a TSV name, whose one column is no question_id."""
+    if len(names) != 1:
+        return
+    if delimiter == "," and ";" in names[0]:
         raise InputError(
             f"{path}: the header is one field, {names[0]!r}: the columns are separated by "
             "semicolons; write the table with commas (to_csv's default) or as TSV"
+        )
+    if delimiter == "\t" and "," in names[0]:
+        raise InputError(
+            f"{path}: the header is one field, {names[0]!r}: the columns are separated by "
+            "commas, not tabs; name the file .csv or pass --format csv"
         )
 
 
