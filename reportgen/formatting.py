@@ -39,9 +39,11 @@ def shown_value(value: str) -> str:
     return value or EMPTY
 
 
-def row_named(row: int, question_id: object) -> str:
-    """A row of a log (1-based) as messages name it: with its question_id where it has one."""
-    return f"row {row}" + ("" if question_id is None else f" (question_id {question_id!r})")
+def row_named(row: int, question_id: object, place: str | None = None) -> str:
+    """A row of a log (1-based) as messages name it, or as ``place`` names where it is in the
+    file ("result 4" of a promptfoo file): with its question_id where it has one."""
+    where = place or f"row {row}"
+    return where + ("" if question_id is None else f" (question_id {question_id!r})")
 
 
 def fmt_listed(items: list[str], limit: int) -> str:

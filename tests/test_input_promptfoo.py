@@ -198,10 +198,27 @@ def test_a_var_read_as_a_run_log_column_is_named_as_the_var(tmp_path):
     ]  # fmt: skip
     path = promptfoo_file(tmp_path / "out.json", rows)
     assert fail("compare", path, path, "-o", tmp_path / "r.html") == (
-        f"ragreport: error: {path}: row 3, column vars.faithfulness: 'high' is not float 0..1 "
-        "(share of the answer's claims supported by its context); fix the value or drop the "
+        f"ragreport: error: {path}: result 3, column vars.faithfulness: 'high' is not float "
+        "0..1 (share of the answer's claims supported by its context); fix the value or drop the "
         "column"
     )
+
+
+def test_a_var_out_of_range_is_named_as_the_var_and_its_place_in_the_results(tmp_path):
+    """A share of 1.7 was named "row 2 ... faithfulness": the file has no column faithfulness,
+    and row 2 of the run read (--run-filter) is the file's 4th result; its id is a hash of the
+    vars, found nowhere in the file."""
+    rows = [
+        result(provider, "", i, True, testCase={"vars": {"faithfulness": 1.7 if i else 0.5}})
+        for i in range(2)
+        for provider in ("openai:gpt-4o", "mistral:large")
+    ]
+    path = promptfoo_file(tmp_path / "out.json", rows)
+    lines = validate(path, "--run-filter", "mistral:large", code=2)
+    assert lines[0].startswith(
+        f"{path}: error: 1 row with share_range in vars.faithfulness: result 4 (question_id 'vars-"
+    ), lines
+    assert lines[0].endswith("vars.faithfulness is 1.7; expected a share between 0 and 1")
 
 
 def test_a_study_gives_a_note_every_comparison_shares_once(tmp_path):

@@ -258,6 +258,20 @@ def test_map_renames_house_columns(tmp_path, compare):
     assert "'correct=' is not COLUMN=SOURCE" in line
 
 
+@pytest.mark.parametrize("suffix", ["csv", "parquet"])
+def test_a_mapped_column_out_of_range_is_named_by_the_files_name(tmp_path, suffix):
+    """--map faithfulness=faith: a share of 1.7 was named "faithfulness", a column the file
+    has not."""
+    frame = pd.DataFrame({"question_id": ["q1", "q2"], "faith": [0.5, 1.7]})
+    path = tmp_path / f"run.{suffix}"
+    frame.to_csv(path, index=False) if suffix == "csv" else frame.to_parquet(path)
+    line = fail("compare", path, path, "-o", tmp_path / "r.html", "--map", "faithfulness=faith")
+    assert line == (
+        f"ragreport: error: {path}: row 2 (question_id 'q2'): faith is 1.7; expected a share "
+        "between 0 and 1"
+    )
+
+
 def test_a_mapped_parquet_cell_is_named_by_its_row(tmp_path):
     """A Parquet file has rows, not lines: the message said "line 2" of it."""
     path = tmp_path / "house.parquet"

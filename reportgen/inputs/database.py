@@ -306,17 +306,19 @@ class RunDatabase:
         sampled = any(has_samples(run.columns) for run in self.files.values())
         return [
             RowProblem(
-                path=self.files[p.run].path,
+                path=run.path,
                 kind=p.kind,
-                column=p.column_name,
+                column=run.sources.get(p.column_name, p.column_name),  # the file's own name
                 refused=p.severity == "error",
                 n=int(p.n),
                 rows=tuple(int(r) + 1 for r in p.row_numbers),
                 question_ids=tuple(p.question_ids),
                 details=tuple(p.details),
+                places=tuple(run.places[int(r)] for r in p.row_numbers) if run.places else None,
             )
             for query in ("row_problems", *(("sample_problems",) if sampled else ()))
             for p in self.frame(query, **_used(query, _ROW_CHECKS)).itertuples()
+            for run in (self.files[p.run],)
         ]
 
 

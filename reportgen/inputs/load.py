@@ -5,9 +5,10 @@ Only the file's footer is read here (schema and row count); rows are read by Duc
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -52,6 +53,9 @@ class RunFile:
     # judges a label across a cut on these rather than on the passages its rankings hold
     passages: pa.Table | None = None
     tool: str | None = None  # the tool that wrote it: ragas, promptfoo, trec, beir; None: a log
+    # for messages (Source): the file's name of a column read from another, where each row is
+    sources: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    places: tuple[str, ...] | None = None
     # the per-question table ragreport metrics wrote, read in place of the log; ``columns``,
     # ``tool`` and ``scores`` are then the log's, as the table records them
     scored: ScoredTable | None = None
@@ -413,4 +417,6 @@ def open_log(path: Path, label: str, options: ReadOptions, values: bool = True) 
         qrels_sha256=None if options.qrels is None else hashes[options.qrels],
         passages=source.passages,
         tool=source.tool,
+        sources=source.sources,
+        places=source.places,
     )

@@ -73,9 +73,12 @@ class RowProblem:
     rows: tuple[int, ...]  # 1-based rows of the first examples
     question_ids: tuple[str | None, ...]
     details: tuple[str | None, ...]
+    places: tuple[str, ...] | None = None  # where the examples are in the file; None: rows
 
     def _example(self, i: int) -> str:
-        where = row_named(self.rows[i], self.question_ids[i])
+        # "row 2" of the promptfoo run read is "result 4" of its file
+        place = self.places[i] if self.places is not None else None
+        where = row_named(self.rows[i], self.question_ids[i], place)
         if self.kind == "null_id":
             return where
         what = _WORDS[self.kind][0].format(column=self.column, detail=self.details[i])

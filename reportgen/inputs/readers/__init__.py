@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import glob
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 from ...errors import InputError, not_a_file
 from ..contract import BY_NAME, derived_table_problem
 from ..scored_table import is_scored_table
-from .columns import to_table
+from .columns import place, to_table
 from .compressed import refuse_gzip
 from .passages import passage_spans, read_passages
 from .promptfoo import (
@@ -99,6 +99,9 @@ class Source:
     scores: tuple[str, ...] = ()  # score columns the producing tool wrote, offered as metrics
     passages: pa.Table | None = None  # its passage table (--passages): the run's whole cutting
     tool: str | None = None  # the tool that wrote it: ragas, promptfoo, trec, beir; None: a log
+    # for messages: the file's own name of a run-log column read from another (--map, a var)
+    sources: Mapping[str, str] = field(default_factory=dict)
+    places: tuple[str, ...] | None = None  # where each row is in the file; None: "row N"
 
 
 def parquet_files(path: Path) -> tuple[Path, ...]:
@@ -487,7 +490,7 @@ def read(path: Path, options: ReadOptions) -> Source:
     passages = read_passages(options.passages)
     table, spans = passage_spans(path, table, passages, options.passages)
     files, notes = (*source.files, options.passages), (*source.notes, *spans)
-    return Source(files, table, notes, source.scores, passages, source.tool)
+    return replace(source, files=files, table=table, notes=notes, passages=passages)
 
 
 def _read_format(path: Path, options: ReadOptions) -> Source:
@@ -511,13 +514,28 @@ def _read_format(path: Path, options: ReadOptions) -> Source:
         named = mapped(
             path, dict(zip(table.column_names, table.columns, strict=True)), options.mapping
         )
-        return Source((path, qrels_path), pa.table(named), tuple(notes), tool=kind)
+        return Source(
+            (path, qrels_path),
+            pa.table(named),
+            tuple(notes),
+            tool=kind,
+            sources=dict(options.mapping),
+        )
     if kind == "promptfoo":
-        columns, notes, sources = promptfoo_columns(path, _promptfoo_data(path), options.run_filter)
-        columns = mapped(path, columns, options.mapping)
-        table = to_table(path, columns, sources=sources | dict(options.mapping))
+        run = promptfoo_columns(path, _promptfoo_data(path), options.run_filter)
+        columns = mapped(path, run.columns, options.mapping)
+        sources = run.sources | dict(options.mapping)
+        table = to_table(path, columns, run.results, sources, unit="result")
         score_names = [c for c in table.column_names if c == "score" or c.startswith("score_")]
-        return Source((path,), table, tuple(notes), _scores(table, score_names), tool=kind)
+        return Source(
+            (path,),
+            table,
+            tuple(run.notes),
+            _scores(table, score_names),
+            tool=kind,
+            sources=sources,
+            places=tuple(place(run.results, row, unit="result") for row in range(len(run.results))),
+        )
     files = parquet_files(path) if kind == "parquet" else (path,)
     if kind == "parquet" and not options.mapping and not _ragas_parquet(files[0]):
         return Source(files, None)
@@ -539,7 +557,8 @@ def _read_format(path: Path, options: ReadOptions) -> Source:
     scores = _ragas_scores(table) if ragas else ()
     others = tuple(s for s in scores if s not in BY_NAME)  # ragas_columns noted the run log's
     notes = [*notes, *failed_scores(table, others)]
-    return Source(files, table, tuple(notes), scores, tool="ragas" if ragas else None)
+    tool = "ragas" if ragas else None
+    return Source(files, table, tuple(notes), scores, tool=tool, sources=sources)
 
 
 def _ragas_scores(table: pa.Table) -> tuple[str, ...]:

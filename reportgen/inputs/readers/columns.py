@@ -271,11 +271,12 @@ _CONVERT: dict[str, tuple[pa.DataType, Callable[[Any], Any]]] = {
 }
 
 
-def place(lines: Sequence[int] | None, *rows: int) -> str:
+def place(lines: Sequence[int] | None, *rows: int, unit: str = "line") -> str:
     """Where the 0-based ``rows`` (one or two) are, as a message names them: their file lines
-    ("line 3", "lines 2 and 5"), else (a Parquet file, which has rows, not lines) their rows."""
+    ("line 3", "lines 2 and 5"; ``unit`` names another numbering, promptfoo's results), else (a
+    Parquet file, which has rows, not lines) their rows."""
     numbers = [lines[row] for row in rows] if lines is not None else [row + 1 for row in rows]
-    unit = "line" if lines is not None else "row"
+    unit = unit if lines is not None else "row"
     return f"{unit}{'s' if len(rows) > 1 else ''} {' and '.join(map(str, numbers))}"
 
 
@@ -335,9 +336,10 @@ def to_table(
     columns: Columns,
     lines: Sequence[int] | None = None,
     sources: Mapping[str, str] | None = None,
+    unit: str = "line",
 ) -> pa.Table:
-    """The contract table of ``columns``; ``lines[i]`` is the file line of row i, and
-    ``sources`` the file's own name of a renamed column, for messages."""
+    """The contract table of ``columns``; ``lines[i]`` is the file line (or the ``unit``) of
+    row i, and ``sources`` the file's own name of a renamed column, for messages."""
     arrays: dict[str, pa.Array] = {}
     first: tuple[str, str, str, Any, str] | None = None  # where, shown, name, value, reason
     others: list[str] = []  # every other cell that cannot be read, as the message names it
@@ -354,7 +356,7 @@ def to_table(
                 converted.append(None if _missing(value) else convert(value))
             except (ValueError, TypeError, OverflowError) as exc:
                 # read on, so that the message counts them all: one fix, not one run per cell
-                where = place(lines, row)
+                where = place(lines, row, unit=unit)
                 shown = (sources or {}).get(name, name)
                 if first is None:
                     reason = exc if isinstance(exc, Unreadable) else f"is not {column.type_name}"

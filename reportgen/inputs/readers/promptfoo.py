@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -252,11 +253,18 @@ def _var_column(name: str, derived: set[str]) -> str:
     return name
 
 
-def promptfoo_columns(
-    path: Path, data: Any, run_filter: str | None
-) -> tuple[Columns, list[str], dict[str, str]]:
-    """The columns of the one run chosen, the notes on how they were read, and where each
-    run-log column read from a var came from (``vars.<name>``, for messages)."""
+@dataclass(frozen=True)
+class PromptfooRun:
+    """The one run chosen of a promptfoo file, as columns."""
+
+    columns: Columns
+    notes: list[str]  # how they were read
+    sources: dict[str, str]  # where a run-log column read from a var came from: vars.<name>
+    results: list[int]  # the place of each row in the file's results list, 1-based
+
+
+def promptfoo_columns(path: Path, data: Any, run_filter: str | None) -> PromptfooRun:
+    """The columns of the one run chosen, for messages with where each came from."""
     results = _results(path, data)
     names = run_names(path, data)
     called: dict[str, set[str]] = {name: set() for name in names}
@@ -277,7 +285,8 @@ def promptfoo_columns(
         )
     if len(chosen) != 1:
         raise SeveralRuns(path, names)
-    rows = [r for r in results if _run_name(r) == chosen[0]]
+    places = [i for i, r in enumerate(results, start=1) if _run_name(r) == chosen[0]]
+    rows = [results[i - 1] for i in places]
     _refuse_repeats(path, chosen[0], rows)
     columns: Columns = {
         "question_id": [_case_id(r) for r in rows],
@@ -307,4 +316,4 @@ def promptfoo_columns(
             f"{fmt_count(errors, 'result')} ended in an error; counted as not correct, as "
             "promptfoo counts them"
         )
-    return columns, notes, sources
+    return PromptfooRun(columns, notes, sources, places)
