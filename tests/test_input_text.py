@@ -109,7 +109,7 @@ def test_a_missing_item_of_a_pandas_list_is_named_as_missing(tmp_path):
     frame.to_csv(path, index=False)
     line = fail("compare", path, path, "-o", tmp_path / "r.html")
     assert line.endswith(
-        f"{path}: row 2 (question_id 'q2'): context_ids has 1 null(s); a null is no id, span or "
+        f"{path}: line 3 (question_id 'q2'): context_ids has 1 null(s); a null is no id, span or "
         "grade and is never evidence: drop it or log the value"
     )
 

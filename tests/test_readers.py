@@ -266,8 +266,9 @@ def test_a_mapped_column_out_of_range_is_named_by_the_files_name(tmp_path, suffi
     path = tmp_path / f"run.{suffix}"
     frame.to_csv(path, index=False) if suffix == "csv" else frame.to_parquet(path)
     line = fail("compare", path, path, "-o", tmp_path / "r.html", "--map", "faithfulness=faith")
+    where = "line 3" if suffix == "csv" else "row 2"  # a text file's line, a Parquet row
     assert line == (
-        f"ragreport: error: {path}: row 2 (question_id 'q2'): faith is 1.7; expected a share "
+        f"ragreport: error: {path}: {where} (question_id 'q2'): faith is 1.7; expected a share "
         "between 0 and 1"
     )
 
@@ -295,7 +296,7 @@ def test_convert_refuses_bad_rows_and_its_input(tmp_path, parquet_log):
     jsonl = tmp_path / "run.jsonl"
     jsonl.write_text("".join(json.dumps(r) + "\n" for r in [*ROWS, ROWS[0]]))
     line = fail("convert", jsonl, "-o", tmp_path / "out.parquet")
-    assert f"{jsonl}: question_id 'q1' appears in rows 1 and 4" in line
+    assert f"{jsonl}: question_id 'q1' appears in lines 1 and 4" in line
     before = parquet_log.read_bytes()
     result = CliRunner().invoke(cli, ["convert", str(parquet_log), "-o", str(parquet_log)])
     assert result.exit_code == 2 and f"{parquet_log}: is one of the input run logs" in result.output
@@ -303,19 +304,21 @@ def test_convert_refuses_bad_rows_and_its_input(tmp_path, parquet_log):
 
 
 @pytest.mark.parametrize(
-    ("name", "text"),
+    ("name", "text", "where"),
     [
-        ("log.jsonl", '{"question_id": "q1", "relevant_ids": ["p1", null], "correct": true}\n'),
-        ("log.csv", 'question_id,relevant_ids,correct\nq1,"[""p1"", NaN]",true\n'),
+        ("log.jsonl", '{"question_id": "q1", "relevant_ids": ["p1", null], "correct": true}\n',
+         "line 1"),
+        ("log.csv", 'question_id,relevant_ids,correct\nq1,"[""p1"", NaN]",true\n', "line 2"),
     ],
-)
-def test_a_null_inside_an_id_list_of_a_text_log_is_refused(tmp_path, name, text):
+)  # fmt: skip
+def test_a_null_inside_an_id_list_of_a_text_log_is_refused(tmp_path, name, text, where):
     # A null id is no evidence: it must reach the row checks as a null, not as the text "null".
     log = tmp_path / name
     log.write_text(text)
     result = CliRunner().invoke(cli, ["validate", str(log)])
     assert result.exit_code == 2, result.output
-    assert "null_in_list in relevant_ids" in result.output and "row 1" in result.output
+    assert "null_in_list in relevant_ids" in result.output
+    assert f"{where} (question_id 'q1')" in result.output  # the file's line, not row 1
 
 
 def _text_log(path: Path, columns: dict[str, list[str]]) -> Path:

@@ -314,7 +314,8 @@ class RunDatabase:
                 rows=tuple(int(r) + 1 for r in p.row_numbers),
                 question_ids=tuple(p.question_ids),
                 details=tuple(p.details),
-                places=tuple(run.places[int(r)] for r in p.row_numbers) if run.places else None,
+                lines=run.lines,
+                unit=run.unit,
             )
             for query in ("row_problems", *(("sample_problems",) if sampled else ()))
             for p in self.frame(query, **_used(query, _ROW_CHECKS)).itertuples()

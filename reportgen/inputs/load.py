@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -55,7 +55,8 @@ class RunFile:
     tool: str | None = None  # the tool that wrote it: ragas, promptfoo, trec, beir; None: a log
     # for messages (Source): the file's name of a column read from another, where each row is
     sources: Mapping[str, str] = dataclasses.field(default_factory=dict)
-    places: tuple[str, ...] | None = None
+    lines: Sequence[int] | None = None
+    unit: str = "line"
     # the per-question table ragreport metrics wrote, read in place of the log; ``columns``,
     # ``tool`` and ``scores`` are then the log's, as the table records them
     scored: ScoredTable | None = None
@@ -418,5 +419,6 @@ def open_log(path: Path, label: str, options: ReadOptions, values: bool = True) 
         passages=source.passages,
         tool=source.tool,
         sources=source.sources,
-        places=source.places,
+        lines=source.lines,
+        unit=source.unit,
     )

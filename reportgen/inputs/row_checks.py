@@ -6,10 +6,12 @@ them all. Values that are left out rather than refused (a timeout logged as inf)
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..formatting import agreeing, fmt_count, row_named
+from .readers.columns import place
 
 EXAMPLES = 5  # examples listed per kind of problem
 # the cost columns whose values queries/row_problems.sql checks row by row (not_finite,
@@ -73,27 +75,39 @@ class RowProblem:
     rows: tuple[int, ...]  # 1-based rows of the first examples
     question_ids: tuple[str | None, ...]
     details: tuple[str | None, ...]
-    places: tuple[str, ...] | None = None  # where the examples are in the file; None: rows
+    # where the rows are in the file (RunFile.lines): line 3 of a CSV, result 4 of a promptfoo
+    # file; None: rows, as a Parquet file has them
+    lines: Sequence[int] | None = None
+    unit: str = "line"
+
+    def _where(self, *rows: int) -> str:
+        """The 1-based ``rows`` (one or two) as the file's reader finds them."""
+        return place(self.lines, *(row - 1 for row in rows), unit=self.unit)
 
     def _example(self, i: int) -> str:
-        # "row 2" of the promptfoo run read is "result 4" of its file
-        place = self.places[i] if self.places is not None else None
-        where = row_named(self.rows[i], self.question_ids[i], place)
+        where = row_named(self.rows[i], self.question_ids[i], self._where(self.rows[i]))
         if self.kind == "null_id":
             return where
-        what = _WORDS[self.kind][0].format(column=self.column, detail=self.details[i])
+        detail = self.details[i]
+        if self.kind == "duplicate_id":  # "first seen at row 1", as the file's reader finds it
+            detail = f"first seen at {self._where(self._first(i))}"
+        what = _WORDS[self.kind][0].format(column=self.column, detail=detail)
         return f"{where} {what}" if self.kind == "duplicate_id" else f"{where}: {what}"
+
+    def _first(self, i: int) -> int:
+        """The row a duplicate_id example's question_id was first seen at (its detail)."""
+        return int(str(self.details[i]).rsplit(" ", 1)[1])
 
     def error(self) -> str:
         """The first example as compare's one-line refusal."""
         hint = _WORDS[self.kind][1]
         if self.kind == "null_id":
-            return f"{self.path}: row {self.rows[0]} has no question_id (null or blank); {hint}"
+            where = self._where(self.rows[0])
+            return f"{self.path}: {where} has no question_id (null or blank); {hint}"
         if self.kind == "duplicate_id":
-            first = str(self.details[0]).rsplit(" ", 1)[1]
             return (
-                f"{self.path}: question_id {self.question_ids[0]!r} appears in rows {first} "
-                f"and {self.rows[0]}; {hint}"
+                f"{self.path}: question_id {self.question_ids[0]!r} appears in "
+                f"{self._where(self._first(0), self.rows[0])}; {hint}"
             )
         return f"{self.path}: {self._example(0)}; {hint}"
 
@@ -113,15 +127,16 @@ class RowProblem:
             return (
                 f"{fmt_count(self.n, 'question')} of {self.path.name} "
                 f"{agreeing(self.n, 'has', 'have')} overlapping relevant_spans, "
-                f"merged into one label each before measuring, first at row {self.rows[0]}"
+                f"merged into one label each before measuring, first at {self._where(self.rows[0])}"
             )
         if self.kind == "ungraded":
             return (
                 f"{fmt_count(self.n, 'row')} of {self.path.name} {agreeing(self.n, 'has', 'have')} "
                 "relevant_ids but a null relevant_grades: each of their labels is read as grade 1 "
-                f"(relevant), first at row {self.rows[0]}"
+                f"(relevant), first at {self._where(self.rows[0])}"
             )
-        return f"{not_finite(self.n, self.column, self.path.name)}, first at row {self.rows[0]}"
+        first = self._where(self.rows[0])
+        return f"{not_finite(self.n, self.column, self.path.name)}, first at {first}"
 
 
 def not_finite(n: int, column: str, log: str) -> str:

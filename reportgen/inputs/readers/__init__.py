@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import glob
 import json
+from array import array
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
@@ -22,7 +23,7 @@ import pyarrow.parquet as pq
 from ...errors import InputError, not_a_file
 from ..contract import BY_NAME, derived_table_problem
 from ..scored_table import is_scored_table
-from .columns import place, to_table
+from .columns import to_table
 from .compressed import refuse_gzip
 from .passages import passage_spans, read_passages
 from .promptfoo import (
@@ -101,7 +102,10 @@ class Source:
     tool: str | None = None  # the tool that wrote it: ragas, promptfoo, trec, beir; None: a log
     # for messages: the file's own name of a run-log column read from another (--map, a var)
     sources: Mapping[str, str] = field(default_factory=dict)
-    places: tuple[str, ...] | None = None  # where each row is in the file; None: "row N"
+    # where each row is in the file: the ``unit`` (a line, a promptfoo result) lines[i] holds
+    # row i; None: a Parquet file's rows, named "row N"
+    lines: Sequence[int] | None = None
+    unit: str = "line"
 
 
 def parquet_files(path: Path) -> tuple[Path, ...]:
@@ -534,7 +538,8 @@ def _read_format(path: Path, options: ReadOptions) -> Source:
             _scores(table, score_names),
             tool=kind,
             sources=sources,
-            places=tuple(place(run.results, row, unit="result") for row in range(len(run.results))),
+            lines=array("q", run.results),
+            unit="result",
         )
     files = parquet_files(path) if kind == "parquet" else (path,)
     if kind == "parquet" and not options.mapping and not _ragas_parquet(files[0]):
@@ -558,7 +563,8 @@ def _read_format(path: Path, options: ReadOptions) -> Source:
     others = tuple(s for s in scores if s not in BY_NAME)  # ragas_columns noted the run log's
     notes = [*notes, *failed_scores(table, others)]
     tool = "ragas" if ragas else None
-    return Source(files, table, tuple(notes), scores, tool=tool, sources=sources)
+    at = None if lines is None else array("q", lines)  # 8 bytes a row, kept for messages
+    return Source(files, table, tuple(notes), scores, tool=tool, sources=sources, lines=at)
 
 
 def _ragas_scores(table: pa.Table) -> tuple[str, ...]:
