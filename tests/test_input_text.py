@@ -64,17 +64,73 @@ def test_a_text_table_without_a_header_line_says_what_it_holds(tmp_path, suffix,
     )
 
 
-def test_a_csv_under_a_tsv_name_is_named_by_its_commas(tmp_path):
-    """Read with tabs, its header is one column named for them all: "no question_id column"."""
-    path = tmp_path / "run.tsv"
-    path.write_text("question_id,correct\nq1,true\n")
+@pytest.mark.parametrize(
+    ("name", "text", "said", "fmt"),
+    [
+        ("run.tsv", "question_id,correct\nq1,true\n", "commas, not tabs", "csv"),
+        ("run.csv", "question_id\tcorrect\nq1\ttrue\n", "tabs, not commas", "tsv"),
+    ],
+)
+def test_a_table_under_the_other_name_is_named_by_its_separator(tmp_path, name, text, said, fmt):
+    """Read with the other separator, its header is one column named for them all: "no
+    question_id column"."""
+    path = tmp_path / name
+    path.write_text(text)
     line = fail("compare", path, path, "-o", tmp_path / "r.html")
+    header = repr(text.split("\n")[0])
     assert line == (
-        f"ragreport: error: {path}: the header is one field, 'question_id,correct': the columns "
-        "are separated by commas, not tabs; name the file .csv or pass --format csv"
+        f"ragreport: error: {path}: the header is one field, {header}: the columns are "
+        f"separated by {said}; name the file .{fmt} or pass --format {fmt}"
     )
-    ok = CliRunner().invoke(cli, ["validate", "--format", "csv", str(path)])
+    ok = CliRunner().invoke(cli, ["validate", "--format", fmt, str(path)])
     assert ok.exit_code == 0, ok.output
+
+
+def test_a_row_problem_names_the_line_its_record_starts_on(tmp_path):
+    """A quoted answer of three lines: the record was named by its last line, where no
+    question_id is; a second record of q1 "repeats it (first seen at line 4)"."""
+    path = tmp_path / "run.csv"
+    path.write_text(
+        'question_id,answer,correct\nq1,"one\ntwo\r\nthree",true\n\nq1,x,false\n,y,true\n'
+    )
+    result = CliRunner().invoke(cli, ["validate", str(path)])
+    assert result.exit_code == 2, result.output
+    assert result.output.splitlines() == [
+        f"{path}: error: 1 row with duplicate_id in question_id: line 6 (question_id 'q1') "
+        "repeats a question_id (first seen at line 2); each question must appear once per run "
+        "(once per sample with a sample column)",
+        f"{path}: error: 1 row with null_id in question_id: line 7; give every row one",
+    ]
+    line = fail("compare", path, path, "-o", tmp_path / "r.html")
+    assert f"{path}: question_id 'q1' appears in lines 2 and 6; each question" in line
+
+
+def test_a_samples_label_difference_names_both_lines(tmp_path):
+    path = tmp_path / "run.csv"
+    path.write_text("question_id,sample,slice,correct\nq1,1,x,true\nq2,1,x,true\nq1,2,y,true\n")
+    result = CliRunner().invoke(cli, ["validate", str(path)])
+    assert (
+        f"{path}: error: 1 row with sample_labels in slice: line 4 (question_id 'q1'): slice "
+        "differs between samples of the question: line 2 has x, this row y"
+    ) in result.output
+
+
+def test_a_score_too_large_names_its_line(tmp_path):
+    path = tmp_path / "run.csv"
+    path.write_text("question_id,myscore\nq1,1\n\nq2,1e17\n")
+    line = fail("compare", path, path, "-o", tmp_path / "r.html", "--metric", "myscore")
+    assert f"{path}: line 4 (question_id 'q2'): myscore is 1e+17; beyond 2**53" in line
+
+
+def test_an_empty_shard_written_with_pandas_index_has_no_column_of_no_name(tmp_path):
+    path = tmp_path / "shard.csv"
+    pd.DataFrame({"question_id": pd.Series([], dtype=str)}).assign(correct=[]).to_csv(path)
+    assert path.read_text().startswith(",question_id,correct")
+    out = tmp_path / "m.parquet"
+    result = CliRunner().invoke(cli, ["metrics", str(path), "-o", str(out)])
+    assert result.exit_code == 0 and result.stderr == "", result.output
+    logged = json.loads(pq.read_schema(out).metadata[b"ragreport.log"])
+    assert sorted(logged["columns"]) == ["correct", "question_id"]
 
 
 @pytest.mark.parametrize("suffix", ["csv", "tsv", "parquet"])

@@ -3,6 +3,7 @@ against the same runs logged with their spans, and the one-line errors of bad ta
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -195,6 +196,10 @@ def test_an_unknown_passage_id_names_the_row_of_the_log(tmp_path):
         "not list; add it "
         "to the passage table or pass the table of this run"
     )
+    text = tmp_path / "run.jsonl"  # a text log's row is named by its line
+    text.write_text("".join(json.dumps(r) + "\n\n" for r in pq.read_table(log).to_pylist()))
+    line = fail("compare", text, text, "-o", tmp_path / "r.html", "--k", 2, "--passages", passages)
+    assert f"{text}: line 3 (question_id 'q2'): retrieved_ids has passage 'p7'" in line
 
 
 def test_a_log_with_spans_takes_no_passage_table(tmp_path):
@@ -359,6 +364,20 @@ def test_a_column_one_log_of_the_pair_lacks_names_that_log(tmp_path):
     assert fail("compare", full, no_prompt, "-o", tmp_path / "r.html") == (
         f"ragreport: error: {no_prompt}: no context_ids column, so the prompt cutoff is unknown; "
         "pass --k with the number of passages the generator received"
+    )
+    # metrics asks for --k where compare does, and only there: it asked a log of labels and no
+    # ranking for one, which compare then refused ("no ranking ... for --k to cut")
+    out = tmp_path / "m.parquet"
+    assert fail("metrics", no_prompt, "-o", out) == fail(
+        "compare", no_prompt, no_prompt, "-o", tmp_path / "r.html"
+    )
+    (tmp_path / "c").mkdir()
+    labels_only = _log(tmp_path / "c", [row])
+    done = CliRunner().invoke(cli, ["metrics", str(labels_only), "-o", str(out)])
+    assert done.exit_code == 0, done.output
+    out.unlink()
+    assert fail("metrics", labels_only, "-o", out, "--k", 1) == fail(
+        "compare", labels_only, labels_only, "-o", tmp_path / "r.html", "--k", 1
     )
     no_ranking = _log(tmp_path, [dict(row, context_ids=["p1"])])
     assert fail("compare", full, no_ranking, "-o", tmp_path / "r.html", "--k", 1) == (

@@ -158,6 +158,8 @@ def test_csv_bad_values_are_counted_in_the_one_line(tmp_path):
         ("question_id", {"a": 1}, "{'a': 1} is not an id"),
         ("question_id", True, "True is not an id"),
         ("question_id", 3.1, "3.1 is a fraction, which JSON may have shortened; write the id"),
+        ("question_id", 12345678901234567.0, "is a number past 2**53, whose last digits JSON"),
+        ("question_id", float("inf"), "inf is not an id (text or a whole number)"),
         ("sample", [0], "[0] is not an id"),
         ("retrieved_ids", ["p1", {"id": "p2"}], "has an item, {'id': 'p2'}, that is not an id"),
         ("relevant_spans", [{"doc_id": [1], "start": 0, "end": 9}], "doc_id [1] is not an id"),

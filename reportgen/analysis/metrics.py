@@ -150,28 +150,11 @@ def plan(runs: tuple[RunFile, RunFile], options: Options) -> Plan:
     """The metrics two runs' columns allow; InputError for options the columns cannot serve."""
     for run in runs:
         check_span_rankings(run)
+    check_cutoff(runs, options.cutoff)
     spans = _in_both(runs, "relevant_spans")
     has_labels = _in_both(runs, "relevant_ids") or spans
     has_retrieved = _in_both(runs, "retrieved_ids") or _in_both(runs, "retrieved_spans")
     has_context = _in_both(runs, "context_ids") or _in_both(runs, "context_spans")
-    if has_labels and has_retrieved and options.cutoff is None and not has_context:
-        raise InputError(
-            f"{_lacking(runs, 'context_ids', 'context_spans')}: no context_ids column, so the "
-            "prompt cutoff is unknown; pass --k with the number of passages the generator "
-            "received"
-        )
-    if options.cutoff is not None and not has_retrieved:
-        if unranked := _lacking(runs, *RANKINGS):
-            raise InputError(
-                f"{unranked}: no ranking (retrieved_ids or context_ids) for --k to cut; drop --k"
-            )
-        kind = "spans" if _in_both(runs, "context_spans") else "ids"
-        lacking = _lacking(runs, "retrieved_ids", "retrieved_spans")
-        raise InputError(
-            f"{lacking}: --k cuts retrieved_{kind}, which "
-            f"{'these logs do' if ' and ' in lacking else 'this log does'} not have; "
-            f"drop --k to score context_{kind}"
-        )
     retrieval = has_labels and (has_retrieved if options.cutoff is not None else has_context)
     answer = tuple(m for m in names(ANSWER) if _in_both(runs, m))
     scores = options.score_columns or options.lower_is_better or any(r.scores for r in runs)
@@ -183,6 +166,32 @@ def plan(runs: tuple[RunFile, RunFile], options: Options) -> Plan:
 RANKINGS = ("retrieved_ids", "context_ids", "retrieved_spans", "context_spans")
 # what a log needs for retrieval metrics: one column of each, the first two named in messages
 RETRIEVAL_NEEDS = {"a ranking": RANKINGS, "labels": ("relevant_ids", "relevant_spans")}
+
+
+def check_cutoff(runs: tuple[RunFile, RunFile], cutoff: int | None) -> None:
+    """InputError where --k and the logs' columns disagree: labels and a ranking but no prompt
+    (context_ids) need a --k; a --k needs a ranking to cut. compare and metrics share it."""
+    has_labels = _in_both(runs, "relevant_ids") or _in_both(runs, "relevant_spans")
+    has_retrieved = _in_both(runs, "retrieved_ids") or _in_both(runs, "retrieved_spans")
+    has_context = _in_both(runs, "context_ids") or _in_both(runs, "context_spans")
+    if has_labels and has_retrieved and cutoff is None and not has_context:
+        raise InputError(
+            f"{_lacking(runs, 'context_ids', 'context_spans')}: no context_ids column, so the "
+            "prompt cutoff is unknown; pass --k with the number of passages the generator "
+            "received"
+        )
+    if cutoff is not None and not has_retrieved:
+        if unranked := _lacking(runs, *RANKINGS):
+            raise InputError(
+                f"{unranked}: no ranking (retrieved_ids or context_ids) for --k to cut; drop --k"
+            )
+        kind = "spans" if _in_both(runs, "context_spans") else "ids"
+        lacking = _lacking(runs, "retrieved_ids", "retrieved_spans")
+        raise InputError(
+            f"{lacking}: --k cuts retrieved_{kind}, which "
+            f"{'these logs do' if ' and ' in lacking else 'this log does'} not have; "
+            f"drop --k to score context_{kind}"
+        )
 
 
 def _lacking(runs: tuple[RunFile, RunFile], *columns: str) -> str:

@@ -174,6 +174,8 @@ def refuse_too_large(db: RunDatabase, scored: pd.DataFrame, column: str) -> None
             (row + 1,),
             (question_id,),
             (f"{value:g}",),
+            lines=db.files[run].lines,
+            unit=db.files[run].unit,
         )
         raise InputError(problem.error())
 

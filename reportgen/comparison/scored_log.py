@@ -14,7 +14,13 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..analysis.metrics import RETRIEVAL_NEEDS, Options, check_span_rankings, score_questions
+from ..analysis.metrics import (
+    RETRIEVAL_NEEDS,
+    Options,
+    check_cutoff,
+    check_span_rankings,
+    score_questions,
+)
 from ..analysis.registry import ANSWER, BY_NAME, CONTEXT, RETRIEVAL, names
 from ..analysis.scores import BOOLEAN, NOT_SCORES, refuse_too_large, score_kind
 from ..analysis.scoring import Scoring
@@ -46,11 +52,7 @@ def metrics_of(run: RunFile, scoring: Scoring, kept: tuple[str, ...] = ()) -> pa
     """The per-question metrics of an opened log (a file, shards, or a table in memory), with
     the log's columns ``kept`` for compare's --slice and --cluster."""
     path, k = run.path, scoring.k
-    if k is None and "relevant_ids" in run.columns and "context_ids" not in run.columns:
-        raise InputError(
-            f"{path}: no context_ids column, so the prompt cutoff is unknown; pass --k with the "
-            "number of passages the generator received"
-        )
+    check_cutoff((run, run), k)  # as compare: --k where the log needs one, and only there
     check_span_rankings(run)
     db = RunDatabase(run)
     try:

@@ -91,6 +91,9 @@ class RowProblem:
         detail = self.details[i]
         if self.kind == "duplicate_id":  # "first seen at row 1", as the file's reader finds it
             detail = f"first seen at {self._where(self._first(i))}"
+        elif self.kind == "sample_labels":  # "row 1 has x, this row y"; x and y are logged text
+            first, rest = str(detail).split(" has ", 1)
+            detail = f"{self._where(int(first.removeprefix('row ')))} has {rest}"
         what = _WORDS[self.kind][0].format(column=self.column, detail=detail)
         return f"{where} {what}" if self.kind == "duplicate_id" else f"{where}: {what}"
 

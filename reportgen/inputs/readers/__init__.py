@@ -492,7 +492,7 @@ def read(path: Path, options: ReadOptions) -> Source:
     if table is None:
         table = pq.read_table([str(f) for f in source.files])
     passages = read_passages(options.passages)
-    table, spans = passage_spans(path, table, passages, options.passages)
+    table, spans = passage_spans(path, table, passages, options.passages, source.lines, source.unit)
     files, notes = (*source.files, options.passages), (*source.notes, *spans)
     return replace(source, files=files, table=table, notes=notes, passages=passages)
 

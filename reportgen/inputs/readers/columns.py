@@ -226,8 +226,12 @@ def _key(value: Any) -> str:
     by its shortest spelling (JSON's 3.10 is 3.1)."""
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         raise Unreadable("is not an id (text or a whole number)")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise Unreadable("is not an id (text or a whole number)")
     if isinstance(value, float) and not value.is_integer():
         raise Unreadable("is a fraction, which JSON may have shortened; write the id as text")
+    if isinstance(value, float) and abs(value) > 2**53:  # 12345678901234567.0 reads ...568
+        raise Unreadable("is a number past 2**53, whose last digits JSON loses; write it as text")
     return _id(value)
 
 

@@ -20,7 +20,8 @@ def refuse_gzip(path: Path) -> None:
         if handle.read(2) == _GZIP:
             name = path.name
             plain = name[:-3] if name.endswith(".gz") else f"{path.stem}.unzipped{path.suffix}"
+            # the path as given, so that the command works wherever the command was run
             raise InputError(
-                f"{path}: gzip-compressed; decompress it (gunzip -c {quote(name)} > "
-                f"{quote(plain)}) and pass the file that writes"
+                f"{path}: gzip-compressed; decompress it (gunzip -c {quote(str(path))} > "
+                f"{quote(str(path.with_name(plain)))}) and pass the file that writes"
             )

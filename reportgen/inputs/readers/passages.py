@@ -9,6 +9,7 @@ differently are compared on the same labels.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from ...formatting import agreeing, bidi_isolated, fmt_count, fmt_listed, row_na
 from ...resources import query_text
 from ..contract import BY_NAME, integer_problem, type_problem
 from ..engine import connection
+from .columns import place
 from .compressed import refuse_gzip
 
 COLUMNS = {"passage_id": pa.string(), "doc_id": pa.string(), "start": pa.int64(), "end": pa.int64()}
@@ -144,11 +146,17 @@ def _query(source: Path, name: str, **views: pa.Table) -> pa.Table:
 
 
 def passage_spans(
-    path: Path, table: pa.Table, passages: pa.Table, passages_path: Path
+    path: Path,
+    table: pa.Table,
+    passages: pa.Table,
+    passages_path: Path,
+    lines: Sequence[int] | None = None,
+    unit: str = "line",
 ) -> tuple[pa.Table, list[str]]:
     """``table`` (a run log) with retrieved_spans and context_spans from its id lists; and a note
     naming the labelled documents the passage table lacks, whose labels no passage of this run
-    can cover. InputError naming the row for a passage id the table lacks."""
+    can cover. InputError naming the row (by its ``lines``, Source.lines) for a passage id the
+    table lacks."""
     present = {ids: spans for ids, spans in ID_LISTS.items() if ids in table.column_names}
     given = [spans for spans in ID_LISTS.values() if spans in table.column_names]
     if given or not present:
@@ -167,7 +175,9 @@ def passage_spans(
         row, column, passage = unknown[0].values()
         ids = table["question_id"] if "question_id" in table.column_names else None
         question = None if ids is None else ids[row - 1].as_py()
-        where = row_named(row, question)
+        where = row_named(
+            row, question, None if lines is None else place(lines, row - 1, unit=unit)
+        )
         raise InputError(
             f"{path}: {where}: {column} has passage {passage!r}, which {passages_path} does not "
             "list; add it to the passage table or pass the table of this run"

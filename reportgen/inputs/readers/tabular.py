@@ -59,10 +59,12 @@ def read_delimited(path: Path, delimiter: str) -> Rows:
                         f"({len(reader.fieldnames or [])}); quote values that contain "
                         f"{'a tab' if delimiter == chr(9) else 'a comma'}"
                     )
+                # the line the record starts on: it ends on line_num, past the line breaks
+                # its quoted fields hold (an answer of several lines)
+                lines.append(reader.line_num - sum(map(_breaks, record.values())))
                 if index is not None:
                     del record[index]
                 records.append(record)
-                lines.append(reader.line_num)
                 start = reader.line_num + 1
     except UnicodeDecodeError:
         raise InputError(not_utf8(path)) from None
@@ -76,7 +78,7 @@ def read_delimited(path: Path, delimiter: str) -> Rows:
         csv.field_size_limit(limit)
     if not records:  # a log of no rows: metrics takes it as an empty shard, compare refuses it
         names = reader.fieldnames or []
-        return {name: [] for i, name in enumerate(names) if i != index}, lines
+        return {name: [] for name in names[1 if index is not None else 0 :]}, lines
     return record_columns(records), lines
 
 
@@ -114,6 +116,11 @@ def first_json(path: Path) -> Any:
         return None
 
 
+def _breaks(value: str) -> int:
+    """The line breaks in a field, as the reader counts lines (\\n, \\r\\n or \\r)."""
+    return value.count("\n") + value.count("\r") - value.count("\r\n")
+
+
 def _one_field(path: Path, names: Sequence[str], delimiter: str) -> None:
     """InputError for a header that is one field holding semicolons: a table separated by them
     (as spreadsheets write CSV where the comma is the decimal mark), which read as one column
@@ -130,6 +137,11 @@ def _one_field(path: Path, names: Sequence[str], delimiter: str) -> None:
         raise InputError(
             f"{path}: the header is one field, {names[0]!r}: the columns are separated by "
             "commas, not tabs; name the file .csv or pass --format csv"
+        )
+    if delimiter == "," and "\t" in names[0]:
+        raise InputError(
+            f"{path}: the header is one field, {names[0]!r}: the columns are separated by "
+            "tabs, not commas; name the file .tsv or pass --format tsv"
         )
 
 
