@@ -277,6 +277,12 @@ def compute_tables(db: RunDatabase, options: Options, curve: bool = True) -> Met
     return replace(tables, samples=spreads, curve=by_k)
 
 
+def _first_ids(ids: list[str], shown: int = 3) -> str:
+    """The first ``shown`` ids of a run, quoted (their spelling is the point), and how many more."""
+    more = len(ids) - shown
+    return ", ".join(map(repr, ids[:shown])) + (f" and {more:,} more" if more > 0 else "")
+
+
 def paired_tables(
     runs: tuple[RunFile, RunFile],
     options: Options,
@@ -291,9 +297,13 @@ def paired_tables(
     they are named at and what is left out, with no curve and no spread of samples (the
     logs' rows give those)."""
     retrieval, answer = p.retrieval, p.answer
-    if paired.empty:
+    only_a, only_b = unmatched
+    if paired.empty:  # the first ids of each show a difference of spelling (7.0 and 7, q1 and Q1)
+        firsts = zip(runs, (only_a, only_b), strict=True)
+        seen = "; ".join(f"{run.path}'s {_first_ids(ids)}" for run, ids in firsts)
         raise InputError(
-            f"{_logs(runs)}: no question_id in common; compare two runs of the same question set"
+            f"{_logs(runs)}: no question_id in common ({seen}); compare two runs of the same "
+            "question set"
         )
     unscorable = paired[["recall_a", "recall_b"]].isna().any(axis=1) if retrieval else None
     if unscorable is not None and unscorable.all():
@@ -319,7 +329,6 @@ def paired_tables(
     unranked = paired[["k_a", "k_b"]].isna().any(axis=1) & (
         paired[["n_relevant_a", "n_relevant_b"]] > 0
     ).all(axis=1)
-    only_a, only_b = unmatched
     return MetricTables(
         named_cutoff=named if retrieval else None,
         k_source="--k" if options.cutoff is not None else "context_ids",
