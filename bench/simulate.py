@@ -1,7 +1,8 @@
 """Check the statistics against known truth: simulated paired data sets, thousands per cell.
 
 Usage: ``python bench/simulate.py [--reps 2000] [--power-reps 1000] [--slice-reps 1000]
-[--large-reps 1000] [--checks coverage,power,clusters,slices,large] [--seed 0]``
+[--large-reps 1000] [--large-changed 1100,5000,11000,100000]
+[--checks coverage,power,clusters,slices,large] [--seed 0]``
 
 Prints one table per check (tests/test_simulation.py runs a quick version of each):
 
@@ -22,12 +23,14 @@ Prints one table per check (tests/test_simulation.py runs a quick version of eac
 - slices: 5 slices of 40 questions under no true difference; the share of data sets with any
   slice regression in the verdict (family-wise error, 5% allowed);
 - large: where the bootstrap gives way to its normal limit (stats.in_normal_limit: 10,000
-  questions off the commonest difference), sets of 1,000, 11,000 and 100,000 such questions
-  under no true difference (each outcome type's n is that over its share of changed
-  questions): coverage of Student's t interval, of the expanded percentile bootstrap and of the
-  report's interval; how far the t interval's bounds lie from the bootstrap's, beside how far
-  two bootstraps of the same set with other seeds lie from each other (the bootstrap's own
-  Monte-Carlo error), both as a share of the interval's half-width.
+  questions off the commonest difference, or 1,000 where the differences' skewness is at most
+  0.03 sqrt(n)), sets of 1,100, 5,000, 11,000 and 100,000 such questions under no true
+  difference (each outcome type's n is that over its share of changed questions): coverage of
+  Student's t interval, of the expanded percentile bootstrap and of the report's interval, and
+  the share of sets each misses on either side (a one-sided rule at the margin reads one side);
+  how far the t interval's bounds lie from the bootstrap's, beside how far two bootstraps of the
+  same set with other seeds lie from each other (the bootstrap's own Monte-Carlo error), both
+  as a share of the interval's half-width.
 
 Outcome types (true mean difference ``effect`` in each; for continuous ones every question
 shifts by ``effect``, the spread staying the same, as the power sentence assumes):
@@ -55,6 +58,7 @@ from reportgen.analysis.power import power_of  # noqa: E402
 from reportgen.analysis.stats import (  # noqa: E402
     NORMAL_LIMIT,
     NORMAL_LIMIT_FROM,
+    SYMMETRIC_LIMIT_FROM,
     bootstrap_means,
     compare_metric,
     expanded_confidence,
@@ -78,7 +82,12 @@ LARGE_KINDS = (  # the large check's outcome types: (kind, share of questions th
     ("skewed", 1.0),
     ("heavy", 1.0),
 )
-LARGE_CHANGED = (NORMAL_LIMIT_FROM // 10, NORMAL_LIMIT_FROM * 11 // 10, 10 * NORMAL_LIMIT_FROM)
+LARGE_CHANGED = (
+    SYMMETRIC_LIMIT_FROM * 11 // 10,  # the symmetric types take t, the skewed ones the bootstrap
+    5 * SYMMETRIC_LIMIT_FROM,  # the skewed type's sqrt(n) past its skewness / SKEW_BOUND
+    NORMAL_LIMIT_FROM * 11 // 10,  # every type takes t
+    10 * NORMAL_LIMIT_FROM,
+)
 
 
 def draw(kind: str, n: int, effect: float, rng: np.random.Generator, changed: float = CHANGED):
@@ -189,19 +198,25 @@ def slice_fwer(kind: str, reps: int, seed: int, slices: int = 5, size: int = 40)
     return alarms / reps
 
 
+SIDES = ("_below", "_above")
+
+
 def large_rates(kind: str, changed: float, m: int, reps: int, seed: int) -> dict[str, float]:
     """Coverage and agreement of Student's t interval and the bootstrap on null data sets of
     about ``m`` questions off the commonest difference (n = m / ``changed`` questions).
 
-    Keys: "t", "bootstrap", "report" (coverage); "normal" (share of sets where the report took
-    the normal limit); "apart" and "reseeded" (median over sets of the larger distance between
-    the two intervals' bounds over the t interval's half-width: t against the bootstrap, and the
-    bootstrap against itself with another seed).
+    Keys: "t", "bootstrap", "report" (coverage); the same with "_below" and "_above" (the share of
+    sets whose interval lies wholly below or above the true 0: 2.5% each is exact); "normal"
+    (share of sets where the report took the normal limit); "apart" and "reseeded" (median over
+    sets of the larger distance between the two intervals' bounds over the t interval's
+    half-width: t against the bootstrap, and the bootstrap against itself with another seed).
     """
     n = round(m / changed)
     rng = np.random.default_rng((seed, m, LARGE_KINDS.index((kind, changed)), 4))
     level = expanded_confidence(CONFIDENCE, n)
-    hits = {"t": 0, "bootstrap": 0, "report": 0, "normal": 0}
+    hits = {"normal": 0} | {
+        f"{name}{side}": 0 for name in ("t", "bootstrap", "report") for side in ("", *SIDES)
+    }
     apart, reseeded = [], []
     for rep in range(reps):
         a, b = draw(kind, n, 0.0, rng, changed=changed)
@@ -211,9 +226,10 @@ def large_rates(kind: str, changed: float, m: int, reps: int, seed: int) -> dict
         boot = percentile_interval(bootstrap_means(d, N_BOOT, rep), level)
         again = percentile_interval(bootstrap_means(d, N_BOOT, rep + reps), level)
         c, _ = _compare("binary" if kind == "binary" else kind, a, b, rep)
-        hits["t"] += t[0] <= 0 <= t[1]
-        hits["bootstrap"] += boot[0] <= 0 <= boot[1]
-        hits["report"] += c.ci_low <= 0 <= c.ci_high
+        for name, (low, high) in (("t", t), ("bootstrap", boot), ("report", (c.ci_low, c.ci_high))):
+            hits[name] += low <= 0 <= high
+            hits[f"{name}_below"] += high < 0
+            hits[f"{name}_above"] += low > 0
         hits["normal"] += c.interval == NORMAL_LIMIT
         half = (t[1] - t[0]) / 2
         apart.append(max(abs(t[0] - boot[0]), abs(t[1] - boot[1])) / half)
@@ -265,6 +281,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--power-reps", type=int, default=1000)
     parser.add_argument("--slice-reps", type=int, default=1000)
     parser.add_argument("--large-reps", type=int, default=1000)
+    parser.add_argument(
+        "--large-changed",
+        default=",".join(map(str, LARGE_CHANGED)),
+        help="the large check's numbers of changed questions, comma-separated",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--checks", default="coverage,power,clusters,slices,large")
     args = parser.parse_args(argv)
@@ -290,7 +311,7 @@ def main(argv: list[str] | None = None) -> None:
             [[kind, _pct(slice_fwer(kind, args.slice_reps, args.seed))] for kind in KINDS],
         )
     if "large" in checks:
-        _large(args.large_reps, args.seed)
+        _large(args.large_reps, args.seed, tuple(int(m) for m in args.large_changed.split(",")))
 
 
 def _coverage(reps: int, seed: int) -> None:
@@ -314,22 +335,25 @@ def _coverage(reps: int, seed: int) -> None:
     )
 
 
-def _large(reps: int, seed: int) -> None:
+def _large(reps: int, seed: int, sizes: tuple[int, ...]) -> None:
     rows = []
-    for m in LARGE_CHANGED:
+    for m in sizes:
         runs = reps if m < 10 * NORMAL_LIMIT_FROM else max(reps // 5, 1)
         for kind, changed in LARGE_KINDS:
             r = large_rates(kind, changed, m, runs, seed)
             rows.append(
                 [f"{kind}, {changed:.0%} changed", f"{m:,}", f"{round(m / changed):,}", str(runs)]
-                + [_pct(r[k]) for k in ("t", "bootstrap", "report", "normal")]
+                + [_pct(r[k]) for k in ("t", "bootstrap", "report")]
+                + [f"{_pct(r[f'{k}_below'])} / {_pct(r[f'{k}_above'])}" for k in ("t", "report")]
+                + [_pct(r["normal"])]
                 + [f"{r['apart']:.3f}", f"{r['reseeded']:.3f}"]
             )
     _table(
         f"The normal limit against the bootstrap ({N_BOOT} resamples), null data sets; bounds "
         "apart as a share of the half-width, medians over the sets",
         ["outcome", "changed", "n", "sets", "t covers", "bootstrap covers", "report covers"]
-        + ["report took t", "t vs bootstrap", "bootstrap vs reseeded"],
+        + ["t misses below / above", "report misses below / above", "report took t"]
+        + ["t vs bootstrap", "bootstrap vs reseeded"],
         rows,
     )
 

@@ -91,3 +91,29 @@ def test_normal_limit_covers_and_agrees_with_the_bootstrap_just_past_its_thresho
     assert rates["normal"] == 1.0, rates
     assert abs(rates["report"] - 0.95) <= 0.01 + mc_error(0.95, reps), rates
     assert rates["apart"] <= 1.5 * rates["reseeded"], rates
+
+
+@pytest.mark.parametrize(
+    "kind,changed,took_t",
+    [("binary", 0.3, True), ("ties", 0.5, True), ("skewed", 1.0, False), ("heavy", 1.0, False)],
+)
+def test_normal_limit_from_1100_changed_only_where_the_differences_are_nearly_symmetric(
+    kind, changed, took_t
+):
+    """Just past 1,000 changed questions the report takes the t interval on the symmetric
+    types (binary with as many fixed as broken, tied) and keeps the bootstrap on the skewed
+    ones (skewness 2 and 33, over 0.03 sqrt(n)); where it took t, t covers 95%, misses on
+    each side about as often (2.5% each) and lies from the bootstrap about as far as the
+    bootstrap from itself under another seed."""
+    reps = 150
+    rates = simulate.large_rates(
+        kind, changed, simulate.SYMMETRIC_LIMIT_FROM * 11 // 10, reps, SEED
+    )
+    if not took_t:
+        assert rates["normal"] == 0.0, rates
+        return
+    assert rates["normal"] >= 0.95, rates
+    assert abs(rates["report"] - 0.95) <= 0.01 + mc_error(0.95, reps), rates
+    for side in ("report_below", "report_above"):
+        assert rates[side] <= 0.025 + 0.01 + mc_error(0.025, reps), rates
+    assert rates["apart"] <= 1.5 * rates["reseeded"], rates

@@ -665,21 +665,56 @@ def test_large_sets_take_students_t_the_bootstraps_normal_limit(tmp_path, write_
     assert "How sure: bootstrap" not in page
 
 
-@pytest.mark.parametrize("changed,expected", [(9_999, False), (10_000, True)])
-def test_normal_limit_counts_the_questions_off_the_commonest_difference(changed, expected):
-    """100,000 questions of which 9,999 changed are 9,999 draws: the bootstrap; from 10,000 the
-    normal limit. Differences equal to 12 decimals (sums in another order) are one value."""
+@pytest.mark.parametrize(
+    "shape,changed,expected",
+    [
+        ("skewed", 9_999, False),
+        ("skewed", 10_000, True),
+        ("symmetric", 999, False),
+        ("symmetric", 1_000, True),
+    ],
+)
+def test_normal_limit_counts_the_questions_off_the_commonest_difference(shape, changed, expected):
+    """100,000 questions of which 9,999 changed are 9,999 draws: the bootstrap where they are
+    skewed, from 10,000 the normal limit; where they are symmetric (as many +1 as -1) from
+    1,000. Differences equal to 12 decimals (sums in another order) are one value."""
     from reportgen.analysis.stats import INTERVAL, NORMAL_LIMIT, compare_metric, in_normal_limit
 
     diff = np.zeros(100_000)
-    diff[:changed] = np.where(np.arange(changed) % 3 == 0, -1.0, 1.0)
+    place = np.arange(changed)
+    if shape == "skewed":  # one in 50 gains 49, the others lose 1: skewness about 22
+        diff[:changed] = np.where(place % 50 == 0, 49.0, -1.0)
+    else:
+        diff[:changed] = np.where(place % 2 == 0, -1.0, 1.0)
     diff[changed:] = 1e-15 * (np.arange(100_000 - changed) % 2)  # zero, as rounding sees it
     assert in_normal_limit(diff) is expected
     c, _ = compare_metric(
         "m", np.zeros(len(diff)), diff, binary=False, n_boot=200, confidence=0.95, seed=0
     )
     assert c.interval == (NORMAL_LIMIT if expected else INTERVAL)
-    assert in_normal_limit(np.arange(10_001.0)) and not in_normal_limit(np.arange(10_000.0))
+    # evenly spread values (skewness 0) are all off the commonest one but one
+    assert in_normal_limit(np.arange(1_001.0)) and not in_normal_limit(np.arange(1_000.0))
+
+
+@pytest.mark.parametrize(
+    "skewness,expected", [(0.029, True), (-0.029, True), (0.031, False), (-0.031, False)]
+)
+def test_normal_limit_under_10000_changed_takes_differences_of_little_skewness(skewness, expected):
+    """Between 1,000 and 10,000 changed questions the normal limit needs |skewness| at most
+    0.03 sqrt(n) (the size of t's one-sided error): at n = 2,500, a skewness of 1.5. The
+    differences are a two-point distribution, whose skewness (1 - 2p) / sqrt(p (1 - p)) is
+    set by the share p of the larger value (solved for p here, checked with scipy)."""
+    from scipy import stats as scipy_stats
+
+    from reportgen.analysis.stats import in_normal_limit
+
+    n = 2_500
+    g = skewness * math.sqrt(n)  # p from g: (1 - 2p)^2 = g^2 p (1 - p)
+    p = (1 - math.copysign(1, g) * g / math.sqrt(g * g + 4)) / 2
+    high = round(p * n)
+    diff = np.where(np.arange(n) < high, 1.0, 0.0) + np.linspace(0, 1e-9, n)  # all distinct
+    assert abs(scipy_stats.skew(diff)) / math.sqrt(n) == pytest.approx(abs(skewness), abs=4e-4)
+    assert in_normal_limit(diff) is expected
 
 
 def test_normal_limit_draws_are_the_limit_and_mirror_when_runs_swap():
@@ -706,10 +741,12 @@ def test_normal_limit_draws_are_the_limit_and_mirror_when_runs_swap():
 def test_the_rule_counts_changed_questions_and_holds_for_each_runs_interval(
     tmp_path, write_log, compare
 ):
-    """25,000 questions of which about 2,500 changed: B - A keeps the bootstrap (beside the
-    score interval of a 0/1 outcome), since a mean of 2,500 changes is no large sample; each
-    run's own interval in the stage table (12,500
-    questions off its commonest value) is Student's t (scipy on the run's 0/1 values)."""
+    """25,000 questions of which about 2,500 changed, as many fixed as broken: B - A takes the
+    normal limit, Student's t (scipy on the differences), since 2,500 changes of a skewness
+    near 0 are past 1,000 (a skewed B - A waits for 10,000:
+    test_normal_limit_counts_the_questions_off_the_commonest_difference); each run's own
+    interval in the stage table (12,500 questions off its commonest value) is Student's t
+    (scipy on the run's 0/1 values)."""
     rng = np.random.default_rng(4)
     n = 25_000
     ca = rng.random(n) < 0.5
@@ -723,10 +760,11 @@ def test_the_rule_counts_changed_questions_and_holds_for_each_runs_interval(
     ]
     doc = compare(*logs, tmp_path / "out")
     got = doc["metrics"]["correct"]
-    assert got["wins"] + got["losses"] < 10_000 <= got["n"]
-    assert got["interval"] == (
-        "expanded percentile bootstrap and Tango's score interval, the wider on each side"
-    )
+    assert 1_000 <= got["wins"] + got["losses"] < 10_000 <= got["n"]
+    assert got["interval"] == "Student's t (normal limit)"
+    diff = cb.astype(float) - ca.astype(float)
+    low, high = scipy_stats.ttest_1samp(diff, 0).confidence_interval(0.95)
+    assert (got["ci_low"], got["ci_high"]) == pytest.approx((low, high), abs=1e-12)
     (stage,) = [s for s in doc["stages"] if s["metric"] == "correct"]
     for run, values in (("a", ca), ("b", cb)):
         low, high = scipy_stats.ttest_1samp(values.astype(float), 0).confidence_interval(0.95)

@@ -479,7 +479,7 @@ def few_resamples(
     the nominal level (a 95% interval on 10 questions at 98.29%), so more resamples are needed
     there. A warning, not a refusal: --confidence 0.999 with the default --n-boot (2.5 beyond)
     is a choice CI may have made, and the intervals that draw no resamples (Student's t, from
-    10,000 changed questions) are unaffected."""
+    10,000 changed questions or 1,000 of nearly symmetric differences) are unaffected."""
     return too_few_resamples(
         n_boot,
         confidence,

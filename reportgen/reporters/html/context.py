@@ -30,8 +30,10 @@ from ...analysis.stats import (
     NORMAL_LIMIT_FROM,
     POWER,
     RANDOM_FLIPS,
+    SKEW_BOUND,
     STUDENT_T,
     STUDENTIZED_BELOW,
+    SYMMETRIC_LIMIT_FROM,
 )
 from ...comparison.compare import (
     CHANGED_SHOWN,
@@ -534,7 +536,10 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             "undefined, as on 2 or 3 questions); where every difference is the same (no "
             "spread to studentize), the expanded percentile interval below. Once "
             f"{NORMAL_LIMIT_FROM:,} questions differ from the commonest difference (usually: once "
-            f"{NORMAL_LIMIT_FROM:,} have changed), the bootstrap's normal limit, Student's t "
+            f"{NORMAL_LIMIT_FROM:,} have changed), or {SYMMETRIC_LIMIT_FROM:,} where the "
+            f"differences' skewness is at most {SKEW_BOUND} sqrt(n) (by the first Edgeworth "
+            "term, t then misses on each side within a tenth of its share), the bootstrap's "
+            "normal limit, Student's t "
             "interval, with no resampling. Otherwise the expanded percentile interval "
             "(quantiles at Phi(sqrt(n / (n - 1)) t(n - 1, tail))); for a binary outcome, on each "
             "side the wider of it and Tango's score interval for paired proportions, which keeps "
