@@ -381,10 +381,15 @@ def in_normal_limit(values: np.ndarray) -> bool:
 
 
 def _skewness(values: np.ndarray) -> float:
-    """The values' skewness, m3 / m2^1.5 of their central moments (0 without spread)."""
+    """The values' skewness, m3 / m2^1.5 of their central moments (0 without spread), taken on
+    the values scaled to at most 1 (it does not change with scale): their cubes cannot overflow."""
     centred = values - values.mean()
-    m2 = float(np.mean(centred**2))
-    return float(np.mean(centred**3)) / m2**1.5 if m2 > 0 else 0.0
+    largest = float(np.abs(centred).max()) if len(centred) else 0.0
+    if largest == 0:
+        return 0.0
+    scaled = centred / largest
+    m2 = float(np.mean(scaled**2))
+    return float(np.mean(scaled**3)) / m2**1.5
 
 
 def t_interval(values: np.ndarray, confidence: float) -> tuple[float, float] | None:
