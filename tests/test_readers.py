@@ -155,19 +155,20 @@ def test_csv_bad_values_are_counted_in_the_one_line(tmp_path):
     ("column", "value", "reason"),
     [
         ("question_id", [1, 2], "[1, 2] is not an id (text or a whole number)"),
-        ("question_id", {"a": 1}, "{'a': 1} is not an id"),
-        ("question_id", True, "True is not an id"),
+        ("question_id", {"a": 1}, '{"a": 1} is not an id'),
+        ("question_id", True, "true is not an id"),
         ("question_id", 3.1, "3.1 is a fraction, which JSON may have shortened; write the id"),
         ("question_id", 12345678901234567.0, "is a number past 2**53, whose last digits JSON"),
         ("question_id", float("inf"), "inf is not an id (text or a whole number)"),
         ("sample", [0], "[0] is not an id"),
-        ("retrieved_ids", ["p1", {"id": "p2"}], "has an item, {'id': 'p2'}, that is not an id"),
+        ("retrieved_ids", ["p1", {"id": "p2"}], 'has an item, {"id": "p2"}, that is not an id'),
         ("relevant_spans", [{"doc_id": [1], "start": 0, "end": 9}], "doc_id [1] is not an id"),
     ],
 )
 def test_a_json_id_that_parquet_would_refuse_is_refused(tmp_path, column, value, reason):
     """A list, an object, true or a fraction was read as its JSON text ("[1, 2]", "true",
-    "3.1") and paired by it; a Parquet log of the same ids is refused for their type."""
+    "3.1") and paired by it; a Parquet log of the same ids is refused for their type. The
+    value is shown as the file spells it (true, {"a": 1}), not as Python does."""
     path = tmp_path / "run.jsonl"
     rows = [{"question_id": f"q{i}", "correct": True} for i in range(2)]
     rows[1][column] = value

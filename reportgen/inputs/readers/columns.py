@@ -401,7 +401,11 @@ def cell_error(
 
 
 def _shown(value: Any) -> str:
-    text = repr(value)
+    """A cell's value as a message shows it: true, null, a list or an object in JSON's spelling
+    (the file's, for a JSON log; Python's True or {'a': 1} is in no file), text and numbers as
+    Python writes them ('maybe', 3.1, inf)."""
+    plain = value is None or isinstance(value, bool | list | dict)
+    text = json.dumps(value, ensure_ascii=False, default=str) if plain else repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
 
 
