@@ -125,9 +125,9 @@ def _passages(tmp_path: Path, text: str) -> Path:
 @pytest.mark.parametrize(
     ("row", "message"),
     [
-        ("p2,d1,2.7,9\n", "row 2 has start 2.7, not a whole number"),
-        ("p2,d1,2,1e30\n", "row 2 has end 1e30, beyond 2**63 - 1, the largest integer read"),
-        ("p2,d1,2,-4\n", "row 2 has end -4 below 0"),
+        ("p2,d1,2.7,9\n", "line 3 has start 2.7, not a whole number"),
+        ("p2,d1,2,1e30\n", "line 3 has end 1e30, beyond 2**63 - 1, the largest integer read"),
+        ("p2,d1,2,-4\n", "line 3 has end -4 below 0"),
     ],
 )
 def test_a_passage_offset_no_integer_holds_or_below_0_is_named(tmp_path, row, message):

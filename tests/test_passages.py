@@ -134,29 +134,58 @@ def _table(tmp_path: Path, text: str, suffix: str = ".csv") -> Path:
 @pytest.mark.parametrize(
     ("table", "message"),
     [
-        ("passage_id,doc_id,start,end\np1,d1,0,5\np2,d1,7,7\n", "row 2 has start 7 >= end"),
-        ("passage_id,doc_id,start,end\np1,d1,-3,5\np2,d1,5,9\n", "row 1 has start -3 below 0"),
-        ("passage_id,doc_id,start,end\np1,d1,0,5\np1,d2,0,5\n", "row 2 repeats passage_id 'p1'"),
-        ("passage_id,doc_id,start,end\np1,,0,5\np2,d1,0,5\n", "row 1 has no doc_id"),
+        ("passage_id,doc_id,start,end\np1,d1,0,5\np2,d1,7,7\n", "line 3 has start 7 >= end"),
+        ("passage_id,doc_id,start,end\np1,d1,-3,5\np2,d1,5,9\n", "line 2 has start -3 below 0"),
+        ("passage_id,doc_id,start,end\np1,d1,0,5\np1,d2,0,5\n", "line 3 repeats passage_id 'p1'"),
+        ("passage_id,doc_id,start,end\np1,,0,5\np2,d1,0,5\n", "line 2 has no doc_id"),
         ("passage_id,doc_id,start\np1,d1,0\n", "no column end; a passage table has the columns"),
         (
             "passage_id,doc_id,start,end\np1,d1,0,5\np2,d1,zero,5\n",
-            "row 2 has start zero, not a number; offsets count whole characters",
+            "line 3 has start zero, not a number; offsets count whole characters",
         ),
         (
             "passage_id,doc_id,start,end\np1,d1,0,5\np2,d1,5,inf\n",
-            "row 2 has end inf, not a finite number; offsets count whole characters",
+            "line 3 has end inf, not a finite number; offsets count whole characters",
         ),
         (
             "passage_id,doc_id,start,end\np1,d1,0,9223372036854775808\n",
-            "row 1 has end 9223372036854775808, beyond 2**63 - 1, the largest integer read",
+            "line 2 has end 9223372036854775808, beyond 2**63 - 1, the largest integer read",
         ),
     ],
 )
 def test_a_bad_passage_table_is_named_with_its_row(tmp_path, table, message):
+    """A CSV table's rows are named by their lines, as an editor shows them (row 2 under the
+    header is line 3), as a log's are."""
     log, passages = _log(tmp_path, [LABELLED]), _table(tmp_path, table)
     line = fail("compare", log, log, "-o", tmp_path / "r.html", "--k", 2, "--passages", passages)
     assert f"{passages}: {message}" in line
+
+
+@pytest.mark.parametrize(
+    ("suffix", "table", "where"),
+    [
+        # a blank line and a quoted doc_id of two lines above the bad row: it starts on line 6
+        (".csv", 'passage_id,doc_id,start,end\np1,d1,0,5\n\np2,"manual\nB",0,5\np3,d1,9,2\n',
+         "line 6"),
+        (".tsv", "passage_id\tdoc_id\tstart\tend\np1\td1\t0\t5\n\np3\td1\t9\t2\n", "line 4"),
+        (".parquet", None, "row 2"),  # a Parquet table has rows, not lines
+    ],
+)  # fmt: skip
+def test_a_passage_table_row_is_named_by_its_line_past_blank_lines_and_line_breaks(
+    tmp_path, suffix, table, where
+):
+    log = _log(tmp_path, [LABELLED])
+    passages = tmp_path / f"passages{suffix}"
+    if table is None:
+        pq.write_table(
+            pa.table({"passage_id": ["p1", "p3"], "doc_id": ["d1", "d1"], "start": [0, 9],
+                      "end": [5, 2]}),
+            passages,
+        )  # fmt: skip
+    else:
+        passages.write_text(table)
+    line = fail("compare", log, log, "-o", tmp_path / "r.html", "--k", 2, "--passages", passages)
+    assert f"{passages}: {where} has start 9 >= end" in line, line
 
 
 @pytest.mark.parametrize(

@@ -26,6 +26,7 @@ from ..contract import BY_NAME, integer_problem, type_problem
 from ..engine import connection
 from .columns import place
 from .compressed import refuse_gzip
+from .tabular import record_line
 
 COLUMNS = {"passage_id": pa.string(), "doc_id": pa.string(), "start": pa.int64(), "end": pa.int64()}
 ID_LISTS = {"retrieved_ids": "retrieved_spans", "context_ids": "context_spans"}
@@ -76,7 +77,7 @@ def read_passages(path: Path) -> pa.Table:
         found = integer_problem(table[name].combine_chunks()) if offsets else None
         if found is not None:
             raise InputError(
-                f"{path}: row {found[0] + 1} has {name} {found[1]}; offsets count whole "
+                f"{path}: {_where(path, found[0] + 1)} has {name} {found[1]}; offsets count whole "
                 "characters (read as they are, never rounded): fix the value in the table"
             )
         try:
@@ -91,8 +92,16 @@ def read_passages(path: Path) -> pa.Table:
     if found:
         row, problem, column, value = found[0].values()
         detail = _PROBLEMS[problem].format(column=column, value=value)
-        raise InputError(f"{path}: row {row} {detail}")
+        raise InputError(f"{path}: {_where(path, row)} {detail}")
     return passages
+
+
+def _where(path: Path, row: int) -> str:
+    """The 1-based data ``row`` as a message names it: by its line in a CSV or TSV table (the
+    line an editor shows; row 3 is line 4 under the header), by its row in a Parquet one."""
+    delimiter = {".csv": ",", ".tsv": "\t"}.get(path.suffix.lower())
+    line = None if delimiter is None else record_line(path, row, delimiter)
+    return f"row {row}" if line is None else f"line {line}"
 
 
 def _text_offsets(path: Path, name: str, text: pa.Array) -> pa.Array:
@@ -123,8 +132,8 @@ def _text_offsets(path: Path, name: str, text: pa.Array) -> pa.Array:
             values.append(int(number))
             continue
         raise InputError(
-            f"{path}: row {row} has {name} {cell.strip()}, {problem}; offsets count whole "
-            "characters (read as they are, never rounded): fix the value in the table"
+            f"{path}: {_where(path, row)} has {name} {cell.strip()}, {problem}; offsets count "
+            "whole characters (read as they are, never rounded): fix the value in the table"
         )
     return pa.array(values, pa.int64())
 

@@ -116,6 +116,25 @@ def first_json(path: Path) -> Any:
         return None
 
 
+def record_line(path: Path, row: int, delimiter: str) -> int | None:
+    """The line on which the 1-based data ``row`` of a CSV or TSV file starts (blank lines
+    skipped, as every reader here skips them; a record whose quoted fields hold line breaks
+    named by its first line), for the message about it; None past the end. Read again only
+    for that message: a table read by Arrow keeps no lines."""
+    limit = csv.field_size_limit(FIELD_LIMIT)
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as handle:
+            reader = csv.reader(handle, delimiter=delimiter)
+            records = (r for r in reader if r)  # the header first
+            next(records, None)
+            for n, record in enumerate(records, start=1):
+                if n == row:
+                    return reader.line_num - sum(map(_breaks, record))
+    finally:
+        csv.field_size_limit(limit)
+    return None
+
+
 def _breaks(value: str) -> int:
     """The line breaks in a field, as the reader counts lines (\\n, \\r\\n or \\r)."""
     return value.count("\n") + value.count("\r") - value.count("\r\n")
