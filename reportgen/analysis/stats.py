@@ -384,7 +384,7 @@ def _skewness(values: np.ndarray) -> float:
     """The values' skewness, m3 / m2^1.5 of their central moments (0 without spread), taken on
     the values scaled to at most 1 (it does not change with scale): their cubes cannot overflow."""
     centred = values - values.mean()
-    largest = float(np.abs(centred).max()) if len(centred) else 0.0
+    largest = float(np.abs(centred).max())
     if largest == 0:
         return 0.0
     scaled = centred / largest

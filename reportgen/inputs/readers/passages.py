@@ -31,6 +31,7 @@ from .tabular import record_line
 COLUMNS = {"passage_id": pa.string(), "doc_id": pa.string(), "start": pa.int64(), "end": pa.int64()}
 ID_LISTS = {"retrieved_ids": "retrieved_spans", "context_ids": "context_spans"}
 LISTED = 5  # labelled documents named in a note; the rest are counted
+DELIMITERS = {".csv": ",", ".tsv": "\t"}  # a passage table read as text, by its name
 _PROBLEMS = {
     "missing": "has no {column}; give every passage its passage_id, doc_id, start and end",
     "negative": "has {column} {value} below 0; offsets count characters from 0",
@@ -45,10 +46,10 @@ def read_passages(path: Path) -> pa.Table:
     if not path.is_file():
         raise InputError(f"{path}: {not_a_file(path)}; pass a passage table with --passages")
     refuse_gzip(path)
-    suffix = path.suffix.lower()
+    delimiter = DELIMITERS.get(path.suffix.lower())
     try:
-        if suffix in (".csv", ".tsv"):
-            options = csv.ParseOptions(delimiter="\t" if suffix == ".tsv" else ",")
+        if delimiter is not None:
+            options = csv.ParseOptions(delimiter=delimiter)
             # every column as text: "007" is not 7, and offsets are parsed exactly below
             text = dict.fromkeys(COLUMNS, pa.string())
             convert = csv.ConvertOptions(column_types=text, strings_can_be_null=True)  # "": missing
@@ -99,7 +100,7 @@ def read_passages(path: Path) -> pa.Table:
 def _where(path: Path, row: int) -> str:
     """The 1-based data ``row`` as a message names it: by its line in a CSV or TSV table (the
     line an editor shows; row 3 is line 4 under the header), by its row in a Parquet one."""
-    delimiter = {".csv": ",", ".tsv": "\t"}.get(path.suffix.lower())
+    delimiter = DELIMITERS.get(path.suffix.lower())
     line = None if delimiter is None else record_line(path, row, delimiter)
     return f"row {row}" if line is None else f"line {line}"
 
