@@ -198,9 +198,6 @@ def slice_fwer(kind: str, reps: int, seed: int, slices: int = 5, size: int = 40)
     return alarms / reps
 
 
-SIDES = ("_below", "_above")
-
-
 def large_rates(kind: str, changed: float, m: int, reps: int, seed: int) -> dict[str, float]:
     """Coverage and agreement of Student's t interval and the bootstrap on null data sets of
     about ``m`` questions off the commonest difference (n = m / ``changed`` questions).
@@ -215,7 +212,9 @@ def large_rates(kind: str, changed: float, m: int, reps: int, seed: int) -> dict
     rng = np.random.default_rng((seed, m, LARGE_KINDS.index((kind, changed)), 4))
     level = expanded_confidence(CONFIDENCE, n)
     hits = {"normal": 0} | {
-        f"{name}{side}": 0 for name in ("t", "bootstrap", "report") for side in ("", *SIDES)
+        f"{name}{side}": 0
+        for name in ("t", "bootstrap", "report")
+        for side in ("", "_below", "_above")
     }
     apart, reseeded = [], []
     for rep in range(reps):
