@@ -18,7 +18,7 @@ import random
 import numpy as np
 import pytest
 import reference as ref
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 from scipy import optimize
 from scipy import stats as scipy_stats
@@ -374,8 +374,14 @@ def test_swap_runs_flips_diff_and_counts_keeps_p(data, seed):
         assert (ba.fixed, ba.broken) == (ab.broken, ab.fixed)
 
 
+# three questions whose differences are x, 1 and -x: a resample of one value left a variance of
+# float noise, and the studentized interval of A - B read [-9.1e7, 2.8e7] (below)
+NOISY_SPREAD = 0.634011546350965
+
+
 @HYP
 @given(paired_scores(), st.integers(0, 2**31 - 1))
+@example((np.array([0.0, 0.0, NOISY_SPREAD]), np.array([NOISY_SPREAD, 1.0, 0.0]), False), 0)
 def test_swap_runs_mirrors_interval(data, seed):
     # Resampling question indices with one seed draws the same questions whichever run is
     # called A, so B - A and A - B resample to exactly opposite means: the interval of the
@@ -387,6 +393,43 @@ def test_swap_runs_mirrors_interval(data, seed):
         return
     assert abs(ba.ci_low + ab.ci_high) <= EPS, (ba.ci_low, ab.ci_high)
     assert abs(ba.ci_high + ab.ci_low) <= EPS, (ba.ci_high, ab.ci_low)
+
+
+def test_swapped_differences_resample_to_the_same_squares_bit_for_bit():
+    """B - A and A - B draw mirrored resamples: means exactly negated, squares exactly equal
+    (a square taken as a power of -x differed from x's in the last bit)."""
+    from reportgen.analysis.stats import bootstrap_moments
+
+    diff = np.array([NOISY_SPREAD, 1.0, -NOISY_SPREAD])
+    means, squares = bootstrap_moments(diff, 1000, 0, squares=True)
+    mirrored_means, mirrored_squares = bootstrap_moments(-diff, 1000, 0, squares=True)
+    assert np.array_equal(mirrored_means, -means)
+    assert np.array_equal(mirrored_squares, squares)
+
+
+def test_a_resample_of_one_value_has_no_spread():
+    """Its mean square less its squared mean is float noise, not spread: 0, whatever the value;
+    a resample of two values 1e-3 apart keeps its spread (sample sd of [v, v, v + 1e-3])."""
+    from reportgen.analysis.stats import resample_spreads
+
+    values = np.random.default_rng(0).uniform(-1, 1, 10_000)
+    constant = resample_spreads((3 * values) / 3, (3 * (values * values)) / 3, 3)
+    assert (constant == 0).all()
+    v = values[:5]
+    means = (3 * v + 1e-3) / 3
+    squares = (2 * v * v + (v + 1e-3) ** 2) / 3
+    expected = [np.std([x, x, x + 1e-3], ddof=1) for x in v]
+    assert resample_spreads(means, squares, 3) == pytest.approx(expected, rel=1e-3)
+
+
+@pytest.mark.parametrize("x", np.linspace(0.05, 0.95, 91))
+def test_three_questions_keep_their_interval_near_their_differences(x):
+    """Differences x, 1 and -x: the interval of B - A stays within a few spreads of the mean.
+    Resamples of one value read as spread of 1e-8 gave bounds of order 1e7 for 19 of these."""
+    ab = _compare(np.array([0.0, 0.0, x]), np.array([x, 1.0, 0.0]), False, 0)
+    t_low, t_high = scipy_stats.t.interval(0.95, 2, loc=ab.diff, scale=ab.sd / math.sqrt(3))
+    assert ab.ci_low >= t_low - 5 * (t_high - t_low)
+    assert ab.ci_high <= t_high + 5 * (t_high - t_low)
 
 
 @HYP

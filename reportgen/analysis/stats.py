@@ -23,6 +23,7 @@ _DECIMALS = 12  # differences equal to this many decimals are one value
 _CHUNK = 250  # resamples drawn at once: bounds memory to chunk x (distinct values + tail)
 _COUNT_COST = 15  # one multinomial category costs about 15 index draws
 _SLACK = 1e-9  # flipped sums closer than this to the observed sum are equal to it
+_SPREAD_NOISE = 1e-12  # a resample's variance under this share of its mean square is none
 EXACT_FLIPS = 12  # up to this many non-zero differences every sign flip is enumerated (4096)
 RANDOM_FLIPS = 10_000  # otherwise this many seeded random flips (p's MC error <= 0.005) ...
 NORMAL_FROM = 1_000  # ... below this many non-zero differences; from here, the normal limit
@@ -195,7 +196,9 @@ def bootstrap_moments(
     tail = np.repeat(values[head:], counts[head:])
     probs = np.append(counts[:head], len(tail)) / n
 
-    powers = values[:head, None] ** (np.arange(1 + squares) + 1)  # value (and its square)
+    # value (and its square, as a product: a power of -v can differ from v's in the last bit,
+    # and A - B must resample to the squares of B - A exactly)
+    powers = np.column_stack([values[:head], values[:head] * values[:head]][: 1 + squares])
 
     def chunk(start: int) -> np.ndarray:
         rows = min(_CHUNK, n_boot - start)
@@ -262,8 +265,14 @@ def expanded_confidence(confidence: float, n: int) -> float:
 
 
 def resample_spreads(means: np.ndarray, squares: np.ndarray, n: int) -> np.ndarray:
-    """Standard deviation (ddof 1) of each resample of n, from its mean and mean square."""
-    return np.sqrt(np.maximum(squares - means * means, 0) * n / (n - 1))
+    """Standard deviation (ddof 1) of each resample of n, from its mean and mean square; 0 where
+    the variance is within _SPREAD_NOISE of the mean square. A resample of one value has none,
+    but its mean square less its squared mean leaves float noise (a few 1e-16 of the square,
+    at most n of them for sums of n terms; resamples are studentized below 1,000 questions),
+    whose root, a spread of 1e-8, made t* of order 1e7 and an interval of -9e7 at 3 questions.
+    A spread under 1e-6 of the values' root mean square is none."""
+    variance = squares - means * means
+    return np.sqrt(np.where(variance > _SPREAD_NOISE * squares, variance, 0.0) * n / (n - 1))
 
 
 def studentized_draws(diff: np.ndarray, means: np.ndarray, squares: np.ndarray) -> np.ndarray:
