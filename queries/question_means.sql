@@ -9,8 +9,13 @@
 --   context_tokens, passages and every score of question_metrics, averaged.
 -- A question of one sample is copied as it is (the mean of one score is that score): ordered
 -- aggregates over every question cost several times more than the rest of the scoring.
-WITH counted AS (
-    SELECT *, count(*) OVER (PARTITION BY run, question_id) AS samples FROM question_metrics
+WITH repeated AS (
+    -- the questions of more than one sample, grouped rather than counted by a window over every
+    -- row (0.6 s of the 1.5 s of CPU this query took at 1M questions)
+    SELECT run, question_id, count(*) AS samples
+    FROM question_metrics
+    GROUP BY run, question_id
+    HAVING count(*) > 1
 )
 SELECT
     run,
@@ -34,8 +39,10 @@ SELECT
     avg("all" ORDER BY sample) AS "all",
     avg(correct ORDER BY sample) AS correct,
     avg(faithfulness ORDER BY sample) AS faithfulness
-FROM counted
-WHERE samples > 1
+FROM question_metrics
+JOIN repeated USING (run, question_id)
 GROUP BY run, question_id
 UNION ALL BY NAME
-SELECT * EXCLUDE (sample) FROM counted WHERE samples = 1
+SELECT * EXCLUDE (sample), 1::BIGINT AS samples
+FROM question_metrics
+ANTI JOIN repeated USING (run, question_id)

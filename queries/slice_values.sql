@@ -22,14 +22,18 @@ both_runs AS (
     FROM rows_b
 ),
 per_run AS (
+    -- a run's rows give more than one value when their least and greatest differ (counting the
+    -- distinct values took 2 s of CPU at 1M questions, this 1.1 s)
     SELECT question_id,
            any_value(value) FILTER (WHERE run = 'a') AS value_a,
            any_value(value) FILTER (WHERE run = 'b') AS value_b,
-           count(DISTINCT value) FILTER (WHERE run = 'a') > 1 AS varies_a,
-           count(DISTINCT value) FILTER (WHERE run = 'b') > 1 AS varies_b
+           min(value) FILTER (WHERE run = 'a') < max(value) FILTER (WHERE run = 'a') AS varies_a,
+           min(value) FILTER (WHERE run = 'b') < max(value) FILTER (WHERE run = 'b') AS varies_b
     FROM both_runs
     GROUP BY question_id
 )
 SELECT question_id, coalesce(value_a, value_b) AS value,
-       coalesce(value_a <> value_b, false) AS differs, varies_a, varies_b
+       coalesce(value_a <> value_b, false) AS differs,
+       -- a run without the question, or without a value for it, does not vary
+       coalesce(varies_a, false) AS varies_a, coalesce(varies_b, false) AS varies_b
 FROM per_run

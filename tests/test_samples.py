@@ -152,6 +152,19 @@ def test_a_repeated_sample_is_a_duplicate(tmp_path):
     assert "'q1' appears in rows 1 and 2" in result.output
 
 
+def test_repeats_in_a_sample_column_that_names_none_are_duplicates(tmp_path):
+    """A sample column every row leaves null names no sample: its repeated ids are duplicates,
+    the rows without a sample being one group (not a null matching nothing)."""
+    a = _frame(A).astype({"sample": object})
+    a["sample"] = None
+    result, _, html = _compare(tmp_path, a, _frame(B))
+    assert result.exit_code == 2 and not html.exists()
+    assert result.stderr == (
+        f"ragreport: error: {tmp_path / 'a.parquet'}: question_id 'q1' appears in rows 1 and 2; "
+        "each question must appear once per run (once per sample with a sample column)\n"
+    )
+
+
 @pytest.mark.parametrize("column", ["sample", "epoch"])
 @pytest.mark.parametrize("unnamed", [None, " "])
 def test_a_row_without_a_sample_beside_named_ones_is_refused(tmp_path, column, unnamed):
