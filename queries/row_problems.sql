@@ -22,8 +22,6 @@ WITH checked AS MATERIALIZED (
     FROM runs AS r
     JOIN facts AS f USING (run, row_number)
 ),
--- a list column's name as the user wrote it: runs.sql makes the ids and grades of a log that
--- logs none from its spans, and a problem found there is one of the spans
 -- the first row of each question (and sample: with a sample column a question has one row per
 -- sample) logged more than once; grouped rather than a window over every row (1 s of the 3 s of
 -- CPU this query took at 1M questions)
@@ -33,6 +31,8 @@ repeated AS (
     GROUP BY run, question_id, sample
     HAVING count(*) > 1
 ),
+-- a list column's name as the user wrote it: runs.sql makes the ids and grades of a log that
+-- logs none from its spans, and a problem found there is one of the spans
 written AS (
     SELECT run, name,
            CASE WHEN list_contains(columns, spans) AND NOT list_contains(columns, name)

@@ -196,9 +196,10 @@ def bootstrap_moments(
     tail = np.repeat(values[head:], counts[head:])
     probs = np.append(counts[:head], len(tail)) / n
 
-    # value (and its square, as a product: a power of -v can differ from v's in the last bit,
-    # and A - B must resample to the squares of B - A exactly)
-    powers = np.column_stack([values[:head], values[:head] * values[:head]][: 1 + squares])
+    # each common value (and its square, as a product: a power of -v can differ from v's in the
+    # last bit, and A - B must resample to the squares of B - A exactly)
+    common = values[:head]
+    powers = np.column_stack([common, common * common] if squares else [common])
 
     def chunk(start: int) -> np.ndarray:
         rows = min(_CHUNK, n_boot - start)
