@@ -170,7 +170,11 @@ SCHEMA = {
         pa.Table.from_pylist(rows()).drop_columns(["question_id"]),
         "no question_id column",
     ),
-    "correct as string": (_typed("correct", pa.array(["yes"] * 12)), "column correct"),
+    "correct as a list": (_typed("correct", pa.array([["yes"]] * 12)), "column correct"),
+    "correct as other words": (
+        _typed("correct", pa.array(["yes", "no", "maybe"] * 4)),
+        "row 3 (question_id 'q2'): correct has 'maybe'",
+    ),
     # read as an extra column, the report went on without correctness and said nothing
     "Correct in another case": (
         pa.Table.from_pylist(rows()).rename_columns(
@@ -798,7 +802,7 @@ def test_validate_left_out_values_only_exit_0(tmp_path):
 
 
 def test_validate_schema_problems_all_listed(tmp_path, good):
-    table = _typed("correct", pa.array(["yes"] * 12)).append_column("Slice", pa.array(["x"] * 12))
+    table = _typed("correct", pa.array([["yes"]] * 12)).append_column("Slice", pa.array(["x"] * 12))
     log = write(tmp_path / "s.parquet", table)
     code, out, _ = invoke("validate", log, good, tmp_path / "missing.parquet")
     lines = out.strip().splitlines()

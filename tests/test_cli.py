@@ -228,7 +228,7 @@ def test_wrong_column_type(pair, tmp_path):
     a, _ = pair
     rows = good_rows()
     for r in rows:
-        r["correct"] = "yes"
+        r["correct"] = ["yes"]
     b = log(tmp_path / "typed.parquet", rows)
     expect_error(tmp_path, a, b, "typed.parquet", "column correct", "expected bool")
 

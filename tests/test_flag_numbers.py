@@ -1,6 +1,7 @@
-"""True/false columns logged as numbers: pandas writes a 0/1 column that holds a missing value
-as floats (1.0, 0.0, NaN), many tools write 0/1 as integers. They read as true/false, a
-missing value as missing, and any other number is refused naming its row."""
+"""True/false columns logged as numbers or text: pandas writes a 0/1 column that holds a missing
+value as floats (1.0, 0.0, NaN), many tools write 0/1 as integers, and a judge's verdict is often
+kept as its word. They read as true/false, a missing value as missing, and any other number or
+word is refused naming its row."""
 
 from __future__ import annotations
 
@@ -107,9 +108,65 @@ def test_another_number_is_refused_naming_its_row(tmp_path, name, values, shown)
     assert not (tmp_path / "out" / "r.html").exists()
 
 
-def test_text_is_still_refused_by_type(tmp_path):
-    bad = log(tmp_path / "bad.parquet", pa.array(["yes", "no"]))
+def as_words(values: list, true: str, false: str) -> list:
+    return [None if v is None else true if v == 1 else false for v in values]
+
+
+@pytest.mark.parametrize(
+    "column",
+    [
+        pytest.param(lambda v: pa.array(as_words(v, "true", "false")), id="true/false"),
+        pytest.param(lambda v: pa.array(as_words(v, "\tTrue ", " FALSE\n")), id="case, spaces"),
+        pytest.param(lambda v: pa.array(as_words(v, "yes", "No")), id="yes/no"),
+        pytest.param(lambda v: pa.array(as_words(v, "Y", "n")), id="y/n"),
+        pytest.param(lambda v: pa.array(as_words(v, "t", "F")), id="t/f"),
+        pytest.param(lambda v: pa.array(as_words(v, "1", "0")), id="1/0 as text"),
+        pytest.param(
+            lambda v: pa.array(as_words(v, "yes", "no"), pa.large_string()), id="large_string"
+        ),
+        pytest.param(
+            lambda v: pa.array(as_words(v, "true", "false")).dictionary_encode(),
+            id="a pandas category",
+        ),
+    ],
+)
+def test_text_reads_as_the_text_formats_read_it(tmp_path, column):
+    """A judge's verdict kept as its text, as pandas writes an object column of words: the
+    words a CSV or JSON Lines log may hold read as true and false, in any case."""
+    a = log(tmp_path / "a.parquet", column(A))
+    b = log(tmp_path / "b.parquet", column(B))
+    code, err, doc = compare(tmp_path, a, b)
+    assert code == 0, err
+    assert correct_counts(doc) == (PAIRED, FIXED, BROKEN)
+
+
+@pytest.mark.parametrize(
+    ("values", "shown"),
+    [
+        (["yes", "no", "maybe", "yes"], "correct has 'maybe'"),
+        (["true", "false", "", "true"], "correct has ''"),
+        (["true", "1.0", "false", "true"], "correct has '1.0'"),
+        (["true", "false", "true", "tru e"], "correct has 'tru e'"),
+    ],
+)
+def test_other_text_is_refused_naming_its_row(tmp_path, values, shown):
+    bad = log(tmp_path / "bad.parquet", pa.array(values))
+    good = log(tmp_path / "good.parquet", pa.array([True, False, True, True]))
+    code, err, doc = compare(tmp_path, good, bad)
+    row = next(i for i, v in enumerate(values) if repr(v) in shown)
+    assert code == 2 and doc is None and "Traceback" not in err
+    assert err.strip() == (
+        f"ragreport: error: {bad}: row {row + 1} (question_id 'q{row}'): {shown}; a true/false "
+        "column logged as text holds true/1/yes/t/y (true) or false/0/no/f/n (false), in any "
+        "case: fix the value in the log"
+    )
+    assert not (tmp_path / "out" / "r.html").exists()
+
+
+def test_another_type_is_refused_by_type(tmp_path):
+    bad = log(tmp_path / "bad.parquet", pa.array([["yes"], ["no"]]))
     good = log(tmp_path / "good.parquet", pa.array([True, False]))
     code, err, _ = compare(tmp_path, good, bad)
     assert code == 2
-    assert "column correct has type string, expected bool (1/0 accepted)" in err
+    assert "column correct has type list<" in err
+    assert "expected bool (1/0 and yes/no accepted) (the answer is correct" in err

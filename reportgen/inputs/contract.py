@@ -28,7 +28,7 @@ def _decoded(check: _Check) -> _Check:
 
 
 @_decoded
-def _string(t: pa.DataType) -> bool:
+def is_text(t: pa.DataType) -> bool:
     # string_view: what newer pyarrow and polars write; DuckDB reads all three as VARCHAR
     return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t)
 
@@ -41,7 +41,7 @@ def is_list_type(t: pa.DataType) -> bool:
 
 @_decoded
 def _id(t: pa.DataType) -> bool:
-    return _string(t) or pa.types.is_integer(t)
+    return is_text(t) or pa.types.is_integer(t)
 
 
 @_decoded
@@ -59,9 +59,10 @@ def _measure(t: pa.DataType) -> bool:
 
 @_decoded
 def _flag(t: pa.DataType) -> bool:
-    """True/false, or a number that must be 1 or 0 (flag_problem): pandas writes a 0/1 column
-    that holds a missing value as floats, and many tools write 0/1 as integers."""
-    return pa.types.is_boolean(t) or _number(t)
+    """True/false, a number that must be 1 or 0, or text that must be a word of TRUE_WORDS or
+    FALSE_WORDS (flag_problem): pandas writes a 0/1 column that holds a missing value as
+    floats, many tools write 0/1 as integers, and a judge's verdict is often kept as its text."""
+    return pa.types.is_boolean(t) or _number(t) or is_text(t)
 
 
 def _list_of(item: _Check) -> _Check:
@@ -108,18 +109,31 @@ def wide_number(t: pa.DataType) -> bool:
     return pa.types.is_floating(t) or pa.types.is_decimal(t) or pa.types.is_uint64(t)
 
 
-def numeric_flag(column: Column, t: pa.DataType) -> bool:
-    """Whether ``column`` is a true/false column logged as numbers (1 and 0)."""
+TRUE_WORDS = ("true", "1", "yes", "t", "y")  # a true/false value logged as text, in any case
+FALSE_WORDS = ("false", "0", "no", "f", "n")
+FLAG_SPACE = " \t\n\r\x0b\x0c"  # trimmed from such a word, on load and in the queries alike
+
+
+def logged_flag(column: Column, t: pa.DataType) -> bool:
+    """Whether ``column`` is a true/false column logged as numbers (1 and 0) or as text."""
     return column.check is _flag and not pa.types.is_boolean(t)
 
 
 def flag_problem(values: pa.Array) -> tuple[int, str] | None:
-    """The index of the first value of a numeric true/false column that is neither 1 nor 0
-    (nulls and NaN are missing values), and the value; None when every value is one."""
+    """The index of the first value of a true/false column logged as numbers that is neither 1
+    nor 0 (nulls and NaN are missing values), or logged as text that is no word of TRUE_WORDS
+    or FALSE_WORDS once trimmed of FLAG_SPACE (nulls are missing values), and the value; None
+    when every value is one."""
     if pa.types.is_dictionary(values.type):
         values = values.dictionary_decode()
-    doubles = pc.cast(values, pa.float64())
-    bad = pc.invert(pc.or_(pc.is_in(doubles, pa.array([0.0, 1.0])), pc.is_nan(doubles)))
+    if is_text(values.type):
+        words = pc.utf8_lower(pc.utf8_trim(values, FLAG_SPACE))
+        bad = pc.and_(
+            pc.is_valid(words), pc.invert(pc.is_in(words, pa.array(TRUE_WORDS + FALSE_WORDS)))
+        )
+    else:
+        doubles = pc.cast(values, pa.float64())
+        bad = pc.invert(pc.or_(pc.is_in(doubles, pa.array([0.0, 1.0])), pc.is_nan(doubles)))
     index = pc.index(pc.fill_null(bad, False), True).as_py()
     return None if index < 0 else (index, repr(values[index].as_py()))
 
@@ -158,11 +172,11 @@ class Column:
     fields: tuple[str, ...] = ()  # of the spans of a span column, whose types are checked
 
 
-FLAG = "bool (1/0 accepted)"
+FLAG = "bool (1/0 and yes/no accepted)"
 
 COLUMNS: tuple[Column, ...] = (
     Column("question_id", "string (ints accepted)", _id, "pairing key, unique within a run"),
-    Column("question", "string", _string, "the question text, shown in drill-downs"),
+    Column("question", "string", is_text, "the question text, shown in drill-downs"),
     Column("slice", "string", _id, "the question's slice (intent class, product area)"),
     Column(
         "retrieved_ids",
@@ -198,8 +212,8 @@ COLUMNS: tuple[Column, ...] = (
         _measure,
         "share of the answer's claims supported by its context",
     ),
-    Column("answer", "string", _string, "the generated answer, shown in drill-downs"),
-    Column("reference_answer", "string", _string, "the reference answer, shown in drill-downs"),
+    Column("answer", "string", is_text, "the generated answer, shown in drill-downs"),
+    Column("reference_answer", "string", is_text, "the reference answer, shown in drill-downs"),
     Column("answer_relevance", "float 0..1", _measure, "the answer addresses the question asked"),
     Column(
         "answerable",

@@ -15,7 +15,15 @@ import pyarrow.parquet as pq
 
 from ..errors import InputError
 from ..resources import query_text
-from .contract import BY_NAME, FLAG, LARGEST_VALUE, has_samples
+from .contract import (
+    BY_NAME,
+    FALSE_WORDS,
+    FLAG,
+    FLAG_SPACE,
+    LARGEST_VALUE,
+    TRUE_WORDS,
+    has_samples,
+)
 from .engine import connect, over_budget, return_freed_memory
 from .load import RunFile
 from .row_checks import EXAMPLES, RowProblem
@@ -324,12 +332,24 @@ class RunDatabase:
 
 
 def _read_as(name: str, duckdb_type: Any) -> str:
-    """How the queries read contract column ``name``: a true/false column logged as numbers as
-    booleans (1 true, 0 false, null and NaN missing: a cast would read NaN as true, and the
-    numbers are checked on load), the rest as written (queries/runs.sql casts them)."""
-    if BY_NAME[name].type_name == FLAG and str(duckdb_type) != "BOOLEAN":
-        return f"CASE {name}::DOUBLE WHEN 1 THEN true WHEN 0 THEN false END AS {name}"
-    return name
+    """How the queries read contract column ``name``: a true/false column logged as numbers or
+    text as booleans (1 true, 0 false, null and NaN missing: a cast would read NaN as true; a
+    word of TRUE_WORDS true, of FALSE_WORDS false, in any case and trimmed of FLAG_SPACE, as
+    the values are checked on load: DuckDB's own cast refuses a word with a space around it),
+    the rest as written (queries/runs.sql casts them)."""
+    if BY_NAME[name].type_name != FLAG or str(duckdb_type) == "BOOLEAN":
+        return name
+    if str(duckdb_type) == "VARCHAR":
+        word = f"lower(trim({name}, '{FLAG_SPACE}'))"
+        return (
+            f"CASE WHEN {word} IN {_literals(TRUE_WORDS)} THEN true "
+            f"WHEN {word} IN {_literals(FALSE_WORDS)} THEN false END AS {name}"
+        )
+    return f"CASE {name}::DOUBLE WHEN 1 THEN true WHEN 0 THEN false END AS {name}"
+
+
+def _literals(texts: tuple[str, ...]) -> str:
+    return "(" + ", ".join(f"'{t}'" for t in texts) + ")"
 
 
 def _used(name: str, params: dict[str, Any]) -> dict[str, Any]:

@@ -20,11 +20,14 @@ from ..errors import InputError
 from ..formatting import row_named
 from .contract import (
     BY_NAME,
+    FALSE_WORDS,
+    TRUE_WORDS,
     derived_table_problem,
     flag_problem,
     integer_problem,
     is_list_type,
-    numeric_flag,
+    is_text,
+    logged_flag,
     type_problem,
     wide_number,
 )
@@ -181,12 +184,12 @@ def _wide_integers(schema: pa.Schema) -> dict[str, list[str]]:
     return wide
 
 
-def _numeric_flags(schema: pa.Schema) -> list[str]:
-    """The true/false columns of ``schema`` logged as numbers (contract.numeric_flag)."""
+def _logged_flags(schema: pa.Schema) -> list[str]:
+    """The true/false columns of ``schema`` logged as numbers or text (contract.logged_flag)."""
     return [
         field.name
         for field in schema
-        if field.name in BY_NAME and numeric_flag(BY_NAME[field.name], field.type)
+        if field.name in BY_NAME and logged_flag(BY_NAME[field.name], field.type)
     ]
 
 
@@ -205,7 +208,7 @@ def value_problems(
     whose value it does not, in row order: a span offset or a grade that is not an integer of
     the range read (2.7, 0.4, 1e30), a true/false column's number that is not 1 or 0 (0.5, 2).
     ``read`` gives the named columns of the log; only a log with such columns is read here."""
-    wide, flags = _wide_integers(schema), _numeric_flags(schema)
+    wide, flags = _wide_integers(schema), _logged_flags(schema)
     if not wide and not flags:
         return []
     table = read(["question_id", *wide, *flags])
@@ -219,9 +222,11 @@ def value_problems(
                 what = f"{name} has {field or 'a grade of'} {bad[1]}"
                 found.append((parents[bad[0]].as_py(), what, _INTEGER_FIX))
     for name in flags:
-        bad = flag_problem(table[name].combine_chunks())
+        values = table[name].combine_chunks()
+        bad = flag_problem(values)
         if bad is not None:
-            found.append((bad[0], f"{name} has {bad[1]}", _FLAG_FIX))
+            fix = _TEXT_FLAG_FIX if is_text(values.type) else _FLAG_FIX
+            found.append((bad[0], f"{name} has {bad[1]}", fix))
     return [
         f"{path}: {row_named(row + 1, table['question_id'][row].as_py())}: {what}; {fix}"
         for row, what, fix in sorted(found, key=lambda item: item[0])
@@ -249,6 +254,10 @@ _INTEGER_FIX = (
 )
 _FLAG_FIX = (
     "a true/false column logged as numbers holds 1 (true) or 0 (false): fix the value in the log"
+)
+_TEXT_FLAG_FIX = (
+    f"a true/false column logged as text holds {'/'.join(TRUE_WORDS)} (true) or "
+    f"{'/'.join(FALSE_WORDS)} (false), in any case: fix the value in the log"
 )
 
 

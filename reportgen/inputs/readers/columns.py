@@ -21,12 +21,12 @@ import pyarrow as pa
 
 from ...errors import InputError
 from ...formatting import fmt_count
-from ..contract import BY_NAME, FLAG, OFFSET_LIMIT
+from ..contract import BY_NAME, FALSE_WORDS, FLAG, OFFSET_LIMIT, TRUE_WORDS
 
 Columns = dict[str, list[Any]]
 
-_TRUE = frozenset({"true", "1", "yes", "t", "y"})
-_FALSE = frozenset({"false", "0", "no", "f", "n"})
+_TRUE = frozenset(TRUE_WORDS)
+_FALSE = frozenset(FALSE_WORDS)
 TEXT_ID_LENGTH = 16  # hex digits of sha256 kept when a text stands for an id
 _INTEGER = re.compile(r"[+-]?(0|[1-9][0-9]{0,17})")  # fits in int64
 _DIGITS = re.compile(r"[+-]?[0-9]+")  # a whole number of any length
