@@ -125,6 +125,9 @@ def as_words(values: list, true: str, false: str) -> list:
             lambda v: pa.array(as_words(v, "yes", "no"), pa.large_string()), id="large_string"
         ),
         pytest.param(
+            lambda v: pa.array(as_words(v, "yes", "no"), pa.string_view()), id="string_view"
+        ),
+        pytest.param(
             lambda v: pa.array(as_words(v, "true", "false")).dictionary_encode(),
             id="a pandas category",
         ),
@@ -149,8 +152,9 @@ def test_text_reads_as_the_text_formats_read_it(tmp_path, column):
         (["true", "false", "true", "tru e"], "correct has 'tru e'"),
     ],
 )
-def test_other_text_is_refused_naming_its_row(tmp_path, values, shown):
-    bad = log(tmp_path / "bad.parquet", pa.array(values))
+@pytest.mark.parametrize("kind", [pa.string(), pa.string_view()], ids=str)
+def test_other_text_is_refused_naming_its_row(tmp_path, values, shown, kind):
+    bad = log(tmp_path / "bad.parquet", pa.array(values, kind))
     good = log(tmp_path / "good.parquet", pa.array([True, False, True, True]))
     code, err, doc = compare(tmp_path, good, bad)
     row = next(i for i, v in enumerate(values) if repr(v) in shown)
