@@ -121,6 +121,7 @@ def as_words(values: list, true: str, false: str) -> list:
         pytest.param(lambda v: pa.array(as_words(v, "Y", "n")), id="y/n"),
         pytest.param(lambda v: pa.array(as_words(v, "t", "F")), id="t/f"),
         pytest.param(lambda v: pa.array(as_words(v, "1", "0")), id="1/0 as text"),
+        pytest.param(lambda v: pa.array(as_words(v, "1.0", " 0.0")), id="floats as text"),
         pytest.param(
             lambda v: pa.array(as_words(v, "yes", "no"), pa.large_string()), id="large_string"
         ),
@@ -148,7 +149,8 @@ def test_text_reads_as_the_text_formats_read_it(tmp_path, column):
     [
         (["yes", "no", "maybe", "yes"], "correct has 'maybe'"),
         (["true", "false", "", "true"], "correct has ''"),
-        (["true", "1.0", "false", "true"], "correct has '1.0'"),
+        (["true", "0.5", "false", "true"], "correct has '0.5'"),
+        (["true", "false", "nan", "true"], "correct has 'nan'"),
         (["true", "false", "true", "tru e"], "correct has 'tru e'"),
     ],
 )
@@ -165,6 +167,26 @@ def test_other_text_is_refused_naming_its_row(tmp_path, values, shown, kind):
         "case: fix the value in the log"
     )
     assert not (tmp_path / "out" / "r.html").exists()
+
+
+def test_shards_of_numbers_and_of_text_read_as_one_log(tmp_path):
+    """A folder of shards, one written with the column as floats (pandas, a NaN among them),
+    one as words: DuckDB reads the two as text, the floats spelled 1.0, 0.0 and nan."""
+    a = log(tmp_path / "a.parquet", pa.array(A, pa.int64()))
+    b = tmp_path / "b.parquet"
+    b.mkdir()
+    for part, rows in (("0", range(5)), ("1", range(5, 10))):
+        ids = pa.array([f"q{i}" for i in rows])
+        values = [B[i] for i in rows]
+        column = (
+            as_floats(values, nan=True) if part == "0" else pa.array(as_words(values, "yes", "no"))
+        )
+        pq.write_table(
+            pa.table({"question_id": ids, "correct": column}), b / f"part-{part}.parquet"
+        )
+    code, err, doc = compare(tmp_path, a, b)
+    assert code == 0, err
+    assert correct_counts(doc) == (PAIRED, FIXED, BROKEN)
 
 
 def test_another_type_is_refused_by_type(tmp_path):

@@ -8,6 +8,7 @@ with its column instead of failing deep inside a query.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -111,7 +112,20 @@ def wide_number(t: pa.DataType) -> bool:
 
 TRUE_WORDS = ("true", "1", "yes", "t", "y")  # a true/false value logged as text, in any case
 FALSE_WORDS = ("false", "0", "no", "f", "n")
-FLAG_SPACE = " \t\n\r\x0b\x0c"  # trimmed from such a word, on load and in the queries alike
+FLAG_SPACE = " \t\n\r\x0b\x0c"  # trimmed from such a text, on load and in the queries alike
+_DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+
+
+def spelled_flag(text: str) -> bool | None:
+    """The true/false value a text spells, trimmed of FLAG_SPACE: a word of TRUE_WORDS or
+    FALSE_WORDS in any case, or a number equal to 1 or 0 (``1.0``, as a float column turned to
+    text reads); None when it spells neither."""
+    word = text.strip(FLAG_SPACE).lower()
+    if word in TRUE_WORDS or word in FALSE_WORDS:
+        return word in TRUE_WORDS
+    if _DECIMAL.fullmatch(word) and float(word) in (0.0, 1.0):
+        return float(word) == 1.0
+    return None
 
 
 def logged_flag(column: Column, t: pa.DataType) -> bool:
@@ -121,18 +135,16 @@ def logged_flag(column: Column, t: pa.DataType) -> bool:
 
 def flag_problem(values: pa.Array) -> tuple[int, str] | None:
     """The index of the first value of a true/false column logged as numbers that is neither 1
-    nor 0 (nulls and NaN are missing values), or logged as text that is no word of TRUE_WORDS
-    or FALSE_WORDS once trimmed of FLAG_SPACE (nulls are missing values), and the value; None
-    when every value is one."""
+    nor 0 (nulls and NaN are missing values), or logged as text that spells neither
+    (spelled_flag; nulls are missing values), and the value; None when every value is one."""
     if pa.types.is_dictionary(values.type):
         values = values.dictionary_decode()
     if is_text(values.type):
-        if pa.types.is_string_view(values.type):  # Arrow's text kernels take no views
+        if pa.types.is_string_view(values.type):  # Arrow's kernels below take no views
             values = values.cast(pa.large_string())
-        words = pc.utf8_lower(pc.utf8_trim(values, FLAG_SPACE))
-        bad = pc.and_(
-            pc.is_valid(words), pc.invert(pc.is_in(words, pa.array(TRUE_WORDS + FALSE_WORDS)))
-        )
+        distinct = pc.unique(values).drop_null().to_pylist()  # a handful of words
+        unspelled = [text for text in distinct if spelled_flag(text) is None]
+        bad = pc.is_in(values, pa.array(unspelled, values.type))
     else:
         doubles = pc.cast(values, pa.float64())
         bad = pc.invert(pc.or_(pc.is_in(doubles, pa.array([0.0, 1.0])), pc.is_nan(doubles)))

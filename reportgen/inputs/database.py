@@ -333,17 +333,20 @@ class RunDatabase:
 
 def _read_as(name: str, duckdb_type: Any) -> str:
     """How the queries read contract column ``name``: a true/false column logged as numbers or
-    text as booleans (1 true, 0 false, null and NaN missing: a cast would read NaN as true; a
-    word of TRUE_WORDS true, of FALSE_WORDS false, in any case and trimmed of FLAG_SPACE, as
-    the values are checked on load: DuckDB's own cast refuses a word with a space around it),
-    the rest as written (queries/runs.sql casts them)."""
+    text as booleans (1 true, 0 false, null and NaN missing: a cast would read NaN as true;
+    text as contract.spelled_flag reads it on load, which DuckDB's own cast does not: it
+    refuses a word with a space around it and 1.0), the rest as written (queries/runs.sql
+    casts them). Shards of one log that hold such a column as numbers in one file and as text
+    in another are read as text, the numbers spelled as DuckDB writes them (1.0, nan)."""
     if BY_NAME[name].type_name != FLAG or str(duckdb_type) == "BOOLEAN":
         return name
     if str(duckdb_type) == "VARCHAR":
-        word = f"lower(trim({name}, '{FLAG_SPACE}'))"
+        text = f"trim({name}, '{FLAG_SPACE}')"
         return (
-            f"CASE WHEN {word} IN {_literals(TRUE_WORDS)} THEN true "
-            f"WHEN {word} IN {_literals(FALSE_WORDS)} THEN false END AS {name}"
+            f"CASE WHEN lower({text}) IN {_literals(TRUE_WORDS)} THEN true "
+            f"WHEN lower({text}) IN {_literals(FALSE_WORDS)} THEN false "
+            f"ELSE CASE TRY_CAST({text} AS DOUBLE) WHEN 1 THEN true WHEN 0 THEN false END "
+            f"END AS {name}"
         )
     return f"CASE {name}::DOUBLE WHEN 1 THEN true WHEN 0 THEN false END AS {name}"
 

@@ -21,12 +21,10 @@ import pyarrow as pa
 
 from ...errors import InputError
 from ...formatting import fmt_count
-from ..contract import BY_NAME, FALSE_WORDS, FLAG, OFFSET_LIMIT, TRUE_WORDS
+from ..contract import BY_NAME, FLAG, OFFSET_LIMIT, spelled_flag
 
 Columns = dict[str, list[Any]]
 
-_TRUE = frozenset(TRUE_WORDS)
-_FALSE = frozenset(FALSE_WORDS)
 TEXT_ID_LENGTH = 16  # hex digits of sha256 kept when a text stands for an id
 _INTEGER = re.compile(r"[+-]?(0|[1-9][0-9]{0,17})")  # fits in int64
 _DIGITS = re.compile(r"[+-]?[0-9]+")  # a whole number of any length
@@ -156,18 +154,15 @@ def _missing(value: Any) -> bool:
 
 
 def _bool(value: Any) -> bool:
-    """true/false, yes/no, 1/0 in any case, and 1.0/0.0: pandas writes a 0/1 column holding a
-    missing value as floats, and JSON writers may write 1.0."""
+    """true/false, yes/no, 1/0 in any case, and 1.0/0.0 (contract.spelled_flag, as a Parquet
+    log's text is read): pandas writes a 0/1 column holding a missing value as floats, and JSON
+    writers may write 1.0."""
     if isinstance(value, bool):
         return value
-    text = str(value).strip().lower()
-    if text in _TRUE:
-        return True
-    if text in _FALSE:
-        return False
-    if _NUMBER.fullmatch(text) and float(text) in (0.0, 1.0):
-        return float(text) == 1.0
-    raise Unreadable("is not true or false")
+    spelled = spelled_flag(str(value))
+    if spelled is None:
+        raise Unreadable("is not true or false")
+    return spelled
 
 
 def _float(value: Any) -> float:
