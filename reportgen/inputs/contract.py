@@ -60,9 +60,9 @@ def _measure(t: pa.DataType) -> bool:
 
 @_decoded
 def _flag(t: pa.DataType) -> bool:
-    """True/false, a number that must be 1 or 0, or text that must be a word of TRUE_WORDS or
-    FALSE_WORDS (flag_problem): pandas writes a 0/1 column that holds a missing value as
-    floats, many tools write 0/1 as integers, and a judge's verdict is often kept as its text."""
+    """True/false, a number that must be 1 or 0, or text that must spell one (spelled_flag;
+    flag_problem): pandas writes a 0/1 column that holds a missing value as floats, many tools
+    write 0/1 as integers, and a judge's verdict is often kept as its word."""
     return pa.types.is_boolean(t) or _number(t) or is_text(t)
 
 
