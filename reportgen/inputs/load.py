@@ -206,7 +206,8 @@ def value_problems(
 ) -> list[str]:
     """The first value of each column (and span field) whose type the contract accepts but
     whose value it does not, in row order: a span offset or a grade that is not an integer of
-    the range read (2.7, 0.4, 1e30), a true/false column's number that is not 1 or 0 (0.5, 2).
+    the range read (2.7, 0.4, 1e30), a true/false column's number that is not 1 or 0 (0.5, 2)
+    or text that spells neither (maybe, 0.5).
     ``read`` gives the named columns of the log; only a log with such columns is read here."""
     wide, flags = _wide_integers(schema), _logged_flags(schema)
     if not wide and not flags:
