@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -188,6 +188,16 @@ def _parquet(table: pa.Table) -> bytes:
     return sink.getvalue()
 
 
+def check_metrics_outputs(
+    log: Path, output: Path, sums_path: Path | None, read: Mapping[Path, str]
+) -> None:
+    """Refuse output paths that cannot be written (check_outputs) before the log is scored:
+    ``read`` holds the other files the command reads (--qrels, --passages, a --map file), by
+    option, which an output must not overwrite either."""
+    # both paths checked together: one path given twice would be a single entry of ``files``
+    check_outputs([output, *([sums_path] if sums_path else [])], inputs=[log], read=read)
+
+
 def write_metrics(
     log: Path,
     table: pa.Table,
@@ -195,14 +205,14 @@ def write_metrics(
     sums_path: Path | None,
     n_boot: int,
     seed: int,
+    read: Mapping[Path, str],
 ) -> None:
     """Write the per-question table and, when asked, its partial sums (both or neither)."""
-    # both paths checked together: one path given twice would be a single entry of ``files``
-    check_outputs([output, *([sums_path] if sums_path else [])], inputs=[log])
+    check_metrics_outputs(log, output, sums_path, read)
     files = {output: _parquet(table)}
     if sums_path is not None:
         files[sums_path] = _parquet(sums_table(table, n_boot, seed))
-    write_all(files, inputs=[log])
+    write_all(files, inputs=[log], read=read)
 
 
 def read_sums(path: Path) -> dict[str, MetricSums]:

@@ -179,3 +179,37 @@ def test_a_difference_every_question_shares_gets_no_interval(tmp_path):
     ]
     unchanged = merged([sums["a"]], [sums["same"]])
     assert f"correct: A 0.0000 B 0.0000 B \u2212 A 0.0000 {note}" in unchanged
+
+
+@pytest.mark.parametrize("where", ["-o", "--partial-sums"])
+def test_metrics_refuses_to_write_over_its_passage_table(tmp_path, where):
+    """The passage table is read as much as the log is: an output at its path is refused before
+    the log is scored, and the table is left as it was (compare refuses the same)."""
+    passages = tmp_path / "passages.parquet"
+    pq.write_table(
+        pa.table({"passage_id": ["x0", "x1"], "doc_id": ["d1", "d1"], "start": [0, 100],
+                  "end": [100, 200]}),
+        passages,
+    )  # fmt: skip
+    log = tmp_path / "a.parquet"
+    pq.write_table(
+        pa.table({
+            "question_id": ["q1"],
+            "relevant_spans": [[{"doc_id": "d1", "start": 10, "end": 20}]],
+            "retrieved_ids": [["x0", "x1"]],
+        }),
+        log,
+    )  # fmt: skip
+    before = passages.read_bytes()
+    outputs = {"-o": tmp_path / "m.parquet", "--partial-sums": tmp_path / "s.parquet"}
+    outputs[where] = passages
+    result = invoke(
+        "metrics", log, "--passages", passages,
+        "-o", outputs["-o"], "--partial-sums", outputs["--partial-sums"],
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert result.output == (
+        f"ragreport: error: {passages}: is the file --passages reads; choose another output path\n"
+    )
+    assert passages.read_bytes() == before
+    assert not any(p.exists() for p in outputs.values() if p != passages)
