@@ -14,6 +14,8 @@ from __future__ import annotations
 import glob
 import json
 import math
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -72,9 +74,11 @@ def _located(report: Path, recorded: Path, what: str, label: str) -> Path:
     found = next((p for p in tried if p.exists() or glob.glob(str(p))), None)
     if found is None:
         looked = " nor ".join(str(p.absolute()) for p in dict.fromkeys(tried))
+        # the logs' paths may be passed; a qrels file's or passage table's only found
+        passed = ", or pass the logs after the report" if what == "log" else ""
         raise InputError(
             f"{recorded}: no such {what} (run {label} of {report}): not at {looked}; put the "
-            "file the report read there, or pass the logs after the report"
+            f"file the report read there{passed}"
         )
     return found
 
@@ -87,6 +91,24 @@ def _relocated(report: Path, run: ArchivedRun) -> ArchivedRun:
         for p, what in ((read.qrels, "qrels file"), (read.passages, "passage table"))
     )
     return replace(run, read=replace(read, qrels=qrels, passages=passages))
+
+
+def _renamed(
+    paths: list[Path], runs: tuple[ArchivedRun, ...], recorded: tuple[ArchivedRun, ...]
+) -> dict[str, str]:
+    """Each file verify reads (log, qrels file, passage table) whose path differs from the one
+    the report records, with that one, and likewise their file names, which a warning may
+    give alone (for first_difference)."""
+    pairs = [(path, Path(run.path)) for path, run in zip(paths, recorded, strict=True)]
+    for now, then in zip(runs, recorded, strict=True):
+        pairs += [
+            (getattr(now.read, name), getattr(then.read, name))
+            for name in ("qrels", "passages")
+            if getattr(then.read, name) is not None
+        ]
+    named = [(str(path), str(was)) for path, was in pairs]
+    named += [(path.name, was.name) for path, was in pairs]
+    return {path: was for path, was in named if path != was}
 
 
 def _sidecar(report: Path, path: Path) -> tuple[list[dict[str, Any]], str | None]:
@@ -143,17 +165,24 @@ class Difference:
 
 
 def first_difference(
-    actual: Any, expected: Any, where: tuple[str | int, ...] = ()
+    actual: Any,
+    expected: Any,
+    where: tuple[str | int, ...] = (),
+    renamed: Mapping[str, str] | None = None,
 ) -> tuple[Difference | None, int]:
     """The first value of ``actual`` (the re-run) that differs from ``expected`` (the report;
-    floats to RELATIVE_TOLERANCE), and how many numbers were compared up to there."""
+    floats to RELATIVE_TOLERANCE), and how many numbers were compared up to there.
+
+    ``renamed``: paths of the re-run's files, each with the path the report gives the same
+    file; a text of the re-run that names one (a warning naming a log) is compared with it
+    spelled as in the report, since the paths of the files are not compared."""
     if isinstance(expected, dict) and isinstance(actual, dict):
         checked = 0
         for key in dict.fromkeys([*expected, *actual]):
             if key not in actual or key not in expected:
                 mine, theirs = actual.get(key, ABSENT), expected.get(key, ABSENT)
                 return Difference((*where, key), theirs, mine), checked
-            found, n = first_difference(actual[key], expected[key], (*where, key))
+            found, n = first_difference(actual[key], expected[key], (*where, key), renamed)
             checked += n
             if found:
                 return found, checked
@@ -165,7 +194,7 @@ def first_difference(
                 mine = actual[i] if i < len(actual) else ABSENT
                 theirs = expected[i] if i < len(expected) else ABSENT
                 return Difference((*where, i), theirs, mine), checked
-            found, n = first_difference(actual[i], expected[i], (*where, i))
+            found, n = first_difference(actual[i], expected[i], (*where, i), renamed)
             checked += n
             if found:
                 return found, checked
@@ -177,7 +206,16 @@ def first_difference(
             return (None if actual is expected else difference), 1
         same = math.isclose(actual, expected, rel_tol=RELATIVE_TOLERANCE, abs_tol=1e-12)
         return (None if same else difference), 1
+    if isinstance(actual, str) and renamed and actual != expected:
+        actual = _respelled(actual, renamed)
     return (None if actual == expected else difference), 0
+
+
+def _respelled(text: str, renamed: Mapping[str, str]) -> str:
+    """``text`` with every path of ``renamed`` replaced by its counterpart, the longest first
+    (a path may begin with another)."""
+    pattern = "|".join(re.escape(path) for path in sorted(renamed, key=len, reverse=True))
+    return re.sub(pattern, lambda found: renamed[found.group()], text)
 
 
 def verify(report: Path, logs: list[Path]) -> Verification:
@@ -197,6 +235,7 @@ def verify(report: Path, logs: list[Path]) -> Verification:
                 "and compare the files for a report that verify can check"
             )
     paths = logs or [_located(report, Path(run.path), "log", run.label) for run in runs]
+    recorded = runs
     runs = tuple(_relocated(report, run) for run in runs)
     warnings = version_warnings(archived.tool)
     for i, (run, path) in enumerate(zip(runs, paths, strict=True)):
@@ -248,7 +287,7 @@ def verify(report: Path, logs: list[Path]) -> Verification:
         mine["path"] = theirs["path"]
         for key in ("qrels", "passages"):
             mine["read"][key] = theirs["read"][key]
-    found, checked = first_difference(fresh, document)
+    found, checked = first_difference(fresh, document, renamed=_renamed(paths, runs, recorded))
     made = archived.tool.version
     if found is not None and made != __version__ and ABSENT in (found.report, found.rerun):
         lacking = "the report" if found.report is ABSENT else f"ragreport {__version__}'s"

@@ -412,3 +412,86 @@ def test_a_report_edited_past_the_command_s_options_is_bad_input(archived, key, 
     code, _, err = invoke("verify", edit(report, lambda d: d["params"].__setitem__(key, value)))
     assert code == 2 and err.count("\n") == 1, err
     assert says in err and "Traceback" not in err
+
+
+def _spans(*spans: tuple[str, int, int]) -> list[dict]:
+    return [{"doc_id": d, "start": s, "end": e} for d, s, e in spans]
+
+
+def test_a_log_with_its_passage_table_renamed_or_moved_verifies(tmp_path):
+    """The sha256 of a log read with a passage table named the files by their file names, so a
+    renamed copy of the same bytes was "not the log the report read"; a moved passage table is
+    looked for and named, with advice that can be followed."""
+    passages = tmp_path / "passages.parquet"
+    pd.DataFrame(
+        {"passage_id": ["x0", "x1", "x2"], "doc_id": ["d1", "d1", "d2"], "start": [10, 200, 0],
+         "end": [100, 300, 100]}
+    ).to_parquet(passages)  # fmt: skip
+    a = pd.DataFrame(
+        {"question_id": ["q1", "q2"],
+         "relevant_spans": [_spans(("d1", 20, 30)), _spans(("d2", 50, 60))],
+         "retrieved_ids": [["x0", "x1"], ["x2", "x0"]], "context_ids": [["x0"], ["x2"]]}
+    )  # fmt: skip
+    a.to_parquet(tmp_path / "a.parquet")
+    a.assign(context_ids=[["x1"], ["x2"]]).to_parquet(tmp_path / "b.parquet")
+    report = tmp_path / "out" / "r.json"
+    report.parent.mkdir()
+    code, _, err = invoke(
+        "compare", tmp_path / "a.parquet", tmp_path / "b.parquet",
+        "-o", report.with_suffix(".html"), "--passages", passages, "--n-boot", "100",
+    )  # fmt: skip
+    assert code == 0, err
+    renamed = [Path(shutil.copy(tmp_path / f"{run}.parquet", tmp_path / f"renamed_{run}.parquet"))
+               for run in "ab"]  # fmt: skip
+    code, out, err = invoke("verify", report, *renamed)
+    assert code == 0, out + err
+    # the same name in another folder verified before, and does now
+    code, out, err = invoke("verify", report)
+    assert code == 0, out + err
+    passages.rename(tmp_path / "moved.parquet")
+    code, out, err = invoke("verify", report, *renamed)
+    assert code == 2
+    assert err == (
+        f"ragreport: error: {passages}: no such passage table (run A of {report}): not at "
+        f"{passages}; put the file the report read there\n"
+    )
+
+
+def test_a_warning_naming_a_renamed_log_verifies(tmp_path):
+    """The chunking sample's warnings name its log ("9 questions of manuals_a_chunk400.parquet
+    have overlapping relevant_spans"): a renamed copy differed at that warning."""
+    samples = ROOT / "sample_runs"
+    a, b = (samples / f"manuals_{name}.parquet" for name in ("a_chunk400", "b_chunk1000"))
+    report = tmp_path / "r.json"
+    code, _, err = invoke("compare", a, b, "-o", tmp_path / "r.html", "--n-boot", "100")
+    assert code == 0, err
+    assert any(a.name in w for c in json.loads(report.read_text())["comparisons"]
+               for w in c["warnings"])  # fmt: skip
+    renamed = Path(shutil.copy(a, tmp_path / "x.parquet"))
+    code, out, err = invoke("verify", report, renamed, b)
+    assert code == 0, out + err
+    # a warning that differs in more than the log's name still differs
+    code, out, _ = invoke(
+        "verify",
+        edit(report, lambda d: d["comparisons"][0]["warnings"].__setitem__(
+            0, d["comparisons"][0]["warnings"][0].replace("9 questions", "8 questions"))),
+        renamed, b,
+    )  # fmt: skip
+    assert code == 1 and "differs at comparisons[0].warnings[0]" in out
+
+
+def test_a_trec_run_renamed_with_its_qrels_verifies(tmp_path):
+    """A TREC run's sha256 covers its qrels file: both named by their file names, a renamed
+    copy of the run differed."""
+    data = ROOT / "tests" / "data" / "trec_eval"
+    run = Path(shutil.copy(data / "results.test", tmp_path / "results.test"))
+    qrels = Path(shutil.copy(data / "qrels.test", tmp_path / "qrels.test"))
+    report = tmp_path / "r.json"
+    code, _, err = invoke(
+        "compare", run, run, "-o", tmp_path / "r.html", "--qrels", qrels, "--k", "10",
+        "--n-boot", "100",
+    )  # fmt: skip
+    assert code == 0, err
+    renamed = Path(shutil.copy(run, tmp_path / "another.run"))
+    code, out, err = invoke("verify", report, renamed, renamed)
+    assert code == 0, out + err

@@ -353,7 +353,7 @@ def open_scored(path: Path, label: str, scored: ScoredTable, options: ReadOption
     return RunFile(
         label=label,
         path=path,
-        sha256=files_sha256({file: sha256_of(file) for file in scored.files}),
+        sha256=files_sha256({file.name: sha256_of(file) for file in scored.files}),
         size_bytes=sum(file.stat().st_size for file in scored.files),
         n_rows=scored.table.num_rows,
         columns=frozenset(scored.logged.columns),
@@ -386,15 +386,26 @@ def source_stem(source: Source) -> str:
     return source.label if isinstance(source, RunFile) else source.stem
 
 
-def files_sha256(hashes: dict[Path, str]) -> str:
-    """The sha256 of a log's files: the file's own for one file; for shards, that of the
-    lines "<sha256>  <name>" (as sha256sum prints them), in name order."""
+def files_sha256(hashes: dict[str, str]) -> str:
+    """The sha256 of a log's files, each by the name its line gives it (digest_names): the
+    file's own for one file; for several, that of the lines "<sha256>  <name>" (as sha256sum
+    prints them), in order."""
     if len(hashes) == 1:
         return next(iter(hashes.values()))
     digest = hashlib.sha256()
-    for file, sha256 in hashes.items():
-        digest.update(f"{sha256}  {file.name}\n".encode())
+    for name, sha256 in hashes.items():
+        digest.update(f"{sha256}  {name}\n".encode())
     return digest.hexdigest()
+
+
+def digest_names(files: tuple[Path, ...], options: ReadOptions) -> dict[Path, str]:
+    """The name each file of a log goes by in its sha256 (files_sha256): a shard its file name
+    (the shards' order by name is the order of the rows), the one file of a log "log", and the
+    files given with --qrels and --passages their option. So a log renamed or moved keeps its
+    sha256, and ``verify`` finds it the log the report read."""
+    given = {options.qrels: "--qrels", options.passages: "--passages"}
+    own = [file for file in files if file not in given]
+    return {file: given.get(file) or (file.name if len(own) > 1 else "log") for file in files}
 
 
 def open_log(path: Path, label: str, options: ReadOptions, values: bool = True) -> RunFile:
@@ -412,7 +423,9 @@ def open_log(path: Path, label: str, options: ReadOptions, values: bool = True) 
     return RunFile(
         label=label,
         path=path,
-        sha256=files_sha256({file: hashes[file] for file in source.files}),
+        sha256=files_sha256(
+            {name: hashes[file] for file, name in digest_names(source.files, options).items()}
+        ),
         size_bytes=sum(f.stat().st_size for f in source.files),
         n_rows=source.table.num_rows if source.table is not None else sum(s.n_rows for s in shards),
         columns=frozenset(
