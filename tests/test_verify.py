@@ -231,15 +231,21 @@ def test_a_trec_report_is_re_read_with_its_reading_options(tmp_path):
     assert code == 1 and "differs at" in out
 
 
-def test_the_qrels_file_is_recorded_and_checked(tmp_path):
-    run = ROOT / "tests" / "data" / "trec_eval" / "results.test"
-    qrels = Path(shutil.copy(ROOT / "tests" / "data" / "trec_eval" / "qrels.test", tmp_path))
+def trec_report(tmp_path: Path, run: Path, qrels: Path) -> Path:
+    """The report of ``run`` against itself, judged by ``qrels``, at k = 10."""
     report = tmp_path / "r.json"
     code, _, err = invoke(
         "compare", run, run, "-o", tmp_path / "r.html", "--qrels", qrels, "--k", "10",
         "--n-boot", "100",
     )  # fmt: skip
     assert code == 0, err
+    return report
+
+
+def test_the_qrels_file_is_recorded_and_checked(tmp_path):
+    run = ROOT / "tests" / "data" / "trec_eval" / "results.test"
+    qrels = Path(shutil.copy(ROOT / "tests" / "data" / "trec_eval" / "qrels.test", tmp_path))
+    report = trec_report(tmp_path, run, qrels)
     digest = hashlib.sha256(qrels.read_bytes()).hexdigest()
     assert [r["read"]["qrels_sha256"] for r in json.loads(report.read_text())["runs"]] == [
         digest,
@@ -485,13 +491,7 @@ def test_a_trec_run_renamed_with_its_qrels_verifies(tmp_path):
     copy of the run differed."""
     data = ROOT / "tests" / "data" / "trec_eval"
     run = Path(shutil.copy(data / "results.test", tmp_path / "results.test"))
-    qrels = Path(shutil.copy(data / "qrels.test", tmp_path / "qrels.test"))
-    report = tmp_path / "r.json"
-    code, _, err = invoke(
-        "compare", run, run, "-o", tmp_path / "r.html", "--qrels", qrels, "--k", "10",
-        "--n-boot", "100",
-    )  # fmt: skip
-    assert code == 0, err
+    report = trec_report(tmp_path, run, Path(shutil.copy(data / "qrels.test", tmp_path)))
     renamed = Path(shutil.copy(run, tmp_path / "another.run"))
     code, out, err = invoke("verify", report, renamed, renamed)
     assert code == 0, out + err
