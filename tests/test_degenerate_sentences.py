@@ -240,3 +240,34 @@ def test_retrieval_left_out_names_the_log_that_lacks_a_ranking(tmp_path, compare
     compare(*paths, tmp_path / "both")
     text = page_text(tmp_path / "both" / "report.html")
     assert "Retrieval metrics: log relevant_ids with context_ids (or retrieved_ids" in text
+
+
+def test_a_metric_one_log_lacks_is_named_and_asked_of_that_log(tmp_path, compare):
+    """B logs no correct: the verdict fell on nDCG with no warning, and the page said "log
+    correct" as if A did not log it; likewise faithfulness and latency, and a ranking."""
+    ids = [f"q{i}" for i in range(12)]
+    full = {"question_id": ids, "correct": [i % 2 > 0 for i in range(12)],
+            "faithfulness": [i / 12 for i in range(12)],
+            "latency_ms": [100.0 + i for i in range(12)],
+            "relevant_ids": [[f"p{i}"] for i in range(12)],
+            "context_ids": [[f"p{i}", "x"] for i in range(12)]}  # fmt: skip
+    lean = {"question_id": ids, "correct": [i % 3 > 0 for i in range(12)],
+            "relevant_ids": full["relevant_ids"]}  # fmt: skip
+    paths = _logs(tmp_path, full, lean)
+    doc = compare(*paths, tmp_path / "out")
+    a, b = paths
+    assert doc["comparisons"][0]["warnings"][:3] == [
+        "Retrieval metrics are not compared: they need a ranking (retrieved_ids or "
+        f"context_ids), which {b} does not log ({a} does)",
+        f"faithfulness is not compared: {b} does not log faithfulness ({a} does); log it in "
+        "both runs",
+        f"latency_ms is not compared: {b} does not log latency_ms ({a} does); log it in both runs",
+    ]
+    pd.DataFrame({k: v for k, v in full.items() if k != "correct"}).to_parquet(b)
+    doc = compare(a, b, tmp_path / "no-correct")
+    assert doc["comparisons"][0]["warnings"][0] == (
+        f"correct is not compared: {b} does not log correct ({a} does); log it in both runs"
+    )
+    text = page_text(tmp_path / "no-correct" / "report.html")
+    assert f"Not scored: correct (log correct in {b});" in text
+    assert "(log correct)" not in text

@@ -147,12 +147,10 @@ def _not_compared(
     )
     if column not in compared:
         return None
-    having = [run for run in runs.values() if column in run.columns]
-    lacking = [run for run in runs.values() if column not in run.columns]
-    if not having:
+    if not any(column in run.columns for run in runs.values()):
         return None
-    if lacking:
-        return f"{lacking[0].path} does not log {column} ({having[0].path} does)"
+    if one := _logged_by_one(runs, column):
+        return one
     empty = [
         key
         for key in runs
@@ -168,6 +166,27 @@ def _not_compared(
         f"no paired question of {runs['a'].path} and {runs['b'].path} has a value of {column} "
         "in both"
     )
+
+
+def _logged_by_one(runs: dict[str, RunFile], column: str) -> str | None:
+    """When one log has ``column`` and the other lacks it, "b.parquet does not log correct
+    (a.parquet does)"; None otherwise."""
+    having = [run for run in runs.values() if column in run.columns]
+    lacking = [run for run in runs.values() if column not in run.columns]
+    if not having or not lacking:
+        return None
+    return f"{lacking[0].path} does not log {column} ({having[0].path} does)"
+
+
+def _one_sided(runs: dict[str, RunFile]) -> list[str]:
+    """The metrics left out because one log lacks their columns: the verdict then falls on
+    another metric (a log without correct had its ranking decide, with no word of why)."""
+    need = lacking_retrieval(runs)
+    notes = [f"Retrieval metrics are not compared: they need {need}"] if need else []
+    for column in (*names(ANSWER), *COSTS):
+        if one := _logged_by_one(runs, column):
+            notes.append(f"{column} is not compared: {one}; log it in both runs")
+    return notes
 
 
 def lacking_retrieval(runs: dict[str, RunFile]) -> str | None:
@@ -578,7 +597,7 @@ def _slice_disagreements(disagreeing: dict[str, list[str]], labels: tuple[str, s
 
 def _warnings(tables: MetricTables, golden: Audit, runs: dict[str, RunFile]) -> list[str]:
     labels = (runs["a"].label, runs["b"].label)
-    warnings = []
+    warnings = _one_sided(runs)
     for run, ids in zip(labels, (tables.only_a, tables.only_b), strict=True):
         if ids:
             warnings.append(

@@ -27,7 +27,9 @@ def tool_of(runs: Iterable[RunFile]) -> str | None:
 def log(columns: Iterable[str], runs: Iterable[RunFile]) -> str:
     """'log correct and faithfulness', or what gives those columns in the output of the tool
     that wrote ``runs``; columns every run has are left out of a tool's advice (its columns
-    come in pairs: RAGAS' retrieved contexts without their references)."""
+    come in pairs: RAGAS' retrieved contexts without their references). A column some run logs
+    is asked of the runs that lack it ('log correct in b.parquet'): "log correct" would read
+    as if no run had it."""
     runs = list(runs)
     tool = tool_of(runs)
     columns = list(columns)
@@ -41,4 +43,10 @@ def log(columns: Iterable[str], runs: Iterable[RunFile]) -> str:
         return f"give each test the var{'s' if len(columns) > 1 else ''} {named}"
     if tool in _RANKINGS_ONLY:  # nothing to add: run logs would have them
         return f"a {tool.upper()} run holds rankings only"
-    return "log " + " and ".join(columns)
+    return "log " + " and ".join(f"{column}{_lacking(column, runs)}" for column in columns)
+
+
+def _lacking(column: str, runs: list[RunFile]) -> str:
+    """' in b.parquet' when some of ``runs`` log ``column`` and b.parquet does not, else ''."""
+    lacking = [str(run.path) for run in runs if column not in run.columns]
+    return f" in {' and '.join(lacking)}" if 0 < len(lacking) < len(runs) else ""
