@@ -61,3 +61,19 @@ def test_the_prompt_cutoff_is_drawn_only_where_the_prompt_ends(tmp_path, compare
         "top3": "p1 ★1 ▸ p2 ▸ p3 ▸ prompt cutoff (k = 3) p4",
         "picked": "p1 ★1 ▸ p2 p3 ▸ p4",
     }
+
+
+def test_each_step_asks_whether_its_share_reaches_the_bar(tmp_path, compare):
+    """B wrong on 1 of 9: 0.889 clears the bar 0.8, so the step's yes answers whether the share
+    reaches the bar, not whether every question is answered correctly."""
+    paths = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    for path, wrong in zip(paths, (0, 1), strict=True):
+        rows = [{"question_id": f"q{i}", "correct": i >= wrong} for i in range(9)]
+        pd.DataFrame(rows).to_parquet(path)
+    compare(*paths, tmp_path / "out")
+    text = page_text(tmp_path / "out" / "report.html")
+    assert (
+        "Of all questions, does the share answered correctly reach its bar? "
+        "correct on all questions = 0.889 (bar 0.800): yes" in text
+    )
+    assert "Are all questions answered correctly?" not in text

@@ -644,9 +644,10 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
         ),
         (
             "Next experiment",
-            f"Walk the chain and stop at the first link under {TARGET}: did the evidence reach the "
-            "candidates (hit at the ranking's full depth)? the prompt (hit@k)? are the hits "
-            "answered correctly and with support? Without a ranking logged the walk starts at "
+            f"Walk the chain and stop at the first link whose share is under {TARGET}: the share "
+            "of questions whose evidence reached the candidates (hit at the ranking's full "
+            "depth), then the prompt (hit@k), then of the hits the share answered correctly and "
+            "with support. Without a ranking logged the walk starts at "
             "the prompt; without labelled evidence to find in the prompt, at the answers "
             "(correct, and supported where faithfulness is logged, on the answerable "
             "questions). If every link holds, the weakest slice of "
