@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import re
+from pathlib import Path
 
 import pandas as pd
 
@@ -61,3 +62,79 @@ def test_the_prompt_cutoff_is_drawn_only_where_the_prompt_ends(tmp_path, compare
         "top3": "p1 ★1 ▸ p2 ▸ p3 ▸ prompt cutoff (k = 3) p4",
         "picked": "p1 ★1 ▸ p2 p3 ▸ p4",
     }
+
+
+def test_each_step_asks_whether_its_share_reaches_the_bar(tmp_path, compare):
+    """B wrong on 1 of 9: 0.889 clears the bar 0.8, so the step's yes answers whether the share
+    reaches the bar, not whether every question is answered correctly."""
+    paths = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    for path, wrong in zip(paths, (0, 1), strict=True):
+        rows = [{"question_id": f"q{i}", "correct": i >= wrong} for i in range(9)]
+        pd.DataFrame(rows).to_parquet(path)
+    compare(*paths, tmp_path / "out")
+    text = page_text(tmp_path / "out" / "report.html")
+    assert (
+        "Of all questions, does the share answered correctly reach its bar? "
+        "correct on all questions = 0.889 (bar 0.800): yes" in text
+    )
+    assert "Are all questions answered correctly?" not in text
+
+
+ANSWER_ONLY = [
+    "question_id",
+    "question",
+    "slice",
+    "correct",
+    "faithfulness",
+    "answer",
+    "reference_answer",
+    "answer_relevance",
+    "answerable",
+    "abstained",
+]
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_runs"
+SAMPLE_LOGS = ("fare_rules_a_baseline.parquet", "fare_rules_b_reranker.parquet")
+
+
+def links_definition(page: Path) -> str:
+    """The Links definition's words as the page shows them."""
+    found = re.search(r"<dt>Links</dt><dd>(.*?)</dd>", page.read_text(), flags=re.S)
+    assert found is not None
+    return html.unescape(found[1])
+
+
+def test_links_definition_of_answer_only_logs_names_only_the_refusals(tmp_path, compare):
+    """Without retrieved_ids, context_ids, cited_ids or relevant_ids the section shows the
+    refusals alone: its definition speaks of no retrieval hit, citation or context."""
+    paths = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    for name, path in zip(SAMPLE_LOGS, paths, strict=True):
+        pd.read_parquet(SAMPLE / name)[ANSWER_ONLY].to_parquet(path)
+    compare(*paths, tmp_path / "out")
+    assert links_definition(tmp_path / "out" / "report.html") == (
+        "Correct refusals: share of unanswerable questions abstained on; wrong refusals: share "
+        "of answerable ones."
+    )
+
+
+def test_links_definition_of_full_logs_names_every_score(tmp_path, compare):
+    compare(*(SAMPLE / name for name in SAMPLE_LOGS), tmp_path / "out")
+    assert links_definition(tmp_path / "out" / "report.html") == (
+        "Faithfulness, answer relevance and context utilization (share of an answer's distinct "
+        "citations that are in its context and labelled relevant) are averaged over retrieval "
+        "hits only. Correct refusals: share of unanswerable questions abstained on; wrong "
+        "refusals: share of answerable ones. Citations in context and citations relevant: "
+        "shares of an answer's distinct citations."
+    )
+
+
+def test_links_definition_without_faithfulness_or_citations(tmp_path, compare):
+    """Answer relevance on hits, no faithfulness, no cited_ids: one generation score."""
+    paths = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    for name, path in zip(SAMPLE_LOGS, paths, strict=True):
+        log = pd.read_parquet(SAMPLE / name)
+        log.drop(columns=["faithfulness", "human_faithful", "cited_ids"]).to_parquet(path)
+    compare(*paths, tmp_path / "out")
+    assert links_definition(tmp_path / "out" / "report.html") == (
+        "Answer relevance is averaged over retrieval hits only. Correct refusals: share of "
+        "unanswerable questions abstained on; wrong refusals: share of answerable ones."
+    )

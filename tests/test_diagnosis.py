@@ -475,7 +475,9 @@ def test_without_labels_generation_stages_name_the_labels(tmp_path):
     assert [s.metric for s in experiment.path] == ["correct and supported on all questions"]
     # nothing locates the evidence, so the step is end-to-end, not blamed on the generator
     assert experiment.path[0].value == 0.5 and experiment.stage == "end-to-end"
-    assert experiment.path[0].question == "Are all questions answered correctly and faithfully?"
+    assert experiment.path[0].question == (
+        "Of all questions, does the share answered correctly and faithfully reach its bar?"
+    )
 
 
 def test_without_labels_an_answerable_column_narrows_the_population(tmp_path):
@@ -551,7 +553,8 @@ def test_path_generation_fails(tmp_path):
     assert path_of(d)[-1] == ("correct and supported on hits", 0.7, False)
     assert d.next_experiment["a"].stage == "generation"
     assert d.next_experiment["a"].path[-1].question == (
-        "Are the questions whose evidence reached the prompt answered correctly and faithfully?"
+        "Of the questions whose evidence reached the prompt, does the share answered correctly "
+        "and faithfully reach its bar?"
     )
 
 

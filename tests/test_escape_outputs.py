@@ -12,6 +12,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from click.testing import CliRunner
 from conftest import write_run_log
 from markdown_it import MarkdownIt
@@ -112,7 +113,36 @@ def test_a_label_s_newline_or_escape_starts_no_line_and_moves_no_cursor(tmp_path
         text = path.read_text()
         assert "\x1b" not in text and not any(line.startswith("::") for line in text.splitlines())
     assert "correct &gt;= 0.5 is fail for c\\n::error::forged \\x1b[31mred:" in xml.read_text()
-    assert "c ::error::forged \\\\x1b\\[31mred" in md.read_text()  # \\ and \[: literal in Markdown
+    # \\ and \[: literal in Markdown; the newline shows as its escape, as the command prints it
+    assert "c\\\\n::error::forged \\\\x1b\\[31mred" in md.read_text()
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [("line\nbreak", "line\\nbreak"), ("tab\there", "tab\\there"), ("cr\rhere", "cr\\rhere")],
+)
+def test_a_newline_tab_or_return_in_a_slice_value_shows_as_its_escape_in_markdown(
+    tmp_path, value, shown
+):
+    """The summary read 'line break' for 'line\\nbreak', where the command prints the escape: a
+    newline, tab or carriage return shows as \\n, \\t, \\r, as every other control does."""
+    rows: dict[str, list[dict]] = {"a": [], "b": []}
+    for i in range(14):  # B breaks 12 of the slice's 14
+        for run in rows:
+            correct = run == "a" or i >= 12
+            rows[run].append({"question_id": f"s{i}", "slice": value, "correct": correct})
+    for i in range(150):  # and fixes all 150 of main
+        for run in rows:
+            rows[run].append({"question_id": f"m{i}", "slice": "main", "correct": run == "b"})
+    a, b = (write_run_log(tmp_path / f"{run}.parquet", rows[run]) for run in rows)
+    md = tmp_path / "s.md"
+    args = ["compare", str(a), str(b), "-o", str(tmp_path / "r.html"), "--markdown", str(md)]
+    result = CliRunner().invoke(cli, [*args, "--n-boot", "200"])
+    assert result.exit_code == 0, result.output
+    assert f"B regresses on slice = {shown}:" in result.output
+    text = MarkdownIt("commonmark").enable("table").render(md.read_text())
+    assert f"<li>B regresses on slice = {shown}: \u2212" in text
+    assert f"<td>slice</td>\n<td>{shown}</td>" in text
 
 
 def test_markdown_neither_mentions_nor_typesets_a_label(tmp_path):

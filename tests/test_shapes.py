@@ -184,13 +184,17 @@ def test_the_next_experiment_starts_where_its_definition_says(shape):
             continue
         first = experiment["path"][0]["question"]
         if "relevant_ids" in absent:
-            assert first.startswith("Are "), (name, first)
+            assert first.startswith("Of "), (name, first)
             assert "without labelled evidence to find in the prompt, at the answers" in definitions
         elif "retrieved_ids" in absent:
-            assert first == "Did it reach the prompt?", (name, first)
+            assert first == (
+                "Does the share of questions whose evidence reached the prompt reach its bar?"
+            ), (name, first)
             assert "Without a ranking logged the walk starts at the prompt" in definitions
         else:
-            assert first == "Did the evidence reach the candidates?", (name, first)
+            assert first == (
+                "Does the share of questions whose evidence reached the candidates reach its bar?"
+            ), (name, first)
 
 
 def test_graded_scores_get_a_rule_that_fits_them(shape):

@@ -68,7 +68,7 @@ def pair():
         ("CEILING_GAP", 0.03, "Fair comparison", "more than 0.03 apart"),
         ("LOW_CEILING", 0.4, "Fair comparison", "one is under 0.4."),
         ("BUDGET_TOLERANCE", 0.2, "Fair comparison", "flagged past 20% apart"),
-        ("TARGET", 0.7, "Next experiment", "the first link under 0.7:"),
+        ("TARGET", 0.7, "Next experiment", "the first link whose share is under 0.7:"),
         ("OFF_QUESTION_BELOW", 0.4, "Failure classes", "answer relevance below 0.4: off-question"),
         ("MAX_JUDGE_GAP", 0.2, "Judge agreement", "differ by more than 0.2."),
     ],

@@ -39,6 +39,7 @@ from .stages import (
 
 TARGET = 0.8  # the decision path's bar at every step
 OFF_QUESTION_BELOW = 0.5  # a wrong, faithful answer less relevant than this is off-question
+# Each step asks whether a share reaches TARGET (its yes/no), never whether every question passes
 ASKED = {  # the population an answer step judges, as its question names it
     "hits": "the questions whose evidence reached the prompt",
     "all questions": "all questions",
@@ -296,7 +297,8 @@ def _next_experiment(
         at_depth = float(hits.loc[hits["k"] == hits["k"].max(), "value"].iloc[0])
         # the curve runs to the deeper run's rankings; past its own, a run's hit stays the same
         depth = min(int(hits["k"].max()), int(np.nanmax(p.values("depth", run))))
-        if not step("Did the evidence reach the candidates?", f"hit@{depth}", at_depth).passed:
+        asked = "Does the share of questions whose evidence reached the candidates reach its bar?"
+        if not step(asked, f"hit@{depth}", at_depth).passed:
             return experiment(
                 "retrieval",
                 "add lexical (BM25) search beside the dense retriever (hybrid) and revisit "
@@ -309,7 +311,8 @@ def _next_experiment(
         # hit@k names the metric table's figure only where that table scores the prompt
         scored = named_cutoff is not None and bool(p.values("prompt_is_scored", run)[located].all())
         name = f"hit@{named_cutoff}" if scored else "hit@context"
-        if not step("Did it reach the prompt?", name, float(evidence[located].mean())).passed:
+        asked = "Does the share of questions whose evidence reached the prompt reach its bar?"
+        if not step(asked, name, float(evidence[located].mean())).passed:
             pool = (
                 f"the top {fmt_count(depth, 'candidate')}" if depth else "the retrieved candidates"
             )
@@ -341,7 +344,10 @@ def _next_experiment(
     good = good[~np.isnan(good)]  # an unjudged answer is neither good nor bad
     faithful = p.logged("faithfulness")
     metric = f"correct{' and supported' if faithful else ''} on {population}"
-    asked = f"Are {ASKED[population]} answered correctly{' and faithfully' if faithful else ''}?"
+    asked = (
+        f"Of {ASKED[population]}, does the share answered correctly"
+        f"{' and faithfully' if faithful else ''} reach its bar?"
+    )
     # no judged answer in scope (every question unanswerable): nothing to call below the bar
     if len(good) and not step(asked, metric, float(good.mean())).passed:
         return experiment(stage, change, metric)

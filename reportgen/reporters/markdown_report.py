@@ -72,7 +72,9 @@ def escape(text: str, limit: int = MAX_TEXT, cut: Callable[[str, int], str] = cu
     character a terminal acts on when a CI log prints it.
     A name (a slice value, a file, a rule) is cut in its middle, where two of one long prefix
     differ at their ends; prose is cut at its end (``prose``)."""
-    text = cut(one_line(" ".join(str(text).split())), limit)  # a control as its escape, \x1b
+    # a control as its escape (\x1b, and \n, \r, \t as the command prints them), then the
+    # spaces left collapsed: 'line\nbreak' must not read as 'line break'
+    text = cut(" ".join(one_line(str(text)).split()), limit)
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = _LIST_MARKER.sub(r"\1\\\2", _SPECIAL.sub(r"\\\1", text))
     text = "\\" + text if text.startswith("::") else text  # a CI workflow command's, where

@@ -6,6 +6,7 @@ text here with the helpers of ``formatting``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -490,6 +491,46 @@ def _rel_level(result: Comparison) -> str:
     )
 
 
+def links_definition(scored: set[str]) -> str:
+    """The Links definition, a clause for each stage score the section shows (``scored``, by
+    metric name): none speaks of a score whose columns the logs lack."""
+    generation = [
+        name
+        for metric, name in (
+            ("faithfulness", "faithfulness"),
+            ("answer relevance", "answer relevance"),
+            (
+                "context utilization",
+                "context utilization (share of an answer's distinct citations that are in its "
+                "context and labelled relevant)",
+            ),
+        )
+        if metric in scored
+    ]
+    citations = [m for m in ("citations in context", "citations relevant") if m in scored]
+    clauses = []
+    if generation:
+        names = _and(generation)
+        verb = "is" if len(generation) == 1 else "are"
+        clauses.append(f"{names[0].upper()}{names[1:]} {verb} averaged over retrieval hits only.")
+    if scored & {"correct refusals", "wrong refusals"}:
+        clauses.append(
+            "Correct refusals: share of unanswerable questions abstained on; wrong refusals: "
+            "share of answerable ones."
+        )
+    if citations:
+        shares = "shares" if len(citations) > 1 else "share"
+        clauses.append(
+            f"{_and(citations).capitalize()}: {shares} of an answer's distinct citations."
+        )
+    return " ".join(clauses)
+
+
+def _and(items: Sequence[str]) -> str:
+    """'a', 'a and b', 'a, b and c'."""
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
 def definitions(result: Comparison) -> list[tuple[str, str]]:
     t = result.tables
     k = t.named_cutoff
@@ -619,14 +660,7 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             "for recall (hit, MRR and nDCG can reach 1); flagged when the runs' ceilings are "
             f"more than {CEILING_GAP} apart or one is under {LOW_CEILING}.",
         ),
-        (
-            "Links",
-            "Faithfulness, answer relevance and context utilization (share of an answer's "
-            "distinct citations that are in its context and labelled relevant) are averaged "
-            "over retrieval hits only. Correct refusals: share of unanswerable questions "
-            "abstained on; wrong refusals: share of answerable ones. Citations in context and "
-            "citations relevant: shares of an answer's distinct citations.",
-        ),
+        ("Links", links_definition({s.metric for s in result.diagnosis.stages})),
         (
             "Failure classes",
             "The first rule that applies: unanswerable and abstained: ok, whatever correct says "
@@ -644,9 +678,10 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
         ),
         (
             "Next experiment",
-            f"Walk the chain and stop at the first link under {TARGET}: did the evidence reach the "
-            "candidates (hit at the ranking's full depth)? the prompt (hit@k)? are the hits "
-            "answered correctly and with support? Without a ranking logged the walk starts at "
+            f"Walk the chain and stop at the first link whose share is under {TARGET}: the share "
+            "of questions whose evidence reached the candidates (hit at the ranking's full "
+            "depth), then the prompt (hit@k), then of the hits the share answered correctly and "
+            "with support. Without a ranking logged the walk starts at "
             "the prompt; without labelled evidence to find in the prompt, at the answers "
             "(correct, and supported where faithfulness is logged, on the answerable "
             "questions). If every link holds, the weakest slice of "
