@@ -59,7 +59,8 @@ def read_delimited(path: Path, delimiter: str) -> Rows:
                     # its quoted fields hold (an answer of several lines)
                     line = reader.line_num - sum(map(_breaks, fields))
                     if len(fields) != len(names):
-                        raise field_count_error(path, line, len(fields), len(names), delimiter)
+                        where = f"line {line}"
+                        raise field_count_error(path, where, len(fields), len(names), delimiter)
                     record = dict(zip(names, fields, strict=True))
                     if index is not None:
                         del record[index]
@@ -82,11 +83,12 @@ def read_delimited(path: Path, delimiter: str) -> Rows:
 
 
 def field_count_error(
-    path: Path, line: int, fields: int, header: int, delimiter: str
+    path: Path, where: str, fields: int, header: int, delimiter: str
 ) -> InputError:
-    """The one line for the row of a CSV or TSV table (a log, a passage table) starting on
-    ``line`` whose number of ``fields`` is not the ``header``'s: with more, a comma or tab in a
-    value split it; with fewer, a field was left out, where a missing value is an empty one."""
+    """The one line for the row of a CSV or TSV table (a log, a passage table) starting
+    ``where`` ("line 3") whose number of ``fields`` is not the ``header``'s: with more, a comma
+    or tab in a value split it; with fewer, a field was left out (a missing value is an empty
+    one)."""
     more = fields > header
     split = "a tab" if delimiter == "\t" else "a comma"
     fix = (
@@ -95,7 +97,7 @@ def field_count_error(
         else "give every column a field, an empty one for a missing value"
     )
     return InputError(
-        f"{path}: line {line} has {fmt_count(fields, 'field')}, {'more' if more else 'fewer'} "
+        f"{path}: {where} has {fmt_count(fields, 'field')}, {'more' if more else 'fewer'} "
         f"than the header's {header}; {fix}"
     )
 
