@@ -3,6 +3,9 @@ read the same data, or refused with one line naming the file and line."""
 
 from __future__ import annotations
 
+import json
+
+import pandas as pd
 import pytest
 from test_input_validate import validate
 from test_readers import fail
@@ -43,3 +46,36 @@ def test_a_ragas_csv_row_with_fewer_fields_is_named_by_its_line(tmp_path):
     path.write_text("user_input,response,faithfulness\nq one,a,0.5\nq two,b\nq three,c,1\n")
     line = fail("compare", path, path, "-o", tmp_path / "r.html")
     assert line == f"ragreport: error: {path}: {SHORT}"
+
+
+PANDAS = (
+    "a table as pandas' to_json lays it out (column -> {row -> value}), not BEIR results; write "
+    "records, one object a line: to_json('run.jsonl', orient='records', lines=True)"
+)
+
+
+@pytest.mark.parametrize(
+    ("frame", "options"),
+    [
+        # columns named by --map: it was read as BEIR results, "pass --qrels FILE"
+        ({"id": ["q1", "q2"], "passed": [True, False]}, ["--map", "question_id=id",
+                                                         "--map", "correct=passed"]),
+        # no column of the run log, but values no BEIR score is: texts, booleans, lists, null
+        ({"id": ["q1", "q2"], "verdict": ["yes", None]}, []),
+        ({"id": [1, 2], "ids": [["p1"], ["p2"]]}, []),
+    ],
+)  # fmt: skip
+def test_a_pandas_frame_of_other_column_names_is_not_taken_for_beir(tmp_path, frame, options):
+    path = tmp_path / "run.json"
+    pd.DataFrame(frame).to_json(path)  # column -> {row -> value}, to_json's default
+    assert validate(path, *options, code=2) == [f"{path}: {PANDAS}"]
+
+
+def test_beir_results_ranking_the_same_documents_for_every_query_are_read(tmp_path, compare):
+    """A reranker's results score one candidate set per query: every query has the same keys,
+    as a pandas frame's columns have, but every value is a number."""
+    path, qrels = tmp_path / "results.json", tmp_path / "qrels.tsv"
+    path.write_text(json.dumps({"q1": {"d1": 0.2, "d2": 0.9}, "q2": {"d1": 1, "d2": 0.8}}))
+    qrels.write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td1\t1\n")
+    out = compare(path, path, tmp_path / "o", "--qrels", qrels, "--k", 1)
+    assert out["metrics"]["recall@1"]["a"] == 0.5  # q1 ranks d1 second, q2 first

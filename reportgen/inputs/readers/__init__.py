@@ -182,7 +182,7 @@ def format_of(path: Path, options: ReadOptions) -> str:
         data = _json(path)
         if isinstance(data, list):  # records, as pandas' to_json(orient="records") writes them
             return "records"
-        layout = _pandas_layout(data)
+        layout = _pandas_layout(data, options.mapping)
         if layout:
             raise InputError(
                 f"{path}: a table as pandas' to_json lays it out ({layout}), not BEIR results; "
@@ -207,13 +207,13 @@ def format_of(path: Path, options: ReadOptions) -> str:
     )
 
 
-_QUESTION_KEYS = frozenset({"question_id", QUESTION})  # a run log's, or RAGAS', question
+_TABLE_COLUMNS = frozenset({*BY_NAME, QUESTION})  # a run log's columns, and RAGAS' question
 
 
-def _pandas_layout(data: Any) -> str | None:
+def _pandas_layout(data: Any, mapping: tuple[tuple[str, str], ...]) -> str | None:
     """How pandas' ``to_json`` laid out ``data`` as a table, for the message; None when it is
-    no table of pandas."""
-    if _pandas_frame(data):
+    no table of pandas. The columns of ``mapping`` (--map) are a table's too."""
+    if _pandas_frame(data, _TABLE_COLUMNS | {source for _, source in mapping}):
         return "column -> {row -> value}"
     if isinstance(data, dict) and isinstance(data.get("data"), list):
         if {"columns", "data"} <= data.keys():
@@ -223,16 +223,25 @@ def _pandas_layout(data: Any) -> str | None:
     return None
 
 
-def _pandas_frame(data: Any) -> bool:
+def _pandas_frame(data: Any, columns: frozenset[str]) -> bool:
     """Whether ``data`` is a table as pandas' ``to_json`` lays it out by default (column ->
-    {row -> value}) or with orient="index" (row -> {column -> value}): BEIR results have the
-    same shape, but no query is named like the question column of a log."""
+    {row -> value}) or with orient="index" (row -> {column -> value}). BEIR results have that
+    shape too (query -> {document -> score}); a table's inner objects all have the same keys
+    (its row labels, or its columns), and it has a column named in ``columns`` or, when there
+    are two inner objects or more, a value that is no number (a text, a boolean, a list, null),
+    where every BEIR score is one."""
     if not isinstance(data, dict) or not data:
         return False
-    rows = data.values()
-    if not all(isinstance(row, dict) for row in rows):
+    rows = list(data.values())
+    if not all(isinstance(row, dict) and row.keys() == rows[0].keys() for row in rows):
         return False
-    return bool(_QUESTION_KEYS & data.keys()) or all(_QUESTION_KEYS & row.keys() for row in rows)
+    if (data.keys() | rows[0].keys()) & columns:
+        return True
+    return len(rows) > 1 and not all(_number(v) for row in rows for v in row.values())
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _json(path: Path) -> Any:
