@@ -10,6 +10,8 @@ import pytest
 from test_input_validate import validate
 from test_readers import fail
 
+from reportgen.inputs.readers import ReadOptions, read
+
 FILL = "give every column a field, an empty one for a missing value"
 SHORT = f"line 3 has 2 fields, fewer than the header's 3; {FILL}"
 LONG = "line 3 has 4 fields, more than the header's 3; quote values that contain {}"
@@ -79,3 +81,27 @@ def test_beir_results_ranking_the_same_documents_for_every_query_are_read(tmp_pa
     qrels.write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td1\t1\n")
     out = compare(path, path, tmp_path / "o", "--qrels", qrels, "--k", 1)
     assert out["metrics"]["recall@1"]["a"] == 0.5  # q1 ranks d1 second, q2 first
+
+
+@pytest.mark.parametrize("suffix", ["csv", "tsv", "jsonl"])
+def test_float_ids_pandas_writes_pair_with_integer_ids_in_every_text_format(
+    tmp_path, compare, suffix
+):
+    """A float id column (an integer column that held a missing value) is 1.0 in CSV as in
+    JSON; it read as '1.0' from CSV and paired with no integer id."""
+    floats, ints = tmp_path / f"floats.{suffix}", tmp_path / "ints.parquet"
+    frame = pd.DataFrame({"question_id": [1.0, 2.0, 3.0, 4.0], "correct": [True, False] * 2})
+    if suffix == "jsonl":
+        frame.to_json(floats, orient="records", lines=True)
+    else:
+        frame.to_csv(floats, sep="\t" if suffix == "tsv" else ",", index=False)
+        assert "\n1.0" in floats.read_text()
+    frame.astype({"question_id": int}).to_parquet(ints)
+    assert compare(floats, ints, tmp_path / "out")["n_paired"] == 4
+
+
+def test_csv_ids_other_than_a_whole_float_are_text_as_written(tmp_path):
+    path = tmp_path / "run.csv"
+    path.write_text("question_id,correct\n7.0,true\n007,false\n7.5,true\n1e3,false\n-0.00,true\n")
+    table = read(path, ReadOptions()).table
+    assert table["question_id"].to_pylist() == ["7", "007", "7.5", "1e3", "0"]

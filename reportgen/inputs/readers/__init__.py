@@ -285,17 +285,24 @@ def _parquet_rows(path: Path) -> Rows:
 _RAGAS_KINDS = ("csv", "tsv", "jsonl", "records", "parquet", "arrow")
 
 
+def _row_format(path: Path, kind: str) -> str:
+    """The format of the rows of ``path`` read as ``kind``: RAGAS tables come as CSV, TSV,
+    JSONL, JSON records, Parquet or Feather, by the extension."""
+    if kind != "ragas":
+        return kind
+    by_suffix = {**_BY_SUFFIX, ".json": "records"}
+    kind = "parquet" if _shards(path) else by_suffix.get(path.suffix.lower(), "")
+    if kind not in _RAGAS_KINDS:
+        raise InputError(
+            f"{path}: RAGAS results are read from .csv, .tsv, .jsonl, .json, .parquet or "
+            f".feather, not {path.suffix or 'a file without extension'}; save the table "
+            "RAGAS gives "
+            "(to_pandas()) with to_csv, to_json(orient='records', lines=True) or to_parquet"
+        )
+    return kind
+
+
 def _rows(path: Path, kind: str) -> Rows:
-    if kind == "ragas":  # RAGAS tables come as CSV, TSV, JSONL, JSON records or Parquet
-        by_suffix = {**_BY_SUFFIX, ".json": "records"}
-        kind = "parquet" if _shards(path) else by_suffix.get(path.suffix.lower(), "")
-        if kind not in _RAGAS_KINDS:
-            raise InputError(
-                f"{path}: RAGAS results are read from .csv, .tsv, .jsonl, .json, .parquet or "
-                f".feather, not {path.suffix or 'a file without extension'}; save the table "
-                "RAGAS gives "
-                "(to_pandas()) with to_csv, to_json(orient='records', lines=True) or to_parquet"
-            )
     readers: dict[str, Callable[[Path], Rows]] = {
         "csv": lambda p: read_delimited(p, ","),
         "tsv": lambda p: read_delimited(p, "\t"),
@@ -557,7 +564,8 @@ def _read_format(path: Path, options: ReadOptions) -> Source:
         table = arrow_table(path)
         if not looks_like_ragas(table.column_names):  # typed as a Parquet log's columns
             return Source(files, table)
-    columns, lines = _rows(path, kind)
+    rows = _row_format(path, kind)
+    columns, lines = _rows(path, rows)
     columns = mapped(path, columns, options.mapping)
     refuse_promptfoo_table(path, columns)
     derived = derived_table_problem(path, columns)
@@ -567,7 +575,7 @@ def _read_format(path: Path, options: ReadOptions) -> Source:
     ragas = kind == "ragas" or looks_like_ragas(list(columns))
     if ragas:
         columns, notes, sources = ragas_columns(path, columns, lines, sources)
-    table = to_table(path, columns, lines, sources)
+    table = to_table(path, columns, lines, sources, delimited=rows in ("csv", "tsv"))
     scores = _ragas_scores(table) if ragas else ()
     others = tuple(s for s in scores if s not in BY_NAME)  # ragas_columns noted the run log's
     notes = [*notes, *failed_scores(table, others)]
