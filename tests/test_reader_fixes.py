@@ -105,3 +105,26 @@ def test_csv_ids_other_than_a_whole_float_are_text_as_written(tmp_path):
     path.write_text("question_id,correct\n7.0,true\n007,false\n7.5,true\n1e3,false\n-0.00,true\n")
     table = read(path, ReadOptions()).table
     assert table["question_id"].to_pylist() == ["7", "007", "7.5", "1e3", "0"]
+
+
+SLICES = ["a", "", "", None, "a", "", None, "a"]  # 3 empty texts, 2 nulls
+
+
+@pytest.mark.parametrize("suffix", ["jsonl", "json", "parquet", "csv"])
+def test_an_empty_slice_text_stays_apart_from_a_missing_slice_where_the_format_has_both(
+    tmp_path, compare, suffix
+):
+    """JSON's "" is a text, as Parquet's: it was merged into (none) with the nulls. A CSV or TSV
+    file has no empty text apart from an empty cell, a missing value."""
+    path = tmp_path / f"run.{suffix}"
+    frame = pd.DataFrame({"question_id": [f"q{i}" for i in range(8)], "slice": SLICES,
+                          "correct": [i % 2 == 0 for i in range(8)]})  # fmt: skip
+    if suffix == "parquet":
+        frame.to_parquet(path)
+    elif suffix == "csv":
+        frame.to_csv(path, index=False)
+    else:
+        frame.to_json(path, orient="records", lines=suffix == "jsonl")
+    slices = compare(path, path, tmp_path / "out")["slices"]["slice"]
+    counts = {name: value["correct"]["n"] for name, value in slices.items()}
+    assert counts == ({"(none)": 5, "a": 3} if suffix == "csv" else {"": 3, "(none)": 2, "a": 3})

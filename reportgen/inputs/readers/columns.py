@@ -363,10 +363,14 @@ def to_table(
             arrays[name] = _extra(values)
             continue
         arrow_type, convert = (_DELIMITED if delimited else _CONVERT)[column.type_name]
+        # a text column's "" is the empty text in JSON, as in Parquet (a slice's "(empty)"); a
+        # CSV or TSV file has no empty text apart from an empty cell, a missing value
+        empty_text = convert is _id and not delimited
         converted = []
         for row, value in enumerate(values):
             try:
-                converted.append(None if _missing(value) else convert(value))
+                missing = value is None if empty_text else _missing(value)
+                converted.append(None if missing else convert(value))
             except (ValueError, TypeError, OverflowError) as exc:
                 # read on, so that the message counts them all: one fix, not one run per cell
                 where = place(lines, row, unit=unit)
