@@ -267,14 +267,14 @@ def test_no_question_in_common(pair, tmp_path):
 
 
 def test_runs_with_no_question_in_common_show_how_each_spells_its_ids(tmp_path):
-    """A CSV's 7.0 is the text "7.0", a Parquet log's 7 the text "7": "no question_id in
+    """A CSV's 07 is the text "07", a Parquet log's 7 the text "7": "no question_id in
     common" alone did not say why."""
     a = tmp_path / "a.csv"
-    a.write_text("question_id,correct\n" + "".join(f"{i}.0,true\n" for i in range(5)))
+    a.write_text("question_id,correct\n" + "".join(f"0{i},true\n" for i in range(5)))
     b = log(tmp_path / "b.parquet", [{"question_id": i, "correct": True} for i in range(5)])
     expect_error(
         tmp_path, a, b,
-        f"{a} and {b}: no question_id in common ({a}'s '0.0', '1.0', '2.0' and 2 more; {b}'s "
+        f"{a} and {b}: no question_id in common ({a}'s '00', '01', '02' and 2 more; {b}'s "
         "'0', '1', '2' and 2 more); compare two runs of the same question set",
     )  # fmt: skip
 

@@ -41,7 +41,7 @@ def test_a_quote_never_closed_refuses_the_file_with_its_line(tmp_path):
     [
         ("", "the file is empty; write a header line, then one row per question"),
         ("\n \n", "the file is empty; write a header line, then one row per question"),
-        # read as a header of no column: "line 3 has more fields than the header (0)"
+        # read as a header of no column: "line 3 has 2 fields, more than the header's 0"
         ("\n\nquestion_id,correct\nq1,true\n",
          "line 3 is the first that is not blank; start the file with the header line"),
         # pandas' to_json(lines=True) under a .csv name: "not a readable text table"

@@ -189,6 +189,27 @@ def test_a_passage_table_row_is_named_by_its_line_past_blank_lines_and_line_brea
 
 
 @pytest.mark.parametrize(
+    ("suffix", "table", "message"),
+    [
+        (".csv", "passage_id,doc_id,start,end\np1,d,0,150\np2,d,150\n",
+         "line 3 has 3 fields, fewer than the header's 4; give every column a field, an empty "
+         "one for a missing value"),
+        # past a blank line and a doc_id of two lines, as a log's rows are named
+        (".tsv", 'passage_id\tdoc_id\tstart\tend\np1\t"d\nB"\t0\t5\n\np2\td\t5\t9\t9\n',
+         "line 5 has 5 fields, more than the header's 4; quote values that contain a tab"),
+    ],
+)  # fmt: skip
+def test_a_passage_table_row_of_another_number_of_fields_is_named_by_its_line(
+    tmp_path, suffix, table, message
+):
+    """It was "not a readable passage table (CSV parse error: Expected 4 columns, got 3: ...)",
+    with no line."""
+    log, passages = _log(tmp_path, [LABELLED]), _table(tmp_path, table, suffix)
+    line = fail("compare", log, log, "-o", tmp_path / "r.html", "--k", 2, "--passages", passages)
+    assert line == f"ragreport: error: {passages}: {message}"
+
+
+@pytest.mark.parametrize(
     ("make", "state"),
     [(lambda p: None, "no such file"), (os.mkfifo, "not a regular file")],
     ids=["missing", "pipe"],

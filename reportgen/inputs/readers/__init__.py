@@ -182,7 +182,7 @@ def format_of(path: Path, options: ReadOptions) -> str:
         data = _json(path)
         if isinstance(data, list):  # records, as pandas' to_json(orient="records") writes them
             return "records"
-        layout = _pandas_layout(data)
+        layout = _pandas_layout(data, options.mapping)
         if layout:
             raise InputError(
                 f"{path}: a table as pandas' to_json lays it out ({layout}), not BEIR results; "
@@ -207,13 +207,13 @@ def format_of(path: Path, options: ReadOptions) -> str:
     )
 
 
-_QUESTION_KEYS = frozenset({"question_id", QUESTION})  # a run log's, or RAGAS', question
+_TABLE_COLUMNS = frozenset({*BY_NAME, QUESTION})  # a run log's columns, and RAGAS' question
 
 
-def _pandas_layout(data: Any) -> str | None:
+def _pandas_layout(data: Any, mapping: tuple[tuple[str, str], ...]) -> str | None:
     """How pandas' ``to_json`` laid out ``data`` as a table, for the message; None when it is
-    no table of pandas."""
-    if _pandas_frame(data):
+    no table of pandas. The columns of ``mapping`` (--map) are a table's too."""
+    if _pandas_frame(data, _TABLE_COLUMNS | {source for _, source in mapping}):
         return "column -> {row -> value}"
     if isinstance(data, dict) and isinstance(data.get("data"), list):
         if {"columns", "data"} <= data.keys():
@@ -223,16 +223,25 @@ def _pandas_layout(data: Any) -> str | None:
     return None
 
 
-def _pandas_frame(data: Any) -> bool:
+def _pandas_frame(data: Any, columns: frozenset[str]) -> bool:
     """Whether ``data`` is a table as pandas' ``to_json`` lays it out by default (column ->
-    {row -> value}) or with orient="index" (row -> {column -> value}): BEIR results have the
-    same shape, but no query is named like the question column of a log."""
+    {row -> value}) or with orient="index" (row -> {column -> value}). BEIR results have that
+    shape too (query -> {document -> score}); a table's inner objects all have the same keys
+    (its row labels, or its columns), and it has a column named in ``columns`` or, when there
+    are two inner objects or more, a value that is no number (a text, a boolean, a list, null),
+    where every BEIR score is one."""
     if not isinstance(data, dict) or not data:
         return False
-    rows = data.values()
-    if not all(isinstance(row, dict) for row in rows):
+    rows = list(data.values())
+    if not all(isinstance(row, dict) and row.keys() == rows[0].keys() for row in rows):
         return False
-    return bool(_QUESTION_KEYS & data.keys()) or all(_QUESTION_KEYS & row.keys() for row in rows)
+    if (data.keys() | rows[0].keys()) & columns:
+        return True
+    return len(rows) > 1 and not all(_number(v) for row in rows for v in row.values())
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _json(path: Path) -> Any:
@@ -276,17 +285,24 @@ def _parquet_rows(path: Path) -> Rows:
 _RAGAS_KINDS = ("csv", "tsv", "jsonl", "records", "parquet", "arrow")
 
 
+def _row_format(path: Path, kind: str) -> str:
+    """The format of the rows of ``path`` read as ``kind``: RAGAS tables come as CSV, TSV,
+    JSONL, JSON records, Parquet or Feather, by the extension."""
+    if kind != "ragas":
+        return kind
+    by_suffix = {**_BY_SUFFIX, ".json": "records"}
+    kind = "parquet" if _shards(path) else by_suffix.get(path.suffix.lower(), "")
+    if kind not in _RAGAS_KINDS:
+        raise InputError(
+            f"{path}: RAGAS results are read from .csv, .tsv, .jsonl, .json, .parquet or "
+            f".feather, not {path.suffix or 'a file without extension'}; save the table "
+            "RAGAS gives "
+            "(to_pandas()) with to_csv, to_json(orient='records', lines=True) or to_parquet"
+        )
+    return kind
+
+
 def _rows(path: Path, kind: str) -> Rows:
-    if kind == "ragas":  # RAGAS tables come as CSV, TSV, JSONL, JSON records or Parquet
-        by_suffix = {**_BY_SUFFIX, ".json": "records"}
-        kind = "parquet" if _shards(path) else by_suffix.get(path.suffix.lower(), "")
-        if kind not in _RAGAS_KINDS:
-            raise InputError(
-                f"{path}: RAGAS results are read from .csv, .tsv, .jsonl, .json, .parquet or "
-                f".feather, not {path.suffix or 'a file without extension'}; save the table "
-                "RAGAS gives "
-                "(to_pandas()) with to_csv, to_json(orient='records', lines=True) or to_parquet"
-            )
     readers: dict[str, Callable[[Path], Rows]] = {
         "csv": lambda p: read_delimited(p, ","),
         "tsv": lambda p: read_delimited(p, "\t"),
@@ -548,7 +564,8 @@ def _read_format(path: Path, options: ReadOptions) -> Source:
         table = arrow_table(path)
         if not looks_like_ragas(table.column_names):  # typed as a Parquet log's columns
             return Source(files, table)
-    columns, lines = _rows(path, kind)
+    rows = _row_format(path, kind)
+    columns, lines = _rows(path, rows)
     columns = mapped(path, columns, options.mapping)
     refuse_promptfoo_table(path, columns)
     derived = derived_table_problem(path, columns)
@@ -558,7 +575,7 @@ def _read_format(path: Path, options: ReadOptions) -> Source:
     ragas = kind == "ragas" or looks_like_ragas(list(columns))
     if ragas:
         columns, notes, sources = ragas_columns(path, columns, lines, sources)
-    table = to_table(path, columns, lines, sources)
+    table = to_table(path, columns, lines, sources, delimited=rows in ("csv", "tsv"))
     scores = _ragas_scores(table) if ragas else ()
     others = tuple(s for s in scores if s not in BY_NAME)  # ragas_columns noted the run log's
     notes = [*notes, *failed_scores(table, others)]

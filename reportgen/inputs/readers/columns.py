@@ -28,6 +28,7 @@ Columns = dict[str, list[Any]]
 TEXT_ID_LENGTH = 16  # hex digits of sha256 kept when a text stands for an id
 _INTEGER = re.compile(r"[+-]?(0|[1-9][0-9]{0,17})")  # fits in int64
 _DIGITS = re.compile(r"[+-]?[0-9]+")  # a whole number of any length
+_WHOLE_FLOAT = re.compile(r"-?(0|[1-9][0-9]*)\.0+")  # 7.0: a whole number in a float's spelling
 _NUMBER = re.compile(
     r"[+-]?((0|[1-9][0-9]*)(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?|[+-]?(inf|infinity|nan)",
     re.IGNORECASE,
@@ -230,6 +231,15 @@ def _key(value: Any) -> str:
     return _id(value)
 
 
+def _cell_key(value: str) -> str:
+    """An id in a CSV or TSV cell, text without a type: a whole number written as a float
+    (``7.0``, as pandas' ``to_csv`` writes an integer column holding a missing value) is the
+    number JSON reads, as an item of a list cell (``[7.0]``) is: ``7``. Any other text is the id
+    as written (``007``, ``7.5``, ``1e3``)."""
+    text = value.strip()
+    return _key(json.loads(text) if _WHOLE_FLOAT.fullmatch(text) else value)
+
+
 def _items(convert: Callable[[Any], Any], named: bool = True) -> Callable[[Any], list[Any] | None]:
     """The conversion of a list cell, item by item with ``convert``; ``named``: the reason an
     item cannot be read names it within the list (_item)."""
@@ -268,6 +278,8 @@ _CONVERT: dict[str, tuple[pa.DataType, Callable[[Any], Any]]] = {
     "float 0..1": (pa.float64(), _float),
     "number": (pa.float64(), _float),
 }
+# a CSV or TSV file's cells, all text
+_DELIMITED = {**_CONVERT, "string (ints accepted)": (pa.string(), _cell_key)}
 
 
 def place(lines: Sequence[int] | None, *rows: int, unit: str = "line") -> str:
@@ -336,9 +348,11 @@ def to_table(
     lines: Sequence[int] | None = None,
     sources: Mapping[str, str] | None = None,
     unit: str = "line",
+    delimited: bool = False,
 ) -> pa.Table:
     """The contract table of ``columns``; ``lines[i]`` is the file line (or the ``unit``) of
-    row i, and ``sources`` the file's own name of a renamed column, for messages."""
+    row i, and ``sources`` the file's own name of a renamed column, for messages; ``delimited``:
+    the cells are a CSV or TSV file's, text without types."""
     arrays: dict[str, pa.Array] = {}
     first: tuple[str, str, str, Any, str] | None = None  # where, shown, name, value, reason
     others: list[str] = []  # every other cell that cannot be read, as the message names it
@@ -348,11 +362,15 @@ def to_table(
         if column is None:
             arrays[name] = _extra(values)
             continue
-        arrow_type, convert = _CONVERT[column.type_name]
+        arrow_type, convert = (_DELIMITED if delimited else _CONVERT)[column.type_name]
+        # a text column's "" is the empty text in JSON, as in Parquet (a slice's "(empty)"); a
+        # CSV or TSV file has no empty text apart from an empty cell, a missing value
+        empty_text = convert is _id and not delimited
         converted = []
         for row, value in enumerate(values):
             try:
-                converted.append(None if _missing(value) else convert(value))
+                missing = value is None if empty_text else _missing(value)
+                converted.append(None if missing else convert(value))
             except (ValueError, TypeError, OverflowError) as exc:
                 # read on, so that the message counts them all: one fix, not one run per cell
                 where = place(lines, row, unit=unit)

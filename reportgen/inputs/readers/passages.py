@@ -26,7 +26,7 @@ from ..contract import BY_NAME, integer_problem, type_problem
 from ..engine import connection
 from .columns import place
 from .compressed import refuse_gzip
-from .tabular import record_line
+from .tabular import field_count_error, record_line
 
 COLUMNS = {"passage_id": pa.string(), "doc_id": pa.string(), "start": pa.int64(), "end": pa.int64()}
 ID_LISTS = {"retrieved_ids": "retrieved_spans", "context_ids": "context_spans"}
@@ -47,13 +47,25 @@ def read_passages(path: Path) -> pa.Table:
         raise InputError(f"{path}: {not_a_file(path)}; pass a passage table with --passages")
     refuse_gzip(path)
     delimiter = DELIMITERS.get(path.suffix.lower())
+    invalid: list[csv.InvalidRow] = []  # the row whose number of fields is not the header's
+
+    def refuse(row: csv.InvalidRow) -> str:
+        invalid.append(row)
+        return "error"
+
     try:
         if delimiter is not None:
-            options = csv.ParseOptions(delimiter=delimiter)
+            options = csv.ParseOptions(delimiter=delimiter, invalid_row_handler=refuse)
             # every column as text: "007" is not 7, and offsets are parsed exactly below
             text = dict.fromkeys(COLUMNS, pa.string())
             convert = csv.ConvertOptions(column_types=text, strings_can_be_null=True)  # "": missing
-            table = csv.read_csv(path, parse_options=options, convert_options=convert)
+            # one thread: a row is numbered only when the file is read in order
+            table = csv.read_csv(
+                path,
+                read_options=csv.ReadOptions(use_threads=False),
+                parse_options=options,
+                convert_options=convert,
+            )
             for name in ("start", "end"):
                 if name in table.column_names:
                     offsets = _text_offsets(path, name, table[name].combine_chunks())
@@ -61,6 +73,11 @@ def read_passages(path: Path) -> pa.Table:
         else:
             table = pq.read_table(path)
     except (pa.ArrowException, OSError) as exc:
+        if invalid and delimiter is not None:
+            row = invalid[0]  # numbered from the header, row 1
+            where = _where(path, row.number - 1)
+            fields, header = row.actual_columns, row.expected_columns
+            raise field_count_error(path, where, fields, header, delimiter) from None
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise InputError(
             f"{path}: not a readable passage table ({reason}); write it as Parquet, CSV or TSV "

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ...errors import InputError, not_utf8
+from ...formatting import fmt_count
 from .columns import Columns
 from .promptfoo import TABLE_EXPORT, is_table_export
 
@@ -45,26 +46,26 @@ def read_delimited(path: Path, delimiter: str) -> Rows:
         with path.open(newline="", encoding="utf-8-sig") as handle:
             _first_line(path, handle, delimiter)
             handle.seek(0)
-            reader = csv.DictReader(handle, delimiter=delimiter, strict=True)
+            reader = csv.reader(handle, delimiter=delimiter, strict=True)
             # "question_id, correct" is written by hand or by spreadsheets: the names are the
             # column's, the spaces no part of it
-            reader.fieldnames = [name.strip() for name in reader.fieldnames or []]
-            _one_field(path, reader.fieldnames, delimiter)
-            index = _header(path, reader.fieldnames)
+            names = [name.strip() for name in next(reader)]
+            _one_field(path, names, delimiter)
+            index = _header(path, names)
             start = reader.line_num + 1
-            for record in reader:
-                if None in record:
-                    raise InputError(
-                        f"{path}: line {reader.line_num} has more fields than the header "
-                        f"({len(reader.fieldnames or [])}); quote values that contain "
-                        f"{'a tab' if delimiter == chr(9) else 'a comma'}"
-                    )
-                # the line the record starts on: it ends on line_num, past the line breaks
-                # its quoted fields hold (an answer of several lines)
-                lines.append(reader.line_num - sum(map(_breaks, record.values())))
-                if index is not None:
-                    del record[index]
-                records.append(record)
+            for fields in reader:
+                if fields:  # a blank line holds no row
+                    # the line the row starts on: it ends on line_num, past the line breaks
+                    # its quoted fields hold (an answer of several lines)
+                    line = reader.line_num - sum(map(_breaks, fields))
+                    if len(fields) != len(names):
+                        where = f"line {line}"
+                        raise field_count_error(path, where, len(fields), len(names), delimiter)
+                    record = dict(zip(names, fields, strict=True))
+                    if index is not None:
+                        del record[index]
+                    records.append(record)
+                    lines.append(line)
                 start = reader.line_num + 1
     except UnicodeDecodeError:
         raise InputError(not_utf8(path)) from None
@@ -77,9 +78,28 @@ def read_delimited(path: Path, delimiter: str) -> Rows:
     finally:
         csv.field_size_limit(limit)
     if not records:  # a log of no rows: metrics takes it as an empty shard, compare refuses it
-        names = reader.fieldnames or []
         return {name: [] for name in names[1 if index is not None else 0 :]}, lines
     return record_columns(records), lines
+
+
+def field_count_error(
+    path: Path, where: str, fields: int, header: int, delimiter: str
+) -> InputError:
+    """The one line for the row of a CSV or TSV table (a log, a passage table) starting
+    ``where`` ("line 3") whose number of ``fields`` is not the ``header``'s: with more, a comma
+    or tab in a value split it; with fewer, a field was left out (a missing value is an empty
+    one)."""
+    more = fields > header
+    split = "a tab" if delimiter == "\t" else "a comma"
+    fix = (
+        f"quote values that contain {split}"
+        if more
+        else "give every column a field, an empty one for a missing value"
+    )
+    return InputError(
+        f"{path}: {where} has {fmt_count(fields, 'field')}, {'more' if more else 'fewer'} "
+        f"than the header's {header}; {fix}"
+    )
 
 
 def _first_line(path: Path, handle: TextIO, delimiter: str) -> None:
