@@ -128,3 +128,22 @@ def test_an_empty_slice_text_stays_apart_from_a_missing_slice_where_the_format_h
     slices = compare(path, path, tmp_path / "out")["slices"]["slice"]
     counts = {name: value["correct"]["n"] for name, value in slices.items()}
     assert counts == ({"(none)": 5, "a": 3} if suffix == "csv" else {"": 3, "(none)": 2, "a": 3})
+
+
+def test_a_column_held_in_folder_names_is_named_as_not_read(tmp_path, compare):
+    """A folder pandas writes with partition_cols=["slice"] holds slice in its folder names
+    (slice=x/...), not in its files: the slices were lost with no word."""
+    ids = ["q1", "q2", "q3", "q4"]
+    frame = pd.DataFrame(
+        {"question_id": ids, "correct": [True, False, True, True],
+         "slice": ["x", "y", "x", "y"], "topic": ["t", "t", "u", "u"]}
+    )  # fmt: skip
+    frame.to_parquet(tmp_path / "a", partition_cols=["slice", "topic"])
+    frame.drop(columns=["slice", "topic"]).to_parquet(tmp_path / "b.parquet")
+    out = compare(tmp_path / "a", tmp_path / "b.parquet", tmp_path / "o")
+    assert out["comparisons"][0]["warnings"][0] == (
+        f"Run A: the folders of {tmp_path / 'a'} are named like columns, as a partitioned "
+        "dataset's are: slice and topic are in the folder names only, which are not read; write "
+        "them into the files (pandas: to_parquet without partition_cols) to compare by them"
+    )
+    assert out["n_paired"] == 4

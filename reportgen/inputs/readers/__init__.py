@@ -21,6 +21,7 @@ import pyarrow.feather as feather
 import pyarrow.parquet as pq
 
 from ...errors import InputError, not_a_file
+from ...formatting import agreeing
 from ..contract import BY_NAME, derived_table_problem
 from ..scored_table import is_scored_table
 from .columns import to_table
@@ -123,6 +124,26 @@ def parquet_files(path: Path) -> tuple[Path, ...]:
     if not files:
         raise InputError(f"{path}: {where}; pass a folder or pattern of Parquet run logs")
     return tuple(files)
+
+
+def _partition_notes(path: Path, files: tuple[Path, ...]) -> list[str]:
+    """A folder of shards whose subfolders are named like columns (``slice=faq``), as a
+    partitioned dataset's are (pandas' ``partition_cols``): those columns are in the names, not
+    in the files, and are not read; said, since a slice lost so is otherwise lost unseen."""
+    if not path.is_dir():
+        return []
+    folders = {part for f in files for part in f.relative_to(path).parent.parts}
+    named = sorted({part.split("=", 1)[0] for part in folders if "=" in part})
+    if not named:
+        return []
+    columns = " and ".join(named)
+    return [
+        f"the folders of {path} are named like columns, as a partitioned dataset's are: "
+        f"{columns} {agreeing(len(named), 'is', 'are')} in the folder names only, which are not "
+        f"read; write {agreeing(len(named), 'it', 'them')} into the files (pandas: to_parquet "
+        "without partition_cols) to compare by "
+        f"{agreeing(len(named), 'it', 'them')}"
+    ]
 
 
 def arrow_table(path: Path) -> pa.Table:
@@ -558,8 +579,9 @@ def _read_format(path: Path, options: ReadOptions) -> Source:
             unit="result",
         )
     files = parquet_files(path) if kind == "parquet" else (path,)
+    notes += _partition_notes(path, files)
     if kind == "parquet" and not options.mapping and not _ragas_parquet(files[0]):
-        return Source(files, None)
+        return Source(files, None, tuple(notes))
     if kind == "arrow" and not options.mapping:
         table = arrow_table(path)
         if not looks_like_ragas(table.column_names):  # typed as a Parquet log's columns
