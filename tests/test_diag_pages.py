@@ -138,3 +138,19 @@ def test_links_definition_without_faithfulness_or_citations(tmp_path, compare):
         "Answer relevance is averaged over retrieval hits only. Correct refusals: share of "
         "unanswerable questions abstained on; wrong refusals: share of answerable ones."
     )
+
+
+def test_citations_without_labels_score_no_relevant_share(tmp_path, compare):
+    """cited_ids logged, relevant_ids not: the Links table showed a "citations relevant" row of
+    n/a on 0 answers; it is not scored, and says the labels would score it."""
+    paths = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    for name, path in zip(SAMPLE_LOGS, paths, strict=True):
+        log = pd.read_parquet(SAMPLE / name)
+        log.drop(columns=["relevant_ids", "relevant_grades"]).to_parquet(path)
+    doc = compare(*paths, tmp_path / "out")
+    comparison = doc["comparisons"][0]
+    assert [s["metric"] for s in comparison["stages"]][-1] == "citations in context"
+    assert {"stage": "citations relevant", "needs": "relevant_ids"} in comparison["missing"]
+    assert links_definition(tmp_path / "out" / "report.html").endswith(
+        "Citations in context: share of an answer's distinct citations."
+    )

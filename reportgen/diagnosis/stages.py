@@ -209,6 +209,9 @@ def stage_scores(
         if stage == "generation" and evidence_need:
             missing.append(Missing(f"{metric} on retrieval hits", evidence_need))
             continue
+        if metric == "citations relevant" and not p.logged("n_cited_relevant"):
+            missing.append(Missing(metric, "relevant_ids"))  # citations, but no labels to meet
+            continue
         a, b = values["a"][metric], values["b"][metric]
         diff, _ = compare_metric(
             metric,
