@@ -195,22 +195,22 @@ def test_a_null_ranking_is_unknown_not_empty(tmp_path: Path):
 
 def test_curve_sums(db):
     db.execute("curve_sums", exponential=False)
-    sums = db.con.execute("SELECT * FROM curve_sums WHERE run = 'a'").df()
-    assert list(sums.columns) == ["run", "metric", "k", "kind", "total"]
-    steps = sums[sums.kind == "step"].set_index("metric")
-    # paired questions with evidence: q1 only; p2 (linear gain 2 of IDCG 2 + 1/log2(3)) found
-    # at 2 of 2 labels: recall and rprec add 1/2 from k = 2, hit 1, mrr 1/2; p9 never found
-    one = 2**60  # fixed_point: a term as a multiple of 2^-60
-    halves = [("recall", one // 2), ("rprec", one // 2), ("hit", one), ("mrr", one // 2)]
-    for metric, total in halves:
-        assert (steps.loc[metric, "k"], steps.loc[metric, "total"]) == (2, total), metric
-    assert "all" not in steps.index  # p9 is never found
-    # nDCG: a step from k = n_relevant = 2 and a point at k = 1 (IDCG@1 = 2), where p2 is not
-    # yet in: no point; its step is 2 / log2(3) / (2 + 1 / log2(3)) at k = 2
+    sums = db.con.execute("SELECT * FROM curve_sums WHERE run = 'a' ORDER BY k").df()
+    metrics = ["recall", "precision", "hit", "mrr", "ndcg", "map", "rprec", "all"]
+    assert list(sums.columns) == ["run", "k", *metrics, "ndcg_at"]
+    # paired questions with evidence: q1 only, labels p2 (grade 2) and p9 (never found); its
+    # scores change at k = 2, where p2 is found (at k = 1, IDCG@1 = 2 and DCG 0: no ndcg_at)
+    assert sums["k"].tolist() == [2]
+    assert pd.isna(sums.loc[0, "ndcg_at"])
+    one = 2**60  # fixed_point: a score as a multiple of 2^-60
+    at_2 = sums.loc[0]
+    # from 0 to recall and rprec 1/2, hit 1, mrr 1/2, AP (1/2) / 2; one relevant passage
+    expected = {"recall": one // 2, "rprec": one // 2, "hit": one, "mrr": one // 2}
+    expected |= {"map": one // 4, "precision": 1, "all": 0}  # p9 is never found
+    assert {m: int(at_2[m]) for m in expected} == expected
+    # linear gains 2 and 1: nDCG@2 = (2 / log2(3)) / (2 + 1 / log2(3))
     ndcg = 2 / math.log2(3) / (2 + 1 / math.log2(3))
-    assert steps.loc["ndcg", "k"] == 2
-    assert steps.loc["ndcg", "total"] / one == pytest.approx(ndcg, abs=1e-15)
-    assert sums[sums.kind == "point"].empty
+    assert int(at_2["ndcg"]) / one == pytest.approx(ndcg, abs=1e-15)
 
 
 @pytest.mark.parametrize(
