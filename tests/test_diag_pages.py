@@ -154,3 +154,23 @@ def test_citations_without_labels_score_no_relevant_share(tmp_path, compare):
     assert links_definition(tmp_path / "out" / "report.html").endswith(
         "Citations in context: share of an answer's distinct citations."
     )
+
+
+def test_a_long_text_is_shown_cut_with_how_much_more_the_log_holds(tmp_path, compare):
+    """A question, answer and reference of 10,000 characters each were copied whole into the
+    changed table and the worked cases: 300 such answers made a page of 31 MB."""
+    ids = [f"q{i}" for i in range(12)]
+    long = "<b>&" + "x" * 9_996  # escaped, and cut after 2,000 characters
+    paths = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    for path, correct in zip(paths, ([True] * 12, [False] + [True] * 11), strict=True):
+        pd.DataFrame({
+            "question_id": ids, "correct": correct, "question": [long] + ids[1:],
+            "answer": [long] * 12, "reference_answer": [long] * 12,
+        }).to_parquet(path)  # fmt: skip
+    compare(*paths, tmp_path / "out")
+    page = (tmp_path / "out" / "report.html").read_text()
+    shown = "&lt;b&gt;&amp;" + "x" * 1_996 + "\u2026 (8,000 more characters)"
+    assert (
+        page.count(shown) >= 4
+    )  # the changed table, the worked case's question, answer, reference
+    assert "x" * 1_997 not in page and "<b>&" not in page

@@ -3,6 +3,7 @@ or written beside the JSON when there are more rows than it holds; verify reads 
 
 from __future__ import annotations
 
+import html
 import json
 from pathlib import Path
 
@@ -193,3 +194,29 @@ def test_a_file_among_an_input_s_shards_is_refused(tmp_path, log):
         f"ragreport: error: {inside}: lies among the shards of input {source}, so a later run "
         "would read it as part of that log; choose another output path\n"
     )
+
+
+def test_the_page_says_where_the_changed_questions_it_leaves_out_are(tmp_path):
+    """Past 200 changed questions the page shows the first 200 and said "all are in the JSON's
+    per_question list", also when the rows were in the per-question file and that list empty."""
+    ids = [f"q{i}" for i in range(600)]
+    for name, shift in (("a", 0), ("b", 1)):
+        correct = [(i + shift) % 2 == 0 for i in range(600)]
+        pd.DataFrame({"question_id": ids, "correct": correct}).to_parquet(
+            tmp_path / f"{name}.parquet"
+        )
+    logs = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    rows = tmp_path / "q.parquet"
+    for out, extra, where in (
+        ("inline", (), "the JSON's per_question list"),
+        ("file", ("--per-question", rows), f"the per-question file {rows}"),
+    ):
+        code, _, err = invoke(
+            "compare", *logs, "-o", tmp_path / f"{out}.html", "--n-boot", 100, *extra
+        )
+        assert code == 0, err
+        page = (tmp_path / f"{out}.html").read_text()
+        assert (
+            f"600 questions changed on correct; the first 200 are shown, all are in {where}."
+            in " ".join(html.unescape(page).split())
+        )

@@ -105,6 +105,9 @@ def render(report: Report) -> str:
             for pair, c in zip(pairs, colours, strict=True)
         ]
         contexts[0] = replace(contexts[0], downloads=links.result())
+    if report.sidecar is not None:  # the JSON holds no rows then
+        rows_in = f"the per-question file {report.sidecar}"
+        contexts = [replace(c, rows_in=rows_in) for c in contexts]
     if pair_page:
         return render_pair(contexts[0], report.run_id)
     return render_study(build_study_context(study, contexts), report.run_id)

@@ -61,6 +61,7 @@ from ...formatting import (
 )
 from ...inputs.logged import log, tool_of
 from ...provenance import gzip_data_url, library_versions
+from ..user_text import shown_text
 from . import charts
 from .charts import Chart, RunColours
 from .diagnosis_view import DiagnosisView, diagnosis_view
@@ -266,6 +267,10 @@ class ReportContext:
         default="",
         metadata={"help": "prefix of its sections' element ids: '' alone on a page"},
     )
+    rows_in: str = field(
+        default="the JSON's per_question list",
+        metadata={"help": "where every question's row is, for what the page leaves out"},
+    )
 
 
 def _size(n: int) -> str:
@@ -408,7 +413,7 @@ def _changed(result: Comparison) -> tuple[list[str], list[ChangedRow], int]:
         ChangedRow(
             question_id=str(r.question_id),
             slice="" if pd.isna(r.slice) else shown_value(str(r.slice)),
-            question="" if pd.isna(r.question) else str(r.question),
+            question=shown_text(r.question),
             change=str(r.change),
             values=[
                 _from_to(getattr(r, f"{m}_a"), getattr(r, f"{m}_b"), tables.binary(m))

@@ -23,6 +23,7 @@ from ...diagnosis.stages import (
 from ...formatting import agreeing, fmt_count, fmt_diff, fmt_interval, fmt_num, fmt_p, interval_side
 from ...inputs.load import RunFile
 from ...inputs.logged import log, tool_of
+from ..user_text import shown_text
 from . import charts
 from .charts import Chart, RunColours
 
@@ -334,11 +335,6 @@ def _items(value: Any) -> list[Any] | None:
     return list(value) if isinstance(value, list | tuple | np.ndarray) else None
 
 
-def _text(value: Any) -> str:
-    """A text column's value; "" when NULL, which pandas may give as NaN (shown as "nan")."""
-    return "" if value is None or pd.isna(value) else str(value)
-
-
 def _exemplar(row: Any, group: str, failure_class: str, k: int | None) -> Exemplar:
     """A drill-down as queries/exemplars.sql marked its candidates (labels and prompt as scored)."""
     context = _items(row.context_ids)
@@ -368,15 +364,15 @@ def _exemplar(row: Any, group: str, failure_class: str, k: int | None) -> Exempl
         group=group,
         run=str(row.run).upper(),
         question_id=str(row.question_id),
-        question=_text(row.question),
+        question=shown_text(row.question),
         failure_class=failure_class,
         owner=OWNERS.get(failure_class, ""),
         candidates=candidates,
         cutoff=cutoff,
         more=max(0, len(ranked) - CANDIDATES_SHOWN),
         context=None if context is None else [str(c) for c in context],
-        answer=_text(row.answer),
-        reference=_text(row.reference_answer),
+        answer=shown_text(row.answer),
+        reference=shown_text(row.reference_answer),
         scores=scores,
     )
 
