@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeAlias
 
 import click
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 
@@ -113,10 +114,13 @@ def _checked(param: click.Parameter, name: str, value: Any) -> Any:
     )
 
 
+_BOOL = bool | np.bool_  # a flag's values: numpy's True (a comparison's) is one
+
+
 def _kind(param: click.Parameter) -> tuple[Any, str]:
     """The Python type of the values of ``param``, and its noun for messages."""
     if isinstance(param, click.Option) and param.is_flag:
-        return bool, "bool"
+        return _BOOL, "bool"
     if isinstance(param.type, click.types.IntParamType):
         return numbers.Integral, "int"
     if isinstance(param.type, click.types.FloatParamType):
@@ -127,10 +131,12 @@ def _kind(param: click.Parameter) -> tuple[Any, str]:
 
 
 def _converted(param: click.Parameter, shown: str, value: Any, kind: Any, expected: str) -> Any:
-    """``value`` if of ``kind``, a NumPy number as a Python one; a bool is no number here,
-    though Python counts it one."""
-    if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+    """``value`` if of ``kind``, a NumPy number or bool as a Python one; a bool is no number
+    here, though Python counts it one."""
+    if not isinstance(value, kind) or (kind is not _BOOL and isinstance(value, _BOOL)):
         raise _wrong(param, shown, expected)
+    if kind is _BOOL:
+        return bool(value)
     if kind is numbers.Integral:
         return int(value)
     return float(value) if kind is numbers.Real else value
@@ -252,7 +258,27 @@ def _from_frame(frame: pd.DataFrame, where: Path) -> pa.Table:
             f"{where}: question_id is the DataFrame's index, not a column; pass "
             "frame.reset_index(), which makes it one"
         )
-    return pa.Table.from_pandas(frame, preserve_index=False)
+    try:
+        return pa.Table.from_pandas(frame, preserve_index=False)
+    except (pa.ArrowException, TypeError, ValueError):
+        name, reason = _unreadable_column(frame)
+        raise InputError(
+            f"{where}: column {name} cannot be read as one type ({reason}); give it values of "
+            "one type, as a Parquet file holds them (ids as text: .astype(str))"
+        ) from None
+
+
+def _unreadable_column(frame: pd.DataFrame) -> tuple[str, str]:
+    """The first column of ``frame`` Arrow cannot read (a question_id of texts and numbers, a
+    correct holding 'maybe', a sparse column), and Arrow's reason, on its first line."""
+    for name in frame.columns:
+        if isinstance(frame[name].dtype, pd.SparseDtype):
+            return str(name), "a sparse column; make it dense with .sparse.to_dense()"
+        try:
+            pa.Array.from_pandas(frame[name])
+        except (pa.ArrowException, TypeError, ValueError) as exc:
+            return str(name), (str(exc).splitlines() or [type(exc).__name__])[0]
+    return "?", "no single column fails alone"
 
 
 def compare(

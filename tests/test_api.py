@@ -246,6 +246,7 @@ def test_one_table_alone_is_named_by_its_label():
         ({"k": 3.9}, "'--k': k=3.9 is a float; give an int"),  # ran with k=3
         ({"n_boot": 1000.7}, "'--n-boot': n_boot=1000.7 is a float; give an int"),
         ({"k": True}, "'--k': k=True is a bool; give an int"),
+        ({"k": np.True_}, "'--k': k=np.True_ is a bool; give an int"),
         ({"k": [3]}, "'--k': k=[3] is a list; give an int"),  # a TypeError from click
         ({"strict": 1}, "'--strict': strict=1 is an int; give a bool"),  # an AttributeError
         ({"labels": [1, 2]}, "'--label': labels=[1, 2] holds 1, an int; give a list of strings"),
@@ -403,3 +404,31 @@ def test_a_rule_given_twice_is_checked_once_with_the_command_s_warning():
         "rule 'correct>=-0.5' is given more than once; it is checked once"
     ]
     assert [r.rule for r in result.study.gate.results] == ["correct >= -0.5"]
+
+
+@pytest.mark.parametrize(
+    ("column", "values", "reason"),
+    [
+        ("question_id", ["q1", 2], "Expected bytes, got a 'int' object"),
+        ("correct", ["maybe", True], "Expected bytes, got a 'bool' object"),
+        ("correct", pd.arrays.SparseArray([True, False]),
+         "a sparse column; make it dense with .sparse.to_dense()"),
+    ],
+)  # fmt: skip
+def test_a_column_arrow_cannot_read_is_an_input_error_naming_it(column, values, reason):
+    """pyarrow's own error escaped as a traceback naming no run or column."""
+    frame = pd.DataFrame({"question_id": ["q1", "q2"], "correct": [True, False]})
+    frame[column] = values
+    good = pd.DataFrame({"question_id": ["q1", "q2"], "correct": [True, True]})
+    with pytest.raises(InputError) as raised:
+        reportgen.compare(frame, good)
+    assert str(raised.value) == (
+        f"<A>: column {column} cannot be read as one type ({reason}); give it values of one "
+        "type, as a Parquet file holds them (ids as text: .astype(str))"
+    )
+
+
+def test_a_numpy_bool_is_a_flag_s_value():
+    """strict=np.True_ (a comparison's result) was refused as "is a bool; give a bool"."""
+    result = reportgen.compare(_frame(A_CORRECT), _frame(B_CORRECT), strict=np.True_)
+    assert json.loads(result.to_json())["params"]["strict"] is True
