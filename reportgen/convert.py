@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 
 from .errors import InputError, OutputError
 from .inputs.database import RunDatabase
-from .inputs.load import open_log, with_scores
+from .inputs.load import open_log, with_rows, with_scores
 from .inputs.readers import ReadOptions
 from .inputs.readers.promptfoo import SeveralRuns
 from .output import write_all
@@ -26,7 +26,7 @@ def convert_log(path: Path, options: ReadOptions, output: Path) -> tuple[int, tu
             f"-o {output}: convert writes a Parquet run log; give a path ending in .parquet"
         )
     try:
-        run = open_log(path, "A", options)
+        run = with_rows(open_log(path, "A", options))
     except SeveralRuns as error:
         advice = "a run log holds one run: convert each with --run-filter NAME to its own -o file"
         raise InputError(error.advice(advice)) from None

@@ -7,9 +7,11 @@ import json
 
 import pandas as pd
 import pytest
+from click.testing import CliRunner
 from test_input_validate import validate
 from test_readers import fail
 
+from reportgen.cli import cli
 from reportgen.inputs.readers import ReadOptions, read
 
 FILL = "give every column a field, an empty one for a missing value"
@@ -147,3 +149,19 @@ def test_a_column_held_in_folder_names_is_named_as_not_read(tmp_path, compare):
         "them into the files (pandas: to_parquet without partition_cols) to compare by them"
     )
     assert out["n_paired"] == 4
+
+
+@pytest.mark.parametrize("suffix", ["parquet", "csv"])
+def test_convert_refuses_a_log_of_no_rows_as_compare_does(tmp_path, suffix):
+    """convert wrote a log of 0 rows that compare and validate refuse."""
+    log = tmp_path / f"empty.{suffix}"
+    empty = pd.DataFrame({"question_id": pd.Series([], dtype=str), "correct": []})
+    empty.to_parquet(log) if suffix == "parquet" else empty.to_csv(log, index=False)
+    out = tmp_path / "out.parquet"
+    result = CliRunner().invoke(cli, ["convert", str(log), "-o", str(out)])
+    assert result.exit_code == 2
+    assert result.output == (
+        f"ragreport: error: {log}: the log has no rows; write one row per question (an export "
+        "that failed, or a filter that kept nothing, writes none)\n"
+    )
+    assert not out.exists()
