@@ -569,7 +569,8 @@ def convert(
 def validate(ctx: click.Context, logs: tuple[Path, ...], reading: _Reading) -> None:
     """List every problem of each run log LOG: one line per kind, with counts and examples.
 
-    Exit 0 when compare would accept every log (values it leaves out are listed), 2 otherwise.
+    Exit 0 when compare would accept every log (values it leaves out are listed; a ranking
+    without context_ids is accepted with --k, which the line says), 2 otherwise.
     """
     from .validate import validate as check
 

@@ -61,7 +61,15 @@ def validate(path: Path, options: ReadOptions) -> Validation:
     notes = [f"{path}: note: {note}" for note in run.notes]
     if not lines:
         rows = f"{fmt_count(run.n_rows, 'row')} {agreeing(run.n_rows, 'follows', 'follow')}"
-        return Validation([f"{path}: ok, {rows} the run-log contract", *notes], False)
+        # scored here at a k of 1; compare asks for the k (metrics.check_cutoff)
+        labelled = {"relevant_ids", "relevant_spans"} & run.columns
+        k = (
+            "; compare needs --k, the number of passages the generator received (no "
+            "context_ids gives the prompt cutoff)"
+            if settings.cutoff is not None and labelled
+            else ""
+        )
+        return Validation([f"{path}: ok, {rows} the run-log contract{k}", *notes], False)
     return Validation(lines + notes, refused or refusal is not None)
 
 

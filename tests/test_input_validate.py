@@ -53,9 +53,9 @@ def test_a_log_whose_values_give_no_metric_is_refused_as_compare_refuses_it(
 @pytest.mark.parametrize(
     "columns",
     [
-        {"relevant_ids": [["p1"]], "retrieved_ids": [["p1", "p2"]]},  # scored with --k
         {"relevant_ids": [["p1"]], "context_ids": [["p1"]]},
         {"correct": [True]},
+        {"retrieved_ids": [["p1", "p2"]], "correct": [True]},  # no labels: no --k to ask for
     ],
 )
 def test_a_log_compare_scores_is_ok(tmp_path, columns):
@@ -119,3 +119,19 @@ def test_a_value_out_of_range_is_listed_with_every_other_problem(tmp_path):
     assert lines[2].startswith(f"{log}: error: 1 row with share_range in faithfulness: row 2 ")
     assert lines[3].startswith(f"{log}: error: 1 row with duplicate_id in question_id: row 4 ")
     assert len(lines) == 4
+
+
+def test_a_ranking_without_context_ids_is_said_to_need_k(tmp_path):
+    """validate said "ok" with no word of the --k compare then asks for."""
+    log = tmp_path / "ranked.parquet"
+    table = {"question_id": ["q1", "q2"], "retrieved_ids": [["p1", "p2"], ["p3"]],
+             "relevant_ids": [["p2"], ["p3"]]}  # fmt: skip
+    pq.write_table(pa.table(table), log)
+    other = tmp_path / "other.parquet"
+    pq.write_table(pa.table(table), other)
+    refusal = fail("compare", log, other, "-o", tmp_path / "r.html")
+    assert "no context_ids column, so the prompt cutoff is unknown; pass --k" in refusal
+    assert validate(log, code=0) == [
+        f"{log}: ok, 2 rows follow the run-log contract; compare needs --k, the number of "
+        "passages the generator received (no context_ids gives the prompt cutoff)"
+    ]
