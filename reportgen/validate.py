@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .analysis.metrics import Options, compute_tables, plan, score_questions
+from .analysis.metrics import Options, check_cutoff, compute_tables, plan, score_questions
 from .errors import InputError
 from .formatting import agreeing, fmt_count
 from .inputs.database import RunDatabase
@@ -61,15 +61,8 @@ def validate(path: Path, options: ReadOptions) -> Validation:
     notes = [f"{path}: note: {note}" for note in run.notes]
     if not lines:
         rows = f"{fmt_count(run.n_rows, 'row')} {agreeing(run.n_rows, 'follows', 'follow')}"
-        # scored here at a k of 1; compare asks for the k (metrics.check_cutoff)
-        labelled = {"relevant_ids", "relevant_spans"} & run.columns
-        k = (
-            "; compare needs --k, the number of passages the generator received (no "
-            "context_ids gives the prompt cutoff)"
-            if settings.cutoff is not None and labelled
-            else ""
-        )
-        return Validation([f"{path}: ok, {rows} the run-log contract{k}", *notes], False)
+        ok = f"{path}: ok, {rows} the run-log contract{_k_asked(run)}"
+        return Validation([ok, *notes], False)
     return Validation(lines + notes, refused or refusal is not None)
 
 
@@ -91,6 +84,16 @@ def _unscorable(db: RunDatabase, settings: Options) -> str | None:
     except InputError as error:
         return str(error)
     return None
+
+
+def _k_asked(run: RunFile) -> str:
+    """The --k compare asks of the log, scored here at a k of 1 (_cutoff), in compare's words;
+    "" when it asks none."""
+    try:
+        check_cutoff((run, run), None)
+    except InputError as error:
+        return "; compare: " + str(error).removeprefix(f"{run.path}: ")
+    return ""
 
 
 def _cutoff(run: RunFile) -> int | None:

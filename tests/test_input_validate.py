@@ -129,9 +129,12 @@ def test_a_ranking_without_context_ids_is_said_to_need_k(tmp_path):
     pq.write_table(pa.table(table), log)
     other = tmp_path / "other.parquet"
     pq.write_table(pa.table(table), other)
+    asked = (
+        "no context_ids column, so the prompt cutoff is unknown; pass --k with the number of "
+        "passages the generator received"
+    )
     refusal = fail("compare", log, other, "-o", tmp_path / "r.html")
-    assert "no context_ids column, so the prompt cutoff is unknown; pass --k" in refusal
+    assert refusal == f"ragreport: error: {log} and {other}: {asked}"
     assert validate(log, code=0) == [
-        f"{log}: ok, 2 rows follow the run-log contract; compare needs --k, the number of "
-        "passages the generator received (no context_ids gives the prompt cutoff)"
+        f"{log}: ok, 2 rows follow the run-log contract; compare: {asked}"
     ]

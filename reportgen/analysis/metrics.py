@@ -12,6 +12,7 @@ from ..errors import InputError
 from ..formatting import fmt_pct
 from ..inputs.database import RunDatabase, ScoredRun
 from ..inputs.load import RunFile
+from ..inputs.logged import lacking
 from .registry import ANSWER, BY_NAME, CONTEXT, RETRIEVAL, Metric, names, public_name
 from .samples import Spread, decompose
 from .scores import Scores, user_scores, with_scores
@@ -176,29 +177,22 @@ def check_cutoff(runs: tuple[RunFile, RunFile], cutoff: int | None) -> None:
     has_context = _in_both(runs, "context_ids") or _in_both(runs, "context_spans")
     if has_labels and has_retrieved and cutoff is None and not has_context:
         raise InputError(
-            f"{_lacking(runs, 'context_ids', 'context_spans')}: no context_ids column, so the "
+            f"{lacking(runs, 'context_ids', 'context_spans')}: no context_ids column, so the "
             "prompt cutoff is unknown; pass --k with the number of passages the generator "
             "received"
         )
     if cutoff is not None and not has_retrieved:
-        if unranked := _lacking(runs, *RANKINGS):
+        if unranked := lacking(runs, *RANKINGS):
             raise InputError(
                 f"{unranked}: no ranking (retrieved_ids or context_ids) for --k to cut; drop --k"
             )
         kind = "spans" if _in_both(runs, "context_spans") else "ids"
-        lacking = _lacking(runs, "retrieved_ids", "retrieved_spans")
+        unranked = lacking(runs, "retrieved_ids", "retrieved_spans")
         raise InputError(
-            f"{lacking}: --k cuts retrieved_{kind}, which "
-            f"{'these logs do' if ' and ' in lacking else 'this log does'} not have; "
+            f"{unranked}: --k cuts retrieved_{kind}, which "
+            f"{'these logs do' if ' and ' in unranked else 'this log does'} not have; "
             f"drop --k to score context_{kind}"
         )
-
-
-def _lacking(runs: tuple[RunFile, RunFile], *columns: str) -> str:
-    """The logs of ``runs`` that have none of ``columns``, as a message names them (the
-    other log of the pair may have one)."""
-    paths = dict.fromkeys(str(r.path) for r in runs if not set(columns) & r.columns)
-    return " and ".join(paths)
 
 
 def check_span_rankings(run: RunFile) -> None:

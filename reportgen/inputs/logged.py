@@ -43,10 +43,17 @@ def log(columns: Iterable[str], runs: Iterable[RunFile]) -> str:
         return f"give each test the var{'s' if len(columns) > 1 else ''} {named}"
     if tool in _RANKINGS_ONLY:  # nothing to add: run logs would have them
         return f"a {tool.upper()} run holds rankings only"
-    return "log " + " and ".join(f"{column}{_lacking(column, runs)}" for column in columns)
+    return "log " + " and ".join(f"{column}{_where_lacking(column, runs)}" for column in columns)
 
 
-def _lacking(column: str, runs: list[RunFile]) -> str:
+def lacking(runs: Iterable[RunFile], *columns: str) -> str:
+    """The logs of ``runs`` that have none of ``columns``, as a message names them
+    ("b.parquet", "a.parquet and b.parquet"; a log paired with itself once)."""
+    return " and ".join(dict.fromkeys(str(r.path) for r in runs if not set(columns) & r.columns))
+
+
+def _where_lacking(column: str, runs: list[RunFile]) -> str:
     """' in b.parquet' when some of ``runs`` log ``column`` and b.parquet does not, else ''."""
-    lacking = [str(run.path) for run in runs if column not in run.columns]
-    return f" in {' and '.join(lacking)}" if 0 < len(lacking) < len(runs) else ""
+    logged = any(column in run.columns for run in runs)
+    missing = lacking(runs, column)
+    return f" in {missing}" if logged and missing else ""

@@ -136,13 +136,12 @@ def _partition_notes(path: Path, files: tuple[Path, ...]) -> list[str]:
     named = sorted({part.split("=", 1)[0] for part in folders if "=" in part})
     if not named:
         return []
-    columns = " and ".join(named)
+    columns, it = " and ".join(named), agreeing(len(named), "it", "them")
     return [
         f"the folders of {path} are named like columns, as a partitioned dataset's are: "
         f"{columns} {agreeing(len(named), 'is', 'are')} in the folder names only, which are not "
-        f"read; write {agreeing(len(named), 'it', 'them')} into the files (pandas: to_parquet "
-        "without partition_cols) to compare by "
-        f"{agreeing(len(named), 'it', 'them')}"
+        f"read; write {it} into the files (pandas: to_parquet without partition_cols) to "
+        f"compare by {it}"
     ]
 
 
