@@ -9,14 +9,7 @@ from .analysis.metrics import Options, check_cutoff, compute_tables, plan, score
 from .errors import InputError
 from .formatting import agreeing, fmt_count
 from .inputs.database import RunDatabase
-from .inputs.load import (
-    RunFile,
-    open_log,
-    parquet_file,
-    run_value_problems,
-    schema_problems,
-    with_rows,
-)
+from .inputs.load import RunFile, SchemaError, open_log, run_value_problems, with_rows
 from .inputs.readers import ReadOptions
 from .inputs.readers.promptfoo import SeveralRuns
 
@@ -41,11 +34,10 @@ def validate(path: Path, options: ReadOptions) -> Validation:
         values = run_value_problems(run)
     except SeveralRuns as error:
         return Validation([error.advice("check one at a time with --run-filter NAME")], True)
+    except SchemaError as error:
+        return Validation(error.problems, refused=True)
     except InputError as error:
-        # every breach of the file's schema when it is one of them; else the reader's own
-        # message (a RAGAS table or a --map'd log has no contract schema to list)
-        problems = _schema_problems(path)
-        return Validation(problems if str(error) in problems else [str(error)], refused=True)
+        return Validation([str(error)], refused=True)
     settings = Options(cutoff=_cutoff(run))
     db = RunDatabase(run)
     try:
@@ -103,11 +95,3 @@ def _cutoff(run: RunFile) -> int | None:
     if {"context_ids", "context_spans"} & run.columns:
         return None
     return 1 if {"retrieved_ids", "retrieved_spans"} & run.columns else None
-
-
-def _schema_problems(path: Path) -> list[str]:
-    """Every schema breach of one Parquet file (opening a log stops at the first one)."""
-    try:
-        return schema_problems(path, parquet_file(path).schema_arrow)
-    except InputError:
-        return []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -137,4 +138,25 @@ def test_a_ranking_without_context_ids_is_said_to_need_k(tmp_path):
     assert refusal == f"ragreport: error: {log} and {other}: {asked}"
     assert validate(log, code=0) == [
         f"{log}: ok, 2 rows follow the run-log contract; compare: {asked}"
+    ]
+
+
+@pytest.mark.parametrize("suffix", ["parquet", "feather", "csv", "jsonl"])
+def test_every_schema_breach_is_listed_whatever_the_format(tmp_path, suffix):
+    """validate lists every breach of the schema, one line each; it did so for a Parquet log
+    only, and stopped at the first one of a Feather, CSV or JSON Lines log, so a user fixed a
+    column, ran it again and met the next."""
+    path = tmp_path / f"run.{suffix}"
+    frame = pd.DataFrame({"qid": ["q1", "q2"], "Correct": [1, 0], "faithfulness": [0.5, 0.7]})
+    {
+        "parquet": lambda: frame.to_parquet(path),
+        "feather": lambda: frame.to_feather(path),
+        "csv": lambda: frame.to_csv(path, index=False),
+        "jsonl": lambda: frame.to_json(path, orient="records", lines=True),
+    }[suffix]()
+    assert validate(path, code=2) == [
+        f"{path}: column 'Correct' is the run-log column 'correct' in another case and would "
+        "not be read; rename it, or map it with --map correct=Correct",
+        f"{path}: no question_id column; every run log needs one row per question with a "
+        "unique question_id",
     ]

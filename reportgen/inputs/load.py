@@ -281,11 +281,20 @@ def open_run(path: Path, label: str, values: bool = True) -> RunFile:
     )
 
 
+class SchemaError(InputError):
+    """A log's schema breaks the contract: the message is the first breach, ``problems`` all of
+    them (validate lists every one, whatever the format the log was read from)."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__(problems[0])
+        self.problems = problems
+
+
 def check_schema(path: Path, schema: pa.Schema) -> None:
-    """Raise InputError with the first breach of the contract that ``schema`` shows."""
+    """Raise SchemaError when ``schema`` breaks the contract."""
     problems = schema_problems(path, schema)
     if problems:
-        raise InputError(problems[0])
+        raise SchemaError(problems)
 
 
 def table_path(label: str) -> Path:
