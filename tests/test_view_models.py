@@ -8,6 +8,7 @@ import re
 import typing
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from reportgen.analysis.metrics import Options
@@ -92,3 +93,49 @@ def test_a_cost_change_from_a_mean_of_zero_has_no_share():
     """(B - A) / A is undefined at A = 0: the cost table says why, not "n/a%"."""
     assert diagnosis_view._relative(float("nan")) == "n/a (A is 0)"
     assert diagnosis_view._relative(37.4) == "+37%"
+
+
+_RANKING = ("retrieved_ids", "relevant_grades", "cited_ids")
+
+
+@pytest.mark.parametrize(
+    ("dropped", "walk"),
+    [
+        (
+            (),
+            "the share of questions whose evidence reached the candidates (hit at the ranking's "
+            "full depth), then the prompt (hit@k), then of the hits the share answered correctly "
+            "and with support.",
+        ),
+        (
+            _RANKING,
+            "the share of questions whose evidence reached the prompt (hit@k), then of the hits "
+            "the share answered correctly and with support.",
+        ),
+        (
+            (*_RANKING, "faithfulness"),
+            "the share of questions whose evidence reached the prompt (hit@k), then of the hits "
+            "the share answered correctly.",
+        ),
+        (
+            (*_RANKING, "relevant_ids", "context_ids"),
+            "the share of the answerable questions answered correctly and with support.",
+        ),
+    ],
+    ids=["ranking", "prompt", "prompt, no faithfulness", "answers"],
+)
+def test_the_next_experiment_definition_walks_the_links_the_logs_have(tmp_path, dropped, walk):
+    """The definition spoke of candidates and hits for answer-only logs, and of support where
+    no faithfulness is logged: it names the links the walk takes in this report, from the first
+    the logs allow."""
+    logs = []
+    for name in ("fare_rules_a_baseline", "fare_rules_b_reranker"):
+        table = pq.read_table(SAMPLE / f"{name}.parquet")
+        logs.append(tmp_path / f"{name}.parquet")
+        pq.write_table(table.drop_columns(list(dropped)), logs[-1])
+    text = dict(context.definitions(run_study(logs, Options(n_boot=200)).pairs[0]))
+    assert text["Next experiment"].startswith(
+        "Walk the chain and stop at the first link whose share is under 0.8: " + walk
+    )
+    hit = "Hit, not recall: one passage that answers the question is all an answer needs."
+    assert text["Next experiment"].endswith(hit) == ("relevant_ids" not in dropped)

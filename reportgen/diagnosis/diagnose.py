@@ -60,6 +60,10 @@ class Step:
     value: float
     threshold: float
     passed: bool
+    link: str  # one of WALK
+
+
+WALK = ("candidates", "prompt", "answers")  # the links the next experiment walks, in order
 
 
 @dataclass(frozen=True)
@@ -267,8 +271,8 @@ def _next_experiment(
     """
     path: list[Step] = []
 
-    def step(question: str, metric: str, value: float) -> Step:
-        path.append(Step(question, metric, value, TARGET, bool(value >= TARGET)))
+    def step(question: str, metric: str, value: float, link: str) -> Step:
+        path.append(Step(question, metric, value, TARGET, bool(value >= TARGET), link))
         return path[-1]
 
     def experiment(stage: str, change: str, metric: str, **extra: float) -> Experiment:
@@ -298,7 +302,7 @@ def _next_experiment(
         # the curve runs to the deeper run's rankings; past its own, a run's hit stays the same
         depth = min(int(hits["k"].max()), int(np.nanmax(p.values("depth", run))))
         asked = "Does the share of questions whose evidence reached the candidates reach its bar?"
-        if not step(asked, f"hit@{depth}", at_depth).passed:
+        if not step(asked, f"hit@{depth}", at_depth, "candidates").passed:
             return experiment(
                 "retrieval",
                 "add lexical (BM25) search beside the dense retriever (hybrid) and revisit "
@@ -312,7 +316,7 @@ def _next_experiment(
         scored = named_cutoff is not None and bool(p.values("prompt_is_scored", run)[located].all())
         name = f"hit@{named_cutoff}" if scored else "hit@context"
         asked = "Does the share of questions whose evidence reached the prompt reach its bar?"
-        if not step(asked, name, float(evidence[located].mean())).passed:
+        if not step(asked, name, float(evidence[located].mean()), "prompt").passed:
             pool = (
                 f"the top {fmt_count(depth, 'candidate')}" if depth else "the retrieved candidates"
             )
@@ -349,7 +353,7 @@ def _next_experiment(
         f"{' and faithfully' if faithful else ''} reach its bar?"
     )
     # no judged answer in scope (every question unanswerable): nothing to call below the bar
-    if len(good) and not step(asked, metric, float(good.mean())).passed:
+    if len(good) and not step(asked, metric, float(good.mean()), "answers").passed:
         return experiment(stage, change, metric)
     failing = verdicts == 0
     # a refusal of an unanswerable question is right, whatever its verdict

@@ -43,7 +43,7 @@ from ...comparison.compare import (
     lacking_retrieval,
     too_fine_note,
 )
-from ...diagnosis.diagnose import OFF_QUESTION_BELOW, TARGET
+from ...diagnosis.diagnose import OFF_QUESTION_BELOW, TARGET, WALK
 from ...diagnosis.stages import CELL_NAMES, CELL_TITLES, MAX_JUDGE_GAP
 from ...formatting import (
     NOISE,
@@ -531,6 +531,39 @@ def links_definition(scored: set[str]) -> str:
     return " ".join(clauses)
 
 
+def next_experiment_definition(result: Comparison) -> str:
+    """The walk of the next experiment from the first link it walks in this report (where the
+    logs let it start) to the answers. A path with no step judged nothing before the answers."""
+    experiments = [e for e in result.diagnosis.next_experiment.values() if e]
+    start = min((WALK.index(e.path[0].link) for e in experiments if e.path), default=len(WALK) - 1)
+    walked = WALK[start:]
+    support = " and with support" if "faithfulness" in result.tables.metrics else ""
+    first = {
+        "candidates": "the share of questions whose evidence reached the candidates (hit at "
+        "the ranking's full depth)",
+        "prompt": "the share of questions whose evidence reached the prompt (hit@k)",
+        # no labelled evidence located: judged on every answerable question
+        "answers": f"the share of the answerable questions answered correctly{support}",
+    }
+    then = {
+        "prompt": "then the prompt (hit@k)",
+        "answers": f"then of the hits the share answered correctly{support}",
+    }
+    shares = ", ".join([first[walked[0]], *(then[link] for link in walked[1:])])
+    hit = walked[0] != "answers"
+    return (
+        f"Walk the chain and stop at the first link whose share is under {TARGET}: {shares}. If "
+        f"every link holds, the weakest slice of {SMALL_SLICE} or more judged questions with a "
+        "wrong answer; without one, the last link again; when no answer fails, add harder "
+        "questions to the golden set."
+        + (
+            " Hit, not recall: one passage that answers the question is all an answer needs."
+            if hit
+            else ""
+        )
+    )
+
+
 def _and(items: Sequence[str]) -> str:
     """'a', 'a and b', 'a, b and c'."""
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
@@ -681,19 +714,7 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             "by both runs): generation failure. An answer without a correct verdict gets no "
             "class.",
         ),
-        (
-            "Next experiment",
-            f"Walk the chain and stop at the first link whose share is under {TARGET}: the share "
-            "of questions whose evidence reached the candidates (hit at the ranking's full "
-            "depth), then the prompt (hit@k), then of the hits the share answered correctly and "
-            "with support. Without a ranking logged the walk starts at "
-            "the prompt; without labelled evidence to find in the prompt, at the answers "
-            "(correct, and supported where faithfulness is logged, on the answerable "
-            "questions). If every link holds, the weakest slice of "
-            f"{SMALL_SLICE} or more judged questions with a wrong answer; without one, the last "
-            "link again; when no answer fails, add harder questions to the golden set. Hit, "
-            "not recall: one passage that answers the question is all an answer needs.",
-        ),
+        ("Next experiment", next_experiment_definition(result)),
         (
             "Judge agreement",
             "Over the human-labelled questions of both runs, then of each run alone: accuracy, "
