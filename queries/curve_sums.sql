@@ -4,8 +4,8 @@
 -- Reads: tables relevant (of a question answered several times, its first sample: samples.py)
 --   and span_matches (the passages covering a span label, of that sample), view paired_ids;
 --   macros gain, fixed_point and from_fixed_point (queries/rules.sql).
--- Span labels as in question_metrics.sql and span_precision.sql: labels found by one passage take
--- consecutive slots (slot = max(pos, hit_no); pos itself for passage labels), and precision
+-- Span labels as in question_metrics.sql and span_precision.sql: the j-th label found takes slot
+-- max(pos, j) (pos itself for passage labels), and precision
 -- counts the passages relevant to any label, a passage covering two labels once (and a passage
 -- listed twice once: span_matches holds its first position only).
 -- Params: $exponential BOOLEAN (nDCG gain 2^g - 1, else g); $batches, $batch INTEGER: the

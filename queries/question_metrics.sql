@@ -51,7 +51,8 @@ per_question AS (
            count(*) FILTER (WHERE pos <= k) AS n_hits,
            min(pos) FILTER (WHERE pos <= k) AS first_pos,
            -- slot = max(pos, hit_no), NULL when unranked: pos itself for passage labels; with span labels one
-           -- passage may cover several, which then take the next slots (nDCG and AP stay <= 1)
+           -- passage may cover several, which share its position while hit_no <= pos and take the
+           -- next slots past it (nDCG and AP stay <= 1)
            coalesce(exact_sum(CASE WHEN (pos + greatest(hit_no - pos, 0)) <= k
                                    THEN gain / log2((pos + greatest(hit_no - pos, 0)) + 1) END), 0)
                AS dcg,

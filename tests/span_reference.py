@@ -8,8 +8,8 @@ Definitions (per question), written from the README independently of ``queries/`
   ``coverage`` times the label's length (coverage 0: any overlap);
 * first(label) = 1-based rank of the first passage of the ranking that covers it;
 * the covered labels in order of (first, highest grade, label name) are hit 1, 2, ...; hit j
-  takes the slot max(first_j, j), so a passage covering several labels hands them consecutive
-  slots, the best grade first;
+  takes the slot max(first_j, j), so a passage covering several labels gives them its rank while
+  j <= first_j, and the next slots past it, the best grade first;
 * recall = |first <= k| / R; precision = distinct passages of the top k covering any label / k
   (a passage listed twice counts once, as a passage id does);
   hit, mrr = 1 / min first; ndcg = sum of gain / log2(slot + 1) over slots <= k, divided by the

@@ -408,6 +408,22 @@ def test_labels_found_by_one_passage_take_slots_highest_grade_first(tmp_path: Pa
     assert ndcg.tolist() == pytest.approx([1.0, 1.0])
 
 
+def test_labels_found_by_one_passage_below_rank_1_share_its_slot(tmp_path: Path):
+    # Rank 1 covers nothing, rank 2 both labels (grades 2 and 1): each takes slot max(rank, j),
+    # 2 and 2, not 2 and 3. DCG = (3 + 1) / log2(3) = 2.524 of the ideal 3 + 1 / log2(3) = 3.631:
+    # nDCG@2 = 0.695 (slots 2 and 3 would give 0.521). AP: (1/2 + 2/2) / 2 = 0.75.
+    row = {"question_id": "q1",
+           "relevant_spans": [_span("d1", 0, 10, 2), _span("d1", 20, 30, 1)],
+           "retrieved_spans": [_span("d2", 0, 10), _span("d1", 0, 30)]}  # fmt: skip
+    a, b = _logs(tmp_path, [row], [row])
+    m = _metrics(a, b, k=2).loc["q1"]
+    ideal = 3 + 1 / np.log2(3)
+    assert m.ndcg_a == pytest.approx(4 / np.log2(3) / ideal)
+    assert m.map_a == pytest.approx(0.75)
+    ((_, text),) = span_definitions(CHAR_METRICS, 0.0)
+    assert "the j-th label found takes slot max(rank, j), so labels found by one passage" in text
+
+
 def test_a_grade_0_label_is_not_merged_so_not_counted_as_overlapping(tmp_path: Path):
     # q1: the grade-0 label d1[50,150) overlaps both graded ones, which do not overlap each
     # other: nothing is merged. q3: d1[50,150) overlaps d1[0,100), both graded (one merge);

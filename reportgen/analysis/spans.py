@@ -38,7 +38,7 @@ def _rule(coverage: float) -> str:
         f"grade. A passage is relevant to a label when it {covers}; each label counts as "
         "found at the rank of the first passage relevant to it, so recall, hit, MRR, R-"
         "precision and all are those of passage labels. Precision@k: passages of the top k "
-        "relevant to any label / k. nDCG and AP: labels found by one passage take "
-        "consecutive slots (slot = max(rank, number of labels found up to it)), so neither "
-        "exceeds 1."
+        "relevant to any label / k. nDCG and AP: the j-th label found takes slot max(rank, j), "
+        "so labels found by one passage share its rank while fewer labels than ranks have been "
+        "found, and take the next slots once more have; neither exceeds 1."
     )
