@@ -644,13 +644,14 @@ def metrics(
 ) -> None:
     """Write one run log's (or one shard's) per-question metrics, as compare scores them."""
     from .analysis.scoring import Scoring
+    from .comparison.scored_log import asked_columns
     from .inputs.readers import mapping_files
     from .shards import check_metrics_outputs, reader_notes, run_metrics, write_metrics
 
     (options,) = reading((log,))
     read = {**options.files(), **mapping_files(click.get_current_context().params["mapping"])}
     check_metrics_outputs(log, output, sums_path, read)
-    keep = {c: "--slice" for c in slices} | ({cluster: "--cluster"} if cluster else {})
+    keep = asked_columns(slices, cluster)
     table, warnings = run_metrics(log, options, Scoring(k, gain, span_coverage), keep)
     write_metrics(log, table, output, sums_path, n_boot, seed, read)
     for note in reader_notes(table):  # as convert prints them

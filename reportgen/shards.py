@@ -113,7 +113,7 @@ def run_metrics(
             raise InputError(
                 f"{path}: no column {column!r} (asked for by {flag}); name a column the log has"
             )
-    table = metrics_of(run, scoring, tuple(c for c in keep or {} if c != "slice"))
+    table = metrics_of(run, scoring, {c: f for c, f in (keep or {}).items() if c != "slice"})
     note = _left_out(run, metric_names(table))
     left_out = json.loads(table.schema.metadata[LOG_KEY.encode()])["left_out"]
     return table, [*left_out, *([note] if note else [])]

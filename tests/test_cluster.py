@@ -11,6 +11,7 @@ import pytest
 from conftest import two_run_view
 from scipy import stats
 from test_power_sentences import cluster_multiplier_oracle
+from test_readers import fail
 from test_slices_audit import compare, question
 
 from reportgen.analysis.stats import compare_metric, design_effect
@@ -320,3 +321,52 @@ def test_a_run_s_own_share_with_clusters_keeps_wilson_s_width():
     z = stats.norm.ppf(0.975)
     assert c.ci_low == pytest.approx(6 / (6 + z * z)) and c.ci_high == 1.0
     assert c.interval == CLUSTERED_SCORED_OWN
+
+
+def _sampled(doc_of) -> list[dict]:
+    """8 questions about 4 documents, each answered twice; ``doc_of(i, sample)`` is the row's
+    document."""
+    return [
+        question(i, "s", (i + s) % 3 == 0, doc=doc_of(i, s), sample=f"s{s}")
+        for i in range(8)
+        for s in (1, 2)
+    ]
+
+
+def test_a_cluster_its_samples_disagree_on_is_refused_whatever_the_row_order(tmp_path):
+    """q000's second answer in run B says document d3, its first d0: --cluster placed it by
+    whichever row came first (the interval and design effect changed with the file's row
+    order, with no word), where --slice refuses the same log. metrics --cluster refused it with
+    --slice's words."""
+    a = _sampled(lambda i, s: f"d{i // 2}")
+    b = _sampled(lambda i, s: "d3" if (i, s) == (0, 2) else f"d{i // 2}")
+    refusal = (
+        f"ragreport: error: {tmp_path / 'b.parquet'}: column 'doc' (asked for by --cluster) has "
+        "more than one value for question 'q000'; a question's samples share its cluster: give "
+        "each question one value"
+    )
+    for rows in (b, [b[1], b[0], *b[2:]]):  # q000's two answers in either order
+        code, out, _ = compare(tmp_path, a, rows, "--cluster", "doc")
+        assert (code, out.strip()) == (2, refusal)
+    out = tmp_path / "m.parquet"
+    assert fail("metrics", tmp_path / "b.parquet", "--cluster", "doc", "-o", out) == refusal
+    code, out, doc = compare(tmp_path, a, a, "--cluster", "doc")
+    assert code == 0 and doc["metrics"]["correct"]["clusters"] == 4, out
+
+
+def test_a_cluster_the_runs_disagree_on_is_refused(tmp_path):
+    """Run B puts q000 in document d3, run A in d0: --cluster resampled it with d0's questions
+    (run A's value) unsaid, though its B − A also moves with d3's. A question whose value one
+    run leaves null is placed by the other's."""
+    a = [question(i, "s", i % 3 == 0, doc=f"d{i // 2}") for i in range(8)]
+    b = [dict(r, doc="d3") if i == 0 else r for i, r in enumerate(a)]
+    code, out, _ = compare(tmp_path, a, b, "--cluster", "doc")
+    assert (code, out.strip()) == (
+        2,
+        f"ragreport: error: {tmp_path / 'b.parquet'}: column 'doc' (asked for by --cluster) has "
+        f"another value than in {tmp_path / 'a.parquet'} for question 'q000'; its B − A is "
+        "resampled within one cluster, which both runs must give it: log the same value in both",
+    )
+    b = [dict(r, doc=None) if i == 0 else r for i, r in enumerate(a)]
+    code, out, doc = compare(tmp_path, a, b, "--cluster", "doc")
+    assert code == 0 and doc["metrics"]["correct"]["clusters"] == 4, out

@@ -316,9 +316,9 @@ def test_columns_metrics_keeps_slice_and_cluster_the_tables_as_the_logs(tmp_path
     assert refusal == fail("metrics", tmp_path / "shifted.parquet", "--slice", "shift", "-o",
                            tmp_path / "s.parquet")  # fmt: skip
     assert refusal == (
-        f"ragreport: error: {tmp_path / 'shifted.parquet'}: column 'shift' has more than one "
-        "value for question 'q00' and 39 others; a question's samples share its slice: give "
-        "each question one value"
+        f"ragreport: error: {tmp_path / 'shifted.parquet'}: column 'shift' (asked for by "
+        "--slice) has more than one value for question 'q00' and 39 others; a question's "
+        "samples share its slice: give each question one value"
     )
 
 

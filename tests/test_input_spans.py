@@ -116,6 +116,30 @@ def test_a_problem_of_a_span_log_names_the_span_column(tmp_path, column, span, m
     assert f"{log}: row 2 (question_id 'q2'): {message}" in line
 
 
+def test_a_span_ranking_without_a_prompt_asks_for_context_spans(tmp_path):
+    """A log of retrieved_spans, no context_spans and no --k was told it had "no context_ids
+    column", a column no span log needs. A log of passage ids made spans by its passage table
+    is still asked for its own column, context_ids."""
+    log = _log(tmp_path, "context_spans", None, OFFSET)
+    pq.write_table(pq.read_table(log).drop_columns("context_spans"), log)
+    asked = (
+        "so the prompt cutoff is unknown; pass --k with the number of passages the generator "
+        "received"
+    )
+    line = fail("compare", log, log, "-o", tmp_path / "r.html")
+    assert line == f"ragreport: error: {log}: no context_spans column, {asked}"
+    assert validate(log, code=0) == [
+        f"{log}: ok, 2 rows follow the run-log contract; compare: no context_spans column, {asked}"
+    ]
+    ids = tmp_path / "ids.parquet"
+    spans = pq.read_table(log).drop_columns("retrieved_spans")
+    pq.write_table(spans.append_column("retrieved_ids", pa.array([["p1"], ["p1"]])), ids)
+    line = fail(
+        "compare", ids, ids, "-o", tmp_path / "r.html", "--passages", _passages(tmp_path, "")
+    )
+    assert line == f"ragreport: error: {ids}: no context_ids column, {asked}"
+
+
 def _passages(tmp_path: Path, text: str) -> Path:
     path = tmp_path / "passages.csv"
     path.write_text("passage_id,doc_id,start,end\np1,d1,0,5\n" + text)

@@ -345,6 +345,30 @@ def test_labels_no_passage_of_the_table_reaches_are_warnings(tmp_path, compare):
     assert out["metrics"]["recall@2"]["a"] == pytest.approx((1 / 2 + 1 / 2 + 0) / 3)
 
 
+def test_grade_0_labels_no_passage_reaches_are_no_warning(tmp_path, compare):
+    """A label of grade 0 (judged, not relevant) is dropped before anything is measured, as the
+    across-cut audit drops it; one in a document the table lacks (d9), past the last passage
+    (d1 [20, 30)) or in a gap (d1 [6, 9)) was warned of as evidence no passage could cover. A
+    label with no grade counts as grade 1, and one in a gap (d1 [7, 9)) is still named."""
+    found = {"doc_id": "d1", "start": 0, "end": 5, "grade": 1}
+    judged = [{"doc_id": d, "start": s, "end": e, "grade": 0}
+              for d, s, e in (("d9", 0, 4), ("d1", 20, 30), ("d1", 6, 9))]  # fmt: skip
+    rows = [dict(LABELLED, question_id=f"q{i}", relevant_spans=[found, *judged]) for i in range(2)]
+    ungraded = {"doc_id": "d1", "start": 7, "end": 9, "grade": None}
+    rows.append(dict(LABELLED, question_id="q2", relevant_spans=[found, ungraded]))
+    log = _log(tmp_path, rows)
+    passages = _table(tmp_path, "passage_id,doc_id,start,end\np1,d1,0,5\np2,d1,10,20\n")
+    out = compare(log, log, tmp_path / "o", "--k", 2, "--passages", passages, "--n-boot", 100)
+    assert [w for w in out["warnings"] if "no passage of this run can cover" in w] == [
+        f"Run {run}: 1 label lies in a gap between the passages of its document in passages.csv "
+        "(or before the first), so no passage of this run can cover it: d1 [7, 9); the chunker "
+        "put that text in no passage"
+        for run in "AB"
+    ]
+    # q0 and q1 find their one label of grade > 0; q2 finds d1 [0, 5), not d1 [7, 9)
+    assert out["metrics"]["recall@2"]["a"] == pytest.approx((1 + 1 + 1 / 2) / 3)
+
+
 def test_passages_given_once_serve_every_log_and_else_once_per_log(tmp_path):
     log = _log(tmp_path, [LABELLED])
     passages = _table(tmp_path, "passage_id,doc_id,start,end\np1,d1,0,5\np2,d1,5,9\n")

@@ -283,9 +283,9 @@ def test_a_slice_column_of_the_log_s_own_must_agree_across_samples(tmp_path):
     result, _, _ = _compare(tmp_path, a, b, "--slice", "difficulty")
     assert result.exit_code == 2 and not html.exists()
     assert result.stderr == (
-        f"ragreport: error: {tmp_path / 'b.parquet'}: column 'difficulty' has more than one "
-        "value for question 'q2'; a question's samples share its slice: give each question one "
-        "value\n"
+        f"ragreport: error: {tmp_path / 'b.parquet'}: column 'difficulty' (asked for "
+        "by --slice) has more than one value for question 'q2'; a question's samples share its "
+        "slice: give each question one value\n"
     )
     unsampled = b.drop(columns="sample")
     result, _, _ = _compare(tmp_path, a.drop(columns="sample"), unsampled, "--slice", "difficulty")

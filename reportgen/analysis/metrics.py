@@ -177,9 +177,9 @@ def check_cutoff(runs: tuple[RunFile, RunFile], cutoff: int | None) -> None:
     has_context = _in_both(runs, "context_ids") or _in_both(runs, "context_spans")
     if has_labels and has_retrieved and cutoff is None and not has_context:
         raise InputError(
-            f"{lacking(runs, 'context_ids', 'context_spans')}: no context_ids column, so the "
-            "prompt cutoff is unknown; pass --k with the number of passages the generator "
-            "received"
+            f"{lacking(runs, 'context_ids', 'context_spans')}: no {_prompt_column(runs)} column, "
+            "so the prompt cutoff is unknown; pass --k with the number of passages the "
+            "generator received"
         )
     if cutoff is not None and not has_retrieved:
         if unranked := lacking(runs, *RANKINGS):
@@ -193,6 +193,15 @@ def check_cutoff(runs: tuple[RunFile, RunFile], cutoff: int | None) -> None:
             f"{'these logs do' if ' and ' in unranked else 'this log does'} not have; "
             f"drop --k to score context_{kind}"
         )
+
+
+def _prompt_column(runs: tuple[RunFile, RunFile]) -> str:
+    """The prompt column a log without one would log, as it logs its ranking: context_spans
+    beside retrieved_spans alone (a problem of a span log names the span column), else
+    context_ids (a passage table makes the spans of both id lists)."""
+    unprompted = [r for r in runs if not {"context_ids", "context_spans"} & r.columns]
+    named = ("context_ids" if "retrieved_ids" in r.columns else "context_spans" for r in unprompted)
+    return " or ".join(dict.fromkeys(named))
 
 
 def check_span_rankings(run: RunFile) -> None:

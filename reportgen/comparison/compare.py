@@ -206,20 +206,28 @@ def lacking_retrieval(runs: dict[str, RunFile]) -> str | None:
     )
 
 
-def one_value_a_question(values: pd.DataFrame, column: str, runs: dict[str, RunFile]) -> None:
-    """A question's samples share its slice: a slice column of a log's own that gives one
-    question two values is refused (the slices would place the question by whichever row came
-    first). Without a sample column a repeated question id is refused as a duplicate. The
-    question named is the first by id, so that the message does not change from run to run."""
+def one_value_a_question(
+    values: pd.DataFrame, column: str, runs: dict[str, RunFile], flag: str = "--slice"
+) -> None:
+    """A question's samples share its slice or cluster: a column of a log's own, given to
+    ``flag`` (--slice or --cluster), that gives one question two values is refused (the
+    question would be placed by whichever row came first, so the numbers would follow the
+    rows' order). Without a sample column a repeated question id is refused as a duplicate."""
     for key, run in runs.items():
         varying = values.loc[values[f"varies_{key}"].fillna(False).astype(bool), "question_id"]
         if has_samples(run.columns) and len(varying):
-            more = f" and {fmt_count(len(varying) - 1, 'other')}" if len(varying) > 1 else ""
             raise InputError(
-                f"{run.path}: column {column!r} has more than one value for question "
-                f"{varying.min()!r}{more}; a question's samples share its slice: give each "
-                "question one value"
+                f"{run.path}: column {column!r} (asked for by {flag}) has more than one value for "
+                f"question {_first_of(varying)}; a question's samples share its "
+                f"{flag.removeprefix('--')}: give each question one value"
             )
+
+
+def _first_of(ids: pd.Series) -> str:
+    """The first question by id, as a message names it ("'q1' and 2 others"): the same whatever
+    the rows' order."""
+    more = f" and {fmt_count(len(ids) - 1, 'other')}" if len(ids) > 1 else ""
+    return f"{ids.min()!r}{more}"
 
 
 def too_fine_note(column: str, n: int) -> str:
@@ -274,6 +282,7 @@ def compare_runs(
     questions = open_questions(runs["a"], runs["b"], keep, scored)
     try:
         by_question, too_fine = _slice_values(questions, runs, options)
+        by_cluster = _cluster_values(questions, runs, options)
         stage(f"{named}: per-question metrics")
         tables = questions.tables(options)
         if requirements:
@@ -298,7 +307,7 @@ def compare_runs(
             column: m.loc[m["differs"].fillna(False).astype(bool), "question_id"].tolist()
             for column, m in merged.items()
         }
-        clusters = _cluster_labels(questions, runs, options, ids)
+        clusters = _cluster_labels(by_cluster, ids)
         stage(f"{named}: diagnosis")
         golden = questions.audit(tables, slice_values, options.strict)
         answers = questions.answers(options.cutoff)
@@ -419,10 +428,14 @@ def _supported(answers: pd.DataFrame, options: Options) -> SupportedRule:
 LIKELY_CLUSTERS = ("doc_id", "document_id", "source_id", "conversation_id", "session_id")
 
 
-def _cluster_labels(
-    questions: Questions, runs: dict[str, RunFile], options: Options, ids: pd.DataFrame
-) -> np.ndarray | None:
-    """--cluster's value for every paired question (a question without one is its own)."""
+def _cluster_values(
+    questions: Questions, runs: dict[str, RunFile], options: Options
+) -> pd.DataFrame | None:
+    """queries/slice_values.sql's rows for --cluster's column, read before any metric is
+    computed; None without --cluster. A question is one unit of the resampling, its B − A in
+    one cluster: a question whose samples disagree on its value, or whose value differs between
+    the runs, is refused, as taking either value would leave its dependence on the other's
+    questions out of the interval."""
     column = options.cluster
     if column is None:
         return None
@@ -431,9 +444,26 @@ def _cluster_labels(
             f"{runs['a'].path}: no column {column!r} (asked for by --cluster) in either run "
             "log; name a column the logs have"
         )
-    values = ids.merge(questions.slice_values(column), how="left")["value"]
+    values = questions.slice_values(column)
+    one_value_a_question(values, column, runs, "--cluster")
+    differing = values.loc[values["differs"].fillna(False).astype(bool), "question_id"]
+    if len(differing):
+        raise InputError(
+            f"{runs['b'].path}: column {column!r} (asked for by --cluster) has another value "
+            f"than in {runs['a'].path} for question {_first_of(differing)}; its B − A is "
+            "resampled within one cluster, which both runs must give it: log the same value in "
+            "both"
+        )
+    return values
+
+
+def _cluster_labels(values: pd.DataFrame | None, ids: pd.DataFrame) -> np.ndarray | None:
+    """--cluster's value for every paired question (a question without one is its own)."""
+    if values is None:
+        return None
+    labels = ids.merge(values, how="left")["value"]
     alone = "\x00" + ids["question_id"].astype(str)
-    return values.fillna(alone).astype(str).to_numpy()
+    return labels.fillna(alone).astype(str).to_numpy()
 
 
 def _same_log(runs: dict[str, RunFile]) -> list[str]:

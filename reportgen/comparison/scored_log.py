@@ -7,6 +7,7 @@ log compared with such tables is scored into one here.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
 import numpy as np
@@ -48,9 +49,10 @@ SCORED_HERE = (
 )
 
 
-def metrics_of(run: RunFile, scoring: Scoring, kept: tuple[str, ...] = ()) -> pa.Table:
+def metrics_of(run: RunFile, scoring: Scoring, kept: Mapping[str, str] | None = None) -> pa.Table:
     """The per-question metrics of an opened log (a file, shards, or a table in memory), with
-    the log's columns ``kept`` for compare's --slice and --cluster."""
+    the log's columns ``kept`` for compare's --slice and --cluster (column: the flag that asked
+    for it, which a refusal of the column names)."""
     path, k = run.path, scoring.k
     check_cutoff((run, run), k)  # as compare: --k where the log needs one, and only there
     check_span_rankings(run)
@@ -60,8 +62,9 @@ def metrics_of(run: RunFile, scoring: Scoring, kept: tuple[str, ...] = ()) -> pa
         score_questions(db, k, scoring.gain == "exponential")
         frame = db.frame("run_metrics")
         hashed = db.frame("fingerprints")
-        carried, binary = _carried(db, run, frame["question_id"].astype(str))
-        columns = {c: _kept(db, run, c, frame["question_id"].astype(str)) for c in kept}
+        ids = frame["question_id"].astype(str)
+        carried, binary = _carried(db, run, ids)
+        columns = {c: _kept(db, run, c, flag, ids) for c, flag in (kept or {}).items()}
         sampled = db.sampled()
         if sampled:  # the answer stage reads each question's first answer, as compare's does
             db.execute("first_sample")
@@ -141,12 +144,12 @@ def _carried(
     return out, [c for c in out if types.get(c) == BOOLEAN]
 
 
-def _kept(db: RunDatabase, run: RunFile, column: str, ids: pd.Series) -> pa.Array:
-    """A log's column kept for compare's --slice or --cluster: each question's value as compare
-    reads it (queries/slice_values.sql), in the order of ``ids``; samples of a question that
-    disagree are refused, as compare refuses them."""
+def _kept(db: RunDatabase, run: RunFile, column: str, flag: str, ids: pd.Series) -> pa.Array:
+    """A log's column kept for compare's --slice or --cluster (``flag``): each question's value
+    as compare reads it (queries/slice_values.sql), in the order of ``ids``; samples of a
+    question that disagree are refused, as compare refuses them."""
     values = db.frame("slice_values", column=column)
-    one_value_a_question(values, column, {"a": run})
+    one_value_a_question(values, column, {"a": run}, flag)
     return pa.array(
         ids.map(values.set_index("question_id")["value"]), pa.string(), from_pandas=True
     )
@@ -159,6 +162,12 @@ def _scorable(columns: frozenset[str]) -> bool:
     return retrieval or bool({"correct", "faithfulness"} & columns)
 
 
+def asked_columns(slices: Iterable[str], cluster: str | None) -> dict[str, str]:
+    """The log's columns to keep for compare's --slice and --cluster, each with the flag that
+    asks for it (--cluster where both do: a refusal names the flag)."""
+    return {c: "--slice" for c in slices} | ({cluster: "--cluster"} if cluster else {})
+
+
 def scored_beside_tables(runs: list[RunFile], options: Options) -> list[RunFile]:
     """Runs given as per-question tables beside runs given as logs: each log scored into its
     table here, as ``ragreport metrics`` would score it with the comparison's --k, --gain and
@@ -169,10 +178,12 @@ def scored_beside_tables(runs: list[RunFile], options: Options) -> list[RunFile]
         return runs
     stage("scoring the logs given beside tables")
     scoring = Scoring(options.cutoff, options.gain, options.span_coverage)
-    wanted = [c for c in (*options.slices, options.cluster) if c is not None and c != "slice"]
+    wanted = asked_columns(options.slices, options.cluster).items()
 
     def scored(run: RunFile) -> RunFile:
-        table = metrics_of(run, scoring, tuple(c for c in wanted if c in run.columns))
+        # a table holds slice among its metrics
+        kept = {c: flag for c, flag in wanted if c in run.columns and c != "slice"}
+        table = metrics_of(run, scoring, kept)
         return replace(run, scored=in_memory(table), notes=(*run.notes, SCORED_HERE))
 
     return [run if run.scored is not None else scored(run) for run in runs]

@@ -230,7 +230,8 @@ def _unreachable_labels(
     """Notes on labels no passage of the table can reach: of a document it lacks (a misspelt
     doc_id), past the end of the last passage of their document (offsets of another version
     of it, or of bytes rather than characters), or in a gap between its passages (text the
-    chunker put in no passage)."""
+    chunker put in no passage). Labels of grade > 0 only (no grade is 1): one of grade 0 is
+    dropped before anything is measured, so that no passage reaches it changes nothing."""
     column = table["relevant_spans"] if "relevant_spans" in table.column_names else None
     if column is None or type_problem(BY_NAME["relevant_spans"], column.type) is not None:
         return []  # no labels, or labels the log's checks refuse, naming the column
@@ -246,7 +247,11 @@ def _unreachable_labels(
             "end": pc.struct_field(spans, "end"),
         }
     )
-    labels = labels.filter(pc.is_valid(labels["doc_id"])).group_by(["doc_id", "start", "end"])
+    measured = pc.is_valid(labels["doc_id"])
+    if spans.type.get_field_index("grade") >= 0:
+        graded = pc.greater(pc.struct_field(spans, "grade"), 0)
+        measured = pc.and_(measured, pc.fill_null(graded, True))
+    labels = labels.filter(measured).group_by(["doc_id", "start", "end"])
     labels = labels.aggregate([])
     known = passages.group_by("doc_id").aggregate([("end", "max")])
     placed = labels.join(known, "doc_id", join_type="left outer")
