@@ -1,14 +1,15 @@
 -- The rows behind the diagnosis's example questions, for drill-downs (ranked candidates with the
 -- evidence marked and the prompt cutoff drawn).
--- Reads: view runs, table relevant (the labels as scored: a label listed twice keeps its highest
---   grade, grade 0 is not relevant), macro prompt_ids (queries/rules.sql).
+-- Reads: view runs, tables facts and relevant (the labels as scored: a label listed twice keeps
+--   its highest grade, grade 0 is not relevant), macro prompt_ids (queries/rules.sql).
 -- Params: $ids VARCHAR[]: the question ids to show; $k INTEGER: the prompt cutoff over
 --   retrieved_ids (NULL: context_ids is the prompt).
 -- Returns: run, question_id, question, retrieved_ids, relevant_ids, relevant_grades, context_ids,
 --   cited_ids, answer, reference_answer, correct, faithfulness, answer_relevance, and candidates:
 --   the ranking shown (retrieved_ids, else context_ids) as a list of {id, grade (the label's
 --   grade at the passage's first position, NULL elsewhere and for unlabelled passages),
---   in_prompt}; in run and file order; of a question logged with several samples, the first row.
+--   in_prompt}; in run and file order. Of a question logged with several samples, the one facts
+--   holds: run after first_sample.sql.
 WITH shown AS (
     SELECT run, question_id, question, retrieved_ids, relevant_ids, relevant_grades,
            context_ids, cited_ids, answer, reference_answer, correct, faithfulness,
@@ -16,8 +17,8 @@ WITH shown AS (
            coalesce(retrieved_ids, context_ids) AS ranked,
            coalesce(prompt_ids(context_ids, retrieved_ids, $k), []) AS prompt
     FROM runs
+    SEMI JOIN facts USING (run, row_number)
     WHERE list_contains($ids, question_id)
-    QUALIFY row_number() OVER (PARTITION BY run, question_id ORDER BY row_number) = 1
 ),
 labels AS (
     SELECT s.run, s.question_id,
