@@ -55,8 +55,8 @@ def sample_definitions(tables: MetricTables) -> list[tuple[str, str]]:
             "the continuous test, no fixed / broken count (wins and losses count questions whose "
             "share went up or down). Sections about single answers (retrieval by answer, "
             "diagnosis, drill-downs, metric curve, label checks) read each question's first "
-            "sample by its id (as numbers when every id of the run is a whole number, else as "
-            "text), whatever the row order.",
+            "sample by its id (as numbers when every id of the run is a whole number without a "
+            "leading zero, else as text), whatever the row order.",
         ),
         (
             "Within / between",
