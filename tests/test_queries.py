@@ -618,6 +618,30 @@ def test_first_sample(sampled):
     assert rows == [("a", "q1", "0"), ("a", "q2", "0"), ("b", "q1", "0"), ("b", "q2", "0")]
 
 
+def test_first_sample_is_the_first_by_its_id(tmp_path: Path):
+    """Not the first row: A's ids are all whole numbers, so 2 comes before 10 and -5 before -1;
+    one of B's is not (007, with its leading zero, is text), so B's order as text: "10" before
+    "9", "007" before "7"."""
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    a_ids = {"question_id": ["q1", "q1", "q1", "q2", "q2"], "sample": [10, 3, 2, -1, -5]}
+    b_ids = {"question_id": ["q1", "q1", "q2", "q2"], "sample": ["9", "10", "7", "007"]}
+    pd.DataFrame(a_ids).to_parquet(a)
+    pd.DataFrame(b_ids).to_parquet(b)
+    db = RunDatabase(open_run(a, "A"), open_run(b, "B"))
+    try:
+        db.execute("facts", k=None)
+        db.execute("first_sample")
+        rows = db.con.execute("SELECT run, question_id, sample, row_number FROM facts ORDER BY ALL")
+        assert rows.fetchall() == [
+            ("a", "q1", "2", 2),
+            ("a", "q2", "-5", 4),
+            ("b", "q1", "10", 1),
+            ("b", "q2", "007", 3),
+        ]
+    finally:
+        db.close()
+
+
 def test_sample_problems(tmp_path):
     rows = [dict(r) for r in SAMPLED_A]
     rows[2]["relevant_grades"] = [1, 1, 0]  # q1's third sample grades p2 differently

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 from conftest import two_run_view
+from test_diag_pages import page_text
 
 from reportgen.analysis.samples import spread
 from reportgen.cli import cli
@@ -290,3 +291,46 @@ def test_a_slice_column_of_the_log_s_own_must_agree_across_samples(tmp_path):
     unsampled = b.drop(columns="sample")
     result, _, _ = _compare(tmp_path, a.drop(columns="sample"), unsampled, "--slice", "difficulty")
     assert result.exit_code == 2 and "appears in rows 1 and 2; each question must" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "ids",
+    [("s1", "s2"), (2, 10), ("2", "10")],
+    ids=["text", "integers", "whole numbers as text"],
+)
+@pytest.mark.parametrize("written", ["in order", "reversed"])
+def test_the_first_sample_by_its_id_stands_for_the_question(tmp_path, ids, written):
+    """The single-answer sections read each question's first sample by its id (numbers as
+    numbers: 2 before 10), whatever the row order. B's q1: the first sample is wrong with its
+    evidence missed, the second right; q2 and q3 right, one sample each. A is right on all."""
+    first, second = ids
+    a = pd.DataFrame(
+        {
+            "question_id": ["q1", "q2", "q3"],
+            "relevant_ids": [["p1"]] * 3,
+            "context_ids": [["p1"]] * 3,
+            "correct": True,
+        }
+    )
+    b = pd.DataFrame(
+        {
+            "question_id": ["q1", "q1", "q2", "q3"],
+            "sample": [first, second, first, first],
+            "relevant_ids": [["p1"]] * 4,
+            "context_ids": [["p9"], ["p1"], ["p1"], ["p1"]],
+            "correct": [False, True, True, True],
+            "answer": ["the first answer", "the second answer", "ok", "ok"],
+        }
+    )
+    if written == "reversed":
+        b = b.iloc[::-1].reset_index(drop=True)
+    result, report, html = _compare(tmp_path, a, b)
+    assert result.exit_code in (0, 1), result.output
+    end_to_end = next(s for s in report["stages"] if s["stage"] == "end-to-end")
+    assert end_to_end["b"]["mean"] == pytest.approx(2 / 3)  # q1's first sample is wrong
+    assert report["cells"]["b"]["working_as_designed"] == 2
+    assert report["cells"]["b"]["retrieval_failure"] == 1  # q1: evidence missed, wrong
+    assert report["broken"] == ["q1"]
+    cases = page_text(html)
+    cases = cases[cases.index("Broken by B") :]
+    assert "the first answer" in cases and "the second answer" not in cases

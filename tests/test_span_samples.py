@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 from conftest import two_run_view
+from test_diag_pages import page_text
 from test_passages import as_passage_ids
 from test_spans import LABELS, LARGE, METRICS, SMALL, _logs, _metrics, _random_spans, _span
 
@@ -191,3 +192,27 @@ def test_span_labels_that_differ_between_samples_are_refused_naming_the_row(tmp_
         "of the question: row 1 has "
     )
     assert not (tmp_path / "r.html").exists()
+
+
+def test_drill_downs_mark_the_passages_of_the_sample_shown(tmp_path: Path):
+    """B's q1 answered twice, written sample 2 first: the drill-down shows sample 1 (the first
+    by id), both halves of the label d[0,100) marked in its prompt, and nothing of sample 2's
+    (whose first passage covers the label)."""
+    label = [_span("d", 0, 100)]
+    a = [{"question_id": "q1", "relevant_spans": label, "context_spans": label, "correct": True}]
+    b = [
+        {"question_id": "q1", "sample": "2", "relevant_spans": label, "correct": True,
+         "context_spans": [_span("d", 0, 100), _span("x", 0, 10), _span("y", 0, 10)]},
+        {"question_id": "q1", "sample": "1", "relevant_spans": label, "correct": False,
+         "context_spans": [_span("x", 0, 10), _span("d", 0, 50), _span("d", 50, 100)]},
+    ]  # fmt: skip
+    paths = _logs(tmp_path, a, b)
+    html = tmp_path / "r.html"
+    args = ["compare", *map(str, paths), "-o", str(html), "--n-boot", "200"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code in (0, 1), result.output
+    assert two_run_view(json.loads((tmp_path / "r.json").read_text()))["broken"] == ["q1"]
+    assert (
+        "q1 (run B) — generation failure (fix: generation) x:0-10 ▸ d:0-50 ★1 ▸ d:50-100 ★1 ▸ "
+        "prompt cutoff" in page_text(html)
+    )

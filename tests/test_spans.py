@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 from conftest import two_run_view
+from test_diag_pages import page_text
 
 from reportgen.analysis.spans import CHAR_METRICS
 from reportgen.analysis.spans import definitions as span_definitions
@@ -527,3 +528,35 @@ def test_labels_of_two_kinds_say_why_retrieval_is_not_compared(tmp_path: Path):
     page = (tmp_path / "r.html").read_text()
     assert f"Retrieval metrics and the metric-vs-k chart: {why} in both runs." in page
     assert "log relevant_ids with context_ids" not in page
+
+
+@pytest.mark.parametrize(
+    ("coverage", "marked", "precision"),
+    [
+        # any overlap: both halves of d's label count, e[0,20) at the higher of its labels' grades
+        ("0", "d:0-50 ★2 ▸ d:50-100 ★2 ▸ e:0-20 ★2 ▸ f:0-10 ▸ d:0-50 ▸", 3 / 5),
+        # 60% of a label: each half of d's holds 50%, e[0,20) holds both of e's whole
+        ("0.6", "d:0-50 ▸ d:50-100 ▸ e:0-20 ★2 ▸ f:0-10 ▸ d:0-50 ▸", 1 / 5),
+    ],
+    ids=["any overlap", "60% of a label"],
+)
+def test_drill_downs_mark_every_passage_precision_counts(
+    tmp_path: Path, coverage: str, marked: str, precision: float
+):
+    """Labels d[0,100) of grade 2, e[0,10) of grade 1 and e[10,20) of grade 2; a prompt of
+    five passages, d[0,50) twice (counted once, at its first rank, as precision counts it)."""
+    row = {
+        "question_id": "q1",
+        "relevant_spans": [_span("d", 0, 100, 2), _span("e", 0, 10, 1), _span("e", 10, 20, 2)],
+        "context_spans": [
+            _span("d", 0, 50), _span("d", 50, 100), _span("e", 0, 20), _span("f", 0, 10),
+            _span("d", 0, 50),
+        ],
+    }  # fmt: skip
+    a, b = _logs(tmp_path, [dict(row, correct=True)], [dict(row, correct=False)])
+    code, stderr = _compare(tmp_path, a, b, "--span-coverage", coverage)
+    assert code in (0, 1), stderr
+    doc = two_run_view(json.loads((tmp_path / "r.json").read_text()))
+    assert doc["per_question"][0]["precision@5_b"] == pytest.approx(precision)
+    cases = page_text(tmp_path / "r.html")
+    assert f"q1 (run B) — generation failure (fix: generation) {marked} prompt cutoff" in cases

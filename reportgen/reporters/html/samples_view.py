@@ -54,7 +54,9 @@ def sample_definitions(tables: MetricTables) -> list[tuple[str, str]]:
             "becomes the share of samples that scored 1 and is compared as a continuous score: "
             "the continuous test, no fixed / broken count (wins and losses count questions whose "
             "share went up or down). Sections about single answers (retrieval by answer, "
-            "diagnosis, drill-downs, metric curve, label checks) read each question's first row.",
+            "diagnosis, drill-downs, metric curve, label checks) read each question's first "
+            "sample by its id (as numbers when every id of the run is a whole number without a "
+            "leading zero, else as text), whatever the row order.",
         ),
         (
             "Within / between",
