@@ -17,6 +17,7 @@ from junitparser import Failure, JUnitXml
 from markdown_it import MarkdownIt
 
 from reportgen.analysis import holdout
+from reportgen.analysis.gates import RuleResult
 from reportgen.cli import cli
 from reportgen.comparison.study import WinnersCurse
 from reportgen.reporters.markdown_report import MAX_CHARS, fit
@@ -25,6 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_A = ROOT / "sample_runs" / "fare_rules_a_baseline.parquet"
 SAMPLE_B = ROOT / "sample_runs" / "fare_rules_b_reranker.parquet"
 RULES = ("correct >= -0.02", "latency_ms <= 150", "faithfulness within 0.01")
+MINUS = "\u2212"  # the report's minus sign
 
 
 def run(a: Path, b: Path, out: Path, *extra: str) -> tuple[int, str, str, Path, Path]:
@@ -641,3 +643,42 @@ def test_the_tables_of_candidates_read_the_margin_as_the_verdicts_do(tmp_path):
     rows = next(t for t in tables(md.read_text()) if t[0][-1] == "Verdict")
     assert {row[0]: row[-1] for row in rows[1:]}["same"] == "equivalent within 0.5"
     assert '<td class="text">equivalent within 0.5</td>' in (out / "r.html").read_text()
+
+
+def test_the_gate_table_shows_each_number_as_the_command_prints_it(tmp_path):
+    """At 4 fixed decimals the ceiling's upper bound 0.0007263 read +0.0007, no higher than the
+    0.0007 it breaks, beside "inconclusive"; -0.02232 read -0.0223, above the -0.02231 it falls
+    short of; a candidate's own mean read +0.7375, signed as a difference. The columns now give
+    the digits of the command's line (enough to tell a bound from its margin), signed only where
+    the rule reads B - A."""
+    rules = ("cost_usd <= 0.0007", "faithfulness >= -0.02231", "candidate.correct >= 0.5")
+    extra = [arg for rule in rules for arg in ("--require", rule)]
+    code, out, err, md, _ = run(SAMPLE_A, SAMPLE_B, tmp_path / "out", *extra)
+    assert code == 1, err
+    gate = tables(md.read_text())[0]
+    assert [row[1:5] for row in gate[1:]] == [
+        [rules[0], "inconclusive (counts as fail)", "+0.0006838", "[+0.0006427, +0.0007263]"],
+        [rules[1], "inconclusive (counts as fail)", "+0.01701", f"[{MINUS}0.02232, +0.05731]"],
+        [rules[2], "pass", "0.7375", "[0.6784, 0.7958]"],
+    ]
+    assert "difference 0.0006838, interval [0.0006427, 0.0007263];" in out
+    assert "difference 0.01701, interval [-0.02232, 0.05731];" in out
+    assert "candidate mean 0.7375 over its 240 scored questions, interval [0.6784, 0.7958];" in out
+
+
+@pytest.mark.parametrize(
+    ("rule", "numbers", "shown"),
+    [
+        # 4 significant digits would read 0.0007, the ceiling itself, for a bound above it
+        ("cost_usd <= 0.0007", (68e-5, 64e-5, 70.004e-5), ("+0.00068", "[+0.00064, +0.00070004]")),
+        ("correct >= -0.02", (0.01, -0.0200004, 0.04), ("+0.01", f"[{MINUS}0.0200004, +0.04]")),
+        # an equivalence interval's ends, each beside its side of the margin
+        ("correct within 0.01", (0, -0.0099999, 0.0100001),
+         ("0", f"[{MINUS}0.0099999, +0.0100001]")),
+        ("candidate.correct >= 0.8", (0.81, 0.79999, 0.83), ("0.81", "[0.79999, 0.83]")),
+        ("correct >= 0", (float("nan"),) * 3, ("n/a", "none")),  # no question scored
+    ],
+)  # fmt: skip
+def test_a_rule_s_numbers_in_a_table_stay_on_their_side_of_the_margin(rule, numbers, shown):
+    result = RuleResult(rule, "B", "inconclusive", "fail", *numbers, "")
+    assert result.numbers(signed=True) == shown

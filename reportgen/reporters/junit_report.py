@@ -16,6 +16,7 @@ from .report import Report
 from .user_text import xml_safe
 
 SUITE = "ragreport gate"
+JUNIT_DIGITS = 6  # significant digits of a failure's numbers, at least
 
 
 def render(report: Report) -> str:
@@ -65,11 +66,13 @@ def _shown(text: str) -> str:
 
 
 def _numbers(r: RuleResult) -> str:
-    """The estimate and interval to six digits, then the rule's sentence; without an interval
-    (one question, or none scored) the sentence alone, which says why."""
+    """The estimate and interval to six digits (or more where six would put a bound on its
+    margin's other side, as every output's digits do), then the rule's sentence; without an
+    interval (one question, or none scored) the sentence alone, which says why."""
     if math.isnan(r.low) or math.isnan(r.high):
         return r.detail
-    return f"estimate {r.estimate:.6g}, interval [{r.low:.6g}, {r.high:.6g}]; {r.detail}"
+    estimate, interval = r.numbers(JUNIT_DIGITS)
+    return f"estimate {estimate}, interval {interval}; {r.detail}"
 
 
 def _keys(n: int) -> list[str]:

@@ -138,8 +138,7 @@ def _gate_lines(gate: GateResult) -> list[str]:
             escape(r.candidate),
             escape(r.rule),
             f"**{r.shown}**",
-            fmt_diff(r.estimate, 4),
-            fmt_interval(r.low, r.high, 4),
+            *r.numbers(signed=True),  # the digits of the rule's sentence, which it decides by
             prose(r.detail, MAX_DETAIL),
         ]
         for r in shown
