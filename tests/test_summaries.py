@@ -682,3 +682,30 @@ def test_the_gate_table_shows_each_number_as_the_command_prints_it(tmp_path):
 def test_a_rule_s_numbers_in_a_table_stay_on_their_side_of_the_margin(rule, numbers, shown):
     result = RuleResult(rule, "B", "inconclusive", "fail", *numbers, "")
     assert result.numbers(signed=True) == shown
+
+
+def test_junit_cases_of_labels_one_dot_apart_stay_apart(tmp_path):
+    """gpt-4.1 and gpt-4_1 were both class "ragreport gate.gpt-4_1": each rule was two cases of
+    one classname and name, which a CI viewer merges into one, and a passing case's output did
+    not say whose it was. A classname two candidates would share gets each one's number (as
+    the suite's properties name its log: candidate1.path)."""
+    records = rows(40, lambda i: "x", lambda i: i % 2 == 0 or i < 10)
+    logs = [
+        write(tmp_path / f"{name}.parquet", records, name[0]) for name in ("a", "b1", "b2", "b3")
+    ]
+    labels = ("base", "gpt-4.1", "gpt-4_1", "b.3")
+    extra = [arg for label in labels for arg in ("--label", label)]
+    code, _, err, _, xml = run(*logs[:2], tmp_path / "out", *map(str, logs[2:]), *extra,
+                               "--require", "correct >= -0.5", "--n-boot", "200")  # fmt: skip
+    assert code == 0, err
+    (suite,) = list(JUnitXml.fromfile(str(xml)))
+    cases = [(case.classname, case.name, case.system_out) for case in suite]
+    assert [case[:2] for case in cases] == [
+        ("ragreport gate.gpt-4_1 (candidate 1)", "correct >= -0.5"),
+        ("ragreport gate.gpt-4_1 (candidate 2)", "correct >= -0.5"),
+        ("ragreport gate.b_3", "correct >= -0.5"),
+    ]
+    properties = {p.name: p.value for p in suite.properties()}
+    assert properties["candidate1.path"] == str(logs[1])
+    for (_, _, out), label in zip(cases, labels[1:], strict=True):
+        assert out.startswith(f"correct >= -0.5 is pass for {label}: difference ")
