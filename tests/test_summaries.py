@@ -709,3 +709,43 @@ def test_junit_cases_of_labels_one_dot_apart_stay_apart(tmp_path):
     assert properties["candidate1.path"] == str(logs[1])
     for (_, _, out), label in zip(cases, labels[1:], strict=True):
         assert out.startswith(f"correct >= -0.5 is pass for {label}: difference ")
+
+
+def test_a_cost_a_rule_names_keeps_its_digits_in_the_metrics_table(tmp_path):
+    """A candidate or per-slice rule on a cost compares it as a score too, and the row took a
+    score's 3 decimals: cost_usd 0.004 | 0.005 | +0.001 | [+0.001, +0.001], latency_ms
+    1539.587. Each keeps four significant digits, as without the rule."""
+    rules = ("candidate.cost_usd <= 0.01", "latency_ms[slice] <= 2000")
+    extra = [arg for rule in rules for arg in ("--require", rule)]
+    code, _, err, md, _ = run(SAMPLE_A, SAMPLE_B, tmp_path / "out", *extra)
+    assert code == 0, err
+    (metrics,) = [t for t in tables(md.read_text()) if t[0][0] == "Metric"]
+    rows = {row[0]: row[1:5] for row in metrics[1:]}
+    assert rows["cost_usd (lower is better)"] == [
+        "0.003942", "0.004625", "+0.000684", "[+0.000643, +0.000726]",
+    ]  # fmt: skip
+    assert rows["latency_ms (lower is better)"] == ["1540", "2168", "+629", "[+580, +675]"]
+
+
+def test_a_flagged_slice_of_a_cost_keeps_its_digits(tmp_path):
+    """A per-slice rule on cost_usd slices it as a score: B cheaper overall but dearer by about
+    0.0003 USD in slice y, whose row read +0.0003 [+0.0003, +0.0003] at a score's 3 decimals
+    (widened to its first digit)."""
+    ids = [f"q{i}" for i in range(40)]
+    slices = ["x"] * 20 + ["y"] * 20
+    a = [0.004 + 0.0001 * (i % 5) for i in range(40)]
+    b = [c - 0.002 if s == "x" else c + 0.0003 + 0.00001 * (i % 3) for i, (c, s) in
+         enumerate(zip(a, slices, strict=True))]  # fmt: skip
+    logs = []
+    for name, cost in (("a", a), ("b", b)):
+        logs.append(tmp_path / f"{name}.parquet")
+        frame = {"question_id": ids, "slice": slices, "correct": [True] * 40, "cost_usd": cost}
+        pd.DataFrame(frame).to_parquet(logs[-1])
+    rule = ("--require", "cost_usd[slice] <= 0.01", "--n-boot", "200")
+    code, _, err, md, _ = run(*logs, tmp_path / "out", *rule)
+    assert code == 0, err
+    flagged = tables(regressions_section(md.read_text()))[0]
+    doc = json.loads((tmp_path / "out" / "report.json").read_text())
+    y = two_run_view(doc)["slices"]["slice"]["y"]["cost_usd"]
+    interval = f"[+{y['ci_low']:.6f}, +{y['ci_high']:.6f}]"  # 4 digits of A's 0.0042
+    assert flagged[1][:6] == ["slice", "y", "cost_usd", "20", f"+{y['diff']:.6f}", interval]

@@ -17,6 +17,7 @@ from ..analysis.slices import SMALL_SLICE
 from ..analysis.stats import STUDENTIZED_BELOW, MetricComparison
 from ..comparison.compare import Comparison, too_fine_note
 from ..comparison.study import Study
+from ..diagnosis.diagnose import COSTS
 from ..formatting import (
     NOISE,
     agreeing,
@@ -95,23 +96,24 @@ def _metric_rows(result: Comparison) -> list[list[str]]:
         higher = name not in costs and result.tables.metric(base_name(name)).higher_is_better
         label = escape(metric_label(name, higher))
         shown = f"**{label}**" if name == result.headline else label
-        digits = 3 if name in result.comparisons else _cost_digits(c.a)
+        digits = _digits(name, c.a)
         rows.append(
-            [
-                shown,
-                fmt_num(c.a, digits),
-                fmt_num(c.b, digits),
-                fmt_diff(c.diff, digits),
-                fmt_interval(c.ci_low, c.ci_high, digits),
-                fmt_p(c.p),
-            ]
+            [shown, fmt_num(c.a, digits), fmt_num(c.b, digits), *_difference(name, c), fmt_p(c.p)]
         )
     return rows
 
 
-def _cost_digits(scale: float) -> int:
-    """Decimals that show a cost such as 1540 ms or 0.004123 USD to four significant digits."""
-    if not math.isfinite(scale) or scale == 0:
+def _difference(name: str, c: MetricComparison) -> list[str]:
+    """B - A and its interval, in the metric's digits."""
+    digits = _digits(name, c.a)
+    return [fmt_diff(c.diff, digits), fmt_interval(c.ci_low, c.ci_high, digits)]
+
+
+def _digits(name: str, scale: float) -> int:
+    """Decimals of a metric's numbers: a score's 3, a cost column's enough for four significant
+    digits of ``scale`` (1540 ms, 0.004123 USD), also where a rule or --lower-is-better has it
+    compared as a score: at 3 decimals 0.003942 USD read 0.004, its interval [+0.001, +0.001]."""
+    if base_name(name) not in COSTS or not math.isfinite(scale) or scale == 0:
         return 3
     return max(0, COST_DIGITS - 1 - math.floor(math.log10(abs(scale))))
 
@@ -191,8 +193,7 @@ def _flagged_slices(result: Comparison) -> list[list[str]]:
             escape(shown_value(r.value)),
             escape(metric),
             str(r.comparison.n),
-            fmt_diff(r.comparison.diff),
-            fmt_interval(r.comparison.ci_low, r.comparison.ci_high),
+            *_difference(metric, r.comparison),
             fmt_p(r.p_holm),
             "regression" if r.finding else "direction",
         ]
