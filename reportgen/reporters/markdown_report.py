@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 
 from ..analysis.gates import PASS, GateResult
+from ..analysis.holdout import Holdout
 from ..analysis.registry import base_name
 from ..analysis.slices import SMALL_SLICE
 from ..analysis.stats import STUDENTIZED_BELOW, MetricComparison
@@ -202,16 +203,18 @@ def _flagged_slices(result: Comparison) -> list[list[str]]:
 
 
 def render(report: Report) -> str:
-    """The two-run summary, or for several candidates one row per candidate."""
+    """The two-run summary (one candidate, with its held-out check under --holdout), or for
+    several candidates one row per candidate: a family of one has no family to describe, and
+    its verdict and metrics are the summary's point."""
     study, html_name = report.study, report.html_name
-    if study.family is None and study.holdout is None:
-        return _pair(study.pairs[0], html_name, study_warnings(study))
+    if study.family is None:
+        return _pair(study.pairs[0], html_name, study_warnings(study), study.holdout)
     lines = [
         f"## ragreport: {fmt_count(len(study.pairs), 'candidate')} against "
         f"{escape(study.baseline.label)}, on the {fmt_count(study.n_paired, 'question')} every "
         "run has",
         "",
-        prose(study.family.sentence if study.family else ""),
+        prose(study.family.sentence),
         "",
     ]
     lines += _read_first(study_warnings(study))
@@ -260,7 +263,9 @@ def _inputs(runs: list[RunFile], n_questions: list[int]) -> list[str]:
     )
 
 
-def _pair(result: Comparison, html_name: str, warnings: list[str]) -> str:
+def _pair(
+    result: Comparison, html_name: str, warnings: list[str], holdout: Holdout | None = None
+) -> str:
     runs = result.runs
     headline = result.comparisons[result.headline]
     lines = [
@@ -274,6 +279,8 @@ def _pair(result: Comparison, html_name: str, warnings: list[str]) -> str:
     lines += _read_first(warnings)
     if result.gate is not None:
         lines += _gate_lines(result.gate)
+    if holdout is not None:
+        lines += ["### Held-out check", "", prose(holdout.sentence), ""]
     lines += [
         "### Metrics",
         "",
@@ -362,15 +369,12 @@ def _study_regressions(study: Study) -> list[str]:
     """Each candidate's regressions against the baseline; the candidates share the rows one
     comparison has, so the summary stays within GitHub's limit however many there are."""
     pairs = study.pairs
-    which = "each candidate" if len(pairs) > 1 else "the candidate"
     lines = [
         "### Regressions",
         "",
-        f"B \u2212 A is {which} minus the baseline, {escape(study.baseline.label)}.",
+        f"B \u2212 A is each candidate minus the baseline, {escape(study.baseline.label)}.",
         "",
     ]
-    if len(pairs) == 1:
-        return lines + _regressions(pairs[0], MAX_SLICE_ROWS)
     limit = max(1, MAX_SLICE_ROWS // len(pairs))
     for pair in pairs:
         lines += [f"#### {escape(pair.runs['b'].label)}", "", *_regressions(pair, limit)]
