@@ -98,6 +98,31 @@ def fmt_diff(value: float | None, digits: int = 3) -> str:
     return text.replace("-", "\u2212")
 
 
+RULE_DIGITS = 4  # significant digits of a gate rule's numbers, unless it takes more (fmt_beside)
+
+
+def fmt_beside(
+    value: float, margins: tuple[float, ...], digits: int = RULE_DIGITS, *, signed: bool = False
+) -> str:
+    """``value`` to ``digits`` significant digits, or as many more as keep it on its own side of
+    each of ``margins`` (or on it): to 4, an upper bound of 0.00070004 would read 0.0007, the
+    ceiling it breaks, and -0.012966795 -0.01297, below the margin -0.0129668 it passes. 17
+    digits give the float itself. A gate's outputs show a rule's numbers so, beside the margin
+    as written. ``signed``: a difference, with the report's signs (+0.0006838, \u22120.02232,
+    0); "n/a" when missing."""
+    if _missing(value):
+        return "n/a"
+    shown = (f"{value:.{n}g}" for n in range(digits, 18))
+    text = next(s for s in shown if all(_side(float(s), m) == _side(value, m) for m in margins))
+    if not signed or value == 0:
+        return text
+    return "\u2212" + text[1:] if text.startswith("-") else "+" + text
+
+
+def _side(value: float, margin: float) -> int:
+    return (value > margin) - (value < margin)
+
+
 def fmt_change(share: float) -> str:
     """A relative change as a signed whole percentage, with the report's minus sign: +17%,
     \u221240%, 0% for none; a change too small for a whole percent gets the decimals of its

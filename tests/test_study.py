@@ -837,16 +837,40 @@ def test_holdout_end_to_end(tmp_path):
 
 
 def test_two_runs_with_a_holdout_measure_the_one_candidate_on_the_held_out(tmp_path):
-    doc = compare_runs(
-        tmp_path, A, B, options=(*FAST, "--holdout", "0.3", "--markdown", tmp_path / "r.md")
+    """One candidate and --holdout took the layout of several: the summary opened on "1
+    candidate against A", two empty lines where the family's sentence goes, and had neither the
+    verdict nor the table of metrics; the page asked "Which candidate beats the baseline?" over
+    an empty paragraph. Both are now the two-run ones, with the held-out check under the gate."""
+    code, output = invoke(
+        "compare", A, B, "-o", tmp_path / "r.html", "--holdout", "0.3", "--markdown",
+        tmp_path / "r.md", "--require", "correct >= -0.02",
+    )  # fmt: skip
+    assert code == 0, output
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["holdout"]["chosen"] == "B" and doc["holdout"]["n_candidates"] == 1
+    assert doc["family"] is None
+    held = (
+        "Held out: 30% of the questions, drawn within each slice (seed 0) (72 questions). B, the "
+        "only candidate, differs by +0.101 in correct on the other 168; on the held-out questions "
+        "alone its difference is +0.069, 95% interval {}\u22120.003, +0.159{}, McNemar exact test "
+        "p = 0.125."
     )
-    assert doc["holdout"]["chosen"] == "B" and doc["family"] is None
-    assert "1 candidate &middot;" in (tmp_path / "r.html").read_text()
-    assert (
-        (tmp_path / "r.md")
-        .read_text()
-        .startswith("## ragreport: 1 candidate against A, on the 240 questions every run has\n")
+    markdown = (tmp_path / "r.md").read_text()
+    assert markdown.startswith(
+        "## ragreport: fare\\_rules\\_a\\_baseline.parquet vs "
+        "fare\\_rules\\_b\\_reranker.parquet\n\n"
+        "**B better** on **correct**. The 95% interval of B \u2212 A for correct is "
     )
+    escaped = held.format("\\[", "\\]")  # brackets written literal in Markdown
+    assert "\n### Gate: PASS\n" in markdown
+    assert f"\n### Held-out check\n\n{escaped}\n\n### Metrics\n" in markdown
+    assert "\n\n\n" not in markdown and "candidate against" not in markdown
+    page = (tmp_path / "r.html").read_text()
+    assert "<h1>Is B better than A?</h1>" in page and "Which candidate" not in page
+    assert 'id="family"' not in page
+    assert re.search(r'id="holdout"><strong>Held-out check</strong>\s*<p>' + re.escape(
+        held.format("[", "]")), page)  # fmt: skip
+    assert output.startswith("B better: The 95% interval of B \u2212 A for correct is ")
 
 
 def test_static_chart_ids_are_their_chart_s_own(three):

@@ -17,6 +17,7 @@ from junitparser import Failure, JUnitXml
 from markdown_it import MarkdownIt
 
 from reportgen.analysis import holdout
+from reportgen.analysis.gates import RuleResult
 from reportgen.cli import cli
 from reportgen.comparison.study import WinnersCurse
 from reportgen.reporters.markdown_report import MAX_CHARS, fit
@@ -25,6 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_A = ROOT / "sample_runs" / "fare_rules_a_baseline.parquet"
 SAMPLE_B = ROOT / "sample_runs" / "fare_rules_b_reranker.parquet"
 RULES = ("correct >= -0.02", "latency_ms <= 150", "faithfulness within 0.01")
+MINUS = "\u2212"  # the report's minus sign
 
 
 def run(a: Path, b: Path, out: Path, *extra: str) -> tuple[int, str, str, Path, Path]:
@@ -641,3 +643,109 @@ def test_the_tables_of_candidates_read_the_margin_as_the_verdicts_do(tmp_path):
     rows = next(t for t in tables(md.read_text()) if t[0][-1] == "Verdict")
     assert {row[0]: row[-1] for row in rows[1:]}["same"] == "equivalent within 0.5"
     assert '<td class="text">equivalent within 0.5</td>' in (out / "r.html").read_text()
+
+
+def test_the_gate_table_shows_each_number_as_the_command_prints_it(tmp_path):
+    """At 4 fixed decimals the ceiling's upper bound 0.0007263 read +0.0007, no higher than the
+    0.0007 it breaks, beside "inconclusive"; -0.02232 read -0.0223, above the -0.02231 it falls
+    short of; a candidate's own mean read +0.7375, signed as a difference. The columns now give
+    the digits of the command's line (enough to tell a bound from its margin), signed only where
+    the rule reads B - A."""
+    rules = ("cost_usd <= 0.0007", "faithfulness >= -0.02231", "candidate.correct >= 0.5")
+    extra = [arg for rule in rules for arg in ("--require", rule)]
+    code, out, err, md, _ = run(SAMPLE_A, SAMPLE_B, tmp_path / "out", *extra)
+    assert code == 1, err
+    gate = tables(md.read_text())[0]
+    assert [row[1:5] for row in gate[1:]] == [
+        [rules[0], "inconclusive (counts as fail)", "+0.0006838", "[+0.0006427, +0.0007263]"],
+        [rules[1], "inconclusive (counts as fail)", "+0.01701", f"[{MINUS}0.02232, +0.05731]"],
+        [rules[2], "pass", "0.7375", "[0.6784, 0.7958]"],
+    ]
+    assert "difference 0.0006838, interval [0.0006427, 0.0007263];" in out
+    assert "difference 0.01701, interval [-0.02232, 0.05731];" in out
+    assert "candidate mean 0.7375 over its 240 scored questions, interval [0.6784, 0.7958];" in out
+
+
+@pytest.mark.parametrize(
+    ("rule", "numbers", "shown"),
+    [
+        # 4 significant digits would read 0.0007, the ceiling itself, for a bound above it
+        ("cost_usd <= 0.0007", (68e-5, 64e-5, 70.004e-5), ("+0.00068", "[+0.00064, +0.00070004]")),
+        ("correct >= -0.02", (0.01, -0.0200004, 0.04), ("+0.01", f"[{MINUS}0.0200004, +0.04]")),
+        # an equivalence interval's ends, each beside its side of the margin
+        ("correct within 0.01", (0, -0.0099999, 0.0100001),
+         ("0", f"[{MINUS}0.0099999, +0.0100001]")),
+        ("candidate.correct >= 0.8", (0.81, 0.79999, 0.83), ("0.81", "[0.79999, 0.83]")),
+        ("correct >= 0", (float("nan"),) * 3, ("n/a", "none")),  # no question scored
+    ],
+)  # fmt: skip
+def test_a_rule_s_numbers_in_a_table_stay_on_their_side_of_the_margin(rule, numbers, shown):
+    result = RuleResult(rule, "B", "inconclusive", "fail", *numbers, "")
+    assert result.numbers(signed=True) == shown
+
+
+def test_junit_cases_of_labels_one_dot_apart_stay_apart(tmp_path):
+    """gpt-4.1 and gpt-4_1 were both class "ragreport gate.gpt-4_1": each rule was two cases of
+    one classname and name, which a CI viewer merges into one, and a passing case's output did
+    not say whose it was. A classname two candidates would share gets each one's number (as
+    the suite's properties name its log: candidate1.path)."""
+    records = rows(40, lambda i: "x", lambda i: i % 2 == 0 or i < 10)
+    logs = [
+        write(tmp_path / f"{name}.parquet", records, name[0]) for name in ("a", "b1", "b2", "b3")
+    ]
+    labels = ("base", "gpt-4.1", "gpt-4_1", "b.3")
+    extra = [arg for label in labels for arg in ("--label", label)]
+    code, _, err, _, xml = run(*logs[:2], tmp_path / "out", *map(str, logs[2:]), *extra,
+                               "--require", "correct >= -0.5", "--n-boot", "200")  # fmt: skip
+    assert code == 0, err
+    (suite,) = list(JUnitXml.fromfile(str(xml)))
+    cases = [(case.classname, case.name, case.system_out) for case in suite]
+    assert [case[:2] for case in cases] == [
+        ("ragreport gate.gpt-4_1 (candidate 1)", "correct >= -0.5"),
+        ("ragreport gate.gpt-4_1 (candidate 2)", "correct >= -0.5"),
+        ("ragreport gate.b_3", "correct >= -0.5"),
+    ]
+    properties = {p.name: p.value for p in suite.properties()}
+    assert properties["candidate1.path"] == str(logs[1])
+    for (_, _, out), label in zip(cases, labels[1:], strict=True):
+        assert out.startswith(f"correct >= -0.5 is pass for {label}: difference ")
+
+
+def test_a_cost_a_rule_names_keeps_its_digits_in_the_metrics_table(tmp_path):
+    """A candidate or per-slice rule on a cost compares it as a score too, and the row took a
+    score's 3 decimals: cost_usd 0.004 | 0.005 | +0.001 | [+0.001, +0.001], latency_ms
+    1539.587. Each keeps four significant digits, as without the rule."""
+    rules = ("candidate.cost_usd <= 0.01", "latency_ms[slice] <= 2000")
+    extra = [arg for rule in rules for arg in ("--require", rule)]
+    code, _, err, md, _ = run(SAMPLE_A, SAMPLE_B, tmp_path / "out", *extra)
+    assert code == 0, err
+    (metrics,) = [t for t in tables(md.read_text()) if t[0][0] == "Metric"]
+    rows = {row[0]: row[1:5] for row in metrics[1:]}
+    assert rows["cost_usd (lower is better)"] == [
+        "0.003942", "0.004625", "+0.000684", "[+0.000643, +0.000726]",
+    ]  # fmt: skip
+    assert rows["latency_ms (lower is better)"] == ["1540", "2168", "+629", "[+580, +675]"]
+
+
+def test_a_flagged_slice_of_a_cost_keeps_its_digits(tmp_path):
+    """A per-slice rule on cost_usd slices it as a score: B cheaper overall but dearer by about
+    0.0003 USD in slice y, whose row read +0.0003 [+0.0003, +0.0003] at a score's 3 decimals
+    (widened to its first digit)."""
+    ids = [f"q{i}" for i in range(40)]
+    slices = ["x"] * 20 + ["y"] * 20
+    a = [0.004 + 0.0001 * (i % 5) for i in range(40)]
+    b = [c - 0.002 if s == "x" else c + 0.0003 + 0.00001 * (i % 3) for i, (c, s) in
+         enumerate(zip(a, slices, strict=True))]  # fmt: skip
+    logs = []
+    for name, cost in (("a", a), ("b", b)):
+        logs.append(tmp_path / f"{name}.parquet")
+        frame = {"question_id": ids, "slice": slices, "correct": [True] * 40, "cost_usd": cost}
+        pd.DataFrame(frame).to_parquet(logs[-1])
+    rule = ("--require", "cost_usd[slice] <= 0.01", "--n-boot", "200")
+    code, _, err, md, _ = run(*logs, tmp_path / "out", *rule)
+    assert code == 0, err
+    flagged = tables(regressions_section(md.read_text()))[0]
+    doc = json.loads((tmp_path / "out" / "report.json").read_text())
+    y = two_run_view(doc)["slices"]["slice"]["y"]["cost_usd"]
+    interval = f"[+{y['ci_low']:.6f}, +{y['ci_high']:.6f}]"  # 4 digits of A's 0.0042
+    assert flagged[1][:6] == ["slice", "y", "cost_usd", "20", f"+{y['diff']:.6f}", interval]

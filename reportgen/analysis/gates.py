@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from ..formatting import agreeing, fmt_count, fmt_pct, shown_value
+from ..formatting import RULE_DIGITS, agreeing, fmt_beside, fmt_count, fmt_pct, shown_value
 from .metrics import MetricTables, Options
 from .registry import NAME_PATTERN
 from .slices import SMALL_SLICE, in_slice_order, slice_labels
@@ -78,6 +78,11 @@ class Rule:
         match = _RULE.match(self.text)
         assert match is not None  # the text parse_rule read
         return match["margin"]
+
+    @property
+    def margins(self) -> tuple[float, ...]:
+        """The margins its numbers are read against: both ends of an equivalence margin."""
+        return (-self.margin, self.margin) if self.op == WITHIN else (self.margin,)
 
 
 @dataclass(frozen=True)
@@ -141,6 +146,22 @@ class RuleResult:
     def line(self) -> str:
         """'fail  B  correct >= -0.02: difference -0.05, interval [...]; ...' for a terminal."""
         return f"{self.shown}  {self.candidate}  {self.rule}: {self.detail}"
+
+    def numbers(self, digits: int = RULE_DIGITS, *, signed: bool = False) -> tuple[str, str]:
+        """The estimate and '[low, high]' ('none' without an interval) in the digits of the
+        rule's sentence (fmt_beside, against the margins of the rule its text parses to):
+        rounded to fixed decimals, a bound could read on the other side of its margin, or on
+        it, beside the outcome it decides. ``signed``: a difference with its sign, as tables
+        show B - A; a candidate rule's estimate is a mean, unsigned."""
+        rule = parse_rule(self.rule)
+        signed = signed and rule.kind != CANDIDATE
+
+        def shown(value: float) -> str:
+            return fmt_beside(value, rule.margins, digits, signed=signed)
+
+        if math.isnan(self.low) or math.isnan(self.high):
+            return shown(self.estimate), "none"
+        return shown(self.estimate), f"[{shown(self.low)}, {shown(self.high)}]"
 
 
 @dataclass(frozen=True)
@@ -344,44 +365,32 @@ def _has_interval(c: MetricComparison) -> bool:
     return not (math.isnan(c.ci_low) or math.isnan(c.ci_high))
 
 
-def _interval(c: MetricComparison) -> str:
-    """'interval [low, high]', or why there is none: one question (or one cluster of
+def _interval(rule: Rule, c: MetricComparison) -> str:
+    """'interval [low, high]' in the digits every output shows a rule's numbers in (each bound
+    on its own side of the margin), or why there is none: one question (or one cluster of
     --cluster) has no spread to measure."""
     if _has_interval(c):
-        return f"interval [{c.ci_low:.4g}, {c.ci_high:.4g}]"
+        low, high = (fmt_beside(bound, rule.margins) for bound in (c.ci_low, c.ci_high))
+        return f"interval [{low}, {high}]"
     return f"one {'question' if c.clusters is None else 'cluster'} gives no interval"
 
 
-def _side(value: float, margin: float) -> int:
-    return (value > margin) - (value < margin)
-
-
-def _beside(value: float, margin: float) -> str:
-    """``value`` to 4 significant digits, or as many more as keep it on its own side of
-    ``margin`` (or equal to it): -0.012966795 read as -0.01297 below a margin of -0.0129668
-    that it passes. 17 digits give the float itself."""
-    shown = (f"{value:.{digits}g}" for digits in range(4, 18))
-    return next(s for s in shown if _side(float(s), margin) == _side(value, margin))
-
-
 def _bound_sentence(rule: Rule, c: MetricComparison, what: str, level: float) -> str:
-    estimate = f"{what} {c.diff:.4g}"
+    estimate = f"{what} {fmt_beside(c.diff, rule.margins)}"
     if rule.kind == CANDIDATE:  # over the candidate's scored questions, which the report's
         # table of B - A narrows to those scored in both runs: its B mean can differ
         estimate += f" over its {fmt_count(c.n, 'scored question')}"
     if rule.op == WITHIN:
-        low, high = _beside(c.ci_low, -rule.margin), _beside(c.ci_high, rule.margin)
-        shown = f"interval [{low}, {high}]" if _has_interval(c) else _interval(c)
-        return f"{estimate}, {shown}, equivalence margin \u00b1{rule.number}"
+        return f"{estimate}, {_interval(rule, c)}, equivalence margin \u00b1{rule.number}"
     bound = "lower" if rule.op in (">=", ">") else "upper"
     compared = f"one-sided {fmt_pct(level)} {bound} bound"
     if not _has_interval(c):
         return (
-            f"{estimate}, {_interval(c)}, so there is no {compared} to hold to "
+            f"{estimate}, {_interval(rule, c)}, so there is no {compared} to hold to "
             f"{rule.op} {rule.number}"
         )
-    value = _beside(c.ci_low if bound == "lower" else c.ci_high, rule.margin)
-    return f"{estimate}, {_interval(c)}; {compared} {value} vs {rule.op} {rule.number}"
+    value = fmt_beside(c.ci_low if bound == "lower" else c.ci_high, rule.margins)
+    return f"{estimate}, {_interval(rule, c)}; {compared} {value} vs {rule.op} {rule.number}"
 
 
 def _violation_p(rule: Rule, evidence: SliceEvidence) -> float:
@@ -506,8 +515,9 @@ def _slice_rule(rule: Rule, candidate: Candidate, level: float) -> RuleResult:
     shown_p = f"{p:.4g}" if p > 0 or floor == 0 else f"< {floor:.2g}"
     detail = (
         f"slice {rule.column} = {shown_value(worst.value)} is the likeliest {_WRONG_SIDE[rule.op]} "
-        f"{rule.number}: difference {c.diff:.4g}, {_interval(c)}; one-sided p {shown_p} of its "
-        f"interval ({c.interval}) lying wholly {_WRONG_SIDE[rule.op]} {rule.number}, "
+        f"{rule.number}: difference {fmt_beside(c.diff, rule.margins)}, {_interval(rule, c)}; "
+        f"one-sided p {shown_p} of its interval ({c.interval}) lying wholly "
+        f"{_WRONG_SIDE[rule.op]} {rule.number}, "
         f"Holm-adjusted over {fmt_count(len(family), 'slice')} (of {columns}, as in the slice "
         f"table), vs {1 - level:.4g}"
     )

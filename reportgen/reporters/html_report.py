@@ -16,7 +16,7 @@ from . import json_report
 from .report import Report
 
 if TYPE_CHECKING:
-    from ..analysis.metrics import MetricTables, Options
+    from ..analysis.metrics import MetricTables
     from ..comparison.compare import Comparison, Headline
     from .html.charts import Chart, RunColours
 
@@ -50,22 +50,17 @@ def draw_ahead(part: Headline) -> None:
     _imported()
     from .html.context import headline_charts
 
-    colours = _colours(*part.place, part.options)
+    colours = _colours(*part.place)
     _ahead.append((weakref.ref(part.tables), colours, headline_charts(part, colours)))
 
 
-def _colours(candidate: int, candidates: int, options: Options) -> RunColours:
+def _colours(candidate: int, candidates: int) -> RunColours:
     """The colours of a candidate's charts: the two-run page's, or on a study's page the runs'
     own."""
     from .html.charts import RUN_COLOURS
     from .html.study_view import candidate_colours
 
-    return RUN_COLOURS if _pair_page(candidates, options) else candidate_colours(candidate)
-
-
-def _pair_page(candidates: int, options: Options) -> bool:
-    """One candidate without --holdout has the two-run page; several, or --holdout, a study's."""
-    return candidates == 1 and not options.holdout
+    return RUN_COLOURS if candidates == 1 else candidate_colours(candidate)
 
 
 def _drawn_ahead(
@@ -91,9 +86,8 @@ def render(report: Report) -> str:
     from .html.study_view import build_study_context
 
     study = report.study
-    pair_page = _pair_page(len(study.pairs), study.options)
-    pairs = study.pairs[:1] if pair_page else study.pairs
-    colours = [_colours(i, len(study.pairs), study.options) for i in range(1, len(pairs) + 1)]
+    pairs = study.pairs
+    colours = [_colours(i, len(pairs)) for i in range(1, len(pairs) + 1)]
     drawn = _ahead.copy()
     _ahead.clear()
     # the downloads on a thread (Arrow's CSV writer and zlib release the GIL) while the charts
@@ -108,8 +102,10 @@ def render(report: Report) -> str:
     if report.sidecar is not None:  # the JSON holds no rows then
         rows_in = f"the per-question file {report.sidecar}"
         contexts = [replace(c, rows_in=rows_in) for c in contexts]
-    if pair_page:
-        return render_pair(contexts[0], report.run_id)
+    if len(pairs) == 1:  # the two-run page, with the held-out check under --holdout: a study's
+        # page asked which of one candidate beats the baseline, over a family of none
+        holdout = study.holdout.sentence if study.holdout else None
+        return render_pair(replace(contexts[0], holdout=holdout), report.run_id)
     return render_study(build_study_context(study, contexts), report.run_id)
 
 

@@ -12,11 +12,13 @@ import re
 from collections.abc import Callable
 
 from ..analysis.gates import PASS, GateResult
+from ..analysis.holdout import Holdout
 from ..analysis.registry import base_name
 from ..analysis.slices import SMALL_SLICE
 from ..analysis.stats import STUDENTIZED_BELOW, MetricComparison
 from ..comparison.compare import Comparison, too_fine_note
 from ..comparison.study import Study
+from ..diagnosis.diagnose import COSTS
 from ..formatting import (
     NOISE,
     agreeing,
@@ -95,23 +97,24 @@ def _metric_rows(result: Comparison) -> list[list[str]]:
         higher = name not in costs and result.tables.metric(base_name(name)).higher_is_better
         label = escape(metric_label(name, higher))
         shown = f"**{label}**" if name == result.headline else label
-        digits = 3 if name in result.comparisons else _cost_digits(c.a)
+        digits = _digits(name, c.a)
         rows.append(
-            [
-                shown,
-                fmt_num(c.a, digits),
-                fmt_num(c.b, digits),
-                fmt_diff(c.diff, digits),
-                fmt_interval(c.ci_low, c.ci_high, digits),
-                fmt_p(c.p),
-            ]
+            [shown, fmt_num(c.a, digits), fmt_num(c.b, digits), *_difference(name, c), fmt_p(c.p)]
         )
     return rows
 
 
-def _cost_digits(scale: float) -> int:
-    """Decimals that show a cost such as 1540 ms or 0.004123 USD to four significant digits."""
-    if not math.isfinite(scale) or scale == 0:
+def _difference(name: str, c: MetricComparison) -> list[str]:
+    """B - A and its interval, in the metric's digits."""
+    digits = _digits(name, c.a)
+    return [fmt_diff(c.diff, digits), fmt_interval(c.ci_low, c.ci_high, digits)]
+
+
+def _digits(name: str, scale: float) -> int:
+    """Decimals of a metric's numbers: a score's 3, a cost column's enough for four significant
+    digits of ``scale`` (1540 ms, 0.004123 USD), also where a rule or --lower-is-better has it
+    compared as a score: at 3 decimals 0.003942 USD read 0.004, its interval [+0.001, +0.001]."""
+    if base_name(name) not in COSTS or not math.isfinite(scale) or scale == 0:
         return 3
     return max(0, COST_DIGITS - 1 - math.floor(math.log10(abs(scale))))
 
@@ -138,8 +141,7 @@ def _gate_lines(gate: GateResult) -> list[str]:
             escape(r.candidate),
             escape(r.rule),
             f"**{r.shown}**",
-            fmt_diff(r.estimate, 4),
-            fmt_interval(r.low, r.high, 4),
+            *r.numbers(signed=True),  # the digits of the rule's sentence, which it decides by
             prose(r.detail, MAX_DETAIL),
         ]
         for r in shown
@@ -192,8 +194,7 @@ def _flagged_slices(result: Comparison) -> list[list[str]]:
             escape(shown_value(r.value)),
             escape(metric),
             str(r.comparison.n),
-            fmt_diff(r.comparison.diff),
-            fmt_interval(r.comparison.ci_low, r.comparison.ci_high),
+            *_difference(metric, r.comparison),
             fmt_p(r.p_holm),
             "regression" if r.finding else "direction",
         ]
@@ -202,16 +203,18 @@ def _flagged_slices(result: Comparison) -> list[list[str]]:
 
 
 def render(report: Report) -> str:
-    """The two-run summary, or for several candidates one row per candidate."""
+    """The two-run summary (one candidate, with its held-out check under --holdout), or for
+    several candidates one row per candidate: a family of one has no family to describe, and
+    its verdict and metrics are the summary's point."""
     study, html_name = report.study, report.html_name
-    if study.family is None and study.holdout is None:
-        return _pair(study.pairs[0], html_name, study_warnings(study))
+    if study.family is None:
+        return _pair(study.pairs[0], html_name, study_warnings(study), study.holdout)
     lines = [
         f"## ragreport: {fmt_count(len(study.pairs), 'candidate')} against "
         f"{escape(study.baseline.label)}, on the {fmt_count(study.n_paired, 'question')} every "
         "run has",
         "",
-        prose(study.family.sentence if study.family else ""),
+        prose(study.family.sentence),
         "",
     ]
     lines += _read_first(study_warnings(study))
@@ -260,7 +263,9 @@ def _inputs(runs: list[RunFile], n_questions: list[int]) -> list[str]:
     )
 
 
-def _pair(result: Comparison, html_name: str, warnings: list[str]) -> str:
+def _pair(
+    result: Comparison, html_name: str, warnings: list[str], holdout: Holdout | None = None
+) -> str:
     runs = result.runs
     headline = result.comparisons[result.headline]
     lines = [
@@ -274,6 +279,8 @@ def _pair(result: Comparison, html_name: str, warnings: list[str]) -> str:
     lines += _read_first(warnings)
     if result.gate is not None:
         lines += _gate_lines(result.gate)
+    if holdout is not None:
+        lines += ["### Held-out check", "", prose(holdout.sentence), ""]
     lines += [
         "### Metrics",
         "",
@@ -362,15 +369,12 @@ def _study_regressions(study: Study) -> list[str]:
     """Each candidate's regressions against the baseline; the candidates share the rows one
     comparison has, so the summary stays within GitHub's limit however many there are."""
     pairs = study.pairs
-    which = "each candidate" if len(pairs) > 1 else "the candidate"
     lines = [
         "### Regressions",
         "",
-        f"B \u2212 A is {which} minus the baseline, {escape(study.baseline.label)}.",
+        f"B \u2212 A is each candidate minus the baseline, {escape(study.baseline.label)}.",
         "",
     ]
-    if len(pairs) == 1:
-        return lines + _regressions(pairs[0], MAX_SLICE_ROWS)
     limit = max(1, MAX_SLICE_ROWS // len(pairs))
     for pair in pairs:
         lines += [f"#### {escape(pair.runs['b'].label)}", "", *_regressions(pair, limit)]

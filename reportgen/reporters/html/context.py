@@ -271,6 +271,10 @@ class ReportContext:
         default="the JSON's per_question list",
         metadata={"help": "where every question's row is, for what the page leaves out"},
     )
+    holdout: str | None = field(
+        default=None,
+        metadata={"help": "the held-out check of the one candidate (--holdout); None: none"},
+    )
 
 
 def _size(n: int) -> str:
