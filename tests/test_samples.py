@@ -290,3 +290,45 @@ def test_a_slice_column_of_the_log_s_own_must_agree_across_samples(tmp_path):
     unsampled = b.drop(columns="sample")
     result, _, _ = _compare(tmp_path, a.drop(columns="sample"), unsampled, "--slice", "difficulty")
     assert result.exit_code == 2 and "appears in rows 1 and 2; each question must" in result.stderr
+
+
+def _compare_tables(tmp_path: Path, a: pd.DataFrame, b: pd.DataFrame):
+    """``_compare`` of the tables ``ragreport metrics`` writes of each log, in place of the logs."""
+    tables = []
+    for name, log in (("a", a), ("b", b)):
+        log.to_parquet(tmp_path / f"{name}-log.parquet")
+        tables.append(str(tmp_path / f"{name}-metrics.parquet"))
+        made = CliRunner().invoke(
+            cli, ["metrics", str(tmp_path / f"{name}-log.parquet"), "-o", tables[-1]]
+        )
+        assert made.exit_code == 0, made.output
+    html, out = tmp_path / "r.html", tmp_path / "r.json"
+    result = CliRunner().invoke(cli, ["compare", *tables, "-o", str(html), "--n-boot", "200"])
+    return result, (two_run_view(json.loads(out.read_text())) if out.exists() else None), html
+
+
+@pytest.mark.parametrize("source", ["logs", "tables"])
+def test_the_prompt_size_is_the_most_common_over_every_sample_s_prompt(tmp_path, source):
+    """A answers q1 to q3 three times, twice with a prompt of 2 passages and once of 1; B once
+    each, with 2: 9 of the 12 prompts hold 2 passages, so the metrics are named @2, and A's
+    prompt most often holds 2 (the smallest of each question's prompts named them @1, and A's
+    mean of 5/3 passages a question read as 1)."""
+    prompts = {"s1": ["p1", "p2"], "s2": ["p1", "p2"], "s3": ["p1"]}
+    a = pd.DataFrame(
+        [
+            {"question_id": q, "sample": s, "relevant_ids": ["p1"], "context_ids": c}
+            for q in ("q1", "q2", "q3")
+            for s, c in prompts.items()
+        ]
+    )
+    b = pd.DataFrame({"question_id": ["q1", "q2", "q3"], "relevant_ids": [["p1"]] * 3}).assign(
+        context_ids=[["p1", "p2"]] * 3
+    )
+    result, report, _ = (_compare_tables if source == "tables" else _compare)(tmp_path, a, b)
+    assert result.exit_code == 0, result.output
+    assert list(report["metrics"])[:2] == ["recall@2", "precision@2"]
+    assert report["fairness"]["prompt k"]["text"] == (
+        "Passages in the prompt, most often: A 2, B 2; they differ on 3 of 3 questions. "
+        "Retrieval metrics then compare different cutoffs."
+    )
+    assert report["fairness"]["prompt k"]["numbers"]["a"] == 2

@@ -390,7 +390,20 @@ def _no_metric(runs: tuple[RunFile, RunFile]) -> NoReturn:
 
 def _typical_context_length(paired: pd.DataFrame) -> int:
     """The typical prompt size of both runs, used to name metrics when k varies."""
-    return typical_prompt(pd.concat([paired["k_a"], paired["k_b"]]))
+    return typical_prompt(pd.concat([run_prompts(paired, run) for run in "ab"]))
+
+
+def run_prompts(paired: pd.DataFrame, run: str) -> pd.Series:
+    """``every_prompt`` of one run's questions in ``paired``."""
+    return every_prompt(paired[f"passages_{run}"], paired[f"prompt_sizes_{run}"])
+
+
+def every_prompt(passages: pd.Series, sizes: pd.Series) -> pd.Series:
+    """The passages of every prompt of some questions: each sample's of a question of several
+    (``sizes``, question_means.sql's prompt_sizes), else the question's ``passages``; the mean of
+    several (5/3 for prompts of 2, 2 and 1) is no prompt's size. A prompt not logged has none."""
+    every = pd.concat([passages[sizes.isna()], sizes.dropna().explode()])
+    return every.dropna().astype("int64")
 
 
 def typical_prompt(sizes: pd.Series) -> int:
