@@ -303,8 +303,8 @@ def test_paired(db):
     assert p["question_id"].tolist() == ["q1", "q2"]
     assert {"k_a", "k_b", "n_relevant_a", "answerable_b", "correct_a", "ndcg_b"} <= set(p.columns)
     assert (p.correct_a.iloc[0], p.correct_b.iloc[0]) == (1.0, 0.0)
-    # one sample a question: its passages are its prompt's size
-    assert p["prompt_sizes_a"].isna().all()
+    # one sample a question: its passages are its prompt's size, and no sample is left out
+    assert p[["prompt_sizes_a", "unranked_samples_b"]].isna().all().all()
 
 
 def test_unmatched(db):
@@ -586,14 +586,14 @@ def test_question_means(sampled):
     assert q1.n_relevant == 2 and q1.evidence_in_context  # in the prompt of some sample
     b1 = m[(m.run == "b") & (m.question_id == "q1")].iloc[0]
     assert (b1.samples, b1.hit, b1.faithfulness) == (2, pytest.approx(0.5), pytest.approx(0.6))
-    assert list(q1.prompt_sizes) == [1, 1, 1]
+    assert list(q1.prompt_sizes) == [1, 1, 1] and pd.isna(q1.unranked_samples)
     q2 = m[(m.run == "a") & (m.question_id == "q2")].iloc[0]
-    assert pd.isna(q2.prompt_sizes)  # one sample: its own passages
+    assert pd.isna(q2.prompt_sizes) and pd.isna(q2.unranked_samples)  # one sample: its own
 
 
 def test_question_means_of_a_sample_without_a_prompt(tmp_path: Path):
-    """q1's sample 1 logs no context_ids: left out of the question's prompt sizes, which are
-    its other samples' (2 and 1 passages) and not their mean 1.5."""
+    """q1's sample 1 logs no context_ids: left out of the question's retrieval metrics and
+    prompt sizes, and named; k is the smallest of the other prompts (2 and 1 passages)."""
     rows = [
         dict(A_ROWS[0], sample=0, context_ids=["p2", "p1"]),  # p2 at rank 1: hit 1
         dict(A_ROWS[0], sample=1, context_ids=None),
@@ -608,7 +608,7 @@ def test_question_means_of_a_sample_without_a_prompt(tmp_path: Path):
     q1 = database.con.execute("SELECT * FROM question_means").df().iloc[0]
     database.close()
     assert (q1.samples, q1.k, q1.hit, q1.passages) == (3, 1, 0.5, 1.5)
-    assert list(q1.prompt_sizes) == [2, 1]
+    assert list(q1.prompt_sizes) == [2, 1] and list(q1.unranked_samples) == ["1"]
 
 
 def test_sampled(sampled, db, tmp_path: Path):
@@ -675,7 +675,7 @@ def test_run_metrics(tmp_path: Path):
         "question_id", "slice", "k", "n_relevant", "prompt_chars", "recall", "precision", "hit",
         "mrr", "ndcg", "map", "rprec", "all", "evidence_recall", "context_precision",
         "evidence_iou", "correct", "faithfulness", "answerable", "passages",
-        "evidence_in_context", "prompt_sizes",
+        "evidence_in_context", "prompt_sizes", "unranked_samples",
     ]  # fmt: skip
     assert m.question_id.tolist() == ["q1", "q2", "q3"]  # file order
     # q1's context p1, p2, p2: one of its two relevant passages, first at rank 2
@@ -683,7 +683,7 @@ def test_run_metrics(tmp_path: Path):
     assert (q1.k, q1.recall, q1.precision, q1.mrr) == pytest.approx((3, 0.5, 1 / 3, 0.5))
     assert pd.isna(m.iloc[1].recall)  # q2 has no labelled evidence
     assert (m.iloc[2].recall, m.iloc[2].correct) == (1.0, 1.0)
-    assert m.prompt_sizes.isna().all()  # one sample each
+    assert m.prompt_sizes.isna().all() and m.unranked_samples.isna().all()  # one sample each
 
 
 def test_column_types(db):

@@ -332,3 +332,24 @@ def test_the_prompt_size_is_the_most_common_over_every_sample_s_prompt(tmp_path,
         "Retrieval metrics then compare different cutoffs."
     )
     assert report["fairness"]["prompt k"]["numbers"]["a"] == 2
+
+
+@pytest.mark.parametrize("source", ["logs", "tables"])
+def test_samples_without_a_prompt_are_named_in_a_warning(tmp_path, source):
+    """B's q1 sample 1 and q2 samples 0 and 2 log no context_ids: each question's retrieval
+    metrics are the mean over its other samples (hit@1: q1 1, q2 0 from its sample 1, q3 1/2),
+    and the warning names them, as a question whose prompt is null is named."""
+    b = _frame(B)
+    for row in (1, 3, 5):  # q1's sample 1, q2's samples 0 and 2
+        b.at[row, "context_ids"] = None
+    result, report, _ = (_compare_tables if source == "tables" else _compare)(
+        tmp_path, _frame(A), b
+    )
+    assert result.exit_code == 0, result.output
+    assert report["metrics"]["hit@1"]["b"] == pytest.approx(0.5)
+    assert (
+        "3 samples of 2 paired questions in run B have context_ids null while other samples of "
+        "those questions log it (q1: sample 1; q2: samples 0, 2), so they are left out of their "
+        "questions' retrieval metrics, which are the means over the other samples; log "
+        "context_ids for every sample (an empty list when there was none)"
+    ) in report["warnings"]

@@ -94,6 +94,17 @@ class Options:
 
 
 @dataclass(frozen=True)
+class Unranked:
+    """Samples of a paired question scored in the retrieval metrics whose ranking scored is null
+    (not logged) while its other samples' is not: the question's retrieval metrics are the
+    mean over those others."""
+
+    run: str  # "a" or "b"
+    question_id: str
+    samples: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class MetricTables:
     """What the SQL layer hands to the statistics layer."""
 
@@ -111,6 +122,7 @@ class MetricTables:
     # a run (not logged): no retrieval metrics
     ranking_column: str = "context_ids"  # the column that ranking is: context_ids, with --k
     # retrieved_ids (or their spans)
+    unranked_samples: tuple[Unranked, ...] = ()  # of questions counted in neither of the above
     samples: tuple[Spread, ...] = ()  # variance within vs between questions; () unsampled
     sampled: bool = False  # a log names samples: a question's 0/1 score is then a share
     scores: tuple[Metric, ...] = ()  # the score columns of the logs compared as metrics
@@ -334,12 +346,24 @@ def paired_tables(
         without_evidence=0 if unscorable is None else int((unscorable & ~unranked).sum()),
         without_ranking=0 if unscorable is None else int((unscorable & unranked).sum()),
         ranking_column=_ranking_column(runs, options.cutoff),
+        unranked_samples=() if unscorable is None else _unranked_samples(paired[~unscorable]),
         sampled=sampled,
         scores=tuple(m for m in scores.metrics if m.name in own),
         notes=scores.notes
         + tuple(_unscored_note(m) for m in unscored)
         + tuple(f"Retrieval metrics are not compared: {m}" for m in [mixed_labels(runs)] if m),
     )
+
+
+def _unranked_samples(scored: pd.DataFrame) -> tuple[Unranked, ...]:
+    """The samples whose ranking is null of the paired questions ``scored`` in the retrieval
+    metrics: scored, they have a sample with a ranking (question_means.sql's unranked_samples)."""
+    out = []
+    for run in "ab":
+        column = f"unranked_samples_{run}"
+        listed = scored.loc[scored[column].notna(), ["question_id", column]]
+        out += [Unranked(run, q, tuple(map(str, s))) for q, s in listed.itertuples(index=False)]
+    return tuple(out)
 
 
 def _ranking_column(runs: tuple[RunFile, RunFile], cutoff: int | None) -> str:
