@@ -611,18 +611,22 @@ def test_question_means_of_a_sample_without_a_prompt(tmp_path: Path):
     assert list(q1.prompt_sizes) == [2, 1] and list(q1.unranked_samples) == ["1"]
 
 
-def test_sampled(sampled, db, tmp_path: Path):
+@pytest.mark.parametrize("sample", [None, 1])
+def test_sampled(sampled, db, tmp_path: Path, sample):
     db.execute("question_metrics", k=None, exponential=True)
+    db.execute("question_means")
     assert sampled.sampled() and not db.sampled()
-    # a sample column of nulls only names no samples
+    # a sample column of nulls only names no samples; one of sample 1 on every row (inspect-ai's
+    # epoch of a single epoch) names one a question: nothing is averaged either way
     a, b = tmp_path / "na.parquet", tmp_path / "nb.parquet"
-    pd.DataFrame(A_ROWS).assign(sample=None).to_parquet(a)
-    pd.DataFrame(B_ROWS).assign(sample=None).to_parquet(b)
-    nulls = RunDatabase(open_run(a, "A"), open_run(b, "B"))
-    nulls.prepare(None)
-    nulls.execute("question_metrics", k=None, exponential=True)
-    assert not nulls.sampled()
-    nulls.close()
+    pd.DataFrame(A_ROWS).assign(sample=sample).to_parquet(a)
+    pd.DataFrame(B_ROWS).assign(sample=sample).to_parquet(b)
+    single = RunDatabase(open_run(a, "A"), open_run(b, "B"))
+    single.prepare(None)
+    single.execute("question_metrics", k=None, exponential=True)
+    single.execute("question_means")
+    assert not single.sampled()
+    single.close()
 
 
 def test_sample_spread(sampled):

@@ -353,3 +353,22 @@ def test_samples_without_a_prompt_are_named_in_a_warning(tmp_path, source):
         "questions' retrieval metrics, which are the means over the other samples; log "
         "context_ids for every sample (an empty list when there was none)"
     ) in report["warnings"]
+
+
+@pytest.mark.parametrize("column", ["sample", "epoch"])
+def test_one_sample_per_question_is_scored_as_without_the_column(tmp_path, column):
+    """inspect-ai writes epoch 1 on every row of a single epoch: nothing is averaged, so correct
+    stays a 0/1 outcome. Of 20 questions B fixes q1, q3, q5 and q7 and breaks none: McNemar's
+    exact p = 2 x 0.5^4 = 0.125 (the bootstrap-t test of shares gave 0.042), and there is no
+    sampling noise to show."""
+    a = pd.DataFrame({"question_id": [f"q{i}" for i in range(20)]})
+    a["correct"] = [i % 2 == 0 for i in range(20)]
+    b = a.assign(correct=[i % 2 == 0 or i < 8 for i in range(20)])
+    _, plain, _ = _compare(tmp_path, a, b)
+    result, report, html = _compare(tmp_path, a.assign(**{column: 1}), b.assign(**{column: 1}))
+    assert result.exit_code == 0, result.output
+    correct = report["metrics"]["correct"]
+    assert (correct["test"], correct["p"]) == ("McNemar exact", pytest.approx(0.125))
+    assert (correct["fixed"], correct["broken"]) == (4, 0)
+    assert report["metrics"] == plain["metrics"] and report["samples"] is None
+    assert "How much of the spread is sampling noise?" not in html.read_text()

@@ -124,7 +124,7 @@ class MetricTables:
     # retrieved_ids (or their spans)
     unranked_samples: tuple[Unranked, ...] = ()  # of questions counted in neither of the above
     samples: tuple[Spread, ...] = ()  # variance within vs between questions; () unsampled
-    sampled: bool = False  # a log names samples: a question's 0/1 score is then a share
+    sampled: bool = False  # a question has several samples: its 0/1 score is then a share
     scores: tuple[Metric, ...] = ()  # the score columns of the logs compared as metrics
     notes: tuple[str, ...] = ()  # about the score columns offered, for the report's warnings
 
