@@ -703,7 +703,10 @@ def test_score_column(sampled, tmp_path: Path):
     # q1 in A: correct in samples 0 and 2 of three; in B: sample 1 of two; booleans as 0/1
     assert s.loc[("a", "q1"), "value"] == pytest.approx(2 / 3)
     assert s.loc[("b", "q1"), "value"] == pytest.approx(1 / 2)
-    assert list(s.columns) == ["value", "not_finite", "too_large"]
+    assert list(s.columns) == ["value", "not_finite", "too_large", "n", "variance"]
+    # their samples' spread: 1, 0, 1 vary by (1/9 + 4/9 + 1/9) / 2 = 1/3, and 0, 1 by 1/2
+    assert (s.n["a", "q1"], s.variance["a", "q1"]) == (3, pytest.approx(1 / 3))
+    assert (s.n["b", "q1"], s.variance["b", "q1"]) == (2, pytest.approx(1 / 2))
     path = tmp_path / "nan.parquet"  # NaN and infinities are missing values, not scores
     pd.DataFrame(
         {

@@ -372,3 +372,42 @@ def test_one_sample_per_question_is_scored_as_without_the_column(tmp_path, colum
     assert (correct["fixed"], correct["broken"]) == (4, 0)
     assert report["metrics"] == plain["metrics"] and report["samples"] is None
     assert "How much of the spread is sampling noise?" not in html.read_text()
+
+
+def _score_logs() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A scores 0 once a question; B twice, 0.05 either side of d: each question's samples vary
+    by 0.005 (0.05^2 x 2 / 1), and their means d by 0.04 (squares 0.28 about 0.2, over 7)."""
+    d = [0.5, 0.3, -0.1, 0.1, 0.2, 0.2, 0.0, 0.4]
+    ids = [f"q{i + 1}" for i in range(8)]
+    a = pd.DataFrame({"question_id": ids, "score": 0.0, "correct": True})
+    b = pd.DataFrame(
+        [
+            {"question_id": q, "sample": s, "score": x + e, "correct": s == "s1"}
+            for q, x in zip(ids, d, strict=True)
+            for s, e in (("s1", 0.05), ("s2", -0.05))
+        ]
+    )
+    return a, b
+
+
+@pytest.mark.parametrize("only", [True, False])
+def test_score_columns_have_their_sampling_noise(tmp_path, only):
+    """B's within = 0.005 / 2 samples = 0.0025, between = 0.04 - 0.0025 = 0.0375, share 1/16;
+    halving it takes 2 (2 - 1/16) / (1 - 1/16) = 4.13, so 5 samples. A, answered once, has no
+    noise to measure, nor has B - A. With --metric score alone the section was missing."""
+    a, b = _score_logs()
+    if only:
+        a, b = a.drop(columns="correct"), b.drop(columns="correct")
+    result, report, html = _compare(tmp_path, a, b, "--metric", "score")
+    assert result.exit_code == 0, result.output
+    assert list(report["samples"]) == (["score"] if only else ["correct", "score"])
+    score = report["samples"]["score"]
+    assert score["B"]["samples"] == 2 and score["B"]["samples_to_halve"] == 5
+    assert (score["B"]["within"], score["B"]["between"], score["B"]["within_share"]) == (
+        pytest.approx(0.0025),
+        pytest.approx(0.0375),
+        pytest.approx(0.0625),
+    )
+    assert score["A"]["within"] is None and score["B - A"]["within_share"] is None
+    page = html.read_text()
+    assert page.index("How much of the spread is sampling noise?") < page.index("0.0375")

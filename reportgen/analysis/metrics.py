@@ -270,9 +270,7 @@ def compute_tables(db: RunDatabase, options: Options, curve: bool = True) -> Met
         (unmatched.loc[unmatched.run == r, "question_id"].tolist() for r in "ab"),
         sampled,
     )
-    own = {m.name for m in tables.scores}
-    # scores: the logs' own averages
-    spreads = decompose(db, tuple(m for m in tables.metrics if m not in own)) if sampled else ()
+    spreads = decompose(db, tables) if sampled else ()
     # paired holds them now; the curve and the sections after read facts and relevant
     db.drop("question_metrics", "question_means", "question_chars")
     by_k = None
