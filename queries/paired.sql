@@ -5,7 +5,8 @@
 -- Returns: question_id, slice (A's, else B's), then <column>_a and <column>_b for
 --   k, passages, n_relevant, answerable, context_tokens, evidence_in_context, recall, precision, hit, mrr, ndcg, map, rprec,
 --   all, correct,
---   faithfulness, evidence_recall, context_precision, evidence_iou, prompt_chars; by question_id,
+--   faithfulness, evidence_recall, context_precision, evidence_iou, prompt_chars, prompt_sizes,
+--   unranked_samples (NULL for a question of one sample); by question_id,
 --   so that the bootstrap's draws, and every number, do not depend on the logs' row order (a log
 --   re-exported or re-sharded in another order gives the same report).
 SELECT
@@ -30,7 +31,9 @@ SELECT
     ca.evidence_recall AS evidence_recall_a, cb.evidence_recall AS evidence_recall_b,
     ca.context_precision AS context_precision_a, cb.context_precision AS context_precision_b,
     ca.evidence_iou AS evidence_iou_a, cb.evidence_iou AS evidence_iou_b,
-    ca.prompt_chars AS prompt_chars_a, cb.prompt_chars AS prompt_chars_b
+    ca.prompt_chars AS prompt_chars_a, cb.prompt_chars AS prompt_chars_b,
+    a.prompt_sizes AS prompt_sizes_a, b.prompt_sizes AS prompt_sizes_b,
+    a.unranked_samples AS unranked_samples_a, b.unranked_samples AS unranked_samples_b
 FROM question_means AS a
 JOIN question_means AS b ON a.question_id = b.question_id AND b.run = 'b'
 LEFT JOIN question_chars AS ca ON ca.run = 'a' AND ca.question_id = a.question_id

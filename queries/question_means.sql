@@ -5,8 +5,13 @@
 --   that scored 1. Sums run in sample order: same input, same bits.
 -- Returns (table question_means, made by RunDatabase.execute): run, question_id, row_number
 --   (the first sample's), slice, samples (rows averaged), k (the smallest prompt of the
---   samples), n_relevant, answerable, evidence_in_context (in the prompt of any sample),
---   context_tokens, passages and every score of question_metrics, averaged.
+--   samples; NULL when no sample's ranking is logged), n_relevant, answerable,
+--   evidence_in_context (in the prompt of any sample), context_tokens, passages and every score
+--   of question_metrics, averaged (a NULL score, a sample's unlogged ranking, left out);
+--   prompt_sizes (each sample's passages, in sample order, its null prompts left out: the
+--   prompts whose most common size names the metrics, which the mean passages is not) and
+--   unranked_samples (the samples whose ranking is null, left out of the retrieval metrics),
+--   both NULL for a question of one sample.
 -- A question of one sample is copied as it is (the mean of one score is that score): ordered
 -- aggregates over every question cost several times more than the rest of the scoring.
 WITH repeated AS (
@@ -24,6 +29,8 @@ SELECT
     any_value(slice ORDER BY row_number) AS slice,
     any_value(samples) AS samples,
     min(k) AS k,
+    list(passages ORDER BY sample) FILTER (WHERE passages IS NOT NULL) AS prompt_sizes,
+    list(sample ORDER BY sample) FILTER (WHERE k IS NULL) AS unranked_samples,
     any_value(n_relevant) AS n_relevant,
     any_value(answerable) AS answerable,
     bool_or(evidence_in_context) AS evidence_in_context,

@@ -7,7 +7,9 @@
 -- Returns: run, question_id, value (DOUBLE; NULL when no row of the question has a finite
 --   value: NaN and infinities are missing values), not_finite (the question's rows whose value
 --   is NaN or infinite, for the warning that says so), too_large (a finite value of the question
---   beyond $largest, the largest; NULL when there is none: the log is refused).
+--   beyond $largest, the largest; NULL when there is none: the log is refused), n (its finite
+--   values) and variance (their sample variance, NULL for one: the spread of its samples, as
+--   sample_spread.sql gives the report's own metrics').
 --   Sums run in value order: same bits.
 WITH scored AS (
     SELECT 'a' AS run, question_id::VARCHAR AS question_id,
@@ -21,7 +23,9 @@ SELECT run, question_id,
        avg(value ORDER BY value) FILTER (WHERE isfinite(value)) AS value,
        count(*) FILTER (WHERE NOT isfinite(value)) AS not_finite,
        max_by(value, abs(value)) FILTER (WHERE isfinite(value) AND abs(value) > $largest)
-           AS too_large
+           AS too_large,
+       count(value) FILTER (WHERE isfinite(value)) AS n,
+       var_samp(value ORDER BY value) FILTER (WHERE isfinite(value)) AS variance
 FROM scored
 GROUP BY run, question_id
 ORDER BY run, question_id

@@ -94,7 +94,8 @@ def run_metrics(
 ) -> tuple[pa.Table, list[str]]:
     """One log's per-question metrics, in file order, as ``compare`` computes them (after the
     same row checks); columns: question_id, slice, k, n_relevant, prompt_chars (span labels
-    only), the metrics, answerable, passages, evidence_in_context, then the log's score and
+    only), the metrics, answerable, passages, evidence_in_context, prompt_sizes and
+    unranked_samples (of a question of several samples), then the log's score and
     cost columns (``carried``), the label keys, the columns of ``keep`` (column: the flag that
     asked for it) other than slice in one struct (KEPT), and the answer stage. Its schema
     metadata records the options of every metric (``Scoring.of``) for the partial sums, and

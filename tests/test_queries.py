@@ -303,6 +303,8 @@ def test_paired(db):
     assert p["question_id"].tolist() == ["q1", "q2"]
     assert {"k_a", "k_b", "n_relevant_a", "answerable_b", "correct_a", "ndcg_b"} <= set(p.columns)
     assert (p.correct_a.iloc[0], p.correct_b.iloc[0]) == (1.0, 0.0)
+    # one sample a question: its passages are its prompt's size, and no sample is left out
+    assert p[["prompt_sizes_a", "unranked_samples_b"]].isna().all().all()
 
 
 def test_unmatched(db):
@@ -584,20 +586,47 @@ def test_question_means(sampled):
     assert q1.n_relevant == 2 and q1.evidence_in_context  # in the prompt of some sample
     b1 = m[(m.run == "b") & (m.question_id == "q1")].iloc[0]
     assert (b1.samples, b1.hit, b1.faithfulness) == (2, pytest.approx(0.5), pytest.approx(0.6))
+    assert list(q1.prompt_sizes) == [1, 1, 1] and pd.isna(q1.unranked_samples)
+    q2 = m[(m.run == "a") & (m.question_id == "q2")].iloc[0]
+    assert pd.isna(q2.prompt_sizes) and pd.isna(q2.unranked_samples)  # one sample: its own
 
 
-def test_sampled(sampled, db, tmp_path: Path):
+def test_question_means_of_a_sample_without_a_prompt(tmp_path: Path):
+    """q1's sample 1 logs no context_ids: left out of the question's retrieval metrics and
+    prompt sizes, and named; k is the smallest of the other prompts (2 and 1 passages)."""
+    rows = [
+        dict(A_ROWS[0], sample=0, context_ids=["p2", "p1"]),  # p2 at rank 1: hit 1
+        dict(A_ROWS[0], sample=1, context_ids=None),
+        dict(A_ROWS[0], sample=2, context_ids=["p1"]),  # hit 0
+    ]
+    path = tmp_path / "a.parquet"
+    pd.DataFrame(rows).to_parquet(path)
+    database = RunDatabase(open_run(path, "A"))
+    database.prepare(None)
+    database.execute("question_metrics", k=None, exponential=True)
+    database.execute("question_means")
+    q1 = database.con.execute("SELECT * FROM question_means").df().iloc[0]
+    database.close()
+    assert (q1.samples, q1.k, q1.hit, q1.passages) == (3, 1, 0.5, 1.5)
+    assert list(q1.prompt_sizes) == [2, 1] and list(q1.unranked_samples) == ["1"]
+
+
+@pytest.mark.parametrize("sample", [None, 1])
+def test_sampled(sampled, db, tmp_path: Path, sample):
     db.execute("question_metrics", k=None, exponential=True)
+    db.execute("question_means")
     assert sampled.sampled() and not db.sampled()
-    # a sample column of nulls only names no samples
+    # a sample column of nulls only names no samples; one of sample 1 on every row (inspect-ai's
+    # epoch of a single epoch) names one a question: nothing is averaged either way
     a, b = tmp_path / "na.parquet", tmp_path / "nb.parquet"
-    pd.DataFrame(A_ROWS).assign(sample=None).to_parquet(a)
-    pd.DataFrame(B_ROWS).assign(sample=None).to_parquet(b)
-    nulls = RunDatabase(open_run(a, "A"), open_run(b, "B"))
-    nulls.prepare(None)
-    nulls.execute("question_metrics", k=None, exponential=True)
-    assert not nulls.sampled()
-    nulls.close()
+    pd.DataFrame(A_ROWS).assign(sample=sample).to_parquet(a)
+    pd.DataFrame(B_ROWS).assign(sample=sample).to_parquet(b)
+    single = RunDatabase(open_run(a, "A"), open_run(b, "B"))
+    single.prepare(None)
+    single.execute("question_metrics", k=None, exponential=True)
+    single.execute("question_means")
+    assert not single.sampled()
+    single.close()
 
 
 def test_sample_spread(sampled):
@@ -674,7 +703,7 @@ def test_run_metrics(tmp_path: Path):
         "question_id", "slice", "k", "n_relevant", "prompt_chars", "recall", "precision", "hit",
         "mrr", "ndcg", "map", "rprec", "all", "evidence_recall", "context_precision",
         "evidence_iou", "correct", "faithfulness", "answerable", "passages",
-        "evidence_in_context",
+        "evidence_in_context", "prompt_sizes", "unranked_samples",
     ]  # fmt: skip
     assert m.question_id.tolist() == ["q1", "q2", "q3"]  # file order
     # q1's context p1, p2, p2: one of its two relevant passages, first at rank 2
@@ -682,6 +711,7 @@ def test_run_metrics(tmp_path: Path):
     assert (q1.k, q1.recall, q1.precision, q1.mrr) == pytest.approx((3, 0.5, 1 / 3, 0.5))
     assert pd.isna(m.iloc[1].recall)  # q2 has no labelled evidence
     assert (m.iloc[2].recall, m.iloc[2].correct) == (1.0, 1.0)
+    assert m.prompt_sizes.isna().all() and m.unranked_samples.isna().all()  # one sample each
 
 
 def test_column_types(db):
@@ -697,7 +727,10 @@ def test_score_column(sampled, tmp_path: Path):
     # q1 in A: correct in samples 0 and 2 of three; in B: sample 1 of two; booleans as 0/1
     assert s.loc[("a", "q1"), "value"] == pytest.approx(2 / 3)
     assert s.loc[("b", "q1"), "value"] == pytest.approx(1 / 2)
-    assert list(s.columns) == ["value", "not_finite", "too_large"]
+    assert list(s.columns) == ["value", "not_finite", "too_large", "n", "variance"]
+    # their samples' spread: 1, 0, 1 vary by (1/9 + 4/9 + 1/9) / 2 = 1/3, and 0, 1 by 1/2
+    assert (s.n["a", "q1"], s.variance["a", "q1"]) == (3, pytest.approx(1 / 3))
+    assert (s.n["b", "q1"], s.variance["b", "q1"]) == (2, pytest.approx(1 / 2))
     path = tmp_path / "nan.parquet"  # NaN and infinities are missing values, not scores
     pd.DataFrame(
         {

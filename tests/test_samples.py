@@ -334,3 +334,124 @@ def test_the_first_sample_by_its_id_stands_for_the_question(tmp_path, ids, writt
     cases = page_text(html)
     cases = cases[cases.index("Broken by B") :]
     assert "the first answer" in cases and "the second answer" not in cases
+
+
+def _compare_tables(tmp_path: Path, a: pd.DataFrame, b: pd.DataFrame):
+    """``_compare`` of the tables ``ragreport metrics`` writes of each log, in place of the logs."""
+    tables = []
+    for name, log in (("a", a), ("b", b)):
+        log.to_parquet(tmp_path / f"{name}-log.parquet")
+        tables.append(str(tmp_path / f"{name}-metrics.parquet"))
+        made = CliRunner().invoke(
+            cli, ["metrics", str(tmp_path / f"{name}-log.parquet"), "-o", tables[-1]]
+        )
+        assert made.exit_code == 0, made.output
+    html, out = tmp_path / "r.html", tmp_path / "r.json"
+    result = CliRunner().invoke(cli, ["compare", *tables, "-o", str(html), "--n-boot", "200"])
+    return result, (two_run_view(json.loads(out.read_text())) if out.exists() else None), html
+
+
+@pytest.mark.parametrize("source", ["logs", "tables"])
+def test_the_prompt_size_is_the_most_common_over_every_sample_s_prompt(tmp_path, source):
+    """A answers q1 to q3 three times, twice with a prompt of 2 passages and once of 1; B once
+    each, with 2: 9 of the 12 prompts hold 2 passages, so the metrics are named @2, and A's
+    prompt most often holds 2 (the smallest of each question's prompts named them @1, and A's
+    mean of 5/3 passages a question read as 1)."""
+    prompts = {"s1": ["p1", "p2"], "s2": ["p1", "p2"], "s3": ["p1"]}
+    a = pd.DataFrame(
+        [
+            {"question_id": q, "sample": s, "relevant_ids": ["p1"], "context_ids": c}
+            for q in ("q1", "q2", "q3")
+            for s, c in prompts.items()
+        ]
+    )
+    b = pd.DataFrame({"question_id": ["q1", "q2", "q3"], "relevant_ids": [["p1"]] * 3}).assign(
+        context_ids=[["p1", "p2"]] * 3
+    )
+    result, report, _ = (_compare_tables if source == "tables" else _compare)(tmp_path, a, b)
+    assert result.exit_code == 0, result.output
+    assert list(report["metrics"])[:2] == ["recall@2", "precision@2"]
+    assert report["fairness"]["prompt k"]["text"] == (
+        "Passages in the prompt, most often: A 2, B 2; they differ on 3 of 3 questions. "
+        "Retrieval metrics then compare different cutoffs."
+    )
+    assert report["fairness"]["prompt k"]["numbers"]["a"] == 2
+
+
+@pytest.mark.parametrize("source", ["logs", "tables"])
+def test_samples_without_a_prompt_are_named_in_a_warning(tmp_path, source):
+    """B's q1 sample 1 and q2 samples 0 and 2 log no context_ids: each question's retrieval
+    metrics are the mean over its other samples (hit@1: q1 1, q2 0 from its sample 1, q3 1/2),
+    and the warning names them, as a question whose prompt is null is named."""
+    b = _frame(B)
+    for row in (1, 3, 5):  # q1's sample 1, q2's samples 0 and 2
+        b.at[row, "context_ids"] = None
+    result, report, _ = (_compare_tables if source == "tables" else _compare)(
+        tmp_path, _frame(A), b
+    )
+    assert result.exit_code == 0, result.output
+    assert report["metrics"]["hit@1"]["b"] == pytest.approx(0.5)
+    assert (
+        "3 samples of 2 paired questions in run B have context_ids null while other samples of "
+        "those questions log it (q1: sample 1; q2: samples 0, 2), so they are left out of their "
+        "questions' retrieval metrics, which are the means over the other samples; log "
+        "context_ids for every sample (an empty list when there was none)"
+    ) in report["warnings"]
+
+
+@pytest.mark.parametrize("column", ["sample", "epoch"])
+def test_one_sample_per_question_is_scored_as_without_the_column(tmp_path, column):
+    """inspect-ai writes epoch 1 on every row of a single epoch: nothing is averaged, so correct
+    stays a 0/1 outcome. Of 20 questions B fixes q1, q3, q5 and q7 and breaks none: McNemar's
+    exact p = 2 x 0.5^4 = 0.125 (the bootstrap-t test of shares gave 0.042), and there is no
+    sampling noise to show."""
+    a = pd.DataFrame({"question_id": [f"q{i}" for i in range(20)]})
+    a["correct"] = [i % 2 == 0 for i in range(20)]
+    b = a.assign(correct=[i % 2 == 0 or i < 8 for i in range(20)])
+    _, plain, _ = _compare(tmp_path, a, b)
+    result, report, html = _compare(tmp_path, a.assign(**{column: 1}), b.assign(**{column: 1}))
+    assert result.exit_code == 0, result.output
+    correct = report["metrics"]["correct"]
+    assert (correct["test"], correct["p"]) == ("McNemar exact", pytest.approx(0.125))
+    assert (correct["fixed"], correct["broken"]) == (4, 0)
+    assert report["metrics"] == plain["metrics"] and report["samples"] is None
+    assert "How much of the spread is sampling noise?" not in html.read_text()
+
+
+def _score_logs() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A scores 0 once a question; B twice, 0.05 either side of d: each question's samples vary
+    by 0.005 (0.05^2 x 2 / 1), and their means d by 0.04 (squares 0.28 about 0.2, over 7)."""
+    d = [0.5, 0.3, -0.1, 0.1, 0.2, 0.2, 0.0, 0.4]
+    ids = [f"q{i + 1}" for i in range(8)]
+    a = pd.DataFrame({"question_id": ids, "score": 0.0, "correct": True})
+    b = pd.DataFrame(
+        [
+            {"question_id": q, "sample": s, "score": x + e, "correct": s == "s1"}
+            for q, x in zip(ids, d, strict=True)
+            for s, e in (("s1", 0.05), ("s2", -0.05))
+        ]
+    )
+    return a, b
+
+
+@pytest.mark.parametrize("only", [True, False])
+def test_score_columns_have_their_sampling_noise(tmp_path, only):
+    """B's within = 0.005 / 2 samples = 0.0025, between = 0.04 - 0.0025 = 0.0375, share 1/16;
+    halving it takes 2 (2 - 1/16) / (1 - 1/16) = 4.13, so 5 samples. A, answered once, has no
+    noise to measure, nor has B - A. With --metric score alone the section was missing."""
+    a, b = _score_logs()
+    if only:
+        a, b = a.drop(columns="correct"), b.drop(columns="correct")
+    result, report, html = _compare(tmp_path, a, b, "--metric", "score")
+    assert result.exit_code == 0, result.output
+    assert list(report["samples"]) == (["score"] if only else ["correct", "score"])
+    score = report["samples"]["score"]
+    assert score["B"]["samples"] == 2 and score["B"]["samples_to_halve"] == 5
+    assert (score["B"]["within"], score["B"]["between"], score["B"]["within_share"]) == (
+        pytest.approx(0.0025),
+        pytest.approx(0.0375),
+        pytest.approx(0.0625),
+    )
+    assert score["A"]["within"] is None and score["B - A"]["within_share"] is None
+    page = html.read_text()
+    assert page.index("How much of the spread is sampling noise?") < page.index("0.0375")

@@ -216,3 +216,39 @@ def test_drill_downs_mark_the_passages_of_the_sample_shown(tmp_path: Path):
         "q1 (run B) — generation failure (fix: generation) x:0-10 ▸ d:0-50 ★1 ▸ d:50-100 ★1 ▸ "
         "prompt cutoff" in page_text(html)
     )
+
+
+def test_a_sample_without_a_prompt_is_left_out_of_its_question_s_means_with_a_warning(
+    tmp_path: Path,
+):
+    """q1's second sample logs no context_spans: its retrieval metrics and character measures
+    are unknown, so q1's are its first sample's (1), and the report says so, naming it, as it
+    names a question whose prompt is null. A's recall@1: (1 + 1/2 + 1) / 3; correct is averaged
+    over both samples of q1."""
+    label = [_span("d", 0, 10, 1)]
+    found, missed = [_span("d", 0, 10)], [_span("e", 0, 10)]
+    a_rows = [
+        {"question_id": "q1", "sample": "1", "context_spans": found, "correct": True},
+        {"question_id": "q1", "sample": "2", "context_spans": None, "correct": False},
+        {"question_id": "q2", "sample": "1", "context_spans": missed, "correct": True},
+        {"question_id": "q2", "sample": "2", "context_spans": found, "correct": False},
+        {"question_id": "q3", "sample": "1", "context_spans": found, "correct": True},
+    ]
+    b_rows = [
+        {"question_id": q, "context_spans": found, "correct": True} for q in ("q1", "q2", "q3")
+    ]
+    a, b = _logs(
+        tmp_path,
+        [dict(r, relevant_spans=label) for r in a_rows],
+        [dict(r, relevant_spans=label) for r in b_rows],
+    )
+    doc = two_run_view(_compare(tmp_path, a, b, "null")[0])
+    assert doc["metrics"]["recall@1"]["a"] == pytest.approx(2.5 / 3)
+    assert doc["metrics"]["evidence_recall"]["a"] == pytest.approx(2.5 / 3)
+    assert doc["metrics"]["correct"]["a"] == pytest.approx((0.5 + 0.5 + 1) / 3)
+    assert (
+        "1 sample of 1 paired question in run A has context_spans null while other samples of "
+        "the question log it (q1: sample 2), so it is left out of the question's retrieval "
+        "metrics and character measures, which are the means over the other samples; log "
+        "context_spans for every sample (an empty list when there was none)"
+    ) in doc["warnings"]

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ..formatting import fmt_change, fmt_count, fmt_num
-from .metrics import MetricTables
+from .metrics import MetricTables, run_prompts
 from .spans import CHAR_METRICS
 
 BUDGET_TOLERANCE = 0.10  # relative difference of the mean context budget
@@ -32,25 +32,27 @@ class Check:
     numbers: dict[str, float | int | None]
 
 
-def _mode(values: np.ndarray) -> int | None:
-    if not len(values):
+def _mode(sizes: pd.Series) -> int | None:
+    """The most common prompt size (ties: the smaller); None without a prompt."""
+    if not len(sizes):
         return None
-    found, counts = np.unique(values, return_counts=True)
+    found, counts = np.unique(sizes.to_numpy(), return_counts=True)
     return int(found[counts == counts.max()].min())
 
 
 def fairness(tables: MetricTables) -> list[Check]:
     p = tables.paired
     # passages is NULL where a prompt is null (not logged): compared where both are known
-    known = _measured(p, "passages")[["passages_a", "passages_b"]]
+    measured = _measured(p, "passages")
+    known = measured[["passages_a", "passages_b"]]
     passages = bool((known > 0).any().all())
     checks = []
     budget = _budget(p, passages)
     if budget is not None:
         checks.append(budget)
     if tables.named_cutoff is not None and passages:
-        k_a = _mode(known["passages_a"].to_numpy())
-        k_b = _mode(known["passages_b"].to_numpy())
+        # over every prompt: a question's mean of its samples' is no prompt's size
+        k_a, k_b = (_mode(run_prompts(measured, run)) for run in "ab")
         differ = known["passages_a"] != known["passages_b"]
         flagged = k_a != k_b or bool(differ.any())
         share = float(differ.mean())

@@ -94,6 +94,17 @@ class Options:
 
 
 @dataclass(frozen=True)
+class Unranked:
+    """Samples of a paired question scored in the retrieval metrics whose ranking scored is null
+    (not logged) while its other samples' is not: the question's retrieval metrics are the
+    mean over those others."""
+
+    run: str  # "a" or "b"
+    question_id: str
+    samples: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class MetricTables:
     """What the SQL layer hands to the statistics layer."""
 
@@ -111,8 +122,9 @@ class MetricTables:
     # a run (not logged): no retrieval metrics
     ranking_column: str = "context_ids"  # the column that ranking is: context_ids, with --k
     # retrieved_ids (or their spans)
+    unranked_samples: tuple[Unranked, ...] = ()  # of questions counted in neither of the above
     samples: tuple[Spread, ...] = ()  # variance within vs between questions; () unsampled
-    sampled: bool = False  # a log names samples: a question's 0/1 score is then a share
+    sampled: bool = False  # a question has several samples: its 0/1 score is then a share
     scores: tuple[Metric, ...] = ()  # the score columns of the logs compared as metrics
     notes: tuple[str, ...] = ()  # about the score columns offered, for the report's warnings
 
@@ -267,9 +279,7 @@ def compute_tables(db: RunDatabase, options: Options, curve: bool = True) -> Met
         (unmatched.loc[unmatched.run == r, "question_id"].tolist() for r in "ab"),
         sampled,
     )
-    own = {m.name for m in tables.scores}
-    # scores: the logs' own averages
-    spreads = decompose(db, tuple(m for m in tables.metrics if m not in own)) if sampled else ()
+    spreads = decompose(db, tables) if sampled else ()
     # paired holds them now; the curve and the sections after read facts and relevant
     db.drop("question_metrics", "question_means", "question_chars")
     by_k = None
@@ -343,12 +353,24 @@ def paired_tables(
         without_evidence=0 if unscorable is None else int((unscorable & ~unranked).sum()),
         without_ranking=0 if unscorable is None else int((unscorable & unranked).sum()),
         ranking_column=_ranking_column(runs, options.cutoff),
+        unranked_samples=() if unscorable is None else _unranked_samples(paired[~unscorable]),
         sampled=sampled,
         scores=tuple(m for m in scores.metrics if m.name in own),
         notes=scores.notes
         + tuple(_unscored_note(m) for m in unscored)
         + tuple(f"Retrieval metrics are not compared: {m}" for m in [mixed_labels(runs)] if m),
     )
+
+
+def _unranked_samples(scored: pd.DataFrame) -> tuple[Unranked, ...]:
+    """The samples whose ranking is null of the paired questions ``scored`` in the retrieval
+    metrics: scored, they have a sample with a ranking (question_means.sql's unranked_samples)."""
+    out = []
+    for run in "ab":
+        column = f"unranked_samples_{run}"
+        listed = scored.loc[scored[column].notna(), ["question_id", column]]
+        out += [Unranked(run, q, tuple(map(str, s))) for q, s in listed.itertuples(index=False)]
+    return tuple(out)
 
 
 def _ranking_column(runs: tuple[RunFile, RunFile], cutoff: int | None) -> str:
@@ -399,7 +421,20 @@ def _no_metric(runs: tuple[RunFile, RunFile]) -> NoReturn:
 
 def _typical_context_length(paired: pd.DataFrame) -> int:
     """The typical prompt size of both runs, used to name metrics when k varies."""
-    return typical_prompt(pd.concat([paired["k_a"], paired["k_b"]]))
+    return typical_prompt(pd.concat([run_prompts(paired, run) for run in "ab"]))
+
+
+def run_prompts(paired: pd.DataFrame, run: str) -> pd.Series:
+    """``every_prompt`` of one run's questions in ``paired``."""
+    return every_prompt(paired[f"passages_{run}"], paired[f"prompt_sizes_{run}"])
+
+
+def every_prompt(passages: pd.Series, sizes: pd.Series) -> pd.Series:
+    """The passages of every prompt of some questions: each sample's of a question of several
+    (``sizes``, question_means.sql's prompt_sizes), else the question's ``passages``; the mean of
+    several (5/3 for prompts of 2, 2 and 1) is no prompt's size. A prompt not logged has none."""
+    every = pd.concat([passages[sizes.isna()], sizes.dropna().explode()])
+    return every.dropna().astype("int64")
 
 
 def typical_prompt(sizes: pd.Series) -> int:

@@ -17,8 +17,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from .scores import score_samples
+
 if TYPE_CHECKING:
     from ..inputs.database import RunDatabase
+    from .metrics import MetricTables
 
 _FLOAT_SLACK = 1e-9  # m' of exactly 6 computed as 6.0000000001 still asks for 6 samples
 
@@ -129,10 +132,15 @@ def spread(per_question: pd.DataFrame, metrics: tuple[str, ...]) -> tuple[Spread
     return tuple(out)
 
 
-def decompose(db: RunDatabase, metrics: tuple[str, ...]) -> tuple[Spread, ...]:
-    """The spread of every metric, then facts and relevant cut to one answer per question for
-    the sections that read single answers (needs question_metrics and question_means)."""
-    spreads = spread(db.frame("sample_spread"), metrics)
+def decompose(db: RunDatabase, tables: MetricTables) -> tuple[Spread, ...]:
+    """The spread of every metric of ``tables``, the score columns' read from the logs' rows as
+    their means are, then facts and relevant cut to one answer per question for the sections
+    that read single answers (needs question_metrics and question_means)."""
+    per_question = db.frame("sample_spread")
+    if tables.scores:
+        own = score_samples(db, tables.scores, tables.paired["question_id"])
+        per_question = pd.concat([per_question, own], ignore_index=True)
+    spreads = spread(per_question, tables.metrics)
     db.execute("first_sample")
     db.execute("relevant")
     return spreads

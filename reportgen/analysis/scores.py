@@ -154,6 +154,24 @@ def with_scores(
     return paired, warnings
 
 
+def score_samples(db: RunDatabase, metrics: tuple[Metric, ...], paired: pd.Series) -> pd.DataFrame:
+    """Each score column's samples summarised per run and question as queries/sample_spread.sql
+    summarises the report's own metrics (run, question_id, metric, n, mean, variance), for the
+    spread of samples: of the ``paired`` questions (the column's rows hold every question of a
+    log, a study's too) with a finite value."""
+    frames = [
+        db.frame("score_column", column=m.source or m.name, largest=LARGEST_VALUE)
+        .rename(columns={"value": "mean"})
+        .assign(metric=m.name)
+        for m in metrics
+    ]
+    columns = ["run", "question_id", "metric", "n", "mean", "variance"]
+    return pd.concat(
+        [f.loc[(f["n"] > 0) & f["question_id"].isin(paired), columns] for f in frames],
+        ignore_index=True,
+    )
+
+
 def refuse_too_large(db: RunDatabase, scored: pd.DataFrame, column: str) -> None:
     """Refuse a score column with a value the statistics cannot square and sum exactly (as
     row_problems.sql refuses a cost column's), naming the first row of a question that has one

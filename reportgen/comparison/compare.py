@@ -22,11 +22,12 @@ from ..analysis.gates import (
     evaluate,
     rule_costs,
 )
-from ..analysis.metrics import RETRIEVAL_NEEDS, MetricTables, Options, plan
+from ..analysis.metrics import RETRIEVAL_NEEDS, MetricTables, Options, Unranked, plan
 from ..analysis.power import Power, power_of
 from ..analysis.registry import ANSWER, RETRIEVAL, SCORE, base_name, names, parse_name
 from ..analysis.scores import oriented
 from ..analysis.slices import SliceResult, slice_results
+from ..analysis.spans import CHAR_METRICS
 from ..analysis.stats import MetricComparison, as_compared, compare_metric
 from ..analysis.supported import SupportedRule, supported_rule
 from ..analysis.verdict import Verdict, decide, margin_for
@@ -661,7 +662,40 @@ def _warnings(tables: MetricTables, golden: Audit, runs: dict[str, RunFile]) -> 
             f"unknown and left out; {log([column], runs.values())} for every question (an empty "
             "list when there was none)"
         )
+    for key in "ab":
+        if left := [u for u in tables.unranked_samples if u.run == key]:
+            warnings.append(_unranked_samples(left, key, tables, runs))
     return warnings + _unscored_answers(tables, labels)
+
+
+def _unranked_samples(
+    left: list[Unranked], key: str, tables: MetricTables, runs: dict[str, RunFile]
+) -> str:
+    """The samples of run ``key`` left out of their questions' retrieval metrics, as a question
+    is left out when its ranking is null: here its other samples give its mean, so the samples
+    are named. Its character measures lose them too when the ranking is the prompt (no --k, or
+    a log whose prompt is the ranking's top k)."""
+    column, n, m = tables.ranking_column, sum(len(u.samples) for u in left), len(left)
+    prompt = tables.k_source == "context_ids" or not {"context_ids", "context_spans"} & set(
+        runs[key].columns
+    )
+    what = "retrieval metrics" + (
+        " and character measures" if prompt and CHAR_METRICS[0] in tables.metrics else ""
+    )
+    shown = "; ".join(
+        f"{listed([u.question_id])}: {agreeing(len(u.samples), 'sample', 'samples')} "
+        f"{listed(u.samples)}"
+        for u in left[:EXAMPLES]
+    ) + (f" and {m - EXAMPLES} more" if m > EXAMPLES else "")
+    questions = agreeing(m, "the question's", "their questions'")
+    return (
+        f"{fmt_count(n, 'sample')} of {fmt_count(m, 'paired question')} in run {runs[key].label} "
+        f"{agreeing(n, 'has', 'have')} {column} null while other samples of "
+        f"{agreeing(m, 'the question', 'those questions')} log it ({shown}), so "
+        f"{agreeing(n, 'it is', 'they are')} left out of {questions} {what}, which are the means "
+        f"over the other samples; {log([column], runs.values())} for every sample (an empty "
+        "list when there was none)"
+    )
 
 
 def _unscored_answers(tables: MetricTables, labels: tuple[str, str]) -> list[str]:

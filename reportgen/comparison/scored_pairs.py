@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..analysis.audit import Audit, audited
-from ..analysis.metrics import MetricTables, Options, paired_tables, plan
+from ..analysis.metrics import MetricTables, Options, every_prompt, paired_tables, plan
 from ..analysis.registry import score
 from ..analysis.scores import Scores, not_offered_note, offered_note, own_name
 from ..analysis.scoring import Scoring
@@ -53,8 +53,11 @@ def question_ids(run: RunFile) -> list[str]:
 
 
 def prompt_sizes(run: RunFile) -> pd.Series:
-    """Each question's prompt size as its table records it (the smallest of its samples')."""
-    return _scored(run).table["k"].to_pandas()
+    """The size of every prompt of a table's questions (``every_prompt``; a table written before
+    it recorded its samples' prompts has each question's own)."""
+    table = _scored(run).table
+    sizes = _columns(table, ["passages", "prompt_sizes"])
+    return every_prompt(sizes["passages"].to_pandas(), sizes["prompt_sizes"].to_pandas())
 
 
 def _scored(run: RunFile) -> ScoredTable:

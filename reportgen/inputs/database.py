@@ -225,8 +225,8 @@ class RunDatabase:
         return ScoredRun(tables, tuple(self.left_out))
 
     def sampled(self) -> bool:
-        """Whether a run names the samples of its rows (queries/sampled.sql), once the
-        questions are scored."""
+        """Whether some question of a run has more than one sample (queries/sampled.sql), once
+        the questions are scored."""
         return bool(self.frame("sampled")["sampled"].iloc[0])
 
     def question_ids(self) -> list[str]:

@@ -47,11 +47,12 @@ class LoggedAs:
     """What a per-question table records of the log it was scored from, so that ``compare``
     reads the table as it would have read the log: the log's columns (what the report can
     score, and the advice on what it lacks), the tool that wrote it, the tool's score columns
-    the table carries, the carried columns logged as true/false, whether the log named
-    samples (a mean over samples of a 0/1 outcome is no 0/1 outcome), what its reader said of
-    it and the warnings on the values left out of it: compare's report repeats them; and the
-    --rel-level its labels were read from qrels with, so that compare scores every run at one
-    level (None: the log carried its own labels, or the table was written before this record).
+    the table carries, the carried columns logged as true/false, whether a question of the
+    log had more than one sample (a mean over samples of a 0/1 outcome is no 0/1 outcome), what
+    its reader said of it and the warnings on the values left out of it: compare's report
+    repeats them; and the --rel-level its labels were read from qrels with, so that compare
+    scores every run at one level (None: the log carried its own labels, or the table was
+    written before this record).
     """
 
     columns: tuple[str, ...]

@@ -187,7 +187,8 @@ def _agreement(agreement: Agreement) -> dict[str, Any]:
 
 
 def samples_fields(tables: MetricTables) -> dict[str, Any] | None:
-    """metric -> run (A, B, B - A) -> the Spread's numbers; None when no run logs samples."""
+    """metric -> run (A, B, B - A) -> the Spread's numbers; None when no question has several
+    samples."""
     if not tables.samples:
         return None
     out: dict[str, dict[str, Any]] = {}
