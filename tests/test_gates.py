@@ -1224,3 +1224,39 @@ def test_a_candidate_rule_says_over_which_questions_its_mean_is(tmp_path):
     (result,) = doc["gate"]["results"]
     assert result["estimate"] == pytest.approx((20 * 0.2 + 40 * 0.75) / 60)
     assert result["detail"].startswith("candidate mean 0.5667 over its 60 scored questions, ")
+
+
+@pytest.mark.parametrize(
+    ("b_latency", "why"),
+    [
+        ("null", "{b} has no value of latency_ms on a paired question ({a} has)"),
+        ("inf", "{b} has no value of latency_ms on a paired question ({a} has)"),
+        ("disjoint", "no paired question of {a} and {b} has a value of latency_ms in both"),
+    ],
+)
+@pytest.mark.parametrize("policy", ["fail", "pass"])
+def test_a_difference_rule_on_a_cost_one_log_leaves_empty_is_a_bad_rule(
+    tmp_path, b_latency, why, policy
+):
+    """A cost column both logs have, with no paired question valued in both: the rule was
+    "inconclusive: no question scored", exit 1, or exit 0 under --inconclusive pass, where
+    'candidate.latency_ms <= 150' on the same logs is a bad rule naming the log."""
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    baseline = pd.DataFrame(rows(20, 20, 100.0))
+    candidate = pd.DataFrame(rows(20, 20, 100.0))
+    if b_latency == "disjoint":
+        baseline.loc[10:, "latency_ms"] = None
+        candidate.loc[:9, "latency_ms"] = None
+    else:
+        candidate["latency_ms"] = None if b_latency == "null" else np.inf
+    baseline.to_parquet(a)
+    candidate.to_parquet(b)
+    code, out, err, folder = compare(
+        tmp_path, a, b, "--require", "latency_ms <= 150", "--inconclusive", policy
+    )
+    assert code == 2, out
+    assert err == (
+        f"ragreport: error: rule 'latency_ms <= 150': {why.format(a=a, b=b)}, so it is not "
+        "compared; log it in every run or drop the rule\n"
+    )
+    assert list(folder.iterdir()) == []

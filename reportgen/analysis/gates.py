@@ -282,8 +282,9 @@ def check_rules(
 ) -> None:
     """Every rule names a metric the report will have (and a slice column it breaks down by).
 
-    ``scores`` are the per-question metrics, ``costs`` the cost columns logged in both runs:
-    candidate and per-slice rules read per-question scores, so they take score metrics only.
+    ``scores`` are the per-question metrics, ``costs`` the cost columns compared (a paired
+    question has a value in both runs): candidate and per-slice rules read per-question scores,
+    so they take score metrics only.
     ``columns`` are the slice columns asked for, ``too_fine`` those of them left out of the
     slices for their number of values: a per-slice rule on one has nothing to be judged on, and
     is refused here, before any bootstrap runs. ``why_absent``: why a metric one of the logs

@@ -127,13 +127,43 @@ def _slice_values(
     return kept, too_fine
 
 
+def check_pair_rules(
+    requirements: Requirements,
+    runs: dict[str, RunFile],
+    options: Options,
+    tables: MetricTables,
+    answers: pd.DataFrame,
+    too_fine: dict[str, int],
+) -> None:
+    """Refuse a rule the comparison of ``runs`` cannot judge (check_rules), before any bootstrap.
+
+    A cost column is compared only where a paired question has a value of it in both runs
+    (``answers``, the rows the diagnosis compares costs on): a rule on one that a log leaves
+    empty (null, or inf left out) would read no question, an inconclusive rule that
+    ``--inconclusive pass`` let through, so it is refused naming that log, as a score is."""
+    costs = [c for c in COSTS if (answers[f"{c}_a"].notna() & answers[f"{c}_b"].notna()).any()]
+    check_rules(
+        requirements.rules,
+        scores=[tables.name(base) for base in tables.metrics],
+        costs=costs,
+        columns=_slice_columns(runs, options),
+        too_fine=too_fine,
+        why_absent=lambda metric: _not_compared(runs, options, metric, tables.paired, answers),
+    )
+
+
 def _not_compared(
-    runs: dict[str, RunFile], options: Options, metric: str, paired: pd.DataFrame
+    runs: dict[str, RunFile],
+    options: Options,
+    metric: str,
+    paired: pd.DataFrame,
+    answers: pd.DataFrame,
 ) -> str | None:
     """Why a rule's metric, a column the report compares when every log has it (an answer
-    metric, a --metric or --lower-is-better column, a tool's score), is not compared: the log
-    that lacks the column or has no value of it on a paired question, or no question with a
-    value in both. None otherwise (the rule then names a metric the report does not know)."""
+    metric, a cost, a --metric or --lower-is-better column, a tool's score), is not compared:
+    the log that lacks the column or has no value of it on a paired question (a cost's values
+    are those of ``answers``, a score's of ``paired``), or no question with a value in both.
+    None otherwise (the rule then names a metric the report does not know)."""
     column, cutoff = parse_name(metric)
     if cutoff is not None and column in names(RETRIEVAL):
         need = lacking_retrieval(runs)
@@ -151,10 +181,11 @@ def _not_compared(
         return None
     if one := _logged_by_one(runs, column):
         return one
+    values = paired if f"{column}_a" in paired or column not in COSTS else answers
     empty = [
         key
         for key in runs
-        if f"{column}_{key}" not in paired or paired[f"{column}_{key}"].isna().all()
+        if f"{column}_{key}" not in values or values[f"{column}_{key}"].isna().all()
     ]
     if len(empty) == 1:
         other = "b" if empty[0] == "a" else "a"
@@ -276,15 +307,9 @@ def compare_runs(
         by_question, too_fine = _slice_values(questions, runs, options)
         stage(f"{named}: per-question metrics")
         tables = questions.tables(options)
+        answers = questions.answers(options.cutoff)
         if requirements:
-            check_rules(
-                requirements.rules,
-                scores=[tables.name(base) for base in tables.metrics],
-                costs=[c for c in COSTS if all(c in r.columns for r in runs.values())],
-                columns=_slice_columns(runs, options),
-                too_fine=too_fine,
-                why_absent=lambda metric: _not_compared(runs, options, metric, tables.paired),
-            )
+            check_pair_rules(requirements, runs, options, tables, answers, too_fine)
         if accepted:
             accepted()
         headline = headline_metric(tables)
@@ -301,7 +326,6 @@ def compare_runs(
         clusters = _cluster_labels(questions, runs, options, ids)
         stage(f"{named}: diagnosis")
         golden = questions.audit(tables, slice_values, options.strict)
-        answers = questions.answers(options.cutoff)
         supported = _supported(answers, options)
         diagnosis = diagnose(
             answers,
