@@ -128,6 +128,30 @@ def _slice_values(
 
 
 def check_pair_rules(
+    pair: tuple[RunFile, RunFile],
+    options: Options,
+    requirements: Requirements,
+    keep: list[str] | None = None,
+    scored: tuple[ScoredRun, ScoredRun] | None = None,
+) -> None:
+    """Refuse a rule the comparison of ``pair`` (as compare_runs takes it) cannot judge, reading
+    only what its rules are checked against: slice values, per-question metrics (no curve) and
+    cost columns. A study checks every candidate so before it compares any: checked inside each
+    comparison, a rule the last candidate cannot judge was refused after the bootstraps of all
+    the others."""
+    runs = {"a": pair[0], "b": pair[1]}
+    options = _with_rule_costs(options, requirements, runs)
+    questions = open_questions(runs["a"], runs["b"], keep, scored)
+    try:
+        _, too_fine = _slice_values(questions, runs, options)
+        tables = questions.tables(options, curve=False)
+        answers = questions.answers(options.cutoff)
+        _check_pair_rules(requirements, runs, options, tables, answers, too_fine)
+    finally:
+        questions.close()
+
+
+def _check_pair_rules(
     requirements: Requirements,
     runs: dict[str, RunFile],
     options: Options,
@@ -309,7 +333,7 @@ def compare_runs(
         tables = questions.tables(options)
         answers = questions.answers(options.cutoff)
         if requirements:
-            check_pair_rules(requirements, runs, options, tables, answers, too_fine)
+            _check_pair_rules(requirements, runs, options, tables, answers, too_fine)
         if accepted:
             accepted()
         headline = headline_metric(tables)
