@@ -1161,7 +1161,7 @@ def test_a_rule_given_twice_is_checked_once(tmp_path):
     gate = tmp_path / "gate.toml"
     gate.write_text('require = ["correct >= -0.02", "ndcg@5 > 0"]\n')
     given = ("correct>=-0.02", "correct[slice] >= 0", "correct[slice] >= 0")
-    requirements = requirements_from(given, gate, "fail")
+    requirements = requirements_from(given, (gate,), "fail")
     assert requirements is not None
     assert [r.text for r in requirements.rules] == [
         "correct>=-0.02",
@@ -1260,3 +1260,31 @@ def test_a_difference_rule_on_a_cost_one_log_leaves_empty_is_a_bad_rule(
         "compared; log it in every run or drop the rule\n"
     )
     assert list(folder.iterdir()) == []
+
+
+def test_every_gate_file_given_is_checked(logs, tmp_path):
+    """--gate twice kept the last file only: the first file's failing rule went unchecked and
+    the job passed. The rules of every file are checked, a rule given in two files once."""
+    first, second = tmp_path / "ga.toml", tmp_path / "gb.toml"
+    first.write_text('require = ["correct >= 0.9"]\n')
+    second.write_text('require = ["correct >= -0.9", "correct>=0.9"]\n')
+    code, out, err, folder = compare(
+        tmp_path,
+        *logs,
+        "--gate",
+        str(first),
+        "--gate",
+        str(second),
+        "--require",
+        "faithfulness within 0.1",
+    )
+    assert code == 1, err
+    results = json.loads((folder / "r.json").read_text())["gate"]["results"]
+    assert [(r["rule"], r["outcome"]) for r in results] == [
+        ("faithfulness within 0.1", "pass"),
+        ("correct >= 0.9", "fail"),
+        ("correct >= -0.9", "pass"),
+    ]
+    assert err.splitlines() == [
+        "ragreport: warning: rule 'correct>=0.9' is given more than once; it is checked once"
+    ]

@@ -256,12 +256,13 @@ def rule_costs(requirements: Requirements | None) -> tuple[str, ...]:
 
 
 def requirements_from(
-    rules: tuple[str, ...], gate_file: Path | None, inconclusive: str
+    rules: tuple[str, ...], gate_files: tuple[Path, ...], inconclusive: str
 ) -> Requirements | None:
-    """The rules of ``--require`` and ``--gate`` parsed, or None when there are none. A rule
+    """The rules of ``--require`` and of every ``--gate`` file, in order, parsed, or None when
+    there are none (a second file replaced the first, whose rules then went unchecked). A rule
     given again (however spaced) is kept once, where first given: checked twice, it counted
     twice in the gate and made two JUnit cases of one name."""
-    texts = rules + (read_gate_file(gate_file) if gate_file else ())
+    texts = rules + tuple(rule for path in gate_files for rule in read_gate_file(path))
     if not texts:
         return None
     kept: dict[Rule, Rule] = {}  # by what the rule checks: its text left out
