@@ -1288,3 +1288,92 @@ def test_every_gate_file_given_is_checked(logs, tmp_path):
     assert err.splitlines() == [
         "ragreport: warning: rule 'correct>=0.9' is given more than once; it is checked once"
     ]
+
+
+def constant(metric: str, a: float, b: float, n: int, own: bool = False) -> MetricComparison:
+    """``metric`` of A and B the same on every one of ``n`` questions (A unused with ``own``)."""
+    comparison, _ = compare_metric(
+        metric,
+        np.zeros(n) if own else np.full(n, a),
+        np.full(n, b),
+        binary=False,
+        n_boot=200,
+        confidence=0.95,
+        seed=0,
+        own=own,
+    )
+    return comparison
+
+
+def outcomes(texts: list[str], candidate: Candidate) -> dict[str, str]:
+    rules = tuple(map(parse_rule, texts))
+    return {r.rule: r.outcome for r in evaluate(Requirements(rules), [candidate], 0.95).results}
+
+
+VALUES = [0.1, 0.2, 0.3, 0.35, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]
+SHIFTS = [-0.3, -0.15, -0.05, 0.05, 0.1, 0.15, 0.3]
+
+
+@pytest.mark.parametrize("n", [5, 12, 24, 60])
+def test_a_constant_value_at_a_rule_s_margin_is_at_the_margin(n):
+    """B's faithfulness 0.35 on every question has a mean of 0.3499999999999999 (summed in
+    floats) and B - A of 0.55 and 0.5 is 0.050000000000000044: 'candidate.faithfulness >=
+    0.35' and 'faithfulness <= 0.05' failed on float rounding. A bound within float noise of
+    the margin is at the margin: a rule that allows equality passes, a strict one does not,
+    whichever side, for a run's own value, a difference, its equivalence and every slice."""
+    wrong = []
+    for v in VALUES:
+        own = constant("faithfulness", 0.0, v, n, own=True)
+        rules = {f"candidate.faithfulness {op} {v:g}": want for op, want in OWN_SIDES}
+        got = outcomes(list(rules), Candidate("B", {}, {"faithfulness": own}, {}))
+        wrong += [(rule, got[rule]) for rule, want in rules.items() if got[rule] != want]
+        for d in SHIFTS:
+            w = round(v + d, 10)
+            if not 0 <= w <= 1:
+                continue
+            c = constant("faithfulness", v, w, n)
+            rules = {f"faithfulness {op} {d:g}": want for op, want in OWN_SIDES}
+            if n < 6:  # the rule that needs B to differ needs the test too: p 2 / 2^5
+                rules[f"faithfulness {'>=' if d > 0 else '<='} {d:g}"] = "inconclusive"
+            rules[f"faithfulness within {abs(d):g}"] = "pass"
+            got = outcomes(list(rules), Candidate("B", {"faithfulness": c}, {}, {}))
+            wrong += [(rule, v, w, got[rule]) for rule, want in rules.items() if got[rule] != want]
+            if n >= SMALL_SLICE:
+                slices = [
+                    SliceEvidence(name, *compare_with_sides(
+                        "faithfulness", np.full(n, v), np.full(n, w), binary=False,
+                        n_boot=200, confidence=0.95, seed=0,
+                    ))
+                    for name in ("x", "y")
+                ]  # fmt: skip
+                candidate = Candidate("B", {}, {}, {("faithfulness", "slice"): slices})
+                rules = {f"faithfulness[slice] {op} {d:g}": "pass" for op in ("<=", ">=")}
+                got = outcomes(list(rules), candidate)
+                wrong += [(rule, v, w, got[rule]) for rule in rules if got[rule] != "pass"]
+    assert wrong == []
+
+
+OWN_SIDES = [(">=", "pass"), ("<=", "pass"), (">", "fail"), ("<", "fail")]
+
+
+def test_a_constant_cost_at_its_ceiling_passes_end_to_end(tmp_path):
+    """A's cost 0.002 and B's 0.003 on all 24 questions: 'candidate.cost_usd <= 0.003' failed
+    with "one-sided 97.5% upper bound 0.0030000000000000005 vs <= 0.003", exit 1."""
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    ids = [f"q{i}" for i in range(24)]
+    for path, cost in ((a, 0.002), (b, 0.003)):
+        pd.DataFrame({"question_id": ids, "correct": [True] * 24, "cost_usd": cost}).to_parquet(
+            path
+        )
+    code, out, err, _ = compare(
+        tmp_path, a, b, "--require", "candidate.cost_usd <= 0.003", "--require", "cost_usd <= 0.001"
+    )
+    assert code == 0, err + out
+    assert (
+        "pass  B  candidate.cost_usd <= 0.003: candidate mean 0.003 over its 24 scored questions, "
+        "interval [0.003, 0.003]; one-sided 97.5% upper bound 0.003 vs <= 0.003"
+    ) in out
+    assert (
+        "pass  B  cost_usd <= 0.001: difference 0.001, interval [0.001, 0.001]; one-sided 97.5% "
+        "upper bound 0.001 vs <= 0.001"
+    ) in out

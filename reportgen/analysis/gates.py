@@ -29,6 +29,7 @@ from .slices import SMALL_SLICE, in_slice_order, slice_labels
 from .stats import (
     IntervalSides,
     MetricComparison,
+    at_target,
     bound_p,
     bound_p_floor,
     compare_with_sides,
@@ -317,6 +318,22 @@ def check_rules(
             )
 
 
+def _as_judged(rule: Rule, c: MetricComparison) -> MetricComparison:
+    """``c`` with each bound of its interval within float noise of the rule's margin (of -M or
+    +M for 'within M') read as the margin, on the scale of the means compared (stats.noise_at):
+    24 costs of 0.003 average 0.0030000000000000005, which failed 'candidate.cost_usd <= 0.003'
+    though every value equals the margin. Every rule reads the bounds so, the sentence too."""
+    margins = (-rule.margin, rule.margin) if rule.op == WITHIN else (rule.margin,)
+    scale = max(abs(c.a), abs(c.b))
+
+    def judged(bound: float) -> float:
+        for margin in margins:
+            bound = at_target(bound, margin, scale)
+        return bound
+
+    return replace(c, ci_low=judged(c.ci_low), ci_high=judged(c.ci_high))
+
+
 def _judge(op: str, margin: float, low: float, high: float) -> str:
     """Pass when the interval lies wholly on the rule's side of the margin, fail when it lies
     wholly on the other side, inconclusive when it straddles the margin."""
@@ -399,7 +416,8 @@ def _violation_p(rule: Rule, evidence: SliceEvidence) -> float:
     if not _has_interval(evidence.comparison):
         return 1.0
     upper = rule.op in (">=", ">")  # the bound that lies below the margin when such a rule breaks
-    return bound_p(evidence.sides, evidence.means, rule.margin, upper)
+    c = evidence.comparison
+    return bound_p(evidence.sides, evidence.means, rule.margin, upper, max(abs(c.a), abs(c.b)))
 
 
 def _loss_only(rule: Rule) -> bool:
@@ -539,6 +557,7 @@ def _evaluate_rule(rule: Rule, candidate: Candidate, confidence: float) -> RuleR
         c, what = candidate.differences.get(rule.metric), "difference"
     if c is None or c.n == 0:
         return _unscored(rule, candidate, "no question scored")
+    c = _as_judged(rule, c)
     outcome = _judge(rule.op, rule.margin, c.ci_low, c.ci_high)
     detail = _bound_sentence(rule, c, what, level)
     if (
