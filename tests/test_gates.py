@@ -1377,3 +1377,100 @@ def test_a_constant_cost_at_its_ceiling_passes_end_to_end(tmp_path):
         "pass  B  cost_usd <= 0.001: difference 0.001, interval [0.001, 0.001]; one-sided 97.5% "
         "upper bound 0.001 vs <= 0.001"
     ) in out
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "metric", "column"),
+    [
+        ('"judge score" >= -0.5', "difference", "judge score", None),
+        ('candidate."2nd" >= 0.5', "candidate", "2nd", None),
+        ('"judge score"[slice] >= -0.1', "slice", "judge score", "slice"),
+        ('"say ""yes"" rate" within 0.1', "equivalence", 'say "yes" rate', None),
+        ('"correct" >= 0', "difference", "correct", None),
+    ],
+)
+def test_a_rule_names_any_metric_in_double_quotes(text, kind, metric, column):
+    """A --metric column named 'judge score' or '2nd' is compared, but no rule could name it:
+    the name of a rule's metric could hold no space and not start with a digit."""
+    rule = parse_rule(text)
+    assert (rule.kind, rule.metric, rule.column) == (kind, metric, column)
+
+
+@pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        ("judge score >= -0.5", "'\"judge score\" >= -0.5'"),
+        ("candidate.judge score >= 0.5", "'candidate.\"judge score\" >= 0.5'"),
+        ("2nd within 0.1", "'\"2nd\" within 0.1'"),
+        ("judge score[slice] >= 0", "'\"judge score\"[slice] >= 0'"),
+    ],
+)
+def test_a_metric_name_a_rule_cannot_read_bare_is_shown_quoted(text, written):
+    with pytest.raises(RuleError) as refused:
+        parse_rule(text)
+    assert str(refused.value) == (
+        f"rule {text!r}: cannot read it; a metric whose name is not a plain word (a space, a "
+        f"leading digit) goes in double quotes: {written}"
+    )
+
+
+def judged_logs(tmp_path: Path) -> tuple[Path, Path]:
+    """Two logs with numeric columns 'judge score', '2nd' and 'judge', none a contract column."""
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    for path, shift in ((a, 0.0), (b, 0.1)):
+        frame = pd.DataFrame(rows(40, 30, 100.0))
+        frame["judge score"] = frame["judge"] = frame["2nd"] = (
+            0.5 + shift + 0.01 * (frame.index % 5)
+        )
+        frame.to_parquet(path)
+    return a, b
+
+
+def test_rules_name_metrics_of_any_name_end_to_end(tmp_path):
+    code, out, err, _ = compare(
+        tmp_path,
+        *judged_logs(tmp_path),
+        "--metric",
+        "judge score",
+        "--metric",
+        "2nd",
+        "--require",
+        '"judge score" >= 0.05',
+        "--require",
+        'candidate."2nd" >= 0.5',
+    )
+    assert code == 0, err + out
+    assert '  pass  B  "judge score" >= 0.05: difference 0.1, interval [0.1, 0.1]' in out
+    assert '  pass  B  candidate."2nd" >= 0.5: candidate mean 0.62 over its 40' in out
+
+
+@pytest.mark.parametrize(
+    ("rule", "message"),
+    [
+        (
+            "judge >= 0",
+            "'judge' is a column of both logs, which the report compares only when asked: "
+            "pass --metric judge (--lower-is-better judge where less is better), or drop the rule",
+        ),
+        (
+            '"judge score" >= 0',
+            "'judge score' is a column of both logs, which the report compares only when asked: "
+            "pass --metric 'judge score' (--lower-is-better 'judge score' where less is "
+            "better), or drop the rule",
+        ),
+        (
+            "nosuch >= 0",
+            "no metric 'nosuch' in these logs; name one of correct, faithfulness, \"2nd\", "
+            "latency_ms",
+        ),
+    ],
+)
+def test_a_rule_on_a_column_not_asked_for_says_to_ask(tmp_path, rule, message):
+    """'judge >= 0' with judge a numeric column of both logs said "no metric 'judge' in these
+    logs; name one of correct": the logs have it, and --metric compares it."""
+    code, out, err, folder = compare(
+        tmp_path, *judged_logs(tmp_path), "--metric", "2nd", "--require", rule
+    )
+    assert code == 2, out
+    assert err == f"ragreport: error: rule {rule!r}: {message}\n"
+    assert list(folder.iterdir()) == []

@@ -43,15 +43,27 @@ WITHIN = "within"
 DIFFERENCE, CANDIDATE, SLICE, EQUIVALENCE = "difference", "candidate", "slice", "equivalence"
 EXIT_FAIL = 1  # a rule failed (or was inconclusive under --inconclusive fail)
 
-_RULE = re.compile(
-    rf"^\s*(?P<own>candidate\.)?(?P<metric>{NAME_PATTERN})"
+# a metric of any name (a --metric column 'judge score' or '2nd') in double quotes, a quote in
+# it doubled
+_QUOTED = r'"(?:[^"]|"")+"'
+_TAIL = (
     r"\s*(?:\[\s*(?P<column>[^\]\s](?:[^\]]*[^\]\s])?)\s*\])?"  # a name may hold spaces
     r"\s*(?P<op>>=|<=|>|<|within\b)\s*(?P<margin>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$"
 )
+_RULE = re.compile(rf"^\s*(?P<own>candidate\.)?(?P<metric>{NAME_PATTERN}|{_QUOTED}){_TAIL}")
+# a rule whose metric is a name that must be quoted, written bare ('judge score >= 0')
+_BARE = re.compile(r"^\s*(?P<own>candidate\.)?(?P<metric>[\w.\-()@][\w .\-()@]*?)" + _TAIL)
 _SYNTAX = (
     "write METRIC OP NUMBER (OP one of >=, >, <=, <), candidate.METRIC OP NUMBER, "
-    "METRIC[COLUMN] OP NUMBER or METRIC within NUMBER, e.g. 'correct >= -0.02'"
+    "METRIC[COLUMN] OP NUMBER or METRIC within NUMBER, e.g. 'correct >= -0.02' (a METRIC "
+    "that is not a plain word in double quotes, a quote in it doubled: '\"judge score\" >= 0')"
 )
+
+
+def written(metric: str) -> str:
+    """``metric`` as a rule names it: as it is, or in double quotes (a quote in it doubled)
+    where it is not a plain word ('"judge score"', '"2nd"')."""
+    return metric if re.fullmatch(NAME_PATTERN, metric) else '"' + metric.replace('"', '""') + '"'
 
 
 class RuleError(InputError):
@@ -190,7 +202,7 @@ def one_sided_level(confidence: float) -> float:
 def parse_rule(text: str) -> Rule:
     match = _RULE.match(text)
     if not match:
-        raise RuleError(f"rule {text!r}: cannot read it; {_SYNTAX}")
+        raise RuleError(f"rule {text!r}: cannot read it; {_how_to_write(text)}")
     op = match["op"]
     margin = float(match["margin"])
     if not math.isfinite(margin):
@@ -206,7 +218,24 @@ def parse_rule(text: str) -> Rule:
         kind = EQUIVALENCE
     else:
         kind = CANDIDATE if own else SLICE if column else DIFFERENCE
-    return Rule(text.strip(), kind, match["metric"], op, margin, column)
+    metric = match["metric"]
+    if metric.startswith('"'):
+        metric = metric[1:-1].replace('""', '"')
+    return Rule(text.strip(), kind, metric, op, margin, column)
+
+
+def _how_to_write(text: str) -> str:
+    """The rule as it should be written: its metric in double quotes, where it names one that
+    is not a plain word bare; else the grammar."""
+    bare = _BARE.match(text)
+    if bare is None or re.fullmatch(NAME_PATTERN, bare["metric"]):
+        return _SYNTAX
+    start, end = bare.span("metric")
+    quoted = text[:start] + written(bare["metric"]) + text[end:]
+    return (
+        "a metric whose name is not a plain word (a space, a leading digit) goes in double "
+        f"quotes: {quoted.strip()!r}"
+    )
 
 
 def read_gate_file(path: Path) -> tuple[str, ...]:
@@ -289,20 +318,21 @@ def check_rules(
     so they take score metrics only.
     ``columns`` are the slice columns asked for, ``too_fine`` those of them left out of the
     slices for their number of values: a per-slice rule on one has nothing to be judged on, and
-    is refused here, before any bootstrap runs. ``why_absent``: why a metric one of the logs
-    has is not compared (the log that lacks it), when it is.
+    is refused here, before any bootstrap runs. ``why_absent``: why a metric the logs have is
+    not compared (the log that lacks it, or the option that compares it) and what to do, when
+    it is.
     """
     for rule in rules:
         known = scores if rule.kind in (CANDIDATE, SLICE) else scores + costs
         if rule.metric not in known:
             why = why_absent(rule.metric)
+            # a candidate or per-slice rule naming a cost compares it as a score too
+            names = ", ".join(map(written, dict.fromkeys(scores + costs)))
             raise RuleError(
-                f"rule {rule.text!r}: {why}, so it is not compared; log it in every run or "
-                "drop the rule"
+                f"rule {rule.text!r}: {why}"
                 if why
                 else f"rule {rule.text!r}: no metric {rule.metric!r} in these logs; "
-                # a candidate or per-slice rule naming a cost compares it as a score too
-                f"name one of {', '.join(dict.fromkeys(scores + costs)) or '(none)'}"
+                f"name one of {names or '(none)'}"
             )
         if rule.column is not None and rule.column not in columns:
             # "(none)" is how a null slice value reads: no column is said in words

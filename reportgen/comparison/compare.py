@@ -6,6 +6,7 @@ Everything the report shows is in the returned ``Comparison``; rendering compute
 from __future__ import annotations
 
 import math
+import shlex
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
@@ -25,7 +26,7 @@ from ..analysis.gates import (
 from ..analysis.metrics import RETRIEVAL_NEEDS, MetricTables, Options, plan
 from ..analysis.power import Power, power_of
 from ..analysis.registry import ANSWER, RETRIEVAL, SCORE, base_name, names, parse_name
-from ..analysis.scores import oriented
+from ..analysis.scores import oriented, own_name
 from ..analysis.slices import SliceResult, slice_results
 from ..analysis.stats import MetricComparison, as_compared, compare_metric
 from ..analysis.supported import SupportedRule, supported_rule
@@ -33,6 +34,7 @@ from ..analysis.verdict import Verdict, decide, margin_for
 from ..diagnosis.diagnose import COSTS, Diagnosis, diagnose
 from ..errors import InputError
 from ..formatting import agreeing, fmt_count, fmt_listed, fmt_pct, listed, shown_value
+from ..inputs.contract import BY_NAME as CONTRACT
 from ..inputs.contract import has_samples
 from ..inputs.database import ScoredRun
 from ..inputs.load import RunFile, Source, open_source
@@ -172,7 +174,43 @@ def _check_pair_rules(
         costs=costs,
         columns=_slice_columns(runs, options),
         too_fine=too_fine,
-        why_absent=lambda metric: _not_compared(runs, options, metric, tables.paired, answers),
+        why_absent=lambda metric: _why_not_compared(runs, options, metric, tables.paired, answers),
+    )
+
+
+def _why_not_compared(
+    runs: dict[str, RunFile],
+    options: Options,
+    metric: str,
+    paired: pd.DataFrame,
+    answers: pd.DataFrame,
+) -> str | None:
+    """Why a rule's metric, a column of the logs, is not compared, and what to do: the option
+    that compares it, or the log to complete (_not_compared); None for a name the logs lack."""
+    # a column of the logs' own that --metric would compare, but that no option names
+    unasked = not (
+        metric in CONTRACT or own_name(metric) or metric in _compared_when_logged(runs, options)
+    )
+    if unasked and all(metric in run.columns for run in runs.values()):
+        flag = shlex.quote(metric)
+        return (
+            f"{metric!r} is a column of both logs, which the report compares only when asked: "
+            f"pass --metric {flag} (--lower-is-better {flag} where less is better), or drop the "
+            "rule"
+        )
+    why = _not_compared(runs, options, metric, paired, answers)
+    return why and f"{why}, so it is not compared; log it in every run or drop the rule"
+
+
+def _compared_when_logged(runs: dict[str, RunFile], options: Options) -> tuple[str, ...]:
+    """The columns the report compares where every log has them: answer metrics, costs, the
+    --metric and --lower-is-better columns and the scores the logs' tool wrote."""
+    return (
+        *names(ANSWER),
+        *COSTS,
+        *options.score_columns,
+        *options.lower_is_better,
+        *(score for run in runs.values() for score in run.scores),
     )
 
 
@@ -192,14 +230,7 @@ def _not_compared(
     if cutoff is not None and column in names(RETRIEVAL):
         need = lacking_retrieval(runs)
         return need and f"{metric} needs {need}"
-    compared = (
-        *names(ANSWER),
-        *COSTS,
-        *options.score_columns,
-        *options.lower_is_better,
-        *(score for run in runs.values() for score in run.scores),
-    )
-    if column not in compared:
+    if column not in _compared_when_logged(runs, options):
         return None
     if not any(column in run.columns for run in runs.values()):
         return None
