@@ -400,8 +400,10 @@ outputs are written first), 2 bad input or a bad rule (nothing is written),
 @click.option(
     "--gate",
     "gate_file",
+    multiple=True,
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help='TOML file of gate rules: require = ["RULE", ...].',
+    help='TOML file of gate rules: require = ["RULE", ...]; repeatable, every file\'s rules '
+    "checked.",
 )
 @click.option(
     "--inconclusive",
@@ -451,7 +453,7 @@ def compare(
     score_columns: tuple[str, ...],
     lower_is_better: tuple[str, ...],
     rules: tuple[str, ...],
-    gate_file: Path | None,
+    gate_file: tuple[Path, ...],
     inconclusive: str,
     markdown_path: Path | None,
     junit_path: Path | None,

@@ -106,8 +106,7 @@ def files_read(settings: Mapping[str, Any], reading: tuple[ReadOptions, ...]) ->
     --gate), each with its option, from a parse's ``settings``: no output may overwrite one."""
     read = {path: option for r in reading for path, option in r.files().items()}
     read.update(mapping_files(settings["mapping"]))
-    if settings["gate_file"] is not None:
-        read[settings["gate_file"]] = "--gate"
+    read.update(dict.fromkeys(settings["gate_file"], "--gate"))
     return read
 
 

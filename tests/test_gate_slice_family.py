@@ -7,10 +7,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
 
+from reportgen.analysis.stats import bound_p, compare_with_sides, holm
 from reportgen.cli import cli
 
 TOPICS = 8  # a second slice column: 2 + 8 slices in the family of correct
@@ -73,3 +75,43 @@ def test_slice_rule_fails_where_the_slice_table_finds_a_regression(
     assert rule["outcome"] == outcome, rule["detail"]
     assert "slice = x is the likeliest below 0" in rule["detail"]
     assert "Holm-adjusted over 10 slices (of slice, topic, as in the slice table)" in rule["detail"]
+
+
+def test_a_slice_rule_names_the_slice_the_readme_says(tmp_path):
+    """Slice x: 5 questions, all broken; slice y: 20, none changed. README said the rule names
+    the slice of the lowest adjusted p, which is x; the rule names y, the likeliest to break it
+    of the slices that could (a slice of under 10 questions gives a direction, not proof, and
+    with a wide interval has the lower p whatever its estimate), and README now says so."""
+    runs: dict[str, list[dict]] = {"a": [], "b": []}
+    for i in range(25):
+        value = "x" if i < 5 else "y"
+        for run, correct in (("a", True), ("b", value == "y")):
+            runs[run].append({"question_id": f"q{i}", "slice": value, "correct": correct})
+    paths = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    for path, run in zip(paths, "ab", strict=True):
+        pd.DataFrame(runs[run]).to_parquet(path)
+    report = tmp_path / "r.html"
+    rule = "correct[slice] >= -0.05"
+    result = CliRunner().invoke(
+        cli, ["compare", *map(str, paths), "-o", str(report), "--require", rule]
+    )
+    assert result.exit_code == 0, result.output
+    assert (
+        f"  pass  B  {rule}: slice slice = y is the likeliest below -0.05: difference 0, interval "
+        "[-0.1611, 0.1611]; one-sided p 1 of its interval"
+    ) in result.output
+    # the rule's p of each slice, Holm-adjusted: x's is the lower, and not below 0.025
+    p = [
+        bound_p(sides, means, -0.05, upper=True)
+        for _, means, sides in (
+            compare_with_sides("correct", np.ones(n), b, binary=True, n_boot=5000,
+                               confidence=0.95, seed=0)
+            for n, b in ((5, np.zeros(5)), (20, np.ones(20)))
+        )
+    ]  # fmt: skip
+    assert holm(p) == [pytest.approx(0.033, abs=0.001), 1.0]
+    readme = " ".join((Path(__file__).parent.parent / "README.md").read_text().split())
+    assert (
+        "(5 questions all broken beside 20 unchanged: the 20 are named, though the 5 have the "
+        "lower p, 0.033 adjusted against `correct[slice] >= -0.05`, not below 0.025)"
+    ) in readme

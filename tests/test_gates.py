@@ -1161,7 +1161,7 @@ def test_a_rule_given_twice_is_checked_once(tmp_path):
     gate = tmp_path / "gate.toml"
     gate.write_text('require = ["correct >= -0.02", "ndcg@5 > 0"]\n')
     given = ("correct>=-0.02", "correct[slice] >= 0", "correct[slice] >= 0")
-    requirements = requirements_from(given, gate, "fail")
+    requirements = requirements_from(given, (gate,), "fail")
     assert requirements is not None
     assert [r.text for r in requirements.rules] == [
         "correct>=-0.02",
@@ -1224,3 +1224,253 @@ def test_a_candidate_rule_says_over_which_questions_its_mean_is(tmp_path):
     (result,) = doc["gate"]["results"]
     assert result["estimate"] == pytest.approx((20 * 0.2 + 40 * 0.75) / 60)
     assert result["detail"].startswith("candidate mean 0.5667 over its 60 scored questions, ")
+
+
+@pytest.mark.parametrize(
+    ("b_latency", "why"),
+    [
+        ("null", "{b} has no value of latency_ms on a paired question ({a} has)"),
+        ("inf", "{b} has no value of latency_ms on a paired question ({a} has)"),
+        ("disjoint", "no paired question of {a} and {b} has a value of latency_ms in both"),
+    ],
+)
+@pytest.mark.parametrize("policy", ["fail", "pass"])
+def test_a_difference_rule_on_a_cost_one_log_leaves_empty_is_a_bad_rule(
+    tmp_path, b_latency, why, policy
+):
+    """A cost column both logs have, with no paired question valued in both: the rule was
+    "inconclusive: no question scored", exit 1, or exit 0 under --inconclusive pass, where
+    'candidate.latency_ms <= 150' on the same logs is a bad rule naming the log."""
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    baseline = pd.DataFrame(rows(20, 20, 100.0))
+    candidate = pd.DataFrame(rows(20, 20, 100.0))
+    if b_latency == "disjoint":
+        baseline.loc[10:, "latency_ms"] = None
+        candidate.loc[:9, "latency_ms"] = None
+    else:
+        candidate["latency_ms"] = None if b_latency == "null" else np.inf
+    baseline.to_parquet(a)
+    candidate.to_parquet(b)
+    code, out, err, folder = compare(
+        tmp_path, a, b, "--require", "latency_ms <= 150", "--inconclusive", policy
+    )
+    assert code == 2, out
+    assert err == (
+        f"ragreport: error: rule 'latency_ms <= 150': {why.format(a=a, b=b)}, so it is not "
+        "compared; log it in every run or drop the rule\n"
+    )
+    assert list(folder.iterdir()) == []
+
+
+def test_every_gate_file_given_is_checked(logs, tmp_path):
+    """--gate twice kept the last file only: the first file's failing rule went unchecked and
+    the job passed. The rules of every file are checked, a rule given in two files once."""
+    first, second = tmp_path / "ga.toml", tmp_path / "gb.toml"
+    first.write_text('require = ["correct >= 0.9"]\n')
+    second.write_text('require = ["correct >= -0.9", "correct>=0.9"]\n')
+    code, out, err, folder = compare(
+        tmp_path,
+        *logs,
+        "--gate",
+        str(first),
+        "--gate",
+        str(second),
+        "--require",
+        "faithfulness within 0.1",
+    )
+    assert code == 1, err
+    results = json.loads((folder / "r.json").read_text())["gate"]["results"]
+    assert [(r["rule"], r["outcome"]) for r in results] == [
+        ("faithfulness within 0.1", "pass"),
+        ("correct >= 0.9", "fail"),
+        ("correct >= -0.9", "pass"),
+    ]
+    assert err.splitlines() == [
+        "ragreport: warning: rule 'correct>=0.9' is given more than once; it is checked once"
+    ]
+
+
+def constant(metric: str, a: float, b: float, n: int, own: bool = False) -> MetricComparison:
+    """``metric`` of A and B the same on every one of ``n`` questions (A unused with ``own``)."""
+    comparison, _ = compare_metric(
+        metric,
+        np.zeros(n) if own else np.full(n, a),
+        np.full(n, b),
+        binary=False,
+        n_boot=200,
+        confidence=0.95,
+        seed=0,
+        own=own,
+    )
+    return comparison
+
+
+def outcomes(texts: list[str], candidate: Candidate) -> dict[str, str]:
+    rules = tuple(map(parse_rule, texts))
+    return {r.rule: r.outcome for r in evaluate(Requirements(rules), [candidate], 0.95).results}
+
+
+VALUES = [0.1, 0.2, 0.3, 0.35, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]
+SHIFTS = [-0.3, -0.15, -0.05, 0.05, 0.1, 0.15, 0.3]
+
+
+@pytest.mark.parametrize("n", [5, 12, 24, 60])
+def test_a_constant_value_at_a_rule_s_margin_is_at_the_margin(n):
+    """B's faithfulness 0.35 on every question has a mean of 0.3499999999999999 (summed in
+    floats) and B - A of 0.55 and 0.5 is 0.050000000000000044: 'candidate.faithfulness >=
+    0.35' and 'faithfulness <= 0.05' failed on float rounding. A bound within float noise of
+    the margin is at the margin: a rule that allows equality passes, a strict one does not,
+    whichever side, for a run's own value, a difference, its equivalence and every slice."""
+    wrong = []
+    for v in VALUES:
+        own = constant("faithfulness", 0.0, v, n, own=True)
+        rules = {f"candidate.faithfulness {op} {v:g}": want for op, want in OWN_SIDES}
+        got = outcomes(list(rules), Candidate("B", {}, {"faithfulness": own}, {}))
+        wrong += [(rule, got[rule]) for rule, want in rules.items() if got[rule] != want]
+        for d in SHIFTS:
+            w = round(v + d, 10)
+            if not 0 <= w <= 1:
+                continue
+            c = constant("faithfulness", v, w, n)
+            rules = {f"faithfulness {op} {d:g}": want for op, want in OWN_SIDES}
+            if n < 6:  # the rule that needs B to differ needs the test too: p 2 / 2^5
+                rules[f"faithfulness {'>=' if d > 0 else '<='} {d:g}"] = "inconclusive"
+            rules[f"faithfulness within {abs(d):g}"] = "pass"
+            got = outcomes(list(rules), Candidate("B", {"faithfulness": c}, {}, {}))
+            wrong += [(rule, v, w, got[rule]) for rule, want in rules.items() if got[rule] != want]
+            if n >= SMALL_SLICE:
+                slices = [
+                    SliceEvidence(name, *compare_with_sides(
+                        "faithfulness", np.full(n, v), np.full(n, w), binary=False,
+                        n_boot=200, confidence=0.95, seed=0,
+                    ))
+                    for name in ("x", "y")
+                ]  # fmt: skip
+                candidate = Candidate("B", {}, {}, {("faithfulness", "slice"): slices})
+                rules = {f"faithfulness[slice] {op} {d:g}": "pass" for op in ("<=", ">=")}
+                got = outcomes(list(rules), candidate)
+                wrong += [(rule, v, w, got[rule]) for rule in rules if got[rule] != "pass"]
+    assert wrong == []
+
+
+OWN_SIDES = [(">=", "pass"), ("<=", "pass"), (">", "fail"), ("<", "fail")]
+
+
+def test_a_constant_cost_at_its_ceiling_passes_end_to_end(tmp_path):
+    """A's cost 0.002 and B's 0.003 on all 24 questions: 'candidate.cost_usd <= 0.003' failed
+    with "one-sided 97.5% upper bound 0.0030000000000000005 vs <= 0.003", exit 1."""
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    ids = [f"q{i}" for i in range(24)]
+    for path, cost in ((a, 0.002), (b, 0.003)):
+        pd.DataFrame({"question_id": ids, "correct": [True] * 24, "cost_usd": cost}).to_parquet(
+            path
+        )
+    code, out, err, _ = compare(
+        tmp_path, a, b, "--require", "candidate.cost_usd <= 0.003", "--require", "cost_usd <= 0.001"
+    )
+    assert code == 0, err + out
+    assert (
+        "pass  B  candidate.cost_usd <= 0.003: candidate mean 0.003 over its 24 scored questions, "
+        "interval [0.003, 0.003]; one-sided 97.5% upper bound 0.003 vs <= 0.003"
+    ) in out
+    assert (
+        "pass  B  cost_usd <= 0.001: difference 0.001, interval [0.001, 0.001]; one-sided 97.5% "
+        "upper bound 0.001 vs <= 0.001"
+    ) in out
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "metric", "column"),
+    [
+        ('"judge score" >= -0.5', "difference", "judge score", None),
+        ('candidate."2nd" >= 0.5', "candidate", "2nd", None),
+        ('"judge score"[slice] >= -0.1', "slice", "judge score", "slice"),
+        ('"say ""yes"" rate" within 0.1', "equivalence", 'say "yes" rate', None),
+        ('"correct" >= 0', "difference", "correct", None),
+    ],
+)
+def test_a_rule_names_any_metric_in_double_quotes(text, kind, metric, column):
+    """A --metric column named 'judge score' or '2nd' is compared, but no rule could name it:
+    the name of a rule's metric could hold no space and not start with a digit."""
+    rule = parse_rule(text)
+    assert (rule.kind, rule.metric, rule.column) == (kind, metric, column)
+
+
+@pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        ("judge score >= -0.5", "'\"judge score\" >= -0.5'"),
+        ("candidate.judge score >= 0.5", "'candidate.\"judge score\" >= 0.5'"),
+        ("2nd within 0.1", "'\"2nd\" within 0.1'"),
+        ("judge score[slice] >= 0", "'\"judge score\"[slice] >= 0'"),
+    ],
+)
+def test_a_metric_name_a_rule_cannot_read_bare_is_shown_quoted(text, written):
+    with pytest.raises(RuleError) as refused:
+        parse_rule(text)
+    assert str(refused.value) == (
+        f"rule {text!r}: cannot read it; a metric whose name is not a plain word (a space, a "
+        f"leading digit) goes in double quotes: {written}"
+    )
+
+
+def judged_logs(tmp_path: Path) -> tuple[Path, Path]:
+    """Two logs with numeric columns 'judge score', '2nd' and 'judge', none a contract column."""
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    for path, shift in ((a, 0.0), (b, 0.1)):
+        frame = pd.DataFrame(rows(40, 30, 100.0))
+        frame["judge score"] = frame["judge"] = frame["2nd"] = (
+            0.5 + shift + 0.01 * (frame.index % 5)
+        )
+        frame.to_parquet(path)
+    return a, b
+
+
+def test_rules_name_metrics_of_any_name_end_to_end(tmp_path):
+    code, out, err, _ = compare(
+        tmp_path,
+        *judged_logs(tmp_path),
+        "--metric",
+        "judge score",
+        "--metric",
+        "2nd",
+        "--require",
+        '"judge score" >= 0.05',
+        "--require",
+        'candidate."2nd" >= 0.5',
+    )
+    assert code == 0, err + out
+    assert '  pass  B  "judge score" >= 0.05: difference 0.1, interval [0.1, 0.1]' in out
+    assert '  pass  B  candidate."2nd" >= 0.5: candidate mean 0.62 over its 40' in out
+
+
+@pytest.mark.parametrize(
+    ("rule", "message"),
+    [
+        (
+            "judge >= 0",
+            "'judge' is a column of both logs, which the report compares only when asked: "
+            "pass --metric judge (--lower-is-better judge where less is better), or drop the rule",
+        ),
+        (
+            '"judge score" >= 0',
+            "'judge score' is a column of both logs, which the report compares only when asked: "
+            "pass --metric 'judge score' (--lower-is-better 'judge score' where less is "
+            "better), or drop the rule",
+        ),
+        (
+            "nosuch >= 0",
+            "no metric 'nosuch' in these logs; name one of correct, faithfulness, \"2nd\", "
+            "latency_ms",
+        ),
+    ],
+)
+def test_a_rule_on_a_column_not_asked_for_says_to_ask(tmp_path, rule, message):
+    """'judge >= 0' with judge a numeric column of both logs said "no metric 'judge' in these
+    logs; name one of correct": the logs have it, and --metric compares it."""
+    code, out, err, folder = compare(
+        tmp_path, *judged_logs(tmp_path), "--metric", "2nd", "--require", rule
+    )
+    assert code == 2, out
+    assert err == f"ragreport: error: rule {rule!r}: {message}\n"
+    assert list(folder.iterdir()) == []

@@ -158,12 +158,18 @@ def test_gate_rules_name_score_columns(tmp_path):
 
 
 def test_a_rule_on_a_column_not_compared_is_a_bad_rule(tmp_path):
+    """The logs have latency, which only --metric or --lower-is-better compares: the rule
+    names the option (it said "no metric 'latency' in these logs")."""
     a, b = logs(tmp_path)
     line = fail(
         "compare", a, b, "-o", tmp_path / "r.html", "--metric", "helpfulness",
         "--require", "latency <= 150",
     )  # fmt: skip
-    assert "rule 'latency <= 150': no metric 'latency' in these logs" in line
+    assert line.endswith(
+        "rule 'latency <= 150': 'latency' is a column of both logs, which the report compares "
+        "only when asked: pass --metric latency (--lower-is-better latency where less is "
+        "better), or drop the rule"
+    )
 
 
 @pytest.mark.parametrize(

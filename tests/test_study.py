@@ -21,6 +21,7 @@ from jsonschema import Draft202012Validator
 from scipy import integrate, stats
 
 from reportgen.analysis import holdout
+from reportgen.analysis import stats as stats_module
 from reportgen.analysis.metrics import Options
 from reportgen.analysis.stats import compare_metric
 from reportgen.cli import cli
@@ -617,6 +618,42 @@ def test_gate_rules_apply_to_each_candidate(tmp_path):
     assert doc["gate"]["passing_candidates"] == ["fare_rules_b_reranker"]
     xml = (tmp_path / "r.xml").read_text()
     assert xml.count("<testcase") == 2 and 'name="candidate2.sha256"' in xml
+
+
+@pytest.mark.parametrize(
+    ("rule", "why"),
+    [
+        ("faithfulness >= -0.5", "{d} does not log faithfulness ({a} does)"),
+        ("latency_ms <= 50", "{d} has no value of latency_ms on a paired question ({a} has)"),
+    ],
+)
+def test_a_rule_the_last_candidate_cannot_judge_is_refused_before_any_bootstrap(
+    tmp_path, monkeypatch, rule, why
+):
+    """The third log lacks the rule's metric: the rules were checked inside each pair's
+    comparison, so the first two candidates' bootstraps ran (seconds to minutes at scale)
+    before the bad rule was refused. Every rule is checked against every candidate first."""
+    ids = [f"q{i}" for i in range(20)]
+    logs = [tmp_path / f"{name}.parquet" for name in "abcd"]
+    for log, correct in zip(logs, ([True] * 20, [False] * 20, [True, False] * 10), strict=False):
+        pd.DataFrame(rows(ids, correct)).assign(faithfulness=0.5, latency_ms=100.0).to_parquet(log)
+    last = pd.DataFrame(rows(ids, [False, True] * 10)).assign(latency_ms=float("nan"))
+    last.to_parquet(logs[3])
+
+    def resampled(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a bootstrap ran before the rule was refused")
+
+    monkeypatch.setattr(stats_module, "bootstrap_moments", resampled)
+    monkeypatch.setattr(stats_module, "normal_draws", resampled)
+    out = tmp_path / "out"
+    out.mkdir()
+    code, output = invoke("compare", *logs, "-o", out / "r.html", *FAST, "--require", rule)
+    assert code == 2, output
+    assert output == (
+        f"ragreport: error: rule {rule!r}: {why.format(a=logs[0], d=logs[3])}, so it is not "
+        "compared; log it in every run or drop the rule\n"
+    )
+    assert list(out.iterdir()) == []
 
 
 @pytest.mark.parametrize("cutoff", [2, 1])

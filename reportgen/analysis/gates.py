@@ -29,6 +29,7 @@ from .slices import SMALL_SLICE, in_slice_order, slice_labels
 from .stats import (
     IntervalSides,
     MetricComparison,
+    at_target,
     bound_p,
     bound_p_floor,
     compare_with_sides,
@@ -42,15 +43,27 @@ WITHIN = "within"
 DIFFERENCE, CANDIDATE, SLICE, EQUIVALENCE = "difference", "candidate", "slice", "equivalence"
 EXIT_FAIL = 1  # a rule failed (or was inconclusive under --inconclusive fail)
 
-_RULE = re.compile(
-    rf"^\s*(?P<own>candidate\.)?(?P<metric>{NAME_PATTERN})"
+# a metric of any name (a --metric column 'judge score' or '2nd') in double quotes, a quote in
+# it doubled
+_QUOTED = r'"(?:[^"]|"")+"'
+_TAIL = (
     r"\s*(?:\[\s*(?P<column>[^\]\s](?:[^\]]*[^\]\s])?)\s*\])?"  # a name may hold spaces
     r"\s*(?P<op>>=|<=|>|<|within\b)\s*(?P<margin>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$"
 )
+_RULE = re.compile(rf"^\s*(?P<own>candidate\.)?(?P<metric>{NAME_PATTERN}|{_QUOTED}){_TAIL}")
+# a rule whose metric is a name that must be quoted, written bare ('judge score >= 0')
+_BARE = re.compile(r"^\s*(?P<own>candidate\.)?(?P<metric>[\w.\-()@][\w .\-()@]*?)" + _TAIL)
 _SYNTAX = (
     "write METRIC OP NUMBER (OP one of >=, >, <=, <), candidate.METRIC OP NUMBER, "
-    "METRIC[COLUMN] OP NUMBER or METRIC within NUMBER, e.g. 'correct >= -0.02'"
+    "METRIC[COLUMN] OP NUMBER or METRIC within NUMBER, e.g. 'correct >= -0.02' (a METRIC "
+    "that is not a plain word in double quotes, a quote in it doubled: '\"judge score\" >= 0')"
 )
+
+
+def written(metric: str) -> str:
+    """``metric`` as a rule names it: as it is, or in double quotes (a quote in it doubled)
+    where it is not a plain word ('"judge score"', '"2nd"')."""
+    return metric if re.fullmatch(NAME_PATTERN, metric) else '"' + metric.replace('"', '""') + '"'
 
 
 class RuleError(InputError):
@@ -210,7 +223,7 @@ def one_sided_level(confidence: float) -> float:
 def parse_rule(text: str) -> Rule:
     match = _RULE.match(text)
     if not match:
-        raise RuleError(f"rule {text!r}: cannot read it; {_SYNTAX}")
+        raise RuleError(f"rule {text!r}: cannot read it; {_how_to_write(text)}")
     op = match["op"]
     margin = float(match["margin"])
     if not math.isfinite(margin):
@@ -226,7 +239,24 @@ def parse_rule(text: str) -> Rule:
         kind = EQUIVALENCE
     else:
         kind = CANDIDATE if own else SLICE if column else DIFFERENCE
-    return Rule(text.strip(), kind, match["metric"], op, margin, column)
+    metric = match["metric"]
+    if metric.startswith('"'):
+        metric = metric[1:-1].replace('""', '"')
+    return Rule(text.strip(), kind, metric, op, margin, column)
+
+
+def _how_to_write(text: str) -> str:
+    """The rule as it should be written: its metric in double quotes, where it names one that
+    is not a plain word bare; else the grammar."""
+    bare = _BARE.match(text)
+    if bare is None or re.fullmatch(NAME_PATTERN, bare["metric"]):
+        return _SYNTAX
+    start, end = bare.span("metric")
+    quoted = text[:start] + written(bare["metric"]) + text[end:]
+    return (
+        "a metric whose name is not a plain word (a space, a leading digit) goes in double "
+        f"quotes: {quoted.strip()!r}"
+    )
 
 
 def read_gate_file(path: Path) -> tuple[str, ...]:
@@ -277,12 +307,13 @@ def rule_costs(requirements: Requirements | None) -> tuple[str, ...]:
 
 
 def requirements_from(
-    rules: tuple[str, ...], gate_file: Path | None, inconclusive: str
+    rules: tuple[str, ...], gate_files: tuple[Path, ...], inconclusive: str
 ) -> Requirements | None:
-    """The rules of ``--require`` and ``--gate`` parsed, or None when there are none. A rule
+    """The rules of ``--require`` and of every ``--gate`` file, in order, parsed, or None when
+    there are none (a second file replaced the first, whose rules then went unchecked). A rule
     given again (however spaced) is kept once, where first given: checked twice, it counted
     twice in the gate and made two JUnit cases of one name."""
-    texts = rules + (read_gate_file(gate_file) if gate_file else ())
+    texts = rules + tuple(rule for path in gate_files for rule in read_gate_file(path))
     if not texts:
         return None
     kept: dict[Rule, Rule] = {}  # by what the rule checks: its text left out
@@ -303,24 +334,26 @@ def check_rules(
 ) -> None:
     """Every rule names a metric the report will have (and a slice column it breaks down by).
 
-    ``scores`` are the per-question metrics, ``costs`` the cost columns logged in both runs:
-    candidate and per-slice rules read per-question scores, so they take score metrics only.
+    ``scores`` are the per-question metrics, ``costs`` the cost columns compared (a paired
+    question has a value in both runs): candidate and per-slice rules read per-question scores,
+    so they take score metrics only.
     ``columns`` are the slice columns asked for, ``too_fine`` those of them left out of the
     slices for their number of values: a per-slice rule on one has nothing to be judged on, and
-    is refused here, before any bootstrap runs. ``why_absent``: why a metric one of the logs
-    has is not compared (the log that lacks it), when it is.
+    is refused here, before any bootstrap runs. ``why_absent``: why a metric the logs have is
+    not compared (the log that lacks it, or the option that compares it) and what to do, when
+    it is.
     """
     for rule in rules:
         known = scores if rule.kind in (CANDIDATE, SLICE) else scores + costs
         if rule.metric not in known:
             why = why_absent(rule.metric)
+            # a candidate or per-slice rule naming a cost compares it as a score too
+            names = ", ".join(map(written, dict.fromkeys(scores + costs)))
             raise RuleError(
-                f"rule {rule.text!r}: {why}, so it is not compared; log it in every run or "
-                "drop the rule"
+                f"rule {rule.text!r}: {why}"
                 if why
                 else f"rule {rule.text!r}: no metric {rule.metric!r} in these logs; "
-                # a candidate or per-slice rule naming a cost compares it as a score too
-                f"name one of {', '.join(dict.fromkeys(scores + costs)) or '(none)'}"
+                f"name one of {names or '(none)'}"
             )
         if rule.column is not None and rule.column not in columns:
             # "(none)" is how a null slice value reads: no column is said in words
@@ -334,6 +367,22 @@ def check_rules(
                 f"rule {rule.text!r}: the report computes no slices of column {rule.column!r}, "
                 "which has too many values to slice by; pick a coarser column with --slice"
             )
+
+
+def _as_judged(rule: Rule, c: MetricComparison) -> MetricComparison:
+    """``c`` with each bound of its interval within float noise of the rule's margin (of -M or
+    +M for 'within M') read as the margin, on the scale of the means compared (stats.noise_at):
+    24 costs of 0.003 average 0.0030000000000000005, which failed 'candidate.cost_usd <= 0.003'
+    though every value equals the margin. Every rule reads the bounds so, the sentence too."""
+    margins = (-rule.margin, rule.margin) if rule.op == WITHIN else (rule.margin,)
+    scale = max(abs(c.a), abs(c.b))
+
+    def judged(bound: float) -> float:
+        for margin in margins:
+            bound = at_target(bound, margin, scale)
+        return bound
+
+    return replace(c, ci_low=judged(c.ci_low), ci_high=judged(c.ci_high))
 
 
 def _judge(op: str, margin: float, low: float, high: float) -> str:
@@ -406,7 +455,8 @@ def _violation_p(rule: Rule, evidence: SliceEvidence) -> float:
     if not _has_interval(evidence.comparison):
         return 1.0
     upper = rule.op in (">=", ">")  # the bound that lies below the margin when such a rule breaks
-    return bound_p(evidence.sides, evidence.means, rule.margin, upper)
+    c = evidence.comparison
+    return bound_p(evidence.sides, evidence.means, rule.margin, upper, max(abs(c.a), abs(c.b)))
 
 
 def _loss_only(rule: Rule) -> bool:
@@ -547,6 +597,7 @@ def _evaluate_rule(rule: Rule, candidate: Candidate, confidence: float) -> RuleR
         c, what = candidate.differences.get(rule.metric), "difference"
     if c is None or c.n == 0:
         return _unscored(rule, candidate, "no question scored")
+    c = _as_judged(rule, c)
     outcome = _judge(rule.op, rule.margin, c.ci_low, c.ci_high)
     detail = _bound_sentence(rule, c, what, level)
     if (

@@ -6,6 +6,7 @@ Everything the report shows is in the returned ``Comparison``; rendering compute
 from __future__ import annotations
 
 import math
+import shlex
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
@@ -25,7 +26,7 @@ from ..analysis.gates import (
 from ..analysis.metrics import RETRIEVAL_NEEDS, MetricTables, Options, Unranked, plan
 from ..analysis.power import Power, power_of
 from ..analysis.registry import ANSWER, RETRIEVAL, SCORE, base_name, names, parse_name
-from ..analysis.scores import oriented
+from ..analysis.scores import oriented, own_name
 from ..analysis.slices import SliceResult, slice_results
 from ..analysis.spans import CHAR_METRICS
 from ..analysis.stats import MetricComparison, as_compared, compare_metric
@@ -34,6 +35,7 @@ from ..analysis.verdict import Verdict, decide, margin_for
 from ..diagnosis.diagnose import COSTS, Diagnosis, diagnose
 from ..errors import InputError
 from ..formatting import agreeing, fmt_count, fmt_listed, fmt_pct, listed, shown_value
+from ..inputs.contract import BY_NAME as CONTRACT
 from ..inputs.contract import has_samples
 from ..inputs.database import ScoredRun
 from ..inputs.load import RunFile, Source, open_source
@@ -128,34 +130,118 @@ def _slice_values(
     return kept, too_fine
 
 
-def _not_compared(
-    runs: dict[str, RunFile], options: Options, metric: str, paired: pd.DataFrame
+def check_pair_rules(
+    pair: tuple[RunFile, RunFile],
+    options: Options,
+    requirements: Requirements,
+    keep: list[str] | None = None,
+    scored: tuple[ScoredRun, ScoredRun] | None = None,
+) -> None:
+    """Refuse a rule the comparison of ``pair`` (as compare_runs takes it) cannot judge, reading
+    only what its rules are checked against: slice values, per-question metrics (no curve) and
+    cost columns. A study checks every candidate so before it compares any: checked inside each
+    comparison, a rule the last candidate cannot judge was refused after the bootstraps of all
+    the others."""
+    runs = {"a": pair[0], "b": pair[1]}
+    options = _with_rule_costs(options, requirements, runs)
+    questions = open_questions(runs["a"], runs["b"], keep, scored)
+    try:
+        _, too_fine = _slice_values(questions, runs, options)
+        tables = questions.tables(options, curve=False)
+        answers = questions.answers(options.cutoff)
+        _check_pair_rules(requirements, runs, options, tables, answers, too_fine)
+    finally:
+        questions.close()
+
+
+def _check_pair_rules(
+    requirements: Requirements,
+    runs: dict[str, RunFile],
+    options: Options,
+    tables: MetricTables,
+    answers: pd.DataFrame,
+    too_fine: dict[str, int],
+) -> None:
+    """Refuse a rule the comparison of ``runs`` cannot judge (check_rules), before any bootstrap.
+
+    A cost column is compared only where a paired question has a value of it in both runs
+    (``answers``, the rows the diagnosis compares costs on): a rule on one that a log leaves
+    empty (null, or inf left out) would read no question, an inconclusive rule that
+    ``--inconclusive pass`` let through, so it is refused naming that log, as a score is."""
+    costs = [c for c in COSTS if (answers[f"{c}_a"].notna() & answers[f"{c}_b"].notna()).any()]
+    check_rules(
+        requirements.rules,
+        scores=[tables.name(base) for base in tables.metrics],
+        costs=costs,
+        columns=_slice_columns(runs, options),
+        too_fine=too_fine,
+        why_absent=lambda metric: _why_not_compared(runs, options, metric, tables.paired, answers),
+    )
+
+
+def _why_not_compared(
+    runs: dict[str, RunFile],
+    options: Options,
+    metric: str,
+    paired: pd.DataFrame,
+    answers: pd.DataFrame,
 ) -> str | None:
-    """Why a rule's metric, a column the report compares when every log has it (an answer
-    metric, a --metric or --lower-is-better column, a tool's score), is not compared: the log
-    that lacks the column or has no value of it on a paired question, or no question with a
-    value in both. None otherwise (the rule then names a metric the report does not know)."""
-    column, cutoff = parse_name(metric)
-    if cutoff is not None and column in names(RETRIEVAL):
-        need = lacking_retrieval(runs)
-        return need and f"{metric} needs {need}"
-    compared = (
+    """Why a rule's metric, a column of the logs, is not compared, and what to do: the option
+    that compares it, or the log to complete (_not_compared); None for a name the logs lack."""
+    # a column of the logs' own that --metric would compare, but that no option names
+    unasked = not (
+        metric in CONTRACT or own_name(metric) or metric in _compared_when_logged(runs, options)
+    )
+    if unasked and all(metric in run.columns for run in runs.values()):
+        flag = shlex.quote(metric)
+        return (
+            f"{metric!r} is a column of both logs, which the report compares only when asked: "
+            f"pass --metric {flag} (--lower-is-better {flag} where less is better), or drop the "
+            "rule"
+        )
+    why = _not_compared(runs, options, metric, paired, answers)
+    return why and f"{why}, so it is not compared; log it in every run or drop the rule"
+
+
+def _compared_when_logged(runs: dict[str, RunFile], options: Options) -> tuple[str, ...]:
+    """The columns the report compares where every log has them: answer metrics, costs, the
+    --metric and --lower-is-better columns and the scores the logs' tool wrote."""
+    return (
         *names(ANSWER),
         *COSTS,
         *options.score_columns,
         *options.lower_is_better,
         *(score for run in runs.values() for score in run.scores),
     )
-    if column not in compared:
+
+
+def _not_compared(
+    runs: dict[str, RunFile],
+    options: Options,
+    metric: str,
+    paired: pd.DataFrame,
+    answers: pd.DataFrame,
+) -> str | None:
+    """Why a rule's metric, a column the report compares when every log has it (an answer
+    metric, a cost, a --metric or --lower-is-better column, a tool's score), is not compared:
+    the log that lacks the column or has no value of it on a paired question (a cost's values
+    are those of ``answers``, a score's of ``paired``), or no question with a value in both.
+    None otherwise (the rule then names a metric the report does not know)."""
+    column, cutoff = parse_name(metric)
+    if cutoff is not None and column in names(RETRIEVAL):
+        need = lacking_retrieval(runs)
+        return need and f"{metric} needs {need}"
+    if column not in _compared_when_logged(runs, options):
         return None
     if not any(column in run.columns for run in runs.values()):
         return None
     if one := _logged_by_one(runs, column):
         return one
+    values = paired if f"{column}_a" in paired or column not in COSTS else answers
     empty = [
         key
         for key in runs
-        if f"{column}_{key}" not in paired or paired[f"{column}_{key}"].isna().all()
+        if f"{column}_{key}" not in values or values[f"{column}_{key}"].isna().all()
     ]
     if len(empty) == 1:
         other = "b" if empty[0] == "a" else "a"
@@ -286,15 +372,9 @@ def compare_runs(
         by_cluster = _cluster_values(questions, runs, options)
         stage(f"{named}: per-question metrics")
         tables = questions.tables(options)
+        answers = questions.answers(options.cutoff)
         if requirements:
-            check_rules(
-                requirements.rules,
-                scores=[tables.name(base) for base in tables.metrics],
-                costs=[c for c in COSTS if all(c in r.columns for r in runs.values())],
-                columns=_slice_columns(runs, options),
-                too_fine=too_fine,
-                why_absent=lambda metric: _not_compared(runs, options, metric, tables.paired),
-            )
+            _check_pair_rules(requirements, runs, options, tables, answers, too_fine)
         if accepted:
             accepted()
         headline = headline_metric(tables)
@@ -311,7 +391,6 @@ def compare_runs(
         clusters = _cluster_labels(by_cluster, ids)
         stage(f"{named}: diagnosis")
         golden = questions.audit(tables, slice_values, options.strict)
-        answers = questions.answers(options.cutoff)
         supported = _supported(answers, options)
         diagnosis = diagnose(
             answers,

@@ -27,8 +27,9 @@ class Questions(Protocol):
     def slice_values(self, column: str) -> pd.DataFrame:
         """queries/slice_values.sql's rows for ``column``."""
 
-    def tables(self, options: Options) -> MetricTables:
-        """Both runs' per-question metrics, paired."""
+    def tables(self, options: Options, curve: bool = True) -> MetricTables:
+        """Both runs' per-question metrics, paired; with the metric-vs-k curve where the runs
+        give one, unless ``curve`` is false (a check of the rules reads the metrics' names)."""
 
     def texts(self, ids: list[str]) -> pd.DataFrame:
         """question_id and question (its text, NULL where unknown) of ``ids``."""
@@ -60,8 +61,8 @@ class LoggedQuestions:
     def slice_values(self, column: str) -> pd.DataFrame:
         return self.db.frame("slice_values", column=column)
 
-    def tables(self, options: Options) -> MetricTables:
-        return compute_tables(self.db, options)
+    def tables(self, options: Options, curve: bool = True) -> MetricTables:
+        return compute_tables(self.db, options, curve)
 
     def texts(self, ids: list[str]) -> pd.DataFrame:
         return self.db.frame("question_texts", ids=ids)

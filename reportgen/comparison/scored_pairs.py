@@ -148,7 +148,8 @@ class ScoredQuestions:
             )
         return pd.DataFrame({"question_id": held["question_id"], "value": None}, dtype=object)
 
-    def tables(self, options: Options) -> MetricTables:
+    def tables(self, options: Options, curve: bool = True) -> MetricTables:
+        """The tables paired (``curve`` changes nothing: tables carry no rankings to curve)."""
         runs = (self.runs["a"], self.runs["b"])
         p = plan(runs, options)
         for run in runs:

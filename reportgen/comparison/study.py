@@ -42,7 +42,7 @@ from ..inputs.database import RunDatabase
 from ..inputs.load import RunFile, Source, open_source, source_path, source_stem
 from ..inputs.readers import ReadOptions, runs_in
 from ..progress import stage
-from .compare import Comparison, Headline, compare_runs, pair_columns
+from .compare import Comparison, Headline, check_pair_rules, compare_runs, pair_columns
 from .questions import open_questions
 from .scored_log import scored_beside_tables
 from .scored_pairs import prompt_sizes, question_ids
@@ -427,6 +427,11 @@ def run_study(
             else [s.tables["facts"].column("n_context").to_pandas() for s in scored]
         )
         _check_prompt_sizes(runs, sizes, requirements)
+    if m > 1 and requirements:  # every rule against every candidate, before any bootstrap
+        stage("checking the rules")
+        for i, run in enumerate(runs[1:], start=1):
+            pair = (scored[0], scored[i]) if scored else None
+            check_pair_rules((runs[0], run), options, requirements, keep, pair)
     pair_options = replace(options, confidence=family_level(options.confidence, m))
     pairs = [
         compare_runs(
