@@ -370,8 +370,8 @@ def check_rules(
 
 
 def _as_judged(rule: Rule, c: MetricComparison) -> MetricComparison:
-    """``c`` with each bound of its interval within float noise of the rule's margin (of -M or
-    +M for 'within M') read as the margin, on the scale of the means compared (stats.noise_at):
+    """``c`` with its estimate and each bound of its interval within float noise of the rule's
+    margin (of -M or +M for 'within M') read as the margin, on the scale of the means compared (stats.noise_at):
     24 costs of 0.003 average 0.0030000000000000005, which failed 'candidate.cost_usd <= 0.003'
     though every value equals the margin. Every rule reads the bounds so, the sentence too."""
     margins = (-rule.margin, rule.margin) if rule.op == WITHIN else (rule.margin,)
@@ -382,7 +382,7 @@ def _as_judged(rule: Rule, c: MetricComparison) -> MetricComparison:
             bound = at_target(bound, margin, scale)
         return bound
 
-    return replace(c, ci_low=judged(c.ci_low), ci_high=judged(c.ci_high))
+    return replace(c, diff=judged(c.diff), ci_low=judged(c.ci_low), ci_high=judged(c.ci_high))
 
 
 def _judge(op: str, margin: float, low: float, high: float) -> str:
