@@ -725,6 +725,12 @@ def test_a_cost_a_rule_names_keeps_its_digits_in_the_metrics_table(tmp_path):
         "0.003942", "0.004625", "+0.000684", "[+0.000643, +0.000726]",
     ]  # fmt: skip
     assert rows["latency_ms (lower is better)"] == ["1540", "2168", "+629", "[+580, +675]"]
+    # the page's metric table as the summary's: it read 0.004 | 0.005 | +0.001 | [+0.001, +0.001]
+    page = (tmp_path / "out" / "report.html").read_text()
+    row = re.search(r"<td[^>]*>cost_usd \(lower is better\)</td>(.*?)</tr>", page, re.S)
+    assert row is not None
+    cells = [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>.*?</td>", row[1])]
+    assert cells[1:5] == ["0.003942", "0.004625", "+0.000684", "[+0.000643, +0.000726]"]
 
 
 def test_a_flagged_slice_of_a_cost_keeps_its_digits(tmp_path):

@@ -18,7 +18,6 @@ from ..analysis.slices import SMALL_SLICE
 from ..analysis.stats import STUDENTIZED_BELOW, MetricComparison
 from ..comparison.compare import Comparison, too_fine_note
 from ..comparison.study import Study
-from ..diagnosis.diagnose import COSTS
 from ..formatting import (
     NOISE,
     agreeing,
@@ -34,7 +33,7 @@ from ..formatting import (
     shown_value,
 )
 from ..inputs.load import RunFile
-from .report import Report, study_warnings
+from .report import Report, metric_digits, study_warnings
 from .user_text import cut_end, cut_middle
 
 MAX_CHARS = 65_536  # GitHub's limit on a comment and on a job summary
@@ -44,7 +43,6 @@ MAX_RULE_ROWS = 60  # gate results shown; the JSON and JUnit hold every one
 MAX_SLICE_ROWS = 30  # flagged slices shown
 MAX_WARNINGS = 20  # caveats shown from the page's "Read first" box; the JSON holds every one
 MAX_REASON = 1_000  # characters of the verdict's reason (the tool's text, naming a metric)
-COST_DIGITS = 4  # significant digits of a cost (latency, dollars, tokens)
 SHA_SHOWN = 12  # hex digits of each input's sha256
 
 _SPECIAL = re.compile(r"([\\`*_\[\]|~#$])")  # $ opens GitHub's math
@@ -97,7 +95,7 @@ def _metric_rows(result: Comparison) -> list[list[str]]:
         higher = name not in costs and result.tables.metric(base_name(name)).higher_is_better
         label = escape(metric_label(name, higher))
         shown = f"**{label}**" if name == result.headline else label
-        digits = _digits(name, c.a)
+        digits = metric_digits(name, c.a)
         rows.append(
             [shown, fmt_num(c.a, digits), fmt_num(c.b, digits), *_difference(name, c), fmt_p(c.p)]
         )
@@ -106,17 +104,8 @@ def _metric_rows(result: Comparison) -> list[list[str]]:
 
 def _difference(name: str, c: MetricComparison) -> list[str]:
     """B - A and its interval, in the metric's digits."""
-    digits = _digits(name, c.a)
+    digits = metric_digits(name, c.a)
     return [fmt_diff(c.diff, digits), fmt_interval(c.ci_low, c.ci_high, digits)]
-
-
-def _digits(name: str, scale: float) -> int:
-    """Decimals of a metric's numbers: a score's 3, a cost column's enough for four significant
-    digits of ``scale`` (1540 ms, 0.004123 USD), also where a rule or --lower-is-better has it
-    compared as a score: at 3 decimals 0.003942 USD read 0.004, its interval [+0.001, +0.001]."""
-    if base_name(name) not in COSTS or not math.isfinite(scale) or scale == 0:
-        return 3
-    return max(0, COST_DIGITS - 1 - math.floor(math.log10(abs(scale))))
 
 
 def _gate_lines(gate: GateResult) -> list[str]:

@@ -61,6 +61,7 @@ from ...formatting import (
 )
 from ...inputs.logged import log, tool_of
 from ...provenance import gzip_data_url, library_versions
+from ..report import metric_digits
 from ..user_text import shown_text
 from . import charts
 from .charts import Chart, RunColours
@@ -294,13 +295,14 @@ def metric_row(c: Any, higher_is_better: bool = True) -> MetricRow:
     """One metric's row; a score where lower is better says so, and is coloured as a gain
     when its interval lies below zero."""
     side = interval_side(c.ci_low, c.ci_high)
+    digits = metric_digits(c.metric, c.a)
     return MetricRow(
         name=metric_label(c.metric, higher_is_better),
         n=c.n,
-        a=fmt_num(c.a),
-        b=fmt_num(c.b),
-        diff=fmt_diff(c.diff),
-        interval=fmt_interval(c.ci_low, c.ci_high),
+        a=fmt_num(c.a, digits),
+        b=fmt_num(c.b, digits),
+        diff=fmt_diff(c.diff, digits),
+        interval=fmt_interval(c.ci_low, c.ci_high, digits),
         wlt=f"{c.wins} / {c.losses} / {c.ties}",
         fixed_broken=f"{c.fixed} / {c.broken}" if c.fixed is not None else "",
         p=fmt_p(c.p),
