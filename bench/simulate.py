@@ -41,7 +41,9 @@ shifts by ``effect``, the spread staying the same, as the power sentence assumes
 - skewed: faithfulness-like, most questions lose a little while a few gain a lot
   (0.2 x (Exp(1) - 1), skewness 2): the case where the median and the mean disagree;
 - heavy (the large check only): latency-like, a heavy right tail
-  (0.1 x (LogNormal(0, 1.5) - e^1.125), skewness 33); and binary with 1% of questions changed.
+  (0.1 x (LogNormal(0, 1.5) - e^1.125), skewness 33); and binary with 1% of questions changed;
+- latency (simulate_one_sided.py only): a latency difference in ms with a right tail,
+  100 x (LogNormal(0, 1) - e^0.5), skewness 6.2.
 """
 
 from __future__ import annotations
@@ -103,6 +105,8 @@ def draw(kind: str, n: int, effect: float, rng: np.random.Generator, changed: fl
         d = np.where(rng.random(n) < 0.5, rng.normal(0.0, 0.3, n), 0.0) + effect
     elif kind == "heavy":
         d = 0.1 * (rng.lognormal(0.0, 1.5, n) - np.exp(1.125)) + effect
+    elif kind == "latency":
+        d = 100 * (rng.lognormal(0.0, 1.0, n) - np.exp(0.5)) + effect
     else:
         d = 0.2 * (rng.exponential(1.0, n) - 1) + effect
     a = rng.random(n)
