@@ -370,16 +370,14 @@ def check_rules(
 
 
 def _as_judged(rule: Rule, c: MetricComparison) -> MetricComparison:
-    """``c`` with its estimate and each bound of its interval within float noise of the rule's
-    margin (of -M or +M for 'within M') read as the margin, on the scale of the means compared
-    (stats.noise_at):
-    24 costs of 0.003 average 0.0030000000000000005, which failed 'candidate.cost_usd <= 0.003'
+    """``c`` with its estimate and each bound of its interval within float noise of one of the
+    rule's margins read as that margin, on the scale of the means compared (stats.noise_at): 24
+    costs of 0.003 average 0.0030000000000000005, which failed 'candidate.cost_usd <= 0.003'
     though every value equals the margin. Every rule reads the bounds so, the sentence too."""
-    margins = (-rule.margin, rule.margin) if rule.op == WITHIN else (rule.margin,)
     scale = max(abs(c.a), abs(c.b))
 
     def judged(bound: float) -> float:
-        for margin in margins:
+        for margin in rule.margins:
             bound = at_target(bound, margin, scale)
         return bound
 
