@@ -29,10 +29,13 @@ from reportgen.inputs.database import RunDatabase
 from reportgen.inputs.load import open_run
 from reportgen.reporters.html import charts
 
-# paired.sql's columns that are not metrics: what the diagnosis and the fairness check read
+# paired.sql's columns that are not metrics: what the diagnosis, the fairness check and the
+# warnings read (prompt_sizes and unranked_samples: of questions answered several times)
 PAIRED_FACTS = {
     "k",
     "passages",
+    "prompt_sizes",
+    "unranked_samples",
     "n_relevant",
     "answerable",
     "context_tokens",

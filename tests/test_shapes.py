@@ -175,7 +175,7 @@ def test_definitions_follow_the_sections_shown(shape):
 
 def test_the_next_experiment_starts_where_its_definition_says(shape):
     """The definition walked from the ranking only; a log without one (or without labels)
-    starts further along, and the definition says where."""
+    starts further along, and the definition's walk starts there."""
     name, absent, _, text, doc = shape
     definitions = " ".join(text.split("Definitions")[-1].split())
     for run in ("a", "b"):
@@ -185,16 +185,26 @@ def test_the_next_experiment_starts_where_its_definition_says(shape):
         first = experiment["path"][0]["question"]
         if "relevant_ids" in absent:
             assert first.startswith("Of "), (name, first)
-            assert "without labelled evidence to find in the prompt, at the answers" in definitions
+            assert (
+                "first link whose share is under 0.8: the share of the answerable questions "
+                "answered correctly"
+            ) in definitions
         elif "retrieved_ids" in absent:
             assert first == (
                 "Does the share of questions whose evidence reached the prompt reach its bar?"
             ), (name, first)
-            assert "Without a ranking logged the walk starts at the prompt" in definitions
+            assert (
+                "first link whose share is under 0.8: the share of questions whose evidence "
+                "reached the prompt (hit@k), then"
+            ) in definitions
         else:
             assert first == (
                 "Does the share of questions whose evidence reached the candidates reach its bar?"
             ), (name, first)
+            assert (
+                "first link whose share is under 0.8: the share of questions whose evidence "
+                "reached the candidates"
+            ) in definitions
 
 
 def test_graded_scores_get_a_rule_that_fits_them(shape):
