@@ -121,8 +121,14 @@ _RANKING = ("retrieved_ids", "relevant_grades", "cited_ids")
             (*_RANKING, "relevant_ids", "context_ids"),
             "the share of the answerable questions answered correctly and with support.",
         ),
+        (
+            ("correct", "faithfulness", "human_correct", "human_faithful", "answer_relevance"),
+            "the share of questions whose evidence reached the candidates (hit at the ranking's "
+            "full depth), then the prompt (hit@k). The answers are not judged without correct: "
+            "past the prompt no experiment is proposed.",
+        ),
     ],
-    ids=["ranking", "prompt", "prompt, no faithfulness", "answers"],
+    ids=["ranking", "prompt", "prompt, no faithfulness", "answers", "no correct"],
 )
 def test_the_next_experiment_definition_walks_the_links_the_logs_have(tmp_path, dropped, walk):
     """The definition spoke of candidates and hits for answer-only logs, and of support where
@@ -139,3 +145,15 @@ def test_the_next_experiment_definition_walks_the_links_the_logs_have(tmp_path, 
     )
     hit = "Hit, not recall: one passage that answers the question is all an answer needs."
     assert text["Next experiment"].endswith(hit) == ("relevant_ids" not in dropped)
+
+
+def test_a_log_of_no_link_to_walk_has_no_next_experiment_definition(tmp_path):
+    """A log of faithfulness alone walks no link (no ranking, no prompt, no correct): the
+    definitions are made without one, not refused."""
+    logs = []
+    for name in ("fare_rules_a_baseline", "fare_rules_b_reranker"):
+        logs.append(tmp_path / f"{name}.parquet")
+        table = pq.read_table(SAMPLE / f"{name}.parquet").select(["question_id", "faithfulness"])
+        pq.write_table(table, logs[-1])
+    text = dict(context.definitions(run_study(logs, Options(n_boot=200)).pairs[0]))
+    assert "Next experiment" not in text

@@ -539,10 +539,14 @@ def links_definition(scored: set[str]) -> str:
 
 def next_experiment_definition(result: Comparison) -> str:
     """The walk of the next experiment from the first link it walks in this report (where the
-    logs let it start) to the answers. A path with no step judged nothing before the answers."""
+    logs let it start) to the answers, which only correct judges: without it the walk ends at
+    the prompt. A path with no step judged nothing before the answers."""
     experiments = [e for e in result.diagnosis.next_experiment.values() if e]
     start = min((WALK.index(e.path[0].link) for e in experiments if e.path), default=len(WALK) - 1)
-    walked = WALK[start:]
+    judged = "correct" in result.tables.metrics
+    walked = WALK[start:] if judged else WALK[start:-1]
+    if not walked:  # no link to walk: the definition is not shown
+        return ""
     support = " and with support" if "faithfulness" in result.tables.metrics else ""
     first = {
         "candidates": "the share of questions whose evidence reached the candidates (hit at "
@@ -557,11 +561,17 @@ def next_experiment_definition(result: Comparison) -> str:
     }
     shares = ", ".join([first[walked[0]], *(then[link] for link in walked[1:])])
     hit = walked[0] != "answers"
-    return (
-        f"Walk the chain and stop at the first link whose share is under {TARGET}: {shares}. If "
-        f"every link holds, the weakest slice of {SMALL_SLICE} or more judged questions with a "
+    past = (
+        f"If every link holds, the weakest slice of {SMALL_SLICE} or more judged questions with a "
         "wrong answer; without one, the last link again; when no answer fails, add harder "
         "questions to the golden set."
+        if judged
+        else "The answers are not judged without correct: past the prompt no experiment is "
+        "proposed."
+    )
+    return (
+        f"Walk the chain and stop at the first link whose share is under {TARGET}: {shares}. "
+        + past
         + (
             " Hit, not recall: one passage that answers the question is all an answer needs."
             if hit
