@@ -8,7 +8,8 @@
 --   value: NaN and infinities are missing values), not_finite (the question's rows whose value
 --   is NaN or infinite, for the warning that says so), too_large (a finite value of the question
 --   beyond $largest, the largest; NULL when there is none: the log is refused), n (its finite
---   values) and variance (their sample variance, NULL for one: the spread of its samples, as
+--   values), unscored (its rows whose value is null: samples its mean leaves out), samples (its
+--   rows) and variance (of its finite values, NULL for one: the spread of its samples, as
 --   sample_spread.sql gives the report's own metrics').
 --   Sums run in value order: same bits.
 WITH scored AS (
@@ -25,6 +26,8 @@ SELECT run, question_id,
        max_by(value, abs(value)) FILTER (WHERE isfinite(value) AND abs(value) > $largest)
            AS too_large,
        count(value) FILTER (WHERE isfinite(value)) AS n,
+       count(*) FILTER (WHERE value IS NULL) AS unscored,
+       count(*) AS samples,
        var_samp(value ORDER BY value) FILTER (WHERE isfinite(value)) AS variance
 FROM scored
 GROUP BY run, question_id

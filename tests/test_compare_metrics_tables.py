@@ -267,7 +267,10 @@ def test_tables_of_sampled_logs_compare_shares_as_the_logs_do(tmp_path):
     assert got["metrics"]["correct"] == from_logs["metrics"]["correct"]
     assert "McNemar" not in got["metrics"]["correct"]["test"]
     assert got["samples"] is None and from_logs["samples"] is not None
-    assert got["warnings"][0].endswith("the spread of the samples: compare the run logs for them")
+    assert got["warnings"][0].endswith(
+        "the spread of the samples and which samples an answer score's mean leaves out: compare "
+        "the run logs for them"
+    )
     # the documents asked about are in the logs, not these tables: they must keep the column
     hint = (
         "Column doc_id looks like the document or conversation each question is about; "

@@ -631,10 +631,13 @@ def test_sampled(sampled, db, tmp_path: Path, sample):
 
 def test_sample_spread(sampled):
     s = sampled.frame("sample_spread")
-    assert list(s.columns) == ["run", "question_id", "metric", "n", "mean", "variance"]
+    assert list(s.columns) == [
+        *("run", "question_id", "metric", "n", "unscored", "samples", "mean", "variance")
+    ]
     f = s[(s.run == "a") & (s.question_id == "q1") & (s.metric == "faithfulness")].iloc[0]
     # 1, 0.5, 0.6: mean 0.7, squares 0.09 + 0.04 + 0.01 over 2
     assert (f.n, f["mean"], f.variance) == (3, pytest.approx(0.7), pytest.approx(0.07))
+    assert (f.unscored, f.samples) == (0, 3)
     single = s[(s.run == "a") & (s.question_id == "q2") & (s.metric == "correct")].iloc[0]
     assert single.n == 1 and pd.isna(single.variance)
     # q2 has no labelled evidence: no retrieval score
@@ -727,7 +730,9 @@ def test_score_column(sampled, tmp_path: Path):
     # q1 in A: correct in samples 0 and 2 of three; in B: sample 1 of two; booleans as 0/1
     assert s.loc[("a", "q1"), "value"] == pytest.approx(2 / 3)
     assert s.loc[("b", "q1"), "value"] == pytest.approx(1 / 2)
-    assert list(s.columns) == ["value", "not_finite", "too_large", "n", "variance"]
+    assert list(s.columns) == [
+        *("value", "not_finite", "too_large", "n", "unscored", "samples", "variance")
+    ]
     # their samples' spread: 1, 0, 1 vary by (1/9 + 4/9 + 1/9) / 2 = 1/3, and 0, 1 by 1/2
     assert (s.n["a", "q1"], s.variance["a", "q1"]) == (3, pytest.approx(1 / 3))
     assert (s.n["b", "q1"], s.variance["b", "q1"]) == (2, pytest.approx(1 / 2))
@@ -745,6 +750,8 @@ def test_score_column(sampled, tmp_path: Path):
     assert got.value["a", "q1"] == 0.5 and pd.isna(got.value["a", "q2"])
     # pandas writes NaN as null, a missing value; the infinity is counted for the warning
     assert (got.not_finite["a", "q1"], got.not_finite["a", "q2"]) == (0, 1)
+    # that null is a sample without a value, of two (the warning of samples left out)
+    assert (got.unscored["a", "q1"], got.samples["a", "q1"], got.unscored["a", "q2"]) == (1, 2, 0)
     # beyond 2**53 (about 9.0e15): the largest in magnitude, for the refusal to name
     assert got.too_large["a", "q3"] == -2e16 and got.too_large[["a"]].isna().sum() == 2
 

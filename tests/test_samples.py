@@ -399,6 +399,38 @@ def test_samples_without_a_prompt_are_named_in_a_warning(tmp_path, source):
     ) in report["warnings"]
 
 
+def test_samples_without_an_answer_score_are_named_in_a_warning(tmp_path):
+    """B's judge left correct null on q1's sample 1 and q2's samples 0 and 2, and faithfulness
+    and a score column on q3's sample 0: each question's score is the mean over its other
+    samples (correct: q1 2 of 2 true, q2 its sample 1 false, q3 1 of 2; faithfulness: q1 0.9,
+    q2 0.6, q3 0.6 from its sample 1), and a warning names them, metrics that leave out the
+    same samples sharing one."""
+    b = _frame(B).assign(judge=[0.5, 1.0, 0.0, 1.0, 0.5, 1.0, 0.25, 0.75])
+    b["correct"] = b["correct"].astype(object)
+    for row in (1, 3, 5):  # q1's sample 1, q2's samples 0 and 2
+        b.at[row, "correct"] = None
+    b.at[6, "faithfulness"] = None  # q3's sample 0
+    b.at[6, "judge"] = None
+    a = _frame(A).assign(judge=0.5)
+    result, report, _ = _compare(tmp_path, a, b, "--metric", "judge")
+    assert result.exit_code == 0, result.output
+    assert report["metrics"]["correct"]["b"] == pytest.approx((1 + 0 + 1 / 2) / 3)
+    assert report["metrics"]["faithfulness"]["b"] == pytest.approx((0.9 + 0.6 + 0.6) / 3)
+    assert report["metrics"]["judge"]["b"] == pytest.approx((0.5 + 2.5 / 3 + 0.75) / 3)
+    assert (
+        "correct has no value on 3 samples of 2 paired questions in run B while other samples "
+        "of those questions have one (q1: 1 of 3; q2: 2 of 3 samples), so each of those "
+        "questions' correct is the mean over its other samples; log correct for every sample"
+    ) in report["warnings"]
+    assert (
+        "faithfulness and judge have no value on 1 sample of 1 paired question in run B while "
+        "other samples of the question have one (q3: 1 of 2 samples), so the question's "
+        "faithfulness and judge are the means over its other samples; log faithfulness and "
+        "judge for every sample"
+    ) in report["warnings"]
+    assert not [w for w in report["warnings"] if "run A while" in w]
+
+
 @pytest.mark.parametrize("column", ["sample", "epoch"])
 def test_one_sample_per_question_is_scored_as_without_the_column(tmp_path, column):
     """inspect-ai writes epoch 1 on every row of a single epoch: nothing is averaged, so correct

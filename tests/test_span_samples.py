@@ -252,3 +252,44 @@ def test_a_sample_without_a_prompt_is_left_out_of_its_question_s_means_with_a_wa
         "metrics and character measures, which are the means over the other samples; log "
         "context_spans for every sample (an empty list when there was none)"
     ) in doc["warnings"]
+
+
+def test_with_k_a_sample_without_spans_is_named_for_its_character_measures(tmp_path: Path):
+    """With --k the retrieval metrics read retrieved_spans and the character measures the
+    prompt (context_spans, else the first k of retrieved_spans); q1's second sample logs
+    neither. Its question's means are its first sample's (evidence recall: q1 1, q2 0 and 1, q3
+    1), the retrieval metrics' warning names the sample for them, and the character measures'
+    warning names it for those (the first one says retrieval metrics only: with --k the prompt
+    is not the ranking)."""
+    label = [_span("d", 0, 10, 1)]
+    found, missed = [_span("d", 0, 10)], [_span("e", 0, 10)]
+    a_rows = [
+        {"question_id": "q1", "sample": "1", "context_spans": found},
+        {"question_id": "q1", "sample": "2", "context_spans": None},
+        {"question_id": "q2", "sample": "1", "context_spans": missed},
+        {"question_id": "q2", "sample": "2", "context_spans": found},
+        {"question_id": "q3", "sample": "1", "context_spans": found},
+    ]
+    b_rows = [{"question_id": q, "context_spans": found} for q in ("q1", "q2", "q3")]
+    ranked = [
+        dict(r, relevant_spans=label, retrieved_spans=None if r["context_spans"] is None else found)
+        for r in a_rows
+    ]
+    a, b = _logs(
+        tmp_path, ranked, [dict(r, relevant_spans=label, retrieved_spans=found) for r in b_rows]
+    )
+    doc = two_run_view(_compare(tmp_path, a, b, "k", "--k", "1")[0])
+    assert doc["metrics"]["recall@1"]["a"] == pytest.approx(1.0)
+    assert doc["metrics"]["evidence_recall"]["a"] == pytest.approx(2.5 / 3)
+    assert (
+        "1 sample of 1 paired question in run A has retrieved_spans null while other samples of "
+        "the question log it (q1: sample 2), so it is left out of the question's retrieval "
+        "metrics, which are the means over the other samples; log retrieved_spans for every "
+        "sample (an empty list when there was none)"
+    ) in doc["warnings"]
+    assert (
+        "evidence_recall, context_precision and evidence_iou have no value on 1 sample of 1 "
+        "paired question in run A while other samples of the question have one (q1: 1 of 2 "
+        "samples), so the question's evidence_recall, context_precision and evidence_iou are "
+        "the means over its other samples; log context_spans for every sample"
+    ) in doc["warnings"]

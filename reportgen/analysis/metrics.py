@@ -14,7 +14,7 @@ from ..inputs.database import RunDatabase, ScoredRun
 from ..inputs.load import RunFile
 from ..inputs.logged import lacking
 from .registry import ANSWER, BY_NAME, CONTEXT, RETRIEVAL, Metric, names, public_name
-from .samples import Spread, decompose
+from .samples import Spread, Unscored, decompose
 from .scores import Scores, user_scores, with_scores
 
 
@@ -124,6 +124,7 @@ class MetricTables:
     # retrieved_ids (or their spans)
     unranked_samples: tuple[Unranked, ...] = ()  # of questions counted in neither of the above
     samples: tuple[Spread, ...] = ()  # variance within vs between questions; () unsampled
+    unscored_samples: tuple[Unscored, ...] = ()  # samples a compared question's mean leaves out
     sampled: bool = False  # a question has several samples: its 0/1 score is then a share
     scores: tuple[Metric, ...] = ()  # the score columns of the logs compared as metrics
     notes: tuple[str, ...] = ()  # about the score columns offered, for the report's warnings
@@ -279,7 +280,7 @@ def compute_tables(db: RunDatabase, options: Options, curve: bool = True) -> Met
         (unmatched.loc[unmatched.run == r, "question_id"].tolist() for r in "ab"),
         sampled,
     )
-    spreads = decompose(db, tables) if sampled else ()
+    spreads, unscored = decompose(db, tables) if sampled else ((), ())
     # paired holds them now; the curve and the sections after read facts and relevant
     db.drop("question_metrics", "question_means", "question_chars")
     by_k = None
@@ -287,7 +288,7 @@ def compute_tables(db: RunDatabase, options: Options, curve: bool = True) -> Met
         depth = db.frame("ranking_depth")["depth"].iloc[0]  # NULL: every ranking is null
         if pd.notna(depth) and depth > 0:
             by_k = db.frame("metric_curve", depth=int(depth), exponential=exponential)
-    return replace(tables, samples=spreads, curve=by_k)
+    return replace(tables, samples=spreads, unscored_samples=unscored, curve=by_k)
 
 
 def _first_ids(ids: list[str], shown: int = 3) -> str:

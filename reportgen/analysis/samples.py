@@ -44,6 +44,18 @@ class Spread:
     # when there is no noise to halve or no between-question variance to keep
 
 
+@dataclass(frozen=True)
+class Unscored:
+    """A compared question of one run some of whose samples have no value of a metric (null)
+    while others have one: its value is the mean over those others."""
+
+    run: str  # "a" or "b"
+    metric: str  # base name (correct)
+    question_id: str
+    unscored: int  # its samples without a value
+    samples: int  # all its samples
+
+
 def samples_to_halve(samples: float, share: float | None) -> int | None:
     """Samples per question at which the within-question share is half of ``share``.
 
@@ -132,10 +144,13 @@ def spread(per_question: pd.DataFrame, metrics: tuple[str, ...]) -> tuple[Spread
     return tuple(out)
 
 
-def decompose(db: RunDatabase, tables: MetricTables) -> tuple[Spread, ...]:
+def decompose(
+    db: RunDatabase, tables: MetricTables
+) -> tuple[tuple[Spread, ...], tuple[Unscored, ...]]:
     """The spread of every metric of ``tables``, the score columns' read from the logs' rows as
-    their means are, then facts and relevant cut to one answer per question for the sections
-    that read single answers (needs question_metrics and question_means)."""
+    their means are, and the samples each compared question's mean leaves out; then facts and
+    relevant cut to one answer per question for the sections that read single answers (needs
+    question_metrics and question_means)."""
     per_question = db.frame("sample_spread")
     if tables.scores:
         own = score_samples(db, tables.scores, tables.paired["question_id"])
@@ -143,4 +158,19 @@ def decompose(db: RunDatabase, tables: MetricTables) -> tuple[Spread, ...]:
     spreads = spread(per_question, tables.metrics)
     db.execute("first_sample")
     db.execute("relevant")
-    return spreads
+    return spreads, unscored(per_question, tables)
+
+
+def unscored(per_question: pd.DataFrame, tables: MetricTables) -> tuple[Unscored, ...]:
+    """Every compared question of a metric some of whose samples have no value of it: a
+    question whose samples all lack it is not compared, and the report says so elsewhere."""
+    rows = per_question[per_question["unscored"] > 0]
+    p, out = tables.paired, []
+    for metric, group in rows[rows["metric"].isin(tables.metrics)].groupby("metric", sort=False):
+        compared = set(p.loc[p[[f"{metric}_a", f"{metric}_b"]].notna().all(axis=1), "question_id"])
+        out += [
+            Unscored(r.run, str(metric), r.question_id, int(r.unscored), int(r.samples))
+            for r in group.itertuples()
+            if r.question_id in compared
+        ]
+    return tuple(sorted(out, key=lambda u: (u.run, tables.metrics.index(u.metric), u.question_id)))

@@ -156,16 +156,17 @@ def with_scores(
 
 def score_samples(db: RunDatabase, metrics: tuple[Metric, ...], paired: pd.Series) -> pd.DataFrame:
     """Each score column's samples summarised per run and question as queries/sample_spread.sql
-    summarises the report's own metrics (run, question_id, metric, n, mean, variance), for the
-    spread of samples: of the ``paired`` questions (the column's rows hold every question of a
-    log, a study's too) with a finite value."""
+    summarises the report's own metrics (run, question_id, metric, n, unscored: its samples whose
+    value is null, samples, mean, variance), for the spread of samples: of the ``paired``
+    questions (the column's rows hold every question of a log, a study's too) with a finite
+    value."""
     frames = [
         db.frame("score_column", column=m.source or m.name, largest=LARGEST_VALUE)
         .rename(columns={"value": "mean"})
         .assign(metric=m.name)
         for m in metrics
     ]
-    columns = ["run", "question_id", "metric", "n", "mean", "variance"]
+    columns = ["run", "question_id", "metric", "n", "unscored", "samples", "mean", "variance"]
     return pd.concat(
         [f.loc[(f["n"] > 0) & f["question_id"].isin(paired), columns] for f in frames],
         ignore_index=True,

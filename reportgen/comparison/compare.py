@@ -25,7 +25,8 @@ from ..analysis.gates import (
 )
 from ..analysis.metrics import RETRIEVAL_NEEDS, MetricTables, Options, Unranked, plan
 from ..analysis.power import Power, power_of
-from ..analysis.registry import ANSWER, RETRIEVAL, SCORE, base_name, names, parse_name
+from ..analysis.registry import ANSWER, CONTEXT, RETRIEVAL, SCORE, base_name, names, parse_name
+from ..analysis.samples import Unscored
 from ..analysis.scores import oriented, own_name
 from ..analysis.slices import SliceResult, slice_results
 from ..analysis.spans import CHAR_METRICS
@@ -744,7 +745,16 @@ def _warnings(tables: MetricTables, golden: Audit, runs: dict[str, RunFile]) -> 
     for key in "ab":
         if left := [u for u in tables.unranked_samples if u.run == key]:
             warnings.append(_unranked_samples(left, key, tables, runs))
+        warnings += _unscored_samples(tables, key, runs)
     return warnings + _unscored_answers(tables, labels)
+
+
+def _prompt_is_ranking(tables: MetricTables, run: RunFile) -> bool:
+    """Whether the ranking scored is the prompt, so that a sample without one has no character
+    measures either: without --k, or in a log whose prompt is the ranking's top k."""
+    return tables.k_source == "context_ids" or not {"context_ids", "context_spans"} & set(
+        run.columns
+    )
 
 
 def _unranked_samples(
@@ -755,11 +765,10 @@ def _unranked_samples(
     are named. Its character measures lose them too when the ranking is the prompt (no --k, or
     a log whose prompt is the ranking's top k)."""
     column, n, m = tables.ranking_column, sum(len(u.samples) for u in left), len(left)
-    prompt = tables.k_source == "context_ids" or not {"context_ids", "context_spans"} & set(
-        runs[key].columns
-    )
     what = "retrieval metrics" + (
-        " and character measures" if prompt and CHAR_METRICS[0] in tables.metrics else ""
+        " and character measures"
+        if _prompt_is_ranking(tables, runs[key]) and CHAR_METRICS[0] in tables.metrics
+        else ""
     )
     shown = "; ".join(
         f"{listed([u.question_id])}: {agreeing(len(u.samples), 'sample', 'samples')} "
@@ -775,6 +784,46 @@ def _unranked_samples(
         f"over the other samples; {log([column], runs.values())} for every sample (an empty "
         "list when there was none)"
     )
+
+
+def _unscored_samples(tables: MetricTables, key: str, runs: dict[str, RunFile]) -> list[str]:
+    """The samples of run ``key`` without a value of a metric their question's other samples
+    have, which its mean over samples leaves out: an answer score (a judge that timed out on
+    one sample), a score column, or the character measures of a sample whose prompt alone is
+    null (their ranking's, and the retrieval metrics', are _unranked_samples'). Metrics that
+    leave out the same samples share one warning."""
+    run = runs[key]
+    kinds = {ANSWER, SCORE} | (set() if _prompt_is_ranking(tables, run) else {CONTEXT})
+    prompt = next((c for c in ("context_spans", "context_ids") if c in run.columns), "context_ids")
+    left: dict[str, list[Unscored]] = {}
+    for u in tables.unscored_samples:
+        if u.run == key and tables.metric(u.metric).kind in kinds:
+            left.setdefault(u.metric, []).append(u)
+    grouped: dict[tuple[tuple[str, int, int], ...], list[str]] = {}
+    for metric, questions in left.items():
+        counts = tuple((u.question_id, u.unscored, u.samples) for u in questions)
+        grouped.setdefault(counts, []).append(metric)
+    warnings = []
+    for rows, metrics in grouped.items():
+        n, m, k = sum(r[1] for r in rows), len(rows), len(metrics)
+        names = [tables.name(metric) for metric in metrics]
+        named = " and ".join(filter(None, [listed(names[:-1]), listed(names[-1:])]))
+        shown = "; ".join(f"{listed([q])}: {u} of {s}" for q, u, s in rows[:EXAMPLES]) + (
+            f" and {m - EXAMPLES} more" if m > EXAMPLES else ""
+        )
+        columns = dict.fromkeys(
+            prompt if tables.metric(b).kind == CONTEXT else tables.metric(b).source or b
+            for b in metrics
+        )
+        whose = agreeing(m, "the question's", "each of those questions'")
+        warnings.append(
+            f"{named} {agreeing(k, 'has', 'have')} no value on {fmt_count(n, 'sample')} of "
+            f"{fmt_count(m, 'paired question')} in run {run.label} while other samples of "
+            f"{agreeing(m, 'the question', 'those questions')} have one ({shown} samples), so "
+            f"{whose} {named} {agreeing(k, 'is the mean', 'are the means')} over its other "
+            f"samples; {log(columns, runs.values())} for every sample"
+        )
+    return warnings
 
 
 def _unscored_answers(tables: MetricTables, labels: tuple[str, str]) -> list[str]:

@@ -106,7 +106,7 @@ class ScoredQuestions:
             ),
             *(["the metric-vs-k curve"] if {"retrieved_ids", "retrieved_spans"} & logged else []),
             *(
-                ["the spread of the samples"]
+                ["the spread of the samples", "which samples an answer score's mean leaves out"]
                 if any(_scored(r).logged.sampled for r in self.runs.values())
                 else []
             ),
