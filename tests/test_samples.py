@@ -431,6 +431,29 @@ def test_samples_without_an_answer_score_are_named_in_a_warning(tmp_path):
     assert not [w for w in report["warnings"] if "run A while" in w]
 
 
+def test_ceilings_of_samples_read_each_sample_s_prompt(tmp_path):
+    """Two relevant passages; A answers each question twice, with a prompt of 1 passage and one
+    of 3. Its precision is the mean of the samples', at most (1 + 2/3) / 2 = 5/6, and its recall
+    at most (1/2 + 1) / 2 = 3/4: the smallest prompt alone gave ceilings of 1 and 1/2. B's
+    prompts of 2 can reach 1 on both."""
+    rows = [
+        {"question_id": f"q{i}", "sample": s, "relevant_ids": ["p1", "p2"], "context_ids": c}
+        for i in range(4)
+        for s, c in enumerate([["p1"], ["p1", "p2", "x"]])
+    ]
+    b = pd.DataFrame(
+        {"question_id": [f"q{i}" for i in range(4)], "relevant_ids": [["p1", "p2"]] * 4}
+    ).assign(context_ids=[["p1", "x"]] * 4)
+    result, report, _ = _compare(tmp_path, pd.DataFrame(rows), b)
+    assert result.exit_code == 0, result.output
+    fairness = report["fairness"]
+    precision = fairness["precision ceiling"]["numbers"]
+    recall = fairness["recall ceiling"]["numbers"]
+    assert (precision["a"], precision["b"]) == (pytest.approx(5 / 6), 1.0)
+    assert (recall["a"], recall["b"]) == (pytest.approx(3 / 4), 1.0)
+    assert "a median of 2 slots" in fairness["recall ceiling"]["text"]
+
+
 @pytest.mark.parametrize("column", ["sample", "epoch"])
 def test_one_sample_per_question_is_scored_as_without_the_column(tmp_path, column):
     """inspect-ai writes epoch 1 on every row of a single epoch: nothing is averaged, so correct

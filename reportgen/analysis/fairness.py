@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ..formatting import fmt_change, fmt_count, fmt_num
-from .metrics import MetricTables, run_prompts
+from .metrics import MetricTables, every_prompt, run_prompts
 from .spans import CHAR_METRICS
 
 BUDGET_TOLERANCE = 0.10  # relative difference of the mean context budget
@@ -129,14 +129,13 @@ def _ceilings(tables: MetricTables, k: int) -> list[Check]:
     so low that the metric's values say little against 1.
     """
     p = tables.paired
-    r = {run: p[f"n_relevant_{run}"].to_numpy(dtype=float) for run in ("a", "b")}
-    slots = {  # NaN: not logged; 0: an empty prompt, which scores 0
-        run: p[f"k_{run}"].to_numpy(dtype=float, na_value=np.nan) for run in ("a", "b")
-    }
+    r = {run: p[f"n_relevant_{run}"].astype(float) for run in ("a", "b")}
+    ranked = [p[f"k_{run}"].to_numpy(dtype=float, na_value=np.nan) for run in ("a", "b")]
     # the questions the metrics' means are over: labelled evidence and a ranking in both runs
-    scored = (r["a"] > 0) & (r["b"] > 0) & ~np.isnan(slots["a"]) & ~np.isnan(slots["b"])
+    scored = (r["a"] > 0) & (r["b"] > 0) & ~np.isnan(ranked[0]) & ~np.isnan(ranked[1])
     if not scored.any():
         return []
+    slots = {run: _slots(tables, run, scored) for run in ("a", "b")}
     checks = []
     for metric, bound in (
         ("precision", lambda rel, n: np.minimum(rel, n) / np.maximum(n, 1)),
@@ -144,7 +143,10 @@ def _ceilings(tables: MetricTables, k: int) -> list[Check]:
     ):
         if metric not in tables.metrics:
             continue
-        best = {run: float(bound(r[run][scored], slots[run][scored]).mean()) for run in r}
+        best = {
+            run: _question_mean(bound(r[run][s.index].to_numpy(), s.to_numpy()), s.index)
+            for run, s in slots.items()
+        }
         if min(best.values()) >= 1:
             continue
         a, b = best["a"], best["b"]
@@ -160,8 +162,8 @@ def _ceilings(tables: MetricTables, k: int) -> list[Check]:
             if fmt_num(a) == fmt_num(b)
             else f"{name} cannot exceed {fmt_num(a)} in A and {fmt_num(b)} in B"
         )
-        prompts = {run: float(np.median(slots[run][scored])) for run in ("a", "b")}
-        varied = len(np.unique(np.concatenate([slots["a"][scored], slots["b"][scored]]))) > 1
+        prompts = {run: float(np.median(s)) for run, s in slots.items()}
+        varied = len(np.unique(np.concatenate([s.to_numpy() for s in slots.values()]))) > 1
         slots_a = f"{prompts['a']:g} slot{'' if prompts['a'] == 1 else 's'}"
         room = (
             f"a median of {slots_a} in A and {prompts['b']:g} in B"
@@ -199,3 +201,24 @@ def _ceilings(tables: MetricTables, k: int) -> list[Check]:
             )
         )
     return checks
+
+
+def _slots(tables: MetricTables, run: str, scored: pd.Series) -> pd.Series:
+    """The slots of every prompt scored of the ``scored`` questions, indexed by the question's
+    row of ``paired``: its k (0 for an empty prompt, which scores 0), or without --k, of a
+    question answered several times, each sample's prompt, since its metrics are the mean of
+    the samples' scores, each at its own prompt (the smallest, which question_means.sql keeps as
+    k, overstates a precision ceiling and understates a recall one)."""
+    p = tables.paired[scored]
+    k = pd.Series(p[f"k_{run}"].to_numpy(dtype=float, na_value=np.nan), index=p.index)
+    if tables.sampled and tables.k_source == "context_ids" and f"prompt_sizes_{run}" in p:
+        return every_prompt(k, p[f"prompt_sizes_{run}"]).astype(float)
+    return k
+
+
+def _question_mean(values: np.ndarray, questions: pd.Index) -> float:
+    """The mean over questions of ``values`` given per prompt: a question's prompts (its
+    samples') averaged first."""
+    if questions.is_unique:
+        return float(values.mean())
+    return float(pd.Series(values, index=questions).groupby(level=0).mean().mean())

@@ -711,7 +711,8 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             "Ceilings (passage labels only): the best mean a metric can reach at each run's own "
             "k over "
             "questions with R relevant passages, min(R, k) / k for precision and min(R, k) / R "
-            "for recall (hit, MRR and nDCG can reach 1); flagged when the runs' ceilings are "
+            "for recall (hit, MRR and nDCG can reach 1), a question answered several times the "
+            "mean of its samples' at their own prompts; flagged when the runs' ceilings are "
             f"more than {CEILING_GAP} apart or one is under {LOW_CEILING}.",
         ),
         ("Links", links_definition({s.metric for s in result.diagnosis.stages})),
