@@ -668,8 +668,9 @@ def compare(tmp_path: Path, a: Path, b: Path, *extra: str) -> tuple[int, str, st
 
 
 def test_passing_gate_exits_0_and_prints_each_rule(logs, tmp_path):
+    # faithfulness unchanged on 40 questions: +-z^2 / (40 + z^2) = +-0.088 could differ unseen
     code, out, err, folder = compare(
-        tmp_path, *logs, "--require", "correct > 0", "--require", "faithfulness within 0.01"
+        tmp_path, *logs, "--require", "correct > 0", "--require", "faithfulness within 0.1"
     )
     assert code == 0, err
     assert "gate: pass" in out
@@ -1121,7 +1122,8 @@ def test_two_questions_both_fixed_pass_no_gate_and_show_no_evidence(tmp_path):
 
 def test_a_score_logged_on_few_questions_says_what_its_rules_read(tmp_path):
     """B logs faithfulness on 3 of 60 questions: 'faithfulness >= -0.05' passed on those 3,
-    and nothing on the page, the JSON or the Markdown said that it read only them."""
+    and nothing on the page, the JSON or the Markdown said that it read only them. (Unchanged
+    on 3 questions, it is now inconclusive: +-0.56 could differ unseen.)"""
     a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
     ids = [f"q{i:02}" for i in range(60)]
     faithful = [1.0] * 60
@@ -1133,7 +1135,11 @@ def test_a_score_logged_on_few_questions_says_what_its_rules_read(tmp_path):
     code, _, err, folder = compare(
         tmp_path, a, b, "--require", "faithfulness >= -0.05", "--markdown", str(tmp_path / "s.md")
     )
-    assert code == 0, err
+    assert code == 1, err
+    assert (
+        "inconclusive (counts as fail)  B  faithfulness >= -0.05: difference 0, interval "
+        "[-0.5615, 0.5615]" in _
+    )
     note = (
         "faithfulness is compared on 3 of 60 paired questions: it has no value on 57 in run B, "
         "and its interval, test and gate rules read the rest only"
@@ -1316,38 +1322,40 @@ SHIFTS = [-0.3, -0.15, -0.05, 0.05, 0.1, 0.15, 0.3]
 
 @pytest.mark.parametrize("n", [5, 12, 24, 60])
 def test_a_constant_value_at_a_rule_s_margin_is_at_the_margin(n):
-    """B's faithfulness 0.35 on every question has a mean of 0.3499999999999999 (summed in
-    floats) and B - A of 0.55 and 0.5 is 0.050000000000000044: 'candidate.faithfulness >=
-    0.35' and 'faithfulness <= 0.05' failed on float rounding. A bound within float noise of
-    the margin is at the margin: a rule that allows equality passes, a strict one does not,
-    whichever side, for a run's own value, a difference, its equivalence and every slice."""
+    """B's score 0.35 on every question has a mean of 0.3499999999999999 (summed in floats)
+    and B - A of 0.55 and 0.5 is 0.050000000000000044: 'candidate.judge >= 0.35' and 'judge
+    <= 0.05' failed on float rounding. A bound within float noise of the margin is at the
+    margin: a rule that allows equality passes, a strict one does not, whichever side, for a
+    run's own value, a difference, its equivalence and every slice. (A score of the logs has no
+    known range, so its constant keeps its one value; a built-in metric's constant has the
+    interval of what could differ unseen, tests/test_no_spread_interval.py.)"""
     wrong = []
     for v in VALUES:
-        own = constant("faithfulness", 0.0, v, n, own=True)
-        rules = {f"candidate.faithfulness {op} {v:g}": want for op, want in OWN_SIDES}
-        got = outcomes(list(rules), Candidate("B", {}, {"faithfulness": own}, {}))
+        own = constant("judge", 0.0, v, n, own=True)
+        rules = {f"candidate.judge {op} {v:g}": want for op, want in OWN_SIDES}
+        got = outcomes(list(rules), Candidate("B", {}, {"judge": own}, {}))
         wrong += [(rule, got[rule]) for rule, want in rules.items() if got[rule] != want]
         for d in SHIFTS:
             w = round(v + d, 10)
             if not 0 <= w <= 1:
                 continue
-            c = constant("faithfulness", v, w, n)
-            rules = {f"faithfulness {op} {d:g}": want for op, want in OWN_SIDES}
+            c = constant("judge", v, w, n)
+            rules = {f"judge {op} {d:g}": want for op, want in OWN_SIDES}
             if n < 6:  # the rule that needs B to differ needs the test too: p 2 / 2^5
-                rules[f"faithfulness {'>=' if d > 0 else '<='} {d:g}"] = "inconclusive"
-            rules[f"faithfulness within {abs(d):g}"] = "pass"
-            got = outcomes(list(rules), Candidate("B", {"faithfulness": c}, {}, {}))
+                rules[f"judge {'>=' if d > 0 else '<='} {d:g}"] = "inconclusive"
+            rules[f"judge within {abs(d):g}"] = "pass"
+            got = outcomes(list(rules), Candidate("B", {"judge": c}, {}, {}))
             wrong += [(rule, v, w, got[rule]) for rule, want in rules.items() if got[rule] != want]
             if n >= SMALL_SLICE:
                 slices = [
                     SliceEvidence(name, *compare_with_sides(
-                        "faithfulness", np.full(n, v), np.full(n, w), binary=False,
+                        "judge", np.full(n, v), np.full(n, w), binary=False,
                         n_boot=200, confidence=0.95, seed=0,
                     ))
                     for name in ("x", "y")
                 ]  # fmt: skip
-                candidate = Candidate("B", {}, {}, {("faithfulness", "slice"): slices})
-                rules = {f"faithfulness[slice] {op} {d:g}": "pass" for op in ("<=", ">=")}
+                candidate = Candidate("B", {}, {}, {("judge", "slice"): slices})
+                rules = {f"judge[slice] {op} {d:g}": "pass" for op in ("<=", ">=")}
                 got = outcomes(list(rules), candidate)
                 wrong += [(rule, v, w, got[rule]) for rule in rules if got[rule] != "pass"]
     assert wrong == []

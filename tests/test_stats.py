@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from scipy import optimize
 from scipy import stats as scipy_stats
 
+from reportgen.analysis.registry import difference_range
 from reportgen.analysis.stats import score_interval
 
 K = 5
@@ -152,16 +153,17 @@ def test_paired_test_from_own_counts(runs):
             assert abs(got["p"] - expected) <= tol, (name, got["p"], expected)
 
 
-def test_identical_runs_have_p_one_and_zero_interval(runs):
-    """A continuous metric with no difference anywhere has no spread: [0, 0]. A 0/1 outcome
-    that changed on none of n questions still cannot rule out changes on a share of them: its
-    interval is the score interval's z^2 / (n + z^2) on each side."""
+def test_identical_runs_have_p_one_and_an_interval_of_what_could_differ_unseen(runs):
+    """No question changed on any metric. A 0/1 outcome that changed on none of n questions
+    still cannot rule out changes on a share of them: its interval is the score interval's
+    z^2 / (n + z^2) on each side; a continuous metric whose difference lies in [-1, 1] takes the
+    same bound on that share (its differences have no spread to resample, which read [0, 0])."""
     _, outs = runs
     z = scipy_stats.norm.ppf(0.975)
     for name, m in outs["same"]["metrics"].items():
         assert (m["wins"], m["losses"]) == (0, 0), name
         assert m["p"] == 1.0, name
-        bound = z**2 / (m["n"] + z**2) if binary_name(name) else 0.0
+        bound = z**2 / (m["n"] + z**2) if difference_range(name) == (-1.0, 1.0) else 0.0
         assert m["diff"] == 0.0, name
         assert (m["ci_low"], m["ci_high"]) == pytest.approx((-bound, bound), abs=1e-9), name
 
@@ -858,16 +860,18 @@ def test_float_noise_is_not_a_changed_question():
 def test_a_constant_shift_with_float_noise_is_tested_as_without_it(n, p):
     """B = A + 0.25 on every question: B - A is 0.25 up to 1e-17 of float noise, which made it
     studentized with p = 0 (bit-exact: the permutation test, p > 0). Now both are a constant
-    shift: no spread, the percentile interval [0.25, 0.25] and the permutation test's p."""
-    from reportgen.analysis.stats import INTERVAL, PERMUTATION, compare_metric
+    shift: no spread, the permutation test's p, and the interval of the share of questions that
+    could differ unseen, z^2 / (n + z^2), as far as [-1, 1] allows."""
+    from reportgen.analysis.stats import NO_SPREAD, PERMUTATION, compare_metric
 
     a = np.random.default_rng(3).uniform(0, 0.7, n)
     b = a + 0.25
     assert np.std(b - a) > 0  # the noise is there
     c, _ = compare_metric("faithfulness", a, b, binary=False, n_boot=500, confidence=0.95, seed=0)
-    assert (c.test, c.interval) == (PERMUTATION, INTERVAL)
+    assert (c.test, c.interval) == (PERMUTATION, NO_SPREAD)
     assert c.p == pytest.approx(p, rel=1e-12)
-    assert (c.ci_low, c.ci_high) == pytest.approx((0.25, 0.25), abs=1e-12)
+    share = scipy_stats.norm.ppf(0.975) ** 2 / (n + scipy_stats.norm.ppf(0.975) ** 2)
+    assert (c.ci_low, c.ci_high) == pytest.approx((0.25 - share * 1.25, 0.25 + share * 0.75))
     assert (c.wins, c.sd, c.detectable) == (n, 0.0, None)
 
 

@@ -43,6 +43,8 @@ CLUSTERED_SCORED = (
 CLUSTERED_SCORED_OWN = (
     "cluster bootstrap, t over clusters and Wilson's score interval, the widest on each side"
 )
+NO_SPREAD = "no spread: Wilson's bound on the share of questions that could differ"
+CLUSTERED_NO_SPREAD = "no spread: Wilson's bound on the share of clusters that could differ"
 CLUSTER_TEST = "paired permutation of clusters"
 NORMAL_LIMIT = "Student's t (normal limit)"
 STUDENTIZED_BELOW = 1_000  # continuous metrics on fewer questions: the STUDENTIZED interval
@@ -92,13 +94,16 @@ class IntervalSides:
     again. ``percentile``: the questions (clusters with --cluster) the expanded percentile
     interval of the bootstrap means widens for, None where it is no side; ``t``: the estimate,
     its standard error and degrees of freedom of a Student's t side; ``pivots``: the bootstrap-t
-    draws of a studentized side; ``score``: fixed, broken and n of Tango's score side. A run's
-    own mean keeps its Wilson side out: no rule asks its bound at a margin."""
+    draws of a studentized side; ``score``: fixed, broken and n of Tango's score side;
+    ``constant``: the one value of differences without spread, the questions (clusters) it was
+    seen on and the range of a difference, of no_spread_interval's side. A run's own mean keeps
+    its Wilson side out: no rule asks its bound at a margin."""
 
     percentile: int | None = None
     t: tuple[float, float, int] | None = None
     pivots: np.ndarray = field(default_factory=lambda: np.empty(0))
     score: tuple[int, int, int] | None = None
+    constant: tuple[float, int, float, float] | None = None
 
 
 def as_compared(values: Values) -> Values:
@@ -512,6 +517,43 @@ def wilson_interval(successes: int, n: int, confidence: float) -> tuple[float, f
     return float(centre - half), float(centre + half)
 
 
+def no_spread_interval(
+    value: float, units: int, span: tuple[float, float], confidence: float
+) -> tuple[float, float]:
+    """The interval of a mean of ``units`` questions (clusters) whose differences are all
+    ``value``, for a difference that can take ``span``: what the sample cannot rule out is a
+    share of the questions differing from ``value`` that it happened not to draw, at most
+    Wilson's upper bound for none seen in ``units``, z^2 / (units + z^2), each of them as far as
+    the range allows. The bootstrap of one value is that value: faithfulness +0.05 on 4
+    questions read [+0.05, +0.05] and passed 'faithfulness within 0.06'; this reads [-0.46,
+    +0.52]. A 0/1 outcome with none changed gets the same from Tango's interval (+-0.161 on 20
+    questions); bench/simulate_no_spread.py measures its coverage."""
+    low, high = span
+    share = _unseen_share(two_sided_z(confidence), units)
+    return value - share * (value - low), value + share * (high - value)
+
+
+def _unseen_share(z: float, units: int) -> float:
+    """Wilson's upper bound at normal quantile ``z`` on a share seen in none of ``units``."""
+    return z * z / (units + z * z)
+
+
+def _no_spread_tail(constant: tuple[float, int, float, float], value: float, upper: bool) -> float:
+    """The tail alpha at which no_spread_interval's ``upper`` bound (else its lower) lies at
+    ``value``: the share of questions that would have to differ to reach it, solved for z in
+    z^2 / (units + z^2); 1 where the bound cannot pass ``value``, 1/2 at the value itself."""
+    centre, units, low, high = constant
+    room, gap = (high - centre, value - centre) if upper else (centre - low, centre - value)
+    if gap < 0:
+        return 1.0
+    if gap == 0:
+        return 0.5
+    if gap >= room:
+        return 0.0
+    share = gap / room
+    return float(special.ndtr(-np.sqrt(units * share / (1 - share))))
+
+
 def resampled_detectable(
     diff: np.ndarray, means: np.ndarray, squares: np.ndarray, critical: tuple[float, float]
 ) -> float | None:
@@ -760,6 +802,7 @@ def compare_with_sides(
             metric, 0, nan, nan, nan, nan, nan, 0, 0, 0, 1.0, None, None, test, INTERVAL, nan
         )
         return empty, np.empty(0), IntervalSides()
+    span = span or difference_range(metric)
     rounded = as_compared(diff)
     wins, losses = int((rounded > 0).sum()), int((rounded < 0).sum())
     groups: int | None = None
@@ -782,6 +825,10 @@ def compare_with_sides(
         elif binary:  # as without clusters: few changes leave no spread to resample
             low, high = wider((low, high), score_interval(wins, losses, n, confidence))
             method, sides = CLUSTERED_SCORED, replace(sides, score=(wins, losses, n))
+        elif span is not None and _no_spread(sums / sizes):
+            centre = float(sums.sum() / sizes.sum())
+            low, high = wider((low, high), no_spread_interval(centre, groups, span, confidence))
+            method, sides = CLUSTERED_NO_SPREAD, replace(sides, constant=(centre, groups, *span))
         effect = design_effect(diff, codes) if groups > 1 else None
         if groups > 1:  # cluster means equal to _DECIMALS have no spread, as _sd
             cluster_se = 0.0 if _no_spread(sums / sizes) else cluster_standard_error(sums, sizes)
@@ -801,6 +848,10 @@ def compare_with_sides(
         boot = percentile_interval(means, level) if interval is None else (np.nan, np.nan)
         low, high = interval or boot
         sides = _question_sides(diff, means, squares, method)
+        if not binary and span is not None and _no_spread(diff):
+            centre = float(diff.mean())
+            low, high = wider((low, high), no_spread_interval(centre, n, span, confidence))
+            method, sides = NO_SPREAD, replace(sides, constant=(centre, n, *span))
         if binary and method == INTERVAL:
             score = (
                 wilson_interval(wins, n, confidence)
@@ -825,7 +876,6 @@ def compare_with_sides(
     # a bound the resamples set (the studentized side's, at the stated level, counted as one)
     from_resamples = method == STUDENTIZED or low == boot[0] or high == boot[1]
     resampled = level if from_resamples and _sd(diff) > 0 else None
-    span = span or difference_range(metric)
     if span is not None:
         low, high = clip_interval(low, high, span)
     low, high = off_noise(low, diff), off_noise(high, diff)
@@ -897,10 +947,11 @@ def bound_p(
     expanded_confidence's widening; the t side: Student's tail of (estimate - value) / se; the
     studentized side: the share of bootstrap-t draws at or past that statistic (an undefined
     draw counts as past, as in bootstrap_t_test); the score side: the normal tail of Tango's
-    statistic at ``value``. A share is that of the interval's quantiles, without the +1 of a
-    Monte-Carlo test (Davison & Hinkley 1997, eq. 4.11): widened for few clusters, the +1 of
-    5,000 resamples alone held p above 0.025 under 5 clusters, where the t side beside it reads
-    the bound. With no side (no interval) there is no evidence: p 1.
+    statistic at ``value``; the side of no spread: _no_spread_tail. A share is that of the
+    interval's quantiles, without the +1 of a Monte-Carlo test (Davison & Hinkley 1997, eq.
+    4.11): widened for few clusters, the +1 of 5,000 resamples alone held p above 0.025 under 5
+    clusters, where the t side beside it reads the bound. With no side (no interval) there is
+    no evidence: p 1.
     """
     tails: list[float] = []
     if sides.percentile is not None:
@@ -918,6 +969,10 @@ def bound_p(
     if sides.score is not None:
         z = tango_score(*sides.score, float(np.clip(value, -1.0, 1.0)))
         tails.append(float(special.ndtr(z if upper else -z)))
+    if sides.constant is not None:
+        centre, units, low, high = sides.constant
+        at = (at_target(centre, value, scale), units, low, high)
+        tails.append(_no_spread_tail(at, value, upper))
     return max(tails, default=1.0)
 
 
