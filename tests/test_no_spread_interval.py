@@ -96,3 +96,16 @@ def test_rules_on_a_constant_shift_of_four_questions_are_inconclusive(tmp_path):
     assert code == 1, output
     lines = [line for line in output.splitlines() if any(rule in line for rule in rules)]
     assert len(lines) == 3 and all("inconclusive" in line for line in lines), output
+
+
+def test_shares_of_samples_answered_alike_are_not_certain(tmp_path):
+    """20 questions answered three times, every answer correct in both runs: a share of 1 in
+    both, no spread. It read [0, 0] and passed 'correct within 0.05'; one answer each reads
+    Tango's +-0.161, and so do the shares now."""
+    rows = [question(i, "s", True, sample=str(s)) for i in range(20) for s in range(3)]
+    code, output, _ = compare(
+        tmp_path, rows, rows, "--n-boot", "1000", "--require", "correct within 0.05"
+    )
+    assert code == 1, output
+    bound = Z**2 / (20 + Z**2)
+    assert f"interval [{-bound:.4f}, {bound:.4f}]" in output
