@@ -1471,6 +1471,11 @@ def test_rules_name_metrics_of_any_name_end_to_end(tmp_path):
             "no metric 'nosuch' in these logs; name one of correct, faithfulness, \"2nd\", "
             "latency_ms",
         ),
+        (  # read as a difference rule on a metric named 'candidate.2nd': names hold dots
+            "candidate.2nd >= 0.5",
+            "a metric whose name is not a plain word (a space, a leading digit) goes in double "
+            "quotes after candidate.: 'candidate.\"2nd\" >= 0.5'",
+        ),
     ],
 )
 def test_a_rule_on_a_column_not_asked_for_says_to_ask(tmp_path, rule, message):

@@ -346,7 +346,7 @@ def check_rules(
     for rule in rules:
         known = scores if rule.kind in (CANDIDATE, SLICE) else scores + costs
         if rule.metric not in known:
-            why = why_absent(rule.metric)
+            why = why_absent(rule.metric) or _own_unquoted(rule, scores)
             # a candidate or per-slice rule naming a cost compares it as a score too
             names = ", ".join(map(written, dict.fromkeys(scores + costs)))
             raise RuleError(
@@ -367,6 +367,20 @@ def check_rules(
                 f"rule {rule.text!r}: the report computes no slices of column {rule.column!r}, "
                 "which has too many values to slice by; pick a coarser column with --slice"
             )
+
+
+def _own_unquoted(rule: Rule, scores: list[str]) -> str | None:
+    """How to write a candidate rule on a metric that must be quoted, written bare:
+    'candidate.2nd >= 0.5' reads as a difference rule on a metric named 'candidate.2nd' (a
+    name may hold dots)."""
+    own = rule.metric.removeprefix("candidate.")
+    if rule.kind != DIFFERENCE or own == rule.metric or own not in scores:
+        return None
+    quoted = rule.text.replace(rule.metric, f"candidate.{written(own)}", 1)
+    return (
+        "a metric whose name is not a plain word (a space, a leading digit) goes in double "
+        f"quotes after candidate.: {quoted!r}"
+    )
 
 
 def _as_judged(rule: Rule, c: MetricComparison) -> MetricComparison:
