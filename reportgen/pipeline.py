@@ -12,6 +12,7 @@ from typing import Any
 from .analysis.gates import Requirements
 from .analysis.metrics import Options
 from .comparison.study import Study, run_study
+from .errors import InputError
 from .inputs.readers import ReadOptions, mapping_files
 from .output import MAX_JSON_ROWS, SIDECAR_SUFFIX, check_outputs, new_run_id, write_all
 from .progress import stage
@@ -80,6 +81,10 @@ def make_report(
     read = read or {}
     defaults = {} if outputs.json_given else {outputs.json: "--json"}
     check_outputs(outputs.paths, inputs, defaults, read)  # before the long part
+    if outputs.per_question is not None and outputs.per_question.suffix.lower() != ".parquet":
+        raise InputError(
+            f"{outputs.per_question}: --per-question writes Parquet; name a .parquet file"
+        )
     with svg_process.started():  # its start-up runs beside the statistics
         study = run_study(
             paths,

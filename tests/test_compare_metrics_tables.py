@@ -500,3 +500,45 @@ def test_tables_keep_what_the_reader_and_the_row_checks_said_of_their_logs(tmp_p
     assert got["warnings"] == [*from_logs["warnings"], NOTE.replace("the question texts, ", "")
                                .replace(", unjudged@k", "")]  # fmt: skip
     assert merged in got["warnings"]
+
+
+def _edited(tmp_path: Path, column: str, value: object, text: bool = False) -> Path:
+    """B's table of a 20-question log, its first row's ``column`` set to ``value`` (the column
+    as text with ``text``), its metadata kept: a table edited by hand or another tool."""
+    ids = [f"q{i}" for i in range(20)]
+    log = tmp_path / "b.parquet"
+    pd.DataFrame({"question_id": ids, "correct": [i % 3 == 0 for i in range(20)],
+                  "faithfulness": 0.6}).to_parquet(log)  # fmt: skip
+    table = pq.read_table(scored(log, tmp_path / "mb.parquet"))
+    frame = table.to_pandas()
+    frame[column] = frame[column].astype(object)
+    frame.at[0, column] = value
+    if text:
+        frame[column] = frame[column].astype(str)
+    edited = tmp_path / "edited.parquet"
+    written = pa.Table.from_pandas(frame, preserve_index=False)
+    pq.write_table(written.replace_schema_metadata(table.schema.metadata), edited)
+    return edited
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "text", "problem"),
+    [
+        ("correct", True, True, "column correct has type large_string, expected numbers"),
+        ("correct", 5.0, False, "row 1 (question_id 'q0'): correct is 5.0, outside [0, 1]"),
+        ("faithfulness", 2.0, False, "row 1 (question_id 'q0'): faithfulness is 2.0, outside "
+         "[0, 1]"),
+        ("faithfulness", float("inf"), False, "row 1 (question_id 'q0'): faithfulness is inf, "
+         "not a finite number"),
+        ("question_id", None, False, "row 1 has no question_id (null or blank)"),
+        ("question_id", " ", False, "row 1 has no question_id (null or blank)"),
+    ],
+)  # fmt: skip
+def test_a_table_s_values_are_checked_as_a_log_s(tmp_path, column, value, text, problem):
+    """correct as text stopped with a TypeError; correct 5.0 and faithfulness 2.0 or inf were
+    compared (B inf, a JSON p of null), and a question without an id dropped: each is refused
+    in one line naming the file, the row and the column."""
+    b = _edited(tmp_path, column, value, text)
+    assert fail("compare", b, b, "-o", tmp_path / "r.html") == (
+        f"ragreport: error: {b}: {problem}; write it again with ragreport metrics"
+    )

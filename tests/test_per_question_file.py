@@ -102,8 +102,10 @@ def test_at_max_json_rows_the_json_keeps_them(tmp_path, monkeypatch):
         (lambda tmp: tmp / "r.json", "two outputs share one path"),
         (lambda tmp: tmp / "missing" / "q.parquet", "does not exist"),
         (lambda tmp: A, "is one of the input run logs"),
+        # a .csv name got Parquet bytes
+        (lambda tmp: tmp / "pq.csv", "--per-question writes Parquet; name a .parquet file"),
     ],
-    ids=["folder", "the JSON's path", "missing folder", "an input"],
+    ids=["folder", "the JSON's path", "missing folder", "an input", "not .parquet"],
 )
 def test_a_bad_path_is_refused_before_anything_is_written(tmp_path, where, message):
     code, _, err = invoke(

@@ -510,3 +510,50 @@ def test_score_columns_have_their_sampling_noise(tmp_path, only):
     assert score["A"]["within"] is None and score["B - A"]["within_share"] is None
     page = html.read_text()
     assert page.index("How much of the spread is sampling noise?") < page.index("0.0375")
+
+
+def _latency_logs() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Eight questions answered twice. A: latency 100 and 100, correct false then true; B: 50
+    then 250, correct both times. Over the samples latency is A 100, B 150 (+50, +50%) and
+    correct 0.5 against 1 (+50 points); B's first samples alone read 50 (-50%), +100 points."""
+    ids = [f"q{i}" for i in range(8)]
+    a = pd.DataFrame(
+        [
+            {"question_id": q, "sample": s, "correct": s == "2", "latency_ms": 100.0}
+            for q in ids
+            for s in ("1", "2")
+        ]
+    )
+    b = a.assign(correct=True, latency_ms=[50.0, 250.0] * 8)
+    return a, b
+
+
+@pytest.mark.parametrize("options", [(), ("--lower-is-better", "latency_ms")])
+def test_a_cost_of_repeated_answers_is_its_mean_everywhere(tmp_path, options):
+    """The gate and the metric table read latency's means over samples, while the cost section,
+    its sentence and the Markdown's row read B's first samples (50, -50%, +100 points on
+    correct): every one now reads the means, with or without --lower-is-better."""
+    md = tmp_path / "r.md"
+    a, b = _latency_logs()
+    result, report, html = _compare(tmp_path, a, b, *options, "--markdown", str(md))
+    assert result.exit_code == 0, result.output
+    for section in (report["metrics"]["latency_ms"], report["cost"]["latency_ms"]):
+        assert (section["a"], section["b"], section["diff"]) == (100.0, 150.0, 50.0)
+    assert report["cost"]["latency_ms"]["relative_pct"] == pytest.approx(50.0)
+    assert report["summary"] == "B is +50.0 points on correct at +50% latency."
+    (row,) = [line for line in md.read_text().splitlines() if line.startswith("| latency")]
+    assert row.split(" | ")[1:5] == ["100.0", "150.0", "+50.0", "[+50.0, +50.0]"]
+    assert "B is +50.0 points on correct at +50% latency." in page_text(html)
+
+
+def test_the_links_say_they_read_each_question_s_first_sample(tmp_path):
+    """The stage table scores each question's first answer (A's correct false: 0 of 8), not the
+    means of the metric table (0.5): the page said so only in its glossary, far below; it says
+    so above the table."""
+    a, b = _latency_logs()
+    result, report, html = _compare(tmp_path, a, b)
+    assert result.exit_code == 0, result.output
+    (correct,) = [s for s in report["stages"] if s["metric"] == "correct"]
+    assert correct["a"]["mean"] == 0.0
+    section = page_text(html).split("Which link failed")[1].split("What it costs")[0]
+    assert "each question's first sample" in section

@@ -33,7 +33,7 @@ from ..analysis.spans import CHAR_METRICS
 from ..analysis.stats import MetricComparison, as_compared, compare_metric
 from ..analysis.supported import SupportedRule, supported_rule
 from ..analysis.verdict import Verdict, decide, margin_for
-from ..diagnosis.diagnose import COSTS, Diagnosis, diagnose
+from ..diagnosis.diagnose import COSTS, Diagnosis, diagnose, with_means
 from ..errors import InputError
 from ..formatting import agreeing, fmt_count, fmt_listed, fmt_pct, listed, shown_value
 from ..inputs.contract import BY_NAME as CONTRACT
@@ -423,6 +423,7 @@ def compare_runs(
             clusters=clusters,
         )
         comparisons[name] = oriented(comparisons[name], tables.metric(base))
+    diagnosis = with_means(diagnosis, comparisons)
     _check_margins(options, comparisons)
     if drafted:
         drafted(Headline(options, tables, comparisons, headline, means[headline], place))
@@ -489,10 +490,25 @@ def _with_rule_costs(
 ) -> Options:
     """Cost columns of both logs that candidate and per-slice rules name, compared as
     lower-is-better scores: those rules read per-question values (a cost column the logs lack
-    is left for check_rules to name)."""
+    is left for check_rules to name). With repeated answers every cost both runs carry is, so
+    that the cost section reads the means over a question's samples (``with_means``), not the
+    first sample the diagnosis' answers hold."""
     costs = [c for c in rule_costs(requirements) if all(c in r.columns for r in runs.values())]
+    if any(_sampled(run) for run in runs.values()):
+        costs += [c for c in COSTS if all(_carries(run, c) for run in runs.values())]
     lower = tuple(dict.fromkeys((*options.lower_is_better, *costs)))
     return replace(options, lower_is_better=lower) if costs else options
+
+
+def _sampled(run: RunFile) -> bool:
+    """Whether the run may answer a question more than once: a log's sample column, or a
+    table that records a question of several samples."""
+    return run.scored.logged.sampled if run.scored else has_samples(run.columns)
+
+
+def _carries(run: RunFile, column: str) -> bool:
+    """Whether the run can be compared on ``column``: a log's, or a table's carried, column."""
+    return column in (run.scored.carried if run.scored else run.columns)
 
 
 def _supported(answers: pd.DataFrame, options: Options) -> SupportedRule:

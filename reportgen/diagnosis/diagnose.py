@@ -7,7 +7,7 @@ curve; the report renders the returned ``Diagnosis`` and computes nothing itself
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -173,10 +173,8 @@ def diagnose(
             seed=seed,
             clusters=groups,
         )
-        a, b = comparison.a, comparison.b
-        relative = (b / a - 1) * 100 if a else (0.0 if b == 0 else float("nan"))
-        cost[column] = CostChange(comparison, relative)
-    correct = next((s for s in stages if s.metric == "correct"), None)
+        cost[column] = _cost_of(comparison)
+    correct = next((s.diff for s in stages if s.metric == "correct"), None)
     return Diagnosis(
         stages=tuple(stages),
         missing=tuple(missing),
@@ -391,7 +389,26 @@ def _next_experiment(
     )
 
 
-def _summary(correct: StageScore | None, cost: dict[str, CostChange]) -> str | None:
+def _cost_of(comparison: MetricComparison) -> CostChange:
+    """A cost's B - A with B's change as a share of A's mean."""
+    a, b = comparison.a, comparison.b
+    return CostChange(comparison, (b / a - 1) * 100 if a else (0.0 if b == 0 else float("nan")))
+
+
+def with_means(d: Diagnosis, comparisons: dict[str, MetricComparison]) -> Diagnosis:
+    """The diagnosis with its costs and its summary's correct read from the report's metrics
+    where they are compared: the means over a question's samples, where the answers the
+    diagnosis reads are its first sample's, so that one number is one number on the page."""
+    cost = {
+        name: _cost_of(comparisons[name]) if name in comparisons else change
+        for name, change in d.cost.items()
+    }
+    stage = next((s.diff for s in d.stages if s.metric == "correct"), None)
+    correct = comparisons.get("correct", stage)
+    return replace(d, cost=cost, summary=_summary(correct, cost))
+
+
+def _summary(correct: MetricComparison | None, cost: dict[str, CostChange]) -> str | None:
     """'B is +9.2 points on correct at +37% latency, +11% cost and +6% context tokens.'"""
     parts = [_cost_change(name, c) for name, c in cost.items() if c.comparison.n]
     if not parts:
@@ -399,7 +416,7 @@ def _summary(correct: StageScore | None, cost: dict[str, CostChange]) -> str | N
     at = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
     if correct is None:
         return f"B runs at {at}."
-    return f"B is {fmt_diff(correct.diff.diff * 100, 1)} points on correct at {at}."
+    return f"B is {fmt_diff(correct.diff * 100, 1)} points on correct at {at}."
 
 
 def _cost_change(name: str, change: CostChange) -> str:

@@ -12,15 +12,21 @@ from __future__ import annotations
 
 import glob
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import NoReturn
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from ..analysis.registry import BY_NAME as METRICS
 from ..errors import InputError
+from ..formatting import row_named
+from .contract import BY_NAME as CONTRACT
+from .contract import LARGEST_VALUE, type_problem
 
 SCORING_KEY = "ragreport.scoring"  # schema metadata: (k, gain, span_coverage) by metric
 LOG_KEY = "ragreport.log"  # what compare needs to know of the log it was scored from (LoggedAs)
@@ -313,7 +319,57 @@ def _part(path: Path, first: Path) -> ScoredTable:
             f"{path}: a table of per-question metrics without its column {missing[0]} (saved "
             "again by another tool?); write it again with ragreport metrics, or pass the run log"
         )
+    _check_values(path, table, scoring)
     return ScoredTable(table, scoring, as_logged, (path,))
+
+
+def _check_values(path: Path, table: pa.Table, scoring: Mapping[str, Settings]) -> None:
+    """Refuse a value ``ragreport metrics`` does not write (a table edited by hand or another
+    tool), as the contract refuses a log's, in one line naming the row: a question_id of the
+    contract's types, none null or blank, and metrics that are numbers, finite and in their
+    registry range (a cost 0 or more)."""
+    ids = table["question_id"]
+    problem = type_problem(CONTRACT["question_id"], ids.type)
+    if problem is not None:
+        _refuse(path, f"column question_id {problem}")
+    text = ids.cast(pa.string())
+    blank = pc.or_kleene(pc.is_null(text), pc.equal(pc.utf8_trim_whitespace(text), ""))
+    row = pc.index(blank, True).as_py()
+    if row >= 0:
+        _refuse(path, f"row {row + 1} has no question_id (null or blank)")
+    for metric in scoring:
+        values = table[metric]
+        if pa.types.is_null(values.type):
+            continue
+        if not (pa.types.is_floating(values.type) or pa.types.is_integer(values.type)):
+            _refuse(path, f"column {metric} has type {values.type}, expected numbers")
+        doubles = values.cast(pa.float64())
+        low, high = _range(metric)
+        outside = pc.invert(pc.and_(pc.greater_equal(doubles, low), pc.less_equal(doubles, high)))
+        bad = pc.fill_null(pc.or_(pc.invert(pc.is_finite(doubles)), outside), False)
+        row = pc.index(bad, True).as_py()
+        if row >= 0:
+            value = doubles[row].as_py()
+            what = (
+                "not a finite number"
+                if not math.isfinite(value)
+                else f"outside [{low:g}, {high:g}]"
+            )
+            where = row_named(row + 1, text[row].as_py())
+            _refuse(path, f"{where}: {metric} is {value!r}, {what}")
+
+
+def _range(metric: str) -> tuple[float, float]:
+    """The values a table's metric can take: its registry range, a cost's 0 or more, any other
+    score's up to the contract's largest magnitude."""
+    known = METRICS.get(metric)
+    if known is not None and known.bounds is not None:
+        return known.bounds
+    return (0.0 if metric in CONTRACT else -LARGEST_VALUE), float(LARGEST_VALUE)
+
+
+def _refuse(path: Path, problem: str) -> NoReturn:
+    raise InputError(f"{path}: {problem}; write it again with ragreport metrics")
 
 
 def _recorded(metadata: Mapping[bytes, bytes]) -> tuple[dict[str, Settings], LoggedAs]:

@@ -88,7 +88,10 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 
 def _metric_rows(result: Comparison) -> list[list[str]]:
-    costs = {name: cost.comparison for name, cost in result.diagnosis.cost.items()}
+    # a cost the report compares as a metric keeps the metric's row, the JSON's metrics
+    costs = {
+        n: c.comparison for n, c in result.diagnosis.cost.items() if n not in result.comparisons
+    }
     rows = []
     for name, c in (result.comparisons | costs).items():
         # a cost is lower-is-better, as a score column named by --lower-is-better is

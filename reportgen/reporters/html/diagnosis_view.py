@@ -151,6 +151,14 @@ class ClassRow:
     b: int
 
 
+# where a question has several answers, what of this section reads one of them
+FIRST_SAMPLES = (
+    "A question answered more than once is diagnosed by its first sample (by its sample id): "
+    "the links, the next experiment, the failure classes and the cells read each question's "
+    "first sample, where the metrics above and the costs below average its samples."
+)
+
+
 @dataclass(frozen=True)
 class DiagnosisView:
     stages: list[StageRow]
@@ -172,6 +180,9 @@ class DiagnosisView:
     cases_note: str | None = field(metadata={"help": "says so when not every case is drawn"})
     supported: str | None = field(metadata={"help": "the supported rule; None without it"})
     supported_dominates: bool = field(metadata={"help": "the rule decides the results"})
+    first_samples: str | None = field(
+        metadata={"help": "with repeated answers, that the links read first samples; else None"}
+    )
 
 
 def _stage_rows(result: Comparison) -> list[StageRow]:
@@ -454,4 +465,5 @@ def diagnosis_view(result: Comparison, colours: RunColours) -> DiagnosisView:
         if {"correct", "faithfulness"} <= set(result.tables.metrics)
         else None,
         supported_dominates=result.supported.dominates,
+        first_samples=FIRST_SAMPLES if result.tables.sampled else None,
     )
