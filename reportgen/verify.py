@@ -272,13 +272,19 @@ def verify(report: Path, logs: list[Path]) -> Verification:
                 0, "per_question: the report holds rows and names a file of them too", warnings
             )
         document["per_question"] = rows
-    study = run_study(
-        paths,
-        archived.options,
-        archived.requirements,
-        reading=tuple(run.read for run in runs),
-        labels=tuple(run.label for run in runs),
-    )
+    try:
+        study = run_study(
+            paths,
+            archived.options,
+            archived.requirements,
+            reading=tuple(run.read for run in runs),
+            labels=tuple(run.label for run in runs),
+        )
+    except InputError as exc:  # the logs are the report's (sha256): its options were changed
+        raise InputError(
+            f"{report}: its recorded options (params, the runs' read, the gate's rules) do not "
+            f"run on the logs it read, so it was edited or made by another version ({exc})"
+        ) from None
     fresh = json.loads(json_report.dumps(json_report.build(study), json_report.per_question(study)))
     for name in _NOT_COMPARED:
         fresh.pop(name, None)

@@ -409,6 +409,12 @@ def test_a_trec_report_lacking_its_qrels_digest_does_not_blame_the_log(tmp_path)
         ("supported_threshold", "nan", 'params.supported_threshold is "nan", not a number'),
         ("holdout", "zzz", "params.holdout is not a value compare takes"),
         ("slices", "slice", 'params.slices is "slice", not a list'),
+        (  # blamed on the log, whose sha256 matched: "a.parquet: no column 'nosuch'"
+            "slices",
+            ["nosuch"],
+            "edited.json: its recorded options (params, the runs' read, the gate's rules) do not "
+            "run on the logs it read, so it was edited or made by another version (",
+        ),
     ],
 )
 def test_a_report_edited_past_the_command_s_options_is_bad_input(archived, key, value, says):
