@@ -135,3 +135,12 @@ def test_a_user_score_names_its_column_and_direction():
     assert not latency.higher_is_better
     assert "latency_ms" in latency.definition and "lower is better" in latency.definition
     assert public_name(latency, 5) == "latency_ms"
+
+
+def test_a_table_checks_the_range_of_every_built_in_metric():
+    """Per-question tables are checked against SHARE (the inputs may not read the registry): a
+    built-in metric of another range would be refused where it is right."""
+    from reportgen.analysis.registry import METRICS
+    from reportgen.inputs.scored_table import SHARE
+
+    assert {m.name: m.bounds for m in METRICS} == {m.name: SHARE for m in METRICS}

@@ -22,7 +22,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ..analysis.registry import BY_NAME as METRICS
 from ..errors import InputError
 from ..formatting import row_named
 from .contract import BY_NAME as CONTRACT
@@ -30,6 +29,7 @@ from .contract import LARGEST_VALUE, type_problem
 
 SCORING_KEY = "ragreport.scoring"  # schema metadata: (k, gain, span_coverage) by metric
 LOG_KEY = "ragreport.log"  # what compare needs to know of the log it was scored from (LoggedAs)
+SHARE = (0.0, 1.0)  # the range of every metric ragreport scores (analysis.registry's bounds)
 GLOB = frozenset("*?[")  # a path holding one of these is a glob of shards
 ANSWER_STAGE = "answer_stage"  # the column of each question's queries/answer_stage.sql row
 # the struct column of the log's columns kept for compare's --slice and --cluster, one value a
@@ -319,15 +319,17 @@ def _part(path: Path, first: Path) -> ScoredTable:
             f"{path}: a table of per-question metrics without its column {missing[0]} (saved "
             "again by another tool?); write it again with ragreport metrics, or pass the run log"
         )
-    _check_values(path, table, scoring)
+    _check_values(path, table, scoring, as_logged.carried)
     return ScoredTable(table, scoring, as_logged, (path,))
 
 
-def _check_values(path: Path, table: pa.Table, scoring: Mapping[str, Settings]) -> None:
+def _check_values(
+    path: Path, table: pa.Table, scoring: Mapping[str, Settings], carried: tuple[str, ...]
+) -> None:
     """Refuse a value ``ragreport metrics`` does not write (a table edited by hand or another
     tool), as the contract refuses a log's, in one line naming the row: a question_id of the
     contract's types, none null or blank, and metrics that are numbers, finite and in their
-    registry range (a cost 0 or more)."""
+    range (``carried``: the log's own columns among them, costs and its tool's scores)."""
     ids = table["question_id"]
     problem = type_problem(CONTRACT["question_id"], ids.type)
     if problem is not None:
@@ -344,7 +346,7 @@ def _check_values(path: Path, table: pa.Table, scoring: Mapping[str, Settings]) 
         if not (pa.types.is_floating(values.type) or pa.types.is_integer(values.type)):
             _refuse(path, f"column {metric} has type {values.type}, expected numbers")
         doubles = values.cast(pa.float64())
-        low, high = _range(metric)
+        low, high = _range(metric, carried)
         outside = pc.invert(pc.and_(pc.greater_equal(doubles, low), pc.less_equal(doubles, high)))
         bad = pc.fill_null(pc.or_(pc.invert(pc.is_finite(doubles)), outside), False)
         row = pc.index(bad, True).as_py()
@@ -359,12 +361,12 @@ def _check_values(path: Path, table: pa.Table, scoring: Mapping[str, Settings]) 
             _refuse(path, f"{where}: {metric} is {value!r}, {what}")
 
 
-def _range(metric: str) -> tuple[float, float]:
-    """The values a table's metric can take: its registry range, a cost's 0 or more, any other
-    score's up to the contract's largest magnitude."""
-    known = METRICS.get(metric)
-    if known is not None and known.bounds is not None:
-        return known.bounds
+def _range(metric: str, carried: tuple[str, ...]) -> tuple[float, float]:
+    """The values a table's metric can take: a metric ragreport scores is a share or a 0/1
+    outcome (SHARE, the range of every one the registry holds), a carried cost is 0 or more,
+    a carried score of the log's tool is up to the contract's largest magnitude."""
+    if metric not in carried:
+        return SHARE
     return (0.0 if metric in CONTRACT else -LARGEST_VALUE), float(LARGEST_VALUE)
 
 
