@@ -1,6 +1,6 @@
 """Several runs: one baseline against each candidate, end to end.
 
-Pairing on the questions every run has, labels and --baseline, Holm's adjustment over the
+Pairing on the questions every run has, labels and --baseline, Bonferroni's adjustment over the
 candidates (against a hand computation), simultaneous intervals (their level, and their
 family-wise coverage by simulation), the winner's curse, gates and summaries with several
 candidates, and the packaged JSON Schema.
@@ -160,18 +160,57 @@ def test_each_run_is_scored_once_however_many_pairs_it_is_in(tmp_path, monkeypat
 # --- multiplicity -------------------------------------------------------------------------------
 
 
-def test_holm_over_the_candidates_matches_a_hand_computation(three):
+def test_the_p_adjusted_over_the_candidates_is_bonferroni_s_as_the_intervals(three):
+    """Every interval is at 1 - 0.05 / 2: each metric's p adjusted over the 2 candidates is
+    the same Bonferroni adjustment, min(1, 2 p), worked out here from each section's own p."""
     _, doc = three
     family = doc["family"]
-    assert family["n_candidates"] == 2 and family["adjustment"] == "Holm"
-    for metric in doc["comparisons"][0]["metrics"]:
-        p_b, p_c = (c["metrics"][metric]["p"] for c in doc["comparisons"])
-        low, high = sorted([p_b, p_c])
-        first = min(1.0, 2 * low)  # the smaller p times m = 2
-        second = max(first, min(1.0, high))  # the larger times 1, kept monotone
-        expected = (first, second) if p_b <= p_c else (second, first)
-        got = tuple(family["p_holm"][c["candidate"]][metric] for c in doc["comparisons"])
-        assert got == pytest.approx(expected), metric
+    assert family["n_candidates"] == 2 and family["adjustment"] == "Bonferroni"
+    for c in doc["comparisons"]:
+        for metric, m in c["metrics"].items():
+            assert family["p_holm"][c["candidate"]][metric] == pytest.approx(min(1.0, 2 * m["p"]))
+
+
+def fixing_logs(folder: Path, changes: dict[str, tuple[int, int]]) -> list[Path]:
+    """A baseline of 200 questions, 100 of them correct, then per candidate name one that fixes
+    and breaks (fixed, broken) of its questions."""
+    correct = np.arange(200) % 2 == 0
+    wrong, right = np.flatnonzero(~correct), np.flatnonzero(correct)
+    logs = {"base": correct}
+    for name, (fixed, broken) in changes.items():
+        logs[name] = correct.copy()
+        logs[name][wrong[:fixed]] = True
+        logs[name][right[:broken]] = False
+    ids = [f"q{i:03}" for i in range(200)]
+    for name, values in logs.items():
+        pd.DataFrame({"question_id": ids, "correct": values}).to_parquet(folder / f"{name}.parquet")
+    return [folder / f"{name}.parquet" for name in logs]
+
+
+def test_the_summary_s_adjusted_p_is_the_one_its_verdict_rests_on(tmp_path):
+    """Five candidates of 200 questions fixing 6, 7, 8 and 9 and breaking none, and fixing 12
+    breaking 1: McNemar's exact p is 2 / 2^f, and 2 (1 + 13) / 2^13 for 12 / 1. Each verdict
+    reads its 99% interval and its test's p against 0.01, so the p beside it is 5 p (Bonferroni),
+    read against 0.05. Holm's, shown before, read 0.031 beside "no evidence" (6 fixed) and
+    beside a borderline "better" (7 fixed) alike."""
+    changes = {"f6": (6, 0), "f7": (7, 0), "f8": (8, 0), "f9": (9, 0), "f12b1": (12, 1)}
+    logs = fixing_logs(tmp_path, changes)
+    out = tmp_path / "out"
+    doc = compare_runs(out, *logs, options=(*FAST, "--markdown", out / "r.md"))
+    raw = [2 / 2**6, 2 / 2**7, 2 / 2**8, 2 / 2**9, 2 * 14 / 2**13]
+    bonferroni = [0.15625, 0.078125, 0.0390625, 0.01953125, 0.01708984375]
+    assert [r["p"] for r in doc["summary"]] == pytest.approx(raw)
+    assert [r["p_holm"] for r in doc["summary"]] == pytest.approx(bonferroni)
+    assert [doc["family"]["p_holm"][c]["correct"] for c in changes] == pytest.approx(bonferroni)
+    for r in doc["summary"]:  # the p shown and the verdict it sits beside agree
+        no_evidence = r["outcome"] == "no evidence of a difference"
+        assert r["borderline"] == (no_evidence != (r["p_holm"] >= 0.05)), r["candidate"]
+    page = (out / "r.html").read_text()
+    assert "<th>Bonferroni p</th>" in page and "Holm" not in page.split('id="family"')[0]
+    assert "each candidate&#39;s own p times 5, capped at 1 (Bonferroni" in page
+    markdown = (out / "r.md").read_text()
+    assert "| p (Bonferroni) |" in markdown and "| 0.156 | 6 / 0 |" in markdown
+    assert "| 0.078 | 7 / 0 | better (borderline) |" in markdown
 
 
 def test_every_interval_is_at_the_bonferroni_level(three, tmp_path):
@@ -437,17 +476,6 @@ def test_two_runs_of_one_mean_differ_by_zero_not_minus_zero(tmp_path, write_log)
     assert "diff: 0.000" in page  # the cell's own text, in the static chart's labels
 
 
-def holm_by_hand(ps: list[float]) -> list[float]:
-    """Holm's step-down adjustment, written out: the i-th smallest p times (m - i), kept
-    monotone, capped at 1."""
-    order = sorted(range(len(ps)), key=lambda i: ps[i])
-    out, running = [0.0] * len(ps), 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (len(ps) - rank) * ps[i]))
-        out[i] = running
-    return out
-
-
 def smaller_prompt_logs(folder: Path, write_log) -> list[Path]:
     """Four retrieval-only logs of 40 questions (hits of 20, 28, 36 and 22 in the prompt):
     the third's prompt holds one passage, the others' two."""
@@ -466,16 +494,15 @@ def test_a_candidate_with_a_smaller_prompt_is_adjusted_with_the_others_but_not_r
     tmp_path, write_log
 ):
     """c's prompt holds one passage, the others two: its headline is ndcg@1. The summary's p
-    is adjusted over every candidate's headline comparison (the family the page names), and c
+    is adjusted over the 3 candidates whatever its metric, as its interval is, and c
     is kept out of the run chart, the matrix and the ranking on ndcg@2, with a warning saying
     so and how to score every run alike."""
     base, b, c, d = smaller_prompt_logs(tmp_path, write_log)
     study = run_study([base, b, c, d], Options(n_boot=300))
     assert [r.metric for r in study.summary] == ["ndcg@2", "ndcg@1", "ndcg@2"]
     raw = [r.p for r in study.summary]
-    assert [r.p_holm for r in study.summary] == pytest.approx(holm_by_hand(raw))
-    assert study.summary[1].p_holm == pytest.approx(min(1.0, 3 * raw[1]))  # smallest of 3
-    assert "over every candidate's headline comparison" in study.family.sentence
+    assert [r.p_holm for r in study.summary] == pytest.approx([min(1.0, 3 * p) for p in raw])
+    assert "each candidate's own p times 3, capped at 1 (Bonferroni" in study.family.sentence
     assert [m.label for m in study.run_means] == ["base", "b", "d"]
     assert {cell.row for cell in study.matrix} == {"base", "b", "d"}
     curse = study.curse
@@ -571,7 +598,7 @@ def test_the_page_lists_the_confidence_given_not_each_interval_s_level(three):
     assert "--confidence 95%" in options and "97.5%" not in options
     assert doc["family"]["interval_confidence"] == 0.975
     assert "each interval is at 97.5% (Bonferroni)" in html
-    # the summary's p is Holm-adjusted, each section's its own: the page says which is which
+    # the summary's p is adjusted, each section's its own: the page says which is which
     assert "each candidate&#39;s section gives its own p, unadjusted" in html
     assert html.count("<th>test p, unadjusted</th>") == 2  # each section's metric table
 

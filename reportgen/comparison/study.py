@@ -2,11 +2,11 @@
 
 Each run is scored once (``metrics.score_run``); each candidate is then compared with the
 baseline exactly as two runs are (``compare.compare_runs``), on the questions every run has.
-Across the candidates, p-values are adjusted with Holm's method (the summary's over every
-candidate's headline comparison, the JSON's per metric), and every interval is at the Bonferroni
-level 1 - (1 - confidence) / m for m candidates, so that the verdicts of all candidates hold
-together at --confidence. When the report names a best candidate, it says by how
-much picking the best of m overstates its gain.
+Every interval is at the Bonferroni level 1 - (1 - confidence) / m for m candidates, so that
+the verdicts of all candidates hold together at --confidence, and every p adjusted over the
+candidates is Bonferroni's too, min(1, m p): the verdict reads its test's p against
+(1 - confidence) / m, so the adjusted p beside it reads against 1 - confidence alike. When the
+report names a best candidate, it says by how much picking the best of m overstates its gain.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from ..analysis.gates import GateResult, Requirements, RuleError
 from ..analysis.holdout import Holdout
 from ..analysis.metrics import Options, score_run, typical_prompt
 from ..analysis.registry import base_name, parse_name
-from ..analysis.stats import cluster_covariance, compare_metric, holm, own_mean
+from ..analysis.stats import cluster_covariance, compare_metric, own_mean
 from ..errors import InputError
 from ..formatting import (
     NOISE,
@@ -37,6 +37,7 @@ from ..formatting import (
     fmt_diff,
     fmt_listed,
     fmt_num,
+    fmt_pct,
 )
 from ..inputs.database import RunDatabase
 from ..inputs.load import RunFile, Source, open_source, source_path, source_stem
@@ -50,8 +51,7 @@ from .scored_pairs import prompt_sizes, question_ids
 CHANCE_DRAWS = 100_000  # normal draws behind the chance gain: Monte Carlo error < 0.5% of it
 MAX_RUNS = 8  # the colour-blind-safe palette has 8 colours; each run keeps one on every chart
 TWO_RUN_LABELS = ("A", "B")  # the labels of two runs without --label, as the report always said
-FAMILY_METHOD = "Bonferroni"
-ADJUSTMENT = "Holm"
+FAMILY_METHOD = "Bonferroni"  # of the intervals and of the p adjusted over the candidates
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ class SummaryRow:
     ci_low: float  # at the family level (FAMILY_METHOD)
     ci_high: float
     p: float
-    p_holm: float  # adjusted over every candidate's headline comparison
+    p_holm: float  # adjusted over the candidates (FAMILY_METHOD; the JSON key keeps its name)
     fixed: int | None
     broken: int | None
     outcome: str  # the verdict's outcome
@@ -90,8 +90,8 @@ class Family:
     n_candidates: int
     confidence: float  # --confidence: what the intervals hold with, together
     interval_confidence: float  # the level of each interval
-    method: str
-    adjustment: str
+    method: str  # of the intervals
+    adjustment: str  # of p_holm: the intervals' method, which the verdicts rest on
     p_holm: dict[str, dict[str, float]]  # candidate -> metric -> p adjusted over the candidates
 
     @property
@@ -100,9 +100,10 @@ class Family:
             f"{self.n_candidates} candidates are compared with the baseline: each interval is at "
             f"{self.interval_confidence * 100:.4g}% ({self.method}), so that all "
             f"{self.n_candidates} hold together with {self.confidence * 100:.4g}% confidence, "
-            f"and the summary's p-values are adjusted over the candidates ({self.adjustment}, "
-            "over every candidate's headline comparison); each candidate's section gives its own "
-            "p, unadjusted."
+            f"and the summary's adjusted p is each candidate's own p times {self.n_candidates}, "
+            f"capped at 1 ({self.adjustment}, as the intervals), so that it reads against "
+            f"{fmt_pct(1 - self.confidence)} as each verdict's test does; each candidate's "
+            "section gives its own p, unadjusted."
         )
 
 
@@ -451,17 +452,13 @@ def run_study(
     if m == 1:
         missing = {names[0]: pairs[0].tables.only_b, names[1]: pairs[0].tables.only_a}
     family = _family(pairs, options.confidence, pair_options.confidence) if m > 1 else None
-    # the family the page names: every candidate's headline comparison, whatever its metric
-    headline_p = holm([p.comparisons[p.headline].p for p in pairs])
     return Study(
         options=options,
         runs=[pairs[0].runs["a"], *(p.runs["b"] for p in pairs)],
         pairs=pairs,
         missing=missing,
         family=family,
-        summary=[
-            _summary(p, q if family else None) for p, q in zip(pairs, headline_p, strict=True)
-        ],
+        summary=[_summary(p, family) for p in pairs],
         run_means=_run_means(pairs, options),
         curse=_curse(pairs, options) if m > 1 else None,
         matrix=_matrix(pairs, options) if m > 1 else [],
@@ -504,17 +501,19 @@ def _check_prompt_sizes(
 
 
 def _family(pairs: list[Comparison], confidence: float, level: float) -> Family:
-    metrics = list(dict.fromkeys(name for p in pairs for name in p.comparisons))
-    adjusted: dict[str, dict[str, float]] = {p.runs["b"].label: {} for p in pairs}
-    for name in metrics:
-        having = [p for p in pairs if name in p.comparisons]
-        for p, value in zip(having, holm([p.comparisons[name].p for p in having]), strict=True):
-            adjusted[p.runs["b"].label][name] = value
-    return Family(len(pairs), confidence, level, FAMILY_METHOD, ADJUSTMENT, adjusted)
+    """Every metric's p adjusted over all m candidates, as every interval is at 1 - alpha / m
+    (whether or not each candidate logs the metric): a Holm p beside those intervals read
+    "0.031" beside "no evidence" and beside a borderline "better" alike."""
+    m = len(pairs)
+    adjusted = {
+        p.runs["b"].label: {name: min(1.0, m * c.p) for name, c in p.comparisons.items()}
+        for p in pairs
+    }
+    return Family(m, confidence, level, FAMILY_METHOD, FAMILY_METHOD, adjusted)
 
 
-def _summary(pair: Comparison, p_holm: float | None) -> SummaryRow:
-    """``p_holm``: the headline's p adjusted over the candidates; None with one candidate."""
+def _summary(pair: Comparison, family: Family | None) -> SummaryRow:
+    """``family``: None with one candidate, whose p is its own."""
     c = pair.comparisons[pair.headline]
     label = pair.runs["b"].label
     return SummaryRow(
@@ -526,7 +525,7 @@ def _summary(pair: Comparison, p_holm: float | None) -> SummaryRow:
         ci_low=c.ci_low,
         ci_high=c.ci_high,
         p=c.p,
-        p_holm=c.p if p_holm is None else p_holm,
+        p_holm=c.p if family is None else family.p_holm[label][pair.headline],
         fixed=c.fixed,
         broken=c.broken,
         outcome=pair.verdict.outcome,

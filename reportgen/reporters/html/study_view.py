@@ -33,7 +33,7 @@ class SummaryLine:
     candidate_mean: str
     diff: str
     interval: str
-    p_holm: str
+    p_adjusted: str  # over the candidates, as StudyContext.adjustment says
     fixed_broken: str
     outcome: str
     direction: str  # up, down or none: the colour of the difference
@@ -71,6 +71,7 @@ class StudyContext:
     baseline_colour: str
     n_paired: int
     family: str
+    adjustment: str  # of the summary's p: the method of the candidates' intervals
     curse: str | None
     holdout: str | None
     gate: StudyGate | None
@@ -176,7 +177,7 @@ def build_study_context(study: Study, pair_contexts: list[ReportContext]) -> Stu
             candidate_mean=fmt_num(row.candidate_mean),
             diff=fmt_diff(row.diff),
             interval=fmt_interval(row.ci_low, row.ci_high),
-            p_holm=fmt_p(row.p_holm),
+            p_adjusted=fmt_p(row.p_holm),
             fixed_broken=f"{row.fixed} / {row.broken}" if row.fixed is not None else "",
             outcome=row.reads,
             direction=interval_side(row.ci_low, row.ci_high),
@@ -189,6 +190,7 @@ def build_study_context(study: Study, pair_contexts: list[ReportContext]) -> Stu
         baseline_colour=colours[study.baseline.label],
         n_paired=study.n_paired,
         family=study.family.sentence if study.family else "",
+        adjustment=study.family.adjustment if study.family else "",
         curse=study.curse.sentence if study.curse else None,
         holdout=study.holdout.sentence if study.holdout else None,
         gate=_gate(study, sections),
