@@ -8,6 +8,7 @@ candidates, and the packaged JSON Schema.
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import re
@@ -898,6 +899,37 @@ def test_holdout_end_to_end(tmp_path):
     assert "holds some out for that" not in page
     code, output = invoke("compare", A, B, "-o", tmp_path / "x.html", "--holdout", "2")
     assert code == 2 and "--holdout" in output and not (tmp_path / "x.html").exists()
+
+
+def test_the_winner_s_curse_names_the_candidate_the_held_out_check_measures(tmp_path):
+    """Held out: slice h (20 questions). "overall" gains 10 of 40 elsewhere and 20 of 20 in h,
+    +30/60 = +0.500 in all; "rest" gains 20 of 40 elsewhere and none in h, +0.333. overall
+    comes out best, but rest is the best on the other 40 and the one measured held out: the
+    paragraph said the held-out questions measured the best's difference."""
+    ids = [f"q{i:02}" for i in range(60)]
+    held = np.arange(60) >= 40
+    logs = {
+        "base": np.zeros(60, dtype=bool),
+        "overall": held | (np.arange(60) < 10),
+        "rest": np.arange(60) < 20,
+    }
+    for name, correct in logs.items():
+        frame = pd.DataFrame({"question_id": ids, "split": np.where(held, "h", "o")})
+        frame.assign(correct=correct).to_parquet(tmp_path / f"{name}.parquet")
+    out = tmp_path / "out"
+    options = (*FAST, "--holdout", "split=h", "--markdown", out / "r.md")
+    doc = compare_runs(out, *(tmp_path / f"{name}.parquet" for name in logs), options=options)
+    assert (doc["winners_curse"]["best"], doc["holdout"]["chosen"]) == ("overall", "rest")
+    assert doc["winners_curse"]["held_out_candidate"] == "rest"
+    assert doc["holdout"]["selection_diff"] == pytest.approx(0.5)
+    said = (
+        "Only questions that played no part in the choice measure its difference without this "
+        "bias, and none measure overall&#39;s here: on the questions not held out the best is "
+        "rest, so the held-out check (--holdout) measures rest&#39;s difference instead."
+    )
+    assert said in (out / "r.html").read_text()
+    assert html.unescape(said) in (out / "r.md").read_text()
+    assert "the held-out ones (--holdout) do" not in (out / "r.html").read_text()
 
 
 def test_two_runs_with_a_holdout_measure_the_one_candidate_on_the_held_out(tmp_path):

@@ -124,6 +124,8 @@ class WinnersCurse:
     tied_with: tuple[str, ...] = ()  # the other candidates whose gain equals the best's
     cluster: str | None = None  # --cluster: the errors and covariance are cluster-robust
     held_out: bool = False  # --holdout: the held-out questions measure the choice
+    held_out_candidate: str | None = None  # --holdout: the candidate they measure, the best on
+    # the other questions, which need not be the best on all of them
 
     @property
     def sentence(self) -> str:
@@ -164,12 +166,29 @@ class WinnersCurse:
             f"{leader}. The best of {m} measured on the same "
             f"questions looks better than it is: {chance}; the candidates' differences spread by "
             f"{fmt_num(self.spread)}. Only questions that played no part in the choice measure its "
-            "difference without this bias"
-            + (
-                ": the held-out ones (--holdout) do."
-                if self.held_out
-                else " (--holdout holds some out for that)."
+            f"difference without this bias{self._held_out_clause}"
+        )
+
+    @property
+    def _held_out_clause(self) -> str:
+        """Which candidate the held-out check measures: chosen on the questions not held out,
+        it need not be the best on all of them, whose difference no question then measures
+        without the bias."""
+        chosen = self.held_out_candidate
+        leaders = [self.best, *self.tied_with]
+        if chosen is None:
+            return " (--holdout holds some out for that)."
+        if leaders == [chosen]:
+            return ": the held-out ones (--holdout) do."
+        if chosen in leaders:
+            return (
+                f": the held-out check (--holdout) measures {chosen}'s, the best on the "
+                "questions not held out."
             )
+        named = " or ".join(f"{name}'s" for name in leaders)
+        return (
+            f", and none measure {named} here: on the questions not held out the best is "
+            f"{chosen}, so the held-out check (--holdout) measures {chosen}'s difference instead."
         )
 
 
@@ -452,6 +471,7 @@ def run_study(
     if m == 1:
         missing = {names[0]: pairs[0].tables.only_b, names[1]: pairs[0].tables.only_a}
     family = _family(pairs, options.confidence, pair_options.confidence) if m > 1 else None
+    held_out = _holdout(pairs, options) if options.holdout else None
     return Study(
         options=options,
         runs=[pairs[0].runs["a"], *(p.runs["b"] for p in pairs)],
@@ -460,10 +480,10 @@ def run_study(
         family=family,
         summary=[_summary(p, family) for p in pairs],
         run_means=_run_means(pairs, options),
-        curse=_curse(pairs, options) if m > 1 else None,
+        curse=_curse(pairs, options, held_out) if m > 1 else None,
         matrix=_matrix(pairs, options) if m > 1 else [],
         gate=_gate(pairs),
-        holdout=_holdout(pairs, options) if options.holdout else None,
+        holdout=held_out,
     )
 
 
@@ -658,8 +678,9 @@ def _clusters(pair: Comparison, options: Options) -> pd.Series | None:
     return labels.fillna(own).astype(str).set_axis(ids["question_id"])
 
 
-def _curse(pairs: list[Comparison], options: Options) -> WinnersCurse | None:
-    """None when fewer than two candidates compare the headline metric: nothing was chosen."""
+def _curse(pairs: list[Comparison], options: Options, held: Holdout | None) -> WinnersCurse | None:
+    """None when fewer than two candidates compare the headline metric: nothing was chosen.
+    ``held``: --holdout's check, whose candidate the paragraph names."""
     ranked = _comparing_headline(pairs)
     if len(ranked) < 2:
         return None
@@ -692,7 +713,8 @@ def _curse(pairs: list[Comparison], options: Options) -> WinnersCurse | None:
         spread=float(np.std([h.diff for _, h in headline], ddof=1)),
         correlation=correlation,
         cluster=options.cluster,
-        held_out=options.holdout is not None,
+        held_out=held is not None,
+        held_out_candidate=None if held is None else held.chosen,
     )
 
 
