@@ -450,10 +450,42 @@ def test_the_matrix_of_runs_is_in_the_json_as_the_page_counts_it(tmp_path, write
         assert (m["diff"], m["ci_low"], m["ci_high"]) == (
             -mirror["diff"], -mirror["ci_high"], -mirror["ci_low"]
         )  # fmt: skip
-        assert m["differs"] == (m["ci_low"] > 0 or m["ci_high"] < 0)
+        excludes_zero = m["ci_low"] > 0 or m["ci_high"] < 0
+        assert m["differs"] == (excludes_zero and m["p"] < 0.05 / 3)
+        assert m["borderline"] == (excludes_zero != (m["p"] < 0.05 / 3))
     differing = sum(m["differs"] for m in cells.values()) // 2
     page = (tmp_path / "out" / "r.html").read_text()
     assert f"{differing} of 3 pairs of runs" in page
+
+
+def test_a_pair_of_runs_whose_interval_and_test_disagree_is_borderline_not_different(tmp_path):
+    """Of 40 questions "fixes" fixes 6 and breaks none, "same" is the baseline again. Over 3
+    pairs of runs each interval is at 1 - 0.05 / 3: the score statistic 6 / sqrt(6) = 2.45 is
+    past z = 2.39 and a resample without a fixed question has chance (34/40)^40 = 0.15%, under
+    0.83%, so the interval of fixes against either excludes zero; McNemar's exact p is
+    2 / 2^6 = 0.031, above 0.05 / 3 = 0.0167. The chart counted both pairs as differing, where
+    the verdict calls such a pair borderline."""
+    ids = [f"q{i:02}" for i in range(40)]
+    pd.DataFrame({"question_id": ids, "correct": [False] * 40}).to_parquet(tmp_path / "a.parquet")
+    fixed = pd.DataFrame({"question_id": ids, "correct": [i < 6 for i in range(40)]})
+    fixed.to_parquet(tmp_path / "fixes.parquet")
+    pd.read_parquet(tmp_path / "a.parquet").to_parquet(tmp_path / "same.parquet")
+    out = tmp_path / "out"
+    logs = [tmp_path / f"{name}.parquet" for name in ("a", "fixes", "same")]
+    doc = compare_runs(out, *logs)
+    cells = {(m["row"], m["column"]): m for m in doc["matrix"]}
+    for pair in (("a", "fixes"), ("fixes", "same")):
+        for cell in (cells[pair], cells[pair[::-1]]):
+            assert cell["ci_low"] > 0 or cell["ci_high"] < 0
+            assert cell["p"] == pytest.approx(0.03125)
+            assert (cell["differs"], cell["borderline"]) == (False, True)
+    assert (cells["a", "same"]["differs"], cells["a", "same"]["borderline"]) == (False, False)
+    page = (out / "r.html").read_text()
+    assert (
+        "0 of 3 pairs of runs differ in correct, their interval and test agreeing at the "
+        "Bonferroni level over every pair; 2 more are borderline, their interval and test "
+        "disagreeing: a and fixes, fixes and same."
+    ) in page
 
 
 def test_two_runs_of_one_mean_differ_by_zero_not_minus_zero(tmp_path, write_log):

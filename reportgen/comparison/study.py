@@ -27,7 +27,7 @@ from ..analysis.gates import GateResult, Requirements, RuleError
 from ..analysis.holdout import Holdout
 from ..analysis.metrics import Options, score_run, typical_prompt
 from ..analysis.registry import base_name, parse_name
-from ..analysis.stats import cluster_covariance, compare_metric, own_mean
+from ..analysis.stats import cluster_covariance, compare_metric, own_mean, significance
 from ..errors import InputError
 from ..formatting import (
     NOISE,
@@ -212,10 +212,25 @@ class MatrixCell:
     ci_low: float  # at the Bonferroni level over every pair of runs (confidence)
     ci_high: float
     confidence: float
+    p: float  # the paired test of the same difference, unadjusted: read against 1 - confidence
+
+    @property
+    def _excludes_zero(self) -> bool:
+        return self.ci_low > 0 or self.ci_high < 0
+
+    @property
+    def _significant(self) -> bool:
+        return self.p < significance(self.confidence)
 
     @property
     def differs(self) -> bool:
-        return self.ci_low > 0 or self.ci_high < 0
+        """Interval and test agree that the runs differ, as a verdict that is not borderline."""
+        return self._excludes_zero and self._significant
+
+    @property
+    def borderline(self) -> bool:
+        """The interval and the test disagree, as in a borderline verdict."""
+        return self._excludes_zero != self._significant
 
 
 @dataclass(frozen=True)
@@ -600,8 +615,8 @@ def _run_means(pairs: list[Comparison], options: Options) -> list[RunMean]:
 
 
 def _matrix(pairs: list[Comparison], options: Options) -> list[MatrixCell]:
-    """Every run against every other on the headline, intervals at the Bonferroni level over
-    the pairs of runs."""
+    """Every run against every other on the headline, intervals and tests at the Bonferroni
+    level over the pairs of runs."""
     columns = _headline_columns(pairs)
     n_pairs = len(columns) * (len(columns) - 1) // 2
     level = family_level(options.confidence, n_pairs)
@@ -619,10 +634,10 @@ def _matrix(pairs: list[Comparison], options: Options) -> list[MatrixCell]:
                 confidence=level,
                 seed=options.seed,
             )
-            cells.append(MatrixCell(row, column, c.diff, c.ci_low, c.ci_high, level))
+            cells.append(MatrixCell(row, column, c.diff, c.ci_low, c.ci_high, level, c.p))
             # 0.0 - x, not -x: two runs of one mean would mirror as -0.0 (the JSON's "-0.0")
             mirror = (0.0 - c.diff, 0.0 - c.ci_high, 0.0 - c.ci_low)
-            cells.append(MatrixCell(column, row, *mirror, level))
+            cells.append(MatrixCell(column, row, *mirror, level, c.p))
     return cells
 
 

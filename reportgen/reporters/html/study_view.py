@@ -113,20 +113,40 @@ def _charts(study: Study, colours: dict[str, str]) -> list[Chart]:
                 "diff": [c.diff for c in study.matrix],
                 "text": [fmt_diff(c.diff) for c in study.matrix],
                 "differs": [c.differs for c in study.matrix],
+                "borderline": [c.borderline for c in study.matrix],
             }
         )
-        differing = sum(c.differs for c in study.matrix) // 2
         out.append(
             Chart(
                 id="run-matrix",
                 title="Which runs differ",
-                reading=f"{differing} of {fmt_count(len(study.matrix) // 2, 'pair')} of runs "
-                f"{agreeing(differing, 'differs', 'differ')} in "
-                f"{headline} with the intervals holding together over every pair (Bonferroni).",
+                reading=_matrix_reading(study),
                 spec=charts.difference_matrix(cells, headline),
             )
         )
     return out
+
+
+def _matrix_reading(study: Study) -> str:
+    """How many pairs of runs differ, interval and test agreeing as in a verdict that is not
+    borderline, and the borderline pairs by name: an interval that excludes zero beside a test
+    that does not is no more a difference here than in a verdict."""
+    order = [run.label for run in study.runs]
+    pairs = [c for c in study.matrix if order.index(c.row) < order.index(c.column)]
+    differing = sum(c.differs for c in pairs)
+    borderline = [f"{c.row} and {c.column}" for c in pairs if c.borderline]
+    return (
+        f"{differing} of {fmt_count(len(pairs), 'pair')} of runs "
+        f"{agreeing(differing, 'differs', 'differ')} in {study.headline}, their interval and test "
+        "agreeing at the Bonferroni level over every pair"
+        + (
+            f"; {len(borderline)} more {agreeing(len(borderline), 'is', 'are')} borderline, "
+            f"{agreeing(len(borderline), 'its', 'their')} interval and test disagreeing: "
+            f"{', '.join(borderline)}."
+            if borderline
+            else "."
+        )
+    )
 
 
 def study_colours(study: Study) -> dict[str, str]:
