@@ -375,22 +375,40 @@ def test_the_winner_s_curse_under_clusters_uses_the_cluster_robust_covariance(tm
 
 
 def test_candidates_of_the_same_gain_tie_for_best_rather_than_one_coming_out_best(tmp_path):
-    """The same candidate under two names: neither comes out best; they tie, and choosing
-    between them gains nothing by chance."""
+    """The same candidate under two names beside a third: neither comes out best; they tie
+    for best (each copy alone is the all-tie case below)."""
     twin = tmp_path / "b_twin.parquet"
     twin.write_bytes(B.read_bytes())
     out = tmp_path / "out"
-    doc = compare_runs(out, A, B, twin, options=(*FAST, "--markdown", out / "r.md"))
+    doc = compare_runs(out, A, B, twin, C, options=(*FAST, "--markdown", out / "r.md"))
     curse = doc["winners_curse"]
     assert (curse["best"], curse["tied_with"]) == ("fare_rules_b_reranker", ["b_twin"])
-    assert curse["overstatement"] == pytest.approx(0.0, abs=1e-12)
     sentence = (
-        "fare_rules_b_reranker and b_twin tie for best of the 2 candidates on correct "
+        "fare_rules_b_reranker and b_twin tie for best of the 3 candidates on correct "
         "(+0.092 each against the baseline)."
     )
     html = (out / "r.html").read_text()
     assert sentence in html and "comes out best" not in html
-    assert "tie for best of the 2 candidates" in (out / "r.md").read_text()
+    assert "tie for best of the 3 candidates" in (out / "r.md").read_text()
+
+
+def test_candidates_that_all_tie_leave_no_choice_to_correct_for(tmp_path):
+    """Eight copies of one log: the 7 candidates tie at 0.000, and the paragraph said the best
+    of 7 "looks better than it is" and would "still show about 0.000 by chance"."""
+    for i in range(1, 9):
+        (tmp_path / f"r{i}.parquet").write_bytes(A.read_bytes())
+    out = tmp_path / "out"
+    logs = [tmp_path / f"r{i}.parquet" for i in range(1, 9)]
+    doc = compare_runs(out, *logs, options=(*FAST, "--markdown", out / "r.md"))
+    assert doc["winners_curse"]["tied_with"] == [f"r{i}" for i in range(3, 9)]
+    said = (
+        "The 7 candidates tie on correct (r2, r3, r4, r5, r6, r7 and r8: 0.000 each against the "
+        "baseline): with no spread between them none is chosen over another, so there is no "
+        "choice to correct for."
+    )
+    for page in ((out / "r.html").read_text(), (out / "r.md").read_text()):
+        assert said in page
+        assert "looks better than it is" not in page and "by chance" not in page
 
 
 def test_the_stated_overstatement_of_the_best_matches_known_truth():

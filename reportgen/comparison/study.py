@@ -132,6 +132,8 @@ class WinnersCurse:
         """The paragraph on the page and in the summary; a number the data leave undefined
         (NaN in the JSON) is left out with the reason, never printed as nan."""
         m = self.n_candidates
+        if len(self.tied_with) == m - 1:
+            return self._all_tie
         clustered = "" if self.cluster is None else f", clustered by {self.cluster}"
         errors = (
             # the mean of the candidates' standard errors: one that equals the baseline has 0
@@ -167,6 +169,23 @@ class WinnersCurse:
             f"questions looks better than it is: {chance}; the candidates' differences spread by "
             f"{fmt_num(self.spread)}. Only questions that played no part in the choice measure its "
             f"difference without this bias{self._held_out_clause}"
+        )
+
+    @property
+    def _all_tie(self) -> str:
+        """Every candidate at the best's difference: picking one of them picks no larger gain,
+        so a chance gain of the best (0.000 for copies of one log) would correct nothing."""
+        names = f"{', '.join([self.best, *self.tied_with[:-1]])} and {self.tied_with[-1]}"
+        held = (
+            ""
+            if self.held_out_candidate is None
+            else f" The held-out check (--holdout) measures {self.held_out_candidate}, the best "
+            "on the questions not held out."
+        )
+        return (
+            f"The {self.n_candidates} candidates tie on {self.metric} ({names}: "
+            f"{fmt_diff(self.diff)} each against the baseline): with no spread between them none "
+            f"is chosen over another, so there is no choice to correct for.{held}"
         )
 
     @property
