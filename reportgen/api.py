@@ -411,6 +411,6 @@ class Result:
                 gate=None if study.gate is None else study.gate.headline,
                 verdicts=verdicts,
                 rows=rows,
-                adjusted=study.family is not None,
+                adjusted=study.family.adjustment if study.family else None,
             )
         )

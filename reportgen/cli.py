@@ -68,6 +68,38 @@ class _Finite(click.FloatRange):
         return number
 
 
+class _Once(click.Option):
+    """An option of one value that refuses a second: click keeps the last silently, so
+    ``--inconclusive fail --inconclusive pass`` passed the job. The parser collects every value
+    given; more than one is bad input, naming the option and each value. Flags and repeatable
+    options are click's own."""
+
+    @property
+    def _one_value(self) -> bool:
+        return not (self.multiple or self.is_flag or self.count)
+
+    def add_to_parser(self, parser: Any, ctx: click.Context) -> None:
+        if not self._one_value:
+            return super().add_to_parser(parser, ctx)
+        parser.add_option(
+            obj=self, opts=self.opts, dest=self.name, action="append", nargs=self.nargs
+        )
+
+    def consume_value(self, ctx: click.Context, opts: Any) -> Any:
+        given = opts.get(self.name)
+        if self._one_value and isinstance(given, list):  # each value the command line gave
+            if len(given) > 1:
+                times = "twice" if len(given) == 2 else f"{len(given)} times"
+                raise InputError(
+                    f"{self.opts[-1]} given {times} ({', '.join(map(str, given))}): give it once"
+                )
+            opts = {**opts, self.name: given[0]}
+        return super().consume_value(ctx, opts)
+
+
+_option = functools.partial(click.option, cls=_Once)  # every option of every command
+
+
 class _UserError(click.ClickException):
     """A RagreportError as click shows it: one line on stderr, its exit code, no traceback."""
 
@@ -140,7 +172,7 @@ def _reading_options(command: Callable[..., Any]) -> Callable[..., Any]:
         return command(*args, reading=reading, **others)
 
     options = [
-        click.option(
+        _option(
             "--format",
             "log_format",
             multiple=True,
@@ -149,21 +181,21 @@ def _reading_options(command: Callable[..., Any]) -> Callable[..., Any]:
             "[default: from the extension; .json is promptfoo or BEIR by content; a table "
             "with user_input is RAGAS].",
         ),
-        click.option(
+        _option(
             "--qrels",
             type=click.Path(exists=True, dir_okay=False, path_type=Path),
             help="Relevance judgements of TREC runs (qid iter docno rel) or BEIR results "
             "(query-id corpus-id score); a log beside them with labels of its own keeps its "
             "own.",
         ),
-        click.option(
+        _option(
             "--rel-level",
             type=click.IntRange(min=1),
             default=1,
             show_default=True,
             help="Lowest grade of the --qrels file that is relevant (trec_eval's -l).",
         ),
-        click.option(
+        _option(
             "--map",
             "mapping",
             multiple=True,
@@ -171,7 +203,7 @@ def _reading_options(command: Callable[..., Any]) -> Callable[..., Any]:
             help="Read run-log COLUMN from the file's column SOURCE; repeatable, or the path "
             "of a file of such lines.",
         ),
-        click.option(
+        _option(
             "--run-filter",
             "run_filters",
             multiple=True,
@@ -180,7 +212,7 @@ def _reading_options(command: Callable[..., Any]) -> Callable[..., Any]:
             "label); once for every log or once per log [default: compare takes every run "
             "of a file given alone; validate and convert need one].",
         ),
-        click.option(
+        _option(
             "--passages",
             multiple=True,
             type=click.Path(dir_okay=False, path_type=Path),
@@ -251,7 +283,7 @@ def cli() -> None:
     """Decide, with evidence, whether variant B of a RAG assistant is better than variant A."""
 
 
-_quiet = click.option(
+_quiet = _option(
     "--quiet",
     is_flag=True,
     help=f"Show no progress on stderr (shown on a terminal once a run takes {SHOW_AFTER:g} s).",
@@ -265,7 +297,7 @@ outputs are written first), 2 bad input or a bad rule (nothing is written),
 
 @cli.command(epilog=_EXIT_CODES)
 @click.argument("runs", nargs=-1, required=True, type=_PATH, metavar="BASELINE CANDIDATE...")
-@click.option(
+@_option(
     "--label",
     "labels",
     multiple=True,
@@ -273,49 +305,49 @@ outputs are written first), 2 bad input or a bad rule (nothing is written),
     help="Name of each run, in the order of the logs; repeatable [default: A and B for two "
     "logs, else each file's stem].",
 )
-@click.option(
+@_option(
     "--baseline",
     metavar="LABEL",
     help="The run every other is compared with [default: the first log].",
 )
-@click.option(
+@_option(
     "-o", "--output", required=True, type=_OUTPUT, metavar="FILE", help="Path of the HTML report."
 )
-@click.option(
+@_option(
     "--json",
     "json_path",
     type=_OUTPUT,
     metavar="FILE",
     help="Path of the JSON of every number [default: the report's path with .json].",
 )
-@click.option(
+@_option(
     "--k",
     type=click.IntRange(min=1),
     help="Prompt cutoff: passages of retrieved_ids the generator received "
     "[default: each question's context_ids].",
 )
-@click.option(
+@_option(
     "--gain",
     type=click.Choice(["exponential", "linear"]),
     default="exponential",
     show_default=True,
     help="nDCG gain of a passage of grade g: 2^g - 1 or g.",
 )
-@click.option(
+@_option(
     "--n-boot",
     type=click.IntRange(min=100, max=MAX_N_BOOT),
     default=5000,
     show_default=True,
     help="Bootstrap resamples for each interval: 1000 for a draft, 5000 or more to decide.",
 )
-@click.option(
+@_option(
     "--confidence",
     type=_Finite(0.5, 1, max_open=True),
     default=0.95,
     show_default=True,
     help="Confidence level of the intervals; each bound is one-sided at (1 + confidence) / 2.",
 )
-@click.option(
+@_option(
     "--seed",
     type=click.IntRange(min=0),
     default=0,
@@ -323,26 +355,26 @@ outputs are written first), 2 bad input or a bad rule (nothing is written),
     help="Seed of the bootstrap: the same inputs and seed give the same numbers, whatever the "
     "order of the logs' rows.",
 )
-@click.option(
+@_option(
     "--slice",
     "slices",
     multiple=True,
     metavar="COLUMN",
     help="Column to break every metric down by; repeatable [default: slice].",
 )
-@click.option(
+@_option(
     "--strict",
     is_flag=True,
     help="Refuse to compare (exit 2) when the golden labels differ between the runs.",
 )
-@click.option(
+@_option(
     "--supported-threshold",
     type=_Finite(0, 1),
     default=None,
     help="Faithfulness from which an answer counts as supported by its context "
     "[default: 1 for 0/1 scores, 0.8 for graded ones].",
 )
-@click.option(
+@_option(
     "--margin",
     "margins",
     multiple=True,
@@ -352,13 +384,13 @@ outputs are written first), 2 bad input or a bad rule (nothing is written),
     "the verdict then says whether B is better by at least M, by less, or equivalent "
     "within M; repeatable.",
 )
-@click.option(
+@_option(
     "--cluster",
     metavar="COLUMN",
     help="Column naming the document or conversation a question is about: questions that "
     "share it are resampled and permuted together.",
 )
-@click.option(
+@_option(
     "--span-coverage",
     type=_Finite(0, 1),
     default=0.0,
@@ -366,14 +398,14 @@ outputs are written first), 2 bad input or a bad rule (nothing is written),
     help="Share of a labelled span (relevant_spans) a passage must cover to count as relevant "
     "to it; 0: any overlap.",
 )
-@click.option(
+@_option(
     "--holdout",
     metavar="COLUMN=VALUE|FRACTION",
     callback=_holdout,
     help="Choose the best candidate on the other questions and report its difference on "
     "these only: those whose COLUMN is VALUE, or a seeded FRACTION drawn within each slice.",
 )
-@click.option(
+@_option(
     "--metric",
     "score_columns",
     multiple=True,
@@ -381,14 +413,14 @@ outputs are written first), 2 bad input or a bad rule (nothing is written),
     help="Compare a per-question column every log has as a metric (booleans: fixed/broken; "
     "numbers: continuous); repeatable. RAGAS and promptfoo scores are compared without it.",
 )
-@click.option(
+@_option(
     "--lower-is-better",
     multiple=True,
     metavar="COLUMN",
     help="Compare COLUMN as a metric where less is better (latency_ms, cost_usd, tokens); "
     "repeatable.",
 )
-@click.option(
+@_option(
     "--require",
     "rules",
     multiple=True,
@@ -397,7 +429,7 @@ outputs are written first), 2 bad input or a bad rule (nothing is written),
     "'latency_ms <= 150', 'candidate.correct >= 0.8', 'correct[slice] >= -0.05', "
     "'faithfulness within 0.01'. See README, Use in CI.",
 )
-@click.option(
+@_option(
     "--gate",
     "gate_file",
     multiple=True,
@@ -405,23 +437,21 @@ outputs are written first), 2 bad input or a bad rule (nothing is written),
     help='TOML file of gate rules: require = ["RULE", ...]; repeatable, every file\'s rules '
     "checked.",
 )
-@click.option(
+@_option(
     "--inconclusive",
     type=click.Choice(["fail", "pass"]),
     default="fail",
     show_default=True,
     help="What a rule whose interval straddles its margin counts as.",
 )
-@click.option(
+@_option(
     "--markdown",
     "markdown_path",
     type=_OUTPUT,
     help="Path of a Markdown summary for a pull request or a CI job page.",
 )
-@click.option(
-    "--junit", "junit_path", type=_OUTPUT, help="Path of a JUnit XML: one test case per rule."
-)
-@click.option(
+@_option("--junit", "junit_path", type=_OUTPUT, help="Path of a JUnit XML: one test case per rule.")
+@_option(
     "--per-question",
     "per_question_path",
     type=_OUTPUT,
@@ -540,7 +570,7 @@ def verify(report: Path, logs: tuple[Path, ...], quiet: bool) -> None:
 
 @cli.command()
 @click.argument("log", type=_PATH)
-@click.option(
+@_option(
     "-o",
     "--output",
     required=True,
@@ -604,7 +634,7 @@ def _option_of(command: click.Command, name: str, **changes: Any) -> Callable[..
 @_option_of(compare, "k")
 @_option_of(compare, "gain")
 @_option_of(compare, "span_coverage")
-@click.option(
+@_option(
     "--partial-sums",
     "sums_path",
     type=_OUTPUT,
@@ -665,7 +695,7 @@ def metrics(
 
 
 @cli.command()
-@click.option(
+@_option(
     "--a",
     "a_parts",
     multiple=True,
@@ -674,7 +704,7 @@ def metrics(
     metavar="FILE",
     help="Partial sums of a shard of run A; repeatable.",
 )
-@click.option(
+@_option(
     "--b",
     "b_parts",
     multiple=True,

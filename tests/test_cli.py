@@ -8,6 +8,7 @@ import sys
 from contextlib import chdir
 from pathlib import Path
 
+import click
 import pandas as pd
 import pytest
 from click.testing import CliRunner
@@ -421,3 +422,57 @@ def test_a_log_path_that_is_not_utf8_is_bad_input(pair, tmp_path):
     odd = tmp_path / "b\udcff.parquet"
     pair[1].rename(odd)
     expect_error(tmp_path, pair[0], odd, "b\\udcff.parquet': holds bytes", "rename the file")
+
+
+def test_an_option_of_one_value_given_twice_is_refused_naming_both(pair, tmp_path):
+    """--inconclusive fail --inconclusive pass passed the job (the last won); --baseline b
+    --baseline c compared with c. Named by its long flag, whichever spelling was given."""
+    a, b = pair
+    for given, said in (
+        (["--inconclusive", "fail", "--inconclusive", "pass"], "--inconclusive given twice "
+         "(fail, pass): give it once"),
+        (["--label", "x", "--label", "y", "--baseline", "x", "--baseline", "y"], "--baseline "
+         "given twice (x, y): give it once"),
+        (["--seed", "1", "--seed", "1", "--seed", "2"], "--seed given 3 times (1, 1, 2): give "
+         "it once"),
+        (["--output", str(tmp_path / "r2.html")], f"--output given twice ({tmp_path / 'r.html'}, "
+         f"{tmp_path / 'r2.html'}): give it once"),
+    ):  # fmt: skip
+        code, out, err = run(
+            "compare", str(a), str(b), "-o", str(tmp_path / "r.html"), "--require", "correct > 0",
+            *given,
+        )  # fmt: skip
+        assert (code, out, err) == (2, "", f"ragreport: error: {said}\n")
+        assert sorted(tmp_path.iterdir()) == sorted([a, b])
+
+
+def single_valued_options() -> list[tuple[str, str]]:
+    """(command, long flag) of every option of every command that takes one value."""
+    return [
+        (name, option.opts[-1])
+        for name, command in cli.commands.items()
+        for option in command.params
+        if isinstance(option, click.Option)
+        and not (option.multiple or option.is_flag or option.count)
+    ]
+
+
+@pytest.mark.parametrize(("command", "flag"), single_valued_options())
+def test_every_option_of_one_value_refuses_a_second(command, flag):
+    """Every command's, compare's shared ones (--k in metrics, --confidence in merge) too."""
+    code, out, err = run(command, flag, "one", flag, "two")
+    said = f"ragreport: error: {flag} given twice (one, two): give it once\n"
+    assert (code, out, err) == (2, "", said)
+
+
+def test_options_that_take_several_values_still_take_them(pair, tmp_path):
+    a, b = pair
+    code, _, err = run(
+        "compare", str(a), str(b), "-o", str(tmp_path / "r.html"), "--label", "x", "--label", "y",
+        "--slice", "slice", "--slice", "slice", "--require", "correct >= -1",
+        "--require", "correct <= 1", "--n-boot", "200",
+    )  # fmt: skip
+    assert code == 0, err
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert [r["label"] for r in doc["runs"]] == ["x", "y"]
+    assert len(doc["gate"]["results"]) == 2

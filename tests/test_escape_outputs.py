@@ -182,9 +182,9 @@ def test_junit_keeps_a_right_to_left_label_as_written(tmp_path):
 
 
 def test_a_right_to_left_override_ends_with_the_label_inside_sentences(tmp_path):
-    """Three runs, one labelled with an override: the winner's curse ("… and other tie for
-    best") and the Read-first lines name the run inside a sentence, and the override ran to the
-    end of the sentence there (a label's own cells closed it)."""
+    """Three runs, one labelled with an override: the winner's curse ("The 2 candidates tie
+    on correct (… and other: …") and the Read-first lines name the run inside a sentence, and
+    the override ran to the end of the sentence there (a label's own cells closed it)."""
     a, b = _logs(tmp_path / "logs")
     md = tmp_path / "s.md"
     c = _moved(b, 0, "c.parquet")
@@ -200,7 +200,7 @@ def test_a_right_to_left_override_ends_with_the_label_inside_sentences(tmp_path)
     for text in (page, markdown, result.output):
         assert text.count(RTL) >= 1 and text.count(RTL) == text.count(ISOLATED)
     assert f"- {ISOLATED}: Slice column 'slice' has another value in run {ISOLATED}" in markdown
-    assert f"{ISOLATED} and other tie for best" in markdown
+    assert f"The 2 candidates tie on correct ({ISOLATED} and other: " in markdown
 
 
 def test_bidi_controls_are_closed_innermost_first_inside_an_isolate():

@@ -1,6 +1,6 @@
 """Several runs: one baseline against each candidate, end to end.
 
-Pairing on the questions every run has, labels and --baseline, Holm's adjustment over the
+Pairing on the questions every run has, labels and --baseline, Bonferroni's adjustment over the
 candidates (against a hand computation), simultaneous intervals (their level, and their
 family-wise coverage by simulation), the winner's curse, gates and summaries with several
 candidates, and the packaged JSON Schema.
@@ -8,6 +8,7 @@ candidates, and the packaged JSON Schema.
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import re
@@ -160,18 +161,57 @@ def test_each_run_is_scored_once_however_many_pairs_it_is_in(tmp_path, monkeypat
 # --- multiplicity -------------------------------------------------------------------------------
 
 
-def test_holm_over_the_candidates_matches_a_hand_computation(three):
+def test_the_p_adjusted_over_the_candidates_is_bonferroni_s_as_the_intervals(three):
+    """Every interval is at 1 - 0.05 / 2: each metric's p adjusted over the 2 candidates is
+    the same Bonferroni adjustment, min(1, 2 p), worked out here from each section's own p."""
     _, doc = three
     family = doc["family"]
-    assert family["n_candidates"] == 2 and family["adjustment"] == "Holm"
-    for metric in doc["comparisons"][0]["metrics"]:
-        p_b, p_c = (c["metrics"][metric]["p"] for c in doc["comparisons"])
-        low, high = sorted([p_b, p_c])
-        first = min(1.0, 2 * low)  # the smaller p times m = 2
-        second = max(first, min(1.0, high))  # the larger times 1, kept monotone
-        expected = (first, second) if p_b <= p_c else (second, first)
-        got = tuple(family["p_holm"][c["candidate"]][metric] for c in doc["comparisons"])
-        assert got == pytest.approx(expected), metric
+    assert family["n_candidates"] == 2 and family["adjustment"] == "Bonferroni"
+    for c in doc["comparisons"]:
+        for metric, m in c["metrics"].items():
+            assert family["p_holm"][c["candidate"]][metric] == pytest.approx(min(1.0, 2 * m["p"]))
+
+
+def fixing_logs(folder: Path, changes: dict[str, tuple[int, int]]) -> list[Path]:
+    """A baseline of 200 questions, 100 of them correct, then per candidate name one that fixes
+    and breaks (fixed, broken) of its questions."""
+    correct = np.arange(200) % 2 == 0
+    wrong, right = np.flatnonzero(~correct), np.flatnonzero(correct)
+    logs = {"base": correct}
+    for name, (fixed, broken) in changes.items():
+        logs[name] = correct.copy()
+        logs[name][wrong[:fixed]] = True
+        logs[name][right[:broken]] = False
+    ids = [f"q{i:03}" for i in range(200)]
+    for name, values in logs.items():
+        pd.DataFrame({"question_id": ids, "correct": values}).to_parquet(folder / f"{name}.parquet")
+    return [folder / f"{name}.parquet" for name in logs]
+
+
+def test_the_summary_s_adjusted_p_is_the_one_its_verdict_rests_on(tmp_path):
+    """Five candidates of 200 questions fixing 6, 7, 8 and 9 and breaking none, and fixing 12
+    breaking 1: McNemar's exact p is 2 / 2^f, and 2 (1 + 13) / 2^13 for 12 / 1. Each verdict
+    reads its 99% interval and its test's p against 0.01, so the p beside it is 5 p (Bonferroni),
+    read against 0.05. Holm's, shown before, read 0.031 beside "no evidence" (6 fixed) and
+    beside a borderline "better" (7 fixed) alike."""
+    changes = {"f6": (6, 0), "f7": (7, 0), "f8": (8, 0), "f9": (9, 0), "f12b1": (12, 1)}
+    logs = fixing_logs(tmp_path, changes)
+    out = tmp_path / "out"
+    doc = compare_runs(out, *logs, options=(*FAST, "--markdown", out / "r.md"))
+    raw = [2 / 2**6, 2 / 2**7, 2 / 2**8, 2 / 2**9, 2 * 14 / 2**13]
+    bonferroni = [0.15625, 0.078125, 0.0390625, 0.01953125, 0.01708984375]
+    assert [r["p"] for r in doc["summary"]] == pytest.approx(raw)
+    assert [r["p_holm"] for r in doc["summary"]] == pytest.approx(bonferroni)
+    assert [doc["family"]["p_holm"][c]["correct"] for c in changes] == pytest.approx(bonferroni)
+    for r in doc["summary"]:  # the p shown and the verdict it sits beside agree
+        no_evidence = r["outcome"] == "no evidence of a difference"
+        assert r["borderline"] == (no_evidence != (r["p_holm"] >= 0.05)), r["candidate"]
+    page = (out / "r.html").read_text()
+    assert "<th>Bonferroni p</th>" in page and "Holm" not in page.split('id="family"')[0]
+    assert "each candidate&#39;s own p times 5, capped at 1 (Bonferroni" in page
+    markdown = (out / "r.md").read_text()
+    assert "| p (Bonferroni) |" in markdown and "| 0.156 | 6 / 0 |" in markdown
+    assert "| 0.078 | 7 / 0 | better (borderline) |" in markdown
 
 
 def test_every_interval_is_at_the_bonferroni_level(three, tmp_path):
@@ -335,22 +375,40 @@ def test_the_winner_s_curse_under_clusters_uses_the_cluster_robust_covariance(tm
 
 
 def test_candidates_of_the_same_gain_tie_for_best_rather_than_one_coming_out_best(tmp_path):
-    """The same candidate under two names: neither comes out best; they tie, and choosing
-    between them gains nothing by chance."""
+    """The same candidate under two names beside a third: neither comes out best; they tie
+    for best (each copy alone is the all-tie case below)."""
     twin = tmp_path / "b_twin.parquet"
     twin.write_bytes(B.read_bytes())
     out = tmp_path / "out"
-    doc = compare_runs(out, A, B, twin, options=(*FAST, "--markdown", out / "r.md"))
+    doc = compare_runs(out, A, B, twin, C, options=(*FAST, "--markdown", out / "r.md"))
     curse = doc["winners_curse"]
     assert (curse["best"], curse["tied_with"]) == ("fare_rules_b_reranker", ["b_twin"])
-    assert curse["overstatement"] == pytest.approx(0.0, abs=1e-12)
     sentence = (
-        "fare_rules_b_reranker and b_twin tie for best of the 2 candidates on correct "
+        "fare_rules_b_reranker and b_twin tie for best of the 3 candidates on correct "
         "(+0.092 each against the baseline)."
     )
     html = (out / "r.html").read_text()
     assert sentence in html and "comes out best" not in html
-    assert "tie for best of the 2 candidates" in (out / "r.md").read_text()
+    assert "tie for best of the 3 candidates" in (out / "r.md").read_text()
+
+
+def test_candidates_that_all_tie_leave_no_choice_to_correct_for(tmp_path):
+    """Eight copies of one log: the 7 candidates tie at 0.000, and the paragraph said the best
+    of 7 "looks better than it is" and would "still show about 0.000 by chance"."""
+    for i in range(1, 9):
+        (tmp_path / f"r{i}.parquet").write_bytes(A.read_bytes())
+    out = tmp_path / "out"
+    logs = [tmp_path / f"r{i}.parquet" for i in range(1, 9)]
+    doc = compare_runs(out, *logs, options=(*FAST, "--markdown", out / "r.md"))
+    assert doc["winners_curse"]["tied_with"] == [f"r{i}" for i in range(3, 9)]
+    said = (
+        "The 7 candidates tie on correct (r2, r3, r4, r5, r6, r7 and r8: 0.000 each against the "
+        "baseline): with no spread between them none is chosen over another, so there is no "
+        "choice to correct for."
+    )
+    for page in ((out / "r.html").read_text(), (out / "r.md").read_text()):
+        assert said in page
+        assert "looks better than it is" not in page and "by chance" not in page
 
 
 def test_the_stated_overstatement_of_the_best_matches_known_truth():
@@ -410,10 +468,42 @@ def test_the_matrix_of_runs_is_in_the_json_as_the_page_counts_it(tmp_path, write
         assert (m["diff"], m["ci_low"], m["ci_high"]) == (
             -mirror["diff"], -mirror["ci_high"], -mirror["ci_low"]
         )  # fmt: skip
-        assert m["differs"] == (m["ci_low"] > 0 or m["ci_high"] < 0)
+        excludes_zero = m["ci_low"] > 0 or m["ci_high"] < 0
+        assert m["differs"] == (excludes_zero and m["p"] < 0.05 / 3)
+        assert m["borderline"] == (excludes_zero != (m["p"] < 0.05 / 3))
     differing = sum(m["differs"] for m in cells.values()) // 2
     page = (tmp_path / "out" / "r.html").read_text()
     assert f"{differing} of 3 pairs of runs" in page
+
+
+def test_a_pair_of_runs_whose_interval_and_test_disagree_is_borderline_not_different(tmp_path):
+    """Of 40 questions "fixes" fixes 6 and breaks none, "same" is the baseline again. Over 3
+    pairs of runs each interval is at 1 - 0.05 / 3: the score statistic 6 / sqrt(6) = 2.45 is
+    past z = 2.39 and a resample without a fixed question has chance (34/40)^40 = 0.15%, under
+    0.83%, so the interval of fixes against either excludes zero; McNemar's exact p is
+    2 / 2^6 = 0.031, above 0.05 / 3 = 0.0167. The chart counted both pairs as differing, where
+    the verdict calls such a pair borderline."""
+    ids = [f"q{i:02}" for i in range(40)]
+    pd.DataFrame({"question_id": ids, "correct": [False] * 40}).to_parquet(tmp_path / "a.parquet")
+    fixed = pd.DataFrame({"question_id": ids, "correct": [i < 6 for i in range(40)]})
+    fixed.to_parquet(tmp_path / "fixes.parquet")
+    pd.read_parquet(tmp_path / "a.parquet").to_parquet(tmp_path / "same.parquet")
+    out = tmp_path / "out"
+    logs = [tmp_path / f"{name}.parquet" for name in ("a", "fixes", "same")]
+    doc = compare_runs(out, *logs)
+    cells = {(m["row"], m["column"]): m for m in doc["matrix"]}
+    for pair in (("a", "fixes"), ("fixes", "same")):
+        for cell in (cells[pair], cells[pair[::-1]]):
+            assert cell["ci_low"] > 0 or cell["ci_high"] < 0
+            assert cell["p"] == pytest.approx(0.03125)
+            assert (cell["differs"], cell["borderline"]) == (False, True)
+    assert (cells["a", "same"]["differs"], cells["a", "same"]["borderline"]) == (False, False)
+    page = (out / "r.html").read_text()
+    assert (
+        "0 of 3 pairs of runs differ in correct, their interval and test agreeing at the "
+        "Bonferroni level over every pair; 2 more are borderline, their interval and test "
+        "disagreeing: a and fixes, fixes and same."
+    ) in page
 
 
 def test_two_runs_of_one_mean_differ_by_zero_not_minus_zero(tmp_path, write_log):
@@ -437,17 +527,6 @@ def test_two_runs_of_one_mean_differ_by_zero_not_minus_zero(tmp_path, write_log)
     assert "diff: 0.000" in page  # the cell's own text, in the static chart's labels
 
 
-def holm_by_hand(ps: list[float]) -> list[float]:
-    """Holm's step-down adjustment, written out: the i-th smallest p times (m - i), kept
-    monotone, capped at 1."""
-    order = sorted(range(len(ps)), key=lambda i: ps[i])
-    out, running = [0.0] * len(ps), 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (len(ps) - rank) * ps[i]))
-        out[i] = running
-    return out
-
-
 def smaller_prompt_logs(folder: Path, write_log) -> list[Path]:
     """Four retrieval-only logs of 40 questions (hits of 20, 28, 36 and 22 in the prompt):
     the third's prompt holds one passage, the others' two."""
@@ -466,16 +545,15 @@ def test_a_candidate_with_a_smaller_prompt_is_adjusted_with_the_others_but_not_r
     tmp_path, write_log
 ):
     """c's prompt holds one passage, the others two: its headline is ndcg@1. The summary's p
-    is adjusted over every candidate's headline comparison (the family the page names), and c
+    is adjusted over the 3 candidates whatever its metric, as its interval is, and c
     is kept out of the run chart, the matrix and the ranking on ndcg@2, with a warning saying
     so and how to score every run alike."""
     base, b, c, d = smaller_prompt_logs(tmp_path, write_log)
     study = run_study([base, b, c, d], Options(n_boot=300))
     assert [r.metric for r in study.summary] == ["ndcg@2", "ndcg@1", "ndcg@2"]
     raw = [r.p for r in study.summary]
-    assert [r.p_holm for r in study.summary] == pytest.approx(holm_by_hand(raw))
-    assert study.summary[1].p_holm == pytest.approx(min(1.0, 3 * raw[1]))  # smallest of 3
-    assert "over every candidate's headline comparison" in study.family.sentence
+    assert [r.p_holm for r in study.summary] == pytest.approx([min(1.0, 3 * p) for p in raw])
+    assert "each candidate's own p times 3, capped at 1 (Bonferroni" in study.family.sentence
     assert [m.label for m in study.run_means] == ["base", "b", "d"]
     assert {cell.row for cell in study.matrix} == {"base", "b", "d"}
     curse = study.curse
@@ -571,7 +649,7 @@ def test_the_page_lists_the_confidence_given_not_each_interval_s_level(three):
     assert "--confidence 95%" in options and "97.5%" not in options
     assert doc["family"]["interval_confidence"] == 0.975
     assert "each interval is at 97.5% (Bonferroni)" in html
-    # the summary's p is Holm-adjusted, each section's its own: the page says which is which
+    # the summary's p is adjusted, each section's its own: the page says which is which
     assert "each candidate&#39;s section gives its own p, unadjusted" in html
     assert html.count("<th>test p, unadjusted</th>") == 2  # each section's metric table
 
@@ -871,6 +949,37 @@ def test_holdout_end_to_end(tmp_path):
     assert "holds some out for that" not in page
     code, output = invoke("compare", A, B, "-o", tmp_path / "x.html", "--holdout", "2")
     assert code == 2 and "--holdout" in output and not (tmp_path / "x.html").exists()
+
+
+def test_the_winner_s_curse_names_the_candidate_the_held_out_check_measures(tmp_path):
+    """Held out: slice h (20 questions). "overall" gains 10 of 40 elsewhere and 20 of 20 in h,
+    +30/60 = +0.500 in all; "rest" gains 20 of 40 elsewhere and none in h, +0.333. overall
+    comes out best, but rest is the best on the other 40 and the one measured held out: the
+    paragraph said the held-out questions measured the best's difference."""
+    ids = [f"q{i:02}" for i in range(60)]
+    held = np.arange(60) >= 40
+    logs = {
+        "base": np.zeros(60, dtype=bool),
+        "overall": held | (np.arange(60) < 10),
+        "rest": np.arange(60) < 20,
+    }
+    for name, correct in logs.items():
+        frame = pd.DataFrame({"question_id": ids, "split": np.where(held, "h", "o")})
+        frame.assign(correct=correct).to_parquet(tmp_path / f"{name}.parquet")
+    out = tmp_path / "out"
+    options = (*FAST, "--holdout", "split=h", "--markdown", out / "r.md")
+    doc = compare_runs(out, *(tmp_path / f"{name}.parquet" for name in logs), options=options)
+    assert (doc["winners_curse"]["best"], doc["holdout"]["chosen"]) == ("overall", "rest")
+    assert doc["winners_curse"]["held_out_candidate"] == "rest"
+    assert doc["holdout"]["selection_diff"] == pytest.approx(0.5)
+    said = (
+        "Only questions that played no part in the choice measure its difference without this "
+        "bias, and none measure overall&#39;s here: on the questions not held out the best is "
+        "rest, so the held-out check (--holdout) measures rest&#39;s difference instead."
+    )
+    assert said in (out / "r.html").read_text()
+    assert html.unescape(said) in (out / "r.md").read_text()
+    assert "the held-out ones (--holdout) do" not in (out / "r.html").read_text()
 
 
 def test_two_runs_with_a_holdout_measure_the_one_candidate_on_the_held_out(tmp_path):

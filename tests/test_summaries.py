@@ -448,8 +448,35 @@ def test_winners_curse_makes_no_request_a_holdout_has_met():
     without the bias, not that the choice still needs confirming."""
     assert "Confirm" not in curse().sentence
     assert curse().sentence.endswith("(--holdout holds some out for that).")
-    held = replace(curse(), held_out=True).sentence
+    held = replace(curse(), held_out=True, held_out_candidate=curse().best).sentence
     assert held.endswith("without this bias: the held-out ones (--holdout) do.")
+
+
+def test_candidates_that_all_tie_name_the_one_the_held_out_check_measures():
+    """Every candidate at the best's difference: no choice to correct for, and the held-out
+    check, which chooses on fewer questions, still names its own."""
+    tie = replace(curse(), best="B", tied_with=("C",), held_out=True, held_out_candidate="C")
+    assert tie.sentence == (
+        "The 2 candidates tie on correct (B and C: +0.100 each against the baseline): with no "
+        "spread between them none is chosen over another, so there is no choice to correct for. "
+        "The held-out check (--holdout) measures C, the best on the questions not held out."
+    )
+
+
+def test_winners_curse_names_the_candidate_held_out_when_the_choice_differs():
+    """The held-out check measures the best on the other questions: among tied leaders it is
+    named, and outside them the paragraph says that no question measures the leaders'."""
+    leaders = dict(best="B", tied_with=("C",), n_candidates=3)
+    tied = replace(curse(), **leaders, held_out=True, held_out_candidate="C")
+    assert tied.sentence.endswith(
+        "without this bias: the held-out check (--holdout) measures C's, the best on the "
+        "questions not held out."
+    )
+    other = replace(tied, held_out_candidate="D").sentence
+    assert other.endswith(
+        "without this bias, and none measure B's or C's here: on the questions not held out the "
+        "best is D, so the held-out check (--holdout) measures D's difference instead."
+    )
 
 
 def held_out(candidates: list[tuple[str, np.ndarray]]) -> str:

@@ -2,11 +2,11 @@
 
 Each run is scored once (``metrics.score_run``); each candidate is then compared with the
 baseline exactly as two runs are (``compare.compare_runs``), on the questions every run has.
-Across the candidates, p-values are adjusted with Holm's method (the summary's over every
-candidate's headline comparison, the JSON's per metric), and every interval is at the Bonferroni
-level 1 - (1 - confidence) / m for m candidates, so that the verdicts of all candidates hold
-together at --confidence. When the report names a best candidate, it says by how
-much picking the best of m overstates its gain.
+Every interval is at the Bonferroni level 1 - (1 - confidence) / m for m candidates, so that
+the verdicts of all candidates hold together at --confidence, and every p adjusted over the
+candidates is Bonferroni's too, min(1, m p): the verdict reads its test's p against
+(1 - confidence) / m, so the adjusted p beside it reads against 1 - confidence alike. When the
+report names a best candidate, it says by how much picking the best of m overstates its gain.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from ..analysis.gates import GateResult, Requirements, RuleError
 from ..analysis.holdout import Holdout
 from ..analysis.metrics import Options, score_run, typical_prompt
 from ..analysis.registry import base_name, parse_name
-from ..analysis.stats import cluster_covariance, compare_metric, holm, own_mean
+from ..analysis.stats import cluster_covariance, compare_metric, own_mean, significance
 from ..errors import InputError
 from ..formatting import (
     NOISE,
@@ -37,6 +37,7 @@ from ..formatting import (
     fmt_diff,
     fmt_listed,
     fmt_num,
+    fmt_pct,
 )
 from ..inputs.database import RunDatabase
 from ..inputs.load import RunFile, Source, open_source, source_path, source_stem
@@ -50,8 +51,7 @@ from .scored_pairs import prompt_sizes, question_ids
 CHANCE_DRAWS = 100_000  # normal draws behind the chance gain: Monte Carlo error < 0.5% of it
 MAX_RUNS = 8  # the colour-blind-safe palette has 8 colours; each run keeps one on every chart
 TWO_RUN_LABELS = ("A", "B")  # the labels of two runs without --label, as the report always said
-FAMILY_METHOD = "Bonferroni"
-ADJUSTMENT = "Holm"
+FAMILY_METHOD = "Bonferroni"  # of the intervals and of the p adjusted over the candidates
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ class SummaryRow:
     ci_low: float  # at the family level (FAMILY_METHOD)
     ci_high: float
     p: float
-    p_holm: float  # adjusted over every candidate's headline comparison
+    p_holm: float  # adjusted over the candidates (FAMILY_METHOD; the JSON key keeps its name)
     fixed: int | None
     broken: int | None
     outcome: str  # the verdict's outcome
@@ -90,8 +90,8 @@ class Family:
     n_candidates: int
     confidence: float  # --confidence: what the intervals hold with, together
     interval_confidence: float  # the level of each interval
-    method: str
-    adjustment: str
+    method: str  # of the intervals
+    adjustment: str  # of p_holm: the intervals' method, which the verdicts rest on
     p_holm: dict[str, dict[str, float]]  # candidate -> metric -> p adjusted over the candidates
 
     @property
@@ -100,9 +100,10 @@ class Family:
             f"{self.n_candidates} candidates are compared with the baseline: each interval is at "
             f"{self.interval_confidence * 100:.4g}% ({self.method}), so that all "
             f"{self.n_candidates} hold together with {self.confidence * 100:.4g}% confidence, "
-            f"and the summary's p-values are adjusted over the candidates ({self.adjustment}, "
-            "over every candidate's headline comparison); each candidate's section gives its own "
-            "p, unadjusted."
+            f"and the summary's adjusted p is each candidate's own p times {self.n_candidates}, "
+            f"capped at 1 ({self.adjustment}, as the intervals), so that it reads against "
+            f"{fmt_pct(1 - self.confidence)} as each verdict's test does; each candidate's "
+            "section gives its own p, unadjusted."
         )
 
 
@@ -123,12 +124,16 @@ class WinnersCurse:
     tied_with: tuple[str, ...] = ()  # the other candidates whose gain equals the best's
     cluster: str | None = None  # --cluster: the errors and covariance are cluster-robust
     held_out: bool = False  # --holdout: the held-out questions measure the choice
+    held_out_candidate: str | None = None  # --holdout: the candidate they measure, the best on
+    # the other questions, which need not be the best on all of them
 
     @property
     def sentence(self) -> str:
         """The paragraph on the page and in the summary; a number the data leave undefined
         (NaN in the JSON) is left out with the reason, never printed as nan."""
         m = self.n_candidates
+        if len(self.tied_with) == m - 1:
+            return self._all_tie
         clustered = "" if self.cluster is None else f", clustered by {self.cluster}"
         errors = (
             # the mean of the candidates' standard errors: one that equals the baseline has 0
@@ -163,12 +168,46 @@ class WinnersCurse:
             f"{leader}. The best of {m} measured on the same "
             f"questions looks better than it is: {chance}; the candidates' differences spread by "
             f"{fmt_num(self.spread)}. Only questions that played no part in the choice measure its "
-            "difference without this bias"
-            + (
-                ": the held-out ones (--holdout) do."
-                if self.held_out
-                else " (--holdout holds some out for that)."
+            f"difference without this bias{self._held_out_clause}"
+        )
+
+    @property
+    def _all_tie(self) -> str:
+        """Every candidate at the best's difference: picking one of them picks no larger gain,
+        so a chance gain of the best (0.000 for copies of one log) would correct nothing."""
+        names = f"{', '.join([self.best, *self.tied_with[:-1]])} and {self.tied_with[-1]}"
+        held = (
+            ""
+            if self.held_out_candidate is None
+            else f" The held-out check (--holdout) measures {self.held_out_candidate}, the best "
+            "on the questions not held out."
+        )
+        return (
+            f"The {self.n_candidates} candidates tie on {self.metric} ({names}: "
+            f"{fmt_diff(self.diff)} each against the baseline): with no spread between them none "
+            f"is chosen over another, so there is no choice to correct for.{held}"
+        )
+
+    @property
+    def _held_out_clause(self) -> str:
+        """Which candidate the held-out check measures: chosen on the questions not held out,
+        it need not be the best on all of them, whose difference no question then measures
+        without the bias."""
+        chosen = self.held_out_candidate
+        leaders = [self.best, *self.tied_with]
+        if chosen is None:
+            return " (--holdout holds some out for that)."
+        if leaders == [chosen]:
+            return ": the held-out ones (--holdout) do."
+        if chosen in leaders:
+            return (
+                f": the held-out check (--holdout) measures {chosen}'s, the best on the "
+                "questions not held out."
             )
+        named = " or ".join(f"{name}'s" for name in leaders)
+        return (
+            f", and none measure {named} here: on the questions not held out the best is "
+            f"{chosen}, so the held-out check (--holdout) measures {chosen}'s difference instead."
         )
 
 
@@ -192,10 +231,25 @@ class MatrixCell:
     ci_low: float  # at the Bonferroni level over every pair of runs (confidence)
     ci_high: float
     confidence: float
+    p: float  # the paired test of the same difference, unadjusted: read against 1 - confidence
+
+    @property
+    def _excludes_zero(self) -> bool:
+        return self.ci_low > 0 or self.ci_high < 0
+
+    @property
+    def _significant(self) -> bool:
+        return self.p < significance(self.confidence)
 
     @property
     def differs(self) -> bool:
-        return self.ci_low > 0 or self.ci_high < 0
+        """Interval and test agree that the runs differ, as a verdict that is not borderline."""
+        return self._excludes_zero and self._significant
+
+    @property
+    def borderline(self) -> bool:
+        """The interval and the test disagree, as in a borderline verdict."""
+        return self._excludes_zero != self._significant
 
 
 @dataclass(frozen=True)
@@ -451,22 +505,19 @@ def run_study(
     if m == 1:
         missing = {names[0]: pairs[0].tables.only_b, names[1]: pairs[0].tables.only_a}
     family = _family(pairs, options.confidence, pair_options.confidence) if m > 1 else None
-    # the family the page names: every candidate's headline comparison, whatever its metric
-    headline_p = holm([p.comparisons[p.headline].p for p in pairs])
+    held_out = _holdout(pairs, options) if options.holdout else None
     return Study(
         options=options,
         runs=[pairs[0].runs["a"], *(p.runs["b"] for p in pairs)],
         pairs=pairs,
         missing=missing,
         family=family,
-        summary=[
-            _summary(p, q if family else None) for p, q in zip(pairs, headline_p, strict=True)
-        ],
+        summary=[_summary(p, family) for p in pairs],
         run_means=_run_means(pairs, options),
-        curse=_curse(pairs, options) if m > 1 else None,
+        curse=_curse(pairs, options, held_out) if m > 1 else None,
         matrix=_matrix(pairs, options) if m > 1 else [],
         gate=_gate(pairs),
-        holdout=_holdout(pairs, options) if options.holdout else None,
+        holdout=held_out,
     )
 
 
@@ -504,17 +555,19 @@ def _check_prompt_sizes(
 
 
 def _family(pairs: list[Comparison], confidence: float, level: float) -> Family:
-    metrics = list(dict.fromkeys(name for p in pairs for name in p.comparisons))
-    adjusted: dict[str, dict[str, float]] = {p.runs["b"].label: {} for p in pairs}
-    for name in metrics:
-        having = [p for p in pairs if name in p.comparisons]
-        for p, value in zip(having, holm([p.comparisons[name].p for p in having]), strict=True):
-            adjusted[p.runs["b"].label][name] = value
-    return Family(len(pairs), confidence, level, FAMILY_METHOD, ADJUSTMENT, adjusted)
+    """Every metric's p adjusted over all m candidates, as every interval is at 1 - alpha / m
+    (whether or not each candidate logs the metric): a Holm p beside those intervals read
+    "0.031" beside "no evidence" and beside a borderline "better" alike."""
+    m = len(pairs)
+    adjusted = {
+        p.runs["b"].label: {name: min(1.0, m * c.p) for name, c in p.comparisons.items()}
+        for p in pairs
+    }
+    return Family(m, confidence, level, FAMILY_METHOD, FAMILY_METHOD, adjusted)
 
 
-def _summary(pair: Comparison, p_holm: float | None) -> SummaryRow:
-    """``p_holm``: the headline's p adjusted over the candidates; None with one candidate."""
+def _summary(pair: Comparison, family: Family | None) -> SummaryRow:
+    """``family``: None with one candidate, whose p is its own."""
     c = pair.comparisons[pair.headline]
     label = pair.runs["b"].label
     return SummaryRow(
@@ -526,7 +579,7 @@ def _summary(pair: Comparison, p_holm: float | None) -> SummaryRow:
         ci_low=c.ci_low,
         ci_high=c.ci_high,
         p=c.p,
-        p_holm=c.p if p_holm is None else p_holm,
+        p_holm=c.p if family is None else family.p_holm[label][pair.headline],
         fixed=c.fixed,
         broken=c.broken,
         outcome=pair.verdict.outcome,
@@ -581,8 +634,8 @@ def _run_means(pairs: list[Comparison], options: Options) -> list[RunMean]:
 
 
 def _matrix(pairs: list[Comparison], options: Options) -> list[MatrixCell]:
-    """Every run against every other on the headline, intervals at the Bonferroni level over
-    the pairs of runs."""
+    """Every run against every other on the headline, intervals and tests at the Bonferroni
+    level over the pairs of runs."""
     columns = _headline_columns(pairs)
     n_pairs = len(columns) * (len(columns) - 1) // 2
     level = family_level(options.confidence, n_pairs)
@@ -600,10 +653,10 @@ def _matrix(pairs: list[Comparison], options: Options) -> list[MatrixCell]:
                 confidence=level,
                 seed=options.seed,
             )
-            cells.append(MatrixCell(row, column, c.diff, c.ci_low, c.ci_high, level))
+            cells.append(MatrixCell(row, column, c.diff, c.ci_low, c.ci_high, level, c.p))
             # 0.0 - x, not -x: two runs of one mean would mirror as -0.0 (the JSON's "-0.0")
             mirror = (0.0 - c.diff, 0.0 - c.ci_high, 0.0 - c.ci_low)
-            cells.append(MatrixCell(column, row, *mirror, level))
+            cells.append(MatrixCell(column, row, *mirror, level, c.p))
     return cells
 
 
@@ -659,8 +712,9 @@ def _clusters(pair: Comparison, options: Options) -> pd.Series | None:
     return labels.fillna(own).astype(str).set_axis(ids["question_id"])
 
 
-def _curse(pairs: list[Comparison], options: Options) -> WinnersCurse | None:
-    """None when fewer than two candidates compare the headline metric: nothing was chosen."""
+def _curse(pairs: list[Comparison], options: Options, held: Holdout | None) -> WinnersCurse | None:
+    """None when fewer than two candidates compare the headline metric: nothing was chosen.
+    ``held``: --holdout's check, whose candidate the paragraph names."""
     ranked = _comparing_headline(pairs)
     if len(ranked) < 2:
         return None
@@ -693,7 +747,8 @@ def _curse(pairs: list[Comparison], options: Options) -> WinnersCurse | None:
         spread=float(np.std([h.diff for _, h in headline], ddof=1)),
         correlation=correlation,
         cluster=options.cluster,
-        held_out=options.holdout is not None,
+        held_out=held is not None,
+        held_out_candidate=None if held is None else held.chosen,
     )
 
 

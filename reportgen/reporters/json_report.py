@@ -289,7 +289,10 @@ def build(study: Study) -> dict[str, Any]:
             "family": asdict(study.family) if study.family else None,
             "summary": [asdict(row) for row in study.summary],
             "run_means": [asdict(m) for m in study.run_means],
-            "matrix": [{**asdict(c), "differs": c.differs} for c in study.matrix],
+            "matrix": [
+                {**asdict(c), "differs": c.differs, "borderline": c.borderline}
+                for c in study.matrix
+            ],
             "winners_curse": asdict(study.curse) if study.curse else None,
             "holdout": _holdout(study),
             "comparisons": [_pair(pair) for pair in study.pairs],

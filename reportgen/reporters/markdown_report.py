@@ -227,7 +227,8 @@ def render(report: Report) -> str:
         for r in study.summary
     ]
     header = ["Candidate", "Metric", "Baseline", "Candidate", "Difference", "Interval"]
-    lines += _table([*header, "p (Holm)", "Fixed / broken", "Verdict"], rows)
+    adjusted = f"p ({study.family.adjustment})"
+    lines += _table([*header, adjusted, "Fixed / broken", "Verdict"], rows)
     lines += _named_regressions([line for pair in study.pairs for line in pair.verdict.regressions])
     for note in (study.curse, study.holdout):
         if note is not None:

@@ -384,9 +384,10 @@ def run_means(frame: pd.DataFrame, metric: str, colours: list[str]) -> dict[str,
 
 def difference_matrix(frame: pd.DataFrame, metric: str) -> dict[str, Any]:
     """Run by run: the mean headline difference column - row; a cell is outlined when its
-    interval excludes zero.
+    interval and its test agree that the runs differ.
 
-    ``frame`` has columns row, column, diff, text, differs (bool), and the run order in both.
+    ``frame`` has columns row, column, diff, text, differs and borderline (bool), and the run
+    order in both.
     """
     order = list(dict.fromkeys(frame["row"]))
     base = alt.Chart(frame).encode(
@@ -407,6 +408,7 @@ def difference_matrix(frame: pd.DataFrame, metric: str) -> dict[str, Any]:
             *map(alt.Tooltip, ["row:N", "column:N"]),
             alt.Tooltip("text:N", title="diff"),  # as the cell prints it: 0.000, not −0.000
             alt.Tooltip("differs:N"),
+            alt.Tooltip("borderline:N"),
         ],
     )
     text = base.mark_text(fontSize=12).encode(text=alt.Text("text:N"))
@@ -415,7 +417,8 @@ def difference_matrix(frame: pd.DataFrame, metric: str) -> dict[str, Any]:
         .properties(
             width=70 * len(order),
             height=40 * len(order),
-            title=f"Column run \u2212 row run in {metric} (outlined: the interval excludes 0)",
+            title=f"Column run \u2212 row run in {metric} (outlined: interval and test find a "
+            "difference)",
         )
         .to_dict(validate=False)
     )

@@ -33,7 +33,7 @@ class SummaryLine:
     candidate_mean: str
     diff: str
     interval: str
-    p_holm: str
+    p_adjusted: str  # over the candidates, as StudyContext.adjustment says
     fixed_broken: str
     outcome: str
     direction: str  # up, down or none: the colour of the difference
@@ -71,6 +71,7 @@ class StudyContext:
     baseline_colour: str
     n_paired: int
     family: str
+    adjustment: str  # of the summary's p: the method of the candidates' intervals
     curse: str | None
     holdout: str | None
     gate: StudyGate | None
@@ -112,20 +113,40 @@ def _charts(study: Study, colours: dict[str, str]) -> list[Chart]:
                 "diff": [c.diff for c in study.matrix],
                 "text": [fmt_diff(c.diff) for c in study.matrix],
                 "differs": [c.differs for c in study.matrix],
+                "borderline": [c.borderline for c in study.matrix],
             }
         )
-        differing = sum(c.differs for c in study.matrix) // 2
         out.append(
             Chart(
                 id="run-matrix",
                 title="Which runs differ",
-                reading=f"{differing} of {fmt_count(len(study.matrix) // 2, 'pair')} of runs "
-                f"{agreeing(differing, 'differs', 'differ')} in "
-                f"{headline} with the intervals holding together over every pair (Bonferroni).",
+                reading=_matrix_reading(study),
                 spec=charts.difference_matrix(cells, headline),
             )
         )
     return out
+
+
+def _matrix_reading(study: Study) -> str:
+    """How many pairs of runs differ, interval and test agreeing as in a verdict that is not
+    borderline, and the borderline pairs by name: an interval that excludes zero beside a test
+    that does not is no more a difference here than in a verdict."""
+    order = [run.label for run in study.runs]
+    pairs = [c for c in study.matrix if order.index(c.row) < order.index(c.column)]
+    differing = sum(c.differs for c in pairs)
+    borderline = [f"{c.row} and {c.column}" for c in pairs if c.borderline]
+    return (
+        f"{differing} of {fmt_count(len(pairs), 'pair')} of runs "
+        f"{agreeing(differing, 'differs', 'differ')} in {study.headline}, their interval and test "
+        "agreeing at the Bonferroni level over every pair"
+        + (
+            f"; {len(borderline)} more {agreeing(len(borderline), 'is', 'are')} borderline, "
+            f"{agreeing(len(borderline), 'its', 'their')} interval and test disagreeing: "
+            f"{', '.join(borderline)}."
+            if borderline
+            else "."
+        )
+    )
 
 
 def study_colours(study: Study) -> dict[str, str]:
@@ -176,7 +197,7 @@ def build_study_context(study: Study, pair_contexts: list[ReportContext]) -> Stu
             candidate_mean=fmt_num(row.candidate_mean),
             diff=fmt_diff(row.diff),
             interval=fmt_interval(row.ci_low, row.ci_high),
-            p_holm=fmt_p(row.p_holm),
+            p_adjusted=fmt_p(row.p_holm),
             fixed_broken=f"{row.fixed} / {row.broken}" if row.fixed is not None else "",
             outcome=row.reads,
             direction=interval_side(row.ci_low, row.ci_high),
@@ -189,6 +210,7 @@ def build_study_context(study: Study, pair_contexts: list[ReportContext]) -> Stu
         baseline_colour=colours[study.baseline.label],
         n_paired=study.n_paired,
         family=study.family.sentence if study.family else "",
+        adjustment=study.family.adjustment if study.family else "",
         curse=study.curse.sentence if study.curse else None,
         holdout=study.holdout.sentence if study.holdout else None,
         gate=_gate(study, sections),
