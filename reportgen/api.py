@@ -346,7 +346,7 @@ class Result:
                         "ci_high": c.ci_high,
                         "confidence": pair.options.confidence,
                         "p": c.p,
-                        "p_adjusted": c.p if family is None else family.p_holm[candidate][name],
+                        "p_adjusted": c.p if family is None else family.p_adjusted[candidate][name],
                         "wins": c.wins,
                         "losses": c.losses,
                         "ties": c.ties,
@@ -393,7 +393,7 @@ class Result:
                 "candidate_mean": fmt_num(s.candidate_mean),
                 "diff": fmt_diff(s.diff),
                 "interval": fmt_interval(s.ci_low, s.ci_high),
-                "p": fmt_p(s.p if study.family is None else s.p_holm),
+                "p": fmt_p(s.p if study.family is None else s.p_adjusted),
                 "fixed_broken": "" if s.fixed is None else f"{s.fixed} / {s.broken}",
             }
             for s in study.summary

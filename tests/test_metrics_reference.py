@@ -411,7 +411,7 @@ def test_random_unmatched_and_pairing(random_runs, random_k_json):
     _, rows_a, rows_b, _, _ = random_runs
     a, b, paired = _paired(rows_a, rows_b)
     out = random_k_json
-    assert out["schema_version"] == 2
+    assert out["schema_version"] == 3
     assert out["n_paired"] == len(paired)
     assert sorted(out["report"]["missing"]["B"]) == sorted(set(a) - set(b))
     assert sorted(out["report"]["missing"]["A"]) == sorted(set(b) - set(a))

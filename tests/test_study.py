@@ -169,7 +169,9 @@ def test_the_p_adjusted_over_the_candidates_is_bonferroni_s_as_the_intervals(thr
     assert family["n_candidates"] == 2 and family["adjustment"] == "Bonferroni"
     for c in doc["comparisons"]:
         for metric, m in c["metrics"].items():
-            assert family["p_holm"][c["candidate"]][metric] == pytest.approx(min(1.0, 2 * m["p"]))
+            assert family["p_adjusted"][c["candidate"]][metric] == pytest.approx(
+                min(1.0, 2 * m["p"])
+            )
 
 
 def fixing_logs(folder: Path, changes: dict[str, tuple[int, int]]) -> list[Path]:
@@ -201,11 +203,11 @@ def test_the_summary_s_adjusted_p_is_the_one_its_verdict_rests_on(tmp_path):
     raw = [2 / 2**6, 2 / 2**7, 2 / 2**8, 2 / 2**9, 2 * 14 / 2**13]
     bonferroni = [0.15625, 0.078125, 0.0390625, 0.01953125, 0.01708984375]
     assert [r["p"] for r in doc["summary"]] == pytest.approx(raw)
-    assert [r["p_holm"] for r in doc["summary"]] == pytest.approx(bonferroni)
-    assert [doc["family"]["p_holm"][c]["correct"] for c in changes] == pytest.approx(bonferroni)
+    assert [r["p_adjusted"] for r in doc["summary"]] == pytest.approx(bonferroni)
+    assert [doc["family"]["p_adjusted"][c]["correct"] for c in changes] == pytest.approx(bonferroni)
     for r in doc["summary"]:  # the p shown and the verdict it sits beside agree
         no_evidence = r["outcome"] == "no evidence of a difference"
-        assert r["borderline"] == (no_evidence != (r["p_holm"] >= 0.05)), r["candidate"]
+        assert r["borderline"] == (no_evidence != (r["p_adjusted"] >= 0.05)), r["candidate"]
     page = (out / "r.html").read_text()
     assert "<th>Bonferroni p</th>" in page and "Holm" not in page.split('id="family"')[0]
     assert "each candidate&#39;s own p times 5, capped at 1 (Bonferroni" in page
@@ -229,8 +231,8 @@ def test_every_interval_is_at_the_bonferroni_level(three, tmp_path):
     )
     assert doc["summary"][1]["ci_low"] == c["ci_low"]
     assert (
-        doc["summary"][1]["p_holm"]
-        == doc["family"]["p_holm"][doc["summary"][1]["candidate"]]["correct"]
+        doc["summary"][1]["p_adjusted"]
+        == doc["family"]["p_adjusted"][doc["summary"][1]["candidate"]]["correct"]
     )
 
 
@@ -552,7 +554,7 @@ def test_a_candidate_with_a_smaller_prompt_is_adjusted_with_the_others_but_not_r
     study = run_study([base, b, c, d], Options(n_boot=300))
     assert [r.metric for r in study.summary] == ["ndcg@2", "ndcg@1", "ndcg@2"]
     raw = [r.p for r in study.summary]
-    assert [r.p_holm for r in study.summary] == pytest.approx([min(1.0, 3 * p) for p in raw])
+    assert [r.p_adjusted for r in study.summary] == pytest.approx([min(1.0, 3 * p) for p in raw])
     assert "each candidate's own p times 3, capped at 1 (Bonferroni" in study.family.sentence
     assert [m.label for m in study.run_means] == ["base", "b", "d"]
     assert {cell.row for cell in study.matrix} == {"base", "b", "d"}

@@ -66,7 +66,7 @@ class SummaryRow:
     ci_low: float  # at the family level (FAMILY_METHOD)
     ci_high: float
     p: float
-    p_holm: float  # adjusted over the candidates (FAMILY_METHOD; the JSON key keeps its name)
+    p_adjusted: float  # over the candidates (FAMILY_METHOD)
     fixed: int | None
     broken: int | None
     outcome: str  # the verdict's outcome
@@ -91,8 +91,8 @@ class Family:
     confidence: float  # --confidence: what the intervals hold with, together
     interval_confidence: float  # the level of each interval
     method: str  # of the intervals
-    adjustment: str  # of p_holm: the intervals' method, which the verdicts rest on
-    p_holm: dict[str, dict[str, float]]  # candidate -> metric -> p adjusted over the candidates
+    adjustment: str  # of p_adjusted: the intervals' method, which the verdicts rest on
+    p_adjusted: dict[str, dict[str, float]]  # candidate -> metric -> p over the candidates
 
     @property
     def sentence(self) -> str:
@@ -579,7 +579,7 @@ def _summary(pair: Comparison, family: Family | None) -> SummaryRow:
         ci_low=c.ci_low,
         ci_high=c.ci_high,
         p=c.p,
-        p_holm=c.p if family is None else family.p_holm[label][pair.headline],
+        p_adjusted=c.p if family is None else family.p_adjusted[label][pair.headline],
         fixed=c.fixed,
         broken=c.broken,
         outcome=pair.verdict.outcome,

@@ -1,7 +1,8 @@
 """The JSON of every number in the report, in the shape of ``report.schema.json``.
 
-schema_version 2: the runs and the comparisons (one per candidate against the baseline) are
-lists; CHANGELOG.md says how a reader of version 1 migrates.
+schema_version 3: the runs and the comparisons (one per candidate against the baseline) are
+lists; the p of a candidate adjusted over the candidates is ``p_adjusted`` (Bonferroni's);
+CHANGELOG.md says how a reader of versions 1 and 2 migrates.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from ..provenance import library_versions
 from ..resources import query_text
 from .report import Report, study_warnings
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 SCHEMA_FILE = "report.schema.json"  # the JSON Schema of the document, shipped in the package
 RUN_ID_KEY = b"ragreport-run-id"  # the Parquet metadata key naming the run that wrote the file
 

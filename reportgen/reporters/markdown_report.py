@@ -220,7 +220,7 @@ def render(report: Report) -> str:
             fmt_num(r.candidate_mean),
             fmt_diff(r.diff),
             fmt_interval(r.ci_low, r.ci_high),
-            fmt_p(r.p_holm),
+            fmt_p(r.p_adjusted),
             f"{r.fixed} / {r.broken}" if r.fixed is not None else "",
             escape(r.reads),
         ]
