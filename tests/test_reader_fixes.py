@@ -75,6 +75,24 @@ def test_a_pandas_frame_of_other_column_names_is_not_taken_for_beir(tmp_path, fr
     assert validate(path, *options, code=2) == [f"{path}: {PANDAS}"]
 
 
+@pytest.mark.parametrize(
+    "frame",
+    [
+        {"question_id": ["q1", "q2"], "correct": [True, False]},
+        {"id": ["q1", "q2"], "verdict": ["yes", None]},  # told by pandas' row labels, 0 and 1
+    ],
+)
+def test_a_pandas_frame_laid_out_by_index_is_described_as_it_lies(tmp_path, frame):
+    """orient='index' writes row -> {column -> value}; the refusal described to_json's default,
+    the other way round."""
+    path = tmp_path / "run.json"
+    pd.DataFrame(frame).to_json(path, orient="index")
+    index = PANDAS.replace(
+        "(column -> {row -> value})", "(row -> {column -> value}, orient='index')"
+    )
+    assert validate(path, code=2) == [f"{path}: {index}"]
+
+
 def test_beir_results_ranking_the_same_documents_for_every_query_are_read(tmp_path, compare):
     """A reranker's results score one candidate set per query: every query has the same keys,
     as a pandas frame's columns have, but every value is a number."""

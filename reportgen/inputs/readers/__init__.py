@@ -233,8 +233,9 @@ _TABLE_COLUMNS = frozenset({*BY_NAME, QUESTION})  # a run log's columns, and RAG
 def _pandas_layout(data: Any, mapping: tuple[tuple[str, str], ...]) -> str | None:
     """How pandas' ``to_json`` laid out ``data`` as a table, for the message; None when it is
     no table of pandas. The columns of ``mapping`` (--map) are a table's too."""
-    if _pandas_frame(data, _TABLE_COLUMNS | {source for _, source in mapping}):
-        return "column -> {row -> value}"
+    columns = _TABLE_COLUMNS | {source for _, source in mapping}
+    if _pandas_frame(data, columns):
+        return _frame_orient(data, columns)
     if isinstance(data, dict) and isinstance(data.get("data"), list):
         if {"columns", "data"} <= data.keys():
             return "orient='split'"
@@ -258,6 +259,17 @@ def _pandas_frame(data: Any, columns: frozenset[str]) -> bool:
     if (data.keys() | rows[0].keys()) & columns:
         return True
     return len(rows) > 1 and not all(_number(v) for row in rows for v in row.values())
+
+
+def _frame_orient(data: dict[str, dict[str, Any]], columns: frozenset[str]) -> str:
+    """Which way round a table of ``_pandas_frame`` lies, so the refusal describes the file:
+    the side naming a column in ``columns``, else the side of pandas' default row labels (0, 1,
+    ...), else to_json's default."""
+    inner = next(iter(data.values())).keys()
+    by_index = not data.keys() & columns and (
+        bool(inner & columns) or all(key.isdigit() for key in data)
+    )
+    return "row -> {column -> value}, orient='index'" if by_index else "column -> {row -> value}"
 
 
 def _number(value: Any) -> bool:
