@@ -114,9 +114,11 @@ def parquet_files(path: Path) -> tuple[Path, ...]:
     if path.is_dir():
         files = sorted(p for p in path.rglob("*.parquet") if p.is_file())
         where = f"no .parquet file in the folder {path}"
+        _refuse_other_format(path, files or sorted(p for p in path.rglob("*") if p.is_file()))
     elif _GLOB & set(str(path)):
         files = sorted(Path(p) for p in glob.glob(str(path), recursive=True) if Path(p).is_file())
         where = f"no file matches the pattern {path}"
+        _refuse_other_format(path, files)
     elif path.is_file():
         return (path,)
     else:
@@ -124,6 +126,26 @@ def parquet_files(path: Path) -> tuple[Path, ...]:
     if not files:
         raise InputError(f"{path}: {where}; pass a folder or pattern of Parquet run logs")
     return tuple(files)
+
+
+_KIND_NAMES = {"arrow": "Feather", "jsonl": "JSON Lines", "json": "JSON", "promptfoo": "promptfoo"}
+
+
+def _refuse_other_format(path: Path, files: list[Path]) -> None:
+    """A folder or glob of ``files`` holding a log of another format (a CSV file): only Parquet
+    is read in shards, and the Parquet reader's own refusal would say only that it is none."""
+    kinds = {**_BY_SUFFIX, ".json": "json", ".parquet": None}
+    other = next((f for f in files if kinds.get(f.suffix.lower())), None)
+    if other is not None:
+        raise _shards_only(path, kinds[other.suffix.lower()] or "", f"it holds {other.name}")
+
+
+def _shards_only(path: Path, kind: str, found: str) -> InputError:
+    name = _KIND_NAMES.get(kind, kind.upper())
+    return InputError(
+        f"{path}: a folder or glob is read as Parquet shards only, and {found}, not Parquet; "
+        f"pass one {name} file per log, or convert each file to Parquet (ragreport convert)"
+    )
 
 
 def _partition_notes(path: Path, files: tuple[Path, ...]) -> list[str]:
@@ -192,6 +214,8 @@ def _missing(path: Path) -> InputError:
 def format_of(path: Path, options: ReadOptions) -> str:
     if _shards(path) and options.format in (None, "parquet", "ragas"):
         return options.format or "parquet"
+    if _shards(path) and options.format:
+        raise _shards_only(path, options.format, f"--format is {options.format}")
     if not path.is_file():
         raise _missing(path)
     refuse_gzip(path)
