@@ -113,6 +113,11 @@ def test_topics_judged_without_a_relevant_document_are_named(tmp_path, compare):
         "Run A: 1 topic of the run is judged in qrels.txt with no document at grade >= 1, "
         "and is left out of the retrieval metrics (trec_eval counts them in its means): 2"
     ) in out["warnings"]
+    # no labelled evidence: unanswerable, as a log's question labelled with grade 0 only is; the
+    # audit says what made it so, where a golden set's "unanswerable" read as a refusal label
+    assert out["audit"]["unanswerable"] == 1
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert "unanswerable: 1 of 2 (50%), judged with no relevant document." in page
 
 
 def test_several_runs_share_qrels_and_missing_topics_are_listed(tmp_path, compare):

@@ -67,6 +67,7 @@ class Audit:
     unanswerable: int  # paired questions unanswerable in A (answerable false or no evidence)
     smells: list[Smell]
     unjudged: Unjudged | None  # None: no label of grade 0 (nothing judged not relevant), or spans
+    unanswerable_by: str = ""  # what made run A's questions unanswerable, in the audit's words
 
     @property
     def unanswerable_share(self) -> float:
@@ -128,7 +129,19 @@ def audited(
         unanswerable=unanswerable,
         smells=[],
         unjudged=None,
+        unanswerable_by=_unanswerable_by(runs["a"]),
     )
+
+
+def _unanswerable_by(run: RunFile) -> str:
+    """What made run A's questions unanswerable (README, "Answerable"): a question whose labels
+    judge no passage relevant has no labelled evidence, so a TREC or BEIR topic judged with no
+    relevant document is one; said, since no golden set of theirs marks questions so."""
+    if run.tool in ("trec", "beir"):
+        return "judged with no relevant document"
+    if "answerable" in run.columns:
+        return "answerable false, or where it is null, no label of grade > 0"
+    return "no label of grade > 0"
 
 
 def unjudged(db: RunDatabase, tables: MetricTables) -> Unjudged | None:
