@@ -181,6 +181,22 @@ def test_broken_trec_files(tmp_path):
     assert f"{qrels}: line 1: grade 'high' is not an integer" in line
 
 
+def test_a_run_without_k_is_said_to_have_no_prompt(tmp_path):
+    """It was asked for "the number of passages the generator received" for want of a
+    context_ids column, which no TREC or BEIR run has."""
+    run, qrels = tmp_path / "run.trec", tmp_path / "qrels"
+    run.write_text("1 Q0 d1 1 3 t\n")
+    qrels.write_text("1 0 d1 1\n")
+    said = (
+        "a TREC or BEIR run has no prompt, only a ranking; pass --k, the depth its retrieval "
+        "metrics are scored at"
+    )
+    line = fail("compare", run, run, "-o", tmp_path / "r.html", "--qrels", qrels)
+    assert line == f"ragreport: error: {run}: {said}"
+    result = CliRunner().invoke(cli, ["validate", str(run), "--qrels", str(qrels)])
+    assert f"{run}: ok, 1 row follows the run-log contract; compare: {said}" in result.output
+
+
 def test_beir_results_with_qrels_tsv(tmp_path, compare):
     results = tmp_path / "results.json"
     results.write_text(json.dumps({"q1": {"d1": 0.2, "d2": 0.9}, "q2": {"d3": 0.5}}))

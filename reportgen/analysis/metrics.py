@@ -189,11 +189,7 @@ def check_cutoff(runs: tuple[RunFile, RunFile], cutoff: int | None) -> None:
     has_retrieved = _in_both(runs, "retrieved_ids") or _in_both(runs, "retrieved_spans")
     has_context = _in_both(runs, "context_ids") or _in_both(runs, "context_spans")
     if has_labels and has_retrieved and cutoff is None and not has_context:
-        raise InputError(
-            f"{lacking(runs, 'context_ids', 'context_spans')}: no {_prompt_column(runs)} column, "
-            "so the prompt cutoff is unknown; pass --k with the number of passages the "
-            "generator received"
-        )
+        raise _no_prompt(runs)
     if cutoff is not None and not has_retrieved:
         if unranked := lacking(runs, *RANKINGS):
             raise InputError(
@@ -206,6 +202,22 @@ def check_cutoff(runs: tuple[RunFile, RunFile], cutoff: int | None) -> None:
             f"{'these logs do' if ' and ' in unranked else 'this log does'} not have; "
             f"drop --k to score context_{kind}"
         )
+
+
+def _no_prompt(runs: tuple[RunFile, RunFile]) -> InputError:
+    """The --k a ranking without a prompt needs: a TREC or BEIR run never logs one, so it is
+    told so rather than asked for a prompt column."""
+    prompts = {"context_ids", "context_spans"}
+    unprompted = lacking(runs, *prompts)
+    if all(r.tool in ("trec", "beir") for r in runs if not prompts & r.columns):
+        return InputError(
+            f"{unprompted}: a TREC or BEIR run has no prompt, only a ranking; pass --k, the "
+            "depth its retrieval metrics are scored at"
+        )
+    return InputError(
+        f"{unprompted}: no {_prompt_column(runs)} column, so the prompt cutoff is unknown; "
+        "pass --k with the number of passages the generator received"
+    )
 
 
 def _prompt_column(runs: tuple[RunFile, RunFile]) -> str:
