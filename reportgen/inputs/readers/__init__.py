@@ -233,7 +233,15 @@ def format_of(path: Path, options: ReadOptions) -> str:
                 "write records, one object a line: "
                 "to_json('run.jsonl', orient='records', lines=True)"
             )
-        return "promptfoo" if looks_like_promptfoo(data) else "beir"
+        if looks_like_promptfoo(data):
+            return "promptfoo"
+        if not _beir_shaped(data):
+            raise InputError(
+                f"{path}: not a run log in any format read from .json: not promptfoo output (an "
+                "evalId or a results list), BEIR results ({query_id: {doc_id: score}}) or "
+                "records (an array of objects, one a row); check that this is the log meant"
+            )
+        return "beir"
     if _BY_SUFFIX.get(suffix) == "jsonl" and looks_like_promptfoo_result(first_json(path)):
         return "promptfoo"  # promptfoo eval -o out.jsonl: one result a line
     if suffix in _BY_SUFFIX:
@@ -294,6 +302,12 @@ def _frame_orient(data: dict[str, dict[str, Any]], columns: frozenset[str]) -> s
         bool(inner & columns) or all(key.isdigit() for key in data)
     )
     return "row -> {column -> value}, orient='index'" if by_index else "column -> {row -> value}"
+
+
+def _beir_shaped(data: Any) -> bool:
+    """Whether ``data`` has the shape of BEIR results, an object of objects: told before asking
+    for the qrels such a file needs, which another JSON file would be asked for in vain."""
+    return isinstance(data, dict) and all(isinstance(v, dict) for v in data.values())
 
 
 def _number(value: Any) -> bool:
