@@ -213,6 +213,32 @@ def test_beir_results_with_qrels_tsv(tmp_path, compare):
     assert "query 'q1', document 'd1': score 'high' is not a number" in line
 
 
+def test_qrels_of_the_other_kind_name_the_log_that_needs_its_own(tmp_path):
+    """BEIR results beside a TREC run, sharing its qrels: the qrels file was named as malformed
+    ("line 1 has 4 fields; expected 3"), though the BEIR log is what needs other qrels."""
+    run, results = tmp_path / "run.trec", tmp_path / "results.json"
+    trec_qrels, beir_qrels = tmp_path / "qrels.txt", tmp_path / "qrels.tsv"
+    run.write_text("1 Q0 d1 1 3 t\n")
+    results.write_text(json.dumps({"1": {"d1": 0.5}}))
+    trec_qrels.write_text("1 0 d1 1\n")
+    beir_qrels.write_text("query-id\tcorpus-id\tscore\n1\td1\t1\n")
+    convert = "convert one of the two with its own qrels first (ragreport convert LOG --qrels "
+    result = CliRunner().invoke(
+        cli, ["validate", str(run), str(results), "--qrels", str(trec_qrels)]
+    )
+    assert result.output.splitlines()[-1] == (
+        f"{results}: BEIR results are judged by BEIR's qrels (query-id corpus-id score), and "
+        f"{trec_qrels} holds TREC qrels (qid iter docno rel); pass BEIR's, or to compare the two "
+        f"kinds, {convert}QRELS -o LOG.parquet)"
+    )
+    line = fail("compare", run, run, "--qrels", beir_qrels, "--k", 1, "-o", tmp_path / "r.html")
+    assert line == (
+        f"ragreport: error: {run}: a TREC run is judged by TREC qrels (qid iter docno rel), and "
+        f"{beir_qrels} holds BEIR's qrels (query-id corpus-id score); pass TREC's, or to compare "
+        f"the two kinds, {convert}QRELS -o LOG.parquet)"
+    )
+
+
 def test_average_precision_r_precision_and_all_by_hand(tmp_path, compare):
     run = tmp_path / "run.trec"
     run.write_text(

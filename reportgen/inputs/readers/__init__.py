@@ -38,6 +38,7 @@ from .promptfoo import (
 )
 from .ragas import OFFERED, QUESTION, failed_scores, looks_like_ragas, ragas_columns
 from .ranking import (
+    first_fields,
     ranked_table,
     read_beir_qrels,
     read_beir_results,
@@ -411,6 +412,28 @@ def _qrels(path: Path, options: ReadOptions, kind: str) -> Path:
     return options.qrels
 
 
+_QRELS = {
+    "trec": "TREC qrels (qid iter docno rel)",
+    "beir": "BEIR's qrels (query-id corpus-id score)",
+}
+
+
+def _refuse_other_qrels(path: Path, qrels: Path, kind: str) -> None:
+    """Qrels laid out for the other kind of ranking (TREC's four fields ending in a grade,
+    BEIR's three), as when a TREC run and BEIR results share one --qrels: the log that needs
+    its own is named, where the qrels reader would call the file malformed."""
+    fields = first_fields(qrels)
+    trec_qrels = len(fields) == 4 and fields[3].lstrip("-").isdigit()
+    if (kind == "beir" and trec_qrels) or (kind == "trec" and len(fields) == 3):
+        other = "trec" if kind == "beir" else "beir"
+        log, own = ("a TREC run is", "TREC's") if kind == "trec" else ("BEIR results are", "BEIR's")
+        raise InputError(
+            f"{path}: {log} judged by {_QRELS[kind]}, and {qrels} holds {_QRELS[other]}; pass "
+            f"{own}, or to compare the two kinds, convert one of the two with its own qrels "
+            "first (ragreport convert LOG --qrels QRELS -o LOG.parquet)"
+        )
+
+
 def mapping_files(values: tuple[str, ...]) -> dict[Path, str]:
     """The ``--map`` values that name a file of mappings (the others are ``column=source``),
     each with its option: an output must not overwrite them."""
@@ -594,6 +617,7 @@ def _read_format(path: Path, options: ReadOptions) -> Source:
         )
     if kind in ("trec", "beir"):
         qrels_path = _qrels(path, options, kind)
+        _refuse_other_qrels(path, qrels_path, kind)
         if kind == "trec":
             ranking, qrels = read_trec_run(path), read_trec_qrels(qrels_path)
         else:
