@@ -9,7 +9,7 @@ from typing import Any, NoReturn
 import pandas as pd
 
 from ..errors import InputError
-from ..formatting import fmt_pct
+from ..formatting import agreeing, fmt_pct
 from ..inputs.database import RunDatabase, ScoredRun
 from ..inputs.load import RunFile
 from ..inputs.logged import lacking
@@ -346,10 +346,7 @@ def paired_tables(
     metrics = tuple(m for m in metrics if m not in unscored)
     own = tuple(m for m in own if m not in unscored)
     if not metrics and not own:
-        raise InputError(
-            f"{_logs(runs)}: no paired question has a value of "
-            f"{' or '.join(unscored)} in both runs; log it for the same questions in both runs"
-        )
+        raise _unscored(runs, unscored)
     named = options.cutoff if options.cutoff is not None else _typical_context_length(paired)
     # labelled, but the ranking scored is null (the evidence of an unlabelled question is 0)
     unranked = paired[["k_a", "k_b"]].isna().any(axis=1) & (
@@ -422,6 +419,22 @@ def _unscored_note(base: str) -> str:
 def _logs(runs: tuple[RunFile, RunFile]) -> str:
     """The two logs' paths, a log paired with itself (validate) named once."""
     return " and ".join(dict.fromkeys(str(run.path) for run in runs))
+
+
+def _unscored(runs: tuple[RunFile, RunFile], unscored: list[str]) -> InputError:
+    """No metric with a value on some paired question; of a log paired with itself (validate),
+    in the words of one file, which has no runs to pair."""
+    named = " or ".join(unscored)
+    if runs[0].path == runs[1].path:
+        whose = agreeing(len(unscored), "its", "their")
+        return InputError(
+            f"{runs[0].path}: no question has a value of {named} (null throughout); log {whose} "
+            "values"
+        )
+    return InputError(
+        f"{_logs(runs)}: no paired question has a value of {named} in both runs; log it for the "
+        "same questions in both runs"
+    )
 
 
 def _no_metric(runs: tuple[RunFile, RunFile]) -> NoReturn:
