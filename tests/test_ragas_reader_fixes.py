@@ -148,6 +148,24 @@ def test_retrieved_ids_against_reference_texts_are_refused(tmp_path):
     )
 
 
+def test_runs_identifying_passages_differently_are_said_to(tmp_path, compare):
+    """Run A logs passage ids, run B only texts (hashed): every label differs, which read as
+    "The golden set changed between the runs on 3 questions" and nothing more."""
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    ragas_frame([1.0, 0.5, 0.2], True).to_json(a, orient="records", lines=True)
+    ragas_frame([0.9, 0.6, 0.4], False).to_json(b, orient="records", lines=True)
+    apart = (
+        "run A identifies passages by ids (reference_context_ids) and run B by hashes of their "
+        "texts (reference_contexts), so no label of one can equal the other's: log the same "
+        "kind in both runs"
+    )
+    out = compare(a, b, tmp_path / "o", "--n-boot", 100)
+    changed = [w for w in out["warnings"] if w.startswith("The golden set changed")]
+    assert len(changed) == 1 and changed[0].endswith(f"own labels there; {apart}")
+    line = refused("compare", a, b, "--strict", "-o", tmp_path / "r.html")
+    assert line.endswith(f"or drop --strict to see the report with a warning; {apart}")
+
+
 def test_a_json_array_of_records_reads_as_its_rows(tmp_path, compare):
     """pandas' to_json(orient="records") writes a table as a JSON array of objects: it was
     refused and sent to JSON Lines. It reads as the same rows in JSON Lines (a RAGAS table

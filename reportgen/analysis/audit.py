@@ -13,6 +13,7 @@ from ..errors import InputError
 from ..formatting import fmt_count, listed
 from ..inputs.database import RunDatabase
 from ..inputs.load import RunFile
+from ..inputs.readers.ragas import CONTEXTS
 from .metrics import MetricTables
 from .slices import slice_labels
 from .stats import as_compared
@@ -112,7 +113,7 @@ def audited(
             f"{runs['b'].path}: the golden set changed between the runs on "
             f"{fmt_count(len(changes), 'question')} ({shown}); score both runs on one frozen "
             "label set, "
-            "or drop --strict to see the report with a warning"
+            f"or drop --strict to see the report with a warning{passages_apart(runs)}"
         )
     counts = {c: slice_labels(v).value_counts().sort_index() for c, v in slice_values.items()}
     coverage = {column: [(str(v), int(n)) for v, n in c.items()] for column, c in counts.items()}
@@ -130,6 +131,29 @@ def audited(
         smells=[],
         unjudged=None,
         unanswerable_by=_unanswerable_by(runs["a"]),
+    )
+
+
+def passages_apart(runs: Mapping[str, RunFile]) -> str:
+    """Why every label differs where one run identifies passages by ids and the other by hashes
+    of their texts (a RAGAS table logging texts only): one golden set may read as changed on
+    every question. "" when both identify them alike."""
+    texts = CONTEXTS["relevant_ids"][1]
+    by_text = {
+        key: run.tool == "ragas" and run.sources.get("relevant_ids") == texts
+        for key, run in runs.items()
+    }
+    if by_text["a"] == by_text["b"]:
+        return ""
+    a, b = (
+        f"by hashes of their texts ({texts})"
+        if by_text[key]
+        else f"by ids ({runs[key].sources.get('relevant_ids', 'relevant_ids')})"
+        for key in "ab"
+    )
+    return (
+        f"; run {runs['a'].label} identifies passages {a} and run {runs['b'].label} {b}, so no "
+        "label of one can equal the other's: log the same kind in both runs"
     )
 
 
