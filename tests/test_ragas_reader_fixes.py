@@ -166,6 +166,28 @@ def test_runs_identifying_passages_differently_are_said_to(tmp_path, compare):
     assert line.endswith(f"or drop --strict to see the report with a warning; {apart}")
 
 
+def test_unpaired_ragas_questions_are_named_by_line_and_text(tmp_path):
+    """They were named by the hashes they are paired on ('q-02b466e97204b670'), and a text
+    saved with CRLF inside in one run and LF in the other paired with nothing, unsaid."""
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    long = "How long does a refund of a cancelled flight take, and who pays for it?"
+    for path, questions in (
+        (a, ["Refund window?\r\nsecond", long]),
+        (b, ["Refund window?\nsecond", "Other?"]),
+    ):
+        frame = pd.DataFrame({"user_input": questions, "faithfulness": [1.0, 0.5]})
+        frame.to_json(path, orient="records", lines=True)
+    line = refused("compare", a, b, "-o", tmp_path / "r.html")
+    assert line == (
+        f"{a} and {b}: no question_id in common ({a}'s line 1 ('Refund window?\\r\\nsecond'), "
+        "line 2 ('How long does a refund of a cancelled flight take, and who p...'); "
+        f"{b}'s line 1 ('Refund window?\\nsecond'), line 2 ('Other?')); 1 question differs only "
+        "in line endings or "
+        f"spaces ({a}'s line 1, {b}'s line 1), and RAGAS rows are paired on the exact "
+        "user_input: write it alike in both runs; compare two runs of the same question set"
+    )
+
+
 def test_a_json_array_of_records_reads_as_its_rows(tmp_path, compare):
     """pandas' to_json(orient="records") writes a table as a JSON array of objects: it was
     refused and sent to JSON Lines. It reads as the same rows in JSON Lines (a RAGAS table

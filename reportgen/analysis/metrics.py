@@ -13,6 +13,7 @@ from ..formatting import agreeing, fmt_pct
 from ..inputs.database import RunDatabase, ScoredRun
 from ..inputs.load import RunFile
 from ..inputs.logged import lacking
+from ..inputs.unpaired import named_ids, spaced_apart
 from .registry import ANSWER, BY_NAME, CONTEXT, RETRIEVAL, Metric, names, public_name
 from .samples import Spread, Unscored, decompose
 from .scores import Scores, user_scores, with_scores
@@ -303,12 +304,6 @@ def compute_tables(db: RunDatabase, options: Options, curve: bool = True) -> Met
     return replace(tables, samples=spreads, unscored_samples=unscored, curve=by_k)
 
 
-def _first_ids(ids: list[str], shown: int = 3) -> str:
-    """The first ``shown`` ids of a run, quoted (their spelling is the point), and how many more."""
-    more = len(ids) - shown
-    return ", ".join(map(repr, ids[:shown])) + (f" and {more:,} more" if more > 0 else "")
-
-
 def paired_tables(
     runs: tuple[RunFile, RunFile],
     options: Options,
@@ -326,10 +321,10 @@ def paired_tables(
     only_a, only_b = unmatched
     if paired.empty:  # the first ids of each show a difference of spelling (7.0 and 7, q1 and Q1)
         firsts = zip(runs, (only_a, only_b), strict=True)
-        seen = "; ".join(f"{run.path}'s {_first_ids(ids)}" for run, ids in firsts)
+        seen = "; ".join(f"{run.path}'s {named_ids(run, ids)}" for run, ids in firsts)
         raise InputError(
-            f"{_logs(runs)}: no question_id in common ({seen}); compare two runs of the same "
-            "question set"
+            f"{_logs(runs)}: no question_id in common ({seen})"
+            f"{spaced_apart(runs, (only_a, only_b))}; compare two runs of the same question set"
         )
     unscorable = paired[["recall_a", "recall_b"]].isna().any(axis=1) if retrieval else None
     if unscorable is not None and unscorable.all():
