@@ -636,7 +636,8 @@ def _read_format(path: Path, options: ReadOptions) -> Source:
             sources=dict(options.mapping),
         )
     if kind == "promptfoo":
-        run = promptfoo_columns(path, _promptfoo_data(path), options.run_filter)
+        key = dict(options.mapping).get("question_id")
+        run = promptfoo_columns(path, _promptfoo_data(path), options.run_filter, key)
         columns = mapped(path, run.columns, options.mapping)
         sources = run.sources | dict(options.mapping)
         table = to_table(path, columns, run.results, sources, unit="result")
