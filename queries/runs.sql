@@ -3,7 +3,8 @@
 --   its file, registered from Python; other columns of the logs never reach this view).
 -- Absent optional columns come back NULL: the UNION ALL BY NAME with an empty, typed row adds them.
 -- Returns: run ('a' | 'b'), row_number (0-based row in its file) and every contract column
---   (epoch, another name of sample, as sample); a log of spans gets its id lists from them
+--   (epoch, another name of sample, as sample; a NaN faithfulness or answer_relevance as NULL);
+--   a log of spans gets its id lists from them
 --   (each span named doc_id:start-end), and retrieved_ids_logged (NULL where the ids come from
 --   retrieved_spans).
 CREATE OR REPLACE TEMP VIEW runs AS
@@ -62,10 +63,13 @@ SELECT
         AS relevant_grades,
     coalesce(context_ids::VARCHAR[], span_names(context_spans)) AS context_ids,
     correct::BOOLEAN AS correct,
-    faithfulness::DOUBLE AS faithfulness,
+    -- a NaN share is a judge that failed (polars and json.dumps write it so): no value, as the
+    -- null pandas writes for it; inf is a value outside 0..1, refused by row_problems
+    CASE WHEN NOT isnan(faithfulness::DOUBLE) THEN faithfulness::DOUBLE END AS faithfulness,
     answer::VARCHAR AS answer,
     reference_answer::VARCHAR AS reference_answer,
-    answer_relevance::DOUBLE AS answer_relevance,
+    CASE WHEN NOT isnan(answer_relevance::DOUBLE) THEN answer_relevance::DOUBLE END
+        AS answer_relevance,
     answerable::BOOLEAN AS answerable,
     abstained::BOOLEAN AS abstained,
     cited_ids::VARCHAR[] AS cited_ids,

@@ -255,13 +255,8 @@ ROWS = {
     "negative grade": (_with(3, relevant_grades=[-1]), ["row 4", "grade -1"]),
     "faithfulness above 1": (_with(1, faithfulness=1.5), ["row 2", "faithfulness is 1.5"]),
     "faithfulness below 0": (_with(1, faithfulness=-0.1), ["row 2", "faithfulness is -0.1"]),
-    "faithfulness NaN": (_with(1, faithfulness=float("nan")), ["row 2", "faithfulness is nan"]),
     "faithfulness inf": (_with(1, faithfulness=float("inf")), ["row 2", "faithfulness is inf"]),
     "answer_relevance 1.5": (_with(2, answer_relevance=1.5), ["row 3", "answer_relevance is 1.5"]),
-    "answer_relevance NaN": (
-        _with(2, answer_relevance=float("nan")),
-        ["row 3", "answer_relevance is nan"],
-    ),
     "negative latency": (_with(5, latency_ms=-3.0), ["row 6", "latency_ms is -3.0"]),
     "negative cost": (_with(5, cost_usd=-0.5), ["row 6", "cost_usd is -0.5"]),
     "negative context_tokens": (_with(5, context_tokens=-1), ["row 6", "context_tokens is -1.0"]),

@@ -187,6 +187,25 @@ def test_vars_named_like_the_results_columns_are_kept_under_var(tmp_path):
     assert table["var_answer"] == [42] * 4 and "Score" not in table and "Slice" not in table
 
 
+def test_a_var_named_question_id_is_said_to_be_kept_and_paired_on_when_mapped(tmp_path):
+    """It was kept as var_question_id unsaid, and with --map question_id=var_question_id the
+    note still said the tests were "paired on their description"."""
+    rows = [
+        result("p", f"case {i}", i, True, testCase={
+            "description": f"case {i}", "vars": {"question_id": f"00{i}"},
+        })
+        for i in range(3)
+    ]  # fmt: skip
+    path = promptfoo_file(tmp_path / "out.json", rows)
+    read = f"{path}: note: read as the file's run \u201cp | qa\u201d; tests paired on "
+    assert validate(path, code=0)[1] == (
+        f"{read}their description, else a hash of vars, not on the var question_id (kept as "
+        "var_question_id; --map question_id=var_question_id pairs on it)"
+    )
+    mapped = validate(path, "--map", "question_id=var_question_id", code=0)
+    assert mapped[1] == f"{read}var_question_id (--map)"
+
+
 def test_a_var_read_as_a_run_log_column_is_named_as_the_var(tmp_path):
     """A var faithfulness is the run-log column (a label the test carries), so a value it
     cannot hold is refused; the message named "column faithfulness", which the file has not."""

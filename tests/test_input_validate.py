@@ -37,7 +37,8 @@ def test_a_log_with_no_metric_is_refused_as_compare_refuses_it(tmp_path):
         ),
         (
             {"faithfulness": pa.array([None, None], pa.float64())},
-            "no paired question has a value of faithfulness",
+            # "no paired question ... in both runs" named a pairing of one file
+            "no question has a value of faithfulness (null throughout); log its values",
         ),
     ],
 )
@@ -49,6 +50,14 @@ def test_a_log_whose_values_give_no_metric_is_refused_as_compare_refuses_it(
     refusal = fail("compare", log, log, "-o", tmp_path / "r.html").split("error: ", 1)[1]
     assert found in refusal and refusal.count(str(log)) == 1
     assert validate(log, code=2) == [refusal]
+
+
+def test_a_promptfoo_file_of_no_outcome_is_refused_as_one_file(tmp_path):
+    path = tmp_path / "out.json"
+    path.write_text('{"results": [{"a": 1}]}')
+    assert validate(path, code=2)[0] == (
+        f"{path}: no question has a value of correct or score (null throughout); log their values"
+    )
 
 
 @pytest.mark.parametrize(

@@ -148,6 +148,46 @@ def test_retrieved_ids_against_reference_texts_are_refused(tmp_path):
     )
 
 
+def test_runs_identifying_passages_differently_are_said_to(tmp_path, compare):
+    """Run A logs passage ids, run B only texts (hashed): every label differs, which read as
+    "The golden set changed between the runs on 3 questions" and nothing more."""
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    ragas_frame([1.0, 0.5, 0.2], True).to_json(a, orient="records", lines=True)
+    ragas_frame([0.9, 0.6, 0.4], False).to_json(b, orient="records", lines=True)
+    apart = (
+        "run A identifies passages by ids (reference_context_ids) and run B by hashes of their "
+        "texts (reference_contexts), so no label of one can equal the other's: log the same "
+        "kind in both runs"
+    )
+    out = compare(a, b, tmp_path / "o", "--n-boot", 100)
+    changed = [w for w in out["warnings"] if w.startswith("The golden set changed")]
+    assert len(changed) == 1 and changed[0].endswith(f"own labels there; {apart}")
+    line = refused("compare", a, b, "--strict", "-o", tmp_path / "r.html")
+    assert line.endswith(f"or drop --strict to see the report with a warning; {apart}")
+
+
+def test_unpaired_ragas_questions_are_named_by_line_and_text(tmp_path):
+    """They were named by the hashes they are paired on ('q-02b466e97204b670'), and a text
+    saved with CRLF inside in one run and LF in the other paired with nothing, unsaid."""
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    long = "How long does a refund of a cancelled flight take, and who pays for it?"
+    for path, questions in (
+        (a, ["Refund window?\r\nsecond", long]),
+        (b, ["Refund window?\nsecond", "Other?"]),
+    ):
+        frame = pd.DataFrame({"user_input": questions, "faithfulness": [1.0, 0.5]})
+        frame.to_json(path, orient="records", lines=True)
+    line = refused("compare", a, b, "-o", tmp_path / "r.html")
+    assert line == (
+        f"{a} and {b}: no question_id in common ({a}'s line 1 ('Refund window?\\r\\nsecond'), "
+        "line 2 ('How long does a refund of a cancelled flight take, and who p...'); "
+        f"{b}'s line 1 ('Refund window?\\nsecond'), line 2 ('Other?')); 1 question differs only "
+        "in line endings or "
+        f"spaces ({a}'s line 1, {b}'s line 1), and RAGAS rows are paired on the exact "
+        "user_input: write it alike in both runs; compare two runs of the same question set"
+    )
+
+
 def test_a_json_array_of_records_reads_as_its_rows(tmp_path, compare):
     """pandas' to_json(orient="records") writes a table as a JSON array of objects: it was
     refused and sent to JSON Lines. It reads as the same rows in JSON Lines (a RAGAS table

@@ -75,6 +75,39 @@ def test_a_pandas_frame_of_other_column_names_is_not_taken_for_beir(tmp_path, fr
     assert validate(path, *options, code=2) == [f"{path}: {PANDAS}"]
 
 
+@pytest.mark.parametrize(
+    "frame",
+    [
+        {"question_id": ["q1", "q2"], "correct": [True, False]},
+        {"id": ["q1", "q2"], "verdict": ["yes", None]},  # told by pandas' row labels, 0 and 1
+    ],
+)
+def test_a_pandas_frame_laid_out_by_index_is_described_as_it_lies(tmp_path, frame):
+    """orient='index' writes row -> {column -> value}; the refusal described to_json's default,
+    the other way round."""
+    path = tmp_path / "run.json"
+    pd.DataFrame(frame).to_json(path, orient="index")
+    index = PANDAS.replace(
+        "(column -> {row -> value})", "(row -> {column -> value}, orient='index')"
+    )
+    assert validate(path, code=2) == [f"{path}: {index}"]
+
+
+@pytest.mark.parametrize("text", ['{"foo": 1}', '"run"', '{"q1": {"d1": 0.5}, "n": 2}'])
+def test_a_json_file_of_no_format_read_is_refused_at_once(tmp_path, text):
+    """{"foo": 1} asked for --qrels as BEIR results, and then was "not BEIR results"."""
+    path, qrels = tmp_path / "run.json", tmp_path / "qrels.tsv"
+    path.write_text(text)
+    qrels.write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    said = (
+        f"{path}: not a run log in any format read from .json: not promptfoo output (an evalId "
+        "or a results list), BEIR results ({query_id: {doc_id: score}}) or records (an array "
+        "of objects, one a row); check that this is the log meant"
+    )
+    assert validate(path, code=2) == [said]
+    assert validate(path, "--qrels", qrels, code=2) == [said]
+
+
 def test_beir_results_ranking_the_same_documents_for_every_query_are_read(tmp_path, compare):
     """A reranker's results score one candidate set per query: every query has the same keys,
     as a pandas frame's columns have, but every value is a number."""

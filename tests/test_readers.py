@@ -119,6 +119,30 @@ def test_empty_folder_and_unmatched_glob(tmp_path):
     assert "no file matches the pattern" in line
 
 
+@pytest.mark.parametrize("given", ["*.csv", "shards"])
+def test_a_glob_or_folder_of_csv_files_is_said_to_be_read_as_parquet_only(tmp_path, given):
+    """A glob of CSV files was refused as "not a readable Parquet file", with advice to write
+    Parquet, and a folder of them as holding no .parquet file."""
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    for part in ("s1", "s2"):
+        (shards / f"{part}.csv").write_text("question_id,correct\nq1,true\n")
+    log = f"{shards}/*.csv" if given == "*.csv" else str(shards)
+    line = fail("compare", log, log, "-o", tmp_path / "r.html")
+    assert line == (
+        f"ragreport: error: {log}: a folder or glob is read as Parquet shards only, and it holds "
+        "s1.csv, not Parquet; pass one CSV file per log, or convert each file to Parquet "
+        "(ragreport convert)"
+    )
+
+
+def test_a_folder_given_with_another_format_is_said_to_be_read_as_parquet_only(tmp_path):
+    """--format csv on a folder was refused as "is a folder; pass the path of a run log"."""
+    line = fail("compare", tmp_path, tmp_path, "--format", "csv", "-o", tmp_path / "r.html")
+    assert "a folder or glob is read as Parquet shards only, and --format is csv, not Parquet; " \
+        "pass one CSV file per log" in line  # fmt: skip
+
+
 def test_csv_bad_value_names_line_and_column(tmp_path):
     path = tmp_path / "run.csv"
     path.write_text('question_id,correct,retrieved_ids\nq1,true,"[""p1""]"\nq2,maybe,"[]"\n')

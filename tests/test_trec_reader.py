@@ -113,6 +113,11 @@ def test_topics_judged_without_a_relevant_document_are_named(tmp_path, compare):
         "Run A: 1 topic of the run is judged in qrels.txt with no document at grade >= 1, "
         "and is left out of the retrieval metrics (trec_eval counts them in its means): 2"
     ) in out["warnings"]
+    # no labelled evidence: unanswerable, as a log's question labelled with grade 0 only is; the
+    # audit says what made it so, where a golden set's "unanswerable" read as a refusal label
+    assert out["audit"]["unanswerable"] == 1
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert "unanswerable: 1 of 2 (50%), judged with no relevant document." in page
 
 
 def test_several_runs_share_qrels_and_missing_topics_are_listed(tmp_path, compare):
@@ -176,6 +181,22 @@ def test_broken_trec_files(tmp_path):
     assert f"{qrels}: line 1: grade 'high' is not an integer" in line
 
 
+def test_a_run_without_k_is_said_to_have_no_prompt(tmp_path):
+    """It was asked for "the number of passages the generator received" for want of a
+    context_ids column, which no TREC or BEIR run has."""
+    run, qrels = tmp_path / "run.trec", tmp_path / "qrels"
+    run.write_text("1 Q0 d1 1 3 t\n")
+    qrels.write_text("1 0 d1 1\n")
+    said = (
+        "a TREC or BEIR run has no prompt, only a ranking; pass --k, the depth its retrieval "
+        "metrics are scored at"
+    )
+    line = fail("compare", run, run, "-o", tmp_path / "r.html", "--qrels", qrels)
+    assert line == f"ragreport: error: {run}: {said}"
+    result = CliRunner().invoke(cli, ["validate", str(run), "--qrels", str(qrels)])
+    assert f"{run}: ok, 1 row follows the run-log contract; compare: {said}" in result.output
+
+
 def test_beir_results_with_qrels_tsv(tmp_path, compare):
     results = tmp_path / "results.json"
     results.write_text(json.dumps({"q1": {"d1": 0.2, "d2": 0.9}, "q2": {"d3": 0.5}}))
@@ -190,6 +211,32 @@ def test_beir_results_with_qrels_tsv(tmp_path, compare):
     results.write_text(json.dumps({"q1": {"d1": "high"}}))
     line = fail("compare", results, results, "-o", tmp_path / "r.html", "--qrels", qrels)
     assert "query 'q1', document 'd1': score 'high' is not a number" in line
+
+
+def test_qrels_of_the_other_kind_name_the_log_that_needs_its_own(tmp_path):
+    """BEIR results beside a TREC run, sharing its qrels: the qrels file was named as malformed
+    ("line 1 has 4 fields; expected 3"), though the BEIR log is what needs other qrels."""
+    run, results = tmp_path / "run.trec", tmp_path / "results.json"
+    trec_qrels, beir_qrels = tmp_path / "qrels.txt", tmp_path / "qrels.tsv"
+    run.write_text("1 Q0 d1 1 3 t\n")
+    results.write_text(json.dumps({"1": {"d1": 0.5}}))
+    trec_qrels.write_text("1 0 d1 1\n")
+    beir_qrels.write_text("query-id\tcorpus-id\tscore\n1\td1\t1\n")
+    convert = "convert one of the two with its own qrels first (ragreport convert LOG --qrels "
+    result = CliRunner().invoke(
+        cli, ["validate", str(run), str(results), "--qrels", str(trec_qrels)]
+    )
+    assert result.output.splitlines()[-1] == (
+        f"{results}: BEIR results are judged by BEIR's qrels (query-id corpus-id score), and "
+        f"{trec_qrels} holds TREC qrels (qid iter docno rel); pass BEIR's, or to compare the two "
+        f"kinds, {convert}QRELS -o LOG.parquet)"
+    )
+    line = fail("compare", run, run, "--qrels", beir_qrels, "--k", 1, "-o", tmp_path / "r.html")
+    assert line == (
+        f"ragreport: error: {run}: a TREC run is judged by TREC qrels (qid iter docno rel), and "
+        f"{beir_qrels} holds BEIR's qrels (query-id corpus-id score); pass TREC's, or to compare "
+        f"the two kinds, {convert}QRELS -o LOG.parquet)"
+    )
 
 
 def test_average_precision_r_precision_and_all_by_hand(tmp_path, compare):

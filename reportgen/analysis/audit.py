@@ -13,6 +13,7 @@ from ..errors import InputError
 from ..formatting import fmt_count, listed
 from ..inputs.database import RunDatabase
 from ..inputs.load import RunFile
+from ..inputs.readers.ragas import CONTEXTS
 from .metrics import MetricTables
 from .slices import slice_labels
 from .stats import as_compared
@@ -67,6 +68,7 @@ class Audit:
     unanswerable: int  # paired questions unanswerable in A (answerable false or no evidence)
     smells: list[Smell]
     unjudged: Unjudged | None  # None: no label of grade 0 (nothing judged not relevant), or spans
+    unanswerable_by: str = ""  # what made run A's questions unanswerable, in the audit's words
 
     @property
     def unanswerable_share(self) -> float:
@@ -111,7 +113,7 @@ def audited(
             f"{runs['b'].path}: the golden set changed between the runs on "
             f"{fmt_count(len(changes), 'question')} ({shown}); score both runs on one frozen "
             "label set, "
-            "or drop --strict to see the report with a warning"
+            f"or drop --strict to see the report with a warning{passages_apart(runs)}"
         )
     counts = {c: slice_labels(v).value_counts().sort_index() for c, v in slice_values.items()}
     coverage = {column: [(str(v), int(n)) for v, n in c.items()] for column, c in counts.items()}
@@ -128,7 +130,42 @@ def audited(
         unanswerable=unanswerable,
         smells=[],
         unjudged=None,
+        unanswerable_by=_unanswerable_by(runs["a"]),
     )
+
+
+def passages_apart(runs: Mapping[str, RunFile]) -> str:
+    """Why every label differs where one run identifies passages by ids and the other by hashes
+    of their texts (a RAGAS table logging texts only): one golden set may read as changed on
+    every question. "" when both identify them alike."""
+    texts = CONTEXTS["relevant_ids"][1]
+    by_text = {
+        key: run.tool == "ragas" and run.sources.get("relevant_ids") == texts
+        for key, run in runs.items()
+    }
+    if by_text["a"] == by_text["b"]:
+        return ""
+    a, b = (
+        f"by hashes of their texts ({texts})"
+        if by_text[key]
+        else f"by ids ({runs[key].sources.get('relevant_ids', 'relevant_ids')})"
+        for key in "ab"
+    )
+    return (
+        f"; run {runs['a'].label} identifies passages {a} and run {runs['b'].label} {b}, so no "
+        "label of one can equal the other's: log the same kind in both runs"
+    )
+
+
+def _unanswerable_by(run: RunFile) -> str:
+    """What made run A's questions unanswerable (README, "Answerable"): a question whose labels
+    judge no passage relevant has no labelled evidence, so a TREC or BEIR topic judged with no
+    relevant document is one; said, since no golden set of theirs marks questions so."""
+    if run.tool in ("trec", "beir"):
+        return "judged with no relevant document"
+    if "answerable" in run.columns:
+        return "answerable false, or where it is null, no label of grade > 0"
+    return "no label of grade > 0"
 
 
 def unjudged(db: RunDatabase, tables: MetricTables) -> Unjudged | None:

@@ -9,10 +9,11 @@ from typing import Any, NoReturn
 import pandas as pd
 
 from ..errors import InputError
-from ..formatting import fmt_pct
+from ..formatting import agreeing, fmt_pct
 from ..inputs.database import RunDatabase, ScoredRun
 from ..inputs.load import RunFile
 from ..inputs.logged import lacking
+from ..inputs.unpaired import named_ids, spaced_apart
 from .registry import ANSWER, BY_NAME, CONTEXT, RETRIEVAL, Metric, names, public_name
 from .samples import Spread, Unscored, decompose
 from .scores import Scores, user_scores, with_scores
@@ -189,11 +190,7 @@ def check_cutoff(runs: tuple[RunFile, RunFile], cutoff: int | None) -> None:
     has_retrieved = _in_both(runs, "retrieved_ids") or _in_both(runs, "retrieved_spans")
     has_context = _in_both(runs, "context_ids") or _in_both(runs, "context_spans")
     if has_labels and has_retrieved and cutoff is None and not has_context:
-        raise InputError(
-            f"{lacking(runs, 'context_ids', 'context_spans')}: no {_prompt_column(runs)} column, "
-            "so the prompt cutoff is unknown; pass --k with the number of passages the "
-            "generator received"
-        )
+        raise _no_prompt(runs)
     if cutoff is not None and not has_retrieved:
         if unranked := lacking(runs, *RANKINGS):
             raise InputError(
@@ -206,6 +203,22 @@ def check_cutoff(runs: tuple[RunFile, RunFile], cutoff: int | None) -> None:
             f"{'these logs do' if ' and ' in unranked else 'this log does'} not have; "
             f"drop --k to score context_{kind}"
         )
+
+
+def _no_prompt(runs: tuple[RunFile, RunFile]) -> InputError:
+    """The --k a ranking without a prompt needs: a TREC or BEIR run never logs one, so it is
+    told so rather than asked for a prompt column."""
+    prompts = {"context_ids", "context_spans"}
+    unprompted = lacking(runs, *prompts)
+    if all(r.tool in ("trec", "beir") for r in runs if not prompts & r.columns):
+        return InputError(
+            f"{unprompted}: a TREC or BEIR run has no prompt, only a ranking; pass --k, the "
+            "depth its retrieval metrics are scored at"
+        )
+    return InputError(
+        f"{unprompted}: no {_prompt_column(runs)} column, so the prompt cutoff is unknown; "
+        "pass --k with the number of passages the generator received"
+    )
 
 
 def _prompt_column(runs: tuple[RunFile, RunFile]) -> str:
@@ -291,12 +304,6 @@ def compute_tables(db: RunDatabase, options: Options, curve: bool = True) -> Met
     return replace(tables, samples=spreads, unscored_samples=unscored, curve=by_k)
 
 
-def _first_ids(ids: list[str], shown: int = 3) -> str:
-    """The first ``shown`` ids of a run, quoted (their spelling is the point), and how many more."""
-    more = len(ids) - shown
-    return ", ".join(map(repr, ids[:shown])) + (f" and {more:,} more" if more > 0 else "")
-
-
 def paired_tables(
     runs: tuple[RunFile, RunFile],
     options: Options,
@@ -314,10 +321,10 @@ def paired_tables(
     only_a, only_b = unmatched
     if paired.empty:  # the first ids of each show a difference of spelling (7.0 and 7, q1 and Q1)
         firsts = zip(runs, (only_a, only_b), strict=True)
-        seen = "; ".join(f"{run.path}'s {_first_ids(ids)}" for run, ids in firsts)
+        seen = "; ".join(f"{run.path}'s {named_ids(run, ids)}" for run, ids in firsts)
         raise InputError(
-            f"{_logs(runs)}: no question_id in common ({seen}); compare two runs of the same "
-            "question set"
+            f"{_logs(runs)}: no question_id in common ({seen})"
+            f"{spaced_apart(runs, (only_a, only_b))}; compare two runs of the same question set"
         )
     unscorable = paired[["recall_a", "recall_b"]].isna().any(axis=1) if retrieval else None
     if unscorable is not None and unscorable.all():
@@ -334,10 +341,7 @@ def paired_tables(
     metrics = tuple(m for m in metrics if m not in unscored)
     own = tuple(m for m in own if m not in unscored)
     if not metrics and not own:
-        raise InputError(
-            f"{_logs(runs)}: no paired question has a value of "
-            f"{' or '.join(unscored)} in both runs; log it for the same questions in both runs"
-        )
+        raise _unscored(runs, unscored)
     named = options.cutoff if options.cutoff is not None else _typical_context_length(paired)
     # labelled, but the ranking scored is null (the evidence of an unlabelled question is 0)
     unranked = paired[["k_a", "k_b"]].isna().any(axis=1) & (
@@ -410,6 +414,22 @@ def _unscored_note(base: str) -> str:
 def _logs(runs: tuple[RunFile, RunFile]) -> str:
     """The two logs' paths, a log paired with itself (validate) named once."""
     return " and ".join(dict.fromkeys(str(run.path) for run in runs))
+
+
+def _unscored(runs: tuple[RunFile, RunFile], unscored: list[str]) -> InputError:
+    """No metric with a value on some paired question; of a log paired with itself (validate),
+    in the words of one file, which has no runs to pair."""
+    named = " or ".join(unscored)
+    if runs[0].path == runs[1].path:
+        whose = agreeing(len(unscored), "its", "their")
+        return InputError(
+            f"{runs[0].path}: no question has a value of {named} (null throughout); log {whose} "
+            "values"
+        )
+    return InputError(
+        f"{_logs(runs)}: no paired question has a value of {named} in both runs; log it for the "
+        "same questions in both runs"
+    )
 
 
 def _no_metric(runs: tuple[RunFile, RunFile]) -> NoReturn:

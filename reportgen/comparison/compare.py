@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from ..analysis.audit import EXAMPLES, Audit
+from ..analysis.audit import EXAMPLES, Audit, passages_apart
 from ..analysis.fairness import Check, fairness
 from ..analysis.gates import (
     GateResult,
@@ -736,7 +736,7 @@ def _warnings(tables: MetricTables, golden: Audit, runs: dict[str, RunFile]) -> 
         warnings.append(
             "The golden set changed between the runs on "
             f"{fmt_count(len(golden.label_changes), 'question')} ({shown}): each run was scored "
-            "on its own labels there"
+            f"on its own labels there{passages_apart(runs)}"
         )
     if golden.exploratory:
         warnings.append(

@@ -40,7 +40,7 @@ def memory_limit() -> str:
 
 
 # DuckDB 2.0.1 folds isnan(x) to false, and x > 1 too, from a Parquet column's min and max,
-# which leave NaN out: a NaN faithfulness passed every check. Without this optimizer each value
+# which leave NaN out: a NaN latency_ms passed every check. Without this optimizer each value
 # is looked at.
 _DISABLED = "statistics_propagation"
 

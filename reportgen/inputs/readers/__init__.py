@@ -38,6 +38,7 @@ from .promptfoo import (
 )
 from .ragas import OFFERED, QUESTION, failed_scores, looks_like_ragas, ragas_columns
 from .ranking import (
+    first_fields,
     ranked_table,
     read_beir_qrels,
     read_beir_results,
@@ -114,9 +115,11 @@ def parquet_files(path: Path) -> tuple[Path, ...]:
     if path.is_dir():
         files = sorted(p for p in path.rglob("*.parquet") if p.is_file())
         where = f"no .parquet file in the folder {path}"
+        _refuse_other_format(path, files or sorted(p for p in path.rglob("*") if p.is_file()))
     elif _GLOB & set(str(path)):
         files = sorted(Path(p) for p in glob.glob(str(path), recursive=True) if Path(p).is_file())
         where = f"no file matches the pattern {path}"
+        _refuse_other_format(path, files)
     elif path.is_file():
         return (path,)
     else:
@@ -124,6 +127,26 @@ def parquet_files(path: Path) -> tuple[Path, ...]:
     if not files:
         raise InputError(f"{path}: {where}; pass a folder or pattern of Parquet run logs")
     return tuple(files)
+
+
+_KIND_NAMES = {"arrow": "Feather", "jsonl": "JSON Lines", "json": "JSON", "promptfoo": "promptfoo"}
+
+
+def _refuse_other_format(path: Path, files: list[Path]) -> None:
+    """A folder or glob of ``files`` holding a log of another format (a CSV file): only Parquet
+    is read in shards, and the Parquet reader's own refusal would say only that it is none."""
+    kinds = {**_BY_SUFFIX, ".json": "json", ".parquet": None}
+    other = next((f for f in files if kinds.get(f.suffix.lower())), None)
+    if other is not None:
+        raise _shards_only(path, kinds[other.suffix.lower()] or "", f"it holds {other.name}")
+
+
+def _shards_only(path: Path, kind: str, found: str) -> InputError:
+    name = _KIND_NAMES.get(kind, kind.upper())
+    return InputError(
+        f"{path}: a folder or glob is read as Parquet shards only, and {found}, not Parquet; "
+        f"pass one {name} file per log, or convert each file to Parquet (ragreport convert)"
+    )
 
 
 def _partition_notes(path: Path, files: tuple[Path, ...]) -> list[str]:
@@ -192,6 +215,8 @@ def _missing(path: Path) -> InputError:
 def format_of(path: Path, options: ReadOptions) -> str:
     if _shards(path) and options.format in (None, "parquet", "ragas"):
         return options.format or "parquet"
+    if _shards(path) and options.format:
+        raise _shards_only(path, options.format, f"--format is {options.format}")
     if not path.is_file():
         raise _missing(path)
     refuse_gzip(path)
@@ -209,7 +234,15 @@ def format_of(path: Path, options: ReadOptions) -> str:
                 "write records, one object a line: "
                 "to_json('run.jsonl', orient='records', lines=True)"
             )
-        return "promptfoo" if looks_like_promptfoo(data) else "beir"
+        if looks_like_promptfoo(data):
+            return "promptfoo"
+        if not _beir_shaped(data):
+            raise InputError(
+                f"{path}: not a run log in any format read from .json: not promptfoo output (an "
+                "evalId or a results list), BEIR results ({query_id: {doc_id: score}}) or "
+                "records (an array of objects, one a row); check that this is the log meant"
+            )
+        return "beir"
     if _BY_SUFFIX.get(suffix) == "jsonl" and looks_like_promptfoo_result(first_json(path)):
         return "promptfoo"  # promptfoo eval -o out.jsonl: one result a line
     if suffix in _BY_SUFFIX:
@@ -233,8 +266,9 @@ _TABLE_COLUMNS = frozenset({*BY_NAME, QUESTION})  # a run log's columns, and RAG
 def _pandas_layout(data: Any, mapping: tuple[tuple[str, str], ...]) -> str | None:
     """How pandas' ``to_json`` laid out ``data`` as a table, for the message; None when it is
     no table of pandas. The columns of ``mapping`` (--map) are a table's too."""
-    if _pandas_frame(data, _TABLE_COLUMNS | {source for _, source in mapping}):
-        return "column -> {row -> value}"
+    columns = _TABLE_COLUMNS | {source for _, source in mapping}
+    if _pandas_frame(data, columns):
+        return _frame_orient(data, columns)
     if isinstance(data, dict) and isinstance(data.get("data"), list):
         if {"columns", "data"} <= data.keys():
             return "orient='split'"
@@ -258,6 +292,23 @@ def _pandas_frame(data: Any, columns: frozenset[str]) -> bool:
     if (data.keys() | rows[0].keys()) & columns:
         return True
     return len(rows) > 1 and not all(_number(v) for row in rows for v in row.values())
+
+
+def _frame_orient(data: dict[str, dict[str, Any]], columns: frozenset[str]) -> str:
+    """Which way round a table of ``_pandas_frame`` lies, so the refusal describes the file:
+    the side naming a column in ``columns``, else the side of pandas' default row labels (0, 1,
+    ...), else to_json's default."""
+    inner = next(iter(data.values())).keys()
+    by_index = not data.keys() & columns and (
+        bool(inner & columns) or all(key.isdigit() for key in data)
+    )
+    return "row -> {column -> value}, orient='index'" if by_index else "column -> {row -> value}"
+
+
+def _beir_shaped(data: Any) -> bool:
+    """Whether ``data`` has the shape of BEIR results, an object of objects: told before asking
+    for the qrels such a file needs, which another JSON file would be asked for in vain."""
+    return isinstance(data, dict) and all(isinstance(v, dict) for v in data.values())
 
 
 def _number(value: Any) -> bool:
@@ -359,6 +410,28 @@ def _qrels(path: Path, options: ReadOptions, kind: str) -> Path:
             f"{options.qrels}: {not_a_file(options.qrels)}; pass the qrels file with --qrels"
         )
     return options.qrels
+
+
+_QRELS = {
+    "trec": "TREC qrels (qid iter docno rel)",
+    "beir": "BEIR's qrels (query-id corpus-id score)",
+}
+
+
+def _refuse_other_qrels(path: Path, qrels: Path, kind: str) -> None:
+    """Qrels laid out for the other kind of ranking (TREC's four fields ending in a grade,
+    BEIR's three), as when a TREC run and BEIR results share one --qrels: the log that needs
+    its own is named, where the qrels reader would call the file malformed."""
+    fields = first_fields(qrels)
+    trec_qrels = len(fields) == 4 and fields[3].lstrip("-").isdigit()
+    if (kind == "beir" and trec_qrels) or (kind == "trec" and len(fields) == 3):
+        other = "trec" if kind == "beir" else "beir"
+        log, own = ("a TREC run is", "TREC's") if kind == "trec" else ("BEIR results are", "BEIR's")
+        raise InputError(
+            f"{path}: {log} judged by {_QRELS[kind]}, and {qrels} holds {_QRELS[other]}; pass "
+            f"{own}, or to compare the two kinds, convert one of the two with its own qrels "
+            "first (ragreport convert LOG --qrels QRELS -o LOG.parquet)"
+        )
 
 
 def mapping_files(values: tuple[str, ...]) -> dict[Path, str]:
@@ -544,6 +617,7 @@ def _read_format(path: Path, options: ReadOptions) -> Source:
         )
     if kind in ("trec", "beir"):
         qrels_path = _qrels(path, options, kind)
+        _refuse_other_qrels(path, qrels_path, kind)
         if kind == "trec":
             ranking, qrels = read_trec_run(path), read_trec_qrels(qrels_path)
         else:
@@ -562,7 +636,8 @@ def _read_format(path: Path, options: ReadOptions) -> Source:
             sources=dict(options.mapping),
         )
     if kind == "promptfoo":
-        run = promptfoo_columns(path, _promptfoo_data(path), options.run_filter)
+        key = dict(options.mapping).get("question_id")
+        run = promptfoo_columns(path, _promptfoo_data(path), options.run_filter, key)
         columns = mapped(path, run.columns, options.mapping)
         sources = run.sources | dict(options.mapping)
         table = to_table(path, columns, run.results, sources, unit="result")

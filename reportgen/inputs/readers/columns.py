@@ -96,8 +96,10 @@ def _numpy_array(text: str) -> list[Any] | None:
     for token in inner[1:-1]:
         if token.string == "...":
             raise Unreadable(
-                "is an array numpy printed shortened (with '...'), so items are lost; write the "
-                "lists as JSON (DuckDB's COPY, or pandas' to_json) or keep the log as Parquet"
+                "is an array numpy printed shortened (with '...'), so items are lost; keep the "
+                "log as Parquet or write it as JSON Lines (pandas' to_parquet or "
+                "to_json(orient='records', lines=True); DuckDB's COPY ... TO 'run.parquet' or "
+                "'run.jsonl')"
             )
         if token.string == "-" and not sign:
             sign = "-"

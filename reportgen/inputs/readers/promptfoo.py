@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -253,6 +253,21 @@ def _var_column(name: str, derived: set[str]) -> str:
     return name
 
 
+def _paired_on(key: str | None, var_names: Iterable[str]) -> str:
+    """What the tests are paired on, for the run's note: the column --map makes question_id, else
+    the test case, not a var question_id, which is kept as var_question_id (_var_column): said,
+    since a var named so reads as meant to be the key."""
+    if key is not None:
+        return f"{key} (--map)"
+    case = "their description, else a hash of vars"
+    if "question_id" not in var_names:
+        return case
+    return (
+        f"{case}, not on the var question_id (kept as var_question_id; --map "
+        "question_id=var_question_id pairs on it)"
+    )
+
+
 @dataclass(frozen=True)
 class PromptfooRun:
     """The one run chosen of a promptfoo file, as columns."""
@@ -263,8 +278,11 @@ class PromptfooRun:
     results: list[int]  # the place of each row in the file's results list, 1-based
 
 
-def promptfoo_columns(path: Path, data: Any, run_filter: str | None) -> PromptfooRun:
-    """The columns of the one run chosen, for messages with where each came from."""
+def promptfoo_columns(
+    path: Path, data: Any, run_filter: str | None, key: str | None = None
+) -> PromptfooRun:
+    """The columns of the one run chosen, for messages with where each came from (``key``: the
+    column --map makes question_id, which the tests are then paired on)."""
     results = _results(path, data)
     names = run_names(path, data)
     called: dict[str, set[str]] = {name: set() for name in names}
@@ -301,15 +319,14 @@ def promptfoo_columns(path: Path, data: Any, run_filter: str | None) -> Promptfo
     variables = [_vars(r) for r in rows]
     derived = {c.lower() for c in columns}
     sources = {}
-    for name in dict.fromkeys(n for v in variables for n in v):
+    var_names = list(dict.fromkeys(n for v in variables for n in v))
+    for name in var_names:
         column = _var_column(name, derived)
         columns.setdefault(column, [v.get(name) for v in variables])
         if column in BY_NAME:
             sources[column] = f"vars.{name}"
     shown = " ".join(chosen[0].splitlines())  # a prompt's raw text may span lines
-    notes = [
-        f"read as the file's run “{shown}”; tests paired on their description, else a hash of vars"
-    ]
+    notes = [f"read as the file's run “{shown}”; tests paired on {_paired_on(key, var_names)}"]
     errors = sum(1 for r in rows if _ended_in_error(r))
     if errors:
         notes.append(

@@ -158,6 +158,17 @@ def read_trec_run(path: Path) -> pa.Table:
     return ranking
 
 
+def first_fields(path: Path) -> list[str]:
+    """The fields of the first non-blank line of ``path``, to tell a qrels file's layout
+    before reading it."""
+    with path.open("rb") as lines:
+        for line in lines:
+            fields = line.removeprefix(codecs.BOM_UTF8).decode("utf-8", "replace").split()
+            if fields:
+                return fields
+    return []
+
+
 def read_trec_qrels(path: Path) -> pa.Table:
     """``qid iter docno rel`` lines (the iter column is ignored; a document judged twice with
     two grades is an error)."""

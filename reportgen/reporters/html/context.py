@@ -796,7 +796,8 @@ def _audit(result: Comparison) -> AuditView:
             SliceCoverage(column, [SliceCount(shown_value(value), n) for value, n in counts])
             for column, counts in a.coverage.items()
         ],
-        unanswerable=f"{a.unanswerable} of {a.n_paired} ({fmt_share(a.unanswerable_share)})",
+        unanswerable=f"{a.unanswerable} of {a.n_paired} ({fmt_share(a.unanswerable_share)})"
+        + (f", {a.unanswerable_by}" if a.unanswerable and a.unanswerable_by else ""),
         smells=[Smell(s.title, s.counts["a"], s.counts["b"], listed(s.examples)) for s in a.smells],
         unjudged=_unjudged(a.unjudged),
     )

@@ -1,0 +1,63 @@
+"""Questions that pair with nothing, named so the reader can find them: a RAGAS question's id is
+a hash of its text, which names no row of the file, so it is named by its line and its text."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..formatting import agreeing, fmt_count
+from .load import RunFile
+from .readers.columns import place
+from .readers.ragas import QUESTION
+
+SHOWN_CHARS = 60  # of a question's text: enough to tell it apart and find it
+
+
+def named_ids(run: RunFile, ids: Sequence[str], shown: int = 3) -> str:
+    """The first ``shown`` of ``ids`` as a message names them, and how many more: RAGAS'
+    questions by line and the start of their text, quoted to show its line ends; other ids
+    quoted as they are, since their spelling is the point (7.0 and 7, q1 and Q1)."""
+    texts = _texts(run)
+    names = [
+        f"{_where(run, texts[q][0])} ({_start(texts[q][1])!r})" if q in texts else repr(q)
+        for q in ids[:shown]
+    ]
+    more = len(ids) - shown
+    return ", ".join(names) + (f" and {more:,} more" if more > 0 else "")
+
+
+def spaced_apart(runs: tuple[RunFile, RunFile], unmatched: Sequence[Sequence[str]]) -> str:
+    """The clause on unpaired RAGAS questions whose texts differ only in line ends or spaces (a
+    CSV saved with CRLF inside a cell), where the two runs have them; "" when none do."""
+    plain = []  # per run: the unpaired texts with their spaces collapsed -> row
+    for run, ids in zip(runs, unmatched, strict=True):
+        texts = _texts(run)
+        plain.append({" ".join(texts[q][1].split()): texts[q][0] for q in ids if q in texts})
+    near = [text for text in plain[0] if text in plain[1]]
+    if not near:
+        return ""
+    first = ", ".join(
+        f"{run.path}'s {_where(run, rows[near[0]])}" for run, rows in zip(runs, plain, strict=True)
+    )
+    return (
+        f"; {fmt_count(len(near), 'question')} {agreeing(len(near), 'differs', 'differ')} only "
+        f"in line endings or spaces ({first}), and RAGAS rows are paired on the exact "
+        f"{QUESTION}: write it alike in both runs"
+    )
+
+
+def _texts(run: RunFile) -> dict[str, tuple[int, str]]:
+    """A RAGAS run's question ids -> (row, user_input); empty for any other run, whose ids are
+    its own."""
+    if run.tool != "ragas" or run.table is None:
+        return {}
+    ids, questions = (run.table[c].to_pylist() for c in ("question_id", "question"))
+    return {q: (row, text) for row, (q, text) in enumerate(zip(ids, questions, strict=True))}
+
+
+def _where(run: RunFile, row: int) -> str:
+    return place(run.lines, row, unit=run.unit)
+
+
+def _start(text: str) -> str:
+    return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + "..."
