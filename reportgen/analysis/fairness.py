@@ -129,13 +129,14 @@ def _ceilings(tables: MetricTables, k: int) -> list[Check]:
     so low that the metric's values say little against 1.
     """
     p = tables.paired
-    r = {run: p[f"n_relevant_{run}"].astype(float) for run in ("a", "b")}
-    ranked = [p[f"k_{run}"].to_numpy(dtype=float, na_value=np.nan) for run in ("a", "b")]
+    r = {run: p[f"n_relevant_{run}"].to_numpy(dtype=float) for run in ("a", "b")}
+    ranked = {run: p[f"k_{run}"].to_numpy(dtype=float, na_value=np.nan) for run in ("a", "b")}
     # the questions the metrics' means are over: labelled evidence and a ranking in both runs
-    scored = (r["a"] > 0) & (r["b"] > 0) & ~np.isnan(ranked[0]) & ~np.isnan(ranked[1])
+    scored = (r["a"] > 0) & (r["b"] > 0) & ~np.isnan(ranked["a"]) & ~np.isnan(ranked["b"])
     if not scored.any():
         return []
-    slots = {run: _slots(tables, run, scored) for run in ("a", "b")}
+    at = np.flatnonzero(scored)
+    slots = {run: _slots(tables, run, at, ranked[run][at]) for run in ("a", "b")}
     checks = []
     for metric, bound in (
         ("precision", lambda rel, n: np.minimum(rel, n) / np.maximum(n, 1)),
@@ -144,8 +145,7 @@ def _ceilings(tables: MetricTables, k: int) -> list[Check]:
         if metric not in tables.metrics:
             continue
         best = {
-            run: _question_mean(bound(r[run][s.index].to_numpy(), s.to_numpy()), s.index)
-            for run, s in slots.items()
+            run: _question_mean(bound(r[run][of], sizes), of) for run, (of, sizes) in slots.items()
         }
         if min(best.values()) >= 1:
             continue
@@ -162,8 +162,8 @@ def _ceilings(tables: MetricTables, k: int) -> list[Check]:
             if fmt_num(a) == fmt_num(b)
             else f"{name} cannot exceed {fmt_num(a)} in A and {fmt_num(b)} in B"
         )
-        prompts = {run: float(np.median(s)) for run, s in slots.items()}
-        varied = len(np.unique(np.concatenate([s.to_numpy() for s in slots.values()]))) > 1
+        prompts = {run: float(np.median(sizes)) for run, (_, sizes) in slots.items()}
+        varied = len(np.unique(np.concatenate([sizes for _, sizes in slots.values()]))) > 1
         slots_a = f"{prompts['a']:g} slot{'' if prompts['a'] == 1 else 's'}"
         room = (
             f"a median of {slots_a} in A and {prompts['b']:g} in B"
@@ -203,22 +203,27 @@ def _ceilings(tables: MetricTables, k: int) -> list[Check]:
     return checks
 
 
-def _slots(tables: MetricTables, run: str, scored: pd.Series) -> pd.Series:
-    """The slots of every prompt scored of the ``scored`` questions, indexed by the question's
-    row of ``paired``: its k (0 for an empty prompt, which scores 0), or without --k, of a
-    question answered several times, each sample's prompt, since its metrics are the mean of
-    the samples' scores, each at its own prompt (the smallest, which question_means.sql keeps as
-    k, overstates a precision ceiling and understates a recall one)."""
-    p = tables.paired[scored]
-    k = pd.Series(p[f"k_{run}"].to_numpy(dtype=float, na_value=np.nan), index=p.index)
-    if tables.sampled and tables.k_source == "context_ids" and f"prompt_sizes_{run}" in p:
-        return every_prompt(k, p[f"prompt_sizes_{run}"]).astype(float)
-    return k
+def _slots(
+    tables: MetricTables, run: str, at: np.ndarray, k: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The slots of every prompt scored of the questions at positions ``at`` of ``paired``
+    (``k``: their k, 0 for an empty prompt, which scores 0), each with its question's position:
+    one per question, or without --k, of a question answered several times, each sample's
+    prompt, since its metrics are the mean of the samples' scores, each at its own prompt (the
+    smallest, which question_means.sql keeps as k, overstates a precision ceiling and
+    understates a recall one). Arrays, not frames: at 1M questions a copy of the paired table
+    or a lookup by label cost half a second."""
+    column = f"prompt_sizes_{run}"
+    if tables.sampled and tables.k_source == "context_ids" and column in tables.paired:
+        sizes = tables.paired[column].iloc[at].reset_index(drop=True)
+        every = every_prompt(pd.Series(k), sizes)
+        return at[every.index.to_numpy()], every.to_numpy(dtype=float)
+    return at, k
 
 
-def _question_mean(values: np.ndarray, questions: pd.Index) -> float:
-    """The mean over questions of ``values`` given per prompt: a question's prompts (its
-    samples') averaged first."""
-    if questions.is_unique:
-        return float(values.mean())
-    return float(pd.Series(values, index=questions).groupby(level=0).mean().mean())
+def _question_mean(values: np.ndarray, questions: np.ndarray) -> float:
+    """The mean over questions of ``values`` given per prompt with each one's question
+    position: a question's prompts (its samples') averaged first."""
+    sums, counts = np.bincount(questions, weights=values), np.bincount(questions)
+    has = counts > 0
+    return float((sums[has] / counts[has]).mean())
