@@ -478,6 +478,17 @@ def test_the_matrix_of_runs_is_in_the_json_as_the_page_counts_it(tmp_path, write
     assert f"{differing} of 3 pairs of runs" in page
 
 
+def six_of_forty_fixed(folder: Path) -> list[Path]:
+    """A baseline wrong on 40 questions, "fixes" right on 6 of them, "same" the baseline again."""
+    ids = [f"q{i:02}" for i in range(40)]
+    runs = {"a": [False] * 40, "fixes": [i < 6 for i in range(40)], "same": [False] * 40}
+    for name, correct in runs.items():
+        pd.DataFrame({"question_id": ids, "correct": correct}).to_parquet(
+            folder / f"{name}.parquet"
+        )
+    return [folder / f"{name}.parquet" for name in runs]
+
+
 def test_a_pair_of_runs_whose_interval_and_test_disagree_is_borderline_not_different(tmp_path):
     """Of 40 questions "fixes" fixes 6 and breaks none, "same" is the baseline again. Over 3
     pairs of runs each interval is at 1 - 0.05 / 3: the score statistic 6 / sqrt(6) = 2.45 is
@@ -485,13 +496,7 @@ def test_a_pair_of_runs_whose_interval_and_test_disagree_is_borderline_not_diffe
     0.83%, so the interval of fixes against either excludes zero; McNemar's exact p is
     2 / 2^6 = 0.031, above 0.05 / 3 = 0.0167. The chart counted both pairs as differing, where
     the verdict calls such a pair borderline."""
-    ids = [f"q{i:02}" for i in range(40)]
-    pd.DataFrame({"question_id": ids, "correct": [False] * 40}).to_parquet(tmp_path / "a.parquet")
-    fixed = pd.DataFrame({"question_id": ids, "correct": [i < 6 for i in range(40)]})
-    fixed.to_parquet(tmp_path / "fixes.parquet")
-    pd.read_parquet(tmp_path / "a.parquet").to_parquet(tmp_path / "same.parquet")
-    out = tmp_path / "out"
-    logs = [tmp_path / f"{name}.parquet" for name in ("a", "fixes", "same")]
+    out, logs = tmp_path / "out", six_of_forty_fixed(tmp_path)
     doc = compare_runs(out, *logs)
     cells = {(m["row"], m["column"]): m for m in doc["matrix"]}
     for pair in (("a", "fixes"), ("fixes", "same")):
@@ -1062,13 +1067,7 @@ def test_a_borderline_verdict_reads_borderline_in_the_table_of_candidates(tmp_pa
     question in a resample has chance (34/40)^40 = 0.15%), McNemar's exact p is 2 / 2^6 =
     0.031, above 0.025. The candidate's section called the evidence borderline; the summary
     tables said only "better"."""
-    ids = [f"q{i:02}" for i in range(40)]
-    pd.DataFrame({"question_id": ids, "correct": [False] * 40}).to_parquet(tmp_path / "a.parquet")
-    fixed = pd.DataFrame({"question_id": ids, "correct": [i < 6 for i in range(40)]})
-    fixed.to_parquet(tmp_path / "fixes.parquet")
-    pd.read_parquet(tmp_path / "a.parquet").to_parquet(tmp_path / "same.parquet")
-    out = tmp_path / "out"
-    logs = [tmp_path / f"{name}.parquet" for name in ("a", "fixes", "same")]
+    out, logs = tmp_path / "out", six_of_forty_fixed(tmp_path)
     doc = compare_runs(out, *logs, options=(*FAST, "--markdown", out / "r.md"))
     summary = {row["candidate"]: row for row in doc["summary"]}
     assert summary["fixes"]["ci_low"] > 0 and summary["fixes"]["p"] == pytest.approx(0.03125)

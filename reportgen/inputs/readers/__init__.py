@@ -135,10 +135,10 @@ _KIND_NAMES = {"arrow": "Feather", "jsonl": "JSON Lines", "json": "JSON", "promp
 def _refuse_other_format(path: Path, files: list[Path]) -> None:
     """A folder or glob of ``files`` holding a log of another format (a CSV file): only Parquet
     is read in shards, and the Parquet reader's own refusal would say only that it is none."""
-    kinds = {**_BY_SUFFIX, ".json": "json", ".parquet": None}
-    other = next((f for f in files if kinds.get(f.suffix.lower())), None)
+    kinds = {**_BY_SUFFIX, ".json": "json"}
+    other = next((f for f in files if kinds.get(f.suffix.lower(), "parquet") != "parquet"), None)
     if other is not None:
-        raise _shards_only(path, kinds[other.suffix.lower()] or "", f"it holds {other.name}")
+        raise _shards_only(path, kinds[other.suffix.lower()], f"it holds {other.name}")
 
 
 def _shards_only(path: Path, kind: str, found: str) -> InputError:
