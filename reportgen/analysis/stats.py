@@ -44,6 +44,16 @@ CLUSTERED_SCORED_OWN = (
     "cluster bootstrap, t over clusters and Wilson's score interval, the widest on each side"
 )
 NO_SPREAD = "no spread: Wilson's bound on the share of questions that could differ"
+FEW_CHANGED = 5  # continuous B - A with fewer changed among ties: the bootstrap's and a score bound
+BOUNDED_SCORE = "bounded score"  # Tango's score test of the changes as shares of their range
+FEW_CHANGED_SCORED = (
+    "the bootstrap's interval and Tango's score interval of the changes as shares of their "
+    "range, the wider on each side"
+)
+FEW_CHANGED_SCORED_OWN = (
+    "the bootstrap's interval and Wilson's score interval of the values as shares of their "
+    "range, the wider on each side"
+)
 CLUSTERED_NO_SPREAD = "no spread: Wilson's bound on the share of clusters that could differ"
 CLUSTER_TEST = "paired permutation of clusters"
 NORMAL_LIMIT = "Student's t (normal limit)"
@@ -73,7 +83,8 @@ class MetricComparison:
     fixed: int | None  # binary metrics only: 0 in A, 1 in B
     broken: int | None  # binary metrics only: 1 in A, 0 in B
     test: str  # MCNEMAR (binary), BOOTSTRAP_T or T_TEST (continuous, n < STUDENTIZED_BELOW, as
-    # the interval is STUDENTIZED or STUDENT_T) or PERMUTATION
+    # the interval is STUDENTIZED or STUDENT_T) or PERMUTATION; "<that> and BOUNDED_SCORE"
+    # where the interval is FEW_CHANGED_SCORED (p the larger of the two)
     interval: str  # how ci_low, ci_high were computed (INTERVAL, STUDENTIZED, NORMAL_LIMIT, ...)
     sd: float  # standard deviation of B - A over the n questions (ddof 1; 0 when n < 2 or
     # B - A is one value to _DECIMALS)
@@ -94,7 +105,8 @@ class IntervalSides:
     again. ``percentile``: the questions (clusters with --cluster) the expanded percentile
     interval of the bootstrap means widens for, None where it is no side; ``t``: the estimate,
     its standard error and degrees of freedom of a Student's t side; ``pivots``: the bootstrap-t
-    draws of a studentized side; ``score``: fixed, broken and n of Tango's score side;
+    draws of a studentized side; ``score``: fixed, broken and n of Tango's score side, and the
+    scale of a difference they are shares of (1 for a 0/1 outcome; few_changed_interval);
     ``constant``: the one value of differences without spread, the questions (clusters) it was
     seen on and the range of a difference, of no_spread_interval's side. A run's own mean keeps
     its Wilson side out: no rule asks its bound at a margin."""
@@ -102,7 +114,7 @@ class IntervalSides:
     percentile: int | None = None
     t: tuple[float, float, int] | None = None
     pivots: np.ndarray = field(default_factory=lambda: np.empty(0))
-    score: tuple[int, int, int] | None = None
+    score: tuple[float, float, int, float] | None = None
     constant: tuple[float, int, float, float] | None = None
 
 
@@ -470,7 +482,7 @@ def wider(first: tuple[float, float], second: tuple[float, float]) -> tuple[floa
     return min(first[0], second[0]), max(first[1], second[1])
 
 
-def score_interval(fixed: int, broken: int, n: int, confidence: float) -> tuple[float, float]:
+def score_interval(fixed: float, broken: float, n: int, confidence: float) -> tuple[float, float]:
     """Tango's score interval (1998, Statistics in Medicine 17(8)) for the difference of two
     paired proportions, (fixed - broken) / n: the differences its score test does not reject.
 
@@ -493,7 +505,7 @@ def score_interval(fixed: int, broken: int, n: int, confidence: float) -> tuple[
     return bound(-1.0, estimate, z), bound(estimate, 1.0, -z)
 
 
-def tango_score(fixed: int, broken: int, n: int, delta: float) -> float:
+def tango_score(fixed: float, broken: float, n: int, delta: float) -> float:
     """Tango's score statistic (1998) of the paired difference delta in [-1, 1], standard normal
     when delta is the true difference; it falls as delta rises (score_interval inverts it)."""
     # the maximum likelihood estimate of P(broken) given the difference delta (Tango eq. 3)
@@ -506,7 +518,7 @@ def tango_score(fixed: int, broken: int, n: int, delta: float) -> float:
     return float((fixed - broken - n * delta) / np.sqrt(variance))
 
 
-def wilson_interval(successes: int, n: int, confidence: float) -> tuple[float, float]:
+def wilson_interval(successes: float, n: int, confidence: float) -> tuple[float, float]:
     """Wilson's score interval (1927) for one proportion, successes / n: what score_interval is
     for a run's own share of 0/1 outcomes, where nothing can be broken (3 of 3 correct: 0.438
     to 1, where the bootstrap read [1, 1])."""
@@ -531,6 +543,39 @@ def no_spread_interval(
     low, high = span
     share = _unseen_share(two_sided_z(confidence), units)
     return value - share * (value - low), value + share * (high - value)
+
+
+def few_changed_interval(
+    values: np.ndarray, span: tuple[float, float], confidence: float, own: bool
+) -> tuple[tuple[float, float], tuple[float, float, int, float] | None]:
+    """The score interval that bounds a continuous B - A of known ``span`` where fewer than
+    FEW_CHANGED questions changed, and the score side a gate inverts (None for a run's own
+    mean, ``own``, whose ``values`` are B's, in ``span``).
+
+    The bootstrap of one to four changed values among ties sees only them: a gain on 5% of 50
+    questions (one or two in most sets) was missed by 9 to 11% of 95% intervals, since nothing
+    in the set says how large the unseen changes could be. The range does. Each change, as a
+    share of the range (gains and losses summed apart: B - A of 0.3 on [-1, 1] is 0.3 of a
+    gain), is at most a whole one, so its variance is at most that of a 0/1 outcome with the
+    same shares; Tango's interval of those fractional counts (Wilson's of a run's own values)
+    is then at least as wide as the changes' own, and holds where the bootstrap has too few
+    values to measure spread. It is far wider than the bootstrap once many small changes
+    carry the spread, which is why it joins only under FEW_CHANGED changed questions among
+    ties (the sign-flip test of 4 changed questions cannot go below p 0.125 either); the test
+    then takes the larger p of its own and Tango's score test at 0, so that it still agrees
+    with the interval. bench/simulate_no_spread.py measures both.
+    """
+    low, high = span
+    n = len(values)
+    if own:
+        share = float(((values - low) / (high - low)).sum())
+        bottom, top = wilson_interval(share, n, confidence)
+        return (low + bottom * (high - low), low + top * (high - low)), None
+    scale = max(high, -low)
+    gains = float(np.clip(values, 0.0, None).sum()) / scale
+    losses = float(np.clip(-values, 0.0, None).sum()) / scale
+    bottom, top = score_interval(gains, losses, n, confidence)
+    return (bottom * scale, top * scale), (gains, losses, n, scale)
 
 
 def _unseen_share(z: float, units: int) -> float:
@@ -809,6 +854,7 @@ def compare_with_sides(
     effect: float | None = None
     cluster_se: float | None = None
     detect: float | None = None
+    few = False  # continuous, of known range, under FEW_CHANGED changed: few_changed_interval
     if clusters is not None:
         codes = pd.factorize(clusters[keep])[0]
         sums, sizes = np.bincount(codes, weights=diff), np.bincount(codes)
@@ -824,7 +870,7 @@ def compare_with_sides(
             method = CLUSTERED_SCORED_OWN
         elif binary:  # as without clusters: few changes leave no spread to resample
             low, high = wider((low, high), score_interval(wins, losses, n, confidence))
-            method, sides = CLUSTERED_SCORED, replace(sides, score=(wins, losses, n))
+            method, sides = CLUSTERED_SCORED, replace(sides, score=(wins, losses, n, 1.0))
         elif span is not None and _no_spread(sums / sizes):
             centre = float(sums.sum() / sizes.sum())
             low, high = wider((low, high), no_spread_interval(centre, groups, span, confidence))
@@ -860,7 +906,7 @@ def compare_with_sides(
             )
             low, high = wider((low, high), score)
             method = SCORED_OWN if own else SCORED
-            sides = sides if own else replace(sides, score=(wins, losses, n))
+            sides = sides if own else replace(sides, score=(wins, losses, n, 1.0))
         if method in (STUDENTIZED, STUDENT_T):
             se = diff.std(ddof=1) / np.sqrt(n)
             critical = ((diff.mean() - low) / se, (high - diff.mean()) / se)
@@ -873,8 +919,20 @@ def compare_with_sides(
             test, p = T_TEST, t_test(diff)
         else:
             p = permutation_test(diff, seed)
+        if not binary and span is not None and method != NO_SPREAD:
+            few = 0 < wins + losses < min(FEW_CHANGED, n)  # among ties
     # a bound the resamples set (the studentized side's, at the stated level, counted as one)
     from_resamples = method == STUDENTIZED or low == boot[0] or high == boot[1]
+    if few and span is not None:
+        (bottom, top), side = few_changed_interval(diff, span, confidence, own)
+        from_resamples = from_resamples and (low <= bottom or high >= top)
+        low, high = wider((low, high), (bottom, top))
+        method = FEW_CHANGED_SCORED_OWN if own else FEW_CHANGED_SCORED
+        if side is not None:  # the test agrees with the wider interval: the larger p
+            sides = replace(sides, score=side)
+            gained, lost, units, _ = side
+            z = tango_score(gained, lost, units, 0.0)
+            test, p = f"{test} and {BOUNDED_SCORE}", max(p, float(2 * special.ndtr(-abs(z))))
     resampled = level if from_resamples and _sd(diff) > 0 else None
     if span is not None:
         low, high = clip_interval(low, high, span)
@@ -967,7 +1025,8 @@ def bound_p(
             past = (draws <= statistic if upper else draws >= statistic) | np.isnan(draws)
             tails.append(float(past.mean()))
     if sides.score is not None:
-        z = tango_score(*sides.score, float(np.clip(value, -1.0, 1.0)))
+        fixed, broken, n, scale = sides.score
+        z = tango_score(fixed, broken, n, float(np.clip(value / scale, -1.0, 1.0)))
         tails.append(float(special.ndtr(z if upper else -z)))
     if sides.constant is not None:
         centre, units, low, high = sides.constant

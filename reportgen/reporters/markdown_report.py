@@ -15,7 +15,7 @@ from ..analysis.gates import PASS, GateResult
 from ..analysis.holdout import Holdout
 from ..analysis.registry import base_name
 from ..analysis.slices import SMALL_SLICE
-from ..analysis.stats import STUDENTIZED_BELOW, MetricComparison
+from ..analysis.stats import FEW_CHANGED, STUDENTIZED_BELOW, MetricComparison
 from ..comparison.compare import Comparison, too_fine_note
 from ..comparison.study import Study
 from ..formatting import (
@@ -281,7 +281,9 @@ def _pair(
         "scored in both runs; p of the paired test of the same difference (McNemar's exact "
         "test for 0/1 outcomes; for continuous ones the bootstrap-t test under "
         f"{STUDENTIZED_BELOW:,} questions, Student's t test where the interval is t's alone, "
-        "the paired permutation test from there).",
+        "the paired permutation test from there; where 1 to "
+        f"{FEW_CHANGED - 1} questions changed among ties, the larger p of that test and the "
+        "bounded score test).",
         "",
         *_table(["Metric", "A", "B", "B \u2212 A", "Interval", "p"], _metric_rows(result)),
         f"{escape(result.headline)}: {_changes(headline)}",

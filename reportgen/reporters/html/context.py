@@ -26,6 +26,7 @@ from ...analysis.slices import SMALL_SLICE, SliceResult, in_slice_order
 from ...analysis.spans import definitions as span_definitions
 from ...analysis.stats import (
     EXACT_FLIPS,
+    FEW_CHANGED,
     NORMAL_FROM,
     NORMAL_LIMIT,
     NORMAL_LIMIT_FROM,
@@ -632,7 +633,11 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             "spread to studentize or resample), a metric of known range [lo, hi] takes c - u "
             "(c - lo) to c + u (hi - c), u = z^2 / (n + z^2) being Wilson's bound on the share "
             "of questions (clusters with --cluster) that could differ unseen (none of 20: "
-            "\u00b10.161); a score of unknown range keeps c. Once "
+            "\u00b10.161); a score of unknown range keeps c. Where 1 to "
+            f"{FEW_CHANGED - 1} questions changed among ties, a metric of known range takes on "
+            "each side the wider of its interval and Tango's score interval of the gains and "
+            "losses as shares of the range (a run's own mean: Wilson's of its values as "
+            "shares): the bootstrap sees nothing of how large the unseen changes could be. Once "
             f"{NORMAL_LIMIT_FROM:,} questions differ from the commonest difference (usually: once "
             f"{NORMAL_LIMIT_FROM:,} have changed), or {SYMMETRIC_LIMIT_FROM:,} where the "
             f"differences' skewness is at most {SKEW_BOUND} sqrt(n) (by the first Edgeworth "
@@ -662,7 +667,9 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             f"difference is the same: every flip up to {EXACT_FLIPS} changed questions, "
             f"{RANDOM_FLIPS:,} seeded random flips (p = (1 + as extreme) / (1 + flips)) under "
             f"{NORMAL_FROM:,} changed, the normal limit of the flipped sum from there; with "
-            "--cluster, whole clusters flipped.",
+            "--cluster, whole clusters flipped. Where the interval takes Tango's score "
+            "interval of few changes (above), the larger p of that test and the bounded score "
+            "test, Tango's score test at 0 of the same shares.",
         ),
         (
             "Verdict",
