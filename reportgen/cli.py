@@ -555,7 +555,8 @@ is named), 2 bad input."""
 @_quiet
 def verify(report: Path, logs: tuple[Path, ...], quiet: bool) -> None:
     """Check archived REPORT (its JSON) against LOGS (default: the paths it records): the
-    logs' sha256, then every number of a re-run with the recorded options."""
+    logs' sha256, then every number of a re-run with the recorded options, and the page
+    beside REPORT (its name with .html), when there is one, with the re-run's."""
     from .verify import verify as check
 
     with shown(sys.stderr, quiet):
@@ -565,7 +566,8 @@ def verify(report: Path, logs: tuple[Path, ...], quiet: bool) -> None:
     if result.difference is not None:
         _echo(f"{report}: differs at {result.difference}")
         sys.exit(1)
-    _echo(f"{report}: verified, {result.checked} numbers match a re-run")
+    page = "" if result.page is None else f" and the page {result.page}"
+    _echo(f"{report}: verified, {result.checked} numbers{page} match a re-run")
 
 
 @cli.command()

@@ -143,13 +143,20 @@ def study_run_id(study: Study, settings: str) -> str:
     )
 
 
-def build_report(study: Study, run_id: str, html_name: str, sidecar: Path | None = None) -> Report:
-    """What every reporter is fed; the JSON document is built here, once."""
+def build_report(
+    study: Study,
+    run_id: str,
+    html_name: str,
+    sidecar: Path | None = None,
+    epoch: str | None = None,
+) -> Report:
+    """What every reporter is fed; the JSON document is built here, once. ``epoch``: the time
+    the page gives (seconds since 1970), else SOURCE_DATE_EPOCH's or now."""
     questions = json_report.per_question(study)
     return Report(
         study=study,
         run_id=run_id,
-        source_date_epoch=os.environ.get("SOURCE_DATE_EPOCH"),
+        source_date_epoch=epoch or os.environ.get("SOURCE_DATE_EPOCH"),
         html_name=html_name,
         document=json_report.document(study, run_id, sidecar, len(questions)),
         per_question=questions,

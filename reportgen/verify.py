@@ -17,6 +17,10 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from html import escape
+from html.parser import HTMLParser
+from itertools import zip_longest
 from pathlib import Path
 from typing import Any
 
@@ -24,15 +28,17 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from . import __version__
-from .archive import ArchivedRun, Tool, read_report
-from .comparison.study import run_study
+from .archive import Archived, ArchivedRun, Tool, read_report
+from .comparison.study import Study, run_study
 from .errors import InputError
 from .formatting import fmt_count
 from .inputs.load import open_source, sha256_of, table_path
+from .pipeline import build_report
 from .provenance import library_versions
-from .reporters import json_report
+from .reporters import html_report, json_report
 
 RELATIVE_TOLERANCE = 1e-9  # the last bits of a float may differ across machines
+_GENERATED = re.compile(r"generated (\d{4}-\d\d-\d\d \d\d:\d\d) UTC")  # the page's clock
 _NOT_COMPARED = ("tool", "run_id")  # versions, and the id of each run, differ by design
 
 
@@ -41,18 +47,28 @@ class Verification:
     checked: int  # numbers compared
     difference: str | None  # the first differing value, by JSON path; None when all match
     warnings: tuple[str, ...] = ()  # versions that differ from the report's
+    page: Path | None = None  # the page beside the report, compared with the re-run's too
 
 
-def version_warnings(tool: Tool) -> tuple[str, ...]:
-    """One warning naming the tool and library versions of the report that differ from the
-    installed ones; none when all agree."""
+def other_versions(tool: Tool) -> dict[str, tuple[str, str]]:
+    """Each of the tool and its libraries whose version recorded in the report differs from
+    the installed one: name -> (recorded, installed)."""
     recorded = {"ragreport": tool.version, **tool.libraries}
     installed = {"ragreport": __version__, **library_versions()}
-    differ = [name for name, version in recorded.items() if installed.get(name, version) != version]
+    return {
+        name: (version, installed[name])
+        for name, version in recorded.items()
+        if installed.get(name, version) != version
+    }
+
+
+def version_warnings(differ: Mapping[str, tuple[str, str]]) -> tuple[str, ...]:
+    """One warning naming the versions of the report that differ from the installed ones
+    (other_versions); none when all agree."""
     if not differ:
         return ()
-    made = ", ".join(f"{name} {recorded[name]}" for name in differ)
-    now = ", ".join(f"{name} {installed[name]}" for name in differ)
+    made = ", ".join(f"{name} {then}" for name, (then, _) in differ.items())
+    now = ", ".join(f"{name} {now}" for name, (_, now) in differ.items())
     return (
         f"the report was made with {made}; installed: {now}; numbers may differ in their last "
         "digits",
@@ -218,6 +234,81 @@ def _respelled(text: str, renamed: Mapping[str, str]) -> str:
     return re.sub(pattern, lambda found: renamed[found.group()], text)
 
 
+class _Text(HTMLParser):
+    """The text a reader of a page sees, one piece per run of text between tags, whitespace
+    collapsed; scripts and styles left out (the charts' specs and the downloads are data the
+    JSON's numbers already cover)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pieces: list[str] = []
+        self._hidden = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._hidden += tag in ("script", "style")
+
+    def handle_endtag(self, tag: str) -> None:
+        self._hidden -= tag in ("script", "style") and self._hidden > 0
+
+    def handle_data(self, data: str) -> None:
+        words = " ".join(data.split())
+        if words and not self._hidden:
+            self.pieces.append(words)
+
+
+def page_text(page: str) -> list[str]:
+    parser = _Text()
+    parser.feed(page)
+    parser.close()
+    return parser.pieces
+
+
+def _page_difference(
+    page: Path,
+    report: Path,
+    study: Study,
+    archived: Archived,
+    renamed: Mapping[str, str],
+    exact: bool,
+) -> str | None:
+    """Where the text of ``page`` first differs from the page of the re-run ``study``, drawn
+    with the report's run id, its clock's minute (read off the page) and the page's name; the
+    re-run's paths of the logs spelled as the report's (``renamed``). The page's download of
+    the JSON is the report's own (``report`` without its rows), whose numbers the re-run has
+    matched: its size, which the page gives, then does not move with the logs' paths. With
+    ``exact`` the whole page must match to the byte (its charts, scripts and downloads), else
+    its text alone (made with other versions). None where they agree."""
+    try:
+        text = page.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{page}: cannot read the report's page ({exc})") from None
+    clock = _GENERATED.search(text)
+    epoch = None
+    if clock:
+        moment = datetime.strptime(clock.group(1), "%Y-%m-%d %H:%M").replace(tzinfo=UTC)
+        epoch = str(int(moment.timestamp()))
+    sidecar = None if archived.sidecar is None else Path(archived.sidecar.path)
+    fresh = build_report(study, archived.run_id, page.name, sidecar, epoch)
+    document = json.loads(report.read_text(encoding="utf-8"))
+    document.pop("per_question", None)
+    drawn = html_report.render(replace(fresh, document=document))
+    if renamed:
+        drawn = _respelled(drawn, {**renamed, **{escape(k): escape(v) for k, v in renamed.items()}})
+    for i, (ours, theirs) in enumerate(zip_longest(page_text(drawn), page_text(text))):
+        if ours != theirs:
+            return (
+                f"{page.name}, its text {i + 1}: page {theirs or '(absent)'!r}, re-run "
+                f"{ours or '(absent)'!r}"
+            )
+    if exact and drawn != text:
+        at = next(i for i, (x, y) in enumerate(zip_longest(drawn, text)) if x != y)
+        return (
+            f"{page.name}: its text matches; its markup, charts or downloads differ from "
+            f"character {at + 1}"
+        )
+    return None
+
+
 def verify(report: Path, logs: list[Path]) -> Verification:
     """Re-run ``report`` on ``logs`` (default: the paths it records) and compare every number."""
     archived = read_report(report)
@@ -237,7 +328,8 @@ def verify(report: Path, logs: list[Path]) -> Verification:
     paths = logs or [_located(report, Path(run.path), "log", run.label) for run in runs]
     recorded = runs
     runs = tuple(_relocated(report, run) for run in runs)
-    warnings = version_warnings(archived.tool)
+    versions = other_versions(archived.tool)
+    warnings = version_warnings(versions)
     for i, (run, path) in enumerate(zip(runs, paths, strict=True)):
         if not path.exists() and not glob.glob(str(path)):
             raise InputError(f"{path}: no such log (run {run.label} of {report}); pass its path")
@@ -293,7 +385,8 @@ def verify(report: Path, logs: list[Path]) -> Verification:
         mine["path"] = theirs["path"]
         for key in ("qrels", "passages"):
             mine["read"][key] = theirs["read"][key]
-    found, checked = first_difference(fresh, document, renamed=_renamed(paths, runs, recorded))
+    renamed = _renamed(paths, runs, recorded)
+    found, checked = first_difference(fresh, document, renamed=renamed)
     made = archived.tool.version
     if found is not None and made != __version__ and ABSENT in (found.report, found.rerun):
         lacking = "the report" if found.report is ABSENT else f"ragreport {__version__}'s"
@@ -301,4 +394,19 @@ def verify(report: Path, logs: list[Path]) -> Verification:
             f"{report}: made with ragreport {made}, whose JSON has other keys than "
             f"{__version__}'s ({found.path}: {lacking} lacks it); verify it with ragreport {made}"
         )
-    return Verification(checked, None if found is None else str(found), warnings)
+    if found is not None:
+        return Verification(checked, str(found), warnings)
+    page = report.with_suffix(".html")
+    if not page.is_file():
+        return Verification(checked, None, warnings)
+    # the page names the versions it was drawn with; its charts and script may differ by them
+    named = {f"{name} {now}": f"{name} {then}" for name, (then, now) in versions.items()}
+    difference = _page_difference(
+        page, report, study, archived, {**renamed, **named}, exact=not versions
+    )
+    if versions:
+        warnings += (
+            f"{page} is compared by its text alone: its charts and scripts are drawn by "
+            "the versions installed",
+        )
+    return Verification(checked, difference, warnings, page)

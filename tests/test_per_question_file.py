@@ -120,7 +120,7 @@ def test_verify_reads_the_rows_back_from_the_file(sidecar, tmp_path):
     folder, _ = sidecar
     code, out, err = invoke("verify", folder / "r.json", A, B)
     assert code == 0, err
-    assert "numbers match a re-run" in out
+    assert out.endswith(f"numbers and the page {folder / 'r.html'} match a re-run\n")
     # a changed number in the file is found and named like one in the JSON
     table = pq.read_table(folder / "q.parquet")
     rows = table.to_pandas()

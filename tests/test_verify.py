@@ -72,7 +72,8 @@ def test_an_untouched_report_verifies(archived):
     report, _, _ = archived
     code, out, err = invoke("verify", report)
     assert code == 0, err
-    assert out.startswith(f"{report}: verified, ") and "numbers match a re-run" in out
+    assert out.startswith(f"{report}: verified, ")
+    assert out.endswith(f"numbers and the page {report.with_suffix('.html')} match a re-run\n")
     assert int(out.split("verified, ")[1].split()[0]) > 500
 
 
