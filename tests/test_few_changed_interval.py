@@ -160,17 +160,48 @@ def test_it_covers_where_the_bootstrap_missed():
     assert misses["ndcg@5"] < 0.025 * 400
 
 
-def test_the_test_takes_the_larger_p_and_agrees_with_the_interval():
+def test_the_test_takes_the_largest_p_and_agrees_with_the_interval():
     """Four gains of 0.5 among 8 ties: the bootstrap-t test alone finds them (p 0.039, its
-    interval [+0.010, +0.380]); the score test of 2 gains, z = 2 / sqrt(2), does not (p 0.157),
-    nor does the interval."""
+    interval [+0.010, +0.380]); neither the exact sign-flip test (2 of 16 flips, p 0.125) nor
+    the score test of 2 gains (z = 2 / sqrt(2), p 0.157) does, nor does the interval."""
     a, b = _ranked([0.5] * 4, n=12)
     alone, _, _ = _compare("m", a, b)
     assert alone.p < 0.05 and alone.ci_low > 0
     c, _, _ = _compare("ndcg@5", a, b)
-    assert c.test == f"{alone.test} and bounded score"
+    assert c.test == f"{alone.test}, paired permutation and bounded score"
     assert c.p == pytest.approx(2 * stats.norm.sf(np.sqrt(2)), rel=1e-9)
     assert c.ci_low < 0 < c.ci_high
+
+
+def test_few_changed_by_the_whole_range_read_as_the_0_1_outcome_they_are():
+    """4 of 5 questions from 0 to 1: recall@1 (continuous) read p 0.046 from the score test's
+    normal limit and 'B better', where hit@1 of the same values read McNemar's exact 0.125
+    and 'borderline'. The exact sign flips are a floor: both read 0.125, and one interval."""
+    a, b = np.zeros(5), np.array([1.0, 1.0, 1.0, 1.0, 0.0])
+    continuous, _, _ = _compare("recall@1", a, b)
+    binary, _ = compare_metric("hit@1", a, b, binary=True, n_boot=1000, confidence=0.95, seed=0)
+    assert continuous.p == pytest.approx(binary.p) == pytest.approx(0.125)
+    assert (continuous.ci_low, continuous.ci_high) == pytest.approx(
+        (binary.ci_low, binary.ci_high), abs=1e-9
+    )
+
+
+def test_a_run_near_the_top_mirrors_a_run_near_the_bottom():
+    """198 questions at 1 and 2 at 0.7, against 198 at 0 and 2 at 0.3: the bootstrap sees two
+    values in both, and both take Wilson's interval, the one the mirror of the other (the
+    first read the bootstrap's [0.992, 1], the second Wilson's [0, 0.030])."""
+    top, bottom = np.ones(N), np.zeros(N)
+    top[:2], bottom[:2] = 0.7, 0.3
+    high, low = (
+        own_mean(
+            "faithfulness", v, binary=False, n_boot=1000, confidence=0.95, seed=0,
+            span=(0.0, 1.0),
+        )
+        for v in (top, bottom)
+    )  # fmt: skip
+    assert high.interval == low.interval == FEW_CHANGED_SCORED_OWN
+    assert (high.ci_low, high.ci_high) == pytest.approx((1 - low.ci_high, 1 - low.ci_low))
+    assert low.ci_high == pytest.approx(_wilson(0.6, N)[1])
 
 
 def test_every_question_changed_keeps_the_bootstrap():
@@ -181,3 +212,47 @@ def test_every_question_changed_keeps_the_bootstrap():
     c, _, _ = _compare("faithfulness", a, a + np.array([0.30, 0.22, 0.25]))
     assert c.interval != FEW_CHANGED_SCORED
     assert c.ci_low > 0
+
+
+def test_a_study_s_run_means_lie_in_the_metric_s_range(tmp_path):
+    """Three retrieval-only runs of 20 questions, the one relevant passage first in 2, 3 and 4
+    of them: a run's own nDCG mean was taken in its difference's range [-1, 1], its interval
+    reaching -0.316 on the run chart while the candidate rules read it in [0, 1]."""
+    import json
+
+    import pandas as pd
+    from test_verify import invoke
+
+    logs = []
+    for name, hits in zip("abc", (2, 3, 4), strict=True):
+        rows = [
+            {
+                "question_id": f"q{i:02d}",
+                "retrieved_ids": ([f"d{i}"] if i < hits else []) + [f"x{i}_{j}" for j in range(9)],
+                "relevant_ids": [f"d{i}"],
+            }
+            for i in range(20)
+        ]
+        logs.append(tmp_path / f"{name}.parquet")
+        pd.DataFrame(rows).to_parquet(logs[-1])
+    code, _, err = invoke("compare", *logs, "--k", "5", "-o", tmp_path / "r.html")
+    assert code == 0, err
+    means = json.loads((tmp_path / "r.json").read_text())["run_means"]
+    assert [m["mean"] for m in means] == pytest.approx([0.1, 0.15, 0.2])
+    assert all(0 <= m["ci_low"] < m["mean"] < m["ci_high"] <= 1 for m in means), means
+
+
+def test_the_power_sentence_says_few_changed_questions_cannot_show_a_difference():
+    """4 of 5 questions up by 0.4: the interval includes 0, yet the sentence read 'to find the
+    observed difference of 0.400 80% of the time takes about 5 questions (you have 5)'."""
+    from reportgen.analysis.power import power_of
+
+    a = np.full(5, 0.5)
+    c, _, _ = _compare("ndcg@5", a, a + np.array([0.4, 0.4, 0.4, 0.4, 0.0]))
+    assert c.ci_low < 0
+    power = power_of(c, 0.95)
+    assert (
+        "With 4 questions changed no difference can be found: their exact sign flips give p of "
+        "at least 0.125" in power.sentence
+    )
+    assert power.needed_n is not None and power.needed_n > 5

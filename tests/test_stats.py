@@ -617,10 +617,15 @@ def test_where_the_studentized_interval_is_undefined_t_is_interval_and_test(diff
 
 def test_on_few_questions_the_test_agrees_with_the_interval_at_every_level():
     """2-5 continuous questions, with ties, at three levels: the interval excludes zero exactly
-    when p < 1 - confidence, whichever interval (studentized or t alone) was defined."""
-    from reportgen.analysis.stats import compare_metric
+    when p < 1 - confidence, whichever interval (studentized or t alone) was defined. Where
+    1 to 4 changed among ties (FEW_CHANGED_SCORED) the test also reads the exact sign flips,
+    as McNemar's test does a 0/1 outcome: p is at least 2 / 2^changed, and is under the level
+    only where the interval excludes zero (the interval may exclude it where the sign flips
+    cannot, as Tango's interval and McNemar's test differ on a 0/1 outcome)."""
+    from reportgen.analysis.stats import FEW_CHANGED_SCORED, compare_metric
 
     rng = np.random.default_rng(1)
+    few = 0
     for r in range(60):
         n = 2 + r % 4
         a = rng.uniform(0, 1, n)
@@ -633,7 +638,13 @@ def test_on_few_questions_the_test_agrees_with_the_interval_at_every_level():
             if np.isnan(c.ci_low) or abs(c.p - (1 - confidence)) < 1e-3:
                 continue  # no spread; or at the level, quantiles interpolate between resamples
             excludes = c.ci_low > 0 or c.ci_high < 0
-            assert excludes == (c.p < 1 - confidence), (r, confidence, c)
+            if c.interval == FEW_CHANGED_SCORED:
+                few += 1
+                assert c.p >= 2 / 2 ** (c.wins + c.losses) - 1e-12, (r, confidence, c)
+                assert excludes or c.p >= 1 - confidence, (r, confidence, c)
+            else:
+                assert excludes == (c.p < 1 - confidence), (r, confidence, c)
+    assert few > 20  # the sets with ties that changed in fewer than 5 questions
 
 
 def test_studentized_sign_flip_ranks_flips_as_the_sum_does():

@@ -686,11 +686,7 @@ def candidate_evidence(
             confidence=options.confidence,
             seed=options.seed,
             clusters=groups,
-            # the candidate's own mean lies in the metric's range (a 0/1 score's in [0, 1]),
-            # not in its difference's
-            span=(tables.metric(base).bounds or ((0.0, 1.0) if tables.binary(base) else None))
-            if own
-            else None,
+            span=tables.own_range(base) if own else None,
             own=own,
         )
 

@@ -138,6 +138,13 @@ class MetricTables:
         """A 0/1 score per question; averaged over samples it is a share, hence continuous."""
         return self.metric(base).binary and not self.sampled
 
+    def own_range(self, base: str) -> tuple[float, float] | None:
+        """The range a run's own mean of ``base`` lies in (not its difference's): the metric's
+        bounds, a 0/1 score's [0, 1] (a share over samples too); None for a score or cost of
+        unknown range."""
+        metric = self.metric(base)
+        return metric.bounds or ((0.0, 1.0) if metric.binary else None)
+
     def difference(self, base: str) -> pd.Series:
         """B - A of one metric per paired question, NaN where a run has no score."""
         return self.paired[f"{base}_b"] - self.paired[f"{base}_a"]

@@ -37,7 +37,7 @@ from scipy import special
 from ..formatting import fmt_count, fmt_pct
 from .binary_power import EXACT_BELOW, exact_detectable
 from .registry import difference_range
-from .stats import POWER, MetricComparison
+from .stats import FEW_CHANGED_SCORED, POWER, MetricComparison
 
 _MAX_N = 10**9  # beyond this size the needed-size search stops
 _GRID = 100  # equal-probability points of an estimated standard error (cluster_multiplier)
@@ -162,6 +162,15 @@ def _few_clusters(groups: int) -> str:
     )
 
 
+def _few_changed(changed: int) -> str:
+    """Under FEW_CHANGED changed questions among ties, why no difference can be found."""
+    return (
+        f"With {fmt_count(changed, 'question')} changed no difference can be found: their "
+        f"exact sign flips give p of at least {2 ** (1 - changed):.3g}, and the interval "
+        "allows for what the unchanged ones could hide. "
+    )
+
+
 def _clusters_needed(c: MetricComparison, alpha: float, groups: int) -> tuple[int, str]:
     """Questions, and the words, for the clusters like these that find the observed
     difference POWER of the time (the standard error over clusters falls as sqrt(G))."""
@@ -221,6 +230,8 @@ def power_of(c: MetricComparison, confidence: float) -> Power:
     else:
         basis = "sets this size with this spread"
     few = _few_clusters(groups) if groups is not None and groups < FEW_CLUSTERS else ""
+    few_changed = c.interval == FEW_CHANGED_SCORED
+    few += _few_changed(discordant) if few_changed else ""
     # a 0/1 score of the logs has no range in the registry, but its difference lies in [-1, 1]
     span = difference_range(c.metric) or ((-1.0, 1.0) if binary else None)
     detect = few + (
@@ -255,7 +266,7 @@ def power_of(c: MetricComparison, confidence: float) -> Power:
     # the normal formula's size, kept on the stated difference's side of n (which, resampled,
     # is not that formula's): an observed difference under the stated one needs more questions
     # than the set has, never fewer
-    found = abs(c.diff) >= min_detectable
+    found = abs(c.diff) >= min_detectable and not few_changed
     needed = min(needed, c.n) if found else max(needed, c.n + 1)
     if share is not None and needed < EXACT_BELOW:  # under n too: 4 of 4 fixed, not "2"
         needed = _exact_needed(needed, abs(c.diff), share, confidence)

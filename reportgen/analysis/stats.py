@@ -83,8 +83,8 @@ class MetricComparison:
     fixed: int | None  # binary metrics only: 0 in A, 1 in B
     broken: int | None  # binary metrics only: 1 in A, 0 in B
     test: str  # MCNEMAR (binary), BOOTSTRAP_T or T_TEST (continuous, n < STUDENTIZED_BELOW, as
-    # the interval is STUDENTIZED or STUDENT_T) or PERMUTATION; "<that> and BOUNDED_SCORE"
-    # where the interval is FEW_CHANGED_SCORED (p the larger of the two)
+    # the interval is STUDENTIZED or STUDENT_T) or PERMUTATION; "<that>, PERMUTATION and
+    # BOUNDED_SCORE" where the interval is FEW_CHANGED_SCORED (p the largest of them)
     interval: str  # how ci_low, ci_high were computed (INTERVAL, STUDENTIZED, NORMAL_LIMIT, ...)
     sd: float  # standard deviation of B - A over the n questions (ddof 1; 0 when n < 2 or
     # B - A is one value to _DECIMALS)
@@ -561,9 +561,11 @@ def few_changed_interval(
     is then at least as wide as the changes' own, and holds where the bootstrap has too few
     values to measure spread. It is far wider than the bootstrap once many small changes
     carry the spread, which is why it joins only under FEW_CHANGED changed questions among
-    ties (the sign-flip test of 4 changed questions cannot go below p 0.125 either); the test
-    then takes the larger p of its own and Tango's score test at 0, so that it still agrees
-    with the interval. bench/simulate_no_spread.py measures both.
+    ties (a run's own values: off the bound most of them sit at, so that a run near 1 mirrors
+    one near 0). The test then takes the largest p of its own, the exact sign-flip test's (at
+    least 0.125 on 4 changed questions, as McNemar's on a 0/1 outcome: a hit@k and a recall@k
+    of the same 0/1 values read alike) and Tango's score test at 0, which the interval
+    inverts. bench/simulate_no_spread.py measures the interval.
     """
     low, high = span
     n = len(values)
@@ -847,7 +849,8 @@ def compare_with_sides(
             metric, 0, nan, nan, nan, nan, nan, 0, 0, 0, 1.0, None, None, test, INTERVAL, nan
         )
         return empty, np.empty(0), IntervalSides()
-    span = span or difference_range(metric)
+    if span is None and not own:  # a run's own mean lies in the metric's range, not this
+        span = difference_range(metric)
     rounded = as_compared(diff)
     wins, losses = int((rounded > 0).sum()), int((rounded < 0).sum())
     groups: int | None = None
@@ -920,7 +923,10 @@ def compare_with_sides(
         else:
             p = permutation_test(diff, seed)
         if not binary and span is not None and method != NO_SPREAD:
-            few = 0 < wins + losses < min(FEW_CHANGED, n)  # among ties
+            changed = wins + losses
+            if own:  # the values off the bound most sit at: a run near 1 mirrors one near 0
+                changed = min(int((rounded != bound).sum()) for bound in span)
+            few = 0 < changed < min(FEW_CHANGED, n)  # among ties
     # a bound the resamples set (the studentized side's, at the stated level, counted as one)
     from_resamples = method == STUDENTIZED or low == boot[0] or high == boot[1]
     if few and span is not None:
@@ -928,11 +934,13 @@ def compare_with_sides(
         from_resamples = from_resamples and (low <= bottom or high >= top)
         low, high = wider((low, high), (bottom, top))
         method = FEW_CHANGED_SCORED_OWN if own else FEW_CHANGED_SCORED
-        if side is not None:  # the test agrees with the wider interval: the larger p
+        if side is not None:  # the test: the largest p of its own, sign flips' and the score's
             sides = replace(sides, score=side)
             gained, lost, units, _ = side
-            z = tango_score(gained, lost, units, 0.0)
-            test, p = f"{test} and {BOUNDED_SCORE}", max(p, float(2 * special.ndtr(-abs(z))))
+            score_p = float(2 * special.ndtr(-abs(tango_score(gained, lost, units, 0.0))))
+            if test != PERMUTATION:
+                p, test = max(p, permutation_test(diff, seed)), f"{test}, {PERMUTATION}"
+            test, p = f"{test} and {BOUNDED_SCORE}", max(p, score_p)
     resampled = level if from_resamples and _sd(diff) > 0 else None
     if span is not None:
         low, high = clip_interval(low, high, span)

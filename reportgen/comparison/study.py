@@ -617,7 +617,8 @@ def _headline_columns(pairs: list[Comparison]) -> list[tuple[str, np.ndarray]]:
 def _run_means(pairs: list[Comparison], options: Options) -> list[RunMean]:
     """Every run's own headline mean with its interval at --confidence, for the summary chart."""
     headline = ranked_headline(pairs)
-    binary = _comparing_headline(pairs)[0].tables.binary(base_name(headline))
+    tables = _comparing_headline(pairs)[0].tables
+    binary = tables.binary(base_name(headline))
     out = []
     for label, values in _headline_columns(pairs):
         own = own_mean(
@@ -627,7 +628,7 @@ def _run_means(pairs: list[Comparison], options: Options) -> list[RunMean]:
             n_boot=options.n_boot,
             confidence=options.confidence,
             seed=options.seed,
-            span=(0.0, 1.0) if binary else None,  # a share, not a difference
+            span=tables.own_range(base_name(headline)),  # a mean's, not a difference's
         )
         out.append(RunMean(label, own.b, own.ci_low, own.ci_high))
     return out

@@ -282,8 +282,9 @@ def _pair(
         "test for 0/1 outcomes; for continuous ones the bootstrap-t test under "
         f"{STUDENTIZED_BELOW:,} questions, Student's t test where the interval is t's alone, "
         "the paired permutation test from there; where 1 to "
-        f"{FEW_CHANGED - 1} questions changed among ties, the larger p of that test and the "
-        "bounded score test).",
+        f"{FEW_CHANGED - 1} questions changed among ties on a metric of known range, without "
+        "--cluster, the largest p of that test, the exact sign flips and the bounded score "
+        "test).",
         "",
         *_table(["Metric", "A", "B", "B \u2212 A", "Interval", "p"], _metric_rows(result)),
         f"{escape(result.headline)}: {_changes(headline)}",

@@ -634,10 +634,12 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             "(c - lo) to c + u (hi - c), u = z^2 / (n + z^2) being Wilson's bound on the share "
             "of questions (clusters with --cluster) that could differ unseen (none of 20: "
             "\u00b10.161); a score of unknown range keeps c. Where 1 to "
-            f"{FEW_CHANGED - 1} questions changed among ties, a metric of known range takes on "
-            "each side the wider of its interval and Tango's score interval of the gains and "
-            "losses as shares of the range (a run's own mean: Wilson's of its values as "
-            "shares): the bootstrap sees nothing of how large the unseen changes could be. Once "
+            f"{FEW_CHANGED - 1} questions changed among ties (not with --cluster), a metric of "
+            "known range takes on each side the wider of its interval and Tango's score "
+            "interval of the gains and losses as shares of the range (a run's own mean: "
+            "Wilson's of its values as shares, where 1 to "
+            f"{FEW_CHANGED - 1} lie off the bound the others sit at): the bootstrap sees nothing "
+            "of how large the unseen changes could be. Once "
             f"{NORMAL_LIMIT_FROM:,} questions differ from the commonest difference (usually: once "
             f"{NORMAL_LIMIT_FROM:,} have changed), or {SYMMETRIC_LIMIT_FROM:,} where the "
             f"differences' skewness is at most {SKEW_BOUND} sqrt(n) (by the first Edgeworth "
@@ -668,8 +670,9 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             f"{RANDOM_FLIPS:,} seeded random flips (p = (1 + as extreme) / (1 + flips)) under "
             f"{NORMAL_FROM:,} changed, the normal limit of the flipped sum from there; with "
             "--cluster, whole clusters flipped. Where the interval takes Tango's score "
-            "interval of few changes (above), the larger p of that test and the bounded score "
-            "test, Tango's score test at 0 of the same shares.",
+            "interval of few changes (above), the largest p of that test, the exact sign flips "
+            "(at least 0.125 on 4 changed questions, as McNemar's) and the bounded score test, "
+            "Tango's score test at 0 of the same shares.",
         ),
         (
             "Verdict",
