@@ -6,7 +6,8 @@ of the new JSON is compared with the archived one, floats to RELATIVE_TOLERANCE,
 per-question file included. ``tool`` (versions), ``run_id`` (but against that file's) and the
 paths of the logs and of that file are not compared: a report may be verified on another
 machine, from another folder. Versions that differ from the installed ones are named in a
-warning, since the last digits of a number may then differ.
+warning, since the last digits of a number may then differ. The page beside the report is
+drawn again from the re-run and compared with the archived one, its text and then its bytes.
 """
 
 from __future__ import annotations
@@ -14,11 +15,12 @@ from __future__ import annotations
 import glob
 import json
 import math
+import os
 import re
 from collections.abc import Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from html import escape
 from html.parser import HTMLParser
 from itertools import zip_longest
 from pathlib import Path
@@ -36,6 +38,7 @@ from .inputs.load import open_source, sha256_of, table_path
 from .pipeline import build_report
 from .provenance import library_versions
 from .reporters import html_report, json_report
+from .reporters.html import svg_process
 
 RELATIVE_TOLERANCE = 1e-9  # the last bits of a float may differ across machines
 _GENERATED = re.compile(r"generated (\d{4}-\d\d-\d\d \d\d:\d\d) UTC")  # the page's clock
@@ -114,7 +117,8 @@ def _renamed(
 ) -> dict[str, str]:
     """Each file verify reads (log, qrels file, passage table) whose path differs from the one
     the report records, with that one, and likewise their file names, which a warning may
-    give alone (for first_difference)."""
+    give alone, where a name is no path of another and the report names it one way (for
+    first_difference, and a piece of the page's text)."""
     pairs = [(path, Path(run.path)) for path, run in zip(paths, recorded, strict=True)]
     for now, then in zip(runs, recorded, strict=True):
         pairs += [
@@ -122,9 +126,13 @@ def _renamed(
             for name in ("qrels", "passages")
             if getattr(then.read, name) is not None
         ]
-    named = [(str(path), str(was)) for path, was in pairs]
-    named += [(path.name, was.name) for path, was in pairs]
-    return {path: was for path, was in named if path != was}
+    named = {str(path): str(was) for path, was in pairs}
+    names: dict[str, set[str]] = {}
+    for path, was in pairs:
+        names.setdefault(path.name, set()).add(was.name)
+    # a name stands for its file where it is no path of one and the report names it one way
+    named |= {name: was.pop() for name, was in names.items() if name not in named and len(was) == 1}
+    return {path: was for path, was in named.items() if path != was}
 
 
 def _sidecar(report: Path, path: Path) -> tuple[list[dict[str, Any]], str | None]:
@@ -234,33 +242,71 @@ def _respelled(text: str, renamed: Mapping[str, str]) -> str:
     return re.sub(pattern, lambda found: renamed[found.group()], text)
 
 
-class _Text(HTMLParser):
-    """The text a reader of a page sees, one piece per run of text between tags, whitespace
-    collapsed; scripts and styles left out (the charts' specs and the downloads are data the
-    JSON's numbers already cover)."""
+class _Page(HTMLParser):
+    """A page read as what a reader sees and the rest: ``pieces``, each run of text between
+    tags with its whitespace collapsed (scripts and styles are not text); ``markup``,
+    everything else as written (tags with their attributes, the scripts and styles, the
+    whitespace around the text, a mark where each piece stands). The two together are the
+    whole page, entities aside (``&#39;`` reads as the quote it stands for)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.pieces: list[str] = []
+        self.markup: list[str] = []
         self._hidden = 0
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.markup.append(self.get_starttag_text() or tag)
         self._hidden += tag in ("script", "style")
 
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.markup.append(self.get_starttag_text() or tag)
+
     def handle_endtag(self, tag: str) -> None:
+        self.markup.append(f"</{tag}>")
         self._hidden -= tag in ("script", "style") and self._hidden > 0
 
     def handle_data(self, data: str) -> None:
         words = " ".join(data.split())
         if words and not self._hidden:
             self.pieces.append(words)
+            self.markup.append(_WORDS.sub("\0", data))
+        else:
+            self.markup.append(data)
+
+    def handle_comment(self, data: str) -> None:
+        self.markup.append(f"<!--{data}-->")
+
+    def handle_decl(self, decl: str) -> None:
+        self.markup.append(f"<!{decl}>")
+
+
+_WORDS = re.compile(r"\S(.*\S)?", re.DOTALL)  # a text's words, between its outer whitespace
+
+
+def read_page(page: str) -> _Page:
+    """``page`` (an HTML document) as _Page reads it."""
+    parser = _Page()
+    parser.feed(page)
+    parser.close()
+    return parser
 
 
 def page_text(page: str) -> list[str]:
-    parser = _Text()
-    parser.feed(page)
-    parser.close()
-    return parser.pieces
+    """The pieces of text of ``page`` a reader sees (_Page)."""
+    return read_page(page).pieces
+
+
+def _as_recorded(study: Study, runs: tuple[ArchivedRun, ...]) -> Study:
+    """``study`` with each run named by the path the report records (the page gives it)."""
+    path = {run.label: Path(run.path) for run in runs}
+    renamed = [replace(run, path=path[run.label]) for run in study.runs]
+    by_label = {run.label: run for run in renamed}
+    pairs = [
+        replace(pair, runs={key: by_label[run.label] for key, run in pair.runs.items()})
+        for pair in study.pairs
+    ]
+    return replace(study, runs=renamed, pairs=pairs)
 
 
 def _page_difference(
@@ -271,40 +317,46 @@ def _page_difference(
     renamed: Mapping[str, str],
     exact: bool,
 ) -> str | None:
-    """Where the text of ``page`` first differs from the page of the re-run ``study``, drawn
-    with the report's run id, its clock's minute (read off the page) and the page's name; the
-    re-run's paths of the logs spelled as the report's (``renamed``). The page's download of
-    the JSON is the report's own (``report`` without its rows), whose numbers the re-run has
-    matched: its size, which the page gives, then does not move with the logs' paths. With
-    ``exact`` the whole page must match to the byte (its charts, scripts and downloads), else
-    its text alone (made with other versions). None where they agree."""
+    """Where ``page`` first differs from the page of the re-run ``study``, drawn with the
+    report's run id, its clock's minute (read off the page's footer), the page's name and the
+    runs' paths as the report records them. The page's download of the JSON is the report's
+    own (``report`` without its rows), whose numbers the re-run has matched. Its text is
+    compared piece by piece, a piece that differs also as the re-run's with its files'
+    paths spelled as the report's (``renamed``: a warning naming a log); then, with
+    ``exact``, everything else as written (charts, scripts, downloads, whitespace); without,
+    made with other versions, the text alone. None where they agree."""
     try:
-        text = page.read_text(encoding="utf-8")
+        text = page.read_bytes().decode("utf-8")  # as written: no line endings translated
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"{page}: cannot read the report's page ({exc})") from None
-    clock = _GENERATED.search(text)
+    clocks = _GENERATED.findall(text)  # the footer's is the last: a label may hold one too
     epoch = None
-    if clock:
-        moment = datetime.strptime(clock.group(1), "%Y-%m-%d %H:%M").replace(tzinfo=UTC)
+    if clocks:
+        moment = datetime.strptime(clocks[-1], "%Y-%m-%d %H:%M").replace(tzinfo=UTC)
         epoch = str(int(moment.timestamp()))
     sidecar = None if archived.sidecar is None else Path(archived.sidecar.path)
-    fresh = build_report(study, archived.run_id, page.name, sidecar, epoch)
+    fresh = build_report(
+        _as_recorded(study, archived.runs), archived.run_id, page.name, sidecar, epoch
+    )
     document = json.loads(report.read_text(encoding="utf-8"))
     document.pop("per_question", None)
-    drawn = html_report.render(replace(fresh, document=document))
-    if renamed:
-        drawn = _respelled(drawn, {**renamed, **{escape(k): escape(v) for k, v in renamed.items()}})
-    for i, (ours, theirs) in enumerate(zip_longest(page_text(drawn), page_text(text))):
-        if ours != theirs:
+    drawn, kept = (
+        read_page(t) for t in (html_report.render(replace(fresh, document=document)), text)
+    )
+    for i, (ours, theirs) in enumerate(zip_longest(drawn.pieces, kept.pieces)):
+        if ours != theirs and not (ours and renamed and _respelled(ours, renamed) == theirs):
             return (
                 f"{page.name}, its text {i + 1}: page {theirs or '(absent)'!r}, re-run "
                 f"{ours or '(absent)'!r}"
             )
-    if exact and drawn != text:
-        at = next(i for i, (x, y) in enumerate(zip_longest(drawn, text)) if x != y)
+    if exact and drawn.markup != kept.markup:
+        ours, theirs = next(
+            (x or "", y or "") for x, y in zip_longest(drawn.markup, kept.markup) if x != y
+        )
+        at = len(os.path.commonprefix([ours, theirs]))
         return (
-            f"{page.name}: its text matches; its markup, charts or downloads differ from "
-            f"character {at + 1}"
+            f"{page.name}: its text matches; its markup, charts or downloads differ: page "
+            f"{theirs[max(0, at - 20) : at + 40]!r}, re-run {ours[max(0, at - 20) : at + 40]!r}"
         )
     return None
 
@@ -364,49 +416,58 @@ def verify(report: Path, logs: list[Path]) -> Verification:
                 0, "per_question: the report holds rows and names a file of them too", warnings
             )
         document["per_question"] = rows
-    try:
-        study = run_study(
-            paths,
-            archived.options,
-            archived.requirements,
-            reading=tuple(run.read for run in runs),
-            labels=tuple(run.label for run in runs),
-        )
-    except InputError as exc:  # the logs are the report's (sha256): its options were changed
-        raise InputError(
-            f"{report}: its recorded options (params, the runs' read, the gate's rules) do not "
-            f"run on the logs it read, so it was edited or made by another version ({exc})"
-        ) from None
-    fresh = json.loads(json_report.dumps(json_report.build(study), json_report.per_question(study)))
-    for name in _NOT_COMPARED:
-        fresh.pop(name, None)
-        document.pop(name, None)
-    for mine, theirs in zip(fresh["runs"], document["runs"], strict=True):
-        mine["path"] = theirs["path"]
-        for key in ("qrels", "passages"):
-            mine["read"][key] = theirs["read"][key]
-    renamed = _renamed(paths, runs, recorded)
-    found, checked = first_difference(fresh, document, renamed=renamed)
-    made = archived.tool.version
-    if found is not None and made != __version__ and ABSENT in (found.report, found.rerun):
-        lacking = "the report" if found.report is ABSENT else f"ragreport {__version__}'s"
-        raise InputError(
-            f"{report}: made with ragreport {made}, whose JSON has other keys than "
-            f"{__version__}'s ({found.path}: {lacking} lacks it); verify it with ragreport {made}"
-        )
-    if found is not None:
-        return Verification(checked, str(found), warnings)
     page = report.with_suffix(".html")
-    if not page.is_file():
-        return Verification(checked, None, warnings)
-    # the page names the versions it was drawn with; its charts and script may differ by them
-    named = {f"{name} {now}": f"{name} {then}" for name, (then, now) in versions.items()}
-    difference = _page_difference(
-        page, report, study, archived, {**renamed, **named}, exact=not versions
-    )
-    if versions:
-        warnings += (
-            f"{page} is compared by its text alone: its charts and scripts are drawn by "
-            "the versions installed",
+    drawn = page.is_file()
+    # a page to check is drawn as compare drew it: its SVGs in a child, the headline's while the
+    # slices run (an SVG's ids count the gradients its engine drew before)
+    with svg_process.started() if drawn else nullcontext():
+        try:
+            study = run_study(
+                paths,
+                archived.options,
+                archived.requirements,
+                reading=tuple(run.read for run in runs),
+                labels=tuple(run.label for run in runs),
+                accepted=html_report.preload if drawn else None,
+                drafted=html_report.draw_ahead if drawn else None,
+            )
+        except InputError as exc:  # the logs are the report's (sha256): its options were changed
+            raise InputError(
+                f"{report}: its recorded options (params, the runs' read, the gate's rules) do not "
+                f"run on the logs it read, so it was edited or made by another version ({exc})"
+            ) from None
+        fresh = json.loads(
+            json_report.dumps(json_report.build(study), json_report.per_question(study))
         )
-    return Verification(checked, difference, warnings, page)
+        for name in _NOT_COMPARED:
+            fresh.pop(name, None)
+            document.pop(name, None)
+        for mine, theirs in zip(fresh["runs"], document["runs"], strict=True):
+            mine["path"] = theirs["path"]
+            for key in ("qrels", "passages"):
+                mine["read"][key] = theirs["read"][key]
+        renamed = _renamed(paths, runs, recorded)
+        found, checked = first_difference(fresh, document, renamed=renamed)
+        made = archived.tool.version
+        if found is not None and made != __version__ and ABSENT in (found.report, found.rerun):
+            lacking = "the report" if found.report is ABSENT else f"ragreport {__version__}'s"
+            raise InputError(
+                f"{report}: made with ragreport {made}, whose JSON has other keys than "
+                f"{__version__}'s ({found.path}: {lacking} lacks it); verify it with "
+                f"ragreport {made}"
+            )
+        if found is not None:
+            return Verification(checked, str(found), warnings)
+        if not drawn:
+            return Verification(checked, None, warnings)
+        # the page names the versions it was drawn with; its charts and script may differ by them
+        named = {f"{name} {now}": f"{name} {then}" for name, (then, now) in versions.items()}
+        difference = _page_difference(
+            page, report, study, archived, {**renamed, **named}, exact=not versions
+        )
+        if versions:
+            warnings += (
+                f"{page} is compared by its text alone: its charts and scripts are drawn by "
+                "the versions installed",
+            )
+        return Verification(checked, difference, warnings, page)

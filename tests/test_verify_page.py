@@ -70,14 +70,22 @@ def test_a_chart_s_data_edited_is_found_though_the_text_matches(archived):
     text = page.read_text(encoding="utf-8")
     value = re.search(r'"diff":(-?\d+\.\d+)', text)
     assert value is not None
-    at = value.start(1)
-    page.write_text(text[:at] + "0.5" + text[value.end(1) :], encoding="utf-8")
+    page.write_text(text[: value.start(1)] + "0.25" + text[value.end(1) :], encoding="utf-8")
     code, out, _ = invoke("verify", report)
     assert code == 1
-    assert out == (
+    assert out.startswith(
         f"{report}: differs at r.html: its text matches; its markup, charts or downloads "
-        f"differ from character {at + 1}\n"
+        "differ: page '"
     )
+    assert '"diff":0.25' in out and f'"diff":{value.group(1)}' in out
+
+
+def test_line_endings_changed_are_a_change(archived):
+    report, page = archived
+    page.write_bytes(page.read_bytes().replace(b"\n", b"\r\n"))
+    code, out, _ = invoke("verify", report)
+    assert code == 1
+    assert out.endswith("differ: page '\\r\\n', re-run '\\n'\n"), out
 
 
 def test_the_page_of_another_run_differs(archived, tmp_path):
@@ -140,3 +148,50 @@ def test_a_page_made_with_other_versions_is_compared_by_its_text(archived):
     _edit(page, "Is B better than A?", "Is B worse than A?")
     code, out, _ = invoke("verify", report)
     assert code == 1 and "its text 2: page 'Is B worse than A?'" in out
+
+
+@pytest.mark.parametrize(
+    ("folder", "names"),
+    [
+        ('Bob\'s "runs"', ("a.parquet", "b.parquet")),  # quotes, escaped on the page
+        ("artifacts", ("baseline/run.parquet", "candidate/run.parquet")),  # one name for both
+        ("ci", ("A", "old")),  # names that are words of the page ("than A", "golden")
+    ],
+)
+def test_logs_verified_from_other_paths_read_as_the_page_names_them(tmp_path, folder, names):
+    """The page's title, header and inputs name the logs as compare was given them; verify
+    draws them so, whatever the paths it reads them from. It replaced every occurrence of
+    the paths' and names' strings in the page: a quote escaped otherwise, two logs of one name
+    and a folder named "A" each failed an untouched page."""
+    made = tmp_path / "made"
+    made.mkdir()
+    for log in (SAMPLE_A, SAMPLE_B):
+        shutil.copy(log, made)
+    code, _, err = invoke(
+        "compare", made / SAMPLE_A.name, made / SAMPLE_B.name, "-o", made / "r.html",
+        "--n-boot", "200",
+    )  # fmt: skip
+    assert code == 0, err
+    moved = [tmp_path / folder / name for name in names]
+    for log, target in zip((SAMPLE_A, SAMPLE_B), moved, strict=True):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.suffix:
+            shutil.copy(log, target)
+        else:  # a folder of one shard
+            target.mkdir()
+            shutil.copy(log, target / "part-0.parquet")
+    code, out, err = invoke("verify", made / "r.json", *moved)
+    assert code == 0, err + out
+    assert "and the page" in out
+
+
+def test_a_label_that_reads_like_the_page_s_clock_is_not_taken_for_it(tmp_path):
+    """The page's minute is read off its footer: a run labelled '(generated 2025-01-01 00:00
+    UTC)' drew the re-run's page at that minute."""
+    code, _, err = invoke(
+        "compare", SAMPLE_A, SAMPLE_B, "--label", "nightly (generated 2025-01-01 00:00 UTC)",
+        "--label", "B", "-o", tmp_path / "r.html", "--n-boot", "200",
+    )  # fmt: skip
+    assert code == 0, err
+    code, out, err = invoke("verify", tmp_path / "r.json")
+    assert code == 0, err + out
