@@ -280,6 +280,12 @@ class _Page(HTMLParser):
     def handle_decl(self, decl: str) -> None:
         self.markup.append(f"<!{decl}>")
 
+    def handle_pi(self, data: str) -> None:
+        self.markup.append(f"<?{data}>")
+
+    def unknown_decl(self, data: str) -> None:
+        self.markup.append(f"<![{data}]>")
+
 
 _WORDS = re.compile(r"\S(.*\S)?", re.DOTALL)  # a text's words, between its outer whitespace
 

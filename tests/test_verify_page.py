@@ -195,3 +195,13 @@ def test_a_label_that_reads_like_the_page_s_clock_is_not_taken_for_it(tmp_path):
     assert code == 0, err
     code, out, err = invoke("verify", tmp_path / "r.json")
     assert code == 0, err + out
+
+
+@pytest.mark.parametrize(
+    "added", ["<!-- approved -->", "<?approved?>", "<![CDATA[approved]]>", "<br/>"]
+)
+def test_markup_a_reader_does_not_see_is_compared_too(archived, added):
+    report, page = archived
+    _edit(page, "<main>", f"<main>{added}")
+    code, out, _ = invoke("verify", report)
+    assert code == 1 and "its text matches; its markup, charts or downloads differ" in out, out
