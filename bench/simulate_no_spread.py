@@ -5,10 +5,12 @@ have no spread at all (every question changed by one value, usually none) and ov
 interval lies wholly above 0 (the truth is above it).
 
 Usage: ``python bench/simulate_no_spread.py [--reps 2000] [--sizes 5,10,20,50,200]
-[--rates 0.01,0.05,0.2] [--n-boot 1000] [--seed 0] [--few-changed K]``
+[--rates 0.01,0.05,0.2] [--n-boot 1000] [--seed 0] [--few-changed K] [--own]``
 
 ``--few-changed K`` runs the comparison with stats.FEW_CHANGED set to K, to see what another
 threshold would cover and cost (the "1 to 4 changed" columns still count sets of 1 to 4).
+``--own`` checks a run's own mean instead: the values are the gains (most 0, as an MRR of a run
+that rarely finds its passage), compared as mrr in [0, 1] and as a score of unknown range.
 
 Each question's B - A is 0, except with probability ``rate`` a gain drawn from U(0.1, 0.6) (a
 reranker that lifts nDCG on a few questions and leaves the rest alone): the true difference is
@@ -35,7 +37,7 @@ from simulate import CONFIDENCE, _table  # noqa: E402
 from simulate_one_sided import share  # noqa: E402
 
 from reportgen.analysis import stats  # noqa: E402
-from reportgen.analysis.stats import compare_metric  # noqa: E402
+from reportgen.analysis.stats import compare_metric, own_mean  # noqa: E402
 
 SIZES = (5, 10, 20, 50, 200)
 RATES = (0.01, 0.05, 0.2)
@@ -59,11 +61,13 @@ COLUMNS = (
 )
 
 
-def misses(rate: float, n: int, reps: int, n_boot: int, seed: int) -> dict[str, int]:
+def misses(rate: float, n: int, reps: int, n_boot: int, seed: int, own: bool) -> dict[str, int]:
     """Over ``reps`` sets: how many have no spread ("flat") and how many 1 to 4 changed
     questions ("few"); how many intervals miss the truth, as ndcg@5 ("ranged") and as a score
     of unknown range ("alone"), over all sets, the flat ones and the few ones; and how many lie
-    wholly above 0 ("above")."""
+    wholly above 0 ("above"). With ``own`` the interval is of a run's own mean of the gains
+    (most 0, as an MRR of a run that rarely finds the passage), as mrr in [0, 1] and as a
+    score of unknown range."""
     rng = np.random.default_rng((seed, n, int(rate * 1e6)))
     truth = rate * sum(GAIN) / 2
     keys = ("ranged", "alone", "ranged flat", "alone flat", "ranged few", "alone few")
@@ -76,11 +80,17 @@ def misses(rate: float, n: int, reps: int, n_boot: int, seed: int) -> dict[str, 
         few = 0 < np.count_nonzero(gain) < FEW
         counts["flat"] += flat
         counts["few"] += few
-        for name, key in (("ndcg@5", "ranged"), ("m", "alone")):
-            c, _ = compare_metric(
-                name, a, b, binary=False, n_boot=n_boot, confidence=CONFIDENCE, seed=rep,
-                threads=1,
-            )  # fmt: skip
+        for name, key in (("mrr" if own else "ndcg@5", "ranged"), ("m", "alone")):
+            if own:
+                c = own_mean(
+                    name, gain, binary=False, n_boot=n_boot, confidence=CONFIDENCE, seed=rep,
+                    span=(0.0, 1.0) if key == "ranged" else None,
+                )  # fmt: skip
+            else:
+                c, _ = compare_metric(
+                    name, a, b, binary=False, n_boot=n_boot, confidence=CONFIDENCE, seed=rep,
+                    threads=1,
+                )  # fmt: skip
             missed = not c.ci_low <= truth <= c.ci_high
             counts[key] += missed
             counts[f"{key} flat"] += missed and flat
@@ -97,12 +107,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--n-boot", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--few-changed", type=int, default=stats.FEW_CHANGED)
+    parser.add_argument("--own", action="store_true", help="a run's own mean, not B - A")
     args = parser.parse_args(argv)
     stats.FEW_CHANGED = args.few_changed
     rows = []
     for rate in (float(r) for r in args.rates.split(",")):
         for n in (int(s) for s in args.sizes.split(",")):
-            k = misses(rate, n, args.reps, args.n_boot, args.seed)
+            k = misses(rate, n, args.reps, args.n_boot, args.seed, args.own)
             flat, few = k["flat"], k["few"]
             rows.append(
                 [f"{rate:g}", f"{rate * sum(GAIN) / 2:.4f}", str(n), str(args.reps)]
@@ -113,8 +124,9 @@ def main(argv: list[str] | None = None) -> None:
                 + [share(k[f"{key} few"], few) if few else "-" for key in ("ranged", "alone")]
                 + [share(k[f"{key} above"], args.reps) for key in ("ranged", "alone")]
             )
+    of = "a run's own mean" if args.own else "B - A"
     _table(
-        f"Misses of the {CONFIDENCE:.0%} interval of B - A where few questions change, "
+        f"Misses of the {CONFIDENCE:.0%} interval of {of} where few questions change, "
         f"{args.reps} data sets per row, {args.n_boot} resamples; binomial 95% intervals",
         list(COLUMNS),
         rows,
