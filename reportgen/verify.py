@@ -298,11 +298,6 @@ def read_page(page: str) -> _Page:
     return parser
 
 
-def page_text(page: str) -> list[str]:
-    """The pieces of text of ``page`` a reader sees (_Page)."""
-    return read_page(page).pieces
-
-
 def _as_recorded(study: Study, runs: tuple[ArchivedRun, ...]) -> Study:
     """``study`` with each run named by the path the report records (the page gives it)."""
     path = {run.label: Path(run.path) for run in runs}

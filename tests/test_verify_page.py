@@ -11,7 +11,7 @@ import pytest
 from test_verify import SAMPLE_A, SAMPLE_B, invoke
 
 from reportgen.provenance import library_versions
-from reportgen.verify import page_text
+from reportgen.verify import read_page
 
 
 @pytest.fixture(scope="module")
@@ -113,7 +113,7 @@ def test_logs_moved_elsewhere_verify_the_page_naming_them_as_it_does(archived, t
     moved = tmp_path / "moved & kept"
     moved.mkdir()
     logs = [Path(shutil.copy(p, moved)) for p in (SAMPLE_A, SAMPLE_B)]
-    assert str(SAMPLE_A) in " ".join(page_text(page.read_text(encoding="utf-8")))
+    assert str(SAMPLE_A) in " ".join(read_page(page.read_text(encoding="utf-8")).pieces)
     code, out, err = invoke("verify", report, *logs)
     assert code == 0, err + out
     assert f"the page {page}" in out
