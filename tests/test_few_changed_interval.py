@@ -255,4 +255,9 @@ def test_the_power_sentence_says_few_changed_questions_cannot_show_a_difference(
         "With 4 questions changed no difference can be found: their exact sign flips give p of "
         "at least 0.125" in power.sentence
     )
+    # the difference sets would find is of sets that move every question, not of 4 moving
+    assert "Where more questions change, a true difference of 0.297 would be found" in (
+        power.sentence
+    )
+    assert "A true difference" not in power.sentence
     assert power.needed_n is not None and power.needed_n > 5

@@ -234,7 +234,7 @@ def power_of(c: MetricComparison, confidence: float) -> Power:
     few += _few_changed(discordant) if few_changed else ""
     # a 0/1 score of the logs has no range in the registry, but its difference lies in [-1, 1]
     span = difference_range(c.metric) or ((-1.0, 1.0) if binary else None)
-    detect = few + (
+    detect = (
         f"A true difference of {_points(min_detectable, binary)} would be found "
         f"(the {level} interval excluding zero) in about {fmt_pct(POWER)} of {basis}; "
         "smaller ones are usually missed. "
@@ -243,6 +243,9 @@ def power_of(c: MetricComparison, confidence: float) -> Power:
         f"would be found (the {level} interval excluding zero) in fewer than {fmt_pct(POWER)} "
         f"of {basis}. "
     )
+    if few_changed:  # those sets move every question: say so beside "no difference here"
+        detect = "Where more questions change, " + detect[0].lower() + detect[1:]
+    detect = few + detect
     if c.diff == 0:
         return Power(
             c.metric,
