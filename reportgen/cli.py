@@ -552,22 +552,28 @@ is named), 2 bad input."""
 @cli.command(epilog=_VERIFY_EXIT_CODES)
 @click.argument("report", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("logs", nargs=-1, type=_PATH)
+@_option(
+    "--page",
+    type=_PATH,
+    metavar="FILE",
+    help="The report's HTML page to check [default: REPORT's name with .html, if there is one].",
+)
 @_quiet
-def verify(report: Path, logs: tuple[Path, ...], quiet: bool) -> None:
+def verify(report: Path, logs: tuple[Path, ...], page: Path | None, quiet: bool) -> None:
     """Check archived REPORT (its JSON) against LOGS (default: the paths it records): the
-    logs' sha256, then every number of a re-run with the recorded options, and the page
-    beside REPORT (its name with .html), when there is one, with the re-run's."""
+    logs' sha256, then every number of a re-run with the recorded options, and the report's
+    page (--page, or the one beside REPORT with its name and .html) with the re-run's."""
     from .verify import verify as check
 
     with shown(sys.stderr, quiet):
-        result = check(report, list(logs))
+        result = check(report, list(logs), page)
     for warning in result.warnings:
         _echo(f"ragreport: warning: {warning}", err=True)
     if result.difference is not None:
         _echo(f"{report}: differs at {result.difference}")
         sys.exit(1)
-    page = "" if result.page is None else f" and the page {result.page}"
-    _echo(f"{report}: verified, {result.checked} numbers{page} match a re-run")
+    checked = "" if result.page is None else f" and the page {result.page}"
+    _echo(f"{report}: verified, {result.checked} numbers{checked} match a re-run")
 
 
 @cli.command()

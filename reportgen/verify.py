@@ -362,8 +362,11 @@ def _page_difference(
     return None
 
 
-def verify(report: Path, logs: list[Path]) -> Verification:
-    """Re-run ``report`` on ``logs`` (default: the paths it records) and compare every number."""
+def verify(report: Path, logs: list[Path], page: Path | None = None) -> Verification:
+    """Re-run ``report`` on ``logs`` (default: the paths it records) and compare every number,
+    then ``page`` (default: the report's name with .html, where there is one)."""
+    if page is not None and not page.is_file():
+        raise InputError(f"{page}: no such page (--page); give the path of the report's HTML")
     archived = read_report(report)
     runs, document = archived.runs, archived.document
     if logs and len(logs) != len(runs):
@@ -417,7 +420,7 @@ def verify(report: Path, logs: list[Path]) -> Verification:
                 0, "per_question: the report holds rows and names a file of them too", warnings
             )
         document["per_question"] = rows
-    page = report.with_suffix(".html")
+    page = page or report.with_suffix(".html")
     drawn = page.is_file()
     # a page to check is drawn as compare drew it: its SVGs in a child, the headline's while the
     # slices run (an SVG's ids count the gradients its engine drew before)

@@ -205,3 +205,35 @@ def test_markup_a_reader_does_not_see_is_compared_too(archived, added):
     _edit(page, "<main>", f"<main>{added}")
     code, out, _ = invoke("verify", report)
     assert code == 1 and "its text matches; its markup, charts or downloads differ" in out, out
+
+
+def test_a_page_of_another_name_is_checked_with_page(made, tmp_path):
+    """``-o r.htm --json out.json``: no page beside the report has its name with .html, so only
+    the numbers were checked and an edited page went unseen; --page names it."""
+    code, _, err = invoke(
+        "compare", SAMPLE_A, SAMPLE_B, "-o", tmp_path / "r.htm", "--json", tmp_path / "out.json",
+        "--n-boot", "500",
+    )  # fmt: skip
+    assert code == 0, err
+    report, page = tmp_path / "out.json", tmp_path / "r.htm"
+    code, out, _ = invoke("verify", report)
+    assert (code, out) == (0, f"{report}: verified, 6618 numbers match a re-run\n")
+    code, out, err = invoke("verify", report, "--page", page)
+    assert (code, out) == (
+        0,
+        f"{report}: verified, 6618 numbers and the page {page} match a re-run\n",
+    ), err
+    _edit(page, "Is B better than A?", "Is B worse than A?")
+    code, out, _ = invoke("verify", report, "--page", page)
+    assert code == 1
+    assert out.startswith(f"{report}: differs at r.htm, its text 2: page 'Is B worse than A?'")
+
+
+def test_a_missing_page_named_with_page_is_bad_input(archived, tmp_path):
+    report, _ = archived
+    code, out, err = invoke("verify", report, "--page", tmp_path / "nope.htm")
+    assert (code, out) == (2, "")
+    assert err == (
+        f"ragreport: error: {tmp_path / 'nope.htm'}: no such page (--page); give the path of the "
+        "report's HTML\n"
+    )
