@@ -103,6 +103,17 @@ def test_whole_offsets_logged_as_floats_are_read_as_they_are(tmp_path):
     [
         ("context_spans", None, "context_spans has 1 null(s)"),
         ("retrieved_spans", None, "retrieved_spans has 1 null(s)"),
+        # an empty document name is no name, as a null is: a label no passage could find
+        (
+            "relevant_spans",
+            {"doc_id": "", "start": 0, "end": 5, "grade": 1},
+            "relevant_spans has a span with no doc_id; name the document of every span",
+        ),
+        (
+            "context_spans",
+            {"doc_id": "", "start": 0, "end": 5},
+            "context_spans has a span with no doc_id; name the document of every span",
+        ),
         (
             "relevant_spans",
             {"doc_id": "d1", "start": 0, "end": 5, "grade": -1},
@@ -211,6 +222,13 @@ def test_spans_of_a_jsonl_log_score_as_the_same_log_in_parquet(tmp_path, compare
             "has a span whose end 1e+30 is beyond 2**63 - 1",
         ),
         ({"doc": "d1", "start": 2, "end": 9}, "has an item that is not a span"),
+        # JSON's text is no number, as a Parquet column of text is none: "1e1" read as 10
+        ({"doc_id": "d1", "start": "1e1", "end": 9}, "has a span whose start '1e1' is text"),
+        ({"doc_id": "d1", "start": 2, "end": "25"}, "has a span whose end '25' is text"),
+        (
+            {"doc_id": "d1", "start": 2, "end": 9, "grade": "2"},
+            "has a span whose grade '2' is text, not a number",
+        ),
     ],
 )
 def test_a_bad_span_of_a_jsonl_log_is_named_with_its_line(tmp_path, span, message):

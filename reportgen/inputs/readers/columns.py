@@ -175,6 +175,10 @@ def _float(value: Any) -> float:
 
 
 def _int(value: Any) -> int:
+    """A whole number; text is refused, as a Parquet log's column of text is (JSON's "25" would
+    read as 25, and "1e1" as 10)."""
+    if isinstance(value, str):
+        raise Unreadable("is text, not a number")
     number = value if isinstance(value, int) else float(value)
     if isinstance(value, bool) or not float(number).is_integer():
         raise Unreadable("is not an integer")
