@@ -1,6 +1,7 @@
 -- One row per topic of a ranking (a TREC run, BEIR results) in the run-log contract, with its
 -- judgements, in trec_eval's semantics.
--- Reads: views ranking (qid, docno, value: the score) and judgements (line, qid, docno, value:
+-- Reads: views ranking (qid, docno, value: the score; a topic that retrieved nothing, as BEIR
+--   results can list one, is a row with docno NULL) and judgements (line, qid, docno, value:
 --   the grade), both checked by ranking_problems.sql. A judgement given twice keeps its last line.
 -- Params: $rel_level BIGINT: the lowest grade that is relevant (trec_eval's -l).
 -- Returns: question_id, retrieved_ids (score descending, ties by docno descending; scores are
@@ -12,13 +13,13 @@
 WITH ranked AS (
     SELECT
         qid,
-        list(
+        coalesce(list(
             docno
             -- 3.4028234663852886e38: the largest single-precision number
             ORDER BY greatest(least(value::DOUBLE, 3.4028234663852886e38), -3.4028234663852886e38)
                 ::FLOAT DESC,
                 docno DESC
-        ) AS retrieved_ids
+        ) FILTER (WHERE docno IS NOT NULL), []) AS retrieved_ids
     FROM ranking
     GROUP BY qid
 ),

@@ -213,6 +213,21 @@ def test_beir_results_with_qrels_tsv(tmp_path, compare):
     assert "query 'q1', document 'd1': score 'high' is not a number" in line
 
 
+def test_a_beir_query_that_retrieved_nothing_scores_0(tmp_path, compare):
+    """``"q2": {}`` (a BM25 query with no term in the corpus) was left out as "absent from the
+    run", crediting B with 1.0 where pytrec_eval scores q2 0: recall@3 is 2/3 over 3 queries."""
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps({"q1": {"d1": 1, "d3": 2}, "q2": {"e2": 4}, "q3": {"f9": 9, "f1": 8}}))
+    b.write_text(json.dumps({"q1": {"d1": 5, "d3": 5}, "q2": {}, "q3": {"f2": 3, "f1": 2}}))
+    qrels = tmp_path / "test.tsv"
+    qrels.write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td3\t2\nq2\te2\t1\nq3\tf1\t1\n")
+    out = compare(a, b, tmp_path / "o", "--qrels", qrels, "--k", 3)
+    assert out["n_paired"] == 3
+    assert out["metrics"]["recall@3"]["a"] == pytest.approx(1)
+    assert out["metrics"]["recall@3"]["b"] == pytest.approx(2 / 3)
+    assert not any("absent from the run" in w for w in out["warnings"])
+
+
 def test_qrels_of_the_other_kind_name_the_log_that_needs_its_own(tmp_path):
     """BEIR results beside a TREC run, sharing its qrels: the qrels file was named as malformed
     ("line 1 has 4 fields; expected 3"), though the BEIR log is what needs other qrels."""

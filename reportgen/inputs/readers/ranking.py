@@ -226,7 +226,9 @@ def _once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def read_beir_results(path: Path) -> pa.Table:
-    """BEIR/MTEB result JSON: ``{qid: {doc_id: score}}``."""
+    """BEIR/MTEB result JSON: ``{qid: {doc_id: score}}``. A query that retrieved nothing
+    (``{}``, a BM25 query with no term in the corpus) is a row with no document: it is run, and
+    scores 0, as pytrec_eval scores it."""
     try:
         data = json.loads(path.read_text(encoding="utf-8-sig"), object_pairs_hook=_once_each)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -243,11 +245,11 @@ def read_beir_results(path: Path) -> pa.Table:
         )
     columns: dict[str, list[object]] = {"qid": [], "docno": [], "value": []}
     for qid, scores in data.items():
-        for docno, score in scores.items():
+        for docno, score in scores.items() or [(None, None)]:
             columns["qid"].append(str(qid))
-            columns["docno"].append(str(docno))
-            columns["value"].append(_score(path, qid, docno, score))
-    if not columns["qid"]:
+            columns["docno"].append(None if docno is None else str(docno))
+            columns["value"].append(None if docno is None else _score(path, qid, docno, score))
+    if all(docno is None for docno in columns["docno"]):
         raise InputError(
             f"{path}: no ranked document; write {{query_id: {{doc_id: score}}}} with at least "
             "one document"
