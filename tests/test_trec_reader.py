@@ -228,6 +228,19 @@ def test_a_beir_query_that_retrieved_nothing_scores_0(tmp_path, compare):
     assert not any("absent from the run" in w for w in out["warnings"])
 
 
+def test_trec_qrels_whose_first_line_lost_its_grade_name_that_line(tmp_path):
+    """A 3-field first line read the file as BEIR's qrels, and the run was told to be
+    converted; the same fault on line 2 named the line."""
+    run, qrels = tmp_path / "run.trec", tmp_path / "qrels.txt"
+    run.write_text("q1 Q0 d1 1 2 t\nq2 Q0 e2 1 1 t\n")
+    qrels.write_text("q1 0 d1\nq1 0 d3 2\nq2 0 e2 1\n")
+    line = fail("compare", run, run, "--qrels", qrels, "--k", 1, "-o", tmp_path / "r.html")
+    assert line == (
+        f"ragreport: error: {qrels}: line 1 has 3 fields; expected 4 (qid iter docno rel) "
+        "separated by spaces or tabs"
+    )
+
+
 def test_qrels_of_the_other_kind_name_the_log_that_needs_its_own(tmp_path):
     """BEIR results beside a TREC run, sharing its qrels: the qrels file was named as malformed
     ("line 1 has 4 fields; expected 3"), though the BEIR log is what needs other qrels."""

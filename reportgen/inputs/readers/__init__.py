@@ -421,10 +421,13 @@ _QRELS = {
 def _refuse_other_qrels(path: Path, qrels: Path, kind: str) -> None:
     """Qrels laid out for the other kind of ranking (TREC's four fields ending in a grade,
     BEIR's three), as when a TREC run and BEIR results share one --qrels: the log that needs
-    its own is named, where the qrels reader would call the file malformed."""
-    fields = first_fields(qrels)
+    its own is named, where the qrels reader would call the file malformed. Told by its first
+    two lines: TREC qrels whose first line lost its grade are TREC qrels with a bad line 1."""
+    lines = first_fields(qrels, 2)
+    fields = lines[0] if lines else []
     trec_qrels = len(fields) == 4 and fields[3].lstrip("-").isdigit()
-    if (kind == "beir" and trec_qrels) or (kind == "trec" and len(fields) == 3):
+    beir_qrels = len(lines) == 2 and all(len(line) == 3 for line in lines)
+    if (kind == "beir" and trec_qrels) or (kind == "trec" and beir_qrels):
         other = "trec" if kind == "beir" else "beir"
         log, own = ("a TREC run is", "TREC's") if kind == "trec" else ("BEIR results are", "BEIR's")
         raise InputError(

@@ -158,15 +158,18 @@ def read_trec_run(path: Path) -> pa.Table:
     return ranking
 
 
-def first_fields(path: Path) -> list[str]:
-    """The fields of the first non-blank line of ``path``, to tell a qrels file's layout
-    before reading it."""
+def first_fields(path: Path, count: int) -> list[list[str]]:
+    """The fields of the first ``count`` non-blank lines of ``path``, to tell a qrels file's
+    layout before reading it."""
+    found: list[list[str]] = []
     with path.open("rb") as lines:
         for line in lines:
             fields = line.removeprefix(codecs.BOM_UTF8).decode("utf-8", "replace").split()
             if fields:
-                return fields
-    return []
+                found.append(fields)
+            if len(found) == count:
+                break
+    return found
 
 
 def read_trec_qrels(path: Path) -> pa.Table:
