@@ -9,7 +9,8 @@
 --   the ranking shown (retrieved_ids, else context_ids) as a list of {id, grade (the highest
 --   grade of the labels the passage is relevant to, wherever precision counts it relevant: a
 --   labelled passage id at its first position, every passage covering a span label by
---   --span-coverage, a passage listed twice at its first; NULL elsewhere), in_prompt}; in run
+--   --span-coverage, a passage listed twice at its first; NULL elsewhere), in_prompt (at a
+--   passage's first position only)}; in run
 --   and file order. Of a question logged with several samples, the one facts holds: run after
 --   first_sample.sql.
 WITH shown AS (
@@ -47,7 +48,8 @@ SELECT s.run, s.question_id, s.question, s.retrieved_ids, s.relevant_ids, s.rele
            'id': id,
            'grade': list_max(list_transform(
                list_filter(coalesce(l.labels, []), lambda x: x.pos = i), lambda x: x.grade)),
-           'in_prompt': list_contains(s.prompt, id)
+           -- a passage listed twice reached the prompt once: at its first position
+           'in_prompt': list_contains(s.prompt, id) AND list_position(s.ranked, id) = i
        }) AS candidates
 FROM shown AS s
 LEFT JOIN labels AS l USING (run, question_id)

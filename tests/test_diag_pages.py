@@ -33,16 +33,19 @@ def test_worked_cases_of_answer_only_logs_draw_no_ranking(tmp_path, compare):
 
 def test_the_prompt_cutoff_is_drawn_only_where_the_prompt_ends(tmp_path, compare):
     """Each broken question's own prompt: the top 2 (line after rank 2), the top 3 while most
-    prompts hold 2 (line after rank 3, not 2), and a reranked pick (no line at all)."""
+    prompts hold 2 (line after rank 3, not 2), and a reranked pick (no line at all). A ranking
+    listing a prompt's passage again further down (twice) marked the copy as in the prompt too,
+    and drew no line: the prompt read as 3 passages."""
     ranked = ["p1", "p2", "p3", "p4"]
     contexts = {"top2": ["p1", "p2"], "top3": ["p1", "p2", "p3"], "picked": ["p3", "p1"]}
+    contexts |= {"twice": ["p1", "p2"]}
     contexts |= {f"q{i}": ["p1", "p2"] for i in range(4)}
     paths = tmp_path / "a.parquet", tmp_path / "b.parquet"
     for path, broken in zip(paths, (False, True), strict=True):
         rows = [
             {
                 "question_id": qid,
-                "retrieved_ids": ranked,
+                "retrieved_ids": ["p1", "p2", "p1", "p4"] if qid == "twice" else ranked,
                 "relevant_ids": ["p1"],
                 "context_ids": context,
                 "correct": not (broken and not qid.startswith("q")),
@@ -51,7 +54,7 @@ def test_the_prompt_cutoff_is_drawn_only_where_the_prompt_ends(tmp_path, compare
         ]
         pd.DataFrame(rows).to_parquet(path)
     doc = compare(*paths, tmp_path / "out")
-    assert doc["broken"] == ["top2", "top3", "picked"]
+    assert doc["broken"] == ["top2", "top3", "picked", "twice"]
     text = page_text(tmp_path / "out" / "report.html")
     cases = text[text.index("Broken by B") :]
     drawn = dict(
@@ -61,6 +64,7 @@ def test_the_prompt_cutoff_is_drawn_only_where_the_prompt_ends(tmp_path, compare
         "top2": "p1 ★1 ▸ p2 ▸ prompt cutoff (k = 2) p3 p4",
         "top3": "p1 ★1 ▸ p2 ▸ p3 ▸ prompt cutoff (k = 3) p4",
         "picked": "p1 ★1 ▸ p2 p3 ▸ p4",
+        "twice": "p1 ★1 ▸ p2 ▸ prompt cutoff (k = 2) p1 p4",
     }
 
 
