@@ -305,7 +305,7 @@ def test_refuses_to_overwrite_a_gate_or_mapping_file(pair, tmp_path, reads, opti
     """'--gate gate.toml --markdown gate.toml' replaced the rules with the summary, exit 0."""
     a, b = pair
     read = tmp_path / "read.txt"
-    read.write_text('require = ["correct >= -1"]\n' if reads == "--gate" else "correct=correct\n")
+    read.write_text('require = ["correct >= -0.5"]\n' if reads == "--gate" else "correct=correct\n")
     before = read.read_bytes()
     html = tmp_path / "r.html"
     code, _, err = run(

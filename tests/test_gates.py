@@ -1296,6 +1296,59 @@ def test_every_gate_file_given_is_checked(logs, tmp_path):
     ]
 
 
+@pytest.mark.parametrize(
+    ("rule", "reason"),
+    [
+        ("recall@5 >= 0", "no metric 'recall@5' in these logs"),
+        ("correct => 0", "cannot read it"),
+    ],
+)
+def test_a_bad_rule_of_a_gate_file_names_the_file(logs, tmp_path, rule, reason):
+    """With several --gate files the refusal of a rule did not say which file held it."""
+    first, second = tmp_path / "ga.toml", tmp_path / "gb.toml"
+    first.write_text('require = ["correct >= -0.5"]\n')
+    second.write_text(f'require = ["correct >= 0", "{rule}"]\n')
+    code, _, err, folder = compare(tmp_path, *logs, "--gate", str(first), "--gate", str(second))
+    assert code == 2
+    assert err.startswith(f"ragreport: error: {second}: rule {rule!r}: {reason}")
+    assert list(folder.iterdir()) == []
+    code, _, err, _ = compare(tmp_path, *logs, "--require", rule)  # on the command line: no file
+    assert err.startswith(f"ragreport: error: rule {rule!r}: {reason}")
+
+
+@pytest.mark.parametrize(
+    ("rule", "why"),
+    [
+        ("correct within 5", "B − A of correct lies in [-1, 1]"),
+        ("correct within 1", "B − A of correct lies in [-1, 1]"),
+        ("correct >= -1", "B − A of correct lies in [-1, 1]"),
+        ("correct > -1.5", "B − A of correct lies in [-1, 1]"),
+        ("correct <= 1", "B − A of correct lies in [-1, 1]"),
+        ("correct[slice] >= -1", "B − A of correct lies in [-1, 1]"),
+        ("candidate.correct >= 0", "the candidate's mean of correct lies in [0, 1]"),
+    ],
+)
+def test_a_rule_that_passes_whatever_the_logs_hold_is_warned_of(rule, why):
+    """'correct within 5' passed an all-wrong candidate: an interval is cut to the range of
+    what it measures, so such a rule checks nothing."""
+    requirements = requirements_from((rule,), (), "fail")
+    assert requirements is not None
+    assert requirements.warnings == [
+        f"rule {rule!r} passes whatever the logs hold: {why}; give a margin inside that range"
+    ]
+
+
+@pytest.mark.parametrize(
+    "rule",
+    ["correct > -1", "correct within 0.99", "correct >= -0.99", "candidate.correct > 0",
+     "latency_ms <= 1e9", "faithfulness < 1"],
+)  # fmt: skip
+def test_a_rule_that_can_fail_is_not_warned_of(rule):
+    """'> -1' fails where every question broke ([-1, -1]); a cost has no range to know."""
+    requirements = requirements_from((rule,), (), "fail")
+    assert requirements is not None and requirements.warnings == []
+
+
 def constant(metric: str, a: float, b: float, n: int, own: bool = False) -> MetricComparison:
     """``metric`` of A and B the same on every one of ``n`` questions (A unused with ``own``)."""
     comparison, _ = compare_metric(

@@ -27,7 +27,8 @@ def test_relevance_hand_worked(low, high, expected):
 @pytest.mark.parametrize(
     "low,high,expected",
     [
-        (0.0, 0.0, "no evidence of a difference"),  # nothing changed: not "better by at least 0"
+        # nothing changed: not "better by at least 0", but within [-0, 0], as 'within 0' passes
+        (0.0, 0.0, "equivalent within 0"),
         (-0.1, 0.0, "no evidence of a difference"),
         (0.01, 0.05, "B better by at least 0"),
         (-0.05, -0.01, "B worse by at least 0"),
@@ -35,6 +36,30 @@ def test_relevance_hand_worked(low, high, expected):
 )
 def test_relevance_at_a_margin_of_zero(low, high, expected):
     assert relevance(low, high, 0.0) == expected
+
+
+@pytest.mark.parametrize(
+    "low,high",
+    [
+        (-0.02, 0.02),  # a bound at the margin: inside, as a rule 'within 0.02' reads it
+        (-0.02 - 1e-15, 0.01),  # a bound within float noise of it is at it, as the rule reads it
+        (-0.01, 0.02 + 1e-15),
+    ],
+)
+def test_relevance_reads_a_bound_at_the_margin_as_a_within_rule_does(low, high):
+    """An interval a 'within M' rule passed read "no evidence" in the verdict beside it."""
+    assert relevance(low, high, 0.02) == "equivalent within 0.02"
+
+
+def test_the_verdict_and_a_within_rule_read_one_interval_alike(tmp_path):
+    """3 questions, one broken: [-1, +0.415]; --margin 1 and 'correct within 1' read it alike."""
+    a = [question(i, "s", True) for i in range(3)]
+    b = [question(i, "s", i > 0) for i in range(3)]
+    code, out, doc = compare(tmp_path, a, b, "--margin", "1", "--require", "correct within 1")
+    assert code == 0, out
+    assert doc["metrics"]["correct"]["ci_low"] == -1
+    assert doc["verdict"]["relevance"] == "equivalent within 1"
+    assert doc["gate"]["outcome"] == "pass"
 
 
 def test_margin_for_prefers_the_named_metric():
@@ -71,10 +96,32 @@ def test_margin_in_verdict_and_json(tmp_path):
         ("-0.1", "'-0.1': give a number >= 0"),
         ("correct=abc", "'correct=abc': give a number >= 0"),
         ("recal=0.1", "--margin recal=0.1: no metric 'recal' in this report"),
+        # the last value won silently, and the JSON recorded both
+        (
+            ("correct=0.1", "correct=0.3"),
+            "--margin of correct is given twice (0.1 and 0.3); give it once",
+        ),
+        (("0.1", "0.3"), "--margin for every metric is given twice (0.1 and 0.3); give it once"),
     ],
 )
 def test_bad_margin_is_one_line_exit_2(tmp_path, value, message):
-    code, out, doc = compare(tmp_path, *large_gain(), "--margin", value)
+    values = (value,) if isinstance(value, str) else value
+    margins = [option for v in values for option in ("--margin", v)]
+    code, out, doc = compare(tmp_path, *large_gain(), *margins)
     assert code == 2 and doc is None
     assert message in out
     assert not (tmp_path / "r.html").exists()
+
+
+def test_a_margin_the_verdict_does_not_read_is_said_so(tmp_path):
+    """--margin faithfulness=0.2 was checked, then read nowhere: the verdict reads its own
+    metric's margin only."""
+    code, out, doc = compare(tmp_path, *large_gain(), "--margin", "ndcg=0.2")
+    assert code == 0, out
+    assert doc["verdict"]["margin"] is None
+    assert (
+        "--margin ndcg=0.2 is not read: the verdict reads the margin of its metric, correct, "
+        "only; the intervals of ndcg are in the metric table"
+    ) in doc["warnings"]
+    _, _, doc = compare(tmp_path, *large_gain(), "--margin", "correct=0.2")
+    assert not any("is not read" in w for w in doc["warnings"])

@@ -1095,3 +1095,14 @@ def test_a_run_s_own_share_in_the_run_chart_takes_wilson_s_score_interval(tmp_pa
     (own,) = [m for m in doc["run_means"] if m["label"] == "b"]
     assert own["mean"] == 1.0
     assert (own["ci_low"], own["ci_high"]) == pytest.approx((wilson, 1.0), abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("value", "n", "said"),
+    [("0.004", 5000, "0.4%"), ("0.996", 5000, "99.6%"), ("0.125", 160, "12.5%")],
+)
+def test_a_holdout_fraction_is_said_as_given(value, n, said):
+    """0.004 of 5,000 read "0% of the questions ... (20 questions)", 0.996 "100%" beside 20
+    others kept, and 0.125 "12%"."""
+    split = holdout.split(value, pd.Series([None] * n), None, 0, "log")
+    assert split.rule == f"{said} of the questions, drawn at random (seed 0)"

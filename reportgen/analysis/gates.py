@@ -15,7 +15,7 @@ import re
 import shlex
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +24,7 @@ import pandas as pd
 from ..errors import InputError
 from ..formatting import RULE_DIGITS, agreeing, fmt_beside, fmt_count, fmt_pct, shown_value
 from .metrics import MetricTables, Options
-from .registry import NAME_PATTERN
+from .registry import NAME_PATTERN, difference_range, value_range
 from .slices import SMALL_SLICE, in_slice_order, slice_labels
 from .stats import (
     IntervalSides,
@@ -83,6 +83,12 @@ class Rule:
     op: str  # one of OPERATORS, or WITHIN
     margin: float
     column: str | None = None
+    source: str = field(default="", compare=False)  # the --gate file it came from, if one
+
+    @property
+    def named(self) -> str:
+        """The rule as a refusal names it: with its gate file, where several may hold it."""
+        return f"{self.source}: rule {self.text!r}" if self.source else f"rule {self.text!r}"
 
     @property
     def number(self) -> str:
@@ -108,10 +114,32 @@ class Requirements:
 
     @property
     def warnings(self) -> list[str]:
-        """One per rule given again: the gate is shorter than the rules the user wrote."""
+        """One per rule given again (the gate is shorter than the rules the user wrote), and
+        one per rule that passes whatever the logs hold (it checks nothing)."""
         return [
             f"rule {text!r} is given more than once; it is checked once" for text in self.repeated
+        ] + [
+            f"{rule.named} passes whatever the logs hold: {what}; give a margin inside that range"
+            for rule in self.rules
+            if (what := _always_passes(rule)) is not None
         ]
+
+
+def _always_passes(rule: Rule) -> str | None:
+    """Where a rule on a built-in metric holds whatever the logs hold, the range that makes it
+    so, in words ('correct >= -1', 'correct within 1': B - A lies in [-1, 1]; an interval is
+    cut to that range, so its bounds are in it too); else None."""
+    own = rule.kind == CANDIDATE
+    span = value_range(rule.metric) if own else difference_range(rule.metric)
+    if span is None:
+        return None
+    low, high = span
+    m = rule.margin
+    holds = {">=": m <= low, ">": m < low, "<=": m >= high, "<": m > high, WITHIN: m >= high}
+    if not holds[rule.op]:
+        return None
+    what = f"the candidate's mean of {rule.metric}" if own else f"B − A of {rule.metric}"
+    return f"{what} lies in [{low:g}, {high:g}]"
 
 
 @dataclass(frozen=True)
@@ -313,15 +341,26 @@ def requirements_from(
     there are none (a second file replaced the first, whose rules then went unchecked). A rule
     given again (however spaced) is kept once, where first given: checked twice, it counted
     twice in the gate and made two JUnit cases of one name."""
-    texts = rules + tuple(rule for path in gate_files for rule in read_gate_file(path))
+    texts = [(rule, "") for rule in rules]
+    texts += [(rule, str(path)) for path in gate_files for rule in read_gate_file(path)]
     if not texts:
         return None
     kept: dict[Rule, Rule] = {}  # by what the rule checks: its text left out
     repeated = []
-    for rule in map(parse_rule, texts):
+    for rule in (_parsed(text, source) for text, source in texts):
         if kept.setdefault(replace(rule, text=""), rule) is not rule:
             repeated.append(rule.text)
     return Requirements(tuple(kept.values()), inconclusive, tuple(repeated))
+
+
+def _parsed(text: str, source: str) -> Rule:
+    """A rule of ``source`` (a gate file; "" for --require), whose refusal names the file."""
+    try:
+        return replace(parse_rule(text), source=source)
+    except RuleError as exc:
+        if not source:
+            raise
+        raise RuleError(f"{source}: {exc}") from None
 
 
 def check_rules(
@@ -350,21 +389,21 @@ def check_rules(
             # a candidate or per-slice rule naming a cost compares it as a score too
             names = ", ".join(map(written, dict.fromkeys(scores + costs)))
             raise RuleError(
-                f"rule {rule.text!r}: {why}"
+                f"{rule.named}: {why}"
                 if why
-                else f"rule {rule.text!r}: no metric {rule.metric!r} in these logs; "
+                else f"{rule.named}: no metric {rule.metric!r} in these logs; "
                 f"name one of {names or '(none)'}"
             )
         if rule.column is not None and rule.column not in columns:
             # "(none)" is how a null slice value reads: no column is said in words
             others = f"name one of {', '.join(columns)}" if columns else "log a slice column"
             raise RuleError(
-                f"rule {rule.text!r}: the report has no slice column {rule.column!r}; "
+                f"{rule.named}: the report has no slice column {rule.column!r}; "
                 f"pass --slice {shlex.quote(rule.column)} or {others}"
             )
         if rule.column in too_fine:
             raise RuleError(
-                f"rule {rule.text!r}: the report computes no slices of column {rule.column!r}, "
+                f"{rule.named}: the report computes no slices of column {rule.column!r}, "
                 "which has too many values to slice by; pick a coarser column with --slice"
             )
 

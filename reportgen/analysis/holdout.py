@@ -131,7 +131,7 @@ def split(
         held = chosen[units]
         drawn = "questions" if clusters is None else "clusters"
         where = "within each slice" if codes.max(initial=0) > 0 else "at random"
-        text = f"{rule:.0%} of the {drawn}, drawn {where} (seed {seed})"
+        text = f"{fmt_pct(rule)} of the {drawn}, drawn {where} (seed {seed})"  # 0.4%, not 0%
     if min(held.sum(), (~held).sum()) < MIN_SIDE:
         raise InputError(
             f"{path}: --holdout {value} leaves {int(held.sum())} held-out and "

@@ -129,14 +129,21 @@ def base_name(name: str) -> str:
     return parse_name(name)[0]
 
 
+def value_range(name: str) -> tuple[float, float] | None:
+    """The range [lo, hi] of a question's value (so of a run's mean) of the built-in metric of
+    this public name. None for any other name (a score of the logs, a cost, a count), whose
+    range the registry does not know."""
+    metric = BY_NAME.get(base_name(name))
+    return None if metric is None else metric.bounds
+
+
 def difference_range(name: str) -> tuple[float, float] | None:
     """The range of B - A (on one question, so of its mean too) of the built-in metric of this
-    public name: [lo - hi, hi - lo] for values in [lo, hi]. None for any other name (a score of
-    the logs, a cost, a count), whose range the registry does not know."""
-    metric = BY_NAME.get(base_name(name))
-    if metric is None or metric.bounds is None:
+    public name: [lo - hi, hi - lo] for values in [lo, hi]; None as for value_range."""
+    bounds = value_range(name)
+    if bounds is None:
         return None
-    low, high = metric.bounds
+    low, high = bounds
     return low - high, high - low
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from ..formatting import fmt_count, fmt_diff, fmt_interval, fmt_pct, p_clause, shown_value
 from .registry import base_name
 from .slices import SliceResult
-from .stats import MetricComparison, significance
+from .stats import MetricComparison, at_target, significance
 
 B_BETTER = "B better"
 B_WORSE = "B worse"
@@ -26,12 +26,15 @@ class Verdict:
     borderline: bool = False  # the paired test and the interval disagree
 
 
-def relevance(low: float, high: float, margin: float) -> str:
-    """Where the interval [low, high] of B - A lies against the margin M that matters.
-
-    Equivalence is the interval inside (-M, M), a stricter form of the two one-sided tests
-    (Schuirmann, 1987), which use the interval at 1 - 2 alpha.
+def relevance(low: float, high: float, margin: float, scale: float = 1.0) -> str:
+    """Where the interval [low, high] of B - A lies against the margin M that matters, as a
+    gate's rules read it: a bound within float noise of -M or M (at_target, on the ``scale`` of
+    the means compared) is at it, and equivalence is the interval within [-M, M], as 'within M'
+    passes, a stricter form of the two one-sided tests (Schuirmann, 1987), which use the
+    interval at 1 - 2 alpha. The verdict read "no evidence" of an interval a 'within M' rule
+    passed, with a bound at M.
     """
+    low, high = (at_target(at_target(b, margin, scale), -margin, scale) for b in (low, high))
     m = f"{margin:g}"
     for sign, side in ((1, "better"), (-1, "worse")):
         near, far = (low, high) if sign > 0 else (-high, -low)
@@ -41,7 +44,7 @@ def relevance(low: float, high: float, margin: float) -> str:
             if far < margin:
                 return f"B {side}, but by less than {m}"
             return f"B {side}; whether by at least {m} is not settled"
-    if -margin < low and high < margin:
+    if -margin <= low and high <= margin:
         return f"equivalent within {m}"
     return NO_EVIDENCE
 
@@ -106,7 +109,8 @@ def decide(
             f"questions resampled in {fmt_count(c.clusters, 'cluster')}, design effect "
             f"{c.design_effect:.2f} (the variance of the mean over that of independent questions)"
         )
-    practical = None if margin is None else relevance(low, high, margin)
+    scale = max(abs(c.a), abs(c.b))  # as a gate's rule reads its bounds (gates._as_judged)
+    practical = None if margin is None else relevance(low, high, margin, scale)
     if practical is not None:
         parts.append(f"against the margin of {margin:g} that matters: {practical}")
     reason = "; ".join(parts)

@@ -479,6 +479,7 @@ def compare_runs(
             *tables.notes,
             *_cluster_hint(runs, options),
             *few_resamples(options.n_boot, options.confidence, _bootstrapped(comparisons, slices)),
+            *_unread_margins(options, headline),
         ],
         supported=supported,
         gate=gate,
@@ -674,13 +675,32 @@ def too_few_resamples(
 
 
 def _check_margins(options: Options, comparisons: dict[str, MetricComparison]) -> None:
+    """InputError for a margin of a metric the report lacks, or one given twice (the last
+    silently won, and the JSON recorded both)."""
     known = set(comparisons) | {base_name(name) for name in comparisons}
+    given: dict[str, float] = {}
     for name, margin in options.margins:
         if name and name not in known:
             raise InputError(
                 f"--margin {name}={margin:g}: no metric {name!r} in this report; name one of "
                 + ", ".join(comparisons)
             )
+        if name in given:
+            both = f"{given[name]:g} and {margin:g}"
+            which = f"of {name}" if name else "for every metric"
+            raise InputError(f"--margin {which} is given twice ({both}); give it once")
+        given[name] = margin
+
+
+def _unread_margins(options: Options, headline: str) -> list[str]:
+    """A note for each margin of a metric the verdict does not read (it reads its own metric's
+    only): checked, then read nowhere, it said nothing of that metric."""
+    return [
+        f"--margin {name}={margin:g} is not read: the verdict reads the margin of its metric, "
+        f"{headline}, only; the intervals of {name} are in the metric table"
+        for name, margin in options.margins
+        if name and name not in (headline, base_name(headline))
+    ]
 
 
 def headline_metric(tables: MetricTables) -> str:

@@ -548,7 +548,7 @@ def _check_prompt_sizes(
         _, cutoff = parse_name(rule.metric)
         if cutoff is not None:
             raise RuleError(
-                f"rule {rule.text!r}: {', '.join(differing)}, {rest} {usual}, so no retrieval "
+                f"{rule.named}: {', '.join(differing)}, {rest} {usual}, so no retrieval "
                 f"metric has one name in every comparison; pass --k {cutoff} to score every run "
                 f"at {cutoff}, or drop the rule"
             )
