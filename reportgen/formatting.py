@@ -188,9 +188,11 @@ def fmt_pct(share: float) -> str:
     return f"{text}%"
 
 
-def interval_side(low: float, high: float) -> str:
-    """Where an interval lies against zero, as the page colours it: 'up', 'down' or 'none'."""
-    return "up" if low > 0 else "down" if high < 0 else "none"
+def interval_side(low: float, high: float, higher_is_better: bool = True) -> str:
+    """Where an interval of B - A lies against zero, as the page colours it: 'up' (B gains),
+    'down' (B loses) or 'none'; where lower is better, a gain lies below zero."""
+    side = "up" if low > 0 else "down" if high < 0 else "none"
+    return side if higher_is_better else {"up": "down", "down": "up"}.get(side, side)
 
 
 _EMBEDDINGS, _POP_EMBEDDING = "\u202a\u202b\u202d\u202e", "\u202c"

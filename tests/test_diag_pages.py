@@ -178,3 +178,28 @@ def test_a_long_text_is_shown_cut_with_how_much_more_the_log_holds(tmp_path, com
         page.count(shown) >= 4
     )  # the changed table, the worked case's question, answer, reference
     assert "x" * 1_997 not in page and "<b>&" not in page
+
+
+def test_fewer_wrong_refusals_are_coloured_as_a_gain(tmp_path, compare):
+    """B abstains on none of 60 answerable questions where A abstained on 12: its drop in wrong
+    refusals was coloured as a loss, by the sign alone, where correct's gain beside it read as
+    one."""
+    paths = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    for path, refusing in zip(paths, (12, 0), strict=True):
+        rows = [
+            {"question_id": f"q{i}", "answerable": True, "abstained": i < refusing,
+             "correct": i >= refusing}
+            for i in range(60)
+        ]  # fmt: skip
+        pd.DataFrame(rows).to_parquet(path)
+    doc = compare(*paths, tmp_path / "out")
+    page = (tmp_path / "out" / "report.html").read_text()
+    stages = page[page.index('<table class="stages">') :]
+    stages = stages[: stages.index("</table>")]
+    rows = re.findall(
+        r'<tr class="(\w*)"><td class="text">[^<]*</td><td class="text">([^<]*)', stages
+    )
+    stages = {metric: side for side, metric in rows}
+    assert stages["wrong refusals"] == "up"
+    assert stages["correct"] == "up"
+    assert doc["metrics"]["correct"]["ci_low"] > 0

@@ -87,6 +87,11 @@ class StageScore:
     b: RunScore
     diff: MetricComparison  # B - A over the questions in the population of both runs
 
+    @property
+    def higher_is_better(self) -> bool:
+        """Every stage score but wrong refusals, of which fewer is better."""
+        return self.metric != "wrong refusals"
+
 
 @dataclass(frozen=True)
 class Missing:

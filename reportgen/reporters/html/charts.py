@@ -14,7 +14,7 @@ import pandas as pd
 
 from ...analysis.registry import CHARTED
 from ...analysis.slices import SMALL_SLICE
-from ...formatting import bidi_isolated
+from ...formatting import bidi_isolated, fmt_diff
 from ..user_text import drawable
 from . import svg_process
 
@@ -77,6 +77,7 @@ def differences(
             "rank": ranks,
             "question_id": [question_ids[i] for i in order],
             "diff": values,
+            "text": [fmt_diff(v) for v in values],  # as the cells print it, for the tooltip
             "outcome": np.where(gain > 0, "B wins", np.where(gain < 0, "B loses", "tie")),
         }
     )
@@ -257,6 +258,7 @@ def forest(
             f"{bidi_isolated(s)} (n={n})" for s, n in zip(rows["slice"], rows["n"], strict=True)
         ],
         evidence=np.where(rows["small"], SMALL, ENOUGH),
+        text=[fmt_diff(d) for d in rows["diff"]],  # as the slice table prints it
     )
     y = alt.Y("label:N", title=column, sort=list(frame["label"]))
     whiskers = (

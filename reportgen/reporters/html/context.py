@@ -295,7 +295,6 @@ def _generated(epoch: str | None) -> str:
 def metric_row(c: Any, higher_is_better: bool = True) -> MetricRow:
     """One metric's row; a score where lower is better says so, and is coloured as a gain
     when its interval lies below zero."""
-    side = interval_side(c.ci_low, c.ci_high)
     digits = metric_digits(c.metric, c.a)
     return MetricRow(
         name=metric_label(c.metric, higher_is_better),
@@ -307,7 +306,7 @@ def metric_row(c: Any, higher_is_better: bool = True) -> MetricRow:
         wlt=f"{c.wins} / {c.losses} / {c.ties}",
         fixed_broken=f"{c.fixed} / {c.broken}" if c.fixed is not None else "",
         p=fmt_p(c.p),
-        direction=side if higher_is_better else {"up": "down", "down": "up"}.get(side, side),
+        direction=interval_side(c.ci_low, c.ci_high, higher_is_better),
     )
 
 

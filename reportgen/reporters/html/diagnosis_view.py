@@ -200,7 +200,7 @@ def _stage_rows(result: Comparison) -> list[StageRow]:
                 interval=fmt_interval(d.ci_low, d.ci_high),
                 n=d.n,
                 p=fmt_p(d.p),
-                direction=interval_side(d.ci_low, d.ci_high),
+                direction=interval_side(d.ci_low, d.ci_high, s.higher_is_better),
             )
         )
     return rows
