@@ -394,7 +394,7 @@ class Result:
                 "diff": fmt_diff(s.diff),
                 "interval": fmt_interval(s.ci_low, s.ci_high),
                 "p": fmt_p(s.p if study.family is None else s.p_adjusted),
-                "fixed_broken": "" if s.fixed is None else f"{s.fixed} / {s.broken}",
+                "fixed_broken": "" if s.fixed is None else f"{s.fixed:,} / {s.broken:,}",
             }
             for s in study.summary
         ]

@@ -10,7 +10,13 @@ from collections.abc import Iterable
 def fmt_count(n: int, noun: str, plural: str | None = None) -> str:
     """A count and its noun, singular for one: 1 question, 1,240 questions, 2 losses (with
     ``plural`` where the noun takes more than an s)."""
-    return f"{n:,} {agreeing(n, noun, plural or noun + 's')}"
+    return f"{fmt_int(n)} {agreeing(n, noun, plural or noun + 's')}"
+
+
+def fmt_int(n: int) -> str:
+    """A count alone, grouped as fmt_count groups it: 46,533, so that every count of a page reads
+    one way."""
+    return f"{n:,}"
 
 
 def agreeing(n: int, one: str, many: str) -> str:

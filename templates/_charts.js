@@ -6,3 +6,14 @@ document.querySelectorAll(".chart .live").forEach(function (el) {
     figure.classList.add("live-ok");
   });
 });
+// Printed (an archived copy), every folded section is open: what it holds is part of the report.
+var foldedForPrint = [];
+window.addEventListener("beforeprint", function () {
+  foldedForPrint = Array.prototype.filter.call(document.querySelectorAll("details"), function (d) {
+    return !d.open;
+  });
+  foldedForPrint.forEach(function (d) { d.open = true; });
+});
+window.addEventListener("afterprint", function () {
+  foldedForPrint.forEach(function (d) { d.open = false; });
+});

@@ -433,3 +433,39 @@ def test_a_long_unbroken_slice_value_wraps_inside_the_page(chromium, tmp_path):
     assert page <= width, (page, width)
     assert {t[0] for t in tables} == {"slices", "changed", ""}, tables
     assert all(right <= width and scroll <= client for _, right, scroll, client in tables), tables
+
+
+def test_on_a_phone_the_page_never_scrolls_sideways(chromium, sample_report):
+    """At 390 px the metric, stage and changed-question tables widened the page to 1,057 px, its
+    intervals and p off the screen: a wide table scrolls inside its own box."""
+    html, _ = sample_report
+    try:
+        chromium.set_window_size(390, 900)
+        br.open_clean(chromium, html.as_uri())
+        inner = chromium.execute_script("return window.innerWidth;")
+        width, page, tables = br.widths(chromium, "table")
+        assert page <= inner, (page, inner)
+        assert tables and all(t[1] <= width for t in tables), tables
+        wide = [t for t in tables if t[2] > t[3]]  # scrollWidth past clientWidth: scrolls
+        assert any("metrics" in t[0] for t in wide), tables
+    finally:
+        chromium.set_window_size(1280, 1000)
+
+
+def test_printed_a_folded_section_is_on_paper(chromium, sample_report):
+    """An archived PDF left out the slice matrix and 17 of 20 worked cases, which were folded;
+    on paper a table wraps to the page rather than scrolling."""
+    html, _ = sample_report
+    br.open_clean(chromium, html.as_uri())
+    folded = (
+        "return Array.prototype.map.call(document.querySelectorAll('details:not([open]) table'),"
+        " function (t) { return t.checkVisibility(); });"
+    )
+    assert chromium.execute_script(folded) and not any(chromium.execute_script(folded))
+    chromium.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+    try:
+        assert all(chromium.execute_script(folded))
+        overflow = "return getComputedStyle(document.querySelector('table.slices')).overflowX;"
+        assert chromium.execute_script(overflow) == "visible"
+    finally:
+        chromium.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})

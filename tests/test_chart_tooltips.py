@@ -82,3 +82,22 @@ def test_the_slice_chart_s_tooltip_prints_the_difference_as_the_table(pages):
         if "label" in row and "low" in row
     ]
     assert rows and all(row["text"][0] in "+\u22120" for row in rows)
+
+
+def test_a_long_slice_value_keeps_its_count_on_the_slice_chart(tmp_path):
+    """A slice value of 200 characters lost its "(n=20)" on the chart's axis, which Vega cut at
+    its end: the axis cuts it in its middle, in the static SVG as live."""
+    paths = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    long = "x" * 200
+    for path, right in zip(paths, (30, 40), strict=True):
+        rows = [
+            {"question_id": f"q{i}", "correct": i * 7 % 60 < right, "slice": long if i % 2 else "s"}
+            for i in range(60)
+        ]
+        pd.DataFrame(rows).to_parquet(path)
+    page = tmp_path / "r.html"
+    result = CliRunner().invoke(cli, ["compare", *map(str, paths), "-o", str(page)])
+    assert result.exit_code == 0, result.output
+    text = page.read_text(encoding="utf-8")
+    drawn = re.findall(r">(x+\u2026x+ \(n=30\))<", text)  # the static SVG's axis labels
+    assert drawn and all(len(label) <= 48 for label in drawn), drawn

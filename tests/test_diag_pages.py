@@ -203,3 +203,62 @@ def test_fewer_wrong_refusals_are_coloured_as_a_gain(tmp_path, compare):
     assert stages["wrong refusals"] == "up"
     assert stages["correct"] == "up"
     assert doc["metrics"]["correct"]["ci_low"] > 0
+
+
+def test_every_count_of_the_page_is_grouped_alike(tmp_path, compare):
+    """'B wins on 2,315 questions, loses on 1152 and ties on 46533', 'fixed 2315' beside 'over
+    50,000 questions': counts read one way throughout the page, the verdict and the summary."""
+    paths = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    n = 2_500
+    for path, right in zip(paths, (1_100, 2_300), strict=True):
+        # B fixes 1,200 and breaks none; 200 stay wrong in both, 1,100 right in both
+        rows = [{"question_id": f"q{i}", "correct": i < right} for i in range(n)]
+        pd.DataFrame(rows).to_parquet(path)
+    doc = compare(*paths, tmp_path / "out", "--markdown", tmp_path / "s.md")
+    text = page_text(tmp_path / "out" / "report.html")
+    assert "B wins on 1,200 questions, loses on 0 and ties on 1,300" in text
+    assert "(fixed 1,200, broken 0, over 2,500 questions)" in doc["verdict"]["reason"]
+    assert "unanswerable: 0 of 2,500" in text
+    assert " 1,200 / 0 / 1,300 " in text and " 1,200 / 0 " in text  # W/L/T, fixed / broken
+    assert "Fixed 1,200, broken 0 (of 2,500 paired questions)." in (tmp_path / "s.md").read_text()
+    assert not re.search(r"\b\d{4,}\b", text.split("What was compared")[0].replace("2026", ""))
+
+
+def test_refusals_of_no_unanswerable_question_are_not_a_row_of_n_a(tmp_path, compare):
+    """Answer-only logs with abstained: 'correct refusals' read n/a [n/a, n/a] throughout, and
+    did not say what would score it; with answerable logged true everywhere, what is missing is
+    an unanswerable question."""
+    for answerable, hint in ((None, "log answerable"), (True, "no question is unanswerable")):
+        paths = tmp_path / "a.parquet", tmp_path / "b.parquet"
+        for path, right in zip(paths, (30, 40), strict=True):
+            rows = [
+                {"question_id": f"q{i}", "correct": i < right, "abstained": i >= 55}
+                | ({} if answerable is None else {"answerable": answerable})
+                for i in range(60)
+            ]
+            pd.DataFrame(rows).to_parquet(path)
+        compare(*paths, tmp_path / "out")
+        text = page_text(tmp_path / "out" / "report.html")
+        assert "correct refusals (" + hint in text
+        assert "n/a [n/a, n/a]" not in text
+        assert "wrong refusals" in text  # its population, the answerable questions, is there
+
+
+def test_labels_of_two_runs_are_named_beside_a_and_b(tmp_path):
+    """--label named the runs in the inputs table only, with a class of the label's words (no
+    run colour), and nothing said which one was A."""
+    from click.testing import CliRunner
+
+    from reportgen.cli import cli
+
+    sample = Path(__file__).resolve().parent.parent / "sample_runs"
+    logs = [sample / "fare_rules_a_baseline.parquet", sample / "fare_rules_b_reranker.parquet"]
+    page = tmp_path / "r.html"
+    args = ["compare", *map(str, logs), "-o", str(page), "--n-boot", "200"]
+    result = CliRunner().invoke(cli, [*args, "--label", "base line", "--label", "<b>new</b>"])
+    assert result.exit_code == 0, result.output
+    text = page.read_text(encoding="utf-8")
+    assert '<span class="run-a">A</span> (base line) ' in text
+    assert '<span class="run-b">B</span> (&lt;b&gt;new&lt;/b&gt;) ' in text
+    assert '<td class="text"><span class="run-a">A</span> base line</td>' in text
+    assert 'class="run-base line"' not in text

@@ -98,7 +98,7 @@ def decide(
         f"B \u2212 A for {c.metric}"
     ]
     counts = (
-        f"fixed {c.fixed}, broken {c.broken}"
+        f"fixed {c.fixed:,}, broken {c.broken:,}"
         if c.fixed is not None
         else f"{fmt_count(c.wins, 'win')}, {fmt_count(c.losses, 'loss', 'losses')}, "
         f"{fmt_count(c.ties, 'tie')}"

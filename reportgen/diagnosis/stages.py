@@ -218,6 +218,10 @@ def stage_scores(
             missing.append(Missing(metric, "relevant_ids"))  # citations, but no labels to meet
             continue
         a, b = values["a"][metric], values["b"][metric]
+        if metric == "correct refusals" and np.isnan(a).all() and np.isnan(b).all():
+            # no question is unanswerable: a row of n/a said nothing of what would score it
+            missing.append(Missing(metric, "answerable"))
+            continue
         diff, _ = compare_metric(
             metric,
             a,

@@ -158,9 +158,9 @@ def _named_regressions(lines: list[str]) -> list[str]:
 
 def _changes(c: MetricComparison) -> str:
     if c.fixed is not None:
-        return f"Fixed {c.fixed}, broken {c.broken} (of {fmt_count(c.n, 'paired question')})."
+        return f"Fixed {c.fixed:,}, broken {c.broken:,} (of {fmt_count(c.n, 'paired question')})."
     return (
-        f"{c.wins} better, {c.losses} worse, {c.ties} unchanged "
+        f"{c.wins:,} better, {c.losses:,} worse, {c.ties:,} unchanged "
         f"(of {fmt_count(c.n, 'paired question')})."
     )
 
@@ -221,7 +221,7 @@ def render(report: Report) -> str:
             fmt_diff(r.diff),
             fmt_interval(r.ci_low, r.ci_high),
             fmt_p(r.p_adjusted),
-            f"{r.fixed} / {r.broken}" if r.fixed is not None else "",
+            f"{r.fixed:,} / {r.broken:,}" if r.fixed is not None else "",
             escape(r.reads),
         ]
         for r in study.summary

@@ -245,6 +245,9 @@ def bootstrap(
     )
 
 
+AXIS_LABEL = 48  # characters of a slice's label on the slice chart's axis, cut in its middle
+
+
 def forest(
     rows: pd.DataFrame, overall: float, metric: str, column: str, higher_is_better: bool
 ) -> dict[str, Any]:
@@ -255,12 +258,21 @@ def forest(
     """
     frame = rows.assign(
         label=[
-            f"{bidi_isolated(s)} (n={n})" for s, n in zip(rows["slice"], rows["n"], strict=True)
+            f"{bidi_isolated(s)} (n={n:,})" for s, n in zip(rows["slice"], rows["n"], strict=True)
         ],
         evidence=np.where(rows["small"], SMALL, ENOUGH),
         text=[fmt_diff(d) for d in rows["diff"]],  # as the slice table prints it
     )
-    y = alt.Y("label:N", title=column, sort=list(frame["label"]))
+    # a long slice value is cut in its middle on the axis (Vega cuts a label at its end, and
+    # "(n=34)" went with it); the rows, and the tooltip, keep the whole label. No axis title:
+    # Vega placed it over labels drawn so, and the chart's title names the column
+    cut = (
+        f"length(datum.label) > {AXIS_LABEL} ? substring(datum.label, 0, {AXIS_LABEL // 2 - 1})"
+        f" + '\u2026' + substring(datum.label, length(datum.label) - {AXIS_LABEL // 2})"
+        " : datum.label"
+    )
+    axis = alt.Axis(labelExpr=cut, labelLimit=320)
+    y = alt.Y("label:N", title=None, sort=list(frame["label"]), axis=axis)
     whiskers = (
         alt.Chart(frame)
         .mark_rule(strokeWidth=2)

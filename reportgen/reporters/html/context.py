@@ -75,7 +75,7 @@ MAX_DIGITS = 6  # a change shown with more digits than this reads as no change
 
 @dataclass(frozen=True)
 class RunRow:
-    key: str = field(metadata={"help": "'A' or 'B'"})
+    key: str = field(metadata={"help": "the run's label: 'A' or 'B' unless --label names it"})
     name: str = field(metadata={"help": "file name as given"})
     sha256: str = field(metadata={"help": "sha256 of the file's bytes"})
     size: str = field(metadata={"help": "file size, human readable"})
@@ -303,8 +303,8 @@ def metric_row(c: Any, higher_is_better: bool = True) -> MetricRow:
         b=fmt_num(c.b, digits),
         diff=fmt_diff(c.diff, digits),
         interval=fmt_interval(c.ci_low, c.ci_high, digits),
-        wlt=f"{c.wins} / {c.losses} / {c.ties}",
-        fixed_broken=f"{c.fixed} / {c.broken}" if c.fixed is not None else "",
+        wlt=f"{c.wins:,} / {c.losses:,} / {c.ties:,}",
+        fixed_broken=f"{c.fixed:,} / {c.broken:,}" if c.fixed is not None else "",
         p=fmt_p(c.p),
         direction=interval_side(c.ci_low, c.ci_high, higher_is_better),
     )
@@ -341,8 +341,8 @@ def headline_charts(result: Comparison | Headline, colours: RunColours) -> list[
         Chart(
             id="differences",
             title=f"Per-question differences in {result.headline}",
-            reading=f"B wins on {fmt_count(c.wins, 'question')}, loses on {c.losses} and ties on "
-            f"{c.ties}"
+            reading=f"B wins on {fmt_count(c.wins, 'question')}, loses on {c.losses:,} and ties "
+            f"on {c.ties:,}"
             + ("; the mean hides the losses, so read both sides." if c.wins and c.losses else "."),
             spec=charts.differences(ids, diff[keep], result.headline, _higher_is_better(result, c)),
         )
@@ -805,7 +805,7 @@ def _audit(result: Comparison) -> AuditView:
             SliceCoverage(column, [SliceCount(shown_value(value), n) for value, n in counts])
             for column, counts in a.coverage.items()
         ],
-        unanswerable=f"{a.unanswerable} of {a.n_paired} ({fmt_share(a.unanswerable_share)})"
+        unanswerable=f"{a.unanswerable:,} of {a.n_paired:,} ({fmt_share(a.unanswerable_share)})"
         + (f", {a.unanswerable_by}" if a.unanswerable and a.unanswerable_by else ""),
         smells=[Smell(s.title, s.counts["a"], s.counts["b"], listed(s.examples)) for s in a.smells],
         unjudged=_unjudged(a.unjudged),

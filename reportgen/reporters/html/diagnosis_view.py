@@ -134,6 +134,8 @@ def _hint(needs: str, runs: list[RunFile]) -> str:
         if tool_of(runs) is not None:
             return log(["relevant_ids", "context_ids"], runs)
         return "log relevant_ids with context_ids (or retrieved_ids and pass --k)"
+    if needs == "answerable" and all("answerable" in r.columns for r in runs):
+        return "no question is unanswerable: none has answerable false or an empty relevant_ids"
     return log(re.split(r", | and ", needs), runs)
 
 

@@ -23,7 +23,7 @@ import vl_convert
 
 from ...analysis.audit import EXPLORATORY_BELOW
 from ...analysis.slices import SMALL_SLICE
-from ...formatting import bidi_isolated, fmt_count, fmt_pct
+from ...formatting import bidi_isolated, fmt_count, fmt_int, fmt_pct
 from ...resources import resource_dir
 from . import svg_process
 from .charts import Chart
@@ -98,6 +98,7 @@ def environment() -> jinja2.Environment:
     )
     env.policies["json.dumps_kwargs"] = {"sort_keys": True, "separators": (",", ":")}
     env.filters["fmt_count"] = fmt_count  # {{ n | fmt_count("question") }}: 1 question
+    env.filters["fmt_int"] = fmt_int  # {{ n | fmt_int }}: 46,533, as fmt_count groups it
     env.filters["fmt_pct"] = fmt_pct  # {{ level | fmt_pct }}: 97.5%, as every other output
     env.globals["thresholds"] = {  # the rules' numbers, written once and quoted by the pages
         "small_slice": SMALL_SLICE,

@@ -198,7 +198,7 @@ def build_study_context(study: Study, pair_contexts: list[ReportContext]) -> Stu
             diff=fmt_diff(row.diff),
             interval=fmt_interval(row.ci_low, row.ci_high),
             p_adjusted=fmt_p(row.p_adjusted),
-            fixed_broken=f"{row.fixed} / {row.broken}" if row.fixed is not None else "",
+            fixed_broken=f"{row.fixed:,} / {row.broken:,}" if row.fixed is not None else "",
             outcome=row.reads,
             direction=interval_side(row.ci_low, row.ci_high),
         )
