@@ -9,8 +9,8 @@
 --   the ranking shown (retrieved_ids, else context_ids) as a list of {id, grade (the highest
 --   grade of the labels the passage is relevant to, wherever precision counts it relevant: a
 --   labelled passage id at its first position, every passage covering a span label by
---   --span-coverage, a passage listed twice at its first; NULL elsewhere), in_prompt (at a
---   passage's first position only)}; in run
+--   --span-coverage, a passage listed twice at its first; NULL elsewhere), in_prompt (a
+--   passage's first n positions, n the times the prompt lists it)}; in run
 --   and file order. Of a question logged with several samples, the one facts holds: run after
 --   first_sample.sql.
 WITH shown AS (
@@ -48,8 +48,12 @@ SELECT s.run, s.question_id, s.question, s.retrieved_ids, s.relevant_ids, s.rele
            'id': id,
            'grade': list_max(list_transform(
                list_filter(coalesce(l.labels, []), lambda x: x.pos = i), lambda x: x.grade)),
-           -- a passage listed twice reached the prompt once: at its first position
-           'in_prompt': list_contains(s.prompt, id) AND list_position(s.ranked, id) = i
+           -- a passage listed twice reached the prompt as often as the prompt lists it: its
+           -- copy past a top-2 prompt did not, a copy inside a top-5 one did
+           'in_prompt': CASE WHEN list_contains(s.prompt, id)
+                THEN len(list_filter(s.ranked[:i], lambda x: x = id))
+                     <= len(list_filter(s.prompt, lambda x: x = id))
+                ELSE false END
        }) AS candidates
 FROM shown AS s
 LEFT JOIN labels AS l USING (run, question_id)

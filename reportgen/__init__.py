@@ -11,7 +11,14 @@ __version__ = "0.1.0"
 
 def __getattr__(name: str) -> Any:
     if name in ("compare", "Result"):
+        from .epoch import source_date_epoch
+
+        source_date_epoch()  # before the API imports scipy, which parses it too
         from . import api
 
         return getattr(api, name)
+    if name in ("InputError", "OutputError", "RagreportError"):  # what the API raises
+        from . import errors
+
+        return getattr(errors, name)
     raise AttributeError(f"module 'reportgen' has no attribute {name!r}")

@@ -17,6 +17,7 @@ from typing import IO, TYPE_CHECKING, Any, NoReturn
 import click
 
 from . import __version__
+from .epoch import source_date_epoch
 from .errors import InputError, RagreportError
 from .formatting import fmt_count, fmt_diff, fmt_interval, metric_label, one_line
 from .limits import MAX_N_BOOT
@@ -142,6 +143,7 @@ class _Group(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
+            source_date_epoch()  # before a command imports scipy, which parses it too
             return super().invoke(ctx)
         except RagreportError as error:
             raise _UserError(str(error)) from None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -12,6 +11,7 @@ from typing import Any
 from .analysis.gates import Requirements
 from .analysis.metrics import Options
 from .comparison.study import Study, run_study
+from .epoch import source_date_epoch
 from .errors import InputError
 from .inputs.readers import ReadOptions, mapping_files
 from .output import MAX_JSON_ROWS, SIDECAR_SUFFIX, check_outputs, new_run_id, write_all
@@ -138,9 +138,7 @@ def _rows(study: Study) -> int:
 
 def study_run_id(study: Study, settings: str) -> str:
     """A fresh id, or with SOURCE_DATE_EPOCH one derived from the inputs and ``settings``."""
-    return new_run_id(
-        os.environ.get("SOURCE_DATE_EPOCH"), *(run.sha256 for run in study.runs), settings
-    )
+    return new_run_id(source_date_epoch(), *(run.sha256 for run in study.runs), settings)
 
 
 def build_report(
@@ -156,7 +154,7 @@ def build_report(
     return Report(
         study=study,
         run_id=run_id,
-        source_date_epoch=epoch or os.environ.get("SOURCE_DATE_EPOCH"),
+        source_date_epoch=epoch or source_date_epoch(),
         html_name=html_name,
         document=json_report.document(study, run_id, sidecar, len(questions)),
         per_question=questions,

@@ -88,9 +88,12 @@ def _qrels_difference(i: int, run: ArchivedRun) -> str | None:
 
 def _located(report: Path, recorded: Path, what: str, label: str) -> Path:
     """A path the report records: a relative one is looked for beside the report (compare's
-    folder is not recorded), then in the current folder."""
+    folder is not recorded), then in the current folder; never the report itself (a log
+    out.json, compared into reports/out.html, has the report's name beside it)."""
     tried = [recorded] if recorded.is_absolute() else [report.parent / recorded, recorded]
-    found = next((p for p in tried if p.exists() or glob.glob(str(p))), None)
+    found = next(
+        (p for p in tried if not _same(p, report) and (p.exists() or glob.glob(str(p)))), None
+    )
     if found is None:
         looked = " nor ".join(str(p.absolute()) for p in dict.fromkeys(tried))
         # the logs' paths may be passed; a qrels file's or passage table's only found
@@ -100,6 +103,11 @@ def _located(report: Path, recorded: Path, what: str, label: str) -> Path:
             f"file the report read there{passed}"
         )
     return found
+
+
+def _same(path: Path, report: Path) -> bool:
+    """Whether ``path`` is the report's file."""
+    return path.is_file() and report.is_file() and path.samefile(report)
 
 
 def _relocated(report: Path, run: ArchivedRun) -> ArchivedRun:

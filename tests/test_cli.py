@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from contextlib import chdir
@@ -476,3 +477,34 @@ def test_options_that_take_several_values_still_take_them(pair, tmp_path):
     doc = json.loads((tmp_path / "r.json").read_text())
     assert [r["label"] for r in doc["runs"]] == ["x", "y"]
     assert len(doc["gate"]["results"]) == 2
+
+
+@pytest.mark.parametrize("value", ["abc", "1e9", "99999999999999999", ""])
+def test_a_source_date_epoch_that_is_no_count_of_seconds_is_one_line(pair, tmp_path, value):
+    """numpy parses SOURCE_DATE_EPOCH while scipy imports: 'abc' ended in a traceback, exit 1,
+    in a new process (the command's own), before any check of the tool's."""
+    a, b = pair
+    out = tmp_path / "r.html"
+    result = subprocess.run(
+        [sys.executable, "-m", "reportgen", "compare", str(a), str(b), "-o", str(out)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "SOURCE_DATE_EPOCH": value},
+        check=False,
+    )
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == (
+        f"ragreport: error: SOURCE_DATE_EPOCH={value!r}: not a count of seconds since 1970 "
+        "(such as 1700000000); set it to one, or unset it\n"
+    )
+    assert not out.exists()
+
+
+def test_the_errors_the_api_raises_are_the_package_s(monkeypatch, pair):
+    import reportgen
+    from reportgen import errors
+
+    assert (reportgen.InputError, reportgen.OutputError) == (errors.InputError, errors.OutputError)
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "abc")
+    with pytest.raises(reportgen.InputError, match="SOURCE_DATE_EPOCH='abc'"):
+        reportgen.compare(*pair)

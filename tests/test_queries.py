@@ -1120,3 +1120,27 @@ def test_json_lines():
         1, None, 0.5, None,
     )  # fmt: skip
     assert json.loads(dumps({}, frame.iloc[:0]))["per_question"] == []
+
+
+def test_ctrl_c_while_duckdb_reads_an_arrow_source_is_an_interrupt_not_bad_input():
+    """Ctrl-C while a CSV log (read into Arrow) was scanned reached the user as "a.csv: a value
+    cannot be read (... KeyboardInterrupt ...); check the log with ragreport validate": DuckDB
+    wraps the interrupt of the Arrow stream it reads."""
+    import types
+
+    import duckdb
+    import pyarrow as pa
+
+    from reportgen.inputs.database import RunDatabase
+
+    schema = pa.schema([("x", pa.int64())])
+
+    def batches():
+        yield pa.record_batch([pa.array([1])], schema=schema)
+        raise KeyboardInterrupt
+
+    con = duckdb.connect()
+    con.register("src", pa.RecordBatchReader.from_batches(schema, batches()))
+    stub = types.SimpleNamespace(con=con, files={})
+    with pytest.raises(KeyboardInterrupt):
+        RunDatabase._execute(stub, "SELECT count(*) FROM src", {})  # type: ignore[arg-type]

@@ -502,3 +502,23 @@ def test_a_trec_run_renamed_with_its_qrels_verifies(tmp_path):
     renamed = Path(shutil.copy(run, tmp_path / "another.run"))
     code, out, err = invoke("verify", report, renamed, renamed)
     assert code == 0, out + err
+
+
+def test_a_json_log_named_as_the_report_is_not_read_as_its_report(tmp_path, monkeypatch):
+    """compare out.json -o reports/out.html writes reports/out.json: verify looked for the log
+    out.json beside the report first, found the report, and refused it as no run log."""
+    monkeypatch.chdir(tmp_path)
+    rows = [
+        {"question_id": f"q{i}", "correct": i % 3 > 0, "model": m} for m in "ab" for i in range(30)
+    ]
+    frame = pd.DataFrame(rows)
+    frame[frame.model == "a"].drop(columns="model").to_json("out.json", orient="records")
+    frame[frame.model == "b"].drop(columns="model").to_json("b.json", orient="records")
+    (tmp_path / "reports").mkdir()
+    code, _, err = invoke(
+        "compare", "out.json", "b.json", "-o", "reports/out.html", "--n-boot", "200"
+    )
+    assert code == 0, err
+    code, out, err = invoke("verify", "reports/out.json")
+    assert code == 0, err + out
+    assert out.startswith("reports/out.json: verified, ")

@@ -293,6 +293,8 @@ class RunDatabase:
         except duckdb.OutOfMemoryException:
             raise over_budget(paths) from None
         except _DATA_ERRORS as exc:
+            if "KeyboardInterrupt" in str(exc):  # Ctrl-C while DuckDB read an Arrow source
+                raise KeyboardInterrupt from None
             reason = str(exc).splitlines()[0]
             raise InputError(
                 f"{paths}: a value cannot be read ({reason}); check the log against the "
