@@ -121,7 +121,8 @@ problems AS (
     -- the first bad span of each span list: no document, a negative offset or start >= end
     SELECT run, CASE WHEN coalesce(s.doc_id, '') = '' THEN 'span_doc' ELSE 'span_range' END,
            name, row_number, question_id,
-           coalesce(nullif(s.doc_id, ''), CASE WHEN s.doc_id = '' THEN '""' ELSE 'NULL' END) || ' [' || coalesce(s.start::VARCHAR, 'NULL') || ', '
+           CASE WHEN s.doc_id = '' THEN '""' ELSE coalesce(s.doc_id, 'NULL') END
+           || ' [' || coalesce(s.start::VARCHAR, 'NULL') || ', '
            || coalesce(s."end"::VARCHAR, 'NULL') || ')'
     FROM (
         SELECT run, row_number, question_id,
