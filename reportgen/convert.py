@@ -7,12 +7,12 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .errors import InputError, OutputError
+from .errors import InputError
 from .inputs.database import RunDatabase
 from .inputs.load import open_log, with_rows, with_scores
 from .inputs.readers import ReadOptions
 from .inputs.readers.promptfoo import SeveralRuns
-from .output import write_all
+from .output import check_parquet_name, write_all
 
 
 def convert_log(path: Path, options: ReadOptions, output: Path) -> tuple[int, tuple[str, ...]]:
@@ -21,10 +21,7 @@ def convert_log(path: Path, options: ReadOptions, output: Path) -> tuple[int, tu
     The log is checked as ``compare`` checks it (contract types, then every row), so a converted
     file is one ``compare`` accepts.
     """
-    if output.suffix.lower() != ".parquet":  # compare would read out.csv as CSV, not Parquet
-        raise OutputError(
-            f"-o {output}: convert writes a Parquet run log; give a path ending in .parquet"
-        )
+    check_parquet_name(output, "-o", "convert writes a Parquet run log")
     try:
         run = with_rows(open_log(path, "A", options))
     except SeveralRuns as error:

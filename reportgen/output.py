@@ -80,6 +80,13 @@ def _umask() -> int:
     return mask
 
 
+def check_parquet_name(path: Path, option: str, writes: str) -> None:
+    """Refuse an output of Parquet bytes under another suffix: ``compare`` and the readers tell a
+    file's format by its suffix, so ``m.csv`` would later be read as CSV."""
+    if path.suffix.lower() != ".parquet":
+        raise OutputError(f"{option} {path}: {writes}; give a path ending in .parquet")
+
+
 def check_outputs(
     outputs: list[Path],
     inputs: list[Path],

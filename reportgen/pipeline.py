@@ -12,9 +12,15 @@ from .analysis.gates import Requirements
 from .analysis.metrics import Options
 from .comparison.study import Study, run_study
 from .epoch import source_date_epoch
-from .errors import InputError
 from .inputs.readers import ReadOptions, mapping_files
-from .output import MAX_JSON_ROWS, SIDECAR_SUFFIX, check_outputs, new_run_id, write_all
+from .output import (
+    MAX_JSON_ROWS,
+    SIDECAR_SUFFIX,
+    check_outputs,
+    check_parquet_name,
+    new_run_id,
+    write_all,
+)
 from .progress import stage
 from .reporters import (
     html_report,
@@ -81,9 +87,9 @@ def make_report(
     read = read or {}
     defaults = {} if outputs.json_given else {outputs.json: "--json"}
     check_outputs(outputs.paths, inputs, defaults, read)  # before the long part
-    if outputs.per_question is not None and outputs.per_question.suffix.lower() != ".parquet":
-        raise InputError(
-            f"{outputs.per_question}: --per-question writes Parquet; name a .parquet file"
+    if outputs.per_question is not None:
+        check_parquet_name(
+            outputs.per_question, "--per-question", "the per-question rows are written as Parquet"
         )
     with svg_process.started():  # its start-up runs beside the statistics
         study = run_study(

@@ -35,10 +35,10 @@ from .analysis.stats import expanded_confidence
 from .comparison.compare import too_few_resamples
 from .comparison.scored_log import FINGERPRINTS, METRICS, metrics_of
 from .diagnosis.diagnose import COSTS
-from .errors import InputError, not_a_file
+from .errors import InputError, OutputError, not_a_file
 from .formatting import fmt_count
 from .inputs.load import RunFile, open_log
-from .inputs.readers import ReadOptions
+from .inputs.readers import ReadOptions, named_format
 from .inputs.readers.promptfoo import SeveralRuns
 from .inputs.scored_table import (
     LABEL_CHANGES,
@@ -195,6 +195,15 @@ def check_metrics_outputs(
     """Refuse output paths that cannot be written (check_outputs) before the log is scored:
     ``read`` holds the other files the command reads (--qrels, --passages, a --map file), by
     option, which an output must not overwrite either."""
+    given = {"-o": output, **({"--partial-sums": sums_path} if sums_path else {})}
+    for option, path in given.items():
+        # compare knows the tables by their metadata, whatever their name; other tools do not
+        named = named_format(path)
+        if named not in (None, "parquet"):
+            raise OutputError(
+                f"{option} {path}: metrics writes Parquet, which a {path.suffix} name would "
+                f"have read as {named}; give a path ending in .parquet"
+            )
     # both paths checked together: one path given twice would be a single entry of ``files``
     check_outputs([output, *([sums_path] if sums_path else [])], inputs=[log], read=read)
 

@@ -103,7 +103,10 @@ def test_at_max_json_rows_the_json_keeps_them(tmp_path, monkeypatch):
         (lambda tmp: tmp / "missing" / "q.parquet", "does not exist"),
         (lambda tmp: A, "is one of the input run logs"),
         # a .csv name got Parquet bytes
-        (lambda tmp: tmp / "pq.csv", "--per-question writes Parquet; name a .parquet file"),
+        (
+            lambda tmp: tmp / "pq.csv",
+            "the per-question rows are written as Parquet; give a path ending in .parquet",
+        ),
     ],
     ids=["folder", "the JSON's path", "missing folder", "an input", "not .parquet"],
 )

@@ -213,3 +213,35 @@ def test_metrics_refuses_to_write_over_its_passage_table(tmp_path, where):
     )
     assert passages.read_bytes() == before
     assert not any(p.exists() for p in outputs.values() if p != passages)
+
+
+@pytest.mark.parametrize(
+    "table, sums, message",
+    [
+        ("m.csv", "s.parquet", "-o {d}/m.csv: metrics writes Parquet, which a .csv name would "
+         "have read as csv"),
+        ("m.parquet", "s.json", "--partial-sums {d}/s.json: metrics writes Parquet, which a "
+         ".json name would have read as JSON"),
+    ],
+    ids=["table", "sums"],
+)  # fmt: skip
+def test_metrics_refuses_a_name_of_another_format(tmp_path, write_log, table, sums, message):
+    """Parquet bytes named m.csv: pandas' read_csv and a spreadsheet read them as text."""
+    log = write_log(tmp_path / "a.parquet", rows("a"))
+    result = invoke(
+        "metrics", log, "-o", tmp_path / table, "--partial-sums", tmp_path / sums
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert result.output == (
+        f"ragreport: error: {message.format(d=tmp_path)}; give a path ending in .parquet\n"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.parquet"]
+
+
+def test_metrics_writes_under_a_name_of_no_other_format(tmp_path, write_log):
+    """.pq, or no extension, names no other format: written, and read by compare."""
+    log = write_log(tmp_path / "a.parquet", rows("a"))
+    result = invoke("metrics", log, "-o", tmp_path / "m.pq", "--partial-sums", tmp_path / "s")
+    assert result.exit_code == 0, result.output
+    assert pq.read_table(tmp_path / "m.pq").num_rows == pq.read_table(log).num_rows
+    assert pq.read_table(tmp_path / "s").num_rows > 0

@@ -212,6 +212,15 @@ def _missing(path: Path) -> InputError:
     return InputError(f"{path}: {not_a_file(path)}; pass the path of a run log")
 
 
+def named_format(path: Path) -> str | None:
+    """The format ``path``'s extension names to a reader (ragreport's or another tool's), None
+    for an extension that names none."""
+    suffix = path.suffix.lower()
+    if suffix == ".json":
+        return "JSON"
+    return "a spreadsheet" if suffix in _SPREADSHEETS else _BY_SUFFIX.get(suffix)
+
+
 def format_of(path: Path, options: ReadOptions) -> str:
     if _shards(path) and options.format in (None, "parquet", "ragas"):
         return options.format or "parquet"
