@@ -37,8 +37,8 @@ from .formatting import agreeing, fmt_diff, fmt_interval, fmt_num, fmt_p
 from .inputs.load import Source, name_problems, open_table, table_path
 from .inputs.readers import ReadOptions, mapped
 from .output import check_outputs, write_all
-from .pipeline import build_report, files_read, study_run_id
-from .reporters import html_report, json_report
+from .pipeline import Outputs, build_report, files_read, question_rows, study_run_id
+from .reporters import html_report, json_report, per_question_report
 from .reporters.html.render import environment
 from .reporters.report import Report
 
@@ -375,12 +375,24 @@ class Result:
         return self._report.per_question
 
     def to_html(self, path: str | os.PathLike[str]) -> Path:
-        """Write the report page to ``path`` (whole or not at all) and return the path."""
-        check_decodable(Path(path))
+        """Write the report page to ``path`` (whole or not at all) and return the path. Past
+        the rows a JSON holds, the per-question rows go to a Parquet file beside the page, as
+        the command writes them (``report.per-question.parquet``), not into the page."""
+        page = Path(path)
+        check_decodable(page)
+        sidecar = Outputs(page, page.with_suffix(".json")).sidecar(question_rows(self.study))
         logs = list(self.logs)
-        (target,) = check_outputs([Path(path)], logs, read=self.read)  # before the page renders
-        write_all({target: html_report.render(self._report)}, logs, self.read)
-        return target
+        targets = check_outputs([page, *filter(None, [sidecar])], logs, read=self.read)
+        report = (  # the outputs are checked before the page renders
+            self._report
+            if sidecar is None
+            else build_report(self.study, self.run_id, page.name, sidecar)
+        )
+        files: dict[Path, str | bytes] = {targets[0]: html_report.render(report)}
+        if sidecar is not None:
+            files[targets[1]] = per_question_report.render(report)
+        write_all(files, logs, self.read)
+        return targets[0]
 
     def _repr_html_(self) -> str:
         """The notebook's view: each candidate's verdict and its headline metric."""

@@ -61,7 +61,7 @@ class Outputs:
 
     def written(self, study: Study) -> list[Path]:
         """Every file a report of ``study`` writes."""
-        return [path for path, _ in self.requested(self.sidecar(_rows(study)))]
+        return [path for path, _ in self.requested(self.sidecar(question_rows(study)))]
 
     def sidecar(self, rows: int) -> Path | None:
         """Where the per-question rows go when not in the JSON: the path asked for, else one
@@ -104,7 +104,7 @@ def make_report(
         )
         run_id = study_run_id(study, repr((options, reading, labels, baseline)))
         stage("charts and the page")
-        sidecar = outputs.sidecar(_rows(study))
+        sidecar = outputs.sidecar(question_rows(study))
         report = build_report(study, run_id, outputs.html.name, sidecar)
         files = rendered(report, outputs.requested(sidecar))
     stage("writing")
@@ -137,7 +137,7 @@ def rendered(report: Report, requested: list[tuple[Path, Reporter]]) -> dict[Pat
         }
 
 
-def _rows(study: Study) -> int:
+def question_rows(study: Study) -> int:
     """How many per-question rows a report of ``study`` has: one per candidate and question."""
     return sum(len(pair.paired) for pair in study.pairs)
 

@@ -157,6 +157,25 @@ def test_to_html_and_to_json_carry_one_run_id(tmp_path, sample_result):
     assert not (tmp_path / "missing").exists()
 
 
+def test_past_the_rows_a_json_holds_to_html_writes_them_beside_the_page(
+    tmp_path, sample_result, monkeypatch
+):
+    """The command puts the rows of a large comparison in a Parquet file, not the page (a
+    million questions made a 23 MB page); to_html embedded them whatever their number."""
+    n = len(sample_result.per_question)  # 240
+    monkeypatch.setattr("reportgen.pipeline.MAX_JSON_ROWS", n - 1)
+    page = sample_result.to_html(tmp_path / "report.html").read_text(encoding="utf-8")
+    beside = tmp_path / "report.per-question.parquet"
+    rows = pq.read_table(beside).to_pandas()
+    pd.testing.assert_frame_equal(rows, sample_result.per_question)
+    assert 'download="per-question.csv.gz"' not in page
+    assert 'download="report-summary.json.gz"' in page
+    monkeypatch.setattr("reportgen.pipeline.MAX_JSON_ROWS", n)
+    page = sample_result.to_html(tmp_path / "at.html").read_text(encoding="utf-8")
+    assert 'download="per-question.csv.gz"' in page
+    assert not (tmp_path / "at.per-question.parquet").exists()
+
+
 def test_per_question_rows_are_those_of_the_json(sample_result):
     rows = sample_result.per_question
     document = json.loads(sample_result.to_json())
