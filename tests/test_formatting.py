@@ -78,6 +78,16 @@ def test_fmt_interval():
     assert fmt_interval(float("nan"), float("nan")) == "none"  # one question: no interval
 
 
+def test_an_interval_of_small_bounds_gives_both_the_decimals_the_smaller_needs():
+    """[-0.00062, +0.00026] read [-0.001, +0.0003]: the lower bound 60% larger than the gate
+    line and the JSON beside it, the upper to its first digit."""
+    assert fmt_interval(-0.00062, 0.00026) == "[\u22120.0006, +0.0003]"
+    assert fmt_interval(1.216e-05, 0.0007335) == "[+0.00001, +0.00073]"
+    assert fmt_interval(-0.0004, 0.2) == "[\u22120.0004, +0.2000]"
+    assert fmt_interval(0.0, 0.00004) == "[0.00000, +0.00004]"
+    assert fmt_interval(-0.012, 0.0005) == "[\u22120.012, +0.001]"  # both read at 3 decimals
+
+
 @pytest.mark.parametrize(
     ("p", "text", "clause"),
     [

@@ -63,8 +63,8 @@ def pair():
     ("constant", "value", "term", "quoted"),
     [
         ("SMALL_SLICE", 17, "Slices", "Under 17 questions: a direction, not proof, whatever"),
-        ("STUDENTIZED_BELOW", 2500, "Interval", "Continuous metrics under 2,500 questions"),
-        ("STUDENTIZED_BELOW", 2500, "Test", "from 2,500 questions, the paired permutation"),
+        ("STUDENTIZED_BELOW", 2500, "Interval", "where under 2,500 questions changed (B \u2212 A"),
+        ("STUDENTIZED_BELOW", 2500, "Test", "from 2,500 changed, the paired permutation"),
         ("POWER", 0.9, "How much the set can tell", "(found 90% of the time)"),
         ("CEILING_GAP", 0.03, "Fair comparison", "more than 0.03 apart"),
         ("LOW_CEILING", 0.4, "Fair comparison", "one is under 0.4."),

@@ -7,8 +7,9 @@ delta is detected with probability ``POWER`` when delta sqrt(n) / sd = t(1 - alp
 metric sd is the observed spread of B - A, taken to stay the same under other differences.
 That formula is optimistic for continuous metrics on small sets: the spread it plugs in is
 itself uncertain (more so with ties), and the interval used there (studentized bootstrap and
-t) is wider than t; so under STUDENTIZED_BELOW questions the detectable difference is found by
-resampling the observed differences instead (stats.resampled_detectable), which keeps both.
+t) is wider than t; so under STUDENTIZED_BELOW changed questions (however many tie) the
+detectable difference is found by resampling the observed differences instead
+(stats.resampled_detectable), which keeps both.
 For a binary outcome the share of changed questions psi stays fixed and the spread follows
 the difference, sd^2 = psi - delta^2, which gives delta = k sqrt(psi / (n + k^2)) with k the
 sum of the two t quantiles; under EXACT_BELOW questions, where the changed ones are a handful
@@ -237,7 +238,7 @@ def power_of(c: MetricComparison, confidence: float) -> Power:
     detect = (
         f"A true difference of {_points(min_detectable, binary)} would be found "
         f"(the {level} interval excluding zero) in about {fmt_pct(POWER)} of {basis}; "
-        "smaller ones are usually missed. "
+        "smaller ones are found less often. "
         if span is None or min_detectable <= span[1]
         else f"Even the largest difference {c.metric} can take ({_points(span[1], binary)}) "
         f"would be found (the {level} interval excluding zero) in fewer than {fmt_pct(POWER)} "

@@ -279,8 +279,9 @@ def _pair(
         "",
         f"B \u2212 A with its {fmt_pct(result.options.confidence)} interval, over the questions "
         "scored in both runs; p of the paired test of the same difference (McNemar's exact "
-        "test for 0/1 outcomes; for continuous ones the bootstrap-t test under "
-        f"{STUDENTIZED_BELOW:,} questions, Student's t test where the interval is t's alone, "
+        "test for 0/1 outcomes; for continuous ones the bootstrap-t test where under "
+        f"{STUDENTIZED_BELOW:,} questions changed, Student's t test where the interval is t's "
+        "alone, "
         "the paired permutation test from there; where 1 to "
         f"{FEW_CHANGED - 1} questions changed among ties on a metric of known range, without "
         "--cluster, the largest p of that test, the exact sign flips and the bounded score "
