@@ -178,8 +178,11 @@ def make_batch(rng: np.random.Generator, start: int, n: int) -> tuple[pa.Table, 
     return tables[0], tables[1]
 
 
-def write_logs(n: int, out_dir: Path, seed: int = 0, batch: int = BATCH) -> tuple[Path, Path]:
-    """Write OUT_DIR/a.parquet and OUT_DIR/b.parquet with n questions each."""
+def write_logs(
+    n: int, out_dir: Path, seed: int = 0, batch: int = BATCH, row_group: int | None = None
+) -> tuple[Path, Path]:
+    """Write OUT_DIR/a.parquet and OUT_DIR/b.parquet with n questions each, in row groups of a
+    batch, or of ``row_group`` rows (the same rows: a streaming writer's tiny row groups)."""
     if not 1 <= n <= 99_999_999:
         raise ValueError("N must be between 1 and 99,999,999")
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -191,7 +194,7 @@ def write_logs(n: int, out_dir: Path, seed: int = 0, batch: int = BATCH) -> tupl
         for start in range(0, n, batch):
             size = min(batch, n - start)
             for writer, table in zip(writers, make_batch(rng, start, size), strict=True):
-                writer.write_table(table, row_group_size=size)
+                writer.write_table(table, row_group_size=row_group or size)
     finally:
         for writer in writers:
             writer.close()
@@ -203,9 +206,10 @@ def main() -> None:
     parser.add_argument("n", type=int, help="questions per run")
     parser.add_argument("out_dir", type=Path)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--row-group-size", type=int, help="rows per row group (default: 50,000)")
     args = parser.parse_args()
     began = time.perf_counter()
-    paths = write_logs(args.n, args.out_dir, args.seed)
+    paths = write_logs(args.n, args.out_dir, args.seed, row_group=args.row_group_size)
     sizes = ", ".join(f"{p} {p.stat().st_size / 1e6:.1f} MB" for p in paths)
     print(f"wrote {sizes} in {time.perf_counter() - began:.1f} s")
 
