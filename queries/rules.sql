@@ -36,8 +36,10 @@
 -- overflowed exact_sum, and grade 1024 a double; scaled, a question's DCG holds 2^26 ranks of
 -- its top gain: gain(grade, top, exponential).
 -- A slice column's value as text, NULL when it has none: a float's NaN is no value (pyarrow
--- writes NaN, not null, for a missing float), where a text 'nan' is one. TRY_CAST, since v may
--- be of any type (a list's cast is NULL, never an error): slice_value(v).
+-- writes NaN, not null, for a missing float), where a text 'nan' is one; a whole float reads as
+-- the integer (2.0 as 2: pandas writes an integer column as floats once a value is missing, and
+-- a run's integers unioned with the other's floats are floats). TRY_CAST, since v may be of any
+-- type (a list's cast is NULL, never an error): slice_value(v).
 --
 -- A query that is a map over questions runs on a batch of them at a time (RunDatabase): the
 -- rows of one question, every run and sample, fall in the same batch of the given number:
@@ -101,7 +103,11 @@ CREATE OR REPLACE TEMP MACRO gain(grade, top, exponential) AS
          ELSE grade * pow(2, -gain_scale(top, false)) END;
 
 CREATE OR REPLACE TEMP MACRO slice_value(v) AS
-    CASE WHEN typeof(v) IN ('FLOAT', 'DOUBLE') AND isnan(TRY_CAST(v AS DOUBLE)) THEN NULL
+    CASE WHEN typeof(v) NOT IN ('FLOAT', 'DOUBLE') THEN v::VARCHAR
+         WHEN isnan(TRY_CAST(v AS DOUBLE)) THEN NULL
+         WHEN TRY_CAST(v AS DOUBLE) = trunc(TRY_CAST(v AS DOUBLE))
+              AND abs(TRY_CAST(v AS DOUBLE)) < 9007199254740992
+             THEN TRY_CAST(v AS DOUBLE)::BIGINT::VARCHAR
          ELSE v::VARCHAR END;
 
 CREATE OR REPLACE TEMP MACRO in_batch(question_id, batches, batch) AS

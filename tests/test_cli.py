@@ -259,6 +259,22 @@ def test_no_metric_computable(tmp_path):
     expect_error(tmp_path, a, b, "no metric can be computed")
 
 
+def test_logs_that_share_no_metric_are_told_what_each_logs(tmp_path):
+    """An answer-only baseline against a retrieval-only candidate: each log can be scored, on
+    columns the other lacks; the error said both "need" columns one of them has."""
+    a = log(tmp_path / "a.parquet", [{"question_id": "q1", "correct": True, "faithfulness": 0.5}])
+    b = log(
+        tmp_path / "b.parquet",
+        [{"question_id": "q1", "retrieved_ids": ["p1", "p2"], "relevant_ids": ["p2"]}],
+    )
+    expect_error(
+        tmp_path, a, b,
+        f"{a} and {b}: no metric is logged by both ({a} logs correct, faithfulness; {b} logs "
+        "relevant_ids with retrieved_ids); compare logs that share one, or add its columns to "
+        "the other log",
+    )  # fmt: skip
+
+
 def test_no_question_in_common(pair, tmp_path):
     a, _ = pair
     rows = good_rows()

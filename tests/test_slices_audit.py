@@ -559,4 +559,33 @@ def test_a_float_slice_value_of_nan_is_no_value(tmp_path):
         col: {v: s["correct"]["n"] for v, s in doc["slices"][col].items()}
         for col in ("score", "tag")
     }
-    assert n == {"score": {"(none)": 20, "1.0": 10, "2.0": 10}, "tag": {"": 20, "nan": 20}}
+    # a whole float reads as the integer (test below)
+    assert n == {"score": {"(none)": 20, "1": 10, "2": 10}, "tag": {"": 20, "nan": 20}}
+
+
+@pytest.mark.parametrize("b_floats", [False, True])
+def test_an_integer_slice_is_labelled_alike_whatever_the_other_run_stores(tmp_path, b_floats):
+    """A logs level 0/1/2 as integers; B as floats with one missing, as pandas writes an integer
+    column once a value is missing. The slices of A's integers read 0.0, 1.0, 2.0 against such a
+    B and 0, 1, 2 against a B of integers, so a dashboard's keys moved from one report to the
+    next; 2.5 stays 2.5."""
+    levels_b = [float(i % 3) for i in range(30)] if b_floats else [i % 3 for i in range(30)]
+    if b_floats:
+        levels_b[1] = None
+    for run, levels in (("a", [i % 3 for i in range(30)]), ("b", levels_b)):
+        rows = [question(i, "s", (i + (run == "b")) % 2 == 0) for i in range(30)]
+        table = pa.Table.from_pylist(rows).append_column("level", pa.array(levels))
+        pq.write_table(table, tmp_path / f"{run}.parquet")
+    args = ["compare", str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet")]
+    options = ["-o", str(tmp_path / "r.html"), "--slice", "level"]
+    result = CliRunner().invoke(cli, [*args, *options])
+    assert result.exit_code == 0, result.output
+    doc = two_run_view(json.loads((tmp_path / "r.json").read_text()))
+    assert list(doc["slices"]["level"]) == ["0", "1", "2"]
+    halves = pa.table({"question_id": ["q1", "q2"], "correct": [True, False], "x": [2.5, -0.0]})
+    pq.write_table(halves, tmp_path / "h.parquet")
+    args = ["compare", str(tmp_path / "h.parquet"), str(tmp_path / "h.parquet")]
+    result = CliRunner().invoke(cli, [*args, "-o", str(tmp_path / "h.html"), "--slice", "x"])
+    assert result.exit_code == 0, result.output
+    doc = two_run_view(json.loads((tmp_path / "h.json").read_text()))
+    assert sorted(doc["slices"]["x"]) == ["0", "2.5"]

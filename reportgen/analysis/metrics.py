@@ -440,11 +440,28 @@ def _unscored(runs: tuple[RunFile, RunFile], unscored: list[str]) -> InputError:
 
 
 def _no_metric(runs: tuple[RunFile, RunFile]) -> NoReturn:
+    """No metric both logs can give; where each can give some, what each logs (an answer-only
+    baseline against a retrieval-only candidate was told both "need" columns one of them has)."""
+    own = [_scorable(run) for run in runs]
+    if runs[0].path != runs[1].path and all(own):
+        a, b = (f"{run.path} logs {', '.join(cols)}" for run, cols in zip(runs, own, strict=True))
+        raise InputError(
+            f"{_logs(runs)}: no metric is logged by both ({a}; {b}); compare logs that share "
+            "one, or add its columns to the other log"
+        )
     raise InputError(
         f"{_logs(runs)}: no metric can be computed; "
         "the logs need relevant_ids (with labelled evidence) with retrieved_ids or context_ids, "
         "or correct, or faithfulness, or a score column named with --metric"
     )
+
+
+def _scorable(run: RunFile) -> list[str]:
+    """What one log could be scored on alone: its labels with a ranking, its answer metrics."""
+    labels = [c for c in RETRIEVAL_NEEDS["labels"] if c in run.columns][:1]
+    ranking = [c for c in RANKINGS if c in run.columns][:1]
+    retrieval = [f"{labels[0]} with {ranking[0]}"] if labels and ranking else []
+    return retrieval + [m for m in names(ANSWER) if m in run.columns]
 
 
 def _typical_context_length(paired: pd.DataFrame) -> int:
