@@ -153,6 +153,28 @@ def test_csv_bad_value_names_line_and_column(tmp_path):
     assert "line 2, column retrieved_ids: 'p1 p2' is not a list; write it as a JSON array" in line
 
 
+@pytest.mark.parametrize(
+    "name, text, written",
+    [
+        ("r.csv", "question_id,correct\nq1,true\nq2,NA\n", "an empty cell"),  # R's write.csv
+        ("r.jsonl", '{"question_id": "q1", "correct": "NULL"}\n', "null"),
+    ],
+)
+def test_a_missing_value_spelled_as_another_tool_writes_it_says_how_to_write_one(
+    tmp_path, name, text, written
+):
+    """R writes a missing value as NA, which is text to a reader: refused, as before, now
+    saying how the file writes a missing value."""
+    path = tmp_path / name
+    path.write_text(text)
+    line = fail("compare", path, path, "-o", tmp_path / "r.html")
+    value = "'NA'" if name == "r.csv" else "'NULL'"
+    said = f"{value} is not true or false (the answer is correct against the reference); fix "
+    assert (
+        said + f"the value (a missing value is {written}, not {value}) or drop the column" in line
+    )
+
+
 def test_csv_bad_values_are_counted_in_the_one_line(tmp_path):
     """Every unreadable cell is counted, the first three after the first named: a CSV export
     with a bad value in every row was fixed one run per cell."""

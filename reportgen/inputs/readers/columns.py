@@ -414,9 +414,21 @@ def cell_error(
         more = f" ({fmt_count(len(others), 'more cell')} cannot be read: {named})"
     return InputError(
         f"{path}: {where}, column {shown}: {_shown(value)} {reason} "
-        f"({BY_NAME[name].meaning}); fix the value"
+        f"({BY_NAME[name].meaning}); fix the value{_missing_word(path, value)}"
         f"{'' if name == 'question_id' else ' or drop the column'}{more}"  # the one it needs
     )
+
+
+# what other tools write for a missing value (R's write.csv: NA), which is text to a reader
+MISSING_WORDS = frozenset({"na", "n/a", "null", "none", "missing"})
+
+
+def _missing_word(path: object, value: Any) -> str:
+    """How the file writes a missing value, after a cell spelled as another tool writes one."""
+    if not isinstance(value, str) or value.strip().lower() not in MISSING_WORDS:
+        return ""
+    delimited = str(path).lower().endswith((".csv", ".tsv"))
+    return f" (a missing value is {'an empty cell' if delimited else 'null'}, not {value!r})"
 
 
 def _shown(value: Any) -> str:
