@@ -98,10 +98,10 @@ def fmt_diff(value: float | None, digits: int = 3) -> str:
     assert value is not None
     if abs(value) < NOISE:
         return f"{0:.{digits}f}"
-    return f"{value:+.{_decimals(value, digits)}f}".replace("-", "\u2212")
+    return f"{value:+.{decimals(value, digits)}f}".replace("-", "\u2212")
 
 
-def _decimals(value: float, digits: int) -> int:
+def decimals(value: float, digits: int) -> int:
     """``digits``, or the decimals of the first significant digit of a difference that would
     read as zero with them."""
     if abs(value) < NOISE or float(f"{value:.{digits}f}") != 0:
@@ -153,7 +153,7 @@ def fmt_interval(low: float | None, high: float | None, digits: int = 3) -> str:
     if _missing(low) and _missing(high):
         return "none"
     # both bounds to the decimals the smaller needs: [-0.00062, +0.00026] read [-0.001, +0.0003]
-    shared = max(_decimals(v, digits) for v in (low, high) if v is not None and not _missing(v))
+    shared = max(decimals(v, digits) for v in (low, high) if v is not None and not _missing(v))
     return f"[{fmt_diff(low, shared)}, {fmt_diff(high, shared)}]"
 
 

@@ -282,3 +282,18 @@ def test_a_difference_under_the_stated_one_is_found_less_often_not_usually_misse
     found = [found_share(100, 0.13, x * delta, fewest) for x in (0.5, 0.7, 0.8, 0.9, 1.0)]
     assert found == sorted(found) and found[-1] == pytest.approx(0.8, abs=1e-6)
     assert found[2] > 0.5
+
+
+def test_a_small_observed_difference_is_never_stated_as_zero():
+    """4 of 2,000 questions up 0.2, 2 down 0.1: the observed difference 0.0003 read "the
+    observed difference of 0.000"; one fixed question of 20,000 read "0.0 points"."""
+    a = np.full(2_000, 0.5)
+    b = a.copy()
+    b[:4] += 0.2
+    b[4:6] -= 0.1
+    c, _ = compare_metric("faithfulness", a, b, binary=False, n_boot=1000, confidence=0.95, seed=0)
+    assert "To find the observed difference of 0.0003 80% of the time" in power_of(c, 0.95).sentence
+    a, b = np.zeros(20_000), np.zeros(20_000)
+    b[0] = 1
+    c, _ = compare_metric("correct", a, b, binary=True, n_boot=1000, confidence=0.95, seed=0)
+    assert "To find the observed difference of 0.005 points" in power_of(c, 0.95).sentence

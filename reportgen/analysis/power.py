@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from ..formatting import fmt_count, fmt_pct
+from ..formatting import decimals, fmt_count, fmt_pct
 from .binary_power import EXACT_BELOW, exact_detectable
 from .registry import difference_range
 from .stats import FEW_CHANGED_SCORED, POWER, MetricComparison
@@ -128,7 +128,11 @@ def needed_size(
 
 
 def _points(value: float, binary: bool) -> str:
-    return f"{value * 100:.1f} points" if binary else f"{value:.3f}"
+    """A difference in points of a share, else to 3 decimals; never 0 for one that is not (an
+    observed 0.00034 read "the observed difference of 0.000")."""
+    if binary:
+        return f"{value * 100:.{decimals(value * 100, 1)}f} points"
+    return f"{value:.{decimals(value, 3)}f}"
 
 
 def _changed(n: int, changed: int, metric: str) -> str:
