@@ -1106,3 +1106,25 @@ def test_a_holdout_fraction_is_said_as_given(value, n, said):
     others kept, and 0.125 "12%"."""
     split = holdout.split(value, pd.Series([None] * n), None, 0, "log")
     assert split.rule == f"{said} of the questions, drawn at random (seed 0)"
+
+
+def test_the_held_out_sentence_counts_the_questions_its_interval_stands_on(tmp_path):
+    """A fifth of faithfulness missing: the sentence said "(40 questions)" beside an interval
+    over the held-out questions scored in both runs only."""
+    rng = np.random.default_rng(3)
+    logs = []
+    for run in "abc":
+        values = rng.random(200)
+        values[rng.random(200) < 0.2] = np.nan
+        frame = pd.DataFrame({"question_id": [f"q{i}" for i in range(200)], "faithfulness": values})
+        logs.append(tmp_path / f"{run}.parquet")
+        frame.to_parquet(logs[-1])
+    code, output = invoke(
+        "compare", *logs, "-o", tmp_path / "r.html", "--holdout", "0.2", "--n-boot", 500
+    )  # fmt: skip
+    assert code == 0, output
+    held = json.loads((tmp_path / "r.json").read_text())["holdout"]
+    scored = held["held_out"]["n"]
+    assert held["n_held_out"] == 40 and scored < 40
+    page = (tmp_path / "r.html").read_text()
+    assert f"(seed 0) (40 questions, {scored} scored in both). c was chosen" in page

@@ -56,8 +56,12 @@ class Holdout:
         # interval alone would read as more than the evidence holds
         excludes_zero = c.ci_low > 0 or c.ci_high < 0
         disagree = excludes_zero != (c.p < significance(self.confidence))
+        # the held-out questions scored in both runs, on which the interval stands, where some
+        # lack a score (it read "(100 questions)" beside an interval over 58)
+        scored = f", {c.n:,} scored in both" if c.n != self.n_held_out else ""
         return (
-            f"Held out: {self.rule} ({fmt_count(self.n_held_out, 'question')}). {chosen}; on the "
+            f"Held out: {self.rule} ({fmt_count(self.n_held_out, 'question')}{scored}). "
+            f"{chosen}; on the "
             f"held-out questions alone its difference is {fmt_diff(c.diff)}, {level} interval "
             f"{fmt_interval(c.ci_low, c.ci_high)}, {c.test} test {p_clause(c.p)}"
             + (

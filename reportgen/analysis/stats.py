@@ -774,11 +774,13 @@ def own_mean(
     confidence: float,
     seed: int,
     span: tuple[float, float] | None,
+    clusters: np.ndarray | None = None,
 ) -> MetricComparison:
     """A run's own mean with the interval a candidate rule reads of it (B - 0), for the stage
     table and a study's run chart: on a 0/1 outcome Wilson's score interval widens the
     bootstrap's, so 3 of 3 correct reads [0.44, 1], not [1, 1]. ``span``: the range the mean
-    can take (a share's [0, 1]), not its difference's."""
+    can take (a share's [0, 1]), not its difference's; ``clusters``: --cluster's label of each
+    value, whose clusters are resampled whole, as the rule's interval resamples them."""
     own, _ = compare_metric(
         metric,
         np.zeros_like(values),
@@ -787,6 +789,7 @@ def own_mean(
         n_boot=n_boot,
         confidence=confidence,
         seed=seed,
+        clusters=clusters,
         span=span,
         own=True,
     )

@@ -614,21 +614,31 @@ def _headline_columns(pairs: list[Comparison]) -> list[tuple[str, np.ndarray]]:
     return [(label, c.to_numpy(dtype=float, na_value=np.nan)) for label, c in columns]
 
 
+def _column_clusters(pairs: list[Comparison], options: Options) -> np.ndarray | None:
+    """--cluster's label of each row of _headline_columns (None without it): the run chart's
+    and the matrix's intervals resample whole clusters, as every pair's do."""
+    labels = _clusters(_comparing_headline(pairs)[0], options)
+    return None if labels is None else labels.to_numpy(dtype=str)
+
+
 def _run_means(pairs: list[Comparison], options: Options) -> list[RunMean]:
     """Every run's own headline mean with its interval at --confidence, for the summary chart."""
     headline = ranked_headline(pairs)
     tables = _comparing_headline(pairs)[0].tables
     binary = tables.binary(base_name(headline))
+    clusters = _column_clusters(pairs, options)
     out = []
     for label, values in _headline_columns(pairs):
+        scored = ~np.isnan(values)
         own = own_mean(
             headline,
-            values[~np.isnan(values)],
+            values[scored],
             binary=binary,
             n_boot=options.n_boot,
             confidence=options.confidence,
             seed=options.seed,
             span=tables.own_range(base_name(headline)),  # a mean's, not a difference's
+            clusters=None if clusters is None else clusters[scored],
         )
         out.append(RunMean(label, own.b, own.ci_low, own.ci_high))
     return out
@@ -642,6 +652,7 @@ def _matrix(pairs: list[Comparison], options: Options) -> list[MatrixCell]:
     level = family_level(options.confidence, n_pairs)
     headline = ranked_headline(pairs)
     binary = _comparing_headline(pairs)[0].tables.binary(base_name(headline))
+    clusters = _column_clusters(pairs, options)
     cells = []
     for i, (row, x) in enumerate(columns):
         for column, y in columns[i + 1 :]:
@@ -653,6 +664,7 @@ def _matrix(pairs: list[Comparison], options: Options) -> list[MatrixCell]:
                 n_boot=options.n_boot,
                 confidence=level,
                 seed=options.seed,
+                clusters=clusters,
             )
             cells.append(MatrixCell(row, column, c.diff, c.ci_low, c.ci_high, level, c.p))
             # 0.0 - x, not -x: two runs of one mean would mirror as -0.0 (the JSON's "-0.0")

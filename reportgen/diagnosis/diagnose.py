@@ -132,7 +132,10 @@ def diagnose(
     its interval.
     """
     p = Paired(pairs)
-    stages, missing = stage_scores(p, n_boot=n_boot, confidence=confidence, seed=seed)
+    groups = None if clusters is None else clusters.loc[p.frame["question_id"]].to_numpy()
+    stages, missing = stage_scores(
+        p, n_boot=n_boot, confidence=confidence, seed=seed, clusters=groups
+    )
     has_correct = p.logged("correct")
     evidence_need = p.evidence_need()
     # Without a way to locate the evidence every wrong answer would read "unlabelled": no classes.
@@ -158,7 +161,6 @@ def diagnose(
     if not judge:  # no answer has both a judge's and a human's label
         missing.append(Missing("judge agreement", "human_correct, human_faithful"))
     cost = {}
-    groups = None if clusters is None else clusters.loc[p.frame["question_id"]].to_numpy()
     for column, label in COSTS.items():
         if not p.logged(column):
             missing.append(Missing(label, column))

@@ -198,11 +198,13 @@ def _stage_values(p: Paired, run: str) -> dict[str, np.ndarray]:
 
 
 def stage_scores(
-    p: Paired, *, n_boot: int, confidence: float, seed: int
+    p: Paired, *, n_boot: int, confidence: float, seed: int, clusters: np.ndarray | None = None
 ) -> tuple[list[StageScore], list[Missing]]:
     """Every stage whose columns both runs log, in STAGES order; the others as Missing.
 
     Each run is scored on its own population; B - A on the questions in both runs' populations.
+    ``clusters``: --cluster's label of each paired question, resampled whole as in every other
+    interval of the report.
     """
     values = {run: _stage_values(p, run) for run in RUNS}
     evidence_need = p.evidence_need()
@@ -230,6 +232,7 @@ def stage_scores(
             n_boot=n_boot,
             confidence=confidence,
             seed=seed,
+            clusters=clusters,
             span=DIFFERENCE_RANGE,
         )
         if not diff.n:  # no question in both populations: nothing was tested, so no p
@@ -243,6 +246,7 @@ def stage_scores(
                 confidence=confidence,
                 seed=seed,
                 span=(0.0, 1.0),
+                clusters=clusters,
             )
             for v in (a, b)
         ]
