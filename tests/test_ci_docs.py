@@ -94,3 +94,56 @@ def test_shell_script_passes_on_the_sample_and_prints_the_summary(tmp_path):
     bad = shell(block("sh", "### A plain shell script"), tmp_path, str(SAMPLE_A), "missing.pq")
     assert bad.returncode == 2 and "missing.pq" in bad.stderr
     assert "### Gate" not in bad.stdout  # not the summary the passing run left
+
+
+def test_the_borderline_example_reads_as_the_readme_quotes_it(tmp_path):
+    """README quotes 5 of 10 questions fixed, none broken, where the interval and McNemar's test
+    disagree: the verdict calls it borderline and a rule on B − A is inconclusive with the p."""
+    import pandas as pd
+
+    ids = [f"q{i}" for i in range(10)]
+    pd.DataFrame({"question_id": ids, "correct": [False] * 10}).to_parquet(tmp_path / "a.parquet")
+    b = pd.DataFrame({"question_id": ids, "correct": [True] * 5 + [False] * 5})
+    b.to_parquet(tmp_path / "b.parquet")
+    done = subprocess.run(
+        [sys.executable, "-m", "reportgen", "compare", "a.parquet", "b.parquet", "-o", "r.html"]
+        + ["--require", "correct > 0"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "[+0.084, +0.900]" in done.stdout and "evidence is borderline" in done.stdout
+    assert "inconclusive" in done.stdout and "p = 0.0625" in done.stdout
+    quoted = " ".join(README.split())
+    assert "5 of 10 questions fixed and none broken give the interval [+0.084, +0.900]" in quoted
+    assert "McNemar's p 0.062)" in quoted
+    gate = "the interval is [+0.084, +0.900], McNemar's p 0.0625), the rule is inconclusive"
+    assert gate in quoted
+
+
+def test_the_validate_example_prints_what_readme_shows(tmp_path):
+    """The two lines README's "Checking a log" shows, from the log they describe."""
+    import pandas as pd
+
+    rows = [
+        {
+            "question_id": f"q{i}",
+            "retrieved_ids": ["p1", "p2", "p3"],
+            "relevant_ids": ["p1", None] if i < 8 else ["p1"],
+            "context_ids": ["p1", "p2"],
+            "correct": bool(i % 2),
+            "latency_ms": float("inf") if i == 12 else 100.0 + i,
+        }
+        for i in range(20)
+    ]
+    pd.DataFrame(rows).to_parquet(tmp_path / "run_b.parquet")
+    done = subprocess.run(
+        [sys.executable, "-m", "reportgen", "validate", "run_b.parquet"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2
+    shown = README.split("$ ragreport validate run_b.parquet\n", 1)[1].split("```", 1)[0]
+    assert (done.stdout + done.stderr).splitlines() == shown.splitlines()
