@@ -936,6 +936,54 @@ def test_the_held_out_sentence_gives_the_test_and_says_when_it_disagrees():
     assert agreeing.sentence.endswith(", McNemar exact test p = 1.000.")
 
 
+def test_a_side_scored_on_fewer_than_10_questions_is_refused():
+    """split counts the questions; missing scores can leave fewer scored in both runs: 12 held
+    out with the candidate's score missing on 8 reported an interval on 4, and with the
+    baseline's missing on all 12 "difference n/a ... McNemar exact test p = 1.000"."""
+    n = 40
+    held = np.arange(n) < 12
+    base = np.zeros(n)
+    gaps = np.where(np.arange(n) < 8, np.nan, 1.0)  # missing on 8 of the 12 held out
+    with pytest.raises(InputError) as refused:
+        holdout.evaluate(
+            holdout.Split("rule", held), "correct", base, [("b", gaps)],
+            binary=True, n_boot=200, confidence=0.95, seed=0, asked="log: --holdout 0.3",
+        )  # fmt: skip
+    assert str(refused.value) == (
+        "log: --holdout 0.3 leaves 4 of the 12 held-out questions with a correct score in both "
+        "the baseline and b; each side needs 10 or more: hold out more questions, or log the "
+        "missing scores"
+    )
+    other = np.where(np.arange(n) >= 22, np.nan, 1.0)  # 10 of the 28 others scored ...
+    with pytest.raises(InputError, match="leaves 9 of the 28 other questions"):
+        holdout.evaluate(  # ... and the baseline's missing on one of them
+            holdout.Split("rule", held), "correct", np.where(np.arange(n) == 12, np.nan, base),
+            [("b", other)], binary=True, n_boot=200, confidence=0.95, seed=0,
+        )  # fmt: skip
+    ten = np.where(np.arange(n) < 2, np.nan, 1.0)  # 10 of the 12 held out: enough
+    kept = holdout.evaluate(
+        holdout.Split("rule", held), "correct", base, [("b", ten)],
+        binary=True, n_boot=200, confidence=0.95, seed=0,
+    )  # fmt: skip
+    assert kept.held_out.n == 10
+
+
+def test_a_holdout_with_its_scores_missing_exits_2_and_writes_nothing(tmp_path):
+    ids = [f"q{i:02}" for i in range(40)]
+    split = ["h"] * 12 + ["o"] * 28
+    correct = [False] * 40
+    for name, values in (("a", [None] * 12 + correct[12:]), ("b", [True] * 40)):
+        frame = pd.DataFrame({"question_id": ids, "split": split, "correct": values})
+        frame.astype({"correct": "boolean"}).to_parquet(tmp_path / f"{name}.parquet")
+    code, output = invoke(
+        "compare", tmp_path / "a.parquet", tmp_path / "b.parquet", "-o", tmp_path / "r.html",
+        "--holdout", "split=h",
+    )  # fmt: skip
+    assert code == 2, output
+    assert "--holdout split=h leaves 0 of the 12 held-out questions with a correct score" in output
+    assert "Traceback" not in output and not (tmp_path / "r.html").exists()
+
+
 def test_holdout_end_to_end(tmp_path):
     doc = compare_runs(tmp_path, A, B, C, options=(*FAST, "--holdout", "0.4"))
     h = doc["holdout"]

@@ -160,10 +160,13 @@ def evaluate(
     confidence: float,
     seed: int,
     higher_is_better: bool = True,
+    asked: str = "--holdout",
 ) -> Holdout:
     """Choose the candidate with the largest mean gain on the selection questions (the largest
     fall for a metric where lower is better), then compare it with the baseline on the
-    held-out questions alone."""
+    held-out questions alone. InputError (``asked``: the log and the option, for its message)
+    where the chosen candidate and the baseline both score fewer than MIN_SIDE questions on a
+    side: split checks the questions, and missing scores leave fewer (4 of 12, or none)."""
     held, chosen_on = split_.held_out, ~split_.held_out
     sign = 1 if higher_is_better else -1
 
@@ -172,6 +175,14 @@ def evaluate(
         return float(np.nanmean(diff)) if np.isfinite(diff).any() else sign * float("-inf")
 
     label, best = max(candidates, key=lambda item: sign * gain(item[1]))
+    scored = np.isfinite(best - baseline)
+    for side, name in ((held, "held-out"), (chosen_on, "other")):
+        if scored[side].sum() < MIN_SIDE:
+            raise InputError(
+                f"{asked} leaves {int(scored[side].sum())} of the {int(side.sum())} {name} "
+                f"questions with a {metric} score in both the baseline and {label}; each side "
+                f"needs {MIN_SIDE} or more: hold out more questions, or log the missing scores"
+            )
     comparison, _ = compare_metric(
         metric,
         baseline[held],

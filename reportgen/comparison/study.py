@@ -801,6 +801,7 @@ def _holdout(pairs: list[Comparison], options: Options) -> Holdout:
         n_boot=options.n_boot,
         confidence=options.confidence,
         seed=options.seed,
+        asked=f"{first.runs['a'].path}: --holdout {options.holdout}",
     )
 
 
