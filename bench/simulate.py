@@ -38,6 +38,10 @@ shifts by ``effect``, the spread staying the same, as the power sentence assumes
   the power check also 10% (2 of 20: the counts are small, where the normal formula fails);
 - ties: nDCG-like, with no difference half the questions tie and the others move by a normal
   amount (sd 0.3);
+- sparse and carried (the power check only): 20% of the questions move by a normal amount
+  (sd 0.3), the rest tie; sparse shifts every question by the difference, as the sentence's
+  sets do, carried puts it on the changed questions alone (each moves by difference / 0.2), as
+  when a change touches a fifth of the questions and leaves the rest as they were;
 - skewed: faithfulness-like, most questions lose a little while a few gain a lot
   (0.2 x (Exp(1) - 1), skewness 2): the case where the median and the mean disagree;
 - heavy (the large check only): latency-like, a heavy right tail
@@ -72,6 +76,8 @@ from reportgen.analysis.stats import (  # noqa: E402
 )
 
 KINDS = ("binary", "ties", "skewed")
+SPARSE_KINDS = ("sparse", "carried")  # the power check's: SPARSE of the questions change
+SPARSE = 0.2
 SIZES = (20, 50, 200, 1000)
 CONFIDENCE = 0.95
 N_BOOT = 2000  # per data set; the quantiles' Monte-Carlo error averages out over data sets
@@ -103,6 +109,10 @@ def draw(kind: str, n: int, effect: float, rng: np.random.Generator, changed: fl
         return a, a + d
     if kind == "ties":
         d = np.where(rng.random(n) < 0.5, rng.normal(0.0, 0.3, n), 0.0) + effect
+    elif kind in SPARSE_KINDS:
+        carried = effect / SPARSE if kind == "carried" else 0.0
+        d = np.where(rng.random(n) < SPARSE, rng.normal(carried, 0.3, n), 0.0)
+        d += effect - carried * SPARSE  # sparse: every question moves by the difference
     elif kind == "heavy":
         d = 0.1 * (rng.lognormal(0.0, 1.5, n) - np.exp(1.125)) + effect
     elif kind == "latency":
@@ -153,7 +163,8 @@ def power_rate(
     interval excluding zero and the test rejecting, as a gate's superiority rule asks: the
     verdict rule this power would have if it asked the same), "x" (mean stated X).
     """
-    rng = np.random.default_rng((seed, n, KINDS.index(kind), 1, round(changed * 1000)))
+    kinds = KINDS + SPARSE_KINDS
+    rng = np.random.default_rng((seed, n, kinds.index(kind), 1, round(changed * 1000)))
     found = {"up": 0, "down": 0, "test": 0, "sign-flip": 0, "both": 0}
     stated = []
     for rep in range(reps):
@@ -282,6 +293,16 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=2000)
     parser.add_argument("--power-reps", type=int, default=1000)
+    parser.add_argument(
+        "--power-sizes",
+        default=",".join(map(str, SIZES)),
+        help="the power check's numbers of questions, comma-separated",
+    )
+    parser.add_argument(
+        "--power-kinds",
+        default=",".join(KINDS + SPARSE_KINDS),
+        help="the power check's outcome types, comma-separated",
+    )
     parser.add_argument("--slice-reps", type=int, default=1000)
     parser.add_argument("--large-reps", type=int, default=1000)
     parser.add_argument(
@@ -296,7 +317,8 @@ def main(argv: list[str] | None = None) -> None:
     if "coverage" in checks:
         _coverage(args.reps, args.seed)
     if "power" in checks:
-        _power(args.power_reps, args.seed)
+        sizes = tuple(int(n) for n in args.power_sizes.split(","))
+        _power(args.power_reps, args.seed, args.power_kinds.split(","), sizes)
     if "clusters" in checks:
         rows = []
         for groups, size in ((20, 5), (40, 5), (100, 10)):
@@ -361,11 +383,13 @@ def _large(reps: int, seed: int, sizes: tuple[int, ...]) -> None:
     )
 
 
-def _power(reps: int, seed: int) -> None:
+def _power(reps: int, seed: int, kinds: list[str], sizes: tuple[int, ...] = SIZES) -> None:
     rows = []
-    cells = [(kind, n, CHANGED) for kind in KINDS for n in SIZES]
-    cells[len(SIZES) : len(SIZES)] = [("binary", n, LOW_CHANGED) for n in SIZES]
+    cells = [(kind, n, CHANGED) for kind in KINDS + SPARSE_KINDS for n in sizes]
+    cells[len(sizes) : len(sizes)] = [("binary", n, LOW_CHANGED) for n in sizes]
     for kind, n, changed in cells:
+        if kind not in kinds:
+            continue
         r = power_rate(kind, n, reps, seed, changed)
         label = f"binary, {changed:.0%} changed" if kind == "binary" else kind
         rows.append(

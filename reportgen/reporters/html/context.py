@@ -20,7 +20,7 @@ from ...analysis.binary_power import EXACT_BELOW
 from ...analysis.fairness import BUDGET_TOLERANCE, CEILING_GAP, LOW_CEILING
 from ...analysis.gates import GateResult
 from ...analysis.metrics import mixed_labels
-from ...analysis.power import FEW_CLUSTERS
+from ...analysis.power import CARRIED_BELOW, FEW_CLUSTERS
 from ...analysis.registry import RETRIEVAL, base_name
 from ...analysis.slices import SMALL_SLICE, SliceResult, in_slice_order
 from ...analysis.spans import definitions as span_definitions
@@ -708,8 +708,10 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             "McNemar's score statistic, as its interval takes both. "
             "Questions "
             "needed: the n at which the observed difference is that detectable difference. "
-            "Continuous metrics under 1,000 questions: the difference is found by resampling "
-            "the observed differences, shifted either way. With --cluster: q se, se the "
+            "Continuous metrics with under 1,000 questions changed: the difference is found "
+            "by resampling the observed differences, recentred at it either way (every question "
+            f"moved by it); under {CARRIED_BELOW} changed, the rest tied, one that they alone "
+            "carry is found less often. With --cluster: q se, se the "
             "standard error over the G clusters and q the multiple that Student's t with G - 1 "
             f"degrees of freedom finds {fmt_pct(POWER)} of the time, se estimated in both sets; "
             f"the size needed is clusters like these; under {FEW_CLUSTERS} clusters no "
