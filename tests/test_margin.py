@@ -125,3 +125,23 @@ def test_a_margin_the_verdict_does_not_read_is_said_so(tmp_path):
     ) in doc["warnings"]
     _, _, doc = compare(tmp_path, *large_gain(), "--margin", "correct=0.2")
     assert not any("is not read" in w for w in doc["warnings"])
+
+
+@pytest.mark.parametrize(
+    ("given", "named"),
+    [(("5",), "5"), (("correct=1",), "correct=1"), (("2", "correct=1.5"), "correct=1.5")],
+)
+def test_a_margin_past_any_difference_of_the_metric_is_warned_of(tmp_path, given, named):
+    """--margin 5 (5 points meant) on correct, whose B − A lies in [-1, 1], read "B better, but
+    by less than 5", true of every comparison: the reading says nothing, as a gate's "correct
+    within 5" checks nothing, and the report says so."""
+    margins = [option for value in given for option in ("--margin", value)]
+    code, out, doc = compare(tmp_path, *large_gain(), *margins)
+    assert code == 0, out
+    assert doc["verdict"]["relevance"] == f"B better, but by less than {named.split('=')[-1]}"
+    assert (
+        f"--margin {named} is past any difference of correct: B − A lies in [-1, 1], so the "
+        "verdict's reading against it says nothing; give a margin inside that range"
+    ) in doc["warnings"]
+    _, _, doc = compare(tmp_path, *large_gain(), "--margin", "0.99")
+    assert not any("is past any difference" in w for w in doc["warnings"])

@@ -25,7 +25,16 @@ from ..analysis.gates import (
 )
 from ..analysis.metrics import RETRIEVAL_NEEDS, MetricTables, Options, Unranked, plan
 from ..analysis.power import Power, power_of
-from ..analysis.registry import ANSWER, CONTEXT, RETRIEVAL, SCORE, base_name, names, parse_name
+from ..analysis.registry import (
+    ANSWER,
+    CONTEXT,
+    RETRIEVAL,
+    SCORE,
+    base_name,
+    difference_range,
+    names,
+    parse_name,
+)
 from ..analysis.samples import Unscored
 from ..analysis.scores import oriented, own_name
 from ..analysis.slices import SliceResult, slice_results
@@ -694,12 +703,24 @@ def _check_margins(options: Options, comparisons: dict[str, MetricComparison]) -
 
 def _unread_margins(options: Options, headline: str) -> list[str]:
     """A note for each margin of a metric the verdict does not read (it reads its own metric's
-    only): checked, then read nowhere, it said nothing of that metric."""
-    return [
+    only): checked, then read nowhere, it said nothing of that metric; and for the one it reads
+    where that margin is past any difference the metric can take ("equivalent within 5" of a
+    score in [0, 1] holds whatever the logs hold, as a gate's "correct within 5" does)."""
+    unread = [
         f"--margin {name}={margin:g} is not read: the verdict reads the margin of its metric, "
         f"{headline}, only; the intervals of {name} are in the metric table"
         for name, margin in options.margins
         if name and name not in (headline, base_name(headline))
+    ]
+    named, span = dict(options.margins), difference_range(headline)
+    key = next((k for k in (headline, base_name(headline), "") if k in named), None)
+    if key is None or span is None or named[key] < span[1]:
+        return unread
+    given = f"{key}={named[key]:g}" if key else f"{named[key]:g}"
+    return unread + [
+        f"--margin {given} is past any difference of {headline}: B − A lies in "
+        f"[{span[0]:g}, {span[1]:g}], so the verdict's reading against it says nothing; give a "
+        "margin inside that range"
     ]
 
 
