@@ -137,6 +137,34 @@ def test_two_clusters_no_longer_call_b_better(tmp_path):
     assert code == 1 and "inconclusive (counts as fail)  B  correct >= -0.05" in out, out
 
 
+@pytest.mark.parametrize("documents", [2, 4])
+def test_clusters_that_gained_alike_are_no_evidence_of_a_difference(tmp_path, documents):
+    """24 questions about 2 (or 4) documents, B fixing a third of each document's: the means of
+    the documents are one value, so the cluster bootstrap and t read [+0.333, +0.333] and the
+    interval was Tango's over the 24 questions, [+0.149, +0.533]: "B better" and 'correct >= 0'
+    passing, where the test over the documents gives p 0.5 (0.125 for 4). The documents are the
+    units: Wilson's bound on the share of them that could differ, as for a score."""
+    n = 24
+    a = [question(i, "s", False, doc_id=f"d{i % documents}") for i in range(n)]
+    b = [question(i, "s", i % 3 == 1, doc_id=f"d{i % documents}") for i in range(n)]
+    code, out, doc = compare(tmp_path, a, b, "--cluster", "doc_id")
+    assert code == 0 and doc is not None, out
+    c = doc["metrics"]["correct"]
+    assert (c["clusters"], c["diff"], c["p"]) == (
+        documents,
+        pytest.approx(1 / 3),
+        2 ** (1 - documents),
+    )
+    z2 = stats.norm.ppf(0.975) ** 2
+    share = z2 / (documents + z2)
+    assert (c["ci_low"], c["ci_high"]) == pytest.approx(
+        (1 / 3 - share * (1 / 3 + 1), 1 / 3 + share * (1 - 1 / 3))
+    )
+    assert doc["verdict"]["outcome"] == "no evidence of a difference"
+    code, out, _ = compare(tmp_path, a, b, "--cluster", "doc_id", "--require", "correct >= 0")
+    assert code == 1 and "inconclusive (counts as fail)  B  correct >= 0" in out, out
+
+
 def test_cluster_option_end_to_end(tmp_path):
     """60 questions about 6 documents: B fixes all of 3 documents, breaks none elsewhere."""
     a = [question(i, "s", False, doc_id=f"d{i // 10}") for i in range(60)]

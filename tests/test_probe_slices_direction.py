@@ -8,14 +8,20 @@ import pandas as pd
 import pytest
 
 
-def _logs(tmp_path: Path, up: tuple[float, float], down: tuple[float, float]) -> list[Path]:
+def _logs(
+    tmp_path: Path, up: tuple[float, float], down: tuple[float, float], spread: float = 0.0
+) -> list[Path]:
     """12 questions of slice "up" whose score moves from up[0] in A to up[1] in B, and 12 of
-    slice "down" likewise."""
+    slice "down" likewise, B's moved by -spread, 0 and +spread in turn."""
     paths = []
     for run in (0, 1):
         path = tmp_path / f"{'ab'[run]}.parquet"
         rows = [
-            {"question_id": f"{name}{i}", "slice": name, "faithfulness": moved[run]}
+            {
+                "question_id": f"{name}{i}",
+                "slice": name,
+                "faithfulness": moved[run] + run * spread * (i % 3 - 1),
+            }
             for name, moved in (("up", up), ("down", down))
             for i in range(12)
         ]
@@ -39,10 +45,13 @@ def test_no_slice_regresses_against_an_overall_difference_of_float_noise(tmp_pat
 
 
 def test_a_slice_against_a_real_overall_gain_is_still_flagged(tmp_path, compare):
-    a, b = _logs(tmp_path, up=(0.1, 0.4), down=(0.7, 0.5))
+    # each down question 0.15 to 0.25 lower: the slice's interval lies wholly below zero (every
+    # one exactly 0.2 lower has no spread, and its interval reaches above zero: a direction)
+    a, b = _logs(tmp_path, up=(0.1, 0.4), down=(0.7, 0.5), spread=0.05)
     report = compare(a, b, tmp_path / "out", "--n-boot", "1000")
     assert report["metrics"]["faithfulness"]["diff"] > 0.04
     down = report["slices"]["slice"]["down"]["faithfulness"]
+    assert down["ci_high"] < 0
     assert (down["regression"], down["finding"]) == (True, True)
     assert len(report["verdict"]["regressions"]) == 1
 

@@ -589,3 +589,23 @@ def test_an_integer_slice_is_labelled_alike_whatever_the_other_run_stores(tmp_pa
     assert result.exit_code == 0, result.output
     doc = two_run_view(json.loads((tmp_path / "h.json").read_text()))
     assert sorted(doc["slices"]["x"]) == ["0", "2.5"]
+
+
+def test_a_slice_whose_interval_reaches_zero_is_no_regression_finding(tmp_path):
+    """Every question of a 10-question slice down 0.3 while B is ahead overall: sign flips give
+    p 2/2^10 (Holm 0.006), but the interval of a difference without spread, Wilson's bound on
+    the questions that could differ, reaches +0.061. The verdict said "B regresses on slice =
+    ten" while the gate's per-slice rule, reading that interval, passed the same slice; a
+    finding needs the interval wholly below zero, as README says and the gate reads it."""
+    names = ["one"] * 1 + ["nine"] * 9 + ["ten"] * 10 + ["eleven"] * 11
+    after = [0.0] + [0.5] * 9 + [0.2] * 10 + [1.0] * 11
+    a = [{"question_id": f"q{i:02}", "slice": s, "faithfulness": 0.5} for i, s in enumerate(names)]
+    b = [dict(row, faithfulness=x) for row, x in zip(a, after, strict=True)]
+    rule = ("--require", "faithfulness[slice] >= 0")
+    code, out, doc = compare(tmp_path, a, b, *rule)
+    assert code == 0, out
+    ten = doc["slices"]["slice"]["ten"]["faithfulness"]
+    assert (ten["diff"], ten["p_holm"]) == (pytest.approx(-0.3), pytest.approx(6 / 1024))
+    assert ten["ci_high"] > 0 and ten["regression"] and not ten["finding"]
+    assert doc["verdict"]["regressions"] == [] and "regresses" not in out
+    assert "pass  B  faithfulness[slice] >= 0" in out

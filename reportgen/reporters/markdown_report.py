@@ -326,8 +326,8 @@ def _regressions(result: Comparison, limit: int) -> list[str]:
         lines += [
             "Slices that go against the overall direction (B worse in the slice, ahead on the "
             "overall mean, whether or not the verdict finds that gain); a regression where it "
-            f"survives Holm's adjustment over the slices and has {SMALL_SLICE} questions or "
-            "more, otherwise a direction, not a finding:",
+            f"survives Holm's adjustment over the slices, has {SMALL_SLICE} questions or more "
+            "and an interval wholly on the worse side, otherwise a direction, not a finding:",
             "",
         ]
         lines += _table(
