@@ -547,6 +547,25 @@ def test_path_ranking_fails(tmp_path):
     assert "rerank the top 3" in d.next_experiment["a"].change
 
 
+def test_faithful_but_wrong_answers_on_the_hits_send_the_next_experiment_to_the_corpus(tmp_path):
+    """Evidence in every prompt, answers faithful to it and wrong (a stale passage): the classes
+    gave the fix to retrieval/corpus while the next experiment, on the same page, blamed the
+    generator and asked it to answer only from the passages, which it already does."""
+    stale = [row(f"q{i}", correct=False) for i in range(6)] + [row(f"q{i}") for i in range(6, 10)]
+    d = run(tmp_path, stale, stale, named_cutoff=2)
+    assert (d.dominant["a"].failure_class, d.dominant["a"].owner) == (
+        "faithful but wrong",
+        "retrieval/corpus",
+    )
+    experiment = d.next_experiment["a"]
+    assert path_of(d)[-1] == ("correct and supported on hits", 0.4, False)
+    assert experiment.stage == "corpus"
+    assert experiment.change.startswith("check the passages the faithful but wrong answers follow")
+    hallucinated = [row(f"q{i}", correct=False, faithfulness=0.2) for i in range(4)]
+    mixed = hallucinated + stale[4:]  # 4 hallucinations against 2 faithful but wrong
+    assert run(tmp_path, mixed, mixed, named_cutoff=2).next_experiment["a"].stage == "generation"
+
+
 def test_path_generation_fails(tmp_path):
     a = [row(f"q{i}", faithfulness=0.5) for i in range(3)] + [row(f"q{i}") for i in range(3, 10)]
     d = run(tmp_path, a, a, named_cutoff=2)

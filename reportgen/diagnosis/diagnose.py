@@ -68,8 +68,8 @@ WALK = ("candidates", "prompt", "answers")  # the links the next experiment walk
 
 @dataclass(frozen=True)
 class Experiment:
-    stage: str  # retrieval | ranking | generation | end-to-end (no evidence located) | slices |
-    # golden set (no answer fails)
+    stage: str  # retrieval | ranking | generation | corpus (faithful but wrong on the hits) |
+    # end-to-end (no evidence located) | slices | golden set (no answer fails)
     change: str
     metric: str
     comparison: str
@@ -200,7 +200,9 @@ def diagnose(
             }
         ),
         next_experiment={
-            r: _next_experiment(p, r, curve, named_cutoff, supported_threshold, confidence)
+            r: _next_experiment(
+                p, r, curve, named_cutoff, supported_threshold, confidence, classes and classes[r]
+            )
             for r in RUNS
         },
         judge_agreement=judge,
@@ -215,6 +217,17 @@ def diagnose(
             p, "a", (p.values("correct", "a") == 1) & (p.values("correct", "b") == 0)
         ),
     )
+
+
+def _mostly_stale(classes: pd.Categorical | None, hits: np.ndarray) -> bool:
+    """Whether the commonest failure class of the wrong answers on ``hits`` is "faithful but
+    wrong" (ties go to the generator's classes, which the hits' step names first)."""
+    if classes is None:
+        return False
+    counts = pd.Series(np.asarray(classes, dtype=object)[hits]).value_counts()
+    stale = int(counts.get("faithful but wrong", 0))
+    others = counts.drop(["faithful but wrong", OK], errors="ignore")
+    return stale > 0 and stale > (int(others.max()) if len(others) else 0)
 
 
 def _unclassified(
@@ -258,6 +271,7 @@ def _next_experiment(
     named_cutoff: int | None,
     supported_threshold: float,
     confidence: float,
+    classes: pd.Categorical | None = None,
 ) -> Experiment | None:
     """Walk the chain from the first link and stop at the first below TARGET.
 
@@ -267,7 +281,10 @@ def _next_experiment(
     curve the path starts at the prompt; without labelled evidence, at generation, judged on all
     answerable questions. None when it reaches generation and ``correct`` is not logged. Past
     every bar: the golden set when no answer fails, else the weakest slice of SMALL_SLICE or more
-    judged answers with a wrong one, else the last link again.
+    judged answers with a wrong one, else the last link again. Below the bar on the hits, where
+    the run's failure ``classes`` there are most often "faithful but wrong" (the answer follows
+    a stale or wrong passage), the corpus is the link to fix, as the classes say, not the
+    generator, which already answers from the passages.
     """
     path: list[Step] = []
 
@@ -354,6 +371,15 @@ def _next_experiment(
     )
     # no judged answer in scope (every question unanswerable): nothing to call below the bar
     if len(good) and not step(asked, metric, float(good.mean()), "answers").passed:
+        if stage == "generation" and _mostly_stale(classes, scope):
+            stage, change = (
+                "corpus",
+                (
+                    "check the passages the faithful but wrong answers follow: refresh or drop "
+                    "stale or wrong documents (a newer version, a date filter), and the labels "
+                    "that call them evidence"
+                ),
+            )
         return experiment(stage, change, metric)
     failing = verdicts == 0
     # a refusal of an unanswerable question is right, whatever its verdict
