@@ -1540,3 +1540,31 @@ def test_a_rule_on_a_column_not_asked_for_says_to_ask(tmp_path, rule, message):
     assert code == 2, out
     assert err == f"ragreport: error: rule {rule!r}: {message}\n"
     assert list(folder.iterdir()) == []
+
+
+def test_a_pass_excused_by_a_small_slice_names_the_likeliest_slice_that_could_fail(tmp_path):
+    """30 fixed in a slice of 60; 6 broken in slices of 11 and 10, 9 of 9 and 1 of 1: the pass
+    named the 9-question slice alone ("its 9 questions give a direction"), while two slices
+    that can fail lie wholly below 0 too and pass only through Holm's adjustment over 5: the
+    line now names the likeliest of them, its interval and its adjusted p."""
+    rows_a, rows_b = [], []
+    for name, size in (("big", 60), ("eleven", 11), ("ten", 10), ("nine", 9), ("one", 1)):
+        for i in range(size):
+            a, b = (
+                (False, i < 30) if name == "big" else (True, name in ("eleven", "ten") and i >= 6)
+            )
+            qid = f"q{len(rows_a):03}"
+            rows_a.append({"question_id": qid, "slice": name, "correct": a})
+            rows_b.append({"question_id": qid, "slice": name, "correct": b})
+    paths = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    for path, rows in zip(paths, (rows_a, rows_b), strict=True):
+        pd.DataFrame(rows).to_parquet(path)
+    code, out, err, _ = compare(tmp_path, *paths, "--require", "correct[slice] >= 0")
+    assert code == 0, err
+    line = next(line for line in out.splitlines() if "correct[slice] >= 0" in line)
+    assert "slice slice = nine is the likeliest below 0" in line
+    assert "but its 9 questions give a direction, not proof" in line
+    assert line.endswith(
+        "; of those of 10 or more, slice slice = eleven is the likeliest: interval [-0.9091, "
+        "-0.1454], Holm-adjusted p 0.02861 vs 0.025"
+    )

@@ -527,7 +527,7 @@ def _harmful(rule: Rule, c: MetricComparison) -> bool:
 
 def _slice_outcome(
     rule: Rule, family: list[tuple[str, SliceEvidence]], alpha: float
-) -> tuple[str, SliceEvidence, float, float | None]:
+) -> tuple[str, SliceEvidence, float, float | None, tuple[SliceEvidence, float] | None]:
     """Fail when some scored slice of the rule's column, of SMALL_SLICE questions or more, is
     credibly on the wrong side of the margin: its one-sided p-value, Holm-adjusted over
     ``family`` (every scored slice of the metric, of every slice column, as the report's slice
@@ -539,7 +539,9 @@ def _slice_outcome(
     detail names), else the likeliest to fail of those that could (SMALL_SLICE questions or
     more; a wide small slice has the lower p when every estimate is on the right side): the
     lowest p before adjustment (Holm's cap at 1 ties many), then the bound furthest past the
-    margin; with it its adjusted p and the test's (None where the rule reads no test)."""
+    margin; with it its adjusted p and the test's (None where the rule reads no test). Where the
+    one returned is a smaller slice, last the likeliest to fail of those that could, with its
+    adjusted p (None when there is none): the pass rests on its p too, not the size alone."""
     raw = [_violation_p(rule, s) for _, s in family]
     adjusted = holm(raw)
     # the slice table's finding: its test's two-sided p, Holm-adjusted over the same family,
@@ -565,7 +567,13 @@ def _slice_outcome(
         ),
     )
     test_p = None if tested is None else tested[worst]
-    return (FAIL if failing else PASS), family[worst][1], adjusted[worst], test_p
+    could = [i for i in own if family[i][1].comparison.n >= SMALL_SLICE]
+    likeliest = None
+    if family[worst][1].comparison.n < SMALL_SLICE and could:
+        best = min(could, key=lambda i: (raw[i], -past[i]))
+        likeliest = family[best][1], adjusted[best]
+    outcome = FAIL if failing else PASS
+    return outcome, family[worst][1], adjusted[worst], test_p, likeliest
 
 
 def _past_margin(rule: Rule, c: MetricComparison) -> float:
@@ -609,7 +617,7 @@ def _slice_rule(rule: Rule, candidate: Candidate, level: float) -> RuleResult:
             f"every slice of {rule.column} has fewer than {SMALL_SLICE} scored questions, which "
             "give a direction, not proof (as in the slice table): no slice could fail the rule",
         )
-    outcome, worst, p, tested = _slice_outcome(rule, family, significance(level))
+    outcome, worst, p, tested, likeliest = _slice_outcome(rule, family, significance(level))
     c = worst.comparison
     columns = ", ".join(dict.fromkeys(column for column, _ in family))
     # a p of 0: no resample past the margin; Holm's adjustment multiplies at most by the family
@@ -629,6 +637,14 @@ def _slice_rule(rule: Rule, candidate: Candidate, level: float) -> RuleResult:
             "direction, not proof (a slice needs "
             f"{SMALL_SLICE} to fail the rule, as in the slice table)"
         )
+        if likeliest is not None:
+            other, adjusted = likeliest
+            detail += (
+                f"; of those of {SMALL_SLICE} or more, slice {rule.column} = "
+                f"{shown_value(other.value)} is the likeliest: "
+                f"{_interval(rule, other.comparison)}, Holm-adjusted p {adjusted:.4g} vs "
+                f"{1 - level:.4g}"
+            )
     elif outcome == PASS and p < 1 - level and tested is not None:
         detail += (
             f", but the slice table's {c.test} test does not find B worse there (p "
