@@ -880,7 +880,7 @@ def compare_with_sides(
         # clusters whose means are one value leave the units nothing to resample, whatever the
         # questions' spread: Tango's interval of 2 documents' 24 questions, 4 fixed in each,
         # read [+0.149, +0.533] where the test over clusters gives p 0.5
-        reach = span if span is not None or own else (-1.0, 1.0) if binary else None
+        reach = span if span is not None else (-1.0, 1.0) if binary else None
         if not own and reach is not None and _no_spread(sums / sizes):
             centre = float(sums.sum() / sizes.sum())
             low, high = wider((low, high), no_spread_interval(centre, groups, reach, confidence))
