@@ -11,7 +11,7 @@
 -- Params: $exponential BOOLEAN (nDCG gain 2^g - 1, else g); $batches, $batch INTEGER: the
 --   questions of this batch (macro in_batch, queries/rules.sql).
 -- Works from the relevant passages alone, never from whole rankings: a question's score changes
--- only at the k where a label is found (its position; for nDCG its slot) and, for nDCG, while its
+-- only at the k where a label is found (its position; for nDCG and AP its slot) and, for nDCG, while its
 -- ideal DCG grows (k < n_relevant). There the question adds the change of its score as a
 -- fixed_point integer, fixed_point(score at k) - fixed_point(score before k), where the score is
 -- the double question_metrics.sql computes at that cutoff (the same exact_sum terms, sums and
@@ -113,9 +113,11 @@ SELECT run, k, sum(recall) AS recall, sum(precision) AS precision, sum(hit) AS h
        sum(mrr) AS mrr, sum(ndcg) AS ndcg, sum(map) AS map, sum(rprec) AS rprec,
        sum("all") AS "all", sum(ndcg_at) AS ndcg_at
 FROM (
-    SELECT run, pos AS k, recall, hit, mrr, map, "all",
+    SELECT run, pos AS k, recall, hit, mrr, "all",
            CASE WHEN pos <= n_relevant THEN recall ELSE 0 END AS rprec
     FROM changes
+    UNION ALL BY NAME
+    SELECT run, slot AS k, map FROM changes
     UNION ALL BY NAME
     SELECT run, greatest(slot, n_relevant) AS k, ndcg FROM changes
     UNION ALL BY NAME

@@ -52,13 +52,14 @@ per_question AS (
            min(pos) FILTER (WHERE pos <= k) AS first_pos,
            -- slot = max(pos, hit_no), NULL when unranked: pos itself for passage labels; with span labels one
            -- passage may cover several, which share its position while hit_no <= pos and take the
-           -- next slots past it (nDCG and AP stay <= 1)
+           -- next slots past it (nDCG and AP stay <= 1); a slot past k is past the cutoff in both
            coalesce(exact_sum(CASE WHEN (pos + greatest(hit_no - pos, 0)) <= k
                                    THEN gain / log2((pos + greatest(hit_no - pos, 0)) + 1) END), 0)
                AS dcg,
            exact_sum(CASE WHEN ideal_rank <= k THEN gain / log2(ideal_rank + 1) END) AS idcg,
-           coalesce(exact_sum(CASE WHEN pos <= k THEN hit_no / (pos + greatest(hit_no - pos, 0)) END),
-                    0) AS precision_sum,
+           coalesce(exact_sum(CASE WHEN (pos + greatest(hit_no - pos, 0)) <= k
+                                   THEN hit_no / (pos + greatest(hit_no - pos, 0)) END), 0)
+               AS precision_sum,
            count(*) FILTER (WHERE pos <= least(k, n_relevant)) AS r_hits,
            bool_or(in_prompt) AS in_prompt
     FROM ranked

@@ -13,7 +13,7 @@ Definitions (per question), written from the README independently of ``queries/`
 * recall = |first <= k| / R; precision = distinct passages of the top k covering any label / k
   (a passage listed twice counts once, as a passage id does);
   hit, mrr = 1 / min first; ndcg = sum of gain / log2(slot + 1) over slots <= k, divided by the
-  ideal DCG of the R labels' grades at k; map = sum of j / slot_j over first_j <= k, / R;
+  ideal DCG of the R labels' grades at k; map = sum of j / slot_j over slot_j <= k, / R;
   rprec = |first <= min(R, k)| / R; all = 1 when every label has first <= k.
 """
 
@@ -76,7 +76,7 @@ def span_metrics(
         "hit": float(bool(hits)),
         "mrr": 1 / hits[0][0] if hits else 0.0,
         "ndcg": dcg / idcg if idcg else 0.0,
-        "map": sum(j / s for j, (s, _) in enumerate(slots, 1)) / n,
+        "map": sum(j / s for j, (s, _) in enumerate(slots, 1) if s <= k) / n,
         "rprec": sum(f <= min(n, k) for f, _ in hits) / n,
         "all": float(len(hits) == n),
     }

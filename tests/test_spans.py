@@ -97,9 +97,11 @@ def test_hand_worked_spans_any_overlap(tmp_path: Path):
     assert (q1.evidence_recall_b, q1.context_precision_b, q1.evidence_iou_b) == pytest.approx(
         (1, 250 / 600, 250 / 600)
     )
-    # q2: one passage covers both labels: precision 1/1, not 2/1; nDCG and AP stay at 1
+    # q2: one passage covers both labels: precision 1/1, not 2/1; nDCG stays at 1; in AP the
+    # second label takes slot 2, past the prompt's one: 1/2, as two passage labels of which
+    # rank 1 holds one read at k = 1 (it read 1, past what any passage-labelled run could)
     q2 = m.loc["q2"]
-    assert (q2.recall_a, q2.precision_a, q2.ndcg_a, q2.map_a) == pytest.approx((1, 1, 1, 1))
+    assert (q2.recall_a, q2.precision_a, q2.ndcg_a, q2.map_a) == pytest.approx((1, 1, 1, 0.5))
 
 
 def test_coverage_fraction_decides_which_passage_counts(tmp_path: Path):
@@ -424,6 +426,24 @@ def test_labels_found_by_one_passage_below_rank_1_share_its_slot(tmp_path: Path)
     assert m.map_a == pytest.approx(0.75)
     ((_, text),) = span_definitions(CHAR_METRICS, 0.0)
     assert "the j-th label found takes slot max(rank, j), so labels found by one passage" in text
+
+
+def test_a_label_s_slot_past_k_is_past_the_cutoff_in_ap_as_in_ndcg(tmp_path: Path):
+    # Rank 2 covers three labels (grades 2, 2, 1): slots 2, 2 and 3. At k = 2 the third is past
+    # the cutoff: AP (1/2 + 2/2) / 3 = 0.5, not (1/2 + 2/2 + 3/3) / 3 = 0.833, which counted a
+    # slot the prompt never reached while nDCG dropped it; at k = 3 it counts: 0.833.
+    row = {"question_id": "q1",
+           "relevant_spans": [_span("d1", 0, 10, 2), _span("d1", 20, 30, 2),
+                              _span("d1", 40, 50, 1)],
+           "retrieved_spans": [_span("d2", 0, 10), _span("d1", 0, 50),
+                               _span("d2", 20, 30)]}  # fmt: skip
+    a, b = _logs(tmp_path, [row], [row])
+    assert _metrics(a, b, k=2).loc["q1"].map_a == pytest.approx(0.5)
+    assert _metrics(a, b, k=3).loc["q1"].map_a == pytest.approx(2.5 / 3)
+    assert _metrics(a, b, k=1).loc["q1"].map_a == 0
+    curve = _prepared_frame(a, b, "metric_curve", depth=3, exponential=True)
+    ap = curve[(curve.run == "a") & (curve.metric == "map")].set_index("k").value
+    assert ap.tolist() == pytest.approx([0, 0.5, 2.5 / 3])
 
 
 def test_a_grade_0_label_is_not_merged_so_not_counted_as_overlapping(tmp_path: Path):

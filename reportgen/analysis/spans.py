@@ -40,5 +40,6 @@ def _rule(coverage: float) -> str:
         "precision and all are those of passage labels. Precision@k: passages of the top k "
         "relevant to any label / k. nDCG and AP: the j-th label found takes slot max(rank, j), "
         "so labels found by one passage share its rank while fewer labels than ranks have been "
-        "found, and take the next slots once more have; neither exceeds 1."
+        "found, and take the next slots once more have; neither exceeds 1, and a slot past k "
+        "is past the cutoff in both."
     )
