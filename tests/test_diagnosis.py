@@ -39,6 +39,8 @@ def row(qid: str, **overrides) -> dict:
 MISSED = {"retrieved_ids": ["x1", "x2", "x3"], "context_ids": ["x1", "x2"]}  # not a candidate
 RANKED_OUT = {"retrieved_ids": ["x1", "x2", "e"], "context_ids": ["x1", "x2"]}  # below the cut
 UNANSWERABLE = {"relevant_ids": [], "answerable": False, "cited_ids": []}
+# ranked first, left out of a prompt of two: the ranking is right, the prompt's assembly is not
+ASSEMBLED_OUT = {"retrieved_ids": ["e", "x1", "x2"], "context_ids": ["x1", "x2"]}
 
 
 def open_db(
@@ -170,6 +172,7 @@ CLASS_CASES = {
     "ok": {},
     "retrieval miss": {**MISSED, "correct": False},
     "ranking miss": {**RANKED_OUT, "correct": False},
+    "assembly miss": {**ASSEMBLED_OUT, "correct": False},
     "hallucination": {"correct": False, "faithfulness": 0.5},
     "off-question": {"correct": False, "answer_relevance": 0.2},
     "faithful but wrong": {"correct": False},
@@ -191,6 +194,7 @@ def test_each_failure_class_from_one_question(tmp_path):
     assert d.failure_classes["a"] == {
         "retrieval miss": 1,
         "ranking miss": 1,
+        "assembly miss": 1,
         "hallucination": 1,
         "off-question": 1,
         "faithful but wrong": 1,
@@ -201,7 +205,7 @@ def test_each_failure_class_from_one_question(tmp_path):
         "unlabelled": 1,
         "ok": 2,
     }
-    assert d.failure_classes["b"]["ok"] == 11
+    assert d.failure_classes["b"]["ok"] == 12
     assert d.dominant["a"].failure_class == "retrieval miss"  # a tie: the earliest link wins
     assert d.dominant["a"].owner == "retrieval/corpus"
 
@@ -545,6 +549,56 @@ def test_path_ranking_fails(tmp_path):
     assert path_of(d) == [("hit@3", 1.0, True), ("hit@2", 0.7, False)]
     assert d.next_experiment["a"].stage == "ranking"
     assert "rerank the top 3" in d.next_experiment["a"].change
+
+
+def test_evidence_ranked_first_and_left_out_of_the_prompt_is_the_assembly_s_miss(tmp_path):
+    """The ranking puts the evidence first on every question; B's prompt of two passages leaves
+    it out on 3 of 10. That was called a ranking miss, and the next experiment reranked a
+    ranking that was already right."""
+    a = [row(f"q{i}") for i in range(10)]
+    b = [row(f"q{i}", **ASSEMBLED_OUT, correct=False) for i in range(3)] + a[3:]
+    d = run(tmp_path, a, b, named_cutoff=2)
+    assert d.failure_classes["b"]["assembly miss"] == 3
+    assert d.failure_classes["b"]["ranking miss"] == 0
+    assert (d.dominant["b"].failure_class, d.dominant["b"].owner) == (
+        "assembly miss",
+        "context assembly",
+    )
+    assert path_of(d, "b") == [("hit@3", 1.0, True), ("hit@2", 0.7, False)]
+    experiment = d.next_experiment["b"]
+    assert experiment.stage == "context assembly"
+    assert "rerank" not in experiment.change
+    assert "drops top-ranked evidence" in experiment.change
+
+
+def test_a_prompt_missing_evidence_ranked_below_its_length_is_the_ranking_s(tmp_path):
+    """Of 6 prompts of 20 without their evidence, the stage is the one most of them point to:
+    ranked within the prompt's length, the assembly; below it, the ranking; a tie goes to the
+    ranking, the earlier link."""
+
+    def stage_of(assembled: int) -> str:
+        rows = (
+            [row(f"q{i}", **ASSEMBLED_OUT, correct=False) for i in range(assembled)]
+            + [row(f"q{i}", **RANKED_OUT, correct=False) for i in range(assembled, 6)]
+            + [row(f"q{i}") for i in range(6, 20)]
+        )
+        d = run(tmp_path, rows, rows, named_cutoff=2)
+        assert path_of(d)[1] == ("hit@2", 0.7, False)
+        return d.next_experiment["a"].stage
+
+    assert [stage_of(n) for n in (2, 3, 4)] == ["ranking", "ranking", "context assembly"]
+
+
+def test_evidence_ranked_for_the_prompt_needs_a_logged_prompt(tmp_path):
+    """Without context_ids the prompt is the first k of the ranking: nothing assembles it, so
+    the column is NULL and no question is an assembly miss."""
+    a = [row("q1", **ASSEMBLED_OUT), row("q2", **RANKED_OUT), row("q3", **MISSED)]
+    frame = details_of(tmp_path, a, a).set_index(["run", "question_id"]).loc["a"]
+    assert frame["evidence_ranked_for_prompt"].tolist() == [True, False, False]
+    bare = [{k: v for k, v in r.items() if k != "context_ids"} for r in a]
+    frame = details_of(tmp_path, bare, bare, k=2).set_index(["run", "question_id"]).loc["a"]
+    assert frame["evidence_ranked_for_prompt"].isna().all()
+    assert frame["evidence_in_context"].tolist() == [True, False, False]
 
 
 def test_faithful_but_wrong_answers_on_the_hits_send_the_next_experiment_to_the_corpus(tmp_path):

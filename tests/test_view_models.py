@@ -104,8 +104,9 @@ _RANKING = ("retrieved_ids", "relevant_grades", "cited_ids")
         (
             (),
             "the share of questions whose evidence reached the candidates (hit at the ranking's "
-            "full depth), then the prompt (hit@k), then of the hits the share answered correctly "
-            "and with support.",
+            "full depth), then the prompt (hit@k; the context assembly's experiment, not the "
+            "ranking's, where most prompts that missed their evidence had it ranked within their "
+            "length), then of the hits the share answered correctly and with support.",
         ),
         (
             _RANKING,
@@ -124,8 +125,10 @@ _RANKING = ("retrieved_ids", "relevant_grades", "cited_ids")
         (
             ("correct", "faithfulness", "human_correct", "human_faithful", "answer_relevance"),
             "the share of questions whose evidence reached the candidates (hit at the ranking's "
-            "full depth), then the prompt (hit@k). The answers are not judged without correct: "
-            "past the prompt no experiment is proposed.",
+            "full depth), then the prompt (hit@k; the context assembly's experiment, not the "
+            "ranking's, where most prompts that missed their evidence had it ranked within their "
+            "length). The answers are not judged without correct: past the prompt no experiment "
+            "is proposed.",
         ),
     ],
     ids=["ranking", "prompt", "prompt, no faithfulness", "answers", "no correct"],

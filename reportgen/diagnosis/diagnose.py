@@ -68,8 +68,9 @@ WALK = ("candidates", "prompt", "answers")  # the links the next experiment walk
 
 @dataclass(frozen=True)
 class Experiment:
-    stage: str  # retrieval | ranking | generation | corpus (faithful but wrong on the hits) |
-    # end-to-end (no evidence located) | slices | golden set (no answer fails)
+    # retrieval | ranking | context assembly | generation | corpus (faithful but wrong on the
+    # hits) | end-to-end (no evidence located) | slices | golden set (no answer fails)
+    stage: str
     change: str
     metric: str
     comparison: str
@@ -230,6 +231,14 @@ def _mostly_stale(classes: pd.Categorical | None, hits: np.ndarray) -> bool:
     return stale > 0 and stale > (int(others.max()) if len(others) else 0)
 
 
+def _mostly_assembled_out(p: Paired, run: str, missed: np.ndarray) -> bool:
+    """Whether more of the questions whose evidence ``missed`` the prompt had it ranked within
+    the prompt's length (the prompt left it out) than ranked below it or not retrieved: a tie
+    goes to the ranking, the earlier link."""
+    ranked = p.values("evidence_ranked_for_prompt", run)[missed] == 1
+    return int(ranked.sum()) > int((~ranked).sum())
+
+
 def _unclassified(
     p: Paired, classes: dict[str, pd.Categorical], cell: dict[str, pd.Categorical]
 ) -> list[Missing]:
@@ -275,16 +284,19 @@ def _next_experiment(
 ) -> Experiment | None:
     """Walk the chain from the first link and stop at the first below TARGET.
 
-    Retrieval steps use hit (some labelled passage reached the list), not recall: recall also
-    counts grade-1 "helpful" passages, which an answer does not need, and hit is the test the
-    failure classes use, so the path and the dominant class blame the same link. Without a
+    Retrieval steps use hit (some labelled passage reached the list), not recall: one passage
+    that answers the question is all an answer needs, and hit is the test the failure classes
+    use, so the path and the dominant class blame the same link. Without a
     curve the path starts at the prompt; without labelled evidence, at generation, judged on all
     answerable questions. None when it reaches generation and ``correct`` is not logged. Past
     every bar: the golden set when no answer fails, else the weakest slice of SMALL_SLICE or more
     judged answers with a wrong one, else the last link again. Below the bar on the hits, where
     the run's failure ``classes`` there are most often "faithful but wrong" (the answer follows
     a stale or wrong passage), the corpus is the link to fix, as the classes say, not the
-    generator, which already answers from the passages.
+    generator, which already answers from the passages. Below the bar at the prompt, the
+    context assembly is the link to fix where most of the questions whose evidence missed the
+    prompt had it ranked within the prompt's length (reranking cannot move it higher), else
+    the ranking.
     """
     path: list[Step] = []
 
@@ -334,6 +346,14 @@ def _next_experiment(
         name = f"hit@{named_cutoff}" if scored else "hit@context"
         asked = "Does the share of questions whose evidence reached the prompt reach its bar?"
         if not step(asked, name, float(evidence[located].mean()), "prompt").passed:
+            if _mostly_assembled_out(p, run, located & (evidence == 0)):
+                return experiment(
+                    "context assembly",
+                    "make the prompt take what the ranking put first: find the step between "
+                    "the ranking and the prompt that drops top-ranked evidence (a filter, "
+                    "deduplication, truncation to the token budget, reordering) and keep it",
+                    name,
+                )
             pool = (
                 f"the top {fmt_count(depth, 'candidate')}" if depth else "the retrieved candidates"
             )

@@ -40,6 +40,7 @@ MEMORY = "answered from memory"  # correct, with no labelled evidence in the pro
 FAILURE_CLASSES = (
     "retrieval miss",
     "ranking miss",
+    "assembly miss",
     "hallucination",
     "off-question",
     "faithful but wrong",
@@ -56,6 +57,9 @@ MAX_JUDGE_GAP = 0.1  # judge accuracy further apart between the runs: the judge 
 OWNERS = {
     "retrieval miss": "retrieval/corpus",
     "ranking miss": "ranking",
+    # ranked within the prompt's length, left out of the prompt: a filter, deduplication,
+    # truncation or reordering between the ranking and the prompt dropped it
+    "assembly miss": "context assembly",
     "hallucination": "generation",
     "off-question": "generation",
     "faithful but wrong": "retrieval/corpus",  # the answer follows a stale or wrong passage
@@ -295,7 +299,9 @@ def failure_classes(
     3. evidence cannot be located (no labelled evidence, or no prompt logged): wrong ->
        unlabelled, else ok;
     4. correct: evidence in context -> ok, else answered from memory;
-    5. wrong, evidence not in context: among the candidates -> ranking miss, else retrieval miss
+    5. wrong, evidence not in context: ranked within the first n of retrieved_ids, n the
+       length of the logged context_ids -> assembly miss (the ranking held it where a prompt of
+       that size takes it); elsewhere among the candidates -> ranking miss, else retrieval miss
        (without retrieved_ids: retrieval miss);
     6. wrong with evidence in context: faithfulness missing -> generation failure;
        faithfulness < supported_threshold -> hallucination; then (a faithful answer)
@@ -326,6 +332,7 @@ def failure_classes(
         (np.isnan(evidence), OK),
         (correct & (evidence == 0), MEMORY),
         (correct, OK),
+        ((evidence == 0) & (p.values("evidence_ranked_for_prompt", run) == 1), "assembly miss"),
         ((evidence == 0) & (p.values("evidence_in_candidates", run) == 1), "ranking miss"),
         (evidence == 0, "retrieval miss"),
         (np.isnan(faithfulness), "generation failure"),

@@ -556,7 +556,10 @@ def next_experiment_definition(result: Comparison) -> str:
         "answers": f"the share of the answerable questions answered correctly{support}",
     }
     then = {
-        "prompt": "then the prompt (hit@k)",
+        # with a ranking, a prompt can leave out what it ranked first
+        "prompt": "then the prompt (hit@k; the context assembly's experiment, not the "
+        "ranking's, where most prompts that missed their evidence had it ranked within their "
+        "length)",
         "answers": f"then of the hits the share answered correctly{support}",
     }
     shares = ", ".join([first[walked[0]], *(then[link] for link in walked[1:])])
@@ -739,8 +742,10 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             "answerable and abstained: wrong abstention; no labelled evidence (or no prompt "
             "logged): wrong: unlabelled, correct: ok; correct and labelled evidence not in "
             "context: answered from memory; wrong, "
-            "evidence among the candidates but not in context: ranking miss, nowhere: retrieval "
-            "miss; wrong with evidence in context: faithfulness below the threshold: "
+            "evidence not in context: ranked within the prompt's length (the logged "
+            "context_ids), which left it out: assembly miss; ranked below it: ranking miss; "
+            "among no candidate: retrieval miss; wrong with evidence in context: faithfulness "
+            "below the threshold: "
             f"hallucination; faithful, answer relevance below {OFF_QUESTION_BELOW}: "
             "off-question, else faithful but wrong; a score needed missing (null, or not logged "
             "by both runs): generation failure. An answer without a correct verdict gets no "
