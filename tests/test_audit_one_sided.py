@@ -97,7 +97,8 @@ def test_prompt_sizes_that_differ_on_few_questions_are_counted(tmp_path, compare
     assert check["flagged"] and check["numbers"]["share_differ"] == pytest.approx(1 / 300)
     assert check["text"] == (
         "Passages in the prompt, most often: A 3, B 3; they differ on 1 of 300 questions. "
-        "Retrieval metrics then compare different cutoffs."
+        "Retrieval metrics then compare different cutoffs: each run's are scored on its "
+        "own prompts, whatever the @3 in their names."
     )
 
 
@@ -117,6 +118,53 @@ def test_with_k_the_prompts_the_generators_received_are_compared(tmp_path, compa
         "The retrieval metrics score the top 3 of both rankings (--k); the generators received "
         "prompts of other sizes."
     )
+
+
+def test_a_k_other_than_the_prompts_both_runs_logged_is_flagged(tmp_path, compare):
+    """Both runs' prompts hold 3 passages; --k 5 scored the top 5 of the rankings, where B's
+    evidence sat at rank 4: hit@5 read B - A 0.000 beside correct -0.5, and the check read
+    "they differ on 0 of 6 questions", unflagged."""
+    a = _rows(6, correct=True, retrieved_ids=["p2", "p1", "p3", "p4", "p5"])
+    b = [dict(r, retrieved_ids=["p1", "p3", "p4", "p2", "p5"]) for r in a]
+    for r in b[:3]:
+        r.update(context_ids=["p1", "p3", "p4"], correct=False)
+    out = _run(tmp_path, compare, a, b, "--k", "5", "--markdown", tmp_path / "o" / "s.md")
+    sizes = out["fairness"]["prompt k"]
+    assert (sizes["numbers"]["a"], sizes["numbers"]["b"]) == (3, 3) and sizes["flagged"]
+    assert sizes["text"] == (
+        "Passages in the prompt, most often: A 3, B 3; they differ on 0 of 6 questions. The "
+        "retrieval metrics score the top 5 of both rankings (--k); the generators received "
+        "prompts of other sizes, so --k 3 would score what they received."
+    )
+    assert out["metrics"]["hit@5"]["diff"] == 0
+    assert sizes["text"].removesuffix(".") in out["warnings"]
+    summary = (tmp_path / "o" / "s.md").read_text()
+    assert "### Read first" in summary and "so --k 3 would score what they received" in summary
+    assert "Read first" not in _run(tmp_path, compare, a, a, "--k", "3")["warnings"]
+    assert _run(tmp_path, compare, a, a, "--k", "3")["fairness"]["prompt k"]["flagged"] is False
+
+
+def test_a_bigger_prompt_s_gain_is_read_first_in_the_markdown(tmp_path, compare):
+    """The rankings are the same; B's prompts hold 10 passages and twice A's tokens, A's 5. B's
+    retrieval metrics, named @5, score its 10: a gate's mrr@5 > 0 passed, and the Markdown CI
+    posts said nothing of the budget or the cutoffs, which the page's fairness section flagged."""
+    ranking = [f"p{i}" for i in range(1, 11)]
+    a = _rows(6, retrieved_ids=ranking, relevant_ids=["p7"], context_ids=ranking[:5])
+    a = [dict(r, context_tokens=1000.0) for r in a]
+    b = [dict(r, context_ids=ranking, context_tokens=2000.0) for r in a]
+    md = tmp_path / "o" / "s.md"
+    out = _run(tmp_path, compare, a, b, "--markdown", md)
+    read_first = md.read_text().split("### Read first")[1].split("###")[0]
+    assert "A 1000.0 tokens, B 2000.0 tokens (+100%); any gain of B may come from its bigger " in (
+        read_first
+    )
+    assert "Passages in the prompt, most often: A 5, B 10; they differ on 6 of 6 questions" in (
+        read_first
+    )
+    assert "whatever the @&#8203;5 in their names" in read_first  # no @-mention on GitHub
+    assert [w for w in out["warnings"] if w.startswith(("Mean context", "Passages in"))] == [
+        out["fairness"][name]["text"].removesuffix(".") for name in ("context budget", "prompt k")
+    ]
 
 
 def test_with_k_and_no_prompt_no_check_asks_for_a_logged_column(tmp_path, compare):

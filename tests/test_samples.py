@@ -373,7 +373,8 @@ def test_the_prompt_size_is_the_most_common_over_every_sample_s_prompt(tmp_path,
     assert list(report["metrics"])[:2] == ["recall@2", "precision@2"]
     assert report["fairness"]["prompt k"]["text"] == (
         "Passages in the prompt, most often: A 2, B 2; they differ on 3 of 3 questions. "
-        "Retrieval metrics then compare different cutoffs."
+        "Retrieval metrics then compare different cutoffs: each run's are scored on its "
+        "own prompts, whatever the @2 in their names."
     )
     assert report["fairness"]["prompt k"]["numbers"]["a"] == 2
 

@@ -12,6 +12,9 @@ from .metrics import MetricTables, every_prompt, run_prompts
 from .spans import CHAR_METRICS
 
 BUDGET_TOLERANCE = 0.10  # relative difference of the mean context budget
+# flagged, these say that B - A of the retrieval metrics may not be a better retriever: the
+# page's "Read first" box and the Markdown summary carry them, beside the numbers CI reads
+READ_FIRST = ("context budget", "prompt k")
 CEILING_GAP = 0.02  # best possible means further apart: the runs have different room
 LOW_CEILING = 0.5  # best possible mean below it: read the metric against its ceiling
 # what measures the context, best first: tokens as logged; a span log's prompt characters, which
@@ -54,7 +57,10 @@ def fairness(tables: MetricTables) -> list[Check]:
         # over every prompt: a question's mean of its samples' is no prompt's size
         k_a, k_b = (_mode(run_prompts(measured, run)) for run in "ab")
         differ = known["passages_a"] != known["passages_b"]
-        flagged = k_a != k_b or bool(differ.any())
+        # --k scores the top k of the rankings: prompts of another size most often make the
+        # metrics count passages the generators never received, or miss some they did
+        off_k = tables.k_source != "context_ids" and tables.named_cutoff not in (k_a, k_b)
+        flagged = k_a != k_b or bool(differ.any()) or off_k
         share = float(differ.mean())
         text = (
             f"Passages in the prompt, most often: A {k_a}, B {k_b}; they differ on "
@@ -67,10 +73,16 @@ def fairness(tables: MetricTables) -> list[Check]:
             + (
                 ""
                 if not flagged
-                else " Retrieval metrics then compare different cutoffs."
+                else " Retrieval metrics then compare different cutoffs: each run's are scored "
+                f"on its own prompts, whatever the @{tables.named_cutoff} in their names."
                 if tables.k_source == "context_ids"
                 else f" The retrieval metrics score the top {tables.named_cutoff} of both "
-                "rankings (--k); the generators received prompts of other sizes."
+                "rankings (--k); the generators received prompts of other sizes"
+                + (
+                    f", so --k {k_a} would score what they received."
+                    if off_k and k_a == k_b
+                    else "."
+                )
             )
         )
         checks.append(Check("prompt k", flagged, text, {"a": k_a, "b": k_b, "share_differ": share}))

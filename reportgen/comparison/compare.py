@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ..analysis.audit import EXAMPLES, Audit, passages_apart
-from ..analysis.fairness import Check, fairness
+from ..analysis.fairness import READ_FIRST, Check, fairness
 from ..analysis.gates import (
     GateResult,
     Requirements,
@@ -453,6 +453,7 @@ def compare_runs(
         )
         gate = evaluate(requirements, [candidate], options.confidence)
     n_paired = len(tables.paired)
+    checks = fairness(tables)
     counts = held or (n_paired + len(tables.only_a), n_paired + len(tables.only_b))
     return Comparison(
         options=options,
@@ -476,7 +477,7 @@ def compare_runs(
         slices=slices,
         too_fine=too_fine,
         audit=golden,
-        fairness=fairness(tables),
+        fairness=checks,
         power=power_of(comparisons[headline], options.confidence),
         warnings=[
             *_same_log(runs),
@@ -484,6 +485,7 @@ def compare_runs(
             *(too_fine_note(column, n) for column, n in too_fine.items()),
             *questions.warnings,
             *_warnings(tables, golden, runs),
+            *(c.text.removesuffix(".") for c in checks if c.flagged and c.name in READ_FIRST),
             *_slice_disagreements(disagreeing, labels),
             *tables.notes,
             *_cluster_hint(runs, options),
