@@ -11,6 +11,8 @@
 --   abstained (NULL as false; NULL throughout a run that does not log it),
 --   evidence_in_context, evidence_in_candidates (a labelled passage in the prompt / anywhere in
 --     retrieved_ids; NULL without labelled evidence or without the list to look in),
+--   best_evidence_in_context (a passage of the question's highest labelled grade in the prompt;
+--     NULL as evidence_in_context),
 --   evidence_ranked_for_prompt (a labelled passage within the first n of retrieved_ids, n the
 --     length of the logged context_ids: a prompt of that size cut from the ranking holds it;
 --     NULL without labelled evidence, retrieved_ids or context_ids),
@@ -22,6 +24,8 @@ WITH evidence AS (
     SELECT rel.run, rel.question_id,
            any_value(rel.n_relevant) AS n_relevant,
            bool_or(in_prompt(f.has_context, rel.pos_context, rel.pos_retrieved, $k)) AS in_prompt,
+           bool_or(in_prompt(f.has_context, rel.pos_context, rel.pos_retrieved, $k)
+                   AND rel.grade = rel.top_grade) AS best_in_prompt,
            bool_or(rel.pos_retrieved IS NOT NULL) AS in_candidates,
            bool_or(coalesce(rel.pos_retrieved <= f.n_context, false)) AS ranked_for_prompt
     FROM relevant AS rel
@@ -57,6 +61,7 @@ SELECT
     CASE WHEN f.run IN (SELECT DISTINCT run FROM facts WHERE abstained IS NOT NULL)
          THEN coalesce(f.abstained, false) END AS abstained,
     CASE WHEN f.has_prompt THEN e.in_prompt END AS evidence_in_context,
+    CASE WHEN f.has_prompt THEN e.best_in_prompt END AS best_evidence_in_context,
     CASE WHEN f.has_retrieved THEN e.in_candidates END AS evidence_in_candidates,
     CASE WHEN f.has_retrieved AND f.has_context THEN e.ranked_for_prompt END
         AS evidence_ranked_for_prompt,

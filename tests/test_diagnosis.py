@@ -601,6 +601,29 @@ def test_evidence_ranked_for_the_prompt_needs_a_logged_prompt(tmp_path):
     assert frame["evidence_in_context"].tolist() == [True, False, False]
 
 
+def test_faithful_but_wrong_answers_on_lower_graded_evidence_send_it_to_the_ranking(tmp_path):
+    """Each question labels 'e' grade 2 (answers it) and 'h' grade 1 (helps). On 6 of 20, B's
+    ranking puts 'e' below its prompt of two, which holds 'h': the answers follow it faithfully
+    and are wrong. The next experiment sent that to the corpus ("refresh or drop stale
+    documents"), which is the same in both runs, while the ranking left out the best passage."""
+    graded = {"relevant_ids": ["e", "h"], "relevant_grades": [2, 1]}
+    good = {**graded, "retrieved_ids": ["e", "h", "x1"], "context_ids": ["e", "h"]}
+    partial = {**graded, "retrieved_ids": ["h", "x1", "e"], "context_ids": ["h", "x1"]}
+    a = [row(f"q{i}", **good) for i in range(20)]
+    b = [row(f"q{i}", **partial, correct=False) for i in range(6)] + a[6:]
+    d = run(tmp_path, a, b, named_cutoff=2)
+    assert d.failure_classes["b"]["faithful but wrong"] == 6
+    assert path_of(d, "b")[1:] == [
+        ("hit@2", 1.0, True),  # a grade-1 passage is evidence in the prompt
+        ("correct and supported on hits", 0.7, False),
+    ]
+    assert d.next_experiment["b"].stage == "ranking"
+    assert "highest labelled grade" in d.next_experiment["b"].change
+    # the best passage in those prompts and the answers still wrong: a stale passage, the corpus
+    stale = [row(f"q{i}", **good, correct=False) for i in range(6)] + a[6:]
+    assert run(tmp_path, a, stale, named_cutoff=2).next_experiment["b"].stage == "corpus"
+
+
 def test_faithful_but_wrong_answers_on_the_hits_send_the_next_experiment_to_the_corpus(tmp_path):
     """Evidence in every prompt, answers faithful to it and wrong (a stale passage): the classes
     gave the fix to retrieval/corpus while the next experiment, on the same page, blamed the

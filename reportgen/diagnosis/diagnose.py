@@ -46,6 +46,7 @@ ASKED = {  # the population an answer step judges, as its question names it
     "answerable questions": "the answerable questions",
 }
 N_EXEMPLARS = 5
+STALE = "faithful but wrong"  # the failure class of an answer that follows its passages
 COSTS = {"latency_ms": "latency", "cost_usd": "cost", "context_tokens": "context tokens"}
 UNITS = {"latency_ms": ("ms", 1), "cost_usd": ("USD", 5), "context_tokens": ("tokens", 1)}
 COMPARISON = (
@@ -226,9 +227,17 @@ def _mostly_stale(classes: pd.Categorical | None, hits: np.ndarray) -> bool:
     if classes is None:
         return False
     counts = pd.Series(np.asarray(classes, dtype=object)[hits]).value_counts()
-    stale = int(counts.get("faithful but wrong", 0))
-    others = counts.drop(["faithful but wrong", OK], errors="ignore")
+    stale = int(counts.get(STALE, 0))
+    others = counts.drop([STALE, OK], errors="ignore")
     return stale > 0 and stale > (int(others.max()) if len(others) else 0)
+
+
+def _mostly_partial(p: Paired, run: str, stale: np.ndarray) -> bool:
+    """Whether more of the ``stale`` answers (faithful but wrong on the hits) had no passage of
+    their question's highest labelled grade in the prompt than had one: they followed the
+    partial evidence they were given, which the ranking, not the corpus, chose."""
+    best = p.values("best_evidence_in_context", run)[stale] == 1
+    return int((~best).sum()) > int(best.sum())
 
 
 def _mostly_assembled_out(p: Paired, run: str, missed: np.ndarray) -> bool:
@@ -293,7 +302,9 @@ def _next_experiment(
     judged answers with a wrong one, else the last link again. Below the bar on the hits, where
     the run's failure ``classes`` there are most often "faithful but wrong" (the answer follows
     a stale or wrong passage), the corpus is the link to fix, as the classes say, not the
-    generator, which already answers from the passages. Below the bar at the prompt, the
+    generator, which already answers from the passages; the ranking, where most of those
+    prompts held no passage of the question's highest labelled grade (the answers followed the
+    partial evidence they were given). Below the bar at the prompt, the
     context assembly is the link to fix where most of the questions whose evidence missed the
     prompt had it ranked within the prompt's length (reranking cannot move it higher), else
     the ranking.
@@ -400,6 +411,13 @@ def _next_experiment(
                     "that call them evidence"
                 ),
             )
+            if _mostly_partial(p, run, scope & (np.asarray(classes, dtype=object) == STALE)):
+                stage, change = (
+                    "ranking",
+                    "rerank so that a passage of each question's highest labelled grade reaches "
+                    "the prompt: most of the faithful but wrong answers had only lower-graded "
+                    "evidence there",
+                )
         return experiment(stage, change, metric)
     failing = verdicts == 0
     # a refusal of an unanswerable question is right, whatever its verdict
