@@ -677,6 +677,20 @@ def test_path_names_no_slice_where_nothing_fails(tmp_path):
     assert experiment.metric == "correct and supported on hits"
 
 
+def test_path_past_every_bar_without_slices_asks_for_them_beside_the_last_link(tmp_path):
+    """No slice logged, every link holds, one answer wrong: the experiment was "log a slice
+    column", judged by correct and supported on hits, which logging a column cannot move. It
+    is the last link's experiment, as README says, with the slice column asked for beside it."""
+    a = [row(f"q{i}", slice=None, correct=i != 0) for i in range(20)]
+    experiment = run(tmp_path, a, a, named_cutoff=2).next_experiment["a"]
+    assert experiment.stage == "generation"
+    assert experiment.metric == "correct and supported on hits"
+    assert experiment.change.startswith("put the strongest evidence first in the prompt")
+    assert experiment.change.endswith(
+        ", and log a slice column to find where the questions still fail"
+    )
+
+
 def test_path_of_a_run_where_no_answer_fails_asks_for_harder_questions(tmp_path):
     """Every answer right (an unanswerable question refused): no link or slice is called weak,
     and no experiment is judged by a score already at its best."""
@@ -684,7 +698,7 @@ def test_path_of_a_run_where_no_answer_fails_asks_for_harder_questions(tmp_path)
     a.append(row("q20", **UNANSWERABLE, abstained=True, correct=False))
     d = run(tmp_path, a, a, named_cutoff=2)
     experiment = d.next_experiment["a"]
-    assert [p[2] for p in path_of(d)] == [True, True, True]
+    assert [p[2] for p in path_of(d)] == [True, True, True, True]
     assert experiment.stage == "golden set"
     assert experiment.metric == "correct on the added questions"
     assert "slice" not in experiment.change and "no answer fails" in experiment.change
@@ -701,8 +715,33 @@ def test_path_does_not_fail_a_step_with_no_answer_to_judge(tmp_path):
     a = [row(f"q{i}", **UNANSWERABLE, abstained=i < 8, correct=i < 8) for i in range(10)]
     d = run(tmp_path, a, a)
     experiment = d.next_experiment["a"]
-    assert experiment.path == ()
-    assert experiment.stage == "slices" and experiment.numbers == {"correct on s": 0.8}
+    assert path_of(d) == [("refused or correct on unanswerable questions", 0.8, True)]
+    assert experiment.stage == "slices" and experiment.numbers == {
+        "refused or correct on unanswerable questions": 0.8,
+        "correct on s": 0.8,
+    }
+
+
+def test_path_of_a_run_that_answers_its_unanswerable_questions_ends_at_the_abstention(tmp_path):
+    """10 of 40 questions unanswerable: A refuses them all, B answers them all wrongly. Every
+    answerable question was right, so the walk passed every bar and asked B to "log a slice
+    column", judged by a metric that logging cannot move, while its failure classes named
+    missed abstention."""
+    a = [row(f"q{i}") for i in range(30)]
+    a += [row(f"q{i}", **UNANSWERABLE, abstained=True, correct=False) for i in range(30, 40)]
+    a = [dict(r, slice=None) for r in a]
+    b = a[:30] + [dict(r, abstained=False) for r in a[30:]]
+    d = run(tmp_path, a, b, named_cutoff=2)
+    assert d.dominant["b"].failure_class == "missed abstention"
+    assert path_of(d, "b")[-1] == ("refused or correct on unanswerable questions", 0.0, False)
+    experiment = d.next_experiment["b"]
+    assert experiment.stage == "abstention"
+    assert experiment.metric == "refused or correct on unanswerable questions"
+    assert d.next_experiment["a"].stage == "golden set"
+    # a judge that calls an answer to an unanswerable question correct (it says there is no
+    # answer) counts it as handled, as the failure classes do
+    judged = a[:30] + [dict(r, abstained=False, correct=True) for r in a[30:]]
+    assert run(tmp_path, a, judged).next_experiment["b"].stage == "golden set"
 
 
 def test_path_without_retrieved_ids_starts_at_the_prompt(tmp_path):

@@ -106,21 +106,25 @@ _RANKING = ("retrieved_ids", "relevant_grades", "cited_ids")
             "the share of questions whose evidence reached the candidates (hit at the ranking's "
             "full depth), then the prompt (hit@k; the context assembly's experiment, not the "
             "ranking's, where most prompts that missed their evidence had it ranked within their "
-            "length), then of the hits the share answered correctly and with support.",
+            "length), then of the hits the share answered correctly and with support, then of "
+            "the unanswerable questions, if any, the share refused or answered correctly.",
         ),
         (
             _RANKING,
             "the share of questions whose evidence reached the prompt (hit@k), then of the hits "
-            "the share answered correctly and with support.",
+            "the share answered correctly and with support, then of the unanswerable questions, "
+            "if any, the share refused or answered correctly.",
         ),
         (
             (*_RANKING, "faithfulness"),
             "the share of questions whose evidence reached the prompt (hit@k), then of the hits "
-            "the share answered correctly.",
+            "the share answered correctly, then of the unanswerable questions, if any, the share "
+            "refused or answered correctly.",
         ),
         (
             (*_RANKING, "relevant_ids", "context_ids"),
-            "the share of the answerable questions answered correctly and with support.",
+            "the share of the answerable questions answered correctly and with support, then of "
+            "the unanswerable questions, if any, the share refused or answered correctly.",
         ),
         (
             ("correct", "faithfulness", "human_correct", "human_faithful", "answer_relevance"),

@@ -64,7 +64,9 @@ class Step:
     link: str  # one of WALK
 
 
-WALK = ("candidates", "prompt", "answers")  # the links the next experiment walks, in order
+# the links the next experiment walks, in order; the last two judge answers (correct)
+WALK = ("candidates", "prompt", "answers", "unanswerable")
+JUDGED = ("answers", "unanswerable")
 
 
 @dataclass(frozen=True)
@@ -419,9 +421,24 @@ def _next_experiment(
                     "evidence there",
                 )
         return experiment(stage, change, metric)
-    failing = verdicts == 0
-    # a refusal of an unanswerable question is right, whatever its verdict
-    failing &= ~((p.values("answerable", run) == 0) & (p.values("abstained", run) == 1))
+    unanswerable = p.values("answerable", run) == 0
+    refused = unanswerable & (p.values("abstained", run) == 1)
+    # a refusal of an unanswerable question is right, whatever its verdict (failure_classes)
+    handled = np.where(refused, 1.0, p.values("correct", run))[unanswerable]
+    handled = handled[~np.isnan(handled)]
+    refusals = "refused or correct on unanswerable questions"
+    asked = (
+        "Of the unanswerable questions, does the share refused or answered correctly reach its bar?"
+    )
+    share = float(handled.mean()) if len(handled) else None
+    if share is not None and not step(asked, refusals, share, "unanswerable").passed:
+        return experiment(
+            "abstention",
+            "instruct the model to say it cannot answer when its passages do not hold the "
+            "answer, and check the unanswerable questions it answered",
+            refusals,
+        )
+    failing = (verdicts == 0) & ~refused
     if not failing.any():
         answers = "judged answer" if np.isnan(verdicts).any() else "answer"
         links = "every link" if len(good) else "every link with something to judge"
@@ -440,12 +457,11 @@ def _next_experiment(
     by_slice, sizes = grouped.mean(), grouped.count()  # over the judged answers
     # a slice of a few questions is weakest by chance; one without a wrong answer has none to fix
     by_slice = by_slice[(sizes >= SMALL_SLICE) & (by_slice < 1)]
-    if by_slice.empty:
+    if by_slice.empty:  # no slice to single out: the last link again
         if (correct == 0).any() and p.frame[f"slice_{run}"].isna().all():
-            return experiment(
-                "slices", "log a slice column to find where the questions still fail", metric
-            )
-        return experiment(stage, change, metric)  # no slice to single out: the last link again
+            # logging a column moves no metric: it goes beside the link's experiment, not for it
+            change += ", and log a slice column to find where the questions still fail"
+        return experiment(stage, change, metric)
     weakest = str(by_slice.idxmin())
     return experiment(
         "slices",

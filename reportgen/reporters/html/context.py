@@ -44,7 +44,7 @@ from ...comparison.compare import (
     lacking_retrieval,
     too_fine_note,
 )
-from ...diagnosis.diagnose import OFF_QUESTION_BELOW, TARGET, WALK
+from ...diagnosis.diagnose import JUDGED, OFF_QUESTION_BELOW, TARGET, WALK
 from ...diagnosis.stages import CELL_NAMES, CELL_TITLES, MAX_JUDGE_GAP
 from ...formatting import (
     NOISE,
@@ -539,12 +539,15 @@ def links_definition(scored: set[str]) -> str:
 
 def next_experiment_definition(result: Comparison) -> str:
     """The walk of the next experiment from the first link it walks in this report (where the
-    logs let it start) to the answers, which only correct judges: without it the walk ends at
-    the prompt. A path with no step judged nothing before the answers."""
+    logs let it start) to the answers and the unanswerable questions, which only correct
+    judges: without it the walk ends at the prompt. A path with no step judged nothing before
+    the answers."""
     experiments = [e for e in result.diagnosis.next_experiment.values() if e]
-    start = min((WALK.index(e.path[0].link) for e in experiments if e.path), default=len(WALK) - 1)
+    start = min(
+        (WALK.index(e.path[0].link) for e in experiments if e.path), default=WALK.index(JUDGED[0])
+    )
     judged = "correct" in result.tables.metrics
-    walked = WALK[start:] if judged else WALK[start:-1]
+    walked = [link for link in WALK[start:] if judged or link not in JUDGED]
     if not walked:  # no link to walk: the definition is not shown
         return ""
     support = " and with support" if "faithfulness" in result.tables.metrics else ""
@@ -554,6 +557,7 @@ def next_experiment_definition(result: Comparison) -> str:
         "prompt": "the share of questions whose evidence reached the prompt (hit@k)",
         # no labelled evidence located: judged on every answerable question
         "answers": f"the share of the answerable questions answered correctly{support}",
+        "unanswerable": "the share of the unanswerable questions refused or answered correctly",
     }
     then = {
         # with a ranking, a prompt can leave out what it ranked first
@@ -561,6 +565,8 @@ def next_experiment_definition(result: Comparison) -> str:
         "ranking's, where most prompts that missed their evidence had it ranked within their "
         "length)",
         "answers": f"then of the hits the share answered correctly{support}",
+        "unanswerable": "then of the unanswerable questions, if any, the share refused or "
+        "answered correctly",
     }
     shares = ", ".join([first[walked[0]], *(then[link] for link in walked[1:])])
     hit = walked[0] != "answers"
