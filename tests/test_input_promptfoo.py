@@ -274,12 +274,26 @@ def test_two_providers_under_one_name_are_told_apart_from_repeats(tmp_path):
     hot = [dict(r, promptIdx=1, provider=provider) for r in rows]
     path = promptfoo_file(tmp_path / "out.json", rows + hot)
     message = (
-        f"{path}: run 'openai:gpt-4o-mini | qa' holds the results of two providers or prompts "
-        "under one name (test case 'refund' twice); give each provider a label in the promptfoo "
-        "config, so that each is a run of its own"
+        f"{path}: run 'openai:gpt-4o-mini | qa' holds the results of two providers under one "
+        "name (test case 'refund' twice); give each provider a label in the promptfoo config, so "
+        "that each is a run of its own"
     )
     assert fail("compare", path, "-o", tmp_path / "r.html").endswith(message)
     assert validate(path, code=2) == [message]
+
+
+def test_two_prompts_of_one_label_are_told_to_label_the_prompts(tmp_path):
+    """One provider, two prompt files both called prompt.txt (promptIdx 0 and 1): the refusal
+    said to label the providers, which cannot tell the two prompts apart."""
+    rows = [result("openai:gpt-4o-mini", d, i, True) for i, d in enumerate(["refund", "wifi"])]
+    rows = [dict(r, prompt=dict(r["prompt"], label="prompt.txt")) for r in rows]
+    other = [dict(r, promptIdx=1, prompt=dict(r["prompt"], raw="Answer briefly.")) for r in rows]
+    path = promptfoo_file(tmp_path / "out.json", rows + other)
+    assert validate(path, code=2) == [
+        f"{path}: run 'openai:gpt-4o-mini | prompt.txt' holds the results of two prompts under "
+        "one label (test case 'refund' twice, prompts 0 and 1); give each prompt a label in the "
+        "promptfoo config, so that each is a run of its own"
+    ]
 
 
 def test_a_file_of_too_many_runs_given_alone_says_how_to_choose(tmp_path):

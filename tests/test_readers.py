@@ -8,9 +8,11 @@ exit code 2 and nothing written.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
@@ -431,6 +433,52 @@ def test_text_cells_stay_text_where_a_number_would_change_what_they_name(tmp_pat
         "score": [1.0, 0.5, 0.0],
         "exact": [0.25, 0.001, -0.0],
     }
+
+
+def test_nan_and_infinity_spelled_two_ways_are_still_numbers(tmp_path):
+    """A score column holding both "nan" (Python's spelling) and "NaN" (polars', DuckDB's), a
+    log put together from two writers, was read as text, and --metric refused it as VARCHAR:
+    the two spellings name one value, as "inf" and "Infinity" do, not two sections."""
+    log = _text_log(
+        tmp_path / "run.csv",
+        {
+            "question_id": ["q1", "q2", "q3", "q4", "q5"],
+            "judge_score": ["nan", "NaN", "0.5", "inf", "Infinity"],
+        },
+    )
+    out = tmp_path / "run.parquet"
+    result = CliRunner().invoke(cli, ["convert", str(log), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    scores = pq.read_table(out).column("judge_score")
+    assert scores.type == pa.float64()
+    assert scores.to_pylist()[2:] == [0.5, math.inf, math.inf]
+    assert all(math.isnan(v) for v in scores.to_pylist()[:2])
+
+
+def test_excel_s_delimiter_hint_above_the_header_is_read_past(tmp_path):
+    """Excel writes "sep=," above the header of a CSV it is told to keep readable: the file was
+    refused with "column 2 of the header has no name; name it", a column the file lacks. The
+    hint is read past and still counted in the lines a message names; a hint of another
+    delimiter is refused by name."""
+    log = tmp_path / "run.csv"
+    log.write_bytes(b"sep=,\r\nquestion_id,correct\r\nq1,TRUE\r\nq2,FALSE\r\n")
+    out = tmp_path / "run.parquet"
+    result = CliRunner().invoke(cli, ["convert", str(log), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert pq.read_table(out).select(["question_id", "correct"]).to_pydict() == {
+        "question_id": ["q1", "q2"],
+        "correct": [True, False],
+    }
+    log.write_bytes(b"sep=,\r\nquestion_id,correct\r\nq1,TRUE\r\nq2,maybe\r\n")
+    with pytest.raises(InputError, match=r"run.csv: line 4, column correct: 'maybe'"):
+        read(log, ReadOptions())
+    log.write_text("sep=;\nquestion_id;correct\nq1;true\n")
+    with pytest.raises(InputError) as error:
+        read(log, ReadOptions())
+    assert str(error.value) == (
+        f"{log}: line 1 says the fields are separated by ';', not by the CSV's ','; save it "
+        "again with ',' (or as CSV)"
+    )
 
 
 def test_text_score_columns_compare_as_metrics(tmp_path, compare):

@@ -340,10 +340,13 @@ def _spelled(values: list[Any]) -> list[Any]:
     number = int if whole else float
     # a number that would change the value the text names stays text: a whole number past
     # int64 (a 19-digit id, a double keeps 15 to 17 digits of it), or two texts that read as
-    # one number ("3.1" and "3.10", sections of a manual), which would merge two slices
+    # one number ("3.1" and "3.10", sections of a manual), which would merge two slices; NaN
+    # and infinity spelled two ways ("nan" by Python, "NaN" by polars) are one missing value or
+    # one bound, no sections
     if any(_DIGITS.fullmatch(v) and not _INTEGER.fullmatch(v) for v in spelled):
         return values
-    if len({repr(number(v)) for v in spelled}) < len(spelled):
+    finite = {v for v in spelled if math.isfinite(number(v))}
+    if len({repr(number(v)) for v in finite}) < len(finite):
         return values
     return [None if v is None else number(v) for v in cells]
 

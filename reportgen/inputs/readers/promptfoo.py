@@ -214,14 +214,19 @@ def _refuse_repeats(path: Path, run: str, rows: list[dict[str, Any]]) -> None:
         seen = first.setdefault(case, result)
         if seen is result:
             continue
-        if (seen.get("provider"), seen.get("promptIdx")) != (
-            result.get("provider"),
-            result.get("promptIdx"),
-        ):
+        if seen.get("provider") != result.get("provider"):
             raise InputError(
-                f"{path}: run {run!r} holds the results of two providers or prompts under one "
-                f"name (test case {case!r} twice); give each provider a label in the promptfoo "
-                "config, so that each is a run of its own"
+                f"{path}: run {run!r} holds the results of two providers under one name (test "
+                f"case {case!r} twice); give each provider a label in the promptfoo config, so "
+                "that each is a run of its own"
+            )
+        if seen.get("promptIdx") != result.get("promptIdx"):
+            # two prompt files of one name (a/prompt.txt, b/prompt.txt) share their label
+            raise InputError(
+                f"{path}: run {run!r} holds the results of two prompts under one label (test "
+                f"case {case!r} twice, prompts {seen.get('promptIdx')} and "
+                f"{result.get('promptIdx')}); give each prompt a label in the promptfoo config, "
+                "so that each is a run of its own"
             )
         if _vars(seen) != _vars(result):
             raise InputError(

@@ -44,20 +44,22 @@ def read_delimited(path: Path, delimiter: str) -> Rows:
     start = 1  # the first line of the row being read, for an error
     try:
         with path.open(newline="", encoding="utf-8-sig") as handle:
-            _first_line(path, handle, delimiter)
+            hint = _first_line(path, handle, delimiter)
             handle.seek(0)
+            if hint:  # Excel's "sep=," above the header: read past it, count it in the lines
+                handle.readline()
             reader = csv.reader(handle, delimiter=delimiter, strict=True)
             # "question_id, correct" is written by hand or by spreadsheets: the names are the
             # column's, the spaces no part of it
             names = [name.strip() for name in next(reader)]
             _one_field(path, names, delimiter)
             index = _header(path, names)
-            start = reader.line_num + 1
+            start = reader.line_num + hint + 1
             for fields in reader:
                 if fields:  # a blank line holds no row
                     # the line the row starts on: it ends on line_num, past the line breaks
                     # its quoted fields hold (an answer of several lines)
-                    line = reader.line_num - sum(map(_breaks, fields))
+                    line = reader.line_num + hint - sum(map(_breaks, fields))
                     if len(fields) != len(names):
                         where = f"line {line}"
                         raise field_count_error(path, where, len(fields), len(names), delimiter)
@@ -66,7 +68,7 @@ def read_delimited(path: Path, delimiter: str) -> Rows:
                         del record[index]
                     records.append(record)
                     lines.append(line)
-                start = reader.line_num + 1
+                start = reader.line_num + hint + 1
     except UnicodeDecodeError:
         raise InputError(not_utf8(path)) from None
     except csv.Error as exc:
@@ -102,12 +104,23 @@ def field_count_error(
     )
 
 
-def _first_line(path: Path, handle: TextIO, delimiter: str) -> None:
-    """InputError for a file whose first line is no header: blank (the file empty, or blank
-    lines above the header, which read as a header of no column), or a JSON object (JSON
-    Lines under a CSV or TSV name, as pandas' ``to_json(lines=True)`` writes: its quotes
-    failed the reader, or named columns like ``{"question_id": "q1"``)."""
+def _first_line(path: Path, handle: TextIO, delimiter: str) -> int:
+    """1 when the first line is Excel's hint of the file's delimiter (``sep=,``), which is no
+    header and which the reader skips; else 0. InputError for a file whose first line is no
+    header: blank (the file empty, or blank lines above the header, which read as a header of
+    no column), a hint of another delimiter, or a JSON object (JSON Lines under a CSV or TSV
+    name, as pandas' ``to_json(lines=True)`` writes: its quotes failed the reader, or named
+    columns like ``{"question_id": "q1"``)."""
     first = handle.readline()
+    hinted = first.rstrip("\r\n")
+    if hinted.lower().startswith("sep=") and len(hinted) == 5:
+        if hinted[4] == delimiter:
+            return 1
+        kind = "TSV" if delimiter == "\t" else "CSV"
+        raise InputError(
+            f"{path}: line 1 says the fields are separated by {hinted[4]!r}, not by the "
+            f"{kind}'s {delimiter!r}; save it again with {delimiter!r} (or as {kind})"
+        )
     if not first.strip():
         blank = 1 + next((n for n, line in enumerate(handle) if line.strip()), -1)
         raise InputError(
@@ -117,7 +130,7 @@ def _first_line(path: Path, handle: TextIO, delimiter: str) -> None:
             else f"{path}: the file is empty; write a header line, then one row per question"
         )
     if not isinstance(first_json(path), dict):
-        return
+        return 0
     kind = "TSV" if delimiter == "\t" else "CSV"
     raise InputError(
         f"{path}: JSON Lines (one object a line), not {kind}; name the file .jsonl or pass "
