@@ -154,6 +154,22 @@ def test_the_next_experiment_definition_walks_the_links_the_logs_have(tmp_path, 
     assert text["Next experiment"].endswith(hit) == ("relevant_ids" not in dropped)
 
 
+@pytest.mark.parametrize(
+    ("cutoff", "scored"),
+    [
+        (None, "each question's own context_spans, k = its length"),
+        (3, "k = 3: the first 3 passages of retrieved_spans (--k)"),
+    ],
+)
+def test_the_prompt_cutoff_of_a_span_log_names_its_own_columns(cutoff, scored):
+    """The chunking pair logs no context_ids and no relevant_ids: the definition named them."""
+    logs = [SAMPLE / f"manuals_{c}.parquet" for c in ("a_chunk400", "b_chunk1000")]
+    pair = run_study(logs, Options(n_boot=200, cutoff=cutoff)).pairs[0]
+    text = dict(context.definitions(pair))["Prompt cutoff"]
+    assert text.startswith(f"Retrieval is scored at the passages the generator received: {scored}")
+    assert "rel = labelled spans of grade > 0;" in text and "context_ids" not in text
+
+
 def test_a_log_of_no_link_to_walk_has_no_next_experiment_definition(tmp_path):
     """A log of faithfulness alone walks no link (no ranking, no prompt, no correct): the
     definitions are made without one, not refused."""

@@ -23,6 +23,7 @@ from ...analysis.metrics import mixed_labels
 from ...analysis.power import CARRIED_BELOW, FEW_CLUSTERS
 from ...analysis.registry import RETRIEVAL, base_name
 from ...analysis.slices import SMALL_SLICE, SliceResult, in_slice_order
+from ...analysis.spans import CHAR_METRICS
 from ...analysis.spans import definitions as span_definitions
 from ...analysis.stats import (
     EXACT_FLIPS,
@@ -599,16 +600,18 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
     k = t.named_cutoff
     gain = "2^g \u2212 1" if result.options.gain == "exponential" else "g"
     cutoff = (
-        f"k = {k}: the first {fmt_count(k, 'passage')} of retrieved_ids (--k)"
+        f"k = {k}: the first {fmt_count(k, 'passage')} of {t.ranking_column} (--k)"
         if t.k_source == "--k" and k is not None
-        else "each question's own context_ids, k = its length (metric names use the most common "
-        f"length of a prompt that is not empty, {k})"
+        else f"each question's own {t.ranking_column}, k = its length (metric names use the most "
+        f"common length of a prompt that is not empty, {k})"
     )
+    # span labels: each label is found at the first passage relevant to it ("Span labels")
+    rel = "labelled spans" if CHAR_METRICS[0] in t.metrics else "labelled passages"
     out = [
         (
             "Prompt cutoff",
             f"Retrieval is scored at the passages the generator received: {cutoff}. "
-            "rel = labelled passages of grade > 0; a passage repeated in a ranking counts once, at "
+            f"rel = {rel} of grade > 0; a passage repeated in a ranking counts once, at "
             "its first position. Questions without labelled evidence are left out of retrieval "
             "metrics." + _rel_level(result),
         ),
