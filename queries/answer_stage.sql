@@ -11,11 +11,12 @@
 --   abstained (NULL as false; NULL throughout a run that does not log it),
 --   evidence_in_context, evidence_in_candidates (a labelled passage in the prompt / anywhere in
 --     retrieved_ids; NULL without labelled evidence or without the list to look in),
---   best_evidence_in_context (a passage of the question's highest labelled grade in the prompt;
---     NULL as evidence_in_context),
+--   best_evidence_in_context, best_evidence_in_candidates (a passage of the question's highest
+--     labelled grade in the prompt / anywhere in retrieved_ids; NULL as the two above),
 --   evidence_ranked_for_prompt (a labelled passage within the first n of retrieved_ids, n the
---     length of the logged context_ids: a prompt of that size cut from the ranking holds it;
---     NULL without labelled evidence, retrieved_ids or context_ids),
+--     length of the logged context_ids, at least 1: a prompt of that size cut from the ranking
+--     holds it, and an empty prompt left out what the ranking put first; NULL without labelled
+--     evidence, retrieved_ids or context_ids),
 --   correct, faithfulness, answer_relevance,
 --   n_cited (distinct cited ids), n_cited_in_context, n_cited_relevant (labelled, grade > 0),
 --   n_cited_used (in the context and relevant), human_correct, human_faithful,
@@ -27,7 +28,10 @@ WITH evidence AS (
            bool_or(in_prompt(f.has_context, rel.pos_context, rel.pos_retrieved, $k)
                    AND rel.grade = rel.top_grade) AS best_in_prompt,
            bool_or(rel.pos_retrieved IS NOT NULL) AS in_candidates,
-           bool_or(coalesce(rel.pos_retrieved <= f.n_context, false)) AS ranked_for_prompt
+           bool_or(rel.pos_retrieved IS NOT NULL AND rel.grade = rel.top_grade)
+               AS best_in_candidates,
+           bool_or(coalesce(rel.pos_retrieved <= greatest(f.n_context, 1), false))
+               AS ranked_for_prompt
     FROM relevant AS rel
     JOIN facts AS f USING (run, question_id)
     GROUP BY rel.run, rel.question_id
@@ -63,6 +67,7 @@ SELECT
     CASE WHEN f.has_prompt THEN e.in_prompt END AS evidence_in_context,
     CASE WHEN f.has_prompt THEN e.best_in_prompt END AS best_evidence_in_context,
     CASE WHEN f.has_retrieved THEN e.in_candidates END AS evidence_in_candidates,
+    CASE WHEN f.has_retrieved THEN e.best_in_candidates END AS best_evidence_in_candidates,
     CASE WHEN f.has_retrieved AND f.has_context THEN e.ranked_for_prompt END
         AS evidence_ranked_for_prompt,
     f.correct,

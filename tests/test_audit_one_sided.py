@@ -144,6 +144,21 @@ def test_a_k_other_than_the_prompts_both_runs_logged_is_flagged(tmp_path, compar
     assert _run(tmp_path, compare, a, a, "--k", "3")["fairness"]["prompt k"]["flagged"] is False
 
 
+def test_a_k_tied_for_the_commonest_prompt_size_is_not_flagged(tmp_path, compare):
+    """Half the prompts hold 5 passages, half 3, in both runs: --k 5 read "most often: A 3, B
+    3 ... so --k 3 would score what they received", wrong for the half that held 5."""
+    a = _rows(8, retrieved_ids=["p1", "p2", "p3", "p4", "p5"])
+    for r in a[:4]:
+        r["context_ids"] = ["p1", "p2", "p3", "p4", "p5"]
+    sizes = _run(tmp_path, compare, a, a, "--k", "5")["fairness"]["prompt k"]
+    assert not sizes["flagged"]
+    assert sizes["text"] == (
+        "Passages in the prompt, most often: A 3 or 5, B 3 or 5; they differ on 0 of 8 questions."
+    )
+    sizes = _run(tmp_path, compare, a, a, "--k", "4")["fairness"]["prompt k"]
+    assert sizes["flagged"] and sizes["text"].endswith("received prompts of other sizes.")
+
+
 def test_a_bigger_prompt_s_gain_is_read_first_in_the_markdown(tmp_path, compare):
     """The rankings are the same; B's prompts hold 10 passages and twice A's tokens, A's 5. B's
     retrieval metrics, named @5, score its 10: a gate's mrr@5 > 0 passed, and the Markdown CI

@@ -589,6 +589,31 @@ def test_a_prompt_missing_evidence_ranked_below_its_length_is_the_ranking_s(tmp_
     assert [stage_of(n) for n in (2, 3, 4)] == ["ranking", "ranking", "context assembly"]
 
 
+def test_an_empty_prompt_under_evidence_ranked_first_is_the_assembly_s_miss(tmp_path):
+    """The ranking put the evidence first and the prompt is empty: the assembly dropped it, not
+    the ranking (a prompt of no passage read as "ranked within its length" for none)."""
+    a = [row(f"q{i}") for i in range(10)]
+    b = [row(f"q{i}", context_ids=[], correct=False) for i in range(3)] + a[3:]
+    d = run(tmp_path, a, b, named_cutoff=2)
+    assert d.failure_classes["b"]["assembly miss"] == 3
+    assert d.next_experiment["b"].stage == "context assembly"
+
+
+def test_the_prompt_step_weighs_the_misses_that_failed(tmp_path):
+    """B's 4 wrong answers lost evidence ranked first; 6 right ones had it ranked below their
+    prompt. Counting every miss sent B to reranking, which would change none of its wrong
+    answers."""
+    a = [row(f"q{i}") for i in range(20)]
+    b = (
+        [row(f"q{i}", **ASSEMBLED_OUT, correct=False) for i in range(4)]
+        + [row(f"q{i}", **RANKED_OUT) for i in range(4, 10)]
+        + a[10:]
+    )
+    d = run(tmp_path, a, b, named_cutoff=2)
+    assert path_of(d, "b")[1] == ("hit@2", 0.5, False)
+    assert d.next_experiment["b"].stage == "context assembly"
+
+
 def test_evidence_ranked_for_the_prompt_needs_a_logged_prompt(tmp_path):
     """Without context_ids the prompt is the first k of the ranking: nothing assembles it, so
     the column is NULL and no question is an assembly miss."""
@@ -622,6 +647,12 @@ def test_faithful_but_wrong_answers_on_lower_graded_evidence_send_it_to_the_rank
     # the best passage in those prompts and the answers still wrong: a stale passage, the corpus
     stale = [row(f"q{i}", **good, correct=False) for i in range(6)] + a[6:]
     assert run(tmp_path, a, stale, named_cutoff=2).next_experiment["b"].stage == "corpus"
+    # the best passage among no candidate: no reranking brings it, the retrieval must
+    unretrieved = {**graded, "retrieved_ids": ["h", "x1", "x2"], "context_ids": ["h", "x1"]}
+    lost = [row(f"q{i}", **unretrieved, correct=False) for i in range(6)] + a[6:]
+    experiment = run(tmp_path, a, lost, named_cutoff=2).next_experiment["b"]
+    assert experiment.stage == "retrieval"
+    assert experiment.change.startswith("retrieve a passage of each question's highest")
 
 
 def test_faithful_but_wrong_answers_on_the_hits_send_the_next_experiment_to_the_corpus(tmp_path):
@@ -677,6 +708,52 @@ def test_path_names_no_slice_where_nothing_fails(tmp_path):
     assert experiment.metric == "correct and supported on hits"
 
 
+def test_past_every_bar_the_refusals_and_their_slice_read_a_refusal_as_right(tmp_path):
+    """60 answerable questions all right; 20 unanswerable, 17 refused (correct logged false, as
+    a judge writes) and 3 answered. The experiment was the generator's, judged by correct on
+    hits at 1.000 already; with a slice column, "correct on offtopic" read 0.0 for 17 right
+    refusals, a bar no change could pass."""
+    a = [row(f"q{i}", slice=None) for i in range(60)]
+    a += [
+        row(f"q{i}", **UNANSWERABLE, slice=None, abstained=i < 77, correct=False)
+        for i in range(60, 80)
+    ]
+    d = run(tmp_path, a, a, named_cutoff=2)
+    assert path_of(d)[-1] == ("refused or correct on unanswerable questions", 0.85, True)
+    assert d.next_experiment["a"].stage == "abstention"
+    sliced = [dict(r, slice="offtopic" if r["answerable"] is False else "docs") for r in a]
+    experiment = run(tmp_path, sliced, sliced, named_cutoff=2).next_experiment["a"]
+    assert experiment.stage == "abstention"  # the 3 failing answers are the unanswerable ones
+    # 6 of 60 answerable wrong now: more than the 3 unanswerable, so the slices; the weakest
+    # is offtopic at 17 of 20 (a refusal is a right answer), not at 0 of 20
+    failed = {f"q{i}" for i in range(6)}
+    wrong = [dict(r, correct=False) if r["question_id"] in failed else r for r in sliced]
+    experiment = run(tmp_path, wrong, wrong, named_cutoff=2).next_experiment["a"]
+    assert experiment.stage == "slices" and "offtopic" in experiment.change
+    assert experiment.numbers["correct on offtopic"] == 0.85
+
+
+def test_without_abstained_the_unanswerable_step_speaks_of_correct_answers(tmp_path):
+    a = [{k: v for k, v in row(f"q{i}").items() if k != "abstained"} for i in range(20)]
+    a += [
+        {k: v for k, v in row(f"q{i}", **UNANSWERABLE, correct=i < 25).items() if k != "abstained"}
+        for i in range(20, 30)
+    ]
+    d = run(tmp_path, a, a, named_cutoff=2)
+    step = d.next_experiment["a"].path[-1]
+    assert (step.metric, step.value, step.passed) == (
+        "correct on unanswerable questions",
+        0.5,
+        False,
+    )
+    assert step.question == (
+        "Of the unanswerable questions, does the share answered correctly reach its bar?"
+    )
+    assert d.next_experiment["a"].change.endswith(
+        ", and log abstained so the next report can count the refusals"
+    )
+
+
 def test_path_past_every_bar_without_slices_asks_for_them_beside_the_last_link(tmp_path):
     """No slice logged, every link holds, one answer wrong: the experiment was "log a slice
     column", judged by correct and supported on hits, which logging a column cannot move. It
@@ -711,15 +788,15 @@ def test_path_of_a_run_where_no_answer_fails_asks_for_harder_questions(tmp_path)
 
 def test_path_does_not_fail_a_step_with_no_answer_to_judge(tmp_path):
     """Every question unanswerable: no answerable question to judge, so no step reads "n/a: no";
-    the two missed abstentions in slice s are what the walk points at."""
-    a = [row(f"q{i}", **UNANSWERABLE, abstained=i < 8, correct=i < 8) for i in range(10)]
+    the two missed abstentions are what the walk points at, past its bars: the abstention, not
+    "log relevant_ids" (logged, and empty) judged by correct on no answerable question."""
+    a = [row(f"q{i}", **UNANSWERABLE, abstained=i < 8, correct=False) for i in range(10)]
     d = run(tmp_path, a, a)
     experiment = d.next_experiment["a"]
     assert path_of(d) == [("refused or correct on unanswerable questions", 0.8, True)]
-    assert experiment.stage == "slices" and experiment.numbers == {
-        "refused or correct on unanswerable questions": 0.8,
-        "correct on s": 0.8,
-    }
+    assert experiment.stage == "abstention"
+    assert experiment.metric == "refused or correct on unanswerable questions"
+    assert "relevant_ids" not in experiment.change
 
 
 def test_path_of_a_run_that_answers_its_unanswerable_questions_ends_at_the_abstention(tmp_path):

@@ -567,6 +567,9 @@ def test_several_candidates_summary_carries_the_pages_caveats(tmp_path):
         if after.type == "paragraph_close" and t.type == "inline"
     ]
     assert items[: len(warnings)] == warnings
+    # a caveat of one candidate reads "A" and "B" as its comparison does: said before the list
+    head = md.read_text().split("### Read first")[0]
+    assert "In each candidate's lines A is the baseline, base, and B that candidate." in head
 
 
 def _regressing(folder: Path) -> tuple[Path, Path]:

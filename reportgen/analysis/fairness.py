@@ -35,12 +35,12 @@ class Check:
     numbers: dict[str, float | int | None]
 
 
-def _mode(sizes: pd.Series) -> int | None:
-    """The most common prompt size (ties: the smaller); None without a prompt."""
+def _modes(sizes: pd.Series) -> list[int]:
+    """The most common prompt sizes, smallest first (several on a tie); none without a prompt."""
     if not len(sizes):
-        return None
+        return []
     found, counts = np.unique(sizes.to_numpy(), return_counts=True)
-    return int(found[counts == counts.max()].min())
+    return [int(size) for size in found[counts == counts.max()]]
 
 
 def fairness(tables: MetricTables) -> list[Check]:
@@ -55,15 +55,21 @@ def fairness(tables: MetricTables) -> list[Check]:
         checks.append(budget)
     if tables.named_cutoff is not None and passages:
         # over every prompt: a question's mean of its samples' is no prompt's size
-        k_a, k_b = (_mode(run_prompts(measured, run)) for run in "ab")
+        modes = {run: _modes(run_prompts(measured, run)) for run in "ab"}
+        k_a, k_b = (next(iter(modes[run]), None) for run in "ab")  # ties: the smaller
         differ = known["passages_a"] != known["passages_b"]
         # --k scores the top k of the rankings: prompts of another size most often make the
-        # metrics count passages the generators never received, or miss some they did
-        off_k = tables.k_source != "context_ids" and tables.named_cutoff not in (k_a, k_b)
+        # metrics count passages the generators never received, or miss some they did (a size
+        # tied for most common with k is not another size most often)
+        off_k = tables.k_source != "context_ids" and all(
+            tables.named_cutoff not in modes[run] for run in "ab"
+        )
+        one = modes["a"] == modes["b"] and len(modes["a"]) == 1  # one size both runs sent
         flagged = k_a != k_b or bool(differ.any()) or off_k
         share = float(differ.mean())
         text = (
-            f"Passages in the prompt, most often: A {k_a}, B {k_b}; they differ on "
+            f"Passages in the prompt, most often: A {_or(modes['a'])}, B {_or(modes['b'])}; "
+            "they differ on "
             f"{int(differ.sum())} of "
             + (
                 f"{fmt_count(len(known), 'question')}."
@@ -78,11 +84,7 @@ def fairness(tables: MetricTables) -> list[Check]:
                 if tables.k_source == "context_ids"
                 else f" The retrieval metrics score the top {tables.named_cutoff} of both "
                 "rankings (--k); the generators received prompts of other sizes"
-                + (
-                    f", so --k {k_a} would score what they received."
-                    if off_k and k_a == k_b
-                    else "."
-                )
+                + (f", so --k {k_a} would score what they received." if off_k and one else ".")
             )
         )
         checks.append(Check("prompt k", flagged, text, {"a": k_a, "b": k_b, "share_differ": share}))
@@ -94,6 +96,11 @@ def fairness(tables: MetricTables) -> list[Check]:
     ):
         checks += _ceilings(tables, tables.named_cutoff)
     return checks
+
+
+def _or(sizes: list[int]) -> str:
+    """'5', or '3 or 5' for sizes tied for most common."""
+    return " or ".join(map(str, sizes))
 
 
 def _budget(p: pd.DataFrame, passages: bool) -> Check | None:

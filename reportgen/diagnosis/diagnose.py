@@ -47,6 +47,14 @@ ASKED = {  # the population an answer step judges, as its question names it
 }
 N_EXEMPLARS = 5
 STALE = "faithful but wrong"  # the failure class of an answer that follows its passages
+PARTIAL = {  # the experiment where the stale answers had only lower-graded evidence
+    "retrieval": "retrieve a passage of each question's highest labelled grade: no candidate "
+    "held one for most of the faithful but wrong answers, which followed the lower-graded "
+    "evidence they were given; add lexical (BM25) search beside the dense retriever (hybrid)",
+    "ranking": "rerank so that a passage of each question's highest labelled grade reaches the "
+    "prompt: for most of the faithful but wrong answers a candidate held one, and the prompt "
+    "only lower-graded evidence",
+}
 COSTS = {"latency_ms": "latency", "cost_usd": "cost", "context_tokens": "context tokens"}
 UNITS = {"latency_ms": ("ms", 1), "cost_usd": ("USD", 5), "context_tokens": ("tokens", 1)}
 COMPARISON = (
@@ -234,18 +242,27 @@ def _mostly_stale(classes: pd.Categorical | None, hits: np.ndarray) -> bool:
     return stale > 0 and stale > (int(others.max()) if len(others) else 0)
 
 
-def _mostly_partial(p: Paired, run: str, stale: np.ndarray) -> bool:
-    """Whether more of the ``stale`` answers (faithful but wrong on the hits) had no passage of
-    their question's highest labelled grade in the prompt than had one: they followed the
-    partial evidence they were given, which the ranking, not the corpus, chose."""
+def _stale_link(p: Paired, run: str, stale: np.ndarray) -> str:
+    """The link most of the ``stale`` answers (faithful but wrong on the hits) point to: the
+    corpus where their prompt held a passage of the question's highest labelled grade (the
+    answer followed it and is wrong); else the ranking where a candidate held one, the
+    retrieval where none did (the answer followed the lower-graded evidence it was given). A
+    tie goes to the earlier link: retrieval, ranking, corpus."""
     best = p.values("best_evidence_in_context", run)[stale] == 1
-    return int((~best).sum()) > int(best.sum())
+    ranked = p.values("best_evidence_in_candidates", run)[stale] == 1
+    counts = {
+        "retrieval": int((~best & ~ranked).sum()),
+        "ranking": int((~best & ranked).sum()),
+        "corpus": int(best.sum()),
+    }
+    return max(counts, key=lambda link: counts[link])
 
 
 def _mostly_assembled_out(p: Paired, run: str, missed: np.ndarray) -> bool:
-    """Whether more of the questions whose evidence ``missed`` the prompt had it ranked within
-    the prompt's length (the prompt left it out) than ranked below it or not retrieved: a tie
-    goes to the ranking, the earlier link."""
+    """Whether more of the questions whose evidence ``missed`` the prompt (those answered
+    wrongly, where there are some: the failure classes' assembly and ranking misses) had it
+    ranked within the prompt's length (the prompt left it out) than ranked below it or not
+    retrieved: a tie goes to the ranking, the earlier link."""
     ranked = p.values("evidence_ranked_for_prompt", run)[missed] == 1
     return int(ranked.sum()) > int((~ranked).sum())
 
@@ -304,9 +321,9 @@ def _next_experiment(
     judged answers with a wrong one, else the last link again. Below the bar on the hits, where
     the run's failure ``classes`` there are most often "faithful but wrong" (the answer follows
     a stale or wrong passage), the corpus is the link to fix, as the classes say, not the
-    generator, which already answers from the passages; the ranking, where most of those
-    prompts held no passage of the question's highest labelled grade (the answers followed the
-    partial evidence they were given). Below the bar at the prompt, the
+    generator, which already answers from the passages; the ranking or the retrieval, where
+    most of those prompts held no passage of the question's highest labelled grade
+    (_stale_link). Below the bar at the prompt, the
     context assembly is the link to fix where most of the questions whose evidence missed the
     prompt had it ranked within the prompt's length (reranking cannot move it higher), else
     the ranking.
@@ -359,7 +376,9 @@ def _next_experiment(
         name = f"hit@{named_cutoff}" if scored else "hit@context"
         asked = "Does the share of questions whose evidence reached the prompt reach its bar?"
         if not step(asked, name, float(evidence[located].mean()), "prompt").passed:
-            if _mostly_assembled_out(p, run, located & (evidence == 0)):
+            missed = located & (evidence == 0)
+            wrong = missed & (p.values("correct", run) == 0)  # what the fix is for, if any
+            if _mostly_assembled_out(p, run, wrong if wrong.any() else missed):
                 return experiment(
                     "context assembly",
                     "make the prompt take what the ranking put first: find the step between "
@@ -413,31 +432,32 @@ def _next_experiment(
                     "that call them evidence"
                 ),
             )
-            if _mostly_partial(p, run, scope & (np.asarray(classes, dtype=object) == STALE)):
-                stage, change = (
-                    "ranking",
-                    "rerank so that a passage of each question's highest labelled grade reaches "
-                    "the prompt: most of the faithful but wrong answers had only lower-graded "
-                    "evidence there",
-                )
+            link = _stale_link(p, run, scope & (np.asarray(classes, dtype=object) == STALE))
+            if link != "corpus":
+                stage, change = link, PARTIAL[link]
         return experiment(stage, change, metric)
     unanswerable = p.values("answerable", run) == 0
+    abstains = not np.isnan(p.values("abstained", run)).all()  # NULL throughout: not logged
     refused = unanswerable & (p.values("abstained", run) == 1)
     # a refusal of an unanswerable question is right, whatever its verdict (failure_classes)
-    handled = np.where(refused, 1.0, p.values("correct", run))[unanswerable]
+    correct = np.where(refused, 1.0, p.values("correct", run))
+    handled = correct[unanswerable]
     handled = handled[~np.isnan(handled)]
-    refusals = "refused or correct on unanswerable questions"
+    refusals = f"{'refused or ' if abstains else ''}correct on unanswerable questions"
     asked = (
-        "Of the unanswerable questions, does the share refused or answered correctly reach its bar?"
+        f"Of the unanswerable questions, does the share {'refused or ' if abstains else ''}"
+        "answered correctly reach its bar?"
+    )
+    abstention = (
+        "abstention",
+        "instruct the model to say it cannot answer when its passages do not hold the answer, "
+        "and check the unanswerable questions it answered"
+        + ("" if abstains else ", and log abstained so the next report can count the refusals"),
+        refusals,
     )
     share = float(handled.mean()) if len(handled) else None
     if share is not None and not step(asked, refusals, share, "unanswerable").passed:
-        return experiment(
-            "abstention",
-            "instruct the model to say it cannot answer when its passages do not hold the "
-            "answer, and check the unanswerable questions it answered",
-            refusals,
-        )
+        return experiment(*abstention)
     failing = (verdicts == 0) & ~refused
     if not failing.any():
         answers = "judged answer" if np.isnan(verdicts).any() else "answer"
@@ -452,10 +472,13 @@ def _next_experiment(
             {s.metric: s.value for s in path},
             tuple(path),
         )
-    correct = p.values("correct", run)
+    # past every bar, failing mostly on unanswerable questions: the last link is theirs
+    if (failing & unanswerable).sum() > (failing & ~unanswerable).sum():
+        return experiment(*abstention)
     grouped = pd.Series(correct).groupby(p.frame[f"slice_{run}"])
     by_slice, sizes = grouped.mean(), grouped.count()  # over the judged answers
-    # a slice of a few questions is weakest by chance; one without a wrong answer has none to fix
+    # a slice of a few questions is weakest by chance; one without a wrong answer has none to
+    # fix (a refusal of an unanswerable question is a right one)
     by_slice = by_slice[(sizes >= SMALL_SLICE) & (by_slice < 1)]
     if by_slice.empty:  # no slice to single out: the last link again
         if (correct == 0).any() and p.frame[f"slice_{run}"].isna().all():

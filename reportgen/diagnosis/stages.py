@@ -25,15 +25,16 @@ CELL_NAMES = (
     "answered_from_memory",  # no evidence in context, answer correct and supported
     "retrieval_failure",  # no evidence in context, answer wrong or unsupported
 )
-# The cells as the report names them. Two differ from their JSON keys: the failure classes
+# The cells as the report names them. Three differ from their JSON keys: the failure classes
 # "generation failure" and "answered from memory" count other questions (a wrong answer whose
 # scores cannot split it; a correct answer, supported or not), so a cell of the same name would
-# show another number under the same words.
+# show another number under the same words; and evidence missing from the prompt may be the
+# retrieval's, the ranking's or the assembly's miss, which the failure classes tell apart.
 CELL_TITLES = {
     "working_as_designed": "working as designed",
     "generation_failure": "failed despite evidence",
     "answered_from_memory": "good without evidence",
-    "retrieval_failure": "retrieval failure",
+    "retrieval_failure": "failed without evidence",
 }
 MEMORY = "answered from memory"  # correct, with no labelled evidence in the prompt
 # Pipeline order: a tie for the dominant class goes to the earlier link, whose fix comes first.
@@ -300,9 +301,10 @@ def failure_classes(
        unlabelled, else ok;
     4. correct: evidence in context -> ok, else answered from memory;
     5. wrong, evidence not in context: ranked within the first n of retrieved_ids, n the
-       length of the logged context_ids -> assembly miss (the ranking held it where a prompt of
-       that size takes it); elsewhere among the candidates -> ranking miss, else retrieval miss
-       (without retrieved_ids: retrieval miss);
+       length of the logged context_ids (at least 1) -> assembly miss (the ranking held it
+       where a prompt of that size takes it; an empty prompt dropped what it put first);
+       elsewhere among the candidates -> ranking miss, else retrieval miss (without
+       retrieved_ids: retrieval miss);
     6. wrong with evidence in context: faithfulness missing -> generation failure;
        faithfulness < supported_threshold -> hallucination; then (a faithful answer)
        answer_relevance missing -> generation failure; answer_relevance < relevance_threshold

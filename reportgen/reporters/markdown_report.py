@@ -208,6 +208,10 @@ def render(report: Report) -> str:
         "",
         prose(study.family.sentence),
         "",
+        # the caveats below read "A" and "B" as each comparison does
+        f"In each candidate's lines A is the baseline, {escape(study.baseline.label)}, and B "
+        "that candidate.",
+        "",
     ]
     lines += _read_first(study_warnings(study))
     if study.gate is not None:
