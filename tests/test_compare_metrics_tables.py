@@ -503,6 +503,49 @@ def test_tables_keep_what_the_reader_and_the_row_checks_said_of_their_logs(tmp_p
     assert merged in got["warnings"]
 
 
+def test_tables_walk_the_candidates_as_the_logs_do(tmp_path):
+    """Tables carry no metric-vs-k curve: the walk skipped the candidates and sent a retrieval
+    that found the evidence for 5 questions of 10 to reranking, which cannot bring it."""
+    rows = [
+        {"question_id": f"q{i}", "relevant_ids": ["e"], "correct": i >= 5,
+         "retrieved_ids": ["e", "x1", "x2"] if i >= 5 else ["x1", "x2", "x3"],
+         "context_ids": ["e", "x1"] if i >= 5 else ["x1", "x2"]}
+        for i in range(10)
+    ]  # fmt: skip
+    log = tmp_path / "a.parquet"
+    pd.DataFrame(rows).to_parquet(log)
+    table = scored(log, tmp_path / "ma.parquet")
+    walks = []
+    for folder, inputs in (("logs", [log, log]), ("tables", [table, table])):
+        experiment = report(tmp_path / folder, inputs)["comparisons"][0]["next_experiment"]["a"]
+        walks.append((experiment["stage"], experiment["path"][0]["metric"]))
+        assert experiment["path"][0]["value"] == 0.5
+    assert walks == [("retrieval", "hit@3"), ("retrieval", "hit@3")]
+
+
+def test_a_table_whose_answer_rows_predate_the_diagnosis_fields_is_refused(tmp_path):
+    """A table written before the answer rows carried evidence_ranked_for_prompt (and the
+    grade fields) failed compare with a KeyError traceback; it is refused in one line."""
+    ids = [f"q{i}" for i in range(20)]
+    log = tmp_path / "b.parquet"
+    pd.DataFrame({"question_id": ids, "correct": [i % 3 == 0 for i in range(20)]}).to_parquet(log)
+    table = pq.read_table(scored(log, tmp_path / "mb.parquet"))
+    answers = table["answer_stage"].combine_chunks()
+    keep = [answers.type.field(i).name for i in range(answers.type.num_fields)]
+    keep = [name for name in keep if name != "evidence_ranked_for_prompt"]
+    older = pa.StructArray.from_arrays([answers.field(name) for name in keep], names=keep)
+    index = table.schema.get_field_index("answer_stage")
+    older_table = table.set_column(index, "answer_stage", older)
+    path = tmp_path / "older.parquet"
+    pq.write_table(older_table.replace_schema_metadata(table.schema.metadata), path)
+    assert fail("compare", path, tmp_path / "mb.parquet", "-o", tmp_path / "r.html") == (
+        f"ragreport: error: {path}: a table of per-question metrics written by an earlier "
+        "ragreport, whose answer rows lack evidence_ranked_for_prompt; write it again with "
+        "ragreport metrics, or pass the run log"
+    )
+    assert not (tmp_path / "r.html").exists()
+
+
 def _edited(tmp_path: Path, column: str, value: object, text: bool = False) -> Path:
     """B's table of a 20-question log, its first row's ``column`` set to ``value`` (the column
     as text with ``text``), its metadata kept: a table edited by hand or another tool."""

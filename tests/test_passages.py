@@ -253,10 +253,29 @@ def test_an_unknown_passage_id_names_the_row_of_the_log(tmp_path):
 
 
 def test_a_log_with_spans_takes_no_passage_table(tmp_path):
-    log = _log(tmp_path, [dict(LABELLED, retrieved_spans=[{"doc_id": "d1", "start": 0, "end": 5}])])
+    """A log of spans beside a log of ids whose table is given: the refusal said "drop one of
+    the two", as if the spans had to go; it names the route that compares them, which works."""
+    spans = tmp_path / "spans"
+    spans.mkdir()
+    log = _log(spans, [dict(LABELLED, retrieved_spans=[{"doc_id": "d1", "start": 0, "end": 5}])])
     passages = _table(tmp_path, "passage_id,doc_id,start,end\np1,d1,0,5\np2,d1,5,9\n")
-    line = fail("compare", log, log, "-o", tmp_path / "r.html", "--k", 2, "--passages", passages)
-    assert "has retrieved_spans already; drop one of the two" in line
+    ids = _log(tmp_path, [LABELLED])
+    line = fail("compare", log, ids, "-o", tmp_path / "r.html", "--k", 2, "--passages", passages)
+    assert line.endswith(
+        "has retrieved_spans already; for a table of another log alone, write that log with its "
+        "spans first (ragreport convert LOG --passages TABLE -o LOG.parquet) and compare without "
+        "--passages"
+    )
+    converted = tmp_path / "ids-spans.parquet"
+    runner = CliRunner()
+    args = ["convert", str(ids), "--passages", str(passages), "-o", str(converted)]
+    done = runner.invoke(cli, args)
+    assert done.exit_code == 0, done.output
+    args = ["compare", str(log), str(converted), "-o", str(tmp_path / "r.html"), "--k", "2"]
+    done = runner.invoke(cli, args)
+    assert done.exit_code == 0, done.output
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["comparisons"][0]["metrics"]["recall@2"]["b"] == 1.0
 
 
 def test_span_labels_with_passage_ids_and_no_table_are_refused(tmp_path):

@@ -355,11 +355,15 @@ def _next_experiment(
         if curve is not None
         else pd.DataFrame()
     )
-    depth = None
+    depth, at_depth = None, None
+    found = p.values("evidence_in_candidates", run)
     if len(hits):
         at_depth = float(hits.loc[hits["k"] == hits["k"].max(), "value"].iloc[0])
         # the curve runs to the deeper run's rankings; past its own, a run's hit stays the same
         depth = min(int(hits["k"].max()), int(np.nanmax(p.values("depth", run))))
+    elif not np.isnan(found).all():  # per-question tables carry no curve: each question's own
+        at_depth, depth = float(np.nanmean(found)), int(np.nanmax(p.values("depth", run)))
+    if at_depth is not None and depth is not None:
         asked = "Does the share of questions whose evidence reached the candidates reach its bar?"
         if not step(asked, f"hit@{depth}", at_depth, "candidates").passed:
             return experiment(

@@ -40,6 +40,13 @@ REQUIRED = (
     *("question_id", "slice", "k", "n_relevant", "answerable", "passages"),
     *("evidence_in_context", "relevant_key", "answerable_key", "reference_key", ANSWER_STAGE),
 )
+# fields of the answer rows (queries/answer_stage.sql) that the diagnosis reads and tables of an
+# earlier ragreport lack: without them it could not tell an assembly miss or graded evidence
+ANSWER_FIELDS = (
+    "evidence_ranked_for_prompt",
+    "best_evidence_in_context",
+    "best_evidence_in_candidates",
+)
 Settings = tuple[int | None, str | None, float | None]  # k, gain, span_coverage (Scoring.of)
 LABEL_CHANGES = {  # the label fingerprints, named as compare names what changed
     "relevant": "relevant labels",
@@ -318,6 +325,14 @@ def _part(path: Path, first: Path) -> ScoredTable:
         raise InputError(
             f"{path}: a table of per-question metrics without its column {missing[0]} (saved "
             "again by another tool?); write it again with ragreport metrics, or pass the run log"
+        )
+    answers = table.schema.field(ANSWER_STAGE).type
+    fields = {answers.field(i).name for i in range(answers.num_fields)}
+    if lacking := [f for f in ANSWER_FIELDS if f not in fields]:
+        raise InputError(
+            f"{path}: a table of per-question metrics written by an earlier ragreport, whose "
+            f"answer rows lack {lacking[0]}; write it again with ragreport metrics, or pass the "
+            "run log"
         )
     _check_values(path, table, scoring, as_logged.carried)
     return ScoredTable(table, scoring, as_logged, (path,))

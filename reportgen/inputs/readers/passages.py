@@ -189,7 +189,13 @@ def passage_spans(
     if given or not present:
         raise InputError(
             f"{path}: --passages maps retrieved_ids and context_ids to spans, and this log has "
-            + (f"{given[0]} already; drop one of the two" if given else "neither of them")
+            + (
+                f"{given[0]} already; for a table of another log alone, write that log with its "
+                "spans first (ragreport convert LOG --passages TABLE -o LOG.parquet) and compare "
+                "without --passages"
+                if given
+                else "neither of them"
+            )
         )
     log = pa.table(
         {
