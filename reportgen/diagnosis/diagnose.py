@@ -314,8 +314,9 @@ def _next_experiment(
 
     Retrieval steps use hit (some labelled passage reached the list), not recall: one passage
     that answers the question is all an answer needs, and hit is the test the failure classes
-    use, so the path and the dominant class blame the same link. Without a
-    curve the path starts at the prompt; without labelled evidence, at generation, judged on all
+    use, so the path and the dominant class blame the same link. Without a curve (per-question
+    tables) the candidates step reads each question's own; without retrieved_ids the path
+    starts at the prompt; without labelled evidence, at generation, judged on all
     answerable questions. None when it reaches generation and ``correct`` is not logged. Past
     every bar: the golden set when no answer fails, else the weakest slice of SMALL_SLICE or more
     judged answers with a wrong one, else the last link again. Below the bar on the hits, where
