@@ -69,7 +69,7 @@ def test_the_token_budget_is_compared_where_both_runs_measured_it(tmp_path, comp
     assert budget["text"] == (
         "Mean context per question: A 1000.0 tokens, B 2000.0 tokens (+100%) over the 5 "
         "questions measured in both; any gain of B may come from its bigger budget, not a "
-        "better retriever."
+        "better retriever or generator."
     )
 
 
@@ -83,9 +83,26 @@ def test_a_run_that_sends_no_context_is_not_within_budget(tmp_path, compare):
 def test_a_smaller_budget_in_b_names_a_as_the_bigger(tmp_path, compare):
     budget = _budget(tmp_path, compare, [1000.0] * 6, [500.0] * 6)
     assert budget["flagged"] and budget["numbers"]["relative"] == pytest.approx(-0.5)
-    assert (
-        "any gain of A may come from its bigger budget, not a better retriever." in budget["text"]
+    assert budget["text"].endswith(
+        "any gain of A may come from its bigger budget, not a better retriever or generator."
     )
+
+
+@pytest.mark.parametrize(
+    ("dropped", "credited"),
+    [("correct", "a better retriever."), ("retrieved_ids", "a better retriever or generator.")],
+)
+def test_the_budget_names_what_a_gain_would_credit(tmp_path, compare, dropped, credited):
+    # retrieval-only logs credit the retriever; answer-only logs (no ranking scored) still
+    # name the retriever, which chose the context, and the generator, whose answers are scored
+    a = [dict(r, context_tokens=1000.0) for r in _rows(6)]
+    b = [dict(r, context_tokens=2000.0) for r in _rows(6)]
+    for row in a + b:
+        del row[dropped]
+        if dropped == "retrieved_ids":
+            del row["relevant_ids"]
+    budget = _run(tmp_path, compare, a, b)["fairness"]["context budget"]
+    assert budget["text"].endswith(f"its bigger budget, not {credited}")
 
 
 def test_prompt_sizes_that_differ_on_few_questions_are_counted(tmp_path, compare):

@@ -9,10 +9,11 @@ import pandas as pd
 
 from ..formatting import fmt_change, fmt_count, fmt_num
 from .metrics import MetricTables, every_prompt, run_prompts
+from .registry import ANSWER, SCORE
 from .spans import CHAR_METRICS
 
 BUDGET_TOLERANCE = 0.10  # relative difference of the mean context budget
-# flagged, these say that B - A of the retrieval metrics may not be a better retriever: the
+# flagged, these say that B - A may not be a better retriever (or generator): the
 # page's "Read first" box and the Markdown summary carry them, beside the numbers CI reads
 READ_FIRST = ("context budget", "prompt k")
 CEILING_GAP = 0.02  # best possible means further apart: the runs have different room
@@ -50,7 +51,8 @@ def fairness(tables: MetricTables) -> list[Check]:
     known = measured[["passages_a", "passages_b"]]
     passages = bool((known > 0).any().all())
     checks = []
-    budget = _budget(p, passages)
+    answers = any(tables.metric(m).kind in (ANSWER, SCORE) for m in tables.metrics)
+    budget = _budget(p, passages, "retriever or generator" if answers else "retriever")
     if budget is not None:
         checks.append(budget)
     if tables.named_cutoff is not None and passages:
@@ -103,10 +105,11 @@ def _or(sizes: list[int]) -> str:
     return " or ".join(map(str, sizes))
 
 
-def _budget(p: pd.DataFrame, passages: bool) -> Check | None:
+def _budget(p: pd.DataFrame, passages: bool, compared: str) -> Check | None:
     """The mean context per question of each run in the best unit measured, over the questions
     measured in both (a null or infinite value is no measurement; NULL where a prompt is not
-    logged): a variant that wins by sending more context is flagged."""
+    logged): a variant that wins by sending more context is flagged. ``compared`` names what a
+    gain would otherwise credit: the retriever, and the generator where answers are scored."""
     units = ((c, u, _measured(p, c)) for c, u in BUDGET_UNITS if c != "passages" or passages)
     column, unit, measured = next((found for found in units if len(found[2])), (None, "", None))
     if column is None or measured is None:
@@ -126,7 +129,7 @@ def _budget(p: pd.DataFrame, passages: bool) -> Check | None:
         )
         + (
             # said whether or not the bigger run comes out ahead: the check sees no metric
-            f"; any gain of {bigger} may come from its bigger budget, not a better retriever."
+            f"; any gain of {bigger} may come from its bigger budget, not a better {compared}."
             if flagged
             else f"; within {BUDGET_TOLERANCE:.0%}."
         )
