@@ -45,6 +45,29 @@ def test_csv_of_a_parquet_log_reads_numpy_printed_lists(tmp_path, write_log, com
     assert metrics(out)["recall@25"] == pytest.approx((1 + 0) / 2)  # q2 evidence at rank 27
 
 
+def test_csv_of_a_parquet_span_log_reads_numpy_printed_spans(tmp_path, compare):
+    # pandas reads a list of structs as an array of dicts; to_csv writes numpy's print of it,
+    # items apart by a newline and no comma: it was refused as DuckDB's unquoted list
+    parquet, csv = tmp_path / "run.parquet", tmp_path / "run.csv"
+    spans = [{"doc_id": "d1", "start": 0, "end": 10}, {"doc_id": "d2", "start": 5, "end": 9}]
+    row = {"retrieved_spans": spans, "context_spans": spans[1:], "correct": True}
+    frame = pd.DataFrame(
+        [
+            dict(row, question_id="q1", relevant_spans=[dict(spans[0], grade=2)]),
+            dict(row, question_id="q2", relevant_spans=[dict(spans[1], start=2, grade=1)]),
+        ]
+    )
+    frame.to_parquet(parquet)
+    pd.read_parquet(parquet).to_csv(csv, index=False)
+    assert "}\n {'doc_id': 'd2'" in csv.read_text()  # numpy's print, no comma
+    expected = compare(parquet, parquet, tmp_path / "ref", "--n-boot", 100)
+    out = compare(csv, csv, tmp_path / "out", "--n-boot", 100)
+    assert metrics(out) == metrics(expected)
+    # q1's label is in the ranking only; q2's prompt covers 4 of its label's 7 characters
+    assert metrics(out)["recall@1"] == pytest.approx(0.5)
+    assert metrics(out)["evidence_recall"] == pytest.approx((0 + 4 / 7) / 2)
+
+
 def test_ragas_csv_of_a_parquet_result_reads_numpy_printed_contexts(tmp_path, compare):
     parquet, csv = tmp_path / "ragas.parquet", tmp_path / "ragas.csv"
     ragas_frame([1.0, 1.0, 1.0], False).to_parquet(parquet)

@@ -81,9 +81,10 @@ _NUMPY_WORDS = {"nan": None, "inf": math.inf}  # a missing item is left to the r
 
 
 def _numpy_array(text: str) -> list[Any] | None:
-    """The items of a 1-D array as numpy prints it, ``['p1' 'p2']`` or ``[2 1]`` (no commas,
-    lines wrapped); None for other text. Read token by token, since Python would join adjacent
-    texts into one and the list would become one long id."""
+    """The items of a 1-D array as numpy prints it, ``['p1' 'p2']``, ``[2 1]`` or, for an array
+    of objects (spans), ``[{'doc_id': 'd1', ...}\n {'doc_id': 'd2', ...}]`` (no commas between
+    items, lines wrapped); None for other text. Read token by token, since Python would join
+    adjacent texts into one and the list would become one long id."""
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
     except tokenize.TokenError:
@@ -91,8 +92,10 @@ def _numpy_array(text: str) -> list[Any] | None:
     inner = [t for t in tokens if t.type not in _LAYOUT]
     if len(inner) < 2 or (inner[0].string, inner[-1].string) != ("[", "]"):
         return None
+    starts = _line_starts(text)
     items: list[Any] = []
     sign = ""
+    depth, opened = 0, (0, 0)
     for token in inner[1:-1]:
         if token.string == "...":
             raise Unreadable(
@@ -101,6 +104,13 @@ def _numpy_array(text: str) -> list[Any] | None:
                 "to_json(orient='records', lines=True); DuckDB's COPY ... TO 'run.parquet' or "
                 "'run.jsonl')"
             )
+        if depth or token.string == "{":  # an object item: its own literal, commas inside
+            depth += {"{": 1, "[": 1, "(": 1, "}": -1, "]": -1, ")": -1}.get(token.string, 0)
+            opened = token.start if token.string == "{" and depth == 1 else opened
+            if not depth:
+                begin, end = (starts[row - 1] + col for row, col in (opened, token.end))
+                items.append(_python_list(text[begin:end]))
+            continue
         if token.string == "-" and not sign:
             sign = "-"
             continue
@@ -114,7 +124,15 @@ def _numpy_array(text: str) -> list[Any] | None:
         else:
             return None
         sign = ""
-    return None if sign else items
+    return None if sign or depth else items
+
+
+def _line_starts(text: str) -> list[int]:
+    """The offset in ``text`` of each line's first character, for tokenize's (row, col)."""
+    starts = [0]
+    for line in text.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    return starts
 
 
 class _PlainLiterals(ast.NodeTransformer):
