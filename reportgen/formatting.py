@@ -157,21 +157,26 @@ def fmt_interval(low: float | None, high: float | None, digits: int = 3) -> str:
     return f"[{fmt_diff(low, shared)}, {fmt_diff(high, shared)}]"
 
 
-def fmt_p(p: float | None) -> str:
-    """A p-value: three decimals, '< 0.001' below that, 'n/a' when missing."""
+def fmt_p(p: float | None, bar: float | None = None) -> str:
+    """A p-value: three decimals, '< 0.001' below that, 'n/a' when missing; beside the ``bar``
+    it is read against, as many digits more as keep it on its side of the bar (0.02539 reads
+    0.0254 against 0.025, not 0.025, which does not reject)."""
     if _missing(p):
         return "n/a"
     assert p is not None
     if p < 0.001:
-        return "< 0.001"
-    if p > 0.999 and p < 1:
-        return "> 0.999"
-    return f"{p:.3f}"
+        text, clear = "< 0.001", bar is None or bar >= 0.001
+    elif p > 0.999 and p < 1:
+        text, clear = "> 0.999", bar is None or bar <= 0.999
+    else:
+        text = f"{p:.3f}"
+        clear = bar is None or _side(float(text), bar) == _side(p, bar)
+    return text if clear or bar is None else fmt_beside(p, (bar,), 3)
 
 
-def p_clause(p: float | None) -> str:
-    """'p = 0.023', 'p < 0.001': a p-value inside a sentence."""
-    text = fmt_p(p)
+def p_clause(p: float | None, bar: float | None = None) -> str:
+    """'p = 0.023', 'p < 0.001': a p-value inside a sentence (fmt_p)."""
+    text = fmt_p(p, bar)
     return f"p {text}" if text[0] in "<>" else f"p = {text}"
 
 

@@ -553,7 +553,7 @@ def test_ten_thousand_slices_are_reported_once_and_left_out(tmp_path):
     assert "Log a slice column" not in section
     summary = md.read_text()
     assert f"has {n} values, more than {MAX_SLICE_VALUES}" in summary
-    assert "No slice has B worse" not in summary
+    assert "No slice" not in summary
 
 
 def test_fifty_slices_are_kept(tmp_path):

@@ -103,6 +103,22 @@ def test_fmt_p(p, text, clause):
     assert p_clause(p) == clause
 
 
+@pytest.mark.parametrize(
+    ("p", "bar", "text"),
+    [
+        (0.02539, 0.025, "0.0254"),  # 0.025 would read as the bar, which does not reject
+        (0.0249, 0.025, "0.0249"),  # 0.025 would hide that it rejects
+        (0.031, 0.025, "0.031"),
+        (0.0499, 0.05, "0.0499"),
+        (0.05, 0.05, "0.050"),  # on the bar: as written
+        (0.0004, 0.05, "< 0.001"),
+        (0.0005, 0.0001, "0.0005"),  # "< 0.001" would not say which side of 0.0001
+    ],
+)
+def test_fmt_p_keeps_its_side_of_the_bar(p, bar, text):
+    assert fmt_p(p, bar) == text
+
+
 def test_fmt_pct():
     assert fmt_pct(1 - 0.05 / 3) == "98.33%"  # the per-candidate level of three candidates
     assert fmt_pct(0.99999) == "99.999%"  # not rounded up to 100%

@@ -57,14 +57,66 @@ def test_a_slice_against_a_real_overall_gain_is_still_flagged(tmp_path, compare)
 
 
 def test_the_summary_says_which_direction_it_checked(tmp_path, compare):
-    """B worse overall on the only metric, better in slice "up": no slice is flagged, and the
-    summary does not claim that no slice goes against the overall direction (one does)."""
+    """B worse overall on the only metric, better in slice "up" and 0.5 lower on each of 12
+    questions of "down": the loss is a finding whatever the overall mean does, and "up", against
+    the overall loss, is not flagged; with B ahead and "down" unchanged, the summary says no
+    slice's loss is a finding nor goes against the gain."""
     a, b = _logs(tmp_path, up=(0.1, 0.3), down=(0.7, 0.2))
     md = tmp_path / "s.md"
     report = compare(a, b, tmp_path / "out", "--n-boot", "300", "--markdown", md)
     assert report["metrics"]["faithfulness"]["diff"] < 0
-    text = md.read_text()
-    assert "B is not ahead on the overall mean of any metric" in text
+    slices = report["slices"]["slice"]
+    assert (
+        slices["down"]["faithfulness"]["finding"] and not slices["up"]["faithfulness"]["regression"]
+    )
+    section = md.read_text().split("### Regressions")[1].split("###")[0]
+    assert "(adjusted p below 0.05)" in section
+    assert "| slice | down | faithfulness | 12 | \u22120.500 |" in section
+    assert "| up |" not in section
     a, b = _logs(tmp_path, up=(0.1, 0.4), down=(0.7, 0.7))
     compare(a, b, tmp_path / "out2", "--n-boot", "300", "--markdown", md)
-    assert "No slice has B worse where B is ahead on the overall mean." in md.read_text()
+    assert (
+        "No slice's loss survives Holm's adjustment over the slices (adjusted p below 0.05), and "
+        "no slice has B worse where B is ahead on the overall mean."
+    ) in md.read_text()
+
+
+def _hidden_loss(tmp_path: Path, gained: int) -> list[Path]:
+    """400 questions in 4 slices of 100: B breaks 30 answers of slice s3 and fixes none there,
+    and fixes ``gained`` answers in each other slice (10: the overall mean does not move)."""
+    paths = []
+    for run in (0, 1):
+        rows = []
+        for s in range(4):
+            for i in range(100):
+                right = i % 2 == 0  # A answers half of each slice right
+                if run and s == 3 and right and i < 60:
+                    right = False  # 30 broken
+                if run and s != 3 and not right and i < 2 * gained:
+                    right = True
+                rows.append({"question_id": f"s{s}-{i}", "slice": f"s{s}", "correct": right})
+        paths.append(tmp_path / f"{'ab'[run]}.parquet")
+        pd.DataFrame(rows).to_parquet(paths[-1])
+    return paths
+
+
+@pytest.mark.parametrize("gained", [10, 9])
+def test_a_slice_loss_under_a_flat_or_falling_mean_is_a_finding(tmp_path, compare, gained):
+    # a flat (or slightly lower) mean hides a 30-point loss in s3 as a rising one would: the
+    # summary read "No overall difference, so no slice is flagged against it" beside a PASS
+    a, b = _hidden_loss(tmp_path, gained)
+    md = tmp_path / "s.md"
+    report = compare(a, b, tmp_path / "out", "--n-boot", "1000", "--markdown", md)
+    assert report["metrics"]["correct"]["diff"] == pytest.approx((3 * gained - 30) / 400)
+    s3 = report["slices"]["slice"]["s3"]["correct"]
+    assert s3["diff"] == pytest.approx(-0.3) and s3["p_holm"] < 0.001
+    assert (s3["regression"], s3["finding"]) == (True, True)
+    others = [report["slices"]["slice"][f"s{s}"]["correct"] for s in range(3)]
+    assert not any(o["regression"] for o in others)
+    (line,) = report["verdict"]["regressions"]
+    assert line.startswith("B regresses on slice = s3: \u22120.300 [")
+    section = md.read_text().split("### Regressions")[1].split("###")[0]
+    assert "| slice | s3 | correct | 100 | \u22120.300 |" in section
+    assert section.rstrip().endswith("| < 0.001 | regression |")
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert '<ul class="regressions"><li>B regresses on slice = s3: ' in page

@@ -372,8 +372,12 @@ def test_several_candidates_list_each_ones_regressions(several):
     assert "B \u2212 A is each candidate minus the baseline, base." in section
     (flagged,) = tables(reg)
     assert flagged[1][:3] == ["slice", "bad", "correct"] and flagged[1][-1] == "regression"
-    # identical to the baseline: there is no overall direction for a slice to go against
-    assert same.strip() == "No overall difference, so no slice is flagged against it."
+    # identical to the baseline: no direction for a slice to go against, and no loss; with two
+    # candidates each comparison reads its adjusted p against 0.05 / 2
+    assert same.strip() == (
+        "No overall difference, and no slice's loss survives Holm's adjustment over the slices "
+        "(adjusted p below 0.025)."
+    )
 
 
 def test_several_candidates_name_the_one_that_regresses(several):
@@ -526,12 +530,14 @@ def test_summary_of_identical_runs_claims_no_overall_direction(tmp_path):
     code, _, err, md, _ = run(SAMPLE_A, a, tmp_path / "out", "--n-boot", "200")
     assert code == 0, err
     assert regressions_section(md.read_text()) == (
-        "No overall difference, so no slice is flagged against it."
+        "No overall difference, and no slice's loss survives Holm's adjustment over the slices "
+        "(adjusted p below 0.05)."
     )
 
 
 def test_summary_of_a_worse_candidate_says_what_is_flagged(tmp_path):
-    # B breaks 6 answers and fixes 3: worse overall, so no slice is checked against a gain
+    # B breaks 6 answers and fixes 3: worse overall, so no slice is checked against a gain, and
+    # no slice's loss is a finding
     records = rows(60, lambda i: "x" if i < 30 else "y", lambda i: i % 2 == 0 and i >= 12)
     for r in records[:6]:
         r["b"] = not r["correct"]
@@ -539,8 +545,8 @@ def test_summary_of_a_worse_candidate_says_what_is_flagged(tmp_path):
     code, _, err, md, _ = run(a, b, tmp_path / "out", "--n-boot", "200")
     assert code == 0, err
     assert regressions_section(md.read_text()) == (
-        "B is not ahead on the overall mean of any metric: only a slice that goes against an "
-        "overall gain is flagged."
+        "No slice's loss survives Holm's adjustment over the slices (adjusted p below 0.05); B "
+        "is not ahead on the overall mean of any metric, so a smaller loss is not listed."
     )
 
 

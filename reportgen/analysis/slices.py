@@ -27,8 +27,10 @@ class SliceResult:
     value: str
     comparison: MetricComparison
     p_holm: float
-    regression: bool  # B worse than A here while ahead on the overall mean (beyond NOISE)
-    finding: bool  # a regression of SMALL_SLICE questions or more, Holm-adjusted p < 1 - confidence
+    regression: bool  # B worse here (beyond NOISE), flagged: a finding, or against an overall
+    # gain (B ahead on the overall mean), where a loss short of a finding is a direction
+    finding: bool  # B worse here, SMALL_SLICE questions or more, Holm-adjusted p < 1 - confidence
+    # and an interval wholly on the worse side, whatever B does overall
 
     @property
     def small(self) -> bool:
@@ -99,18 +101,26 @@ def slice_results(
     for (column, name), rows in scored.items():
         out[column][name] = []
         for (value, c), p in zip(rows, adjusted[column, name], strict=True):
-            sign = 1 if tables.metric(base_name(name)).higher_is_better else -1
+            higher = tables.metric(base_name(name)).higher_is_better
+            finding = is_finding(c, p, alpha, higher)
             # a difference under NOISE is float rounding (0.3 - 0.1 against 0.5 - 0.7), no
-            # direction for a slice to go against, nor a slice going against it
-            regression = sign * overall[name].diff >= NOISE and sign * c.diff <= -NOISE
-            # under SMALL_SLICE questions a slice gives a direction, however small its p; and
-            # its interval lies wholly on the worse side, as a gate's per-slice rule reads it:
-            # where the test and the interval disagree (every question of a slice down 0.3,
-            # sign flips p 0.002 beside a no-spread interval reaching +0.061) it is no finding
-            worse = c.ci_high < 0 if sign > 0 else c.ci_low > 0
-            finding = regression and p < alpha and c.n >= SMALL_SLICE and worse
-            out[column][name].append(SliceResult(column, value, c, p, regression, finding))
+            # direction for a slice to go against, nor a slice going against it; a finding is
+            # flagged whatever B does overall: a flat mean hides a loss as a rising one does
+            sign = 1 if higher else -1
+            against = sign * overall[name].diff >= NOISE and sign * c.diff <= -NOISE
+            out[column][name].append(SliceResult(column, value, c, p, against or finding, finding))
     return out
+
+
+def is_finding(c: MetricComparison, p_holm: float, alpha: float, higher_is_better: bool) -> bool:
+    """A slice's loss that is a finding: B worse (beyond NOISE), Holm-adjusted ``p_holm`` below
+    ``alpha``, SMALL_SLICE questions or more (fewer give a direction, however small the p), and
+    the interval wholly on the worse side, as a gate's per-slice rule reads it: where the test
+    and the interval disagree (every question of a slice down 0.3, sign flips p 0.002 beside a
+    no-spread interval reaching +0.061) it is no finding."""
+    sign = 1 if higher_is_better else -1
+    worse = c.ci_high < 0 if higher_is_better else c.ci_low > 0
+    return sign * c.diff <= -NOISE and p_holm < alpha and c.n >= SMALL_SLICE and worse
 
 
 def _members(labels: pd.Series) -> dict[str, np.ndarray]:

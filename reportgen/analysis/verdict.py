@@ -124,20 +124,21 @@ def decide(
         c.metric,
         outcome,
         reason[0].upper() + reason[1:] + ".",
-        regression_lines(regressions, candidate),
+        regression_lines(regressions, significance(confidence), candidate),
         margin,
         practical,
         borderline,
     )
 
 
-def regression_lines(regressions: list[SliceResult], candidate: str = "B") -> list[str]:
+def regression_lines(regressions: list[SliceResult], bar: float, candidate: str = "B") -> list[str]:
     """The verdict's line for each slice regression, naming the run that regresses: "B" beside
-    A, the candidate's own name among several candidates."""
+    A, the candidate's own name among several candidates; its adjusted p is read against
+    ``bar``."""
     return [
         f"{candidate} regresses on {r.column} = {shown_value(r.value)}: "
         f"{fmt_diff(r.comparison.diff)} "
         f"{fmt_interval(r.comparison.ci_low, r.comparison.ci_high)} over "
-        f"{fmt_count(r.comparison.n, 'question')} (Holm-adjusted {p_clause(r.p_holm)})"
+        f"{fmt_count(r.comparison.n, 'question')} (Holm-adjusted {p_clause(r.p_holm, bar)})"
         for r in regressions
     ]

@@ -15,7 +15,7 @@ from ..analysis.gates import PASS, GateResult
 from ..analysis.holdout import Holdout
 from ..analysis.registry import base_name
 from ..analysis.slices import SMALL_SLICE
-from ..analysis.stats import FEW_CHANGED, STUDENTIZED_BELOW, MetricComparison
+from ..analysis.stats import FEW_CHANGED, STUDENTIZED_BELOW, MetricComparison, significance
 from ..comparison.compare import Comparison, too_fine_note
 from ..comparison.study import Study
 from ..formatting import (
@@ -187,7 +187,7 @@ def _flagged_slices(result: Comparison) -> list[list[str]]:
             escape(metric),
             str(r.comparison.n),
             *_difference(metric, r.comparison),
-            fmt_p(r.p_holm),
+            fmt_p(r.p_holm, significance(result.options.confidence)),
             "regression" if r.finding else "direction",
         ]
         for metric, r in sorted(flagged, key=lambda item: not item[1].finding)
@@ -322,16 +322,18 @@ def _read_first(warnings: list[str]) -> list[str]:
 
 
 def _regressions(result: Comparison, limit: int) -> list[str]:
-    """The slices of one comparison that go against the overall direction, at most ``limit``
-    rows of them, or why there are none."""
+    """The slices of one comparison where B is worse and flagged (slices.SliceResult), at most
+    ``limit`` rows of them, or why there are none."""
     flagged = _flagged_slices(result)
     lines = []
+    bar = f"{significance(result.options.confidence):g}"
     if flagged:
         lines += [
-            "Slices that go against the overall direction (B worse in the slice, ahead on the "
-            "overall mean, whether or not the verdict finds that gain); a regression where it "
-            f"survives Holm's adjustment over the slices, has {SMALL_SLICE} questions or more "
-            "and an interval wholly on the worse side, otherwise a direction, not a finding:",
+            "Slices where B is worse: a regression where the loss survives Holm's adjustment "
+            f"over the slices (adjusted p below {bar}), has {SMALL_SLICE} questions or more and "
+            "an interval wholly on the worse side, whatever B does overall; short of that, a "
+            "direction, not a finding, listed where B is ahead on the overall mean (whether or "
+            "not the verdict finds that gain):",
             "",
         ]
         lines += _table(
@@ -341,7 +343,7 @@ def _regressions(result: Comparison, limit: int) -> list[str]:
         if len(flagged) > limit:
             lines += [_more(len(flagged) - limit, "flagged slice", "the report"), ""]
     elif result.slices:
-        lines += [_none_flagged(result), ""]
+        lines += [_none_flagged(result, bar), ""]
     elif not result.too_fine:
         lines += ["No slices compared: log a slice column (or name one with --slice).", ""]
     for column, n in result.too_fine.items():
@@ -349,21 +351,22 @@ def _regressions(result: Comparison, limit: int) -> list[str]:
     return lines
 
 
-def _none_flagged(result: Comparison) -> str:
-    """Why no slice is flagged: a slice is flagged only against a metric on which B is ahead on
-    the overall mean, so an identical candidate has no direction for a slice to go against."""
+def _none_flagged(result: Comparison, bar: str) -> str:
+    """Why no slice is flagged: no slice's loss is a finding, and a loss short of one is listed
+    only against a metric on which B is ahead on the overall mean."""
     gains = [
         c.diff if result.tables.metric(base_name(name)).higher_is_better else -c.diff
         for name, c in result.comparisons.items()
     ]
+    found = f"No slice's loss survives Holm's adjustment over the slices (adjusted p below {bar})"
     if all(abs(g) < NOISE or math.isnan(g) for g in gains):  # float noise is no difference
-        return "No overall difference, so no slice is flagged against it."
+        return f"No overall difference, and {found[0].lower()}{found[1:]}."
     if not any(g > 0 for g in gains):
         return (
-            "B is not ahead on the overall mean of any metric: only a slice that goes against an "
-            "overall gain is flagged."
+            f"{found}; B is not ahead on the overall mean of any metric, so a smaller loss is "
+            "not listed."
         )
-    return "No slice has B worse where B is ahead on the overall mean."
+    return f"{found}, and no slice has B worse where B is ahead on the overall mean."
 
 
 def _study_regressions(study: Study) -> list[str]:

@@ -37,6 +37,7 @@ from ...analysis.stats import (
     STUDENT_T,
     STUDENTIZED_BELOW,
     SYMMETRIC_LIMIT_FROM,
+    significance,
 )
 from ...comparison.compare import (
     CHANGED_SHOWN,
@@ -704,11 +705,12 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             "Each slice is compared on its own questions as above; Holm's step-down adjustment "
             "of the test's p runs over all slices of one metric (the i-th smallest of m "
             "multiplied by m - i + 1, made monotone, capped at 1). A regression: B worse than A "
-            "in a slice (B - A below zero, or above it where lower is better) while ahead on "
-            "the overall mean, whether or not the verdict finds that gain, with adjusted p "
-            "below 1 - confidence (else a direction only). Under "
-            f"{SMALL_SLICE} questions: a direction, not proof, whatever its p. With --cluster "
-            "each slice resamples its own clusters.",
+            "in a slice (B - A below zero, or above it where lower is better) with adjusted p "
+            f"below 1 - confidence, {SMALL_SLICE} questions or more and an interval wholly on "
+            "the worse side, whatever B does overall. Short of that, a slice where B is worse "
+            "while ahead on the overall mean (whether or not the verdict finds that gain) is a "
+            f"direction only. Under {SMALL_SLICE} questions: a direction, not proof, whatever "
+            "its p. With --cluster each slice resamples its own clusters.",
         ),
         (
             "How much the set can tell",
@@ -877,7 +879,7 @@ def _slices(result: Comparison) -> list[SliceTable]:
                     SliceRow(
                         value=shown_value(r.value),
                         metric=metric_row(r.comparison, _higher_is_better(result, r.comparison)),
-                        p_holm=fmt_p(r.p_holm),
+                        p_holm=fmt_p(r.p_holm, significance(result.options.confidence)),
                         flags=(
                             ["regression"]
                             if r.finding
