@@ -61,6 +61,10 @@ def _among_shards(target: Path, source: Path) -> bool:
     )
 
 
+# a report's default JSON beside -o /dev/stdout (or /dev/fd/1) would be a file among these
+DEVICE_FOLDERS = ("/dev/", "/proc/")
+
+
 def _where(path: Path) -> tuple[Path, str]:
     return path.parent.resolve(), path.name
 
@@ -109,6 +113,13 @@ def check_outputs(
                 f"{path}: its name is {len(os.fsencode(path.name))} bytes, more than the "
                 f"{NAME_MAX} a file name may have; choose a shorter name"
             )
+        option = (defaults or {}).get(path)
+        if option and str(path.absolute()).startswith(DEVICE_FOLDERS):
+            raise OutputError(
+                f"{path}: the default path of {option} (the report's path with .json) would be "
+                f"a file among the devices, beside a report written to a device or a pipe; give "
+                f"{option} PATH"
+            )
         # A link to a device or pipe (/dev/stdout into a pipe resolves to no real path) is
         # written through; a link to a file is followed, so the file is replaced, the link kept.
         special = _is_special(path)
@@ -120,7 +131,6 @@ def check_outputs(
                 "as part of that log; choose another output path"
             )
         if any(_same_file(target, source) for source in inputs):
-            option = (defaults or {}).get(path)
             raise OutputError(
                 f"{path}: the default path of {option} (the report's path with .json) is one "
                 f"of the input run logs; give another with {option}"

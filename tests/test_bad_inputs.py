@@ -658,6 +658,23 @@ def test_device_output_is_written_not_replaced(tmp_path, good):
     assert json.loads((tmp_path / "r.json").read_text())["n_paired"] == 12
 
 
+@pytest.mark.parametrize("device", ["/dev/null", "/dev/stdout"])
+def test_a_device_report_without_json_leaves_no_file_among_the_devices(tmp_path, device):
+    # the JSON's default path beside -o /dev/stdout was /dev/stdout.json: a file left in /dev
+    good = write(tmp_path / "good.parquet", rows(12))
+    stray = Path(f"{device}.json")
+    assert not stray.exists()
+    command = [sys.executable, "-m", "reportgen", "compare", str(good), str(good), "-o", device]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"ragreport: error: {stray}: the default path of --json (the report's path with .json) "
+        "would be a file among the devices, beside a report written to a device or a pipe; "
+        "give --json PATH\n"
+    )
+    assert not stray.exists()
+
+
 def test_json_to_stdout_through_a_pipe(tmp_path, good):
     # /dev/stdout into a pipe is a link to no real path: it is written through, not refused.
     command = [sys.executable, "-m", "reportgen", "compare", str(good), str(good)]
