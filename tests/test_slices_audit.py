@@ -282,6 +282,9 @@ def test_data_smells(tmp_path):
     assert smells["short_ranking"]["examples"] == ["q000"]
     assert smells["short_ranking"]["counts"] == {"a": 1, "b": 0}
     assert smells["repeated_passage"]["examples"] == ["q001"]
+    assert smells["repeated_passage"]["title"].endswith(
+        "scored once, while the prompt's size (k, and the context budget) counts each copy"
+    )
     assert smells["answerable_unlabelled"]["examples"] == ["q002"]
     assert smells["duplicate_question"]["examples"] == ["q004", "q005"]
     assert smells["duplicate_question"]["counts"] == {"a": 2, "b": 0}

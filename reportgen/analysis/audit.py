@@ -26,7 +26,11 @@ UNJUDGED_GAP = 0.05  # unjudged@k of the runs this far apart: the audit flags th
 
 SMELL_TITLES = {
     "short_ranking": "rankings shorter than k",
-    "repeated_passage": "a passage repeated within the prompt",
+    # scored once, at its first position (relevant.sql), while len(context_ids) counts both
+    "repeated_passage": (
+        "a passage repeated within the prompt: scored once, while the prompt's size (k, and the "
+        "context budget) counts each copy"
+    ),
     "answerable_unlabelled": "marked answerable but without labelled evidence",
     "duplicate_question": "the same question about the same source",
     "span_across_cut": "a labelled span across a cut: no passage the run logged contains it whole",
