@@ -283,7 +283,7 @@ def test_data_smells(tmp_path):
     assert smells["short_ranking"]["counts"] == {"a": 1, "b": 0}
     assert smells["repeated_passage"]["examples"] == ["q001"]
     assert smells["repeated_passage"]["title"].endswith(
-        "scored once, while the prompt's size (k, and the context budget) counts each copy"
+        "scored once, while each copy takes a slot of k"
     )
     assert smells["answerable_unlabelled"]["examples"] == ["q002"]
     assert smells["duplicate_question"]["examples"] == ["q004", "q005"]

@@ -26,10 +26,9 @@ UNJUDGED_GAP = 0.05  # unjudged@k of the runs this far apart: the audit flags th
 
 SMELL_TITLES = {
     "short_ranking": "rankings shorter than k",
-    # scored once, at its first position (relevant.sql), while len(context_ids) counts both
+    # scored once, at its first position (relevant.sql), while the prompt's length counts both
     "repeated_passage": (
-        "a passage repeated within the prompt: scored once, while the prompt's size (k, and the "
-        "context budget) counts each copy"
+        "a passage repeated within the prompt: scored once, while each copy takes a slot of k"
     ),
     "answerable_unlabelled": "marked answerable but without labelled evidence",
     "duplicate_question": "the same question about the same source",
