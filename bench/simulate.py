@@ -55,18 +55,21 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from reportgen.analysis import stats as report_stats  # noqa: E402
 from reportgen.analysis.power import power_of  # noqa: E402
 from reportgen.analysis.slices import is_finding  # noqa: E402
 from reportgen.analysis.stats import (  # noqa: E402
     NORMAL_LIMIT,
     NORMAL_LIMIT_FROM,
     SYMMETRIC_LIMIT_FROM,
+    MetricComparison,
     bootstrap_means,
     compare_metric,
     expanded_confidence,
@@ -124,6 +127,25 @@ def draw(kind: str, n: int, effect: float, rng: np.random.Generator, changed: fl
         d = 0.2 * (rng.exponential(1.0, n) - 1) + effect
     a = rng.random(n)
     return a, a + d
+
+
+def under_rules(
+    constant: str, rules: dict[str, int], metric: str, a: np.ndarray, b: np.ndarray,
+    n_boot: int, seed: int,
+) -> Iterator[tuple[str, MetricComparison]]:  # fmt: skip
+    """Each rule's comparison of one set of a continuous metric, as the report compares it with
+    reportgen.analysis.stats.``constant`` set to the rule's value (restored after)."""
+    kept = getattr(report_stats, constant)
+    try:
+        for rule, value in rules.items():
+            setattr(report_stats, constant, value)
+            c, _ = compare_metric(
+                metric, a, b, binary=False, n_boot=n_boot, confidence=CONFIDENCE, seed=seed,
+                threads=1,
+            )  # fmt: skip
+            yield rule, c
+    finally:
+        setattr(report_stats, constant, kept)
 
 
 def _compare(kind: str, a: np.ndarray, b: np.ndarray, seed: int):

@@ -27,7 +27,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from simulate import CONFIDENCE, _table  # noqa: E402
+from simulate import CONFIDENCE, _table, under_rules  # noqa: E402
 from simulate_one_sided import share  # noqa: E402
 
 from reportgen.analysis import stats  # noqa: E402
@@ -64,18 +64,15 @@ def main(argv: list[str] | None = None) -> None:
             rng = np.random.default_rng([args.seed, n, k])
             for rep in range(args.reps):
                 a, b = draw(rng, n, k)
-                for rule, below in RULES.items():
-                    stats.STUDENTIZED_BELOW = below
-                    c, _ = stats.compare_metric(
-                        "faithfulness", a, b, binary=False, n_boot=args.n_boot,
-                        confidence=CONFIDENCE, seed=rep,
-                    )  # fmt: skip
+                compared = under_rules(
+                    "STUDENTIZED_BELOW", RULES, "faithfulness", a, b, args.n_boot, rep
+                )
+                for rule, c in compared:
                     tally = counts[rule]
                     tally[0] += c.ci_low > 0
                     tally[1] += c.ci_high < 0
                     tally[2] += c.p < 1 - CONFIDENCE
                     methods[rule].add(c.interval.split(",")[0])
-            stats.STUDENTIZED_BELOW = RULES["changed questions (report)"]
             for rule, (above, below, rejected) in counts.items():
                 rows.append(
                     [

@@ -18,9 +18,9 @@ import pytest
 from scipy import optimize, stats
 
 from reportgen.analysis.stats import (
-    FEW_CHANGED,
     FEW_CHANGED_SCORED,
     FEW_CHANGED_SCORED_OWN,
+    ONE_WAY_BELOW,
     bound_p,
     compare_metric,
     compare_with_sides,
@@ -96,15 +96,63 @@ def test_swapping_the_runs_mirrors_the_interval():
     )
 
 
-@pytest.mark.parametrize("changed", [FEW_CHANGED, 12])
-def test_from_few_changed_on_the_bootstrap_reads_alone(changed):
-    """5 changed questions or more: the interval is the one a score of unknown range gets
-    (the bootstrap's), not widened."""
-    a, b = _ranked(list(np.linspace(0.1, 0.3, changed)))
+@pytest.mark.parametrize(
+    "changes",
+    [
+        [0.1, 0.2, 0.3, -0.1, -0.2, -0.3],  # 6 changed, 3 the rarer way
+        list(np.linspace(-0.3, 0.3, 12)),
+        list(np.linspace(0.1, 0.3, ONE_WAY_BELOW)),  # 20 changed, all one way
+    ],
+)
+def test_from_few_changed_both_ways_on_the_bootstrap_reads_alone(changes):
+    """5 changed questions or more, at least 3 each way, or 20 or more: the interval is the
+    one a score of unknown range gets (the bootstrap's), not widened."""
+    a, b = _ranked(changes)
     ranged, _, _ = _compare("ndcg@5", a, b)
     alone, _, _ = _compare("m", a, b)
     assert ranged.interval == alone.interval != FEW_CHANGED_SCORED
     assert (ranged.ci_low, ranged.ci_high) == (alone.ci_low, alone.ci_high)
+
+
+@pytest.mark.parametrize(
+    ("changes", "rarer"),
+    [([-0.15] * 9, 0), ([-0.15] * 15 + [0.1, 0.2], 2), (list(np.linspace(0.1, 0.3, 19)), 0)],
+)
+def test_few_changes_nearly_all_one_way_reach_what_unseen_changes_could_add(changes, rarer):
+    """9 of 50 questions down 0.15 and the rest tied is what a metric that rarely gains much
+    and often loses a little (mean 0) draws in most sets of 50: the bootstrap of the losses
+    alone lay wholly below 0 ("B worse") in 17% of such sets. Under 20 changed with fewer than
+    3 the rarer way, the interval is Tango's score interval of the changes as shares of the
+    range, as under 5 changed."""
+    n = 50
+    a, b = _ranked(changes, n)
+    c, _, _ = _compare("ndcg@5", a, b)
+    alone, _, _ = _compare("m", a, b)
+    gains = sum(x for x in changes if x > 0)
+    losses = -sum(x for x in changes if x < 0)
+    low, high = _tango(gains, losses, n)
+    assert min(c.wins, c.losses) == rarer
+    assert c.interval == FEW_CHANGED_SCORED
+    assert (c.ci_low, c.ci_high) == pytest.approx((low, high), abs=1e-9)
+    assert c.ci_low <= alone.ci_low and c.ci_high >= alone.ci_high
+    if changes == [-0.15] * 9:
+        assert alone.ci_high < 0 <= c.ci_high  # the bootstrap's "B worse" is no verdict here
+        assert c.p >= 0.05 and c.test.endswith("and bounded score")
+
+
+def test_the_power_sentence_says_why_one_way_changes_find_little():
+    from reportgen.analysis.power import power_of
+
+    a, b = _ranked([-0.15] * 9, 50)
+    c, _, _ = _compare("ndcg@5", a, b)
+    sentence = power_of(c, 0.95).sentence
+    assert (
+        "With 9 questions changed, 0 of them the other way, the interval allows for what the "
+        "unchanged ones could hide (large changes the other way this set did not draw)"
+    ) in sentence
+    assert "no difference can be found" not in sentence
+    # how many questions would find it is of sets whose questions all move, as said
+    assert "Where more questions change, to find the observed difference of 0.027 80%" in sentence
 
 
 def test_under_few_changed_a_score_of_unknown_range_keeps_the_bootstrap():

@@ -946,8 +946,15 @@ def test_a_handful_changed_among_many_ties_keeps_the_interval_level():
     """From 1,000 questions the interval was chosen by all of them: the expanded percentile
     interval of 6 changed among 1,000 ties missed a true difference of 0 in 10% of sets
     (bench/simulate_few_changed.py). Chosen by the changed questions it is the studentized one,
-    with its bootstrap-t test, and keeps the 5% it states."""
-    from reportgen.analysis.stats import BOOTSTRAP_T, STUDENTIZED, compare_metric
+    with its bootstrap-t test, and keeps the 5% it states; where fewer than 3 of the 6 went the
+    rarer way, the score bound joins it, with the largest p of the three tests."""
+    from reportgen.analysis.stats import (
+        BOOTSTRAP_T,
+        FEW_CHANGED_SCORED,
+        ONE_WAY_RARER,
+        STUDENTIZED,
+        compare_metric,
+    )
 
     rng = np.random.default_rng(1_078)
     sets, misses = 600, 0
@@ -961,8 +968,12 @@ def test_a_handful_changed_among_many_ties_keeps_the_interval_level():
         c, _ = compare_metric(
             "faithfulness", a, b, binary=False, n_boot=1_000, confidence=0.95, seed=rep
         )
-        assert (c.interval, c.test) == (STUDENTIZED, BOOTSTRAP_T)
+        if min(c.wins, c.losses) >= ONE_WAY_RARER:
+            assert (c.interval, c.test) == (STUDENTIZED, BOOTSTRAP_T)
+            assert (c.p < 0.05) == (c.ci_low > 0 or c.ci_high < 0)  # rejects where it misses
+        else:
+            assert c.interval == FEW_CHANGED_SCORED
+            assert c.p >= 0.05 or (c.ci_low > 0 or c.ci_high < 0)  # never rejects alone
         misses += c.ci_low > 0 or c.ci_high < 0
-        assert (c.p < 0.05) == (c.ci_low > 0 or c.ci_high < 0)  # the test rejects where it misses
     assert misses <= 0.07 * sets  # 5% stated, 7% over 2 standard errors past it (the rule
     # before: 61 of these 600 sets, 10%)

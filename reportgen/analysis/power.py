@@ -38,7 +38,7 @@ from scipy import special
 from ..formatting import decimals, fmt_count, fmt_pct
 from .binary_power import EXACT_BELOW, exact_detectable
 from .registry import difference_range
-from .stats import FEW_CHANGED_SCORED, POWER, MetricComparison
+from .stats import FEW_CHANGED, FEW_CHANGED_SCORED, POWER, MetricComparison
 
 _MAX_N = 10**9  # beyond this size the needed-size search stops
 _GRID = 100  # equal-probability points of an estimated standard error (cluster_multiplier)
@@ -169,12 +169,22 @@ def _few_clusters(groups: int) -> str:
     )
 
 
-def _few_changed(changed: int) -> str:
-    """Under FEW_CHANGED changed questions among ties, why no difference can be found."""
+def _few_changed(c: MetricComparison) -> str:
+    """Why the interval of a few changed questions among ties (stats.few_changed_interval) finds
+    no difference, or only a large one: under FEW_CHANGED none can be found; under
+    ONE_WAY_BELOW, nearly all one way, each change weighs as the share of a flip it is."""
+    changed = c.wins + c.losses
+    if changed < FEW_CHANGED:
+        return (
+            f"With {fmt_count(changed, 'question')} changed no difference can be found: their "
+            f"exact sign flips give p of at least {2 ** (1 - changed):.3g}, and the interval "
+            "allows for what the unchanged ones could hide. "
+        )
     return (
-        f"With {fmt_count(changed, 'question')} changed no difference can be found: their "
-        f"exact sign flips give p of at least {2 ** (1 - changed):.3g}, and the interval "
-        "allows for what the unchanged ones could hide. "
+        f"With {fmt_count(changed, 'question')} changed, {min(c.wins, c.losses)} of them the "
+        "other way, the interval allows for what the unchanged ones could hide (large changes "
+        "the other way this set did not draw): each change weighs as the share of the range "
+        "it moved, so only changes that go far find a difference. "
     )
 
 
@@ -245,7 +255,7 @@ def power_of(c: MetricComparison, confidence: float) -> Power:
     smaller = "smaller ones" + (", or one the changed questions alone carry," if carried else "")
     few = _few_clusters(groups) if groups is not None and groups < FEW_CLUSTERS else ""
     few_changed = c.interval == FEW_CHANGED_SCORED
-    few += _few_changed(discordant) if few_changed else ""
+    few += _few_changed(c) if few_changed else ""
     # a 0/1 score of the logs has no range in the registry, but its difference lies in [-1, 1]
     span = difference_range(c.metric) or ((-1.0, 1.0) if binary else None)
     detect = (
@@ -271,7 +281,9 @@ def power_of(c: MetricComparison, confidence: float) -> Power:
             "is better.",
         )
     find = (
-        f"To find the observed difference of {_points(abs(c.diff), binary)} "
+        # a set this size whose questions all move, as detect's: not more of these few changes
+        ("Where more questions change, to find" if few_changed else "To find")
+        + f" the observed difference of {_points(abs(c.diff), binary)} "
         f"{fmt_pct(POWER)} of the time "
     )
     if groups is not None:

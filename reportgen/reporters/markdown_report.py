@@ -15,7 +15,14 @@ from ..analysis.gates import PASS, GateResult
 from ..analysis.holdout import Holdout
 from ..analysis.registry import base_name
 from ..analysis.slices import SMALL_SLICE
-from ..analysis.stats import FEW_CHANGED, STUDENTIZED_BELOW, MetricComparison, significance
+from ..analysis.stats import (
+    FEW_CHANGED,
+    ONE_WAY_BELOW,
+    ONE_WAY_RARER,
+    STUDENTIZED_BELOW,
+    MetricComparison,
+    significance,
+)
 from ..comparison.compare import Comparison, too_fine_note
 from ..comparison.study import Study
 from ..formatting import (
@@ -287,7 +294,8 @@ def _pair(
         f"{STUDENTIZED_BELOW:,} questions changed, Student's t test where the interval is t's "
         "alone, "
         "the paired permutation test from there; where 1 to "
-        f"{FEW_CHANGED - 1} questions changed among ties on a metric of known range, without "
+        f"{FEW_CHANGED - 1} questions changed among ties on a metric of known range, or under "
+        f"{ONE_WAY_BELOW} with fewer than {ONE_WAY_RARER} of them the rarer way, without "
         "--cluster, the largest p of that test, the exact sign flips and the bounded score "
         "test).",
         "",

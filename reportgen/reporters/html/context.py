@@ -31,6 +31,8 @@ from ...analysis.stats import (
     NORMAL_FROM,
     NORMAL_LIMIT,
     NORMAL_LIMIT_FROM,
+    ONE_WAY_BELOW,
+    ONE_WAY_RARER,
     POWER,
     RANDOM_FLIPS,
     SKEW_BOUND,
@@ -647,8 +649,9 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             "(c - lo) to c + u (hi - c), u = z^2 / (n + z^2) being Wilson's bound on the share "
             "of questions (clusters with --cluster) that could differ unseen (none of 20: "
             "\u00b10.161); a score of unknown range keeps c. Where 1 to "
-            f"{FEW_CHANGED - 1} questions changed among ties (not with --cluster), a metric of "
-            "known range takes on each side the wider of its interval and Tango's score "
+            f"{FEW_CHANGED - 1} questions changed among ties, or under {ONE_WAY_BELOW} with "
+            f"fewer than {ONE_WAY_RARER} of them the rarer way (not with --cluster), a metric "
+            "of known range takes on each side the wider of its interval and Tango's score "
             "interval of the gains and losses as shares of the range (a run's own mean: "
             "Wilson's of its values as shares, where 1 to "
             f"{FEW_CHANGED - 1} lie off the bound the others sit at): the bootstrap sees nothing "
