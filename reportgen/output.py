@@ -61,8 +61,9 @@ def _among_shards(target: Path, source: Path) -> bool:
     )
 
 
-# a report's default JSON beside -o /dev/stdout (or /dev/fd/1) would be a file among these
-DEVICE_FOLDERS = ("/dev/", "/proc/")
+# a report's default JSON beside -o /dev/stdout (or /dev/fd/1) would be a file among these (not
+# in /dev/shm, a folder of files)
+DEVICE_FOLDERS = (Path("/dev"), Path("/dev/fd"), Path("/proc/self/fd"))
 
 
 def _where(path: Path) -> tuple[Path, str]:
@@ -114,7 +115,7 @@ def check_outputs(
                 f"{NAME_MAX} a file name may have; choose a shorter name"
             )
         option = (defaults or {}).get(path)
-        if option and str(path.absolute()).startswith(DEVICE_FOLDERS):
+        if option and path.absolute().parent in DEVICE_FOLDERS:
             raise OutputError(
                 f"{path}: the default path of {option} (the report's path with .json) would be "
                 f"a file among the devices, beside a report written to a device or a pipe; give "
@@ -140,7 +141,9 @@ def check_outputs(
         option = next((o for source, o in (read or {}).items() if _same_file(target, source)), "")
         if option:
             raise OutputError(f"{path}: is the file {option} reads; choose another output path")
-        if any(_where(target) == _where(other) or _same_file(target, other) for other in targets):
+        # a device may take several outputs (-o /dev/null --json /dev/null: a gate's Markdown alone)
+        shared = (_where(target) == _where(other) or _same_file(target, other) for other in targets)
+        if not special and any(shared):
             raise OutputError(f"{path}: two outputs share one path; give each output its own path")
         if target.is_dir():
             raise OutputError(f"{path}: is a folder; give the path of a file inside it")

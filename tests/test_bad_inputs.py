@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import stat
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import duckdb
@@ -673,6 +675,28 @@ def test_a_device_report_without_json_leaves_no_file_among_the_devices(tmp_path,
         "give --json PATH\n"
     )
     assert not stray.exists()
+
+
+@pytest.mark.skipif(not Path("/dev/shm").is_dir(), reason="no /dev/shm")
+def test_a_report_in_dev_shm_is_a_file_with_its_json_beside_it(tmp_path, good):
+    # /dev/shm is a folder of files: only the devices' own folder was meant
+    folder = Path(tempfile.mkdtemp(dir="/dev/shm"))
+    try:
+        code, _, err = invoke("compare", good, good, "-o", folder / "r.html", "--n-boot", "100")
+        assert code == 0, err
+        assert json.loads((folder / "r.json").read_text())["n_paired"] == 12
+    finally:
+        shutil.rmtree(folder)
+
+
+def test_both_outputs_may_go_to_dev_null(tmp_path, good):
+    # a CI job that wants the Markdown summary alone throws the page and the JSON away
+    md = tmp_path / "s.md"
+    args = ("-o", "/dev/null", "--json", "/dev/null", "--markdown", md, "--n-boot", "100")
+    code, _, err = invoke("compare", good, good, *args)
+    assert code == 0, err
+    assert md.read_text().startswith("## ragreport: ")
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
 
 
 def test_json_to_stdout_through_a_pipe(tmp_path, good):
