@@ -270,20 +270,20 @@ def power_of(c: MetricComparison, confidence: float) -> Power:
     if few_changed:  # those sets move every question: say so beside "no difference here"
         detect = "Where more questions change, " + detect[0].lower() + detect[1:]
     detect = few + detect
-    if c.diff == 0:
-        return Power(
-            c.metric,
-            c.n,
-            discordant,
-            min_detectable,
-            None,
-            head + detect + "A and B are level on average, so no larger set would say which "
-            "is better.",
-        )
+    # no size to state: level runs, or as few changes in a larger set keep the bound
+    unsized = (
+        "A and B are level on average, so no larger set would say which is better."
+        if c.diff == 0
+        else "How many questions would find the observed difference of "
+        f"{_points(abs(c.diff), binary)} is not stated: while so few change, nearly all one "
+        "way, the bound holds whatever the set's size."
+        if few_changed
+        else None
+    )
+    if unsized is not None:
+        return Power(c.metric, c.n, discordant, min_detectable, None, head + detect + unsized)
     find = (
-        # a set this size whose questions all move, as detect's: not more of these few changes
-        ("Where more questions change, to find" if few_changed else "To find")
-        + f" the observed difference of {_points(abs(c.diff), binary)} "
+        f"To find the observed difference of {_points(abs(c.diff), binary)} "
         f"{fmt_pct(POWER)} of the time "
     )
     if groups is not None:
@@ -295,7 +295,7 @@ def power_of(c: MetricComparison, confidence: float) -> Power:
     # the normal formula's size, kept on the stated difference's side of n (which, resampled,
     # is not that formula's): an observed difference under the stated one needs more questions
     # than the set has, never fewer
-    found = abs(c.diff) >= min_detectable and not few_changed
+    found = abs(c.diff) >= min_detectable
     needed = min(needed, c.n) if found else max(needed, c.n + 1)
     if share is not None and needed < EXACT_BELOW:  # under n too: 4 of 4 fixed, not "2"
         needed = _exact_needed(needed, abs(c.diff), share, confidence)

@@ -334,7 +334,7 @@ def _regressions(result: Comparison, limit: int) -> list[str]:
     ``limit`` rows of them, or why there are none."""
     flagged = _flagged_slices(result)
     lines = []
-    bar = f"{significance(result.options.confidence):g}"
+    bar = f"{significance(result.options.confidence):.3g}"  # 0.0167 for 0.05 / 3
     if flagged:
         lines += [
             "Slices where B is worse: a regression where the loss survives Holm's adjustment "
