@@ -571,7 +571,7 @@ def few_changed_interval(
     the changes of a metric that rarely gains much and often loses a little (a reranker that
     now and then lifts the evidence to the top) average 0 while most sets of 50 questions draw
     none of the gains, and the bootstrap of the small losses alone read "B worse" in 17% of
-    such sets of 50 and 8% of 100, 0% and 2.3% with the score bound, while changes both ways
+    such sets of 50 and 8% of 100, 0% and 2.2% with the score bound, while changes both ways
     keep the bootstrap's power (bench/simulate_one_way.py). The test then takes the largest p
     of its own, the exact sign-flip test's (at least 0.125 on 4 changed questions, as
     McNemar's on a 0/1 outcome: a hit@k and a recall@k of the same 0/1 values read alike) and
