@@ -791,3 +791,37 @@ def test_a_flagged_slice_of_a_cost_keeps_its_digits(tmp_path):
     y = two_run_view(doc)["slices"]["slice"]["y"]["cost_usd"]
     interval = f"[+{y['ci_low']:.6f}, +{y['ci_high']:.6f}]"  # 4 digits of A's 0.0042
     assert flagged[1][:6] == ["slice", "y", "cost_usd", "20", f"+{y['diff']:.6f}", interval]
+
+
+def test_the_slices_of_a_cost_share_its_digits(tmp_path):
+    """A cost's slice rows took four significant digits of each slice's own mean: a slice
+    near 1,500 ms read +5 [+5, +5] under rows near 500 ms reading +5.0 [+5.0, +5.0]. The rows
+    of one metric take the digits of its overall row (A's 1,000 ms here: whole ms), in the
+    summary's flagged slices and in the page's slice table of the headline."""
+    n = 60
+    ids = [f"q{i}" for i in range(n)]
+    slices = ["fast"] * 30 + ["slow"] * 30
+    a = [500.0 + i % 3 if s == "fast" else 1500.0 + i % 3 for i, s in enumerate(slices)]
+    b = [x + 5 + 0.1 * (i % 2) for i, x in enumerate(a)]
+    logs = []
+    for name, latency in (("a", a), ("b", b)):
+        logs.append(tmp_path / f"{name}.parquet")
+        frame = {"question_id": ids, "slice": slices, "latency_ms": latency}
+        pd.DataFrame(frame).to_parquet(logs[-1])
+    extra = ("--metric", "latency_ms", "--lower-is-better", "latency_ms", "--n-boot", "200")
+    code, _, err, md, _ = run(*logs, tmp_path / "out", *extra)
+    assert code == 0, err
+    (metrics,) = [t for t in tables(md.read_text()) if t[0][0] == "Metric"]
+    assert metrics[1][:4] == ["latency_ms (lower is better)", "1001", "1006", "+5"]
+    flagged = tables(regressions_section(md.read_text()))[0]
+    assert {row[1]: row[4:6] for row in flagged[1:]} == {
+        "fast": ["+5", "[+5, +5]"],
+        "slow": ["+5", "[+5, +5]"],
+    }
+    page = (tmp_path / "out" / "report.html").read_text()
+    cells = {}  # the first row of each value is the slice table's
+    for value, row in re.findall(r"<tr[^>]*>\s*<td[^>]*>(fast|slow)</td>(.*?)</tr>", page, re.S):
+        tds = re.findall(r"<td[^>]*>.*?</td>", row, re.S)
+        cells.setdefault(value, [re.sub(r"<[^>]+>", "", c).strip() for c in tds])
+    assert cells["fast"][:5] == ["30", "501", "506", "+5", "[+5, +5]"]
+    assert cells["slow"][:5] == ["30", "1501", "1506", "+5", "[+5, +5]"]

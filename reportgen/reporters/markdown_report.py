@@ -40,7 +40,7 @@ from ..formatting import (
     shown_value,
 )
 from ..inputs.load import RunFile
-from .report import Report, metric_digits, study_warnings
+from .report import Report, row_digits, study_warnings
 from .user_text import cut_end, cut_middle
 
 MAX_CHARS = 65_536  # GitHub's limit on a comment and on a job summary
@@ -105,16 +105,15 @@ def _metric_rows(result: Comparison) -> list[list[str]]:
         higher = name not in costs and result.tables.metric(base_name(name)).higher_is_better
         label = escape(metric_label(name, higher))
         shown = f"**{label}**" if name == result.headline else label
-        digits = metric_digits(name, c.a)
+        digits = row_digits(result, name)
         rows.append(
-            [shown, fmt_num(c.a, digits), fmt_num(c.b, digits), *_difference(name, c), fmt_p(c.p)]
+            [shown, fmt_num(c.a, digits), fmt_num(c.b, digits), *_difference(c, digits), fmt_p(c.p)]
         )
     return rows
 
 
-def _difference(name: str, c: MetricComparison) -> list[str]:
+def _difference(c: MetricComparison, digits: int) -> list[str]:
     """B - A and its interval, in the metric's digits."""
-    digits = metric_digits(name, c.a)
     return [fmt_diff(c.diff, digits), fmt_interval(c.ci_low, c.ci_high, digits)]
 
 
@@ -193,7 +192,7 @@ def _flagged_slices(result: Comparison) -> list[list[str]]:
             escape(shown_value(r.value)),
             escape(metric),
             str(r.comparison.n),
-            *_difference(metric, r.comparison),
+            *_difference(r.comparison, row_digits(result, metric)),
             fmt_p(r.p_holm, significance(result.options.confidence)),
             "regression" if r.finding else "direction",
         ]

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 import pandas as pd
 
 from ..analysis.registry import base_name
+from ..comparison.compare import Comparison
 from ..comparison.study import Study
 from ..diagnosis.diagnose import COSTS
 
@@ -67,3 +68,11 @@ def metric_digits(name: str, scale: float) -> int:
     if base_name(name) not in COSTS or not math.isfinite(scale) or scale == 0:
         return 3
     return max(0, COST_DIGITS - 1 - math.floor(math.log10(abs(scale))))
+
+
+def row_digits(result: Comparison, name: str) -> int:
+    """Decimals of every row of a metric (its overall row and its slices'): those of its
+    overall A mean, so a column of slice rows does not read +5 under +5.0 where one slice's
+    latencies are three times another's."""
+    overall = result.comparisons.get(name) or result.diagnosis.cost[name].comparison
+    return metric_digits(name, overall.a)

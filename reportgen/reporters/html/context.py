@@ -66,7 +66,7 @@ from ...formatting import (
 )
 from ...inputs.logged import log, tool_of
 from ...provenance import gzip_data_url, library_versions
-from ..report import metric_digits
+from ..report import metric_digits, row_digits
 from ..user_text import shown_text
 from . import charts
 from .charts import Chart, RunColours
@@ -296,10 +296,11 @@ def _generated(epoch: str | None) -> str:
     return moment.strftime("%Y-%m-%d %H:%M UTC")
 
 
-def metric_row(c: Any, higher_is_better: bool = True) -> MetricRow:
+def metric_row(c: Any, higher_is_better: bool = True, digits: int | None = None) -> MetricRow:
     """One metric's row; a score where lower is better says so, and is coloured as a gain
-    when its interval lies below zero."""
-    digits = metric_digits(c.metric, c.a)
+    when its interval lies below zero. ``digits``: the decimals of the metric's overall row,
+    which a slice's row shares (``row_digits``); by default those of ``c`` itself."""
+    digits = metric_digits(c.metric, c.a) if digits is None else digits
     return MetricRow(
         name=metric_label(c.metric, higher_is_better),
         n=c.n,
@@ -881,7 +882,11 @@ def _slices(result: Comparison) -> list[SliceTable]:
                 rows=[
                     SliceRow(
                         value=shown_value(r.value),
-                        metric=metric_row(r.comparison, _higher_is_better(result, r.comparison)),
+                        metric=metric_row(
+                            r.comparison,
+                            _higher_is_better(result, r.comparison),
+                            row_digits(result, result.headline),
+                        ),
                         p_holm=fmt_p(r.p_holm, significance(result.options.confidence)),
                         flags=(
                             ["regression"]
