@@ -194,9 +194,11 @@ SCHEMA = {
         "column relevant_grades has type list<element: string>, expected list<int>",
     ),
     "nested id lists": (_typed("relevant_ids", pa.array([[["p2"]]] * 12)), "relevant_ids"),
+    # it said "convert it or drop the column" of the one column a log cannot go without
     "float question_id": (
         _typed("question_id", pa.array(np.arange(12, dtype=float))),
-        "column question_id",
+        "column question_id has type double, expected string (ints accepted) (pairing key, "
+        "unique within a run); convert it to text or whole numbers",
     ),
     "struct slice": (_typed("slice", pa.array([{"x": 1}] * 12)), "column slice"),
     "span grade as text": (

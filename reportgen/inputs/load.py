@@ -153,7 +153,12 @@ def schema_problems(path: Path, schema: pa.Schema) -> list[str]:
         column = BY_NAME.get(field.name)
         problem = column and type_problem(column, field.type)
         if problem:
-            problems.append(f"{path}: column {field.name} {problem}; convert it or drop the column")
+            fix = (
+                "convert it to text or whole numbers"  # the one column a log cannot go without
+                if field.name == "question_id"
+                else "convert it or drop the column"
+            )
+            problems.append(f"{path}: column {field.name} {problem}; {fix}")
     return problems
 
 
