@@ -179,7 +179,8 @@ def test_a_rule_on_a_column_not_compared_is_a_bad_rule(tmp_path):
         (
             ("--lower-is-better", "note"),
             "a.parquet: --lower-is-better note: column note holds VARCHAR, not numbers or "
-            "booleans; log the score as a number or true/false",
+            "booleans; log the score as numbers, or as booleans rather than text (a score "
+            "column's 'true' is not read as correct's is)",
         ),
         (
             ("--metric", "correct"),

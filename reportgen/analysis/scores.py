@@ -63,7 +63,8 @@ def _problem(
         if score_kind(data_type) is None and data_type != NO_VALUE:
             return str(path), (
                 f"column {column} holds {data_type}, not numbers or booleans; log the score as "
-                "a number or true/false"
+                "numbers, or as booleans rather than text (a score column's 'true' is not read "
+                "as correct's is)"
             )
     kinds = {score_kind(types[run, column]) for run in "ab" if types[run, column] != NO_VALUE}
     if len(kinds) > 1:  # a column of no value in one run takes the other's kind
