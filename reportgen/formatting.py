@@ -60,10 +60,16 @@ def fmt_listed(items: list[str], limit: int) -> str:
 
 
 def listed(items: Iterable[str]) -> str:
-    """Logged values (ids, slice values) comma-separated, each shown (shown_value) and isolated
-    (bidi_isolated) on its own: a right-to-left id isolated only with the whole list would
-    reorder the ids after it."""
-    return ", ".join(bidi_isolated(shown_value(item)) for item in items)
+    """Logged values (ids, slice values) comma-separated, each as a sentence names it
+    (named_value): a right-to-left id isolated only with the whole list would reorder the ids
+    after it."""
+    return ", ".join(named_value(item) for item in items)
+
+
+def named_value(value: str) -> str:
+    """A logged value inside a sentence: shown (shown_value) and isolated (bidi_isolated) on
+    its own, so that an override in it cannot reverse the numbers the sentence goes on to."""
+    return bidi_isolated(shown_value(value))
 
 
 def _missing(value: float | None) -> bool:
@@ -223,6 +229,12 @@ _REORDERING = re.compile(
     "[\u202a-\u202e\u2066-\u2069\u0590-\u08ff\u200f\ufb1d-\ufdff\ufe70-\ufefc"
     "\U00010800-\U00010fff\U0001e800-\U0001efff]"
 )
+
+
+def bidi_control(text: str) -> str | None:
+    """The first bidi control (an embedding, override or isolate) of ``text``, or None."""
+    found = None if text.isascii() else _BIDI.search(text)
+    return found and found[0]
 
 
 def bidi_isolated(text: str, *, letters: bool = True) -> str:

@@ -203,6 +203,63 @@ def test_a_right_to_left_override_ends_with_the_label_inside_sentences(tmp_path)
     assert f"The 2 candidates tie on correct ({ISOLATED} and other: " in markdown
 
 
+HEBREW = "\u05e6\u05d9\u05d5\u05df"  # a score column named in Hebrew
+
+
+def test_right_to_left_names_in_a_rule_s_line_are_isolated_one_by_one(tmp_path):
+    """A slice value with an override, and a score column named in Hebrew, inside a gate
+    rule's line: the rule and the sentence were isolated only as wholes (or on the terminal not
+    at all), so the difference 0.01389 read 98310.0 in the page, the summary, the JUnit file
+    and the CI log, and a rule's number after a right-to-left name could move before it. Each
+    is isolated on its own, an override closed before any number; so are the verdict's
+    regression line and the few-resamples caveat that name the slice."""
+    a, b = _logs(tmp_path / "logs", RTL)
+    for log in (a, b):
+        frame = pd.read_parquet(log)
+        frame[HEBREW] = [0.5 + 0.01 * (i % 7) + (0.05 if log == b else 0) for i in range(40)]
+        if log == b:  # B breaks every answer of the override's slice: the likeliest to fail
+            frame.loc[:19, "correct"] = False
+        frame.to_parquet(log)
+    md, xml, html = tmp_path / "s.md", tmp_path / "j.xml", tmp_path / "r.html"
+    rules = ["--require", "correct[slice] >= -0.9", "--require", f'"{HEBREW}" >= -0.5']
+    args = ["compare", str(a), str(b), "-o", str(html), "--n-boot", "200", "--metric", HEBREW]
+    result = CliRunner().invoke(cli, [*args, *rules, "--markdown", str(md), "--junit", str(xml)])
+    assert result.exit_code == 0, result.output
+    rule = f'\u2068"{HEBREW}"\u2069 >= -0.5'
+    slice_line = f"slice slice = {ISOLATED} is the likeliest below -0.9: difference -0.5"
+    page = re.sub(r"<svg.*?</svg>", "", html.read_text(encoding="utf-8"), flags=re.DOTALL)
+    junit = "\n".join(f"{e.get('name', '')} {e.text or ''}" for e in ET.parse(xml).getroot().iter())
+    for text in (result.output, md.read_text(), junit, page):
+        assert text.count(RTL) >= 1
+        assert re.search("\u202e[^\u202c]*[0-9]", text) is None, text  # nothing reversed
+        assert slice_line in text.replace("\u2212", "-")
+    assert f"pass  B  {rule}: difference " in result.output
+    assert f"B regresses on slice = {ISOLATED}: " in result.output
+    assert f"| B | {rule.replace('>', '&gt;')} | **pass** |" in md.read_text()
+    assert f"<code>{rule.replace(chr(34), '&#34;').replace('>', '&gt;')}</code>" in page
+    assert f"{rule} is pass for B: difference " in junit
+
+
+@pytest.mark.parametrize("flag", ["--metric", "--slice", "--lower-is-better", "--cluster"])
+def test_a_column_named_with_a_bidi_control_is_refused(tmp_path, flag):
+    """The report's sentences name the columns these flags name as they are: the verdict on a
+    score column 'judge\u202eevil' read "for judge\u202eevil is [\u22120.074, +0.017]"
+    backwards from the name on."""
+    a, b = _logs(tmp_path / "logs")
+    name = "judge" + RTL
+    for log in (a, b):
+        pd.read_parquet(log).assign(**{name: 0.5}).to_parquet(log)
+    result = CliRunner().invoke(
+        cli, ["compare", str(a), str(b), "-o", str(tmp_path / "r.html"), flag, name]
+    )
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines()[-1] == (
+        f"ragreport: error: {flag} 'judge\\u202eevil': the name holds the bidi control U+202E, "
+        "which would reverse the report's sentences that name it; rename the column in the logs"
+    )
+    assert list(tmp_path.glob("r.*")) == []
+
+
 def test_bidi_controls_are_closed_innermost_first_inside_an_isolate():
     from reportgen.formatting import bidi_isolated
 

@@ -293,3 +293,21 @@ def test_an_infinite_cost_compared_as_a_score_is_warned_of_once(tmp_path, compar
         "1 value of latency_ms in a.parquet is not finite (inf or NaN) and is left out, first "
         "at row 12"
     ]
+
+
+def test_a_tool_s_score_column_named_with_a_bidi_control_is_named_and_left_out(tmp_path, compare):
+    """A RAGAS column whose name holds a right-to-left override would be compared without a
+    flag, and every sentence naming it read backwards from the name on (--metric refuses such
+    a name); it is left out, named in an isolate of its own."""
+    name = "judge\u202eevil"
+    frame = ragas_frame([1.0, 1.0, 1.0], True).assign(**{name: [0.5, 1.0, 0.0]})
+    path = tmp_path / "ragas.csv"
+    frame.to_csv(path, index=False)
+    out = compare(path, path, tmp_path / "out", "--n-boot", 100)
+    assert name not in out["metrics"] and "context_recall" in out["metrics"]
+    (note,) = [w for w in out["warnings"] if "judge" in w]
+    assert note.startswith(
+        f"Score column \u2068{name}\u202c\u2069 of the logs' evaluation tool is not compared ("
+        f"{path}: the name holds the bidi control U+202E, which would reverse the report's "
+        "sentences that name it; rename the column)"
+    )

@@ -22,7 +22,16 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from ..formatting import RULE_DIGITS, agreeing, fmt_beside, fmt_count, fmt_pct, shown_value
+from ..formatting import (
+    RULE_DIGITS,
+    agreeing,
+    bidi_isolated,
+    fmt_beside,
+    fmt_count,
+    fmt_pct,
+    listed,
+    named_value,
+)
 from .metrics import MetricTables, Options
 from .registry import NAME_PATTERN, difference_range, value_range
 from .slices import SMALL_SLICE, in_slice_order, slice_labels
@@ -184,9 +193,14 @@ class RuleResult:
         return f"{self.outcome} (counts as {self.counts_as})"
 
     @property
+    def shown_rule(self) -> str:
+        """The rule as the outputs print it (shown_rule); ``rule`` keeps it as written."""
+        return shown_rule(self.rule)
+
+    @property
     def line(self) -> str:
         """'fail  B  correct >= -0.02: difference -0.05, interval [...]; ...' for a terminal."""
-        return f"{self.shown}  {self.candidate}  {self.rule}: {self.detail}"
+        return f"{self.shown}  {self.candidate}  {self.shown_rule}: {self.detail}"
 
     def numbers(self, digits: int = RULE_DIGITS, *, signed: bool = False) -> tuple[str, str]:
         """The estimate and '[low, high]' ('none' without an interval) in the digits of the
@@ -271,6 +285,22 @@ def parse_rule(text: str) -> Rule:
     if metric.startswith('"'):
         metric = metric[1:-1].replace('""', '"')
     return Rule(text.strip(), kind, metric, op, margin, column)
+
+
+def shown_rule(text: str) -> str:
+    """A rule's text with its metric and slice column each isolated (bidi_isolated): a
+    right-to-left override in a name, isolated only with the whole rule, would reverse the
+    number after it ('"judge\u202escore" >= -0.5' read '"judge5.0- =< "erocs')."""
+    match = _RULE.match(text)
+    if match is None or text.isascii():
+        return text
+    parts, last = [], 0
+    for name in ("metric", "column"):
+        if match[name] is not None:
+            start, end = match.span(name)
+            parts += [text[last:start], bidi_isolated(text[start:end])]
+            last = end
+    return "".join(parts) + text[last:]
 
 
 def _how_to_write(text: str) -> str:
@@ -607,24 +637,28 @@ def _slice_rule(rule: Rule, candidate: Candidate, level: float) -> RuleResult:
         return _unscored(
             rule,
             candidate,
-            f"every slice of {rule.column} has one scored {unit}, and one {unit} gives no interval",
+            f"every slice of {bidi_isolated(rule.column)} has one scored {unit}, and one {unit} "
+            "gives no interval",
         )
     if all(s.comparison.n < SMALL_SLICE for s in scored):
         # no slice could fail the rule: passing would check nothing
         return _unscored(
             rule,
             candidate,
-            f"every slice of {rule.column} has fewer than {SMALL_SLICE} scored questions, which "
+            f"every slice of {bidi_isolated(rule.column)} has fewer than {SMALL_SLICE} scored "
+            "questions, which "
             "give a direction, not proof (as in the slice table): no slice could fail the rule",
         )
     outcome, worst, p, tested, likeliest = _slice_outcome(rule, family, significance(level))
     c = worst.comparison
-    columns = ", ".join(dict.fromkeys(column for column, _ in family))
+    columns = listed(dict.fromkeys(column for column, _ in family))
+    column = bidi_isolated(rule.column)
     # a p of 0: no resample past the margin; Holm's adjustment multiplies at most by the family
     floor = min(1.0, len(family) * bound_p_floor(worst.sides, worst.means))
     shown_p = f"{p:.4g}" if p > 0 or floor == 0 else f"< {floor:.2g}"
     detail = (
-        f"slice {rule.column} = {shown_value(worst.value)} is the likeliest {_WRONG_SIDE[rule.op]} "
+        f"slice {column} = {named_value(worst.value)} is the likeliest "
+        f"{_WRONG_SIDE[rule.op]} "
         f"{rule.number}: difference {fmt_beside(c.diff, rule.margins)}, {_interval(rule, c)}; "
         f"one-sided p {shown_p} of its interval ({c.interval}) lying wholly "
         f"{_WRONG_SIDE[rule.op]} {rule.number}, "
@@ -640,8 +674,8 @@ def _slice_rule(rule: Rule, candidate: Candidate, level: float) -> RuleResult:
         if likeliest is not None:
             other, adjusted = likeliest
             detail += (
-                f"; of those of {SMALL_SLICE} or more, slice {rule.column} = "
-                f"{shown_value(other.value)} is the likeliest: "
+                f"; of those of {SMALL_SLICE} or more, slice {column} = "
+                f"{named_value(other.value)} is the likeliest: "
                 f"{_interval(rule, other.comparison)}, Holm-adjusted p {adjusted:.4g} vs "
                 f"{1 - level:.4g}"
             )

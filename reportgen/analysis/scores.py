@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 import pandas as pd
 
 from ..errors import InputError
+from ..formatting import bidi_control, bidi_isolated
 from ..inputs.contract import LARGEST_VALUE
 from ..inputs.database import RunDatabase
 from ..inputs.row_checks import ROW_CHECKED, RowProblem, not_finite
@@ -56,6 +57,11 @@ def _problem(
     a, b = db.files["a"].path, db.files["b"].path
     if (own := own_name(column)) is not None:
         return str(a), own
+    if (control := bidi_control(column)) is not None:  # --metric refused it already (Options)
+        return str(a), (
+            f"the name holds the bidi control U+{ord(control):04X}, which would reverse the "
+            "report's sentences that name it; rename the column"
+        )
     for run in "ab":
         path, data_type = db.files[run].path, types.get((run, column))
         if data_type is None:
@@ -87,7 +93,10 @@ def own_name(column: str) -> str | None:
 
 def not_offered_note(column: str, where: str, why: str) -> str:
     """The note on a score column of the tool that cannot be compared."""
-    return f"Score column {column} of the logs' evaluation tool is not compared ({where}: {why})"
+    return (
+        f"Score column {bidi_isolated(column)} of the logs' evaluation tool is not compared "
+        f"({where}: {why})"
+    )
 
 
 def offered_note(kept: list[str]) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..formatting import fmt_count, fmt_diff, fmt_interval, fmt_pct, p_clause, shown_value
+from ..formatting import fmt_count, fmt_diff, fmt_interval, fmt_pct, named_value, p_clause
 from .registry import base_name
 from .slices import SliceResult
 from .stats import MetricComparison, at_target, significance
@@ -136,7 +136,7 @@ def regression_lines(regressions: list[SliceResult], bar: float, candidate: str 
     A, the candidate's own name among several candidates; its adjusted p is read against
     ``bar``."""
     return [
-        f"{candidate} regresses on {r.column} = {shown_value(r.value)}: "
+        f"{candidate} regresses on {r.column} = {named_value(r.value)}: "
         f"{fmt_diff(r.comparison.diff)} "
         f"{fmt_interval(r.comparison.ci_low, r.comparison.ci_high)} over "
         f"{fmt_count(r.comparison.n, 'question')} (Holm-adjusted {p_clause(r.p_holm, bar)})"

@@ -44,7 +44,7 @@ from ..analysis.supported import SupportedRule, supported_rule
 from ..analysis.verdict import Verdict, decide, margin_for
 from ..diagnosis.diagnose import COSTS, Diagnosis, diagnose, with_means
 from ..errors import InputError
-from ..formatting import agreeing, fmt_count, fmt_listed, fmt_pct, listed, shown_value
+from ..formatting import agreeing, fmt_count, fmt_listed, fmt_pct, listed, named_value
 from ..inputs.contract import BY_NAME as CONTRACT
 from ..inputs.contract import has_samples
 from ..inputs.database import ScoredRun
@@ -617,7 +617,7 @@ def _bootstrapped(
     slice's of SMALL_SLICE questions or more (a smaller slice gives a direction, never a
     finding)."""
     sliced = [
-        (f"{name} in slice {r.column} = {shown_value(r.value)}", r.comparison)
+        (f"{name} in slice {r.column} = {named_value(r.value)}", r.comparison)
         for per_metric in slices.values()
         for name, rows in per_metric.items()
         for r in rows

@@ -15,7 +15,7 @@ import pandas as pd
 
 from ..analysis.slices import SMALL_SLICE
 from ..analysis.stats import MetricComparison, compare_metric
-from ..formatting import fmt_count, fmt_diff, fmt_pct, shown_value
+from ..formatting import fmt_count, fmt_diff, fmt_pct, named_value
 from .stages import (
     CELL_NAMES,
     FAILURE_CLASSES,
@@ -493,8 +493,8 @@ def _next_experiment(
     weakest = str(by_slice.idxmin())
     return experiment(
         "slices",
-        f"find and fix what fails most in the weakest slice, {shown_value(weakest)}",
-        f"correct on the {shown_value(weakest)} slice",
+        f"find and fix what fails most in the weakest slice, {named_value(weakest)}",
+        f"correct on the {named_value(weakest)} slice",
         **{f"correct on {weakest}": float(by_slice.min())},
     )
 

@@ -39,16 +39,16 @@ def render(report: Report) -> str:
     classnames = _classnames([run.label for run in study.runs[1:]])
     for r in results:
         case = ET.SubElement(
-            suite, "testcase", classname=classnames[r.candidate], name=r.rule, time="0"
+            suite, "testcase", classname=classnames[r.candidate], name=r.shown_rule, time="0"
         )
         if r.counts_as != PASS:
             failure = ET.SubElement(
                 case, "failure", message=f"{r.outcome}: {r.detail}", type=r.outcome
             )
-            failure.text = f"{r.rule} is {r.outcome} for {r.candidate}: {_numbers(r)}"
+            failure.text = f"{r.shown_rule} is {r.outcome} for {r.candidate}: {_numbers(r)}"
         # a passing case's output names its candidate too: the classname may not spell it
         output = ET.SubElement(case, "system-out")
-        output.text = f"{r.rule} is {r.shown} for {r.candidate}: {r.detail}"
+        output.text = f"{r.shown_rule} is {r.shown} for {r.candidate}: {r.detail}"
     root = ET.Element("testsuites", name=SUITE, tests=str(len(results)), failures=str(failures))
     root.append(suite)
     # ElementTree writes any character, even those XML forbids; a CI page shows the text as is,

@@ -137,7 +137,7 @@ def _gate_lines(gate: GateResult) -> list[str]:
     rows = [
         [
             escape(r.candidate),
-            escape(r.rule),
+            escape(r.shown_rule),
             f"**{r.shown}**",
             *r.numbers(signed=True),  # the digits of the rule's sentence, which it decides by
             prose(r.detail, MAX_DETAIL),
