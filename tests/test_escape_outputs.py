@@ -155,6 +155,35 @@ def test_markdown_neither_mentions_nor_typesets_a_label(tmp_path):
     assert "@octocat" not in text
 
 
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        # GitHub reads a mention after any character that is not an ASCII word character
+        ("\u00e9@torvalds", "\u00e9@\u200btorvalds"),
+        ("\u65e5\u672c@torvalds", "\u65e5\u672c@\u200btorvalds"),
+        ("recall@5", "recall@5"),  # a word before it: no mention
+        # an issue or pull request of the repository, or of another, linked and notified
+        ("label #5", "label #\u200b5"),
+        ("owner/repo#7", "owner/repo#\u200b7"),
+        ("GH-12", "GH\u200b-12"),
+        ("see #x", "see #x"),
+        # a bare web address, linked
+        ("https://example.com/x", "https:\u200b//example.com/x"),
+        ("www.example.com", "www\u200b.example.com"),
+    ],
+)
+def test_markdown_links_and_notifies_nothing_in_user_text(text, shown):
+    """GitHub finds mentions, issue references and web addresses in the rendered text, where a
+    backslash escape is gone: '\\#5' links issue 5 and adds a "mentioned this" to its
+    timeline, and '\u00e9@torvalds' (after a letter that is not ASCII) pings the account. A
+    zero-width space breaks each, as it does a mention."""
+    from reportgen.reporters.markdown_report import escape
+
+    rendered = MarkdownIt("gfm-like").render(escape(text))
+    assert re.sub(r"<[^>]+>", "", rendered).strip() == shown
+    assert "<a " not in rendered
+
+
 RTL = "\u202eevil"  # a right-to-left override, left open
 ISOLATED = "\u2068" + RTL + "\u202c\u2069"  # as every output shows it: closed, in an isolate
 

@@ -53,11 +53,20 @@ MAX_REASON = 1_000  # characters of the verdict's reason (the tool's text, namin
 SHA_SHOWN = 12  # hex digits of each input's sha256
 
 _SPECIAL = re.compile(r"([\\`*_\[\]|~#$])")  # $ opens GitHub's math
-_MENTION = re.compile(r"(?<!\w)@(?=[A-Za-z0-9])")  # as GitHub reads one: not recall@5
+# What GitHub links or notifies in a comment's rendered text, where a backslash escape is
+# gone; a zero-width space after the mark keeps it from doing so. A mention after any
+# character but an ASCII word character (not recall@5, but \u00e9@name); an issue reference
+# (#5, owner/repo#5, GH-5); a bare web address.
+_MENTION = re.compile(r"(?<![A-Za-z0-9_])@(?=[A-Za-z0-9])")
+_REFERENCE = re.compile(
+    r"(#)(?=\d)|(?<![A-Za-z0-9_])(GH)(?=-\d)|(?<=\w)(:)(?=//)|"
+    r"(?<![A-Za-z0-9_.])(www)(?=\.)",
+    re.IGNORECASE,
+)
 # where user text begins a list item ("- 1. x"), a marker would start a nested list and vanish
 _LIST_MARKER = re.compile(r"^(\d{1,9}(?=[.)](?:\s|$))|)([-+.)])")
 _LONG_WORD = re.compile(rf"\S{{{MAX_TEXT + 1},}}")  # a name without spaces longer than MAX_TEXT
-ZERO_WIDTH_SPACE = "&#8203;"  # after the @, it keeps GitHub from notifying the account named
+ZERO_WIDTH_SPACE = "&#8203;"  # after an @, it keeps GitHub from notifying the account named
 
 
 def cut_prose(text: str, limit: int) -> str:
@@ -86,6 +95,7 @@ def escape(text: str, limit: int = MAX_TEXT, cut: Callable[[str, int], str] = cu
     text = _LIST_MARKER.sub(r"\1\\\2", _SPECIAL.sub(r"\\\1", text))
     text = "\\" + text if text.startswith("::") else text  # a CI workflow command's, where
     # the text begins a line (a study's best candidate); GitHub renders \: as :
+    text = _REFERENCE.sub(lambda m: m[0] + ZERO_WIDTH_SPACE, text)
     return bidi_isolated(_MENTION.sub("@" + ZERO_WIDTH_SPACE, text))
 
 
