@@ -68,6 +68,26 @@ def test_a_control_character_in_a_slice_value_is_drawn_as_a_replacement(tmp_path
     assert "\x0b" not in svgs and "\x01" not in svgs
 
 
+def test_a_control_character_in_a_question_id_shows_as_a_replacement_on_the_page(tmp_path):
+    """A NUL in a question id was written raw into the page's tables, where the browser drops
+    it: 'q1\\x00x' read 'q1x' there (and 'q1\ufffdx' in the charts), so two ids that differ by
+    it looked alike. Every text the page prints shows a character HTML cannot carry as the
+    charts do."""
+    a, b = _logs(tmp_path / "logs")
+    for log in (a, b):
+        frame = pd.read_parquet(log)
+        frame.loc[0, "question_id"] = "q0\x00nul"
+        frame.loc[1, "question_id"] = "q1\x01soh"
+        frame.to_parquet(log)
+    html = tmp_path / "r.html"
+    args = ["compare", str(a), str(b), "-o", str(html), "--n-boot", "200", "--quiet"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    page = html.read_text(encoding="utf-8")
+    assert "\x00" not in page and "\x01" not in page
+    assert ">q1\ufffdsoh<" in page  # B fixes q1: a changed question's row
+
+
 def test_a_line_separator_in_a_slice_value_is_drawn_as_a_replacement(tmp_path):
     """vl-convert's expression parser refused U+2028 in a string ("Unexpected token ILLEGAL"):
     a traceback and exit 1, which CI reads as a failed rule."""

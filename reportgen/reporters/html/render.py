@@ -25,6 +25,7 @@ from ...analysis.audit import EXPLORATORY_BELOW
 from ...analysis.slices import SMALL_SLICE
 from ...formatting import bidi_isolated, fmt_count, fmt_int, fmt_pct
 from ...resources import resource_dir
+from ..user_text import xml_safe
 from . import svg_process
 from .charts import Chart
 from .context import ReportContext, all_charts
@@ -110,11 +111,12 @@ def environment() -> jinja2.Environment:
 def _bidi_contained(value: Any) -> Any:
     """Each text a template prints isolated (bidi_isolated), so that a right-to-left override
     in a label shows no number after it backwards, and a count after a right-to-left slice
-    value stays after it. Markup (a macro's output, an SVG, a script) is left as it is: the
-    texts inside it were isolated as they were printed, and characters around a table's
-    row would be moved out of the table."""
+    value stays after it; a character HTML cannot carry shown as the charts show it (xml_safe:
+    the browser dropped a NUL, so 'q1\\x00x' read 'q1x'). Markup (a macro's output, an SVG, a
+    script) is left as it is: the texts inside it were isolated as they were printed, and
+    characters around a table's row would be moved out of the table."""
     if isinstance(value, str) and not isinstance(value, markupsafe.Markup):
-        return bidi_isolated(value)
+        return bidi_isolated(xml_safe(value))
     return value
 
 
