@@ -21,7 +21,7 @@ from .epoch import source_date_epoch
 from .errors import InputError, RagreportError
 from .formatting import fmt_count, fmt_diff, fmt_interval, metric_label, one_line
 from .limits import MAX_N_BOOT
-from .output import MAX_JSON_ROWS
+from .output import MAX_JSON_ROWS, onto_stdout
 from .progress import SHOW_AFTER, shown
 
 if TYPE_CHECKING:
@@ -532,16 +532,17 @@ def compare(
                 baseline,
                 files_read(context.params, readings),
             )
+    err = onto_stdout(outputs.written(study))  # the report is stdout: the lines go beside
     for pair in study.pairs:
         named = f"{pair.runs['b'].label}: " if study.family is not None else ""
-        _echo(f"{named}{pair.verdict.outcome}: {pair.verdict.reason}")
+        _echo(f"{named}{pair.verdict.outcome}: {pair.verdict.reason}", err)
         for regression in pair.verdict.regressions:  # the slices it names, as the page does
-            _echo(f"  {regression}")
+            _echo(f"  {regression}", err)
     if study.gate is not None:
-        _echo(study.gate.headline)
+        _echo(study.gate.headline, err)
         for line in study.gate.results:
-            _echo(f"  {line.line}")
-    _echo(f"wrote {', '.join(str(p) for p in outputs.written(study))}")
+            _echo(f"  {line.line}", err)
+    _echo(f"wrote {', '.join(str(p) for p in outputs.written(study))}", err)
     if study.gate is not None and not study.gate.passed:
         sys.exit(EXIT_FAIL)
 

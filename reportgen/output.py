@@ -66,6 +66,27 @@ def _among_shards(target: Path, source: Path) -> bool:
 DEVICE_FOLDERS = (Path("/dev"), Path("/dev/fd"), Path("/proc/self/fd"))
 
 
+def onto_stdout(paths: list[Path]) -> bool:
+    """Whether one of ``paths`` is the command's standard output as a pipe or a file (``-o
+    /dev/stdout``): the command's own lines then go to stderr. On stdout they trailed the
+    report into the pipe, and in a file the report, written through its own descriptor from
+    the start, overwrote them, so a failing gate exited 1 without a line saying why."""
+    try:
+        out = os.fstat(1)
+    except OSError:  # no standard output
+        return False
+    if stat.S_ISCHR(out.st_mode):  # a terminal or /dev/null: both are shown, or neither
+        return False
+    for path in paths:
+        try:
+            found = os.stat(path)
+        except OSError:
+            continue
+        if (found.st_dev, found.st_ino) == (out.st_dev, out.st_ino):
+            return True
+    return False
+
+
 def _where(path: Path) -> tuple[Path, str]:
     return path.parent.resolve(), path.name
 

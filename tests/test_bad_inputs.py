@@ -4,6 +4,7 @@ option, no traceback, and the previous outputs untouched."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -702,13 +703,37 @@ def test_both_outputs_may_go_to_dev_null(tmp_path, good):
 
 
 def test_json_to_stdout_through_a_pipe(tmp_path, good):
-    # /dev/stdout into a pipe is a link to no real path: it is written through, not refused.
+    # /dev/stdout into a pipe is a link to no real path: it is written through, not refused;
+    # the command's lines followed the JSON into the pipe, and go to stderr instead
     command = [sys.executable, "-m", "reportgen", "compare", str(good), str(good)]
     command += ["-o", str(tmp_path / "r.html"), "--json", "/dev/stdout", "--n-boot", "100"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    document, end = json.JSONDecoder().raw_decode(done.stdout)  # the verdict lines follow it
-    assert document["n_paired"] == 12 and "wrote" in done.stdout[end:]
+    assert json.loads(done.stdout)["n_paired"] == 12  # the JSON alone
+    assert done.stderr.endswith(f"wrote {tmp_path / 'r.html'}, /dev/stdout\n")
+
+
+@pytest.mark.parametrize("into", ["pipe", "file"])
+def test_a_report_on_stdout_sends_the_gate_s_lines_to_stderr(tmp_path, good, into):
+    """-o /dev/stdout with a failing rule: the verdict and the gate's lines trailed the page in
+    a pipe, and in a file (> r.html) the page, written from the start through a descriptor of
+    its own, overwrote them: exit 1 and not a line saying which rule failed."""
+    command = [sys.executable, "-m", "reportgen", "compare", str(good), str(good), "-o"]
+    command += ["/dev/stdout", "--json", str(tmp_path / "r.json"), "--n-boot", "100"]
+    command += ["--require", "correct > 0"]
+    page = tmp_path / "r.html"
+    with page.open("w") if into == "file" else contextlib.nullcontext() as sink:
+        stdout = sink if sink is not None else subprocess.PIPE
+        done = subprocess.run(
+            command, stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=120
+        )
+    html = page.read_text() if into == "file" else done.stdout
+    assert done.returncode == 1
+    assert html.startswith("<!DOCTYPE html>") and html.endswith("</html>")
+    lines = done.stderr.splitlines()
+    assert lines[1].startswith("gate: fail (1 of 1 rule check failed")
+    assert lines[2].startswith("  inconclusive (counts as fail)  B  correct > 0: difference 0")
+    assert lines[3] == f"wrote /dev/stdout, {tmp_path / 'r.json'}"
 
 
 def test_full_device_is_one_line_and_the_other_output_untouched(tmp_path, good):
