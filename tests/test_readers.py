@@ -115,6 +115,30 @@ def test_parquet_folder_duplicate_across_shards(tmp_path, write_log):
     assert f"{shards}: question_id 'q1' appears in rows" in line
 
 
+@pytest.mark.parametrize("name", ["a [v2].parquet", "run?.parquet", "run*.parquet"])
+def test_a_file_whose_name_holds_a_glob_s_characters_is_that_file(
+    tmp_path, write_log, compare, reference, name
+):
+    # read as a pattern, "a [v2].parquet" matched no file ("a v.parquet" would) and was refused
+    log = write_log(tmp_path / name, ROWS)
+    out = compare(log, log, tmp_path / "out", "--n-boot", 100)
+    assert metrics(out) == metrics(reference)
+    assert [run["path"] for run in out["runs"]] == [str(log), str(log)]
+
+
+def test_shards_whose_names_hold_a_glob_s_characters_are_read_once(
+    tmp_path, write_log, compare, reference
+):
+    # DuckDB reads a path as a pattern: 'p[1].parquet' matched 'p1.parquet' as well
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    write_log(shards / "p[1].parquet", ROWS[:2])
+    write_log(shards / "p1.parquet", ROWS[2:])
+    out = compare(shards, shards, tmp_path / "out", "--n-boot", 100)
+    assert metrics(out) == metrics(reference)
+    assert out["runs"][0]["n_questions"] == 3
+
+
 def test_empty_folder_and_unmatched_glob(tmp_path):
     assert "no .parquet file in the folder" in fail("compare", tmp_path, tmp_path, "-o", "x.html")
     line = fail("compare", f"{tmp_path}/*.parquet", tmp_path, "-o", tmp_path / "r.html")

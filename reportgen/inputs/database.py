@@ -138,7 +138,7 @@ class RunDatabase:
         """Every column of the log as written (``whole``: the log read through Arrow)."""
         if whole is not None:
             return self.con.from_arrow(whole)
-        paths = [str(f) for f in run.files or (run.path,)]
+        paths = [literal(f) for f in run.files or (run.path,)]
         return self.con.read_parquet(paths, union_by_name=True)
 
     def _passage_tables(self, runs: dict[str, RunFile | None]) -> duckdb.DuckDBPyRelation:
@@ -161,7 +161,7 @@ class RunDatabase:
             relation = (
                 self._shards(run.files)
                 if run.files
-                else self.con.read_parquet(str(run.path), file_row_number=True)
+                else self.con.read_parquet(literal(run.path), file_row_number=True)
             )
             row_number = f"{_ROW_NUMBER} AS row_number"
         else:
@@ -183,7 +183,7 @@ class RunDatabase:
         sizes = [pq.ParquetFile(f).metadata.num_rows for f in files]
         offsets = pa.table({"filename": names, "row_offset": np.cumsum([0, *sizes[:-1]])})
         shards = self.con.read_parquet(
-            names, file_row_number=True, filename=True, union_by_name=True
+            [literal(f) for f in files], file_row_number=True, filename=True, union_by_name=True
         )
         return shards.join(self.con.from_arrow(offsets), "filename").project(
             "* EXCLUDE (filename, row_offset) "
@@ -364,6 +364,13 @@ def fragmented_log(run: RunFile) -> pa.Table | None:
         [b for start in starts for b in table.slice(start, _BATCH).combine_chunks().to_batches()],
         table.schema,
     )
+
+
+def literal(path: Path) -> str:
+    """``path`` as DuckDB's read_parquet takes one file: it reads a path as a pattern, so a log
+    named 'run*.parquet' was read with 'run.parquet' beside it, each question twice; each of
+    ``*``, ``?`` and ``[`` goes in brackets, which match it alone."""
+    return re.sub(r"([*?\[])", r"[\1]", str(path))
 
 
 def _read_as(name: str, duckdb_type: Any) -> str:

@@ -116,7 +116,7 @@ def parquet_files(path: Path) -> tuple[Path, ...]:
         files = sorted(p for p in path.rglob("*.parquet") if p.is_file())
         where = f"no .parquet file in the folder {path}"
         _refuse_other_format(path, files or sorted(p for p in path.rglob("*") if p.is_file()))
-    elif _GLOB & set(str(path)):
+    elif _shards(path):
         files = sorted(Path(p) for p in glob.glob(str(path), recursive=True) if Path(p).is_file())
         where = f"no file matches the pattern {path}"
         _refuse_other_format(path, files)
@@ -204,8 +204,9 @@ def _unreadable(path: Path, kind: str, fix: str) -> Iterator[None]:
 
 
 def _shards(path: Path) -> bool:
-    """Whether ``path`` is a folder or a glob of Parquet shards rather than one file."""
-    return path.is_dir() or bool(_GLOB & set(str(path)))
+    """Whether ``path`` is a folder or a glob of Parquet shards rather than one file: a file
+    whose name holds a glob's characters ('a [v2].parquet') is that file."""
+    return path.is_dir() or (bool(_GLOB & set(str(path))) and not path.is_file())
 
 
 def _missing(path: Path) -> InputError:
