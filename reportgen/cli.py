@@ -613,7 +613,7 @@ def validate(ctx: click.Context, logs: tuple[Path, ...], reading: _Reading) -> N
     """List every problem of each run log LOG: one line per kind, with counts and examples.
 
     Exit 0 when compare would accept every log (values it leaves out are listed; a ranking
-    without context_ids is accepted with --k, which the line says), 2 otherwise.
+    without context_ids is accepted, and the line says to give compare --k), 2 otherwise.
     """
     from .validate import validate as check
 
