@@ -67,4 +67,4 @@ def ray_partial_sums(
     by_metric: dict[str, list[MetricSums]] = {}
     for row in rows:  # one row per metric of each file, all scored alike
         by_metric.setdefault(row["metric"], []).append(sums_of_row(row))
-    return sums_rows({metric: added(parts) for metric, parts in by_metric.items()})
+    return sums_rows({metric: added(parts, metric) for metric, parts in by_metric.items()})

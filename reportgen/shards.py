@@ -21,6 +21,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .analysis.poisson import (
+    COARSE_BITS,
+    FIXED_POINT_BITS,
     Interval,
     PartialSums,
     difference,
@@ -61,11 +63,19 @@ SUMS_SCHEMA = pa.schema(
         ("weighted", pa.list_(pa.int64())),
         ("weights", pa.list_(pa.int64())),
         *((f"{kind}_fingerprint", pa.uint64()) for kind in FINGERPRINTS),
+        ("fixed_point_bits", pa.int64()),
     ]
 )
 OPTION_COLUMNS = ("k", "gain", "span_coverage")  # what sums of an earlier ragreport lack
 FINGERPRINT_COLUMNS = tuple(f"{kind}_fingerprint" for kind in FINGERPRINTS)  # and these
 REQUIRED = frozenset(SUMS_SCHEMA.names) - {*OPTION_COLUMNS, *FINGERPRINT_COLUMNS}
+# the columns summed in coarser units, whose sums pass 2^31 at a million questions (poisson.py)
+COARSE = ("latency_ms", "context_tokens")
+
+
+def fixed_point_bits(metric: str) -> int:
+    """The fixed point a metric's sums are kept in: every shard takes it from the name."""
+    return COARSE_BITS if metric in COARSE else FIXED_POINT_BITS
 
 
 @dataclass(frozen=True)
@@ -79,14 +89,14 @@ class MetricSums:
     fingerprints: dict[str, int | None]
 
 
-def added(parts: Sequence[MetricSums]) -> MetricSums:
-    """One metric's sums of disjoint shards added: sums, and fingerprints mod 2^64 (None when a
-    shard has none: the shards' sum would not be the run's)."""
+def added(parts: Sequence[MetricSums], name: str) -> MetricSums:
+    """Metric ``name``'s sums of disjoint shards added: sums, and fingerprints mod 2^64 (None
+    when a shard has none: the shards' sum would not be the run's)."""
     fingerprints: dict[str, int | None] = {}
     for kind in FINGERPRINTS:
         known = [v for p in parts if (v := p.fingerprints[kind]) is not None]
         fingerprints[kind] = sum(known) % 2**64 if len(known) == len(parts) else None
-    return MetricSums(parts[0].scoring, merge([p.sums for p in parts]), fingerprints)
+    return MetricSums(parts[0].scoring, merge([p.sums for p in parts], name), fingerprints)
 
 
 def run_metrics(
@@ -158,7 +168,8 @@ def sums_table(table: pa.Table, n_boot: int, seed: int) -> pa.Table:
         return SUMS_SCHEMA.empty_table()
     values = np.column_stack([table[m].to_numpy(zero_copy_only=False).astype(float) for m in names])
     ids = table["question_id"].to_pylist()
-    sums = partial_sums_by_column(ids, values, n_boot, seed)
+    bits = [fixed_point_bits(m) for m in names]
+    sums = partial_sums_by_column(ids, values, n_boot, seed, bits, names)
     settings = json.loads(table.schema.metadata[SCORING_KEY.encode()])
     return sums_rows(
         {
@@ -246,6 +257,9 @@ def _conformed(path: Path, table: pa.Table) -> pa.Table:
     for name in FINGERPRINT_COLUMNS:  # sums of an earlier ragreport: merged, unchecked
         if name not in have:
             table = table.append_column(name, pa.nulls(table.num_rows, pa.uint64()))
+    if "fixed_point_bits" not in have and {"metric", "weighted"} <= have:  # an earlier one's
+        bits = pa.array([FIXED_POINT_BITS] * table.num_rows, pa.int64())
+        table = table.append_column("fixed_point_bits", bits)
     missing = [name for name in SUMS_SCHEMA.names if name not in table.column_names]
     if missing and {"metric", "weighted"} <= have and set(missing) <= set(OPTION_COLUMNS):
         raise InputError(
@@ -293,6 +307,7 @@ def sums_of_row(row: dict[str, Any]) -> MetricSums:
             key_sum=row["key_sum"],
             weighted=np.array(row["weighted"], dtype=np.int64),
             weights=np.array(row["weights"], dtype=np.int64),
+            bits=row["fixed_point_bits"],
         ),
         {kind: row[f"{kind}_fingerprint"] for kind in FINGERPRINTS},
     )
@@ -317,6 +332,7 @@ def sums_rows(sums: dict[str, MetricSums]) -> pa.Table:
                 "weighted": s.weighted.tolist(),
                 "weights": s.weights.tolist(),
                 **{f"{kind}_fingerprint": m.fingerprints[kind] for kind in FINGERPRINTS},
+                "fixed_point_bits": s.bits,
             }
         )
     return pa.Table.from_pylist(rows, schema=SUMS_SCHEMA)
@@ -409,7 +425,7 @@ def merge_runs(
     for parts, shards in zip((a_parts, b_parts), read, strict=True):
         _check_disjoint(parts, shards)
         logged = _in_order(shards)
-        runs.append({m: added([s[m] for s in shards if m in s]) for m in logged})
+        runs.append({m: added([s[m] for s in shards if m in s], m) for m in logged})
     a, b = runs
     both = [metric for metric in a if metric in b]
     if not both:

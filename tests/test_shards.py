@@ -10,6 +10,7 @@ import re
 import duckdb
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import reference as ref
@@ -332,7 +333,9 @@ def test_fingerprints_add_up_across_shards_to_the_whole_logs(shards):
     whole = sums_of(folder, folder / "a.parquet", "whole")
     parts = [read_sums(p) for p in paths["a"]]
     for metric, own in read_sums(whole).items():
-        assert added([p[metric] for p in parts if metric in p]).fingerprints == own.fingerprints
+        assert added([p[metric] for p in parts if metric in p], metric).fingerprints == (
+            own.fingerprints
+        )
     recall = read_sums(whole)["recall"].fingerprints  # over the labelled questions
     labelled = [r for r in rows("a") if r["relevant_ids"]]
     relevant = {r["question_id"]: f"{r['relevant_ids'][0]}\x1f2" for r in labelled}  # grade 2
@@ -535,3 +538,66 @@ def test_metrics_names_a_score_column_with_no_value_it_leaves_out(tmp_path):
         "value here, so the per-question table leaves it out\n"
     )
     assert "context_recall" not in pq.read_schema(tmp_path / "m.parquet").names
+
+
+def test_long_prompts_counted_in_tokens_merge_past_two_billion(tmp_path, write_log):
+    """context_tokens of about a million a question over 3,000 questions sum past 2^31, the
+    range of the sums kept in units of 2^-32: metrics --partial-sums refused every metric of
+    the run ("rescale the metric or split the questions into more shards"), and shards of it
+    were refused by merge. Milliseconds and tokens are summed in units of 2^-16: the shards'
+    sums add up to the whole log's, and merge's means are the logs' own."""
+    n = 3_000
+    tokens = {"a": [1_000_000.0 + (i * 7919) % 1000 for i in range(n)]}
+    tokens["b"] = [t - 50 + (i % 3) for i, t in enumerate(tokens["a"])]
+    sums: dict[str, list] = {}
+    for run in "ab":
+        frame = pd.DataFrame(
+            {
+                "question_id": [f"q{i}" for i in range(n)],
+                "correct": [(i + (run == "b")) % 3 == 0 for i in range(n)],
+                "context_tokens": tokens[run],
+            }
+        )
+        sums[run] = []
+        for part, rows_ in (("whole", frame), ("0", frame[:1000]), ("1", frame[1000:])):
+            log = tmp_path / f"{run}-{part}.parquet"
+            rows_.to_parquet(log)
+            sums[run].append(tmp_path / f"{run}-{part}.sums.parquet")
+            result = invoke("metrics", log, "-o", tmp_path / "m.parquet", "--partial-sums",
+                            sums[run][-1], "--n-boot", 200)  # fmt: skip
+            assert result.exit_code == 0, result.output
+    whole = read_sums(sums["a"][0])["context_tokens"].sums
+    parts = added([read_sums(path)["context_tokens"] for path in sums["a"][1:]], "x").sums
+    assert whole.bits == 16 and read_sums(sums["a"][0])["correct"].sums.bits == 32
+    assert whole.total > 2**31 * 2**16 and parts.total == whole.total
+    assert np.array_equal(parts.weighted, whole.weighted)
+    result = invoke("merge", *(f for r in "ab" for p in sums[r][1:] for f in (f"--{r}", p)))
+    assert result.exit_code == 0, result.output
+    line = [x for x in result.stdout.splitlines() if x.startswith("context_tokens")][0]
+    mean_a, mean_b = np.mean(tokens["a"]), np.mean(tokens["b"])
+    assert line.startswith(
+        f"context_tokens (lower is better): A {mean_a:.4f} B {mean_b:.4f} B \u2212 A "
+        f"{mean_b - mean_a:+.4f} [".replace("-", "\u2212")
+    )
+
+
+def test_sums_of_an_earlier_ragreport_are_in_units_of_2_to_the_minus_32(shards):
+    """A sums file without fixed_point_bits was written in units of 2^-32: it merges as
+    before, and is refused beside one in other units, which its values would misread."""
+    folder, paths = shards
+    old = folder / "old.sums.parquet"
+    table = pq.read_table(paths["a"][0])
+    pq.write_table(table.drop(["fixed_point_bits"]), old)
+    result = invoke("merge", "--a", old, "--b", paths["b"][0])
+    assert result.stdout == invoke("merge", "--a", paths["a"][0], "--b", paths["b"][0]).stdout
+    coarse = folder / "coarse.sums.parquet"  # another shard of the run, in units of 2^-16
+    other = pq.read_table(paths["a"][1])
+    bits = pa.array([16] * other.num_rows, pa.int64())
+    pq.write_table(other.set_column(other.schema.get_field_index("fixed_point_bits"),
+                                    "fixed_point_bits", bits), coarse)  # fmt: skip
+    result = CliRunner().invoke(cli, ["merge", "--a", str(old), "--a", str(coarse), "--b",
+                                      str(paths["b"][0])])  # fmt: skip
+    assert result.exit_code == 2
+    assert "partial sums in units of 2^-16 cannot be added to sums in units of 2^-32" in (
+        result.output
+    )

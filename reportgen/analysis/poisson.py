@@ -8,10 +8,13 @@ replicate's mean. When w[i, b] is a function of (seed, question_id, b) alone, an
 questions can compute its own sums of w * x and of w for every replicate, and the shards' sums
 add up to the sums of the whole set, whatever the sharding and in any order.
 
-Sums are kept in fixed point (integers in units of 2^-FIXED_POINT_BITS), so that adding shards
-in any order gives the same bits; with that quantum (2.3e-10) a metric's mean moves by less
-than 1e-9. The weights of one run's questions do not depend on its values, so the partial sums
-of runs A and B of the same questions subtract to the sums of B - A.
+Sums are kept in fixed point (integers in units of 2^-bits), so that adding shards in any order
+gives the same bits; with the quantum of FIXED_POINT_BITS (2.3e-10) a metric's mean moves by less
+than 1e-9, and its sums may reach about 2^31 (2.1e9). A column of milliseconds or tokens passes
+that at a million questions (a mean latency of 2.2 s), so those are summed in units of
+2^-COARSE_BITS (1.5e-5 ms or tokens), up to about 1.4e14. The weights of one run's questions
+do not depend on its values, so the partial sums of runs A and B of the same questions subtract
+to the sums of B - A.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from ..errors import InputError
 from .stats import expanded_confidence
 
 FIXED_POINT_BITS = 32  # a value x is summed as round(x * 2^32)
+COARSE_BITS = 16  # a column of milliseconds or tokens: round(x * 2^16)
 MAX_WEIGHTED = 2**63  # sums of w * x in fixed point must stay below this (int64)
 CHUNK_CELLS = 1 << 22  # questions x replicates drawn at a time: bounds the memory to ~100 MB
 _GAMMA = np.uint64(0x9E3779B97F4A7C15)  # SplitMix64's increment (the golden ratio)
@@ -102,9 +106,10 @@ def poisson_weights(seed: int, keys: np.ndarray, first: int, count: int) -> np.n
     return weights
 
 
-def to_fixed(values: np.ndarray) -> np.ndarray:
-    """Values as int64 multiples of 2^-FIXED_POINT_BITS (rounded to nearest)."""
-    return np.rint(np.asarray(values, dtype=float) * 2.0**FIXED_POINT_BITS).astype(np.int64)
+def to_fixed(values: np.ndarray, bits: int | np.ndarray = FIXED_POINT_BITS) -> np.ndarray:
+    """Values as int64 multiples of 2^-bits (rounded to nearest); ``bits`` may be given per
+    column of a 2-D array."""
+    return np.rint(np.asarray(values, dtype=float) * 2.0**bits).astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -114,7 +119,7 @@ class PartialSums:
     ``weighted[b]`` is sum over the shard's questions of w[i, b] * x_i and ``weights[b]`` sum of
     w[i, b], both in fixed point / as integers; ``total`` is sum of x_i in fixed point and ``n``
     the number of questions. ``key_sum`` (sum of the questions' keys mod 2^64) tells whether two
-    runs' sums cover the same questions.
+    runs' sums cover the same questions; ``bits``: the fixed point's, values in units of 2^-bits.
     """
 
     seed: int
@@ -123,31 +128,51 @@ class PartialSums:
     key_sum: int
     weighted: np.ndarray
     weights: np.ndarray
+    bits: int = FIXED_POINT_BITS
 
     @property
     def n_boot(self) -> int:
         return len(self.weights)
 
+    @property
+    def scale(self) -> float:
+        return 2.0**self.bits
+
 
 def partial_sums(
-    question_ids: Sequence[str], values: np.ndarray, n_boot: int, seed: int
+    question_ids: Sequence[str],
+    values: np.ndarray,
+    n_boot: int,
+    seed: int,
+    bits: int = FIXED_POINT_BITS,
 ) -> PartialSums:
     """The Poisson-bootstrap partial sums of one shard: ``values`` (NaN: question left out) of
     the questions ``question_ids``; same inputs and seed, same sums."""
-    return partial_sums_by_column(question_ids, np.asarray(values)[:, None], n_boot, seed)[0]
+    column = np.asarray(values)[:, None]
+    return partial_sums_by_column(question_ids, column, n_boot, seed, [bits])[0]
 
 
 def partial_sums_by_column(
-    question_ids: Sequence[str], values: np.ndarray, n_boot: int, seed: int
+    question_ids: Sequence[str],
+    values: np.ndarray,
+    n_boot: int,
+    seed: int,
+    bits: Sequence[int] | None = None,
+    names: Sequence[str] | None = None,
 ) -> list[PartialSums]:
     """The partial sums of each column of ``values`` (questions x metrics, NaN: left out),
-    drawing each question's weights once for every metric."""
+    drawing each question's weights once for every metric; ``bits``: each column's fixed point
+    (default FIXED_POINT_BITS), ``names``: the columns' names, for a refusal."""
     values = np.asarray(values, dtype=float)
     kept = ~np.isnan(values)
-    _check_range(int(np.nanmax(np.abs(values), initial=0) * 2.0**FIXED_POINT_BITS), len(values))
-    fixed = to_fixed(np.where(kept, values, 0.0))
-    keys = question_keys(question_ids)
     columns = values.shape[1]
+    bits = list(bits) if bits is not None else [FIXED_POINT_BITS] * columns
+    names = list(names) if names is not None else ["the metric"] * columns
+    for column in range(columns):
+        largest = np.nanmax(np.abs(values[:, column]), initial=0) * 2.0 ** bits[column]
+        _check_range(int(largest), len(values), names[column], bits[column])
+    fixed = to_fixed(np.where(kept, values, 0.0), np.array(bits))
+    keys = question_keys(question_ids)
     limbs = _limbs(fixed.T).reshape(3 * columns, -1)  # (limb, column) rows, one per question
     mask = kept.T.astype(float)
     weighted = np.zeros((columns, n_boot), dtype=np.int64)
@@ -168,7 +193,7 @@ def partial_sums_by_column(
         largest = max(
             np.abs(rough[column]).max(initial=0), np.abs(fixed[:, column]).sum(dtype=float)
         )
-        _check_range(int(largest * (1 + 1e-9)), int(own.sum()))
+        _check_range(int(largest * (1 + 1e-9)), int(own.sum()), names[column], bits[column])
         with np.errstate(over="ignore"):
             key_sum = int(keys[own].sum(dtype=np.uint64))
         sums.append(
@@ -179,6 +204,7 @@ def partial_sums_by_column(
                 key_sum,
                 weighted[column],
                 weights[column],
+                bits[column],
             )
         )
     return sums
@@ -201,18 +227,27 @@ def _from_limbs(sums: np.ndarray) -> np.ndarray:
         return exact[0] + (exact[1] << _LIMB_BITS) + (exact[2] << (2 * _LIMB_BITS))
 
 
-def _check_range(largest: int, n: int) -> None:
+def _check_range(largest: int, n: int, name: str, bits: int) -> None:
+    """Refuse sums past int64: splitting the questions into more shards does not help, since
+    their sums are added into the run's."""
     if largest >= MAX_WEIGHTED:
         raise InputError(
-            f"the weighted sums of {n} questions overflow 64-bit fixed point; rescale the "
-            "metric or split the questions into more shards"
+            f"{name}: its weighted sums over {n:,} questions pass the range of 64-bit fixed "
+            f"point in units of 2^-{bits} (about {MAX_WEIGHTED / 2.0**bits:.2g} in all); "
+            "compare the logs without partial sums, or log the column in a larger unit"
         )
 
 
-def merge(parts: Sequence[PartialSums]) -> PartialSums:
-    """The sums of disjoint shards added: the sums of their union (exact, in any order)."""
+def merge(parts: Sequence[PartialSums], name: str = "the metric") -> PartialSums:
+    """The sums of disjoint shards added: the sums of their union (exact, in any order);
+    ``name``: the metric's, for a refusal."""
     first = parts[0]
     for part in parts[1:]:
+        if part.bits != first.bits:
+            raise InputError(
+                f"partial sums in units of 2^-{part.bits} cannot be added to sums in units of "
+                f"2^-{first.bits}; compute every shard with the same version of ragreport"
+            )
         if (part.seed, part.n_boot) != (first.seed, first.n_boot):
             raise InputError(
                 f"partial sums of seed {part.seed} with {part.n_boot} replicates cannot be "
@@ -221,7 +256,7 @@ def merge(parts: Sequence[PartialSums]) -> PartialSums:
             )
     weighted = np.sum([p.weighted.astype(object) for p in parts], axis=0)  # Python ints
     n = sum(p.n for p in parts)
-    _check_range(max(abs(int(s)) for s in weighted), n)
+    _check_range(max(abs(int(s)) for s in weighted), n, name, first.bits)
     return PartialSums(
         seed=first.seed,
         n=n,
@@ -229,6 +264,7 @@ def merge(parts: Sequence[PartialSums]) -> PartialSums:
         key_sum=sum(p.key_sum for p in parts) % 2**64,
         weighted=weighted.astype(np.int64),
         weights=np.sum([p.weights for p in parts], axis=0),
+        bits=first.bits,
     )
 
 
@@ -240,6 +276,11 @@ def same_questions(a: PartialSums, b: PartialSums) -> bool:
 def difference(a: PartialSums, b: PartialSums) -> PartialSums:
     """The sums of B - A per question from each run's sums over the same questions (the weights
     depend on the question alone, so the runs' weighted sums subtract)."""
+    if a.bits != b.bits:
+        raise InputError(
+            f"run A's partial sums are in units of 2^-{a.bits}, run B's of 2^-{b.bits}; compute "
+            "both runs with the same version of ragreport"
+        )
     if (a.seed, a.n_boot) != (b.seed, b.n_boot):
         raise InputError(
             f"run A's partial sums have seed {a.seed} and {a.n_boot} replicates, run B's seed "
@@ -251,7 +292,7 @@ def difference(a: PartialSums, b: PartialSums) -> PartialSums:
             "both runs over the same questions, with the same --seed and --n-boot"
         )
     weighted = b.weighted - a.weighted
-    return PartialSums(a.seed, a.n, b.total - a.total, a.key_sum, weighted, a.weights)
+    return PartialSums(a.seed, a.n, b.total - a.total, a.key_sum, weighted, a.weights, a.bits)
 
 
 @dataclass(frozen=True)
@@ -280,21 +321,22 @@ def percentile_interval(sums: PartialSums, confidence: float) -> Interval:
     question has the same value (10 of 10 questions fixed, or none changed), which no resample
     can vary, and [+1, +1] or [0, 0] would claim the same certainty; ``compare`` gives a 0/1
     outcome Tango's score interval there, which needs the pairs the sums do not keep."""
-    scale = 2.0**FIXED_POINT_BITS
-    mean = _resolved(sums.total / scale / sums.n)
+    scale = sums.scale
+    mean = _resolved(sums.total / scale / sums.n, scale)
     if sums.n < MIN_INTERVAL_QUESTIONS:
         return Interval(mean, None, None, sums.n, sums.n_boot)
     drawn = sums.weights > 0
     means = sums.weighted[drawn] / (sums.weights[drawn] * scale)
     tail = (1 - expanded_confidence(confidence, sums.n)) / 2
-    if np.ptp(means) < 2.0**-FIXED_POINT_BITS:
+    if np.ptp(means) < 1 / scale:
         return Interval(mean, None, None, sums.n, sums.n_boot, flat=True)
     low, high = np.quantile(means, [tail, 1 - tail])
-    return Interval(mean, _resolved(float(low)), _resolved(float(high)), sums.n, sums.n_boot)
+    bounds = (_resolved(float(low), scale), _resolved(float(high), scale))
+    return Interval(mean, *bounds, sums.n, sums.n_boot)
 
 
-def _resolved(value: float) -> float:
-    """0 for a value under the fixed point's quantum: each value is rounded to it, so a mean
-    (or a mean of B - A) that small is rounding. 0.9 + 0.8 + 0.7 against 0.6 + 0.8 + 1.0 gave
-    B - A = +0.00000000008."""
-    return 0.0 if abs(value) < 2.0**-FIXED_POINT_BITS else value
+def _resolved(value: float, scale: float) -> float:
+    """0 for a value under the fixed point's quantum (1 / ``scale``): each value is rounded to
+    it, so a mean (or a mean of B - A) that small is rounding. 0.9 + 0.8 + 0.7 against 0.6 +
+    0.8 + 1.0 gave B - A = +0.00000000008."""
+    return 0.0 if abs(value) < 1 / scale else value
