@@ -139,6 +139,30 @@ def test_shards_whose_names_hold_a_glob_s_characters_are_read_once(
     assert out["runs"][0]["n_questions"] == 3
 
 
+def test_a_shard_without_a_column_the_others_have_is_refused(tmp_path, write_log, compare):
+    """DuckDB reads shards by name, so the rows of one that lacked `correct` had none: the
+    verdict read "over 2 questions" of 3 without a word. Refused in compare, validate and
+    metrics, naming the shard, the column and a shard that has it; an empty shard, or one with
+    a column the report does not read, is read as before."""
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    write_log(shards / "part-0.parquet", ROWS[:2])
+    write_log(shards / "part-1.parquet", [{k: v for k, v in ROWS[2].items() if k != "correct"}])
+    said = (
+        f"ragreport: error: {shards / 'part-1.parquet'}: no column 'correct', which "
+        f"part-0.parquet, another shard of {shards}, has: its 1 row would have no value there; "
+        "write the column in every shard (null where a value is unknown)"
+    )
+    assert fail("compare", shards, shards, "-o", tmp_path / "r.html") == said
+    assert fail("metrics", shards, "-o", tmp_path / "m.parquet") == said
+    result = CliRunner().invoke(cli, ["validate", str(shards)])
+    assert result.exit_code == 2 and said.removeprefix("ragreport: error: ") in result.output
+    write_log(shards / "part-1.parquet", [dict(ROWS[2], note="x")])  # read by nothing
+    pq.write_table(pa.table({"question_id": pa.array([], pa.string())}), shards / "part-2.parquet")
+    out = compare(shards, shards, tmp_path / "out", "--n-boot", 100)
+    assert out["metrics"]["correct"]["n"] == 3
+
+
 def test_empty_folder_and_unmatched_glob(tmp_path):
     assert "no .parquet file in the folder" in fail("compare", tmp_path, tmp_path, "-o", "x.html")
     line = fail("compare", f"{tmp_path}/*.parquet", tmp_path, "-o", tmp_path / "r.html")

@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..errors import InputError
-from ..formatting import row_named
+from ..formatting import fmt_count, row_named
 from .contract import (
     BY_NAME,
     FALSE_WORDS,
@@ -422,6 +422,26 @@ def digest_names(files: tuple[Path, ...], options: ReadOptions) -> dict[Path, st
     return {file: given.get(file) or (file.name if len(own) > 1 else "log") for file in files}
 
 
+def _check_shard_columns(path: Path, shards: list[RunFile]) -> None:
+    """Refuse a shard with rows that lacks a column another shard has: DuckDB reads the shards
+    by name, so its rows had no value there, and the metric was compared on fewer questions
+    without a word (correct missing from one shard of four: the verdict over 15,000 questions
+    of 20,000). The columns checked are those the report reads of every log (the contract's,
+    a tool's scores); a shard without rows adds none, whatever its columns."""
+    filled = [shard for shard in shards if shard.n_rows]
+    read = {name for shard in filled for name in (*BY_NAME, *shard.scores)}  # not any other
+    every = frozenset().union(*(shard.columns for shard in filled)) & read
+    for shard in filled:
+        lacking = sorted(every - shard.columns)
+        if lacking:
+            other = next(o for o in filled if lacking[0] in o.columns)
+            raise InputError(
+                f"{shard.path}: no column {lacking[0]!r}, which {other.path.name}, another "
+                f"shard of {path}, has: its {fmt_count(shard.n_rows, 'row')} would have no "
+                "value there; write the column in every shard (null where a value is unknown)"
+            )
+
+
 def open_log(path: Path, label: str, options: ReadOptions, values: bool = True) -> RunFile:
     """Read a run log in any format (see reportgen/readers) and check it against the contract;
     without ``values``, its schema only (``validate`` lists run_value_problems itself)."""
@@ -429,6 +449,7 @@ def open_log(path: Path, label: str, options: ReadOptions, values: bool = True) 
     if source.table is None and source.files == (path,):
         return replace(open_run(path, label, values), read=options)
     shards = [open_run(f, label, values) for f in source.files] if source.table is None else []
+    _check_shard_columns(path, shards)
     hashes = {file: sha256_of(file) for file in source.files}
     if source.table is not None:
         check_schema(path, source.table.schema)
