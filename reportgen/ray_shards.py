@@ -20,24 +20,42 @@ import pyarrow.parquet as pq
 
 from .analysis.scoring import Scoring
 from .comparison.scored_log import metrics_of
+from .errors import InputError
 from .inputs.load import RunFile, check_schema, check_values
-from .shards import MetricSums, added, sums_of_row, sums_rows, sums_table
+from .shards import SUMS_SCHEMA, MetricSums, added, sums_of_row, sums_rows, sums_table
 
 
 def _file_sums(files: pa.Table, *, scoring: Scoring, n_boot: int, seed: int) -> pa.Table:
     """One Parquet file of log rows (``files``: its bytes and path) -> the partial sums of each
-    of its metrics."""
+    of its metrics, each row with a null ``error``; or, for a file refused as bad input, one
+    row of nulls with the refusal in ``error``. Raised on a worker, the refusal reached the
+    caller as Ray's task error, its line among a remote traceback and Ray's retry advice."""
     (path,) = files["path"].to_pylist()
     (data,) = files["bytes"].to_pylist()
-    table = pq.read_table(pa.BufferReader(data))
-    where = Path(path)
+    try:
+        sums = _sums(
+            pq.read_table(pa.BufferReader(data)), Path(path), len(data), scoring, n_boot, seed
+        )
+    except InputError as error:
+        refused = SUMS_SCHEMA.empty_table().append_column("error", pa.array([], pa.string()))
+        return pa.concat_tables(
+            [refused, pa.table({"error": [str(error)]})], promote_options="default"
+        )
+    return sums.append_column("error", pa.nulls(sums.num_rows, pa.string()))
+
+
+def _sums(
+    table: pa.Table, where: Path, size: int, scoring: Scoring, n_boot: int, seed: int
+) -> pa.Table:
+    """The partial sums of the log rows ``table`` of file ``where``, checked as compare checks
+    a log."""
     check_schema(where, table.schema)
     check_values(where, table.schema, table.select)
     run = RunFile(
         label="A",
         path=where,
         sha256="",
-        size_bytes=len(data),
+        size_bytes=size,
         n_rows=table.num_rows,
         columns=frozenset(table.column_names),
         table=table,
@@ -64,6 +82,9 @@ def ray_partial_sums(
     scoring = Scoring(k, gain, span_coverage)
     score = partial(_file_sums, scoring=scoring, n_boot=n_boot, seed=seed)
     rows = files.map_batches(score, batch_format="pyarrow", batch_size=1).take_all()
+    refused = next((row["error"] for row in rows if row["error"] is not None), None)
+    if refused is not None:
+        raise InputError(refused)
     by_metric: dict[str, list[MetricSums]] = {}
     for row in rows:  # one row per metric of each file, all scored alike
         by_metric.setdefault(row["metric"], []).append(sums_of_row(row))

@@ -436,9 +436,12 @@ def merge_runs(
     paired = [metric for metric in both if same_questions(a[metric].sums, b[metric].sums)]
     if not paired:
         first = both[0]
+        n_a, n_b = a[first].sums.n, b[first].sums.n
+        fewer = "" if n_a == n_b else f" (a shard of run {'A' if n_a < n_b else 'B'} missing?)"
         raise InputError(
-            f"the runs' partial sums cover different questions ({a[first].sums.n} and "
-            f"{b[first].sums.n} with {first}); compute both runs over the same questions"
+            f"the runs' partial sums cover different questions: {first} over {n_a:,} in run A "
+            f"and {n_b:,} in run B{fewer}; pass the sums of every shard of both runs, computed "
+            "over the same questions"
         )
     a_sums, b_sums = ({m: s.sums for m, s in run.items()} for run in runs)
     scoring = {**b, **a}  # the options of every metric, the same in both runs
@@ -532,7 +535,7 @@ def _merged(
         diff = percentile_interval(difference(a[metric], b[metric]), confidence)
         return MergedMetric(name, a_run, b_run, diff, "", cost)
     if metric in a and metric in b:
-        why = f"the runs' sums cover different questions ({a[metric].n} and {b[metric].n})"
+        why = f"the runs' sums cover different questions ({a[metric].n:,} and {b[metric].n:,})"
     else:
         why = f"in run {'A' if metric in a else 'B'}'s sums only"
     return MergedMetric(name, a_run, b_run, None, why, cost)

@@ -98,3 +98,24 @@ def test_ray_reads_shards_of_other_column_types_as_metrics_does(
         assert np.array_equal(got.weighted, sums.weighted), metric
         assert (got.n, got.total, got.key_sum) == (sums.n, sums.total, sums.key_sum)
         assert distributed[metric].fingerprints == own.fingerprints, metric
+
+
+def test_a_bad_shard_is_refused_as_metrics_refuses_it(cluster, tmp_path, write_log):
+    """A shard with a faithfulness of 1.5: the refusal reached the caller as Ray's task error
+    (RayTaskError(UserCodeException)), its line among a remote traceback and Ray's retry
+    advice, which a caller could not catch as bad input. It is the InputError metrics raises."""
+    from reportgen.errors import InputError
+
+    folder = tmp_path / "shards"
+    folder.mkdir()
+    log = rows("a")
+    write_log(folder / "part-0.parquet", log[:11])
+    write_log(folder / "part-1.parquet", [{**log[11], "faithfulness": 1.5}, *log[12:]])
+    with pytest.raises(InputError) as refused:
+        ray_partial_sums(str(folder), n_boot=100, seed=4)
+    line = str(refused.value)
+    assert "\n" not in line
+    assert line == (
+        f"{folder / 'part-1.parquet'}: row 1 (question_id 'q011'): faithfulness is 1.5; "
+        "expected a share between 0 and 1"
+    )

@@ -303,6 +303,17 @@ def test_merge_refuses_runs_over_different_questions(shards):
     assert result.exit_code == 2
     assert result.output.startswith("ragreport: error: the runs' partial sums cover different")
     assert len(result.output.splitlines()) == 1
+    # a shard of B left out: said so, with the counts as every message writes them (it read
+    # "(19003 and 14258 with recall)", naming neither run)
+    result = invoke("merge", *(f for p in paths["a"] for f in ("--a", p)), "--b", paths["b"][0],
+                    "--b", paths["b"][2])  # fmt: skip
+    assert result.exit_code == 2
+    n = {run: [read_sums(p)["recall"].sums.n for p in paths[run]] for run in "ab"}
+    assert result.output == (
+        "ragreport: error: the runs' partial sums cover different questions: recall over "
+        f"{sum(n['a'])} in run A and {n['b'][0] + n['b'][2]} in run B (a shard of run B "
+        "missing?); pass the sums of every shard of both runs, computed over the same questions\n"
+    )
 
 
 def test_merge_refuses_a_file_that_is_not_partial_sums(shards):

@@ -288,7 +288,7 @@ def difference(a: PartialSums, b: PartialSums) -> PartialSums:
         )
     if not same_questions(a, b):
         raise InputError(
-            f"the runs' partial sums cover different questions ({a.n} and {b.n}); compute "
+            f"the runs' partial sums cover different questions ({a.n:,} and {b.n:,}); compute "
             "both runs over the same questions, with the same --seed and --n-boot"
         )
     weighted = b.weighted - a.weighted
