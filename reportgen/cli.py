@@ -37,9 +37,12 @@ _PATH = click.Path(path_type=Path)
 
 class _OutputPath(click.Path):
     """A path to write: refused where its text alone names no file (an empty path, or one
-    ending with a slash, which a Path drops: ``-o report/`` would write a file ``report``)."""
+    ending with a slash, which a Path drops: ``-o report/`` would write a file ``report``);
+    ``-`` is standard output, as other tools read it (it wrote a file named ``-``)."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if value == "-":
+            return Path("/dev/stdout")
         if isinstance(value, str) and not value:
             self.fail("an empty path; give the path of a file", param, ctx)
         if isinstance(value, str) and value.endswith(("/", os.sep)):

@@ -713,6 +713,17 @@ def test_json_to_stdout_through_a_pipe(tmp_path, good):
     assert done.stderr.endswith(f"wrote {tmp_path / 'r.html'}, /dev/stdout\n")
 
 
+def test_a_dash_is_stdout(tmp_path, good):
+    # -o - wrote files named "-" and "-.json" in the working folder
+    command = [sys.executable, "-m", "reportgen", "compare", str(good), str(good), "-o", "-"]
+    command += ["--json", str(tmp_path / "r.json"), "--n-boot", "100"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("<!DOCTYPE html>") and done.stdout.endswith("</html>")
+    assert done.stderr.endswith(f"wrote /dev/stdout, {tmp_path / 'r.json'}\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["good.parquet", "r.json"]
+
+
 @pytest.mark.parametrize("into", ["pipe", "file"])
 def test_a_report_on_stdout_sends_the_gate_s_lines_to_stderr(tmp_path, good, into):
     """-o /dev/stdout with a failing rule: the verdict and the gate's lines trailed the page in
