@@ -112,7 +112,12 @@ def test_parquet_folder_duplicate_across_shards(tmp_path, write_log):
     write_log(shards / "part-0.parquet", ROWS)
     write_log(shards / "part-1.parquet", ROWS[:1])
     line = fail("compare", shards, shards, "-o", tmp_path / "r.html")
-    assert f"{shards}: question_id 'q1' appears in rows" in line
+    # rows are numbered across the shards, and each is named in its shard, which it did not
+    assert line == (
+        f"ragreport: error: {shards}: question_id 'q1' appears in rows 1 (part-0.parquet row 1) "
+        "and 4 (part-1.parquet row 1); each question must appear once per run (once per sample "
+        "with a sample column)"
+    )
 
 
 @pytest.mark.parametrize("name", ["a [v2].parquet", "run?.parquet", "run*.parquet"])

@@ -205,6 +205,7 @@ def refuse_too_large(db: RunDatabase, scored: pd.DataFrame, column: str) -> None
             (f"{value:g}",),
             lines=db.files[run].lines,
             unit=db.files[run].unit,
+            shards=db.files[run].shards,
         )
         raise InputError(problem.error())
 

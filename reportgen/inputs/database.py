@@ -330,6 +330,7 @@ class RunDatabase:
                 details=tuple(p.details),
                 lines=run.lines,
                 unit=run.unit,
+                shards=run.shards,
             )
             for query in ("row_problems", *(("sample_problems",) if sampled else ()))
             for p in self.frame(query, **_used(query, _ROW_CHECKS)).itertuples()

@@ -48,6 +48,7 @@ class RunFile:
     columns: frozenset[str]  # every column of the file, contract or not
     table: pa.Table | None = None  # the log as read from another format; None: Parquet files
     files: tuple[Path, ...] = ()  # Parquet shards read together (a folder or a glob)
+    shard_rows: tuple[int, ...] = ()  # the rows of each of ``files``, for messages
     notes: tuple[str, ...] = ()  # what the reader of another format did, for the report
     read: ReadOptions = ReadOptions()  # how it was read, recorded so a report can be re-run
     scores: tuple[str, ...] = ()  # score columns its tool wrote (RAGAS, promptfoo)
@@ -63,6 +64,15 @@ class RunFile:
     # the per-question table ragreport metrics wrote, read in place of the log; ``columns``,
     # ``tool`` and ``scores`` are then the log's, as the table records them
     scored: ScoredTable | None = None
+
+    @property
+    def shards(self) -> tuple[tuple[str, int], ...]:
+        """Each shard's name (under the folder given, else as found) and rows, so that a
+        message names the shard of a row: rows are numbered across the shards."""
+        if len(self.shard_rows) != len(self.files):  # not read as shards here
+            return ()
+        names = [f.relative_to(self.path) if self.path.is_dir() else f for f in self.files]
+        return tuple(zip(map(str, names), self.shard_rows, strict=True))
 
     @property
     def rel_level(self) -> int | None:
@@ -470,6 +480,7 @@ def open_log(path: Path, label: str, options: ReadOptions, values: bool = True) 
         ),
         table=source.table,
         files=source.files if source.table is None else (),
+        shard_rows=tuple(shard.n_rows for shard in shards),
         notes=source.notes,
         read=options,
         scores=source.scores or tuple(dict.fromkeys(c for s in shards for c in s.scores)),

@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from ..formatting import agreeing, fmt_count, row_named
 from .readers.columns import place
 
@@ -79,10 +81,22 @@ class RowProblem:
     # file; None: rows, as a Parquet file has them
     lines: Sequence[int] | None = None
     unit: str = "line"
+    # a folder or glob log's shards (RunFile.shards): a row is named in its shard too
+    shards: tuple[tuple[str, int], ...] = ()
 
     def _where(self, *rows: int) -> str:
-        """The 1-based ``rows`` (one or two) as the file's reader finds them."""
-        return place(self.lines, *(row - 1 for row in rows), unit=self.unit)
+        """The 1-based ``rows`` (one or two) as the file's reader finds them; in a log of
+        shards, with the shard and its own row: 'rows 1 (part-000.parquet row 1) and 20001
+        (part-003.parquet row 1)'."""
+        if len(self.shards) < 2:
+            return place(self.lines, *(row - 1 for row in rows), unit=self.unit)
+        ends = np.cumsum([n for _, n in self.shards])
+        named = []
+        for row in rows:
+            shard = int(np.searchsorted(ends, row))  # the first shard ending at or past it
+            start = int(ends[shard - 1]) if shard else 0
+            named.append(f"{row} ({self.shards[shard][0]} row {row - start})")
+        return f"row{'s' if len(rows) > 1 else ''} {' and '.join(named)}"
 
     def _example(self, i: int) -> str:
         where = row_named(self.rows[i], self.question_ids[i], self._where(self.rows[i]))
