@@ -1,10 +1,13 @@
--- The first bad row of a passage table (inputs/readers/passages.py): a missing value, a negative
--- offset, start >= end (both offsets 0 or more), or a passage_id listed again.
+-- The first bad row of a passage table (inputs/readers/passages.py): a missing value (an empty
+-- id too, as a CSV table's empty cell reads), a negative offset, start >= end (both offsets 0 or
+-- more), or a passage_id listed again.
 -- Reads: view passages (passage_id, doc_id, start, end; in the file's order).
 -- Returns: at most one row, the problem of the earliest row: row (1-based), problem ('missing' |
 --   'negative' | 'empty' | 'repeated'), column, value (as text).
 WITH numbered AS (
-    SELECT *, row_number() OVER () AS row FROM passages
+    SELECT * REPLACE (nullif(passage_id, '') AS passage_id, nullif(doc_id, '') AS doc_id),
+           row_number() OVER () AS row
+    FROM passages
 ),
 problems AS (
     SELECT row, 'missing' AS problem,

@@ -162,6 +162,42 @@ def test_a_bad_passage_table_is_named_with_its_row(tmp_path, table, message):
 
 
 @pytest.mark.parametrize(
+    ("columns", "message"),
+    [
+        # an empty doc_id was accepted where no question retrieved the passage (a CSV's empty
+        # cell reads as missing), and else blamed on the log: "retrieved_spans has a span with
+        # no doc_id" of a log without that column
+        ({"doc_id": ["d1", ""]}, "row 2 has no doc_id"),
+        ({"passage_id": ["p1", ""]}, "row 2 has no passage_id"),
+        # offsets as text: plain digits were read, ' 400' and '400.0' refused as "column start
+        # has type string; expected integers", naming no row; read as a CSV table's are
+        ({"start": ["0", "four"]}, "row 2 has start four, not a number; offsets count whole"),
+    ],
+)
+def test_a_bad_parquet_passage_table_is_named_as_a_csv_one(tmp_path, columns, message):
+    log = _log(tmp_path, [LABELLED])
+    table = {"passage_id": ["p1", "p2"], "doc_id": ["d1", "d1"], "start": [0, 5], "end": [5, 9]}
+    passages = tmp_path / "passages.parquet"
+    pq.write_table(pa.table({**table, **columns}), passages)
+    line = fail("compare", log, log, "-o", tmp_path / "r.html", "--k", 2, "--passages", passages)
+    assert f"{passages}: {message}" in line
+
+
+def test_offsets_of_a_parquet_passage_table_as_text_read_as_a_csv_s(tmp_path, compare):
+    log = _log(tmp_path, [LABELLED])
+    tables = {}
+    for kind, start in (("numbers", [0, 5]), ("text", ["0", " 5.0"])):
+        tables[kind] = tmp_path / f"{kind}.parquet"
+        table = {"passage_id": ["p1", "p2"], "doc_id": ["d1", "d1"], "start": start}
+        pq.write_table(pa.table({**table, "end": [5, 9]}), tables[kind])
+    got = {
+        kind: compare(log, log, tmp_path / kind, "--k", 2, "--passages", path, "--n-boot", 100)
+        for kind, path in tables.items()
+    }
+    assert got["text"]["metrics"] == got["numbers"]["metrics"]
+
+
+@pytest.mark.parametrize(
     ("suffix", "table", "where"),
     [
         # a blank line and a quoted doc_id of two lines above the bad row: it starts on line 6

@@ -66,10 +66,6 @@ def read_passages(path: Path) -> pa.Table:
                 parse_options=options,
                 convert_options=convert,
             )
-            for name in ("start", "end"):
-                if name in table.column_names:
-                    offsets = _text_offsets(path, name, table[name].combine_chunks())
-                    table = table.set_column(table.column_names.index(name), name, offsets)
         else:
             table = pq.read_table(path)
     except (pa.ArrowException, OSError) as exc:
@@ -89,6 +85,11 @@ def read_passages(path: Path) -> pa.Table:
             f"{path}: no column {', '.join(missing)}; a passage table has the columns "
             f"{', '.join(COLUMNS)}"
         )
+    for name in ("start", "end"):  # offsets as text: every cell of a CSV, or a Parquet column
+        column = table[name].combine_chunks()
+        if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+            offsets = _text_offsets(path, name, column)
+            table = table.set_column(table.column_names.index(name), name, offsets)
     columns = {}
     for name, arrow_type in COLUMNS.items():
         offsets = arrow_type == pa.int64()
