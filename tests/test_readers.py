@@ -168,6 +168,40 @@ def test_a_shard_without_a_column_the_others_have_is_refused(tmp_path, write_log
     assert out["metrics"]["correct"]["n"] == 3
 
 
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ("--metric", "judge"),
+        ("--lower-is-better", "judge"),
+        ("--slice", "region"),
+        ("--cluster", "region"),
+        ("--holdout", "region=eu"),
+    ],
+)
+def test_a_shard_without_a_column_an_option_names_is_refused(tmp_path, write_log, compare, flags):
+    """A column named by an option, missing from one shard: a --metric gate was judged on the
+    shards that had it, and --holdout region=eu held out fewer questions, without a word."""
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    extra = [{"judge": 0.5 + i / 10, "region": "eu" if i % 2 else "us"} for i in range(3)]
+    write_log(shards / "part-0.parquet", ROWS[:2])
+    pq.write_table(
+        pq.read_table(shards / "part-0.parquet")
+        .append_column("judge", pa.array([e["judge"] for e in extra[:2]]))
+        .append_column("region", pa.array([e["region"] for e in extra[:2]])),
+        shards / "part-0.parquet",
+    )
+    write_log(shards / "part-1.parquet", ROWS[2:])
+    column = flags[1].partition("=")[0]
+    assert fail("compare", shards, shards, "-o", tmp_path / "r.html", *flags) == (
+        f"ragreport: error: {shards / 'part-1.parquet'}: no column {column!r}, which "
+        f"part-0.parquet, another shard of {shards}, has: its 1 row would have no value there; "
+        "write the column in every shard (null where a value is unknown)"
+    )
+    out = compare(shards, shards, tmp_path / "out", "--n-boot", 100)  # neither column read
+    assert out["metrics"]["correct"]["n"] == 3
+
+
 def test_empty_folder_and_unmatched_glob(tmp_path):
     assert "no .parquet file in the folder" in fail("compare", tmp_path, tmp_path, "-o", "x.html")
     line = fail("compare", f"{tmp_path}/*.parquet", tmp_path, "-o", tmp_path / "r.html")

@@ -48,7 +48,7 @@ from ..formatting import agreeing, fmt_count, fmt_listed, fmt_pct, listed, named
 from ..inputs.contract import BY_NAME as CONTRACT
 from ..inputs.contract import has_samples
 from ..inputs.database import ScoredRun
-from ..inputs.load import RunFile, Source, open_source
+from ..inputs.load import RunFile, Source, open_source, refuse_patchy
 from ..inputs.logged import log
 from ..inputs.readers import ReadOptions
 from ..limits import MAX_N_BOOT
@@ -116,9 +116,15 @@ def _slice_columns(runs: dict[str, RunFile], options: Options) -> list[str]:
 
 
 def pair_columns(a: RunFile, b: RunFile, options: Options) -> None:
-    """Refuse, before any row is read, options that two runs' columns cannot serve."""
+    """Refuse, before any row is read, options that two runs' columns cannot serve, and a
+    shard of either that lacks a column they name (a --metric gate judged on the shards that
+    have it)."""
     _slice_columns({"a": a, "b": b}, options)
     plan((a, b), options)
+    holdout = (options.holdout or "").partition("=")[0]
+    named = (*options.slices, options.cluster, holdout, *options.score_columns)
+    for run in (a, b):
+        refuse_patchy(run, [c for c in (*named, *options.lower_is_better) if c])
 
 
 def _slice_values(

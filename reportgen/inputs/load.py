@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -49,6 +49,8 @@ class RunFile:
     table: pa.Table | None = None  # the log as read from another format; None: Parquet files
     files: tuple[Path, ...] = ()  # Parquet shards read together (a folder or a glob)
     shard_rows: tuple[int, ...] = ()  # the rows of each of ``files``, for messages
+    # the columns some shards lack, each with its refusal (load._patchy_columns)
+    patchy: Mapping[str, str] = dataclasses.field(default_factory=dict)
     notes: tuple[str, ...] = ()  # what the reader of another format did, for the report
     read: ReadOptions = ReadOptions()  # how it was read, recorded so a report can be re-run
     scores: tuple[str, ...] = ()  # score columns its tool wrote (RAGAS, promptfoo)
@@ -432,24 +434,32 @@ def digest_names(files: tuple[Path, ...], options: ReadOptions) -> dict[Path, st
     return {file: given.get(file) or (file.name if len(own) > 1 else "log") for file in files}
 
 
-def _check_shard_columns(path: Path, shards: list[RunFile]) -> None:
-    """Refuse a shard with rows that lacks a column another shard has: DuckDB reads the shards
-    by name, so its rows had no value there, and the metric was compared on fewer questions
-    without a word (correct missing from one shard of four: the verdict over 15,000 questions
-    of 20,000). The columns checked are those the report reads of every log (the contract's,
-    a tool's scores); a shard without rows adds none, whatever its columns."""
+def _patchy_columns(path: Path, shards: list[RunFile]) -> dict[str, str]:
+    """Each column some shards with rows have and another lacks, with the refusal that names
+    them: DuckDB reads the shards by name, so the rows of the one lacking it have no value
+    there (correct missing from one shard of four: the verdict over 15,000 questions of
+    20,000, without a word). A shard without rows adds none, whatever its columns."""
     filled = [shard for shard in shards if shard.n_rows]
-    read = {name for shard in filled for name in (*BY_NAME, *shard.scores)}  # not any other
-    every = frozenset().union(*(shard.columns for shard in filled)) & read
-    for shard in filled:
-        lacking = sorted(every - shard.columns)
-        if lacking:
-            other = next(o for o in filled if lacking[0] in o.columns)
-            raise InputError(
-                f"{shard.path}: no column {lacking[0]!r}, which {other.path.name}, another "
-                f"shard of {path}, has: its {fmt_count(shard.n_rows, 'row')} would have no "
-                "value there; write the column in every shard (null where a value is unknown)"
+    patchy = {}
+    for column in sorted(frozenset().union(*(shard.columns for shard in filled))):
+        lacking = next((s for s in filled if column not in s.columns), None)
+        if lacking is not None:
+            other = next(s for s in filled if column in s.columns)
+            patchy[column] = (
+                f"{lacking.path}: no column {column!r}, which {other.path.name}, another shard "
+                f"of {path}, has: its {fmt_count(lacking.n_rows, 'row')} would have no value "
+                "there; write the column in every shard (null where a value is unknown)"
             )
+    return patchy
+
+
+def refuse_patchy(run: RunFile, columns: Iterable[str]) -> None:
+    """Refuse ``run`` when a shard lacks one of ``columns`` that another has (_patchy_columns):
+    those of the contract and a tool's scores when the log is opened, those an option names
+    (--metric, --slice, ...) when the options are known."""
+    for column in columns:
+        if column in run.patchy:
+            raise InputError(run.patchy[column])
 
 
 def open_log(path: Path, label: str, options: ReadOptions, values: bool = True) -> RunFile:
@@ -459,13 +469,13 @@ def open_log(path: Path, label: str, options: ReadOptions, values: bool = True) 
     if source.table is None and source.files == (path,):
         return replace(open_run(path, label, values), read=options)
     shards = [open_run(f, label, values) for f in source.files] if source.table is None else []
-    _check_shard_columns(path, shards)
+    patchy = _patchy_columns(path, shards)
     hashes = {file: sha256_of(file) for file in source.files}
     if source.table is not None:
         check_schema(path, source.table.schema)
         if values:
             check_values(path, source.table.schema, source.table.select)
-    return RunFile(
+    run = RunFile(
         label=label,
         path=path,
         sha256=files_sha256(
@@ -481,6 +491,7 @@ def open_log(path: Path, label: str, options: ReadOptions, values: bool = True) 
         table=source.table,
         files=source.files if source.table is None else (),
         shard_rows=tuple(shard.n_rows for shard in shards),
+        patchy=patchy,
         notes=source.notes,
         read=options,
         scores=source.scores or tuple(dict.fromkeys(c for s in shards for c in s.scores)),
@@ -491,3 +502,5 @@ def open_log(path: Path, label: str, options: ReadOptions, values: bool = True) 
         lines=source.lines,
         unit=source.unit,
     )
+    refuse_patchy(run, (*BY_NAME, *run.scores))  # what every comparison reads
+    return run
