@@ -14,6 +14,7 @@ import os
 import shutil
 import signal
 import stat
+import sys
 import tempfile
 import threading
 import uuid
@@ -92,12 +93,36 @@ def _where(path: Path) -> tuple[Path, str]:
 
 
 def _is_special(path: Path) -> bool:
-    """An existing path that is not a regular file or a folder (a device, a pipe, a socket)."""
+    """An existing path that is not a regular file or a folder (a device, a pipe, a socket), or
+    one that names a descriptor the command was given (inherited)."""
+    if inherited(path) is not None:
+        return True
     try:
         mode = path.stat().st_mode
     except OSError:
         return False
     return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
+_STANDARD = {Path("/dev/stdout"): 1, Path("/dev/stderr"): 2}
+
+
+def inherited(path: Path) -> int | None:
+    """The descriptor ``path`` names (/dev/stdout, /dev/fd/3, /proc/self/fd/1), open in this
+    process, or None. Such an output is written to the descriptor as the shell opened it:
+    reopened, or replaced when it is a file, `--markdown /dev/stdout >> summary.md` (GitHub's
+    job summary) emptied the file it was to append to."""
+    path = Path(os.path.normpath(path))
+    number = _STANDARD.get(path)
+    if number is None and path.parent in DEVICE_FOLDERS[1:] and path.name.isdigit():
+        number = int(path.name)
+    if number is None:
+        return None
+    try:
+        os.fstat(number)
+    except OSError:  # not open here: the path as any other
+        return None
+    return number
 
 
 def _umask() -> int:
@@ -217,6 +242,15 @@ def write_all(
         _commit(list(zip(files, targets, files.values(), strict=True)))
 
 
+def _write_through(descriptor: int, data: bytes) -> None:
+    """``data`` written whole to an inherited descriptor, at its offset (after what the
+    command printed there, appending where the shell opened it so), which stays open."""
+    sys.stdout.flush()
+    view = memoryview(data)
+    while view:
+        view = view[os.write(descriptor, view) :]
+
+
 def _encoded(content: str | bytes) -> bytes:
     return content.encode("utf-8") if isinstance(content, str) else content
 
@@ -230,6 +264,10 @@ def _commit(files: list[tuple[Path, Path, str | bytes]]) -> None:
     try:
         for path, target, content in files:
             current = path
+            descriptor = inherited(target)
+            if descriptor is not None:
+                _write_through(descriptor, _encoded(content))
+                continue
             if _is_special(target):
                 with target.open("wb") as device:
                     device.write(_encoded(content))

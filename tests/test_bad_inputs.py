@@ -713,6 +713,23 @@ def test_json_to_stdout_through_a_pipe(tmp_path, good):
     assert done.stderr.endswith(f"wrote {tmp_path / 'r.html'}, /dev/stdout\n")
 
 
+@pytest.mark.parametrize("path", ["/dev/stdout", "/proc/self/fd/1", "-"])
+def test_a_summary_appended_to_a_file_keeps_what_the_file_held(tmp_path, good, path):
+    """--markdown /dev/stdout >> "$GITHUB_STEP_SUMMARY", as GitHub's documentation appends a job
+    summary: the Markdown was written to a temporary file renamed over the summary, so the
+    earlier steps' summaries were lost. It is written to the descriptor the shell opened."""
+    summary = tmp_path / "summary.md"
+    summary.write_text("## an earlier step\n")
+    command = [sys.executable, "-m", "reportgen", "compare", str(good), str(good), "-o"]
+    command += [str(tmp_path / "r.html"), "--markdown", path, "--n-boot", "100"]
+    with summary.open("a") as sink:
+        done = subprocess.run(command, stdout=sink, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    text = summary.read_text()
+    assert text.startswith("## an earlier step\n## ragreport: A vs B, both of good.parquet\n")
+    assert text.count("## ragreport:") == 1 and "wrote " not in text  # the lines on stderr
+
+
 def test_a_dash_is_stdout(tmp_path, good):
     # -o - wrote files named "-" and "-.json" in the working folder
     command = [sys.executable, "-m", "reportgen", "compare", str(good), str(good), "-o", "-"]
