@@ -16,12 +16,12 @@ from functools import partial
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from .analysis.scoring import Scoring
 from .comparison.scored_log import metrics_of
 from .errors import InputError
 from .inputs.load import RunFile, check_schema, check_values
+from .inputs.readers import parquet_bytes
 from .shards import SUMS_SCHEMA, MetricSums, added, sums_of_row, sums_rows, sums_table
 
 
@@ -33,9 +33,8 @@ def _file_sums(files: pa.Table, *, scoring: Scoring, n_boot: int, seed: int) -> 
     (path,) = files["path"].to_pylist()
     (data,) = files["bytes"].to_pylist()
     try:
-        sums = _sums(
-            pq.read_table(pa.BufferReader(data)), Path(path), len(data), scoring, n_boot, seed
-        )
+        where = Path(path)
+        sums = _sums(parquet_bytes(data, where), where, len(data), scoring, n_boot, seed)
     except InputError as error:
         refused = SUMS_SCHEMA.empty_table().append_column("error", pa.array([], pa.string()))
         return pa.concat_tables(

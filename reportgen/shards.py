@@ -365,11 +365,12 @@ def _described(scoring: Settings, other: Settings) -> str:
 
 
 def _check_shared(parts: Sequence[Path], shards: Sequence[dict[str, MetricSums]]) -> None:
-    """Refuse shards (of either run) computed with another seed, number of replicates or
-    scoring option than the first that has the metric: their sums do not add up, or add up
-    to a mixture."""
+    """Refuse shards (of either run) computed with another seed, number of replicates, unit of
+    the fixed point or scoring option than the first that has the metric: their sums do not add
+    up, or add up to a mixture."""
     drawn: tuple[Path, PartialSums] | None = None
     scored: dict[str, tuple[Path, Settings]] = {}
+    units: dict[str, tuple[Path, int]] = {}
     for path, shard in zip(parts, shards, strict=True):
         for metric, m in shard.items():
             drawn = drawn or (path, m.sums)
@@ -379,6 +380,13 @@ def _check_shared(parts: Sequence[Path], shards: Sequence[dict[str, MetricSums]]
                     f"{path}: partial sums of seed {m.sums.seed} with {m.sums.n_boot} "
                     f"replicates, but {first} has seed {s.seed} with {s.n_boot}; compute every "
                     "shard of both runs with the same --seed and --n-boot"
+                )
+            first, bits = units.setdefault(metric, (path, m.sums.bits))
+            if m.sums.bits != bits:  # a file of an earlier ragreport, whose units were 2^-32
+                raise InputError(
+                    f"{path}: {metric} summed in units of 2^-{m.sums.bits}, but {first} in "
+                    f"units of 2^-{bits}; write every shard of both runs with the same version "
+                    "of ragreport"
                 )
             first, scoring = scored.setdefault(metric, (path, m.scoring))
             if m.scoring != scoring:

@@ -309,6 +309,23 @@ def test_a_column_named_with_a_bidi_control_is_refused(tmp_path, flag):
     assert list(tmp_path.glob("r.*")) == []
 
 
+@pytest.mark.parametrize(
+    ("rule", "name"),
+    [("correct[slice\u202e] >= -0.5", "slice\u202e"), ('"judge\u202e" >= -0.5', "judge\u202e")],
+)
+def test_a_rule_naming_a_column_with_a_bidi_control_says_to_rename_it(tmp_path, rule, name):
+    """The refusal advised `--slice 'slice\u202e'` (or `--metric`), which is refused in turn,
+    and printed the control raw into the CI log."""
+    a, b = _logs(tmp_path / "logs")
+    args = ["compare", str(a), str(b), "-o", str(tmp_path / "r.html"), "--require", rule]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2 and "\u202e" not in result.output
+    assert result.output.strip() == (
+        f"ragreport: error: rule {rule!r}: the name {name!r} holds the bidi control U+202E, "
+        "which a column's name may not; rename the column in the logs"
+    )
+
+
 def test_bidi_controls_are_closed_innermost_first_inside_an_isolate():
     from reportgen.formatting import bidi_isolated
 

@@ -119,3 +119,22 @@ def test_a_bad_shard_is_refused_as_metrics_refuses_it(cluster, tmp_path, write_l
         f"{folder / 'part-1.parquet'}: row 1 (question_id 'q011'): faithfulness is 1.5; "
         "expected a share between 0 and 1"
     )
+
+
+def test_a_shard_that_is_not_parquet_is_refused_as_metrics_refuses_it(cluster, tmp_path, write_log):
+    """A truncated shard raised Ray's task error (Arrow's, not caught as bad input)."""
+    from reportgen.errors import InputError
+
+    folder = tmp_path / "shards"
+    folder.mkdir()
+    write_log(folder / "part-0.parquet", rows("a")[:11])
+    whole = write_log(tmp_path / "whole.parquet", rows("a")[11:])
+    (folder / "part-1.parquet").write_bytes(whole.read_bytes()[:200])
+    with pytest.raises(InputError) as refused:
+        ray_partial_sums(str(folder), n_boot=100, seed=4)
+    assert str(refused.value).startswith(
+        f"{folder / 'part-1.parquet'}: not a readable Parquet file ("
+    )
+    assert str(refused.value).endswith(
+        "); write the run log with pandas.DataFrame.to_parquet or pyarrow.parquet.write_table"
+    )

@@ -185,12 +185,18 @@ def parquet_file(path: Path) -> pq.ParquetFile:
         raise InputError(f"{path}: is a folder; pass the path of one Parquet run log")
     if not path.is_file():
         raise InputError(f"{path}: {not_a_file(path)}; pass the path of a Parquet run log")
-    with _unreadable(
-        path,
-        "Parquet",
-        "write the run log with pandas.DataFrame.to_parquet or pyarrow.parquet.write_table",
-    ):
+    with _unreadable(path, "Parquet", _PARQUET_FIX):
         return pq.ParquetFile(path)
+
+
+_PARQUET_FIX = "write the run log with pandas.DataFrame.to_parquet or pyarrow.parquet.write_table"
+
+
+def parquet_bytes(data: bytes, path: Path) -> pa.Table:
+    """The Parquet file ``path`` read from its bytes (a cluster's worker has them, not the
+    path); InputError when they are not Parquet, as parquet_file gives."""
+    with _unreadable(path, "Parquet", _PARQUET_FIX):
+        return pq.read_table(pa.BufferReader(data))
 
 
 @contextmanager
