@@ -168,7 +168,9 @@ def test_user_text_is_escaped(tmp_path):
     assert "<script>" not in html and "<em>" not in html and "<a " not in html
     assert "<code>" not in html.split("sha256")[0]  # the only code spans are the sha256 digests
     *_, regressions, inputs = tables(markdown)
-    assert regressions[1][:3] == ["slice", hostile, "correct"]
+    # shown as written, a zero-width space keeping GitHub from linking the address
+    shown = hostile.replace("http://", "http:\u200b//")
+    assert regressions[1][:3] == ["slice", shown, "correct"]
     assert [row[1] for row in inputs[1:]] == ["a|*_<a>.parquet", "b`.parquet"]
     assert "ragreport: a|\\*" not in html
 
