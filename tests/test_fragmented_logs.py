@@ -64,7 +64,10 @@ def test_many_tiny_shards_are_read_once_and_numbered_across_them(tmp_path):
         cli, ["compare", str(folder), str(B), "-o", str(tmp_path / "r.html")]
     )
     assert result.exit_code == 2
-    assert "question_id 'q0200' appears in rows 200 and 201;" in result.output
+    assert (  # each row named in its shard too
+        "question_id 'q0200' appears in rows 200 (part-00199.parquet row 1) and 201 "
+        "(part-00200.parquet row 1);" in result.output
+    )
 
 
 def with_a_repeat(rows: pa.Table) -> pa.Table:
