@@ -827,3 +827,40 @@ def test_the_slices_of_a_cost_share_its_digits(tmp_path):
         cells.setdefault(value, [re.sub(r"<[^>]+>", "", c).strip() for c in tds])
     assert cells["fast"][:5] == ["30", "501", "506", "+5", "[+5, +5]"]
     assert cells["slow"][:5] == ["30", "1501", "1506", "+5", "[+5, +5]"]
+
+
+def test_a_cost_headline_speaks_in_its_rows_digits(tmp_path):
+    """Where a cost is the headline (logs of cost_usd alone), the verdict printed its interval
+    at a score's 3 decimals widened to the first digit, [+0.0001, +0.0002], beside the table's
+    [+0.000142, +0.000231]; the power sentence and a slice regression's line alike. Each now
+    prints the digits of the metric's row."""
+    n = 80
+    ids = [f"q{i}" for i in range(n)]
+    slices = ["x"] * 60 + ["y"] * 20
+    a = [0.004 + 0.0001 * (i % 5) for i in range(n)]
+    b = [c - 0.0004 - 0.00002 * (i % 3) if s == "x" else c + 0.0003 + 0.00001 * (i % 3)
+         for i, (c, s) in enumerate(zip(a, slices, strict=True))]  # fmt: skip
+    logs = []
+    for name, cost in (("a", a), ("b", b)):
+        logs.append(tmp_path / f"{name}.parquet")
+        pd.DataFrame({"question_id": ids, "slice": slices, "cost_usd": cost}).to_parquet(logs[-1])
+    extra = ("--lower-is-better", "cost_usd", "--n-boot", "500")
+    code, _, err, md, _ = run(*logs, tmp_path / "out", *extra)
+    assert code == 0, err
+    (metrics,) = [t for t in tables(md.read_text()) if t[0][0] == "Metric"]
+    row = metrics[1]
+    assert row[0] == "cost_usd (lower is better)"
+    diff, interval = row[3], row[4]  # 4 significant digits of A's 0.0042: 6 decimals
+    assert re.fullmatch(r"−0\.\d{6}", diff) and re.fullmatch(r"\[−0\.\d{6}, −0\.\d{6}\]", interval)
+    view = two_run_view(json.loads((tmp_path / "out" / "report.json").read_text()))
+    verdict = view["verdict"]
+    assert verdict["outcome"] == "B better"
+    assert f"for cost_usd is {interval}, below zero" in verdict["reason"]
+    y = view["slices"]["slice"]["y"]["cost_usd"]
+    (line,) = verdict["regressions"]
+    shown = f"+{y['diff']:.6f} [+{y['ci_low']:.6f}, +{y['ci_high']:.6f}] over 20 questions"
+    assert line.startswith(f"B regresses on slice = y: {shown}")
+    power = view["power"]
+    observed = abs(view["metrics"]["cost_usd"]["diff"])
+    assert f"observed difference of {observed:.6f} " in power["sentence"]
+    assert f"A true difference of {power['min_detectable']:.6f} would" in power["sentence"]

@@ -129,12 +129,12 @@ def needed_size(
     return min(n, _MAX_N)
 
 
-def _points(value: float, binary: bool) -> str:
-    """A difference in points of a share, else to 3 decimals; never 0 for one that is not (an
-    observed 0.00034 read "the observed difference of 0.000")."""
+def _points(value: float, binary: bool, digits: int = 3) -> str:
+    """A difference in points of a share, else to ``digits`` decimals; never 0 for one that is
+    not (an observed 0.00034 read "the observed difference of 0.000")."""
     if binary:
         return f"{value * 100:.{decimals(value * 100, 1)}f} points"
-    return f"{value:.{decimals(value, 3)}f}"
+    return f"{value:.{decimals(value, digits)}f}"
 
 
 def _changed(n: int, changed: int, metric: str) -> str:
@@ -203,7 +203,9 @@ def _clusters_needed(c: MetricComparison, alpha: float, groups: int) -> tuple[in
     )
 
 
-def power_of(c: MetricComparison, confidence: float) -> Power:
+def power_of(c: MetricComparison, confidence: float, digits: int = 3) -> Power:
+    """The power sentence of ``c``, its differences to ``digits`` decimals as in the metric's
+    row of the tables."""
     alpha = 1 - confidence
     discordant = c.wins + c.losses
     binary = c.fixed is not None
@@ -227,7 +229,7 @@ def power_of(c: MetricComparison, confidence: float) -> Power:
             discordant,
             None,
             None,
-            head + f"Every {unit} moved by the same {_points(abs(c.diff), binary)}"
+            head + f"Every {unit} moved by the same {_points(abs(c.diff), binary, digits)}"
             f"{' on average' if unit == 'cluster' else ''}, so there is no spread to tell from "
             f"how many {unit}s would find a difference.",
         )
@@ -259,11 +261,12 @@ def power_of(c: MetricComparison, confidence: float) -> Power:
     # a 0/1 score of the logs has no range in the registry, but its difference lies in [-1, 1]
     span = difference_range(c.metric) or ((-1.0, 1.0) if binary else None)
     detect = (
-        f"A true difference of {_points(min_detectable, binary)} would be found "
+        f"A true difference of {_points(min_detectable, binary, digits)} would be found "
         f"(the {level} interval excluding zero) in about {fmt_pct(POWER)} of {basis}; "
         f"{smaller} are found less often. "
         if span is None or min_detectable <= span[1]
-        else f"Even the largest difference {c.metric} can take ({_points(span[1], binary)}) "
+        else f"Even the largest difference {c.metric} can take "
+        f"({_points(span[1], binary, digits)}) "
         f"would be found (the {level} interval excluding zero) in fewer than {fmt_pct(POWER)} "
         f"of {basis}. "
     )
@@ -275,15 +278,15 @@ def power_of(c: MetricComparison, confidence: float) -> Power:
         "A and B are level on average, so no larger set would say which is better."
         if c.diff == 0
         else "How many questions would find the observed difference of "
-        f"{_points(abs(c.diff), binary)} is not stated: while so few change, nearly all one "
-        "way, the bound holds whatever the set's size."
+        f"{_points(abs(c.diff), binary, digits)} is not stated: while so few change, nearly "
+        "all one way, the bound holds whatever the set's size."
         if few_changed
         else None
     )
     if unsized is not None:
         return Power(c.metric, c.n, discordant, min_detectable, None, head + detect + unsized)
     find = (
-        f"To find the observed difference of {_points(abs(c.diff), binary)} "
+        f"To find the observed difference of {_points(abs(c.diff), binary, digits)} "
         f"{fmt_pct(POWER)} of the time "
     )
     if groups is not None:

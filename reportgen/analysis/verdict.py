@@ -66,6 +66,7 @@ def decide(
     margin: float | None = None,
     higher_is_better: bool = True,
     candidate: str = "B",
+    digits: int = 3,
 ) -> Verdict:
     """B is better (worse) when the whole interval of B - A lies above (below) zero; for a
     score where lower is better, below (above).
@@ -79,11 +80,13 @@ def decide(
     "interval and test", 1,000 sets); a gate's superiority rule does require both (gates.py).
     ``regressions`` are the slices to name: only findings (``SliceResult.finding``), so a
     negative direction in a slice stays in the slice table and the verdict's false-alarm rate
-    stays at 1 - confidence.
+    stays at 1 - confidence. ``digits``: the decimals of the metric's row in the tables, so the
+    sentence and the row print one number alike (a cost's [+0.000142, +0.000231], not
+    [+0.0001, +0.0002]).
     """
     interval = (
         f"the {fmt_pct(confidence)} interval of B \u2212 A for {c.metric} is "
-        + fmt_interval(c.ci_low, c.ci_high)
+        + fmt_interval(c.ci_low, c.ci_high, digits)
     )
     sign = 1 if higher_is_better else -1
     low, high = sorted((sign * c.ci_low, sign * c.ci_high))  # B - A in the better direction
@@ -124,21 +127,23 @@ def decide(
         c.metric,
         outcome,
         reason[0].upper() + reason[1:] + ".",
-        regression_lines(regressions, significance(confidence), candidate),
+        regression_lines(regressions, significance(confidence), candidate, digits),
         margin,
         practical,
         borderline,
     )
 
 
-def regression_lines(regressions: list[SliceResult], bar: float, candidate: str = "B") -> list[str]:
+def regression_lines(
+    regressions: list[SliceResult], bar: float, candidate: str = "B", digits: int = 3
+) -> list[str]:
     """The verdict's line for each slice regression, naming the run that regresses: "B" beside
     A, the candidate's own name among several candidates; its adjusted p is read against
-    ``bar``."""
+    ``bar``, its numbers shown to ``digits`` as the slice table's rows."""
     return [
         f"{candidate} regresses on {r.column} = {named_value(r.value)}: "
-        f"{fmt_diff(r.comparison.diff)} "
-        f"{fmt_interval(r.comparison.ci_low, r.comparison.ci_high)} over "
+        f"{fmt_diff(r.comparison.diff, digits)} "
+        f"{fmt_interval(r.comparison.ci_low, r.comparison.ci_high, digits)} over "
         f"{fmt_count(r.comparison.n, 'question')} (Holm-adjusted {p_clause(r.p_holm, bar)})"
         for r in regressions
     ]

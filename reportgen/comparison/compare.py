@@ -42,7 +42,7 @@ from ..analysis.spans import CHAR_METRICS
 from ..analysis.stats import MetricComparison, as_compared, compare_metric
 from ..analysis.supported import SupportedRule, supported_rule
 from ..analysis.verdict import Verdict, decide, margin_for
-from ..diagnosis.diagnose import COSTS, Diagnosis, diagnose, with_means
+from ..diagnosis.diagnose import COSTS, Diagnosis, diagnose, metric_digits, with_means
 from ..errors import InputError
 from ..formatting import agreeing, fmt_count, fmt_listed, fmt_pct, listed, named_value
 from ..inputs.contract import BY_NAME as CONTRACT
@@ -460,6 +460,7 @@ def compare_runs(
         gate = evaluate(requirements, [candidate], options.confidence)
     n_paired = len(tables.paired)
     checks = fairness(tables)
+    digits = metric_digits(headline, comparisons[headline].a)  # as the headline's row
     counts = held or (n_paired + len(tables.only_a), n_paired + len(tables.only_b))
     return Comparison(
         options=options,
@@ -476,6 +477,7 @@ def compare_runs(
             margin_for(options.margins, headline),
             tables.metric(base_name(headline)).higher_is_better,
             candidate_name,
+            digits,
         ),
         diagnosis=diagnosis,
         exemplars=exemplars,
@@ -484,7 +486,7 @@ def compare_runs(
         too_fine=too_fine,
         audit=golden,
         fairness=checks,
-        power=power_of(comparisons[headline], options.confidence),
+        power=power_of(comparisons[headline], options.confidence, digits),
         warnings=[
             *_same_log(runs),
             *(f"Run {r.label}: {note}" for r in runs.values() for note in r.notes),

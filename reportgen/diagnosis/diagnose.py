@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..analysis.registry import base_name
 from ..analysis.slices import SMALL_SLICE
 from ..analysis.stats import MetricComparison, compare_metric
 from ..formatting import fmt_count, fmt_diff, fmt_pct, named_value
@@ -57,9 +58,20 @@ PARTIAL = {  # the experiment where the stale answers had only lower-graded evid
 }
 COSTS = {"latency_ms": "latency", "cost_usd": "cost", "context_tokens": "context tokens"}
 UNITS = {"latency_ms": ("ms", 1), "cost_usd": ("USD", 5), "context_tokens": ("tokens", 1)}
+COST_DIGITS = 4  # significant digits of a cost (latency, dollars, tokens)
 COMPARISON = (
     "paired per question on the same questions and golden set (bootstrap interval, paired test)"
 )
+
+
+def metric_digits(name: str, scale: float) -> int:
+    """Decimals of a metric's numbers in a table: a score's 3, a cost column's enough for four
+    significant digits of ``scale`` (1540 ms, 0.004123 USD), also where a rule or
+    --lower-is-better has it compared as a score: at 3 decimals 0.003942 USD read 0.004, its
+    interval [+0.001, +0.001]."""
+    if base_name(name) not in COSTS or not math.isfinite(scale) or scale == 0:
+        return 3
+    return max(0, COST_DIGITS - 1 - math.floor(math.log10(abs(scale))))
 
 
 @dataclass(frozen=True)

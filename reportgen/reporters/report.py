@@ -9,19 +9,15 @@ the JSON file writes it.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 import pandas as pd
 
-from ..analysis.registry import base_name
 from ..comparison.compare import Comparison
 from ..comparison.study import Study
-from ..diagnosis.diagnose import COSTS
-
-COST_DIGITS = 4  # significant digits of a cost (latency, dollars, tokens)
+from ..diagnosis.diagnose import metric_digits
 
 
 @dataclass(frozen=True)
@@ -58,16 +54,6 @@ class Reporter(Protocol):
     """One output format: the text of its file."""
 
     def __call__(self, report: Report) -> str | bytes: ...
-
-
-def metric_digits(name: str, scale: float) -> int:
-    """Decimals of a metric's numbers in a table: a score's 3, a cost column's enough for four
-    significant digits of ``scale`` (1540 ms, 0.004123 USD), also where a rule or
-    --lower-is-better has it compared as a score: at 3 decimals 0.003942 USD read 0.004, its
-    interval [+0.001, +0.001]."""
-    if base_name(name) not in COSTS or not math.isfinite(scale) or scale == 0:
-        return 3
-    return max(0, COST_DIGITS - 1 - math.floor(math.log10(abs(scale))))
 
 
 def row_digits(result: Comparison, name: str) -> int:

@@ -48,7 +48,7 @@ from ...comparison.compare import (
     lacking_retrieval,
     too_fine_note,
 )
-from ...diagnosis.diagnose import JUDGED, OFF_QUESTION_BELOW, TARGET, WALK
+from ...diagnosis.diagnose import JUDGED, OFF_QUESTION_BELOW, TARGET, WALK, metric_digits
 from ...diagnosis.stages import CELL_NAMES, CELL_TITLES, MAX_JUDGE_GAP
 from ...formatting import (
     NOISE,
@@ -66,7 +66,7 @@ from ...formatting import (
 )
 from ...inputs.logged import log, tool_of
 from ...provenance import gzip_data_url, library_versions
-from ..report import metric_digits, row_digits
+from ..report import row_digits
 from ..user_text import shown_text
 from . import charts
 from .charts import Chart, RunColours
