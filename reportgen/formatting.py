@@ -231,10 +231,18 @@ _REORDERING = re.compile(
 )
 
 
-def bidi_control(text: str) -> str | None:
-    """The first bidi control (an embedding, override or isolate) of ``text``, or None."""
-    found = None if text.isascii() else _BIDI.search(text)
-    return found and found[0]
+def bidi_named(column: str) -> str | None:
+    """Why a column named ``column`` is refused, or None: its name holds a bidi control (an
+    embedding, override or isolate), which would reverse every sentence naming it (the
+    verdict's "for judge\u202escore is [-0.074, +0.017]" read backwards from the name on).
+    Options, gate rules and a tool's score columns refuse such a name alike."""
+    found = None if column.isascii() else _BIDI.search(column)
+    if found is None:
+        return None
+    return (
+        f"the name holds the bidi control U+{ord(found[0]):04X}, which would reverse the "
+        "report's sentences that name it; rename the column in the logs"
+    )
 
 
 def bidi_isolated(text: str, *, letters: bool = True) -> str:

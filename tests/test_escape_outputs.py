@@ -321,8 +321,8 @@ def test_a_rule_naming_a_column_with_a_bidi_control_says_to_rename_it(tmp_path, 
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 2 and "\u202e" not in result.output
     assert result.output.strip() == (
-        f"ragreport: error: rule {rule!r}: the name {name!r} holds the bidi control U+202E, "
-        "which a column's name may not; rename the column in the logs"
+        f"ragreport: error: rule {rule!r}: {name!r}: the name holds the bidi control U+202E, "
+        "which would reverse the report's sentences that name it; rename the column in the logs"
     )
 
 

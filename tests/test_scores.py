@@ -309,5 +309,5 @@ def test_a_tool_s_score_column_named_with_a_bidi_control_is_named_and_left_out(t
     assert note.startswith(
         f"Score column \u2068{name}\u202c\u2069 of the logs' evaluation tool is not compared ("
         f"{path}: the name holds the bidi control U+202E, which would reverse the report's "
-        "sentences that name it; rename the column)"
+        "sentences that name it; rename the column in the logs)"
     )

@@ -25,8 +25,8 @@ from ..errors import InputError
 from ..formatting import (
     RULE_DIGITS,
     agreeing,
-    bidi_control,
     bidi_isolated,
+    bidi_named,
     fmt_beside,
     fmt_count,
     fmt_pct,
@@ -415,12 +415,8 @@ def check_rules(
     """
     for rule in rules:
         for name in (rule.metric, rule.column or ""):
-            if (control := bidi_control(name)) is not None:  # as Options refuses the column
-                raise RuleError(
-                    f"{rule.named}: the name {name!r} holds the bidi control "
-                    f"U+{ord(control):04X}, which a column's name may not; rename the column in "
-                    "the logs"
-                )
+            if (why := bidi_named(name)) is not None:  # as Options refuses the column
+                raise RuleError(f"{rule.named}: {name!r}: {why}")
         known = scores if rule.kind in (CANDIDATE, SLICE) else scores + costs
         if rule.metric not in known:
             why = why_absent(rule.metric) or _own_unquoted(rule, scores)

@@ -9,7 +9,7 @@ from typing import Any, NoReturn
 import pandas as pd
 
 from ..errors import InputError
-from ..formatting import agreeing, bidi_control, fmt_pct
+from ..formatting import agreeing, bidi_named, fmt_pct
 from ..inputs.database import RunDatabase, ScoredRun
 from ..inputs.load import RunFile
 from ..inputs.logged import lacking
@@ -89,19 +89,13 @@ class Options:
 
     def __post_init__(self) -> None:
         """Refuse a column named with a bidi control (U+202E, right-to-left override): the
-        report's sentences name these columns as they are (the verdict's "for judge\u202escore
-        is [-0.074, +0.017]" read backwards from the name on), where a logged value is
-        isolated on its own."""
+        report's sentences name these columns as they are, where a logged value is isolated on
+        its own."""
         for f in fields(self):
             value = getattr(self, f.name) if f.name in _NAMING else ()
             for name in (value,) if isinstance(value, str) else value or ():
-                control = bidi_control(name)
-                if control is not None:
-                    raise InputError(
-                        f"{f.metadata['flag']} {name!r}: the name holds the bidi control "
-                        f"U+{ord(control):04X}, which would reverse the report's sentences "
-                        "that name it; rename the column in the logs"
-                    )
+                if (why := bidi_named(name)) is not None:
+                    raise InputError(f"{f.metadata['flag']} {name!r}: {why}")
 
     def to_json(self) -> dict[str, Any]:
         """Every field under its JSON key, as the JSON's ``params`` records it."""

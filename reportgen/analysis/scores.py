@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 import pandas as pd
 
 from ..errors import InputError
-from ..formatting import bidi_control, bidi_isolated
+from ..formatting import bidi_isolated, bidi_named
 from ..inputs.contract import LARGEST_VALUE
 from ..inputs.database import RunDatabase
 from ..inputs.row_checks import ROW_CHECKED, RowProblem, not_finite
@@ -57,11 +57,8 @@ def _problem(
     a, b = db.files["a"].path, db.files["b"].path
     if (own := own_name(column)) is not None:
         return str(a), own
-    if (control := bidi_control(column)) is not None:  # --metric refused it already (Options)
-        return str(a), (
-            f"the name holds the bidi control U+{ord(control):04X}, which would reverse the "
-            "report's sentences that name it; rename the column"
-        )
+    if (why := bidi_named(column)) is not None:  # --metric refused it already (Options)
+        return str(a), why
     for run in "ab":
         path, data_type = db.files[run].path, types.get((run, column))
         if data_type is None:
