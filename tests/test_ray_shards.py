@@ -138,3 +138,44 @@ def test_a_shard_that_is_not_parquet_is_refused_as_metrics_refuses_it(cluster, t
     assert str(refused.value).endswith(
         "); write the run log with pandas.DataFrame.to_parquet or pyarrow.parquet.write_table"
     )
+
+
+def test_a_question_in_two_files_is_refused(cluster, tmp_path, write_log):
+    """Each file is scored on its own, so a question whose rows two files hold (a copy, or its
+    samples split between them) was scored twice and its sums added twice: 61 questions of 60,
+    without a word (metrics, reading the files together, refuses the repeat)."""
+    from reportgen.errors import InputError
+
+    folder = tmp_path / "shards"
+    folder.mkdir()
+    log = rows("a")
+    write_log(folder / "part-0.parquet", log[:30])
+    write_log(folder / "part-1.parquet", [*log[30:], log[17]])
+    with pytest.raises(InputError) as refused:
+        ray_partial_sums(str(folder), n_boot=100, seed=4)
+    assert str(refused.value) == (
+        f"{folder / 'part-1.parquet'}: question_id 'q017' is also in "
+        f"{folder / 'part-0.parquet'}, and each file is scored on its own: write each question's "
+        "rows to one file, or score the log with ragreport metrics, which reads its files together"
+    )
+
+
+def test_a_file_lacking_a_column_another_has_is_refused(cluster, tmp_path, write_log):
+    """A file without correct gave sums of correct over the other files' questions only, and
+    merge compared the runs on them."""
+    from reportgen.errors import InputError
+
+    folder = tmp_path / "shards"
+    folder.mkdir()
+    log = rows("a")
+    write_log(folder / "part-0.parquet", log[:30])
+    write_log(folder / "part-1.parquet", log[30:])
+    table = pq.read_table(folder / "part-1.parquet")
+    pq.write_table(table.drop_columns(["correct"]), folder / "part-1.parquet")
+    with pytest.raises(InputError) as refused:
+        ray_partial_sums(str(folder), n_boot=100, seed=4)
+    assert str(refused.value) == (
+        f"{folder / 'part-1.parquet'}: no column 'correct', which part-0.parquet, another shard "
+        f"of {folder}, has: its 30 rows would have no value there; write the column in every "
+        "shard (null where a value is unknown)"
+    )

@@ -49,7 +49,7 @@ class RunFile:
     table: pa.Table | None = None  # the log as read from another format; None: Parquet files
     files: tuple[Path, ...] = ()  # Parquet shards read together (a folder or a glob)
     shard_rows: tuple[int, ...] = ()  # the rows of each of ``files``, for messages
-    # the columns some shards lack, each with its refusal (load._patchy_columns)
+    # the columns some shards lack, each with its refusal (load.patchy_columns)
     patchy: Mapping[str, str] = dataclasses.field(default_factory=dict)
     notes: tuple[str, ...] = ()  # what the reader of another format did, for the report
     read: ReadOptions = ReadOptions()  # how it was read, recorded so a report can be re-run
@@ -434,11 +434,21 @@ def digest_names(files: tuple[Path, ...], options: ReadOptions) -> dict[Path, st
     return {file: given.get(file) or (file.name if len(own) > 1 else "log") for file in files}
 
 
-def _patchy_columns(path: Path, shards: list[RunFile]) -> dict[str, str]:
-    """Each column some shards with rows have and another lacks, with the refusal that names
-    them: DuckDB reads the shards by name, so the rows of the one lacking it have no value
-    there (correct missing from one shard of four: the verdict over 15,000 questions of
-    20,000, without a word). A shard without rows adds none, whatever its columns."""
+@dataclass(frozen=True)
+class Shape:
+    """What the check of a log's shards reads of each: its path, rows and columns."""
+
+    path: Path
+    n_rows: int
+    columns: frozenset[str]
+
+
+def patchy_columns(path: str | Path, shards: Sequence[Shape]) -> dict[str, str]:
+    """Each column some shards of the log ``path`` with rows have and another lacks, with the
+    refusal that names them: DuckDB reads the shards by name, so the rows of the one lacking it
+    have no value there (correct missing from one shard of four: the verdict over 15,000
+    questions of 20,000, without a word). A shard without rows adds none, whatever its
+    columns."""
     filled = [shard for shard in shards if shard.n_rows]
     patchy = {}
     for column in sorted(frozenset().union(*(shard.columns for shard in filled))):
@@ -454,7 +464,7 @@ def _patchy_columns(path: Path, shards: list[RunFile]) -> dict[str, str]:
 
 
 def refuse_patchy(run: RunFile, columns: Iterable[str]) -> None:
-    """Refuse ``run`` when a shard lacks one of ``columns`` that another has (_patchy_columns):
+    """Refuse ``run`` when a shard lacks one of ``columns`` that another has (patchy_columns):
     those of the contract and a tool's scores when the log is opened, those an option names
     (--metric, --slice, ...) when the options are known."""
     for column in columns:
@@ -469,7 +479,7 @@ def open_log(path: Path, label: str, options: ReadOptions, values: bool = True) 
     if source.table is None and source.files == (path,):
         return replace(open_run(path, label, values), read=options)
     shards = [open_run(f, label, values) for f in source.files] if source.table is None else []
-    patchy = _patchy_columns(path, shards)
+    patchy = patchy_columns(path, [Shape(s.path, s.n_rows, s.columns) for s in shards])
     hashes = {file: sha256_of(file) for file in source.files}
     if source.table is not None:
         check_schema(path, source.table.schema)
