@@ -100,22 +100,32 @@ def test_ray_reads_shards_of_other_column_types_as_metrics_does(
         assert distributed[metric].fingerprints == own.fingerprints, metric
 
 
+def shards(tmp_path, write_log, *parts: list[dict]):
+    """A folder of Parquet shards, part-i.parquet holding the rows of ``parts[i]``."""
+    folder = tmp_path / "shards"
+    folder.mkdir()
+    for i, part in enumerate(parts):
+        write_log(folder / f"part-{i}.parquet", part)
+    return folder
+
+
+def refusal(folder) -> str:
+    """The line ray_partial_sums refuses the log of ``folder`` with."""
+    from reportgen.errors import InputError
+
+    with pytest.raises(InputError) as refused:
+        ray_partial_sums(str(folder), n_boot=100, seed=4)
+    assert "\n" not in str(refused.value)
+    return str(refused.value)
+
+
 def test_a_bad_shard_is_refused_as_metrics_refuses_it(cluster, tmp_path, write_log):
     """A shard with a faithfulness of 1.5: the refusal reached the caller as Ray's task error
     (RayTaskError(UserCodeException)), its line among a remote traceback and Ray's retry
     advice, which a caller could not catch as bad input. It is the InputError metrics raises."""
-    from reportgen.errors import InputError
-
-    folder = tmp_path / "shards"
-    folder.mkdir()
     log = rows("a")
-    write_log(folder / "part-0.parquet", log[:11])
-    write_log(folder / "part-1.parquet", [{**log[11], "faithfulness": 1.5}, *log[12:]])
-    with pytest.raises(InputError) as refused:
-        ray_partial_sums(str(folder), n_boot=100, seed=4)
-    line = str(refused.value)
-    assert "\n" not in line
-    assert line == (
+    folder = shards(tmp_path, write_log, log[:11], [{**log[11], "faithfulness": 1.5}, *log[12:]])
+    assert refusal(folder) == (
         f"{folder / 'part-1.parquet'}: row 1 (question_id 'q011'): faithfulness is 1.5; "
         "expected a share between 0 and 1"
     )
@@ -123,19 +133,12 @@ def test_a_bad_shard_is_refused_as_metrics_refuses_it(cluster, tmp_path, write_l
 
 def test_a_shard_that_is_not_parquet_is_refused_as_metrics_refuses_it(cluster, tmp_path, write_log):
     """A truncated shard raised Ray's task error (Arrow's, not caught as bad input)."""
-    from reportgen.errors import InputError
-
-    folder = tmp_path / "shards"
-    folder.mkdir()
-    write_log(folder / "part-0.parquet", rows("a")[:11])
-    whole = write_log(tmp_path / "whole.parquet", rows("a")[11:])
-    (folder / "part-1.parquet").write_bytes(whole.read_bytes()[:200])
-    with pytest.raises(InputError) as refused:
-        ray_partial_sums(str(folder), n_boot=100, seed=4)
-    assert str(refused.value).startswith(
-        f"{folder / 'part-1.parquet'}: not a readable Parquet file ("
-    )
-    assert str(refused.value).endswith(
+    folder = shards(tmp_path, write_log, rows("a")[:11], rows("a")[11:])
+    part = folder / "part-1.parquet"
+    part.write_bytes(part.read_bytes()[:200])
+    line = refusal(folder)
+    assert line.startswith(f"{part}: not a readable Parquet file (")
+    assert line.endswith(
         "); write the run log with pandas.DataFrame.to_parquet or pyarrow.parquet.write_table"
     )
 
@@ -144,16 +147,9 @@ def test_a_question_in_two_files_is_refused(cluster, tmp_path, write_log):
     """Each file is scored on its own, so a question whose rows two files hold (a copy, or its
     samples split between them) was scored twice and its sums added twice: 61 questions of 60,
     without a word (metrics, reading the files together, refuses the repeat)."""
-    from reportgen.errors import InputError
-
-    folder = tmp_path / "shards"
-    folder.mkdir()
     log = rows("a")
-    write_log(folder / "part-0.parquet", log[:30])
-    write_log(folder / "part-1.parquet", [*log[30:], log[17]])
-    with pytest.raises(InputError) as refused:
-        ray_partial_sums(str(folder), n_boot=100, seed=4)
-    assert str(refused.value) == (
+    folder = shards(tmp_path, write_log, log[:30], [*log[30:], log[17]])
+    assert refusal(folder) == (
         f"{folder / 'part-1.parquet'}: question_id 'q017' is also in "
         f"{folder / 'part-0.parquet'}, and each file is scored on its own: write each question's "
         "rows to one file, or score the log with ragreport metrics, which reads its files together"
@@ -163,19 +159,12 @@ def test_a_question_in_two_files_is_refused(cluster, tmp_path, write_log):
 def test_a_file_lacking_a_column_another_has_is_refused(cluster, tmp_path, write_log):
     """A file without correct gave sums of correct over the other files' questions only, and
     merge compared the runs on them."""
-    from reportgen.errors import InputError
-
-    folder = tmp_path / "shards"
-    folder.mkdir()
     log = rows("a")
-    write_log(folder / "part-0.parquet", log[:30])
-    write_log(folder / "part-1.parquet", log[30:])
-    table = pq.read_table(folder / "part-1.parquet")
-    pq.write_table(table.drop_columns(["correct"]), folder / "part-1.parquet")
-    with pytest.raises(InputError) as refused:
-        ray_partial_sums(str(folder), n_boot=100, seed=4)
-    assert str(refused.value) == (
-        f"{folder / 'part-1.parquet'}: no column 'correct', which part-0.parquet, another shard "
-        f"of {folder}, has: its 30 rows would have no value there; write the column in every "
-        "shard (null where a value is unknown)"
+    folder = shards(tmp_path, write_log, log[:30], log[30:])
+    part = folder / "part-1.parquet"
+    pq.write_table(pq.read_table(part).drop_columns(["correct"]), part)
+    assert refusal(folder) == (
+        f"{part}: no column 'correct', which part-0.parquet, another shard of {folder}, has: its "
+        "30 rows would have no value there; write the column in every shard (null where a value "
+        "is unknown)"
     )
