@@ -110,6 +110,14 @@ CREATE OR REPLACE TEMP MACRO slice_value(v) AS
              THEN TRY_CAST(v AS DOUBLE)::BIGINT::VARCHAR
          ELSE v::VARCHAR END;
 
+-- A number as DOUBLE; with single, at float32 precision, as the shortest decimal that reads back
+-- as the same float32 (0.7, not 0.699999988): how a column either run logs as float32 is read in
+-- both, so that the same scores logged by one run as float32 and by the other as float64 are
+-- equal. One past float32's range, infinite or NaN stays as it is, for the row checks to name.
+CREATE OR REPLACE TEMP MACRO as_number(v, single) AS
+    CASE WHEN single AND abs(v::DOUBLE) <= 3.4e38 THEN v::FLOAT::VARCHAR::DOUBLE
+         ELSE v::DOUBLE END;
+
 CREATE OR REPLACE TEMP MACRO in_batch(question_id, batches, batch) AS
     hash(question_id) % batches::UBIGINT = batch::UBIGINT;
 

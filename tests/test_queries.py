@@ -725,7 +725,7 @@ def test_column_types(db):
 
 
 def test_score_column(sampled, tmp_path: Path):
-    s = sampled.frame("score_column", column="correct", largest=2**53)
+    s = sampled.frame("score_column", column="correct", largest=2**53, single=False)
     s = s.set_index(["run", "question_id"])
     # q1 in A: correct in samples 0 and 2 of three; in B: sample 1 of two; booleans as 0/1
     assert s.loc[("a", "q1"), "value"] == pytest.approx(2 / 3)
@@ -745,7 +745,8 @@ def test_score_column(sampled, tmp_path: Path):
         }
     ).to_parquet(path)
     db = RunDatabase(open_run(path, "A"))
-    got = db.frame("score_column", column="x", largest=2**53).set_index(["run", "question_id"])
+    got = db.frame("score_column", column="x", largest=2**53, single=False)
+    got = got.set_index(["run", "question_id"])
     db.close()
     assert got.value["a", "q1"] == 0.5 and pd.isna(got.value["a", "q2"])
     # pandas writes NaN as null, a missing value; the infinity is counted for the warning
@@ -754,6 +755,21 @@ def test_score_column(sampled, tmp_path: Path):
     assert (got.unscored["a", "q1"], got.samples["a", "q1"], got.unscored["a", "q2"]) == (1, 2, 0)
     # beyond 2**53 (about 9.0e15): the largest in magnitude, for the refusal to name
     assert got.too_large["a", "q3"] == -2e16 and got.too_large[["a"]].isna().sum() == 2
+
+
+def test_score_column_at_float32_precision(tmp_path: Path):
+    """With ``single`` (either log holds the column as float32) each value is the shortest
+    decimal of its float32: float32(0.7) is 0.7, float64 2/3 is 0.6666667, as float32's 2/3;
+    past float32's range or not finite a value stays as it is."""
+    path = tmp_path / "x.parquet"
+    x = [0.7, 2 / 3, 1e39, float("inf"), 1e-8]
+    pd.DataFrame({"question_id": [f"q{i}" for i in range(5)], "x": x}).to_parquet(path)
+    db = RunDatabase(open_run(path, "A"))
+    got = db.frame("score_column", column="x", largest=1e30, single=True)
+    db.close()
+    values = got[got.run == "a"].set_index("question_id")
+    assert values.value.tolist()[:2] == [0.7, 0.6666667] and values.value["q4"] == 1e-8
+    assert values.too_large["q2"] == 1e39 and values.not_finite["q3"] == 1
 
 
 def test_first_row(sampled):

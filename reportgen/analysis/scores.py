@@ -16,7 +16,6 @@ import pandas as pd
 
 from ..errors import InputError
 from ..formatting import bidi_isolated, bidi_named
-from ..inputs.contract import LARGEST_VALUE
 from ..inputs.database import RunDatabase
 from ..inputs.row_checks import ROW_CHECKED, RowProblem, not_finite
 from .registry import BY_NAME, Metric, base_name, score
@@ -150,7 +149,7 @@ def with_scores(
         if f"{m.name}_a" in paired.columns:
             continue
         column = m.source or m.name  # a score's column of the logs
-        scored = db.frame("score_column", column=column, largest=LARGEST_VALUE)
+        scored = db.score_column(column)
         refuse_too_large(db, scored, column)
         for run, n in scored.groupby("run")["not_finite"].sum().items():
             if n and column not in ROW_CHECKED:  # the row checks' warning names the row
@@ -168,9 +167,7 @@ def score_samples(db: RunDatabase, metrics: tuple[Metric, ...], paired: pd.Serie
     questions (the column's rows hold every question of a log, a study's too) with a finite
     value."""
     frames = [
-        db.frame("score_column", column=m.source or m.name, largest=LARGEST_VALUE)
-        .rename(columns={"value": "mean"})
-        .assign(metric=m.name)
+        db.score_column(m.source or m.name).rename(columns={"value": "mean"}).assign(metric=m.name)
         for m in metrics
     ]
     columns = ["run", "question_id", "metric", "n", "unscored", "samples", "mean", "variance"]

@@ -27,7 +27,6 @@ from ..analysis.scores import BOOLEAN, NOT_SCORES, refuse_too_large, score_kind
 from ..analysis.scoring import Scoring
 from ..diagnosis.diagnose import COSTS
 from ..errors import InputError
-from ..inputs.contract import LARGEST_VALUE
 from ..inputs.database import RunDatabase
 from ..inputs.load import RunFile
 from ..inputs.scored_table import ANSWER_STAGE, KEPT, LOG_KEY, SCORING_KEY, LoggedAs, in_memory
@@ -135,7 +134,7 @@ def _carried(
     for column in dict.fromkeys((*run.scores, *(c for c in COSTS if c in run.columns))):
         if column in NOT_SCORES or column in BY_NAME or score_kind(types.get(column)) is None:
             continue
-        scored = db.frame("score_column", column=column, largest=LARGEST_VALUE)
+        scored = db.score_column(column)
         refuse_too_large(db, scored, column)
         values = scored[scored["run"] == "a"].set_index("question_id")["value"]
         mapped = ids.map(values).to_numpy(dtype=float, na_value=np.nan)

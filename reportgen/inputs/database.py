@@ -36,6 +36,7 @@ _DATA_ERRORS = (
 )
 _ROW_CHECKS = {"examples": EXAMPLES, "largest": LARGEST_VALUE}  # row_problems' parameters
 _ROW_NUMBER = "file_row_number"  # the column DuckDB's Parquet reader adds on request
+
 _PASSAGE = pa.schema(  # a row of view passage_tables
     [("run", pa.string()), ("doc_id", pa.string()), ("start", pa.int64()), ("end", pa.int64())]
 )
@@ -110,18 +111,24 @@ class RunDatabase:
             self.con.from_arrow(pa.table({"question_id": pa.array(keep, pa.string())})).create_view(
                 "keep_ids"
             )
+        self.execute("rules")
         wholes: dict[int, pa.Table | None] = {}  # a log registered as both runs is read once
+        logged: dict[str, duckdb.DuckDBPyRelation] = {}
         for key, run in self.files.items():
             if id(run) not in wholes:
                 wholes[id(run)] = run.table if run.table is not None else fragmented_log(run)
             whole = wholes[id(run)]
             self._raw(run, whole).create_view(f"raw_{key}")
-            rows = self._numbered(run, whole)
+            logged[key] = self._numbered(run, whole)
+        # a column either run holds as float32 is read at float32 precision in both
+        single = {n for r in logged.values() for n, t in _typed(r) if str(t) == "FLOAT"}
+        for key, relation in logged.items():
+            read = [_read_as(n, t, n in single) for n, t in _typed(relation)]
+            rows = relation.project(", ".join([*read, "row_number"]))
             if keep is not None:
                 rows = rows.filter("question_id::VARCHAR IN (SELECT question_id FROM keep_ids)")
             (rows if b is not None or key == "a" else rows.limit(0)).create_view(f"rows_{key}")
         self._passage_tables({"a": a, "b": b}).create_view("passage_tables")
-        self.execute("rules")
         self.execute("runs")
         self.left_out: list[RowProblem] = []  # values left out, for the report's warnings
         self.scored = scored is not None
@@ -154,8 +161,8 @@ class RunDatabase:
         return self.con.from_arrow(pa.concat_tables(tables) if tables else _PASSAGE.empty_table())
 
     def _numbered(self, run: RunFile, whole: pa.Table | None) -> duckdb.DuckDBPyRelation:
-        """The log's contract columns and ``row_number``, its 0-based row in the file (across
-        the shards of a folder or glob, in name order)."""
+        """The log's contract columns as logged and ``row_number``, its 0-based row in the file
+        (across the shards of a folder or glob, in name order)."""
         names = [name for name in BY_NAME if name in run.columns]
         if whole is None and _ROW_NUMBER not in run.columns:
             relation = (
@@ -174,8 +181,7 @@ class RunDatabase:
             )
             table = table.append_column("row_number", pa.array(np.arange(table.num_rows)))
             relation, row_number = self.con.from_arrow(table), "row_number"
-        types = dict(zip(relation.columns, relation.types, strict=True))
-        return relation.project(", ".join([*(_read_as(n, types[n]) for n in names), row_number]))
+        return relation.project(", ".join([*names, row_number]))
 
     def _shards(self, files: tuple[Path, ...]) -> duckdb.DuckDBPyRelation:
         """Parquet shards read as one log, rows numbered across the shards in name order."""
@@ -232,6 +238,14 @@ class RunDatabase:
         """Whether some question of a run has more than one sample (queries/sampled.sql), once
         the questions are scored."""
         return bool(self.frame("sampled")["sampled"].iloc[0])
+
+    def score_column(self, column: str) -> pd.DataFrame:
+        """queries/score_column.sql of ``column`` (a score column of the logs, numeric or
+        boolean in both), read in both runs at float32 precision where either holds it as
+        float32, as the contract's columns are (_read_as)."""
+        types = self.frame("column_types")
+        single = bool(((types["column_name"] == column) & (types["data_type"] == "FLOAT")).any())
+        return self.frame("score_column", column=column, largest=LARGEST_VALUE, single=single)
 
     def question_ids(self) -> list[str]:
         """Run A's question ids, in file order."""
@@ -374,13 +388,27 @@ def literal(path: Path) -> str:
     return re.sub(r"([*?\[])", r"[\1]", str(path))
 
 
-def _read_as(name: str, duckdb_type: Any) -> str:
+def _typed(relation: duckdb.DuckDBPyRelation) -> list[tuple[str, Any]]:
+    """The contract columns of a relation of _numbered, with their DuckDB types."""
+    columns = zip(relation.columns, relation.types, strict=True)
+    return [(name, data_type) for name, data_type in columns if name != "row_number"]
+
+
+def _read_as(name: str, duckdb_type: Any, single: bool = False) -> str:
     """How the queries read contract column ``name``: a true/false column logged as numbers or
     text as booleans (1 true, 0 false, null and NaN missing: a cast would read NaN as true;
     text as contract.spelled_flag reads it on load, which DuckDB's own cast does not: it
     refuses a word with a space around it and 1.0), the rest as written (queries/runs.sql
     casts them). Shards of one log that hold such a column as numbers in one file and as text
-    in another are read as text, the numbers spelled as DuckDB writes them (1.0, nan)."""
+    in another are read as text, the numbers spelled as DuckDB writes them (1.0, nan).
+
+    A number column that either run holds as float32 (``single``) is read in both at float32
+    precision, as the shortest decimal that reads back as the same float32 (queries/rules.sql,
+    as_number): the same
+    scores logged as float32 by one run and float64 by the other (0.699999988 against 0.7)
+    differed on every question, a "B worse" of -1e-8 that failed a gate."""
+    if single and BY_NAME[name].type_name != FLAG:
+        return f"as_number({name}, true) AS {name}"
     if BY_NAME[name].type_name != FLAG or str(duckdb_type) == "BOOLEAN":
         return name
     if str(duckdb_type) == "VARCHAR":

@@ -1,0 +1,56 @@
+"""Scores logged as float32 by one run and float64 by the other: float32(0.7) widened to double
+is 0.69999998807907, so the same scores differed on every question by about 1e-8, past the
+statistics' tie rule: "B worse" at p 0.002, a gate failed, W/L/T counts of rounding alone."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+SCORES = [0.7, 0.9, 2 / 3, 0.95, 0.1, 1 / 3] * 10  # 2/3: float32 and float64 differ at 3e-8
+
+
+def logs(tmp_path, column: str, a_type: str, b_type: str, **extra) -> tuple:
+    paths = []
+    for name, dtype in (("a", a_type), ("b", b_type)):
+        frame = pd.DataFrame(
+            {
+                "question_id": [f"q{i}" for i in range(len(SCORES))],
+                column: np.array(SCORES, dtype=dtype),
+                **extra,
+            }
+        )
+        paths.append(tmp_path / f"{name}.parquet")
+        frame.to_parquet(paths[-1])
+    return tuple(paths)
+
+
+@pytest.mark.parametrize(("a_type", "b_type"), [("float64", "float32"), ("float32", "float64")])
+def test_the_same_faithfulness_in_float32_and_float64_ties(tmp_path, compare, a_type, b_type):
+    out = compare(*logs(tmp_path, "faithfulness", a_type, b_type), tmp_path / "out")
+    m = out["metrics"]["faithfulness"]
+    assert (m["wins"], m["losses"], m["ties"], m["diff"]) == (0, 0, 60, 0.0)
+    assert out["verdict"]["outcome"] == "no evidence of a difference"
+    # read as the shortest decimal of each float32 (numpy's repr: 0.7, 0.6666667, 0.33333334)
+    assert m["a"] == pytest.approx(np.mean([float(str(np.float32(s))) for s in SCORES]), abs=1e-15)
+
+
+def test_a_metric_column_in_float32_and_float64_ties(tmp_path, compare):
+    out = compare(
+        *logs(tmp_path, "judge", "float64", "float32"), tmp_path / "out", "--metric", "judge"
+    )
+    m = out["metrics"]["judge"]
+    assert (m["wins"], m["losses"], m["ties"], m["diff"]) == (0, 0, 60, 0.0)
+
+
+def test_float64_scores_keep_their_precision(tmp_path, compare):
+    """Only a column some run holds as float32 is read at its precision: two float64 logs
+    differing by 1e-9 on every question still differ."""
+    a, b = logs(tmp_path, "faithfulness", "float64", "float64")
+    frame = pd.read_parquet(b)
+    frame["faithfulness"] = frame["faithfulness"] - 1e-9
+    frame.to_parquet(b)
+    m = compare(a, b, tmp_path / "out")["metrics"]["faithfulness"]
+    assert (m["wins"], m["losses"]) == (0, 60)
+    assert m["diff"] == pytest.approx(-1e-9, rel=1e-6)
