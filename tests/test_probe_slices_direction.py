@@ -76,8 +76,9 @@ def test_the_summary_says_which_direction_it_checked(tmp_path, compare):
     a, b = _logs(tmp_path, up=(0.1, 0.4), down=(0.7, 0.7))
     compare(a, b, tmp_path / "out2", "--n-boot", "300", "--markdown", md)
     assert (
-        "No slice's loss survives Holm's adjustment over the slices (adjusted p below 0.05), and "
-        "no slice has B worse where B is ahead on the overall mean."
+        "No slice's loss is a finding (Holm-adjusted p below 0.05, 10 questions or more and an "
+        "interval wholly on the worse side), and no slice has B worse where B is ahead on the "
+        "overall mean."
     ) in md.read_text()
 
 

@@ -377,8 +377,8 @@ def test_several_candidates_list_each_ones_regressions(several):
     # identical to the baseline: no direction for a slice to go against, and no loss; with two
     # candidates each comparison reads its adjusted p against 0.05 / 2
     assert same.strip() == (
-        "No overall difference, and no slice's loss survives Holm's adjustment over the slices "
-        "(adjusted p below 0.025)."
+        "No overall difference, and no slice's loss is a finding (Holm-adjusted p below 0.025, 10 "
+        "questions or more and an interval wholly on the worse side)."
     )
 
 
@@ -532,8 +532,8 @@ def test_summary_of_identical_runs_claims_no_overall_direction(tmp_path):
     code, _, err, md, _ = run(SAMPLE_A, a, tmp_path / "out", "--n-boot", "200")
     assert code == 0, err
     assert regressions_section(md.read_text()) == (
-        "No overall difference, and no slice's loss survives Holm's adjustment over the slices "
-        "(adjusted p below 0.05)."
+        "No overall difference, and no slice's loss is a finding (Holm-adjusted p below 0.05, 10 "
+        "questions or more and an interval wholly on the worse side)."
     )
 
 
@@ -547,8 +547,9 @@ def test_summary_of_a_worse_candidate_says_what_is_flagged(tmp_path):
     code, _, err, md, _ = run(a, b, tmp_path / "out", "--n-boot", "200")
     assert code == 0, err
     assert regressions_section(md.read_text()) == (
-        "No slice's loss survives Holm's adjustment over the slices (adjusted p below 0.05); B "
-        "is not ahead on the overall mean of any metric, so a smaller loss is not listed."
+        "No slice's loss is a finding (Holm-adjusted p below 0.05, 10 questions or more and an "
+        "interval wholly on the worse side); B is not ahead on the overall mean of any metric, "
+        "so a loss short of one is not listed."
     )
 
 
@@ -864,3 +865,36 @@ def test_a_cost_headline_speaks_in_its_rows_digits(tmp_path):
     observed = abs(view["metrics"]["cost_usd"]["diff"])
     assert f"observed difference of {observed:.6f} " in power["sentence"]
     assert f"A true difference of {power['min_detectable']:.6f} would" in power["sentence"]
+
+
+def test_a_slice_loss_that_survives_holm_but_is_no_finding_is_not_denied(tmp_path):
+    """In slice faq (20 questions) B moves the evidence from rank 2 to rank 3 on every question:
+    each loses 1/2 - 1/3 on mrr@3, Holm-adjusted p about 0.0002, the no-spread interval reaching
+    zero, so no finding. The summary said "No slice's loss survives Holm's adjustment", which
+    the JSON beside it contradicted; it names the three conditions of a finding."""
+    logs = []
+    for label in "ab":
+        records = []
+        for i in range(100):
+            q = f"q{i:03d}"
+            other = [f"{q}_o{j}" for j in range(9)]
+            ranking = [other[0], f"{q}_r", *other[1:8]]
+            if label == "b" and i < 20:
+                ranking = [other[0], other[1], f"{q}_r", *other[2:8]]
+            records.append(
+                {"question_id": q, "slice": "faq" if i < 20 else "other", "retrieved_ids": ranking,
+                 "relevant_ids": [f"{q}_r"], "context_ids": ranking[:3], "correct": i % 2 == 1}
+            )  # fmt: skip
+        logs.append(tmp_path / f"{label}.parquet")
+        pd.DataFrame(records).to_parquet(logs[-1])
+    code, _, err, md, _ = run(*logs, tmp_path / "out", "--n-boot", "1000")
+    assert code == 0, err
+    view = two_run_view(json.loads((tmp_path / "out" / "report.json").read_text()))
+    faq = view["slices"]["slice"]["faq"]["mrr@3"]
+    assert faq["p_holm"] < 0.05 and not faq["finding"] and faq["ci_high"] > 0
+    section = regressions_section(md.read_text())
+    assert "survives Holm" not in section
+    assert section.startswith(
+        "No slice's loss is a finding (Holm-adjusted p below 0.05, 10 questions or more and an "
+        "interval wholly on the worse side)"
+    )

@@ -110,15 +110,15 @@ def _metric_rows(result: Comparison) -> list[list[str]]:
         n: c.comparison for n, c in result.diagnosis.cost.items() if n not in result.comparisons
     }
     rows = []
+    bar = significance(result.options.confidence)  # a p beside it keeps its side (fmt_p)
     for name, c in (result.comparisons | costs).items():
         # a cost is lower-is-better, as a score column named by --lower-is-better is
         higher = name not in costs and result.tables.metric(base_name(name)).higher_is_better
         label = escape(metric_label(name, higher))
         shown = f"**{label}**" if name == result.headline else label
         digits = row_digits(result, name)
-        rows.append(
-            [shown, fmt_num(c.a, digits), fmt_num(c.b, digits), *_difference(c, digits), fmt_p(c.p)]
-        )
+        numbers = [fmt_num(c.a, digits), fmt_num(c.b, digits), *_difference(c, digits)]
+        rows.append([shown, *numbers, fmt_p(c.p, bar)])
     return rows
 
 
@@ -375,13 +375,18 @@ def _none_flagged(result: Comparison, bar: str) -> str:
         c.diff if result.tables.metric(base_name(name)).higher_is_better else -c.diff
         for name, c in result.comparisons.items()
     ]
-    found = f"No slice's loss survives Holm's adjustment over the slices (adjusted p below {bar})"
+    # a loss can survive Holm's adjustment and be no finding (an interval reaching zero, fewer
+    # than SMALL_SLICE questions): the sentence names all three conditions, as the table's does
+    found = (
+        f"No slice's loss is a finding (Holm-adjusted p below {bar}, {SMALL_SLICE} questions or "
+        "more and an interval wholly on the worse side)"
+    )
     if all(abs(g) < NOISE or math.isnan(g) for g in gains):  # float noise is no difference
         return f"No overall difference, and {found[0].lower()}{found[1:]}."
     if not any(g > 0 for g in gains):
         return (
-            f"{found}; B is not ahead on the overall mean of any metric, so a smaller loss is "
-            "not listed."
+            f"{found}; B is not ahead on the overall mean of any metric, so a loss short of one "
+            "is not listed."
         )
     return f"{found}, and no slice has B worse where B is ahead on the overall mean."
 
