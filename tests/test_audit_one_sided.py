@@ -88,6 +88,25 @@ def test_a_smaller_budget_in_b_names_a_as_the_bigger(tmp_path, compare):
     )
 
 
+@pytest.mark.parametrize(("b_tokens", "flagged"), [(500.0, False), (2000.0, True)])
+def test_the_budget_reads_which_run_is_ahead(tmp_path, compare, b_tokens, flagged):
+    """B answers 4 more of 6 questions right: with half A's budget its lead cannot come from a
+    bigger budget, and the check said "any gain of A may come from its bigger budget" in Read
+    first, beside a verdict that A lost; with twice A's budget it may."""
+    a = [dict(r, context_tokens=1000.0, correct=i % 3 == 0) for i, r in enumerate(_rows(6))]
+    b = [dict(r, context_tokens=b_tokens, correct=True) for r in _rows(6)]
+    out = _run(tmp_path, compare, a, b)
+    budget = out["fairness"]["context budget"]
+    assert budget["flagged"] is flagged
+    assert budget["text"].endswith(
+        "any gain of B may come from its bigger budget, not a better retriever or generator."
+        if flagged
+        else "B is ahead on correct with the smaller budget, so the budget does not explain "
+        "B \u2212 A."
+    )
+    assert any("Mean context per question" in w for w in out["warnings"]) is flagged  # Read first
+
+
 @pytest.mark.parametrize(
     ("dropped", "credited"),
     [("correct", "a better retriever."), ("retrieved_ids", "a better retriever or generator.")],

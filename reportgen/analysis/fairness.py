@@ -44,7 +44,9 @@ def _modes(sizes: pd.Series) -> list[int]:
     return [int(size) for size in found[counts == counts.max()]]
 
 
-def fairness(tables: MetricTables) -> list[Check]:
+def fairness(tables: MetricTables, ahead: tuple[str, str] | None = None) -> list[Check]:
+    """The checks of a comparison; ``ahead``: the run ahead on the headline's mean ("A" or "B")
+    and the headline, None when they are level, which the budget's advice reads."""
     p = tables.paired
     # passages is NULL where a prompt is null (not logged): compared where both are known
     measured = _measured(p, "passages")
@@ -52,7 +54,7 @@ def fairness(tables: MetricTables) -> list[Check]:
     passages = bool((known > 0).any().all())
     checks = []
     answers = any(tables.metric(m).kind in (ANSWER, SCORE) for m in tables.metrics)
-    budget = _budget(p, passages, "retriever or generator" if answers else "retriever")
+    budget = _budget(p, passages, "retriever or generator" if answers else "retriever", ahead)
     if budget is not None:
         checks.append(budget)
     if tables.named_cutoff is not None and passages:
@@ -105,11 +107,15 @@ def _or(sizes: list[int]) -> str:
     return " or ".join(map(str, sizes))
 
 
-def _budget(p: pd.DataFrame, passages: bool, compared: str) -> Check | None:
+def _budget(
+    p: pd.DataFrame, passages: bool, compared: str, ahead: tuple[str, str] | None
+) -> Check | None:
     """The mean context per question of each run in the best unit measured, over the questions
     measured in both (a null or infinite value is no measurement; NULL where a prompt is not
     logged): a variant that wins by sending more context is flagged. ``compared`` names what a
-    gain would otherwise credit: the retriever, and the generator where answers are scored."""
+    gain would otherwise credit: the retriever, and the generator where answers are scored.
+    Where the run ahead on the headline (``ahead``) sent less context, its budget cannot explain
+    its lead, so it is said and not flagged, as a ceiling is (_ceilings)."""
     units = ((c, u, _measured(p, c)) for c, u in BUDGET_UNITS if c != "passages" or passages)
     column, unit, measured = next((found for found in units if len(found[2])), (None, "", None))
     if column is None or measured is None:
@@ -117,8 +123,10 @@ def _budget(p: pd.DataFrame, passages: bool, compared: str) -> Check | None:
     a, b = float(measured[f"{column}_a"].mean()), float(measured[f"{column}_b"].mean())
     relative = (b - a) / a if a else None
     # no context in A: any context in B is more, by no ratio
-    flagged = a != b if relative is None else abs(relative) > BUDGET_TOLERANCE
+    apart = a != b if relative is None else abs(relative) > BUDGET_TOLERANCE
     bigger = "B" if b > a else "A"
+    leader, headline = ahead or (None, "")
+    flagged = apart and leader in (None, bigger)
     text = (
         f"Mean context per question: A {a:.1f} {unit}, B {b:.1f} {unit}"
         + (f" ({fmt_change(relative)})" if relative is not None else "")
@@ -128,9 +136,11 @@ def _budget(p: pd.DataFrame, passages: bool, compared: str) -> Check | None:
             else f" over the {fmt_count(len(measured), 'question')} measured in both"
         )
         + (
-            # said whether or not the bigger run comes out ahead: the check sees no metric
             f"; any gain of {bigger} may come from its bigger budget, not a better {compared}."
             if flagged
+            else f"; {leader} is ahead on {headline} with the smaller budget, so the budget does "
+            "not explain B \u2212 A."
+            if apart
             else f"; within {BUDGET_TOLERANCE:.0%}."
         )
     )

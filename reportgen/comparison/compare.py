@@ -44,7 +44,7 @@ from ..analysis.supported import SupportedRule, supported_rule
 from ..analysis.verdict import Verdict, decide, margin_for
 from ..diagnosis.diagnose import COSTS, Diagnosis, diagnose, metric_digits, with_means
 from ..errors import InputError
-from ..formatting import agreeing, fmt_count, fmt_listed, fmt_pct, listed, named_value
+from ..formatting import NOISE, agreeing, fmt_count, fmt_listed, fmt_pct, listed, named_value
 from ..inputs.contract import BY_NAME as CONTRACT
 from ..inputs.contract import has_samples
 from ..inputs.database import ScoredRun
@@ -459,7 +459,11 @@ def compare_runs(
         )
         gate = evaluate(requirements, [candidate], options.confidence)
     n_paired = len(tables.paired)
-    checks = fairness(tables)
+    sign = 1 if tables.metric(base_name(headline)).higher_is_better else -1
+    lead = sign * comparisons[headline].diff  # B - A in the better direction; NaN: no question
+    checks = fairness(
+        tables, ("B", headline) if lead >= NOISE else ("A", headline) if lead <= -NOISE else None
+    )
     digits = metric_digits(headline, comparisons[headline].a)  # as the headline's row
     counts = held or (n_paired + len(tables.only_a), n_paired + len(tables.only_b))
     return Comparison(
