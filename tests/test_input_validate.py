@@ -96,6 +96,20 @@ def test_qrels_with_no_relevant_document_of_the_run_are_refused(tmp_path, qrels,
     assert validate(run, "--qrels", judged, code=2) == [line.split("error: ", 1)[1]]
 
 
+@pytest.mark.parametrize("level", [1, 2])
+def test_a_lower_rel_level_is_advised_only_where_there_is_one(tmp_path, level):
+    """Grades all 0 at the default --rel-level 1 were refused "...; pass the qrels of this run,
+    or a lower --rel-level if lower grades mean relevant", an option that refuses 0."""
+    run, judged = _trec(tmp_path, "q1 0 d1 0\nq1 0 d2 1\n" if level == 2 else "q1 0 d1 0\n")
+    args = ("-o", tmp_path / "r.html", "--k", 2, "--qrels", judged, "--rel-level", level)
+    line = fail("compare", run, run, *args)
+    assert line.endswith(
+        "pass the qrels of this run, or a lower --rel-level if lower grades mean relevant"
+        if level == 2
+        else "pass the qrels of this run"
+    )
+
+
 def test_a_reader_s_own_refusal_is_not_replaced_by_the_file_s_schema(tmp_path):
     """A --map'd log lacks question_id until mapped: the refusal of the mapping is the one to
     show, not the raw file's "no question_id column"."""

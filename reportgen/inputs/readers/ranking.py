@@ -311,7 +311,8 @@ def ranked_table(
             found = "judges none of the run's topics"
         else:
             found = f"judges no document of the run's topics relevant (grade >= {rel_level})"
-            hint += ", or a lower --rel-level if lower grades mean relevant"
+            if rel_level > 1:  # 1 is the lowest --rel-level takes
+                hint += ", or a lower --rel-level if lower grades mean relevant"
         raise InputError(f"{qrels_path}: {found}, so no metric can be computed; {hint}")
     topics = table["question_id"].to_pylist()
     judged = set(pc.unique(qrels["qid"]).to_pylist())
