@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from click.testing import CliRunner
 from test_diag_pages import page_text
 
@@ -244,6 +245,30 @@ def test_retrieval_left_out_names_the_log_that_lacks_a_ranking(tmp_path, compare
     assert "Retrieval metrics: log relevant_ids with context_ids (or retrieved_ids" in text
 
 
+def test_the_advice_asks_only_for_the_columns_both_logs_lack(tmp_path, compare):
+    """Logs that rank (retrieved_ids, context_ids) but label nothing were asked to "log
+    relevant_ids with context_ids (or retrieved_ids and pass --k)" and, for the metric-vs-k
+    chart, to "log retrieved_ids and relevant_ids": columns they have. Logs that label but
+    send no prompt are asked for the prompt."""
+    ids = [f"q{i}" for i in range(12)]
+    correct = [i % 2 > 0 for i in range(12)]
+    ranked = {"question_id": ids, "correct": correct,
+              "retrieved_ids": [[f"p{i}", "x", "y"] for i in range(12)],
+              "context_ids": [[f"p{i}", "x"] for i in range(12)]}  # fmt: skip
+    compare(*_logs(tmp_path, ranked, ranked), tmp_path / "out")
+    text = page_text(tmp_path / "out" / "report.html")
+    assert "Retrieval metrics: log relevant_ids." in text
+    assert "Metric-vs-k chart: log relevant_ids." in text
+    assert "To see this table, log relevant_ids." in text
+    assert "with context_ids" not in text and "log retrieved_ids" not in text
+    labelled = {"question_id": ids, "correct": correct, "relevant_ids": [["p1"]] * 12}
+    (tmp_path / "l").mkdir()
+    compare(*_logs(tmp_path / "l", labelled, labelled), tmp_path / "out2")
+    text = page_text(tmp_path / "out2" / "report.html")
+    assert "Retrieval metrics: log context_ids (or retrieved_ids and pass --k)." in text
+    assert "Metric-vs-k chart: log retrieved_ids." in text
+
+
 def test_a_metric_one_log_lacks_is_named_and_asked_of_that_log(tmp_path, compare):
     """B logs no correct: the verdict fell on nDCG with no warning, and the page said "log
     correct" as if A did not log it; likewise faithfulness and latency, and a ranking."""
@@ -273,3 +298,31 @@ def test_a_metric_one_log_lacks_is_named_and_asked_of_that_log(tmp_path, compare
     text = page_text(tmp_path / "no-correct" / "report.html")
     assert f"Not scored: correct (log correct in {b});" in text
     assert "(log correct)" not in text
+
+
+@pytest.mark.parametrize(
+    ("n", "fixed", "broken", "shown"), [(200, 42, 25, "0.0498"), (100, 22, 10, "0.0501")]
+)
+def test_a_p_near_the_bar_shows_its_side(tmp_path, n, fixed, broken, shown):
+    """McNemar's p of 0.0498 and of 0.0501 both read "p = 0.050", beside "B better" and a
+    passing gate in one case, "borderline" and a failing gate in the other: the verdict and the
+    metric tables now give a p beside the bar the digits that keep it on its side, as the
+    slices' adjusted p already did."""
+    a = [i >= fixed and i < fixed + broken + 40 for i in range(n)]
+    b = [i < fixed or fixed + broken <= i < fixed + broken + 40 for i in range(n)]
+    ids = [f"q{i}" for i in range(n)]
+    paths = _logs(tmp_path, {"question_id": ids, "correct": a}, {"question_id": ids, "correct": b})
+    md = tmp_path / "s.md"
+    args = ["compare", *map(str, paths), "-o", str(tmp_path / "r.html"), "--markdown", str(md)]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    doc = json.loads((tmp_path / "r.json").read_text())["comparisons"][0]
+    assert (doc["metrics"]["correct"]["fixed"], doc["metrics"]["correct"]["broken"]) == (
+        fixed,
+        broken,
+    )
+    assert f"McNemar exact test p = {shown} (fixed {fixed}, broken {broken}," in result.output
+    row = next(line for line in md.read_text().splitlines() if line.startswith("| **correct"))
+    assert row.endswith(f"| {shown} |")
+    page = (tmp_path / "r.html").read_text()
+    assert f"<td>{shown}</td>" in page

@@ -63,7 +63,8 @@ class Holdout:
             f"Held out: {self.rule} ({fmt_count(self.n_held_out, 'question')}{scored}). "
             f"{chosen}; on the "
             f"held-out questions alone its difference is {fmt_diff(c.diff)}, {level} interval "
-            f"{fmt_interval(c.ci_low, c.ci_high)}, {c.test} test {p_clause(c.p)}"
+            f"{fmt_interval(c.ci_low, c.ci_high)}, {c.test} test "
+            f"{p_clause(c.p, significance(self.confidence))}"
             + (
                 f": the test and the interval disagree at {level}, so the evidence is borderline."
                 if disagree

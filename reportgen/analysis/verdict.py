@@ -106,7 +106,10 @@ def decide(
         else f"{fmt_count(c.wins, 'win')}, {fmt_count(c.losses, 'loss', 'losses')}, "
         f"{fmt_count(c.ties, 'tie')}"
     )
-    parts.append(f"{c.test} test {p_clause(c.p)} ({counts}, over {fmt_count(c.n, 'question')})")
+    bar = significance(confidence)  # p beside it shows the digits that keep it on its side
+    parts.append(
+        f"{c.test} test {p_clause(c.p, bar)} ({counts}, over {fmt_count(c.n, 'question')})"
+    )
     if c.clusters is not None and c.design_effect is not None:
         parts.append(
             f"questions resampled in {fmt_count(c.clusters, 'cluster')}, design effect "

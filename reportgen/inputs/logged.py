@@ -46,6 +46,42 @@ def log(columns: Iterable[str], runs: Iterable[RunFile]) -> str:
     return "log " + " and ".join(f"{column}{_where_lacking(column, runs)}" for column in columns)
 
 
+_IDS = ("relevant_ids", "context_ids", "retrieved_ids")
+_SPANS = ("relevant_spans", "context_spans", "retrieved_spans")
+
+
+def log_retrieval(runs: Iterable[RunFile]) -> str:
+    """What run logs that both lack retrieval metrics would log for them: the labels where
+    every log ranks, the prompt where every log labels, else both, in ids or spans as the logs
+    have them ("log relevant_ids with context_ids" asked of logs of context_ids was half
+    wrong)."""
+    runs = list(runs)
+    spans = all(set(_SPANS) & r.columns and not set(_IDS) & r.columns for r in runs)
+    label, prompt, ranking = _SPANS if spans else _IDS
+    if all({prompt, ranking} & r.columns for r in runs):
+        return f"log {label}"
+    if all(label in r.columns for r in runs):
+        return f"log {prompt} (or {ranking} and pass --k)"
+    return (
+        f"log {label} with {prompt} (or {ranking} and pass --k)"
+        if spans
+        else "log relevant_ids with context_ids (or retrieved_ids and pass --k), or "
+        "relevant_spans with context_spans (or retrieved_spans and pass --k)"
+    )
+
+
+def log_curve(runs: Iterable[RunFile]) -> str:
+    """What run logs without the metric-vs-k curve would log for it: rankings and labels, in
+    ids or spans, those every log has left out."""
+    runs = list(runs)
+    spans = all(set(_SPANS) & r.columns and not set(_IDS) & r.columns for r in runs)
+    label, _, ranking = _SPANS if spans else _IDS
+    wanted = [c for c in (ranking, label) if not all(c in r.columns for r in runs)]
+    if len(wanted) == 1 or spans:
+        return log(wanted or [ranking, label], runs)
+    return "log retrieved_ids and relevant_ids (or retrieved_spans and relevant_spans)"
+
+
 def lacking(runs: Iterable[RunFile], *columns: str) -> str:
     """The logs of ``runs`` that have none of ``columns``, as a message names them
     ("b.parquet", "a.parquet and b.parquet"; a log paired with itself once)."""

@@ -64,7 +64,7 @@ from ...formatting import (
     metric_label,
     shown_value,
 )
-from ...inputs.logged import log, tool_of
+from ...inputs.logged import log, log_curve, log_retrieval, tool_of
 from ...provenance import gzip_data_url, library_versions
 from ..report import row_digits
 from ..user_text import shown_text
@@ -296,10 +296,13 @@ def _generated(epoch: str | None) -> str:
     return moment.strftime("%Y-%m-%d %H:%M UTC")
 
 
-def metric_row(c: Any, higher_is_better: bool = True, digits: int | None = None) -> MetricRow:
+def metric_row(
+    c: Any, higher_is_better: bool = True, digits: int | None = None, bar: float | None = None
+) -> MetricRow:
     """One metric's row; a score where lower is better says so, and is coloured as a gain
     when its interval lies below zero. ``digits``: the decimals of the metric's overall row,
-    which a slice's row shares (``row_digits``); by default those of ``c`` itself."""
+    which a slice's row shares (``row_digits``); by default those of ``c`` itself. ``bar``: the
+    significance an overall row's p is read against (a slice's is read adjusted)."""
     digits = metric_digits(c.metric, c.a) if digits is None else digits
     return MetricRow(
         name=metric_label(c.metric, higher_is_better),
@@ -310,7 +313,7 @@ def metric_row(c: Any, higher_is_better: bool = True, digits: int | None = None)
         interval=fmt_interval(c.ci_low, c.ci_high, digits),
         wlt=f"{c.wins:,} / {c.losses:,} / {c.ties:,}",
         fixed_broken=f"{c.fixed:,} / {c.broken:,}" if c.fixed is not None else "",
-        p=fmt_p(c.p),
+        p=fmt_p(c.p, bar),
         direction=interval_side(c.ci_low, c.ci_high, higher_is_better),
     )
 
@@ -465,8 +468,7 @@ def _missing(result: Comparison) -> list[str]:
             if (lacking := lacking_retrieval(result.runs))
             else f"Retrieval metrics: {log(['relevant_ids', 'context_ids'], runs)}."
             if tool is not None
-            else "Retrieval metrics: log relevant_ids with context_ids (or retrieved_ids and pass "
-            "--k), or relevant_spans with context_spans (or retrieved_spans and pass --k)."
+            else f"Retrieval metrics: {log_retrieval(runs)}."
         )
     ranked = all({"retrieved_ids", "retrieved_spans"} & r.columns for r in runs)
     if result.tables.curve is None and not (mixed or unlabelled):
@@ -476,8 +478,7 @@ def _missing(result: Comparison) -> list[str]:
             if result.runs["a"].scored is not None and ranked
             else f"Metric-vs-k chart: {log(['retrieved_ids', 'relevant_ids'], runs)}."
             if tool is not None
-            else "Metric-vs-k chart: log retrieved_ids and relevant_ids (or retrieved_spans and "
-            "relevant_spans)."
+            else f"Metric-vs-k chart: {log_curve(runs)}."
         )
     if result.runs["a"].scored is not None:
         notes.append(
@@ -961,6 +962,7 @@ def build_context(
     study); ``ahead``: its headline_charts, when they were built ahead (html_report.draw_ahead)."""
     cols, rows, total = _changed(result)
     verdict = result.verdict
+    bar = significance(result.options.confidence)  # the overall rows' p is read against it
     return ReportContext(
         title=f"{result.runs['a'].path.name} vs {result.runs['b'].path.name}",
         generated=_generated(source_date_epoch),
@@ -987,7 +989,8 @@ def build_context(
         power=result.power.sentence,
         headline=result.headline,
         metric_rows=[
-            metric_row(c, _higher_is_better(result, c)) for c in result.comparisons.values()
+            metric_row(c, _higher_is_better(result, c), bar=bar)
+            for c in result.comparisons.values()
         ],
         charts=headline_charts(result, colours) if ahead is None else ahead,
         cells=[

@@ -22,7 +22,7 @@ from ...diagnosis.stages import (
 )
 from ...formatting import agreeing, fmt_count, fmt_diff, fmt_interval, fmt_num, fmt_p, interval_side
 from ...inputs.load import RunFile
-from ...inputs.logged import log, tool_of
+from ...inputs.logged import log, log_retrieval, tool_of
 from ..user_text import shown_text
 from . import charts
 from .charts import Chart, RunColours
@@ -133,7 +133,7 @@ def _hint(needs: str, runs: list[RunFile]) -> str:
             return f"label the evidence in {labels[0]}: it is logged, but no question has any"
         if tool_of(runs) is not None:
             return log(["relevant_ids", "context_ids"], runs)
-        return "log relevant_ids with context_ids (or retrieved_ids and pass --k)"
+        return log_retrieval(runs)
     if needs == "answerable" and all("answerable" in r.columns for r in runs):
         return "no question is unanswerable: none has answerable false or an empty relevant_ids"
     return log(re.split(r", | and ", needs), runs)
