@@ -240,3 +240,57 @@ def test_errors_name_the_files_own_column(tmp_path):
         f"{question}: line 2 has no q; RAGAS rows are paired on the question text, so give every "
         "row its question"
     )
+
+
+@pytest.mark.parametrize("missing", [None, "", "  "])
+@pytest.mark.parametrize("suffix", ["parquet", "jsonl", "csv"])
+def test_a_missing_passage_text_is_no_evidence(tmp_path, missing, suffix):
+    """A null or blank text in retrieved_contexts and in reference_contexts were each hashed
+    into a passage id, the same one: the missing passage of the prompt matched the missing
+    label, a hit and a fixed question that validate called ok. A null or blank text is no
+    passage, refused as a null inside a run log's id list is."""
+    frame = ragas_frame([1.0, 0.5, 0.2], False)
+    frame.at[0, "retrieved_contexts"] = [missing, "Fees"]
+    frame.at[0, "reference_contexts"] = [missing]
+    path = tmp_path / f"ragas.{suffix}"
+    if suffix == "parquet":
+        frame.to_parquet(path)
+    elif suffix == "jsonl":
+        frame.to_json(path, orient="records", lines=True)
+    else:
+        frame.to_csv(path, index=False)
+    line = refused("compare", path, path, "-o", tmp_path / "r.html")
+    where = "line 2" if suffix == "csv" else "line 1" if suffix == "jsonl" else "row 1"
+    assert line.startswith(f"{path}: {where} (question_id ")
+    assert line.endswith(
+        "retrieved_contexts has 1 null(s); a null is no id, span or grade and is never "
+        "evidence: drop it or log the value"
+    )
+    checked = CliRunner().invoke(cli, ["validate", str(path)])
+    assert checked.exit_code == 2 and "retrieved_contexts has 1 null(s)" in checked.output
+
+
+@pytest.mark.parametrize("suffix", ["parquet", "csv"])
+def test_a_ragas_table_with_a_question_id_is_read_as_ragas_and_paired_on_it(tmp_path, suffix):
+    """A RAGAS table to which the user added question_id was read as a plain run log: its
+    contexts and scores were dropped without a word (faithfulness alone compared), and with
+    --format ragas the note said the rows were paired on a hash of user_input while they were
+    paired on question_id. B's questions are reworded here: they pair on the ids."""
+    paths = []
+    for run, scores in (("a", [1.0, 0.5, 0.2]), ("b", [0.9, 0.6, 0.4])):
+        frame = ragas_frame(scores, False)
+        frame.insert(0, "question_id", ["q1", "q2", "q3"])
+        if run == "b":
+            frame["user_input"] = frame["user_input"] + " (reworded)"
+        paths.append(tmp_path / f"{run}.{suffix}")
+        frame.to_parquet(paths[-1]) if suffix == "parquet" else frame.to_csv(paths[-1], index=False)
+    args = ["compare", *map(str, paths), "-o", str(tmp_path / "r.html"), "--n-boot", "200"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    doc = json.loads((tmp_path / "r.json").read_text())
+    comparison = doc["comparisons"][0]
+    assert comparison["n_paired"] == 3
+    assert {"recall@1", "ndcg@1", "faithfulness", "answer_relevance"} <= set(comparison["metrics"])
+    notes = doc["warnings"] + comparison["warnings"]
+    assert "Run A: Questions paired on question_id (not on user_input)" in notes
+    assert not any("hash of user_input" in note for note in notes)

@@ -247,8 +247,9 @@ def format_of(path: Path, options: ReadOptions) -> str:
         if layout:
             raise InputError(
                 f"{path}: a table as pandas' to_json lays it out ({layout}), not BEIR results; "
-                "write records, one object a line: "
-                "to_json('run.jsonl', orient='records', lines=True)"
+                "write records, one object a line, at full precision (pandas writes 10 digits "
+                "by default): to_json('run.jsonl', orient='records', lines=True, "
+                "double_precision=15)"
             )
         if looks_like_promptfoo(data):
             return "promptfoo"
@@ -384,7 +385,8 @@ def _row_format(path: Path, kind: str) -> str:
             f"{path}: RAGAS results are read from .csv, .tsv, .jsonl, .json, .parquet or "
             f".feather, not {path.suffix or 'a file without extension'}; save the table "
             "RAGAS gives "
-            "(to_pandas()) with to_csv, to_json(orient='records', lines=True) or to_parquet"
+            "(to_pandas()) with to_parquet, to_csv or to_json(orient='records', lines=True, "
+            "double_precision=15)"
         )
     return kind
 

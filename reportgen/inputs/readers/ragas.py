@@ -51,7 +51,10 @@ _BEFORE_0_2_NEEDS = ("question", "answer", "contexts")  # what tells such a tabl
 
 
 def looks_like_ragas(names: list[str]) -> bool:
-    return (QUESTION in names or _before_0_2(names)) and "question_id" not in names
+    """A RAGAS table: user_input, RAGAS' own name, with or without a question_id a user added
+    (read as a run log, its contexts and scores were dropped without a word); the generic names
+    of RAGAS before 0.2 (question, answer, contexts) only without one."""
+    return QUESTION in names or (_before_0_2(names) and "question_id" not in names)
 
 
 def _before_0_2(names: Collection[str]) -> bool:
@@ -77,9 +80,14 @@ def _no_score(value: Any) -> bool:
     return _blank(value) or (isinstance(value, str) and value.strip().lower() == "nan")
 
 
-def _hashed(value: Any) -> list[str] | None:
+def _hashed(value: Any) -> list[str | None] | None:
+    """A cell of passage texts as their ids; a null or blank text is no passage, a null id the
+    row checks refuse as in a run log (hashed, a missing passage of the prompt matched a
+    missing label, a hit)."""
     texts = parse_list(value)
-    return None if texts is None else [text_id("text-", str(t)) for t in texts]
+    return (
+        None if texts is None else [None if _blank(t) else text_id("text-", str(t)) for t in texts]
+    )
 
 
 @dataclass(frozen=True)
@@ -152,6 +160,27 @@ def _contexts(
     return columns, notes, sources
 
 
+def _text_ids(path: Path, raw: Columns, lines: list[int] | None, shown: str) -> list[str]:
+    """Each row's question id, a hash of its question text (RAGAS rows carry no id): every row
+    needs its question, and a question one row."""
+    blank = next((row for row, q in enumerate(raw[QUESTION]) if _blank(q)), None)
+    if blank is not None:
+        raise InputError(
+            f"{path}: {place(lines, blank)} has no {shown}; RAGAS rows are paired on the "
+            "question text, so give every row its question"
+        )
+    questions = [str(q) for q in raw[QUESTION]]
+    first: dict[str, int] = {}
+    for row, question in enumerate(questions):
+        seen = first.setdefault(question, row)
+        if seen != row:
+            raise InputError(
+                f"{path}: {place(lines, seen, row)} have the same {shown}; RAGAS rows are paired "
+                "on the question text, so keep one row per question"
+            )
+    return [text_id("q-", q) for q in questions]
+
+
 def ragas_columns(
     path: Path, raw: Columns, lines: list[int] | None, names: Mapping[str, str] | None = None
 ) -> Reading:
@@ -172,23 +201,13 @@ def ragas_columns(
             f"{path}: no user_input column; pass the table RAGAS writes "
             "(EvaluationResult.to_pandas()) or map the question column with --map user_input=..."
         )
-    blank = next((row for row, q in enumerate(raw[QUESTION]) if _blank(q)), None)
-    if blank is not None:
-        raise InputError(
-            f"{path}: {place(lines, blank)} has no {shown}; RAGAS rows are paired on the "
-            "question text, so give every row its question"
-        )
-    questions = [str(q) for q in raw[QUESTION]]
-    first: dict[str, int] = {}
-    for row, question in enumerate(questions):
-        seen = first.setdefault(question, row)
-        if seen != row:
-            raise InputError(
-                f"{path}: {place(lines, seen, row)} have the same {shown}; RAGAS rows are paired "
-                "on the question text, so keep one row per question"
-            )
-    columns: Columns = {"question_id": [text_id("q-", q) for q in questions]}
-    notes.append(f"Questions paired on a hash of {shown} (RAGAS rows carry no id)")
+    columns: Columns
+    if "question_id" in raw:  # a user's own id: paired on it, as a run log is
+        columns = {"question_id": raw["question_id"]}
+        notes.append(f"Questions paired on question_id (not on {shown})")
+    else:
+        columns = {"question_id": _text_ids(path, raw, lines, shown)}
+        notes.append(f"Questions paired on a hash of {shown} (RAGAS rows carry no id)")
     sources = dict(names)  # columns kept under their name keep the file's name too
     for source, target in RENAMED.items():
         if source in raw:
