@@ -311,3 +311,25 @@ def test_a_tool_s_score_column_named_with_a_bidi_control_is_named_and_left_out(t
         f"{path}: the name holds the bidi control U+202E, which would reverse the report's "
         "sentences that name it; rename the column in the logs)"
     )
+
+
+def test_ragas_noise_sensitivity_is_compared_where_less_is_better(tmp_path, compare):
+    """RAGAS defines noise sensitivity as the share of an answer's claims that are wrong: B's
+    tripled rate counted as wins, coloured as a gain. A column the tool defines so is compared
+    where less is better, and the note says so; --metric names it as the user chooses."""
+    paths = []
+    for run, noise in (("a", [0.1, 0.2, 0.0]), ("b", [0.4, 0.5, 0.3])):
+        frame = ragas_frame([1.0, 0.5, 0.2], True)
+        frame["noise_sensitivity(mode=relevant)"] = noise
+        paths.append(tmp_path / f"{run}.parquet")
+        frame.to_parquet(paths[-1])
+    out = compare(*paths, tmp_path / "out", "--n-boot", 100)
+    noise = out["metrics"]["noise_sensitivity(mode=relevant)"]
+    assert (noise["wins"], noise["losses"]) == (0, 3)
+    assert (
+        "Score columns of the logs' evaluation tool compared as metrics, lower is better as the "
+        "tool defines them: noise_sensitivity(mode=relevant)"
+    ) in out["warnings"]
+    named = compare(*paths, tmp_path / "named", "--n-boot", 100, "--metric",
+                    "noise_sensitivity(mode=relevant)")  # fmt: skip
+    assert named["metrics"]["noise_sensitivity(mode=relevant)"]["wins"] == 3

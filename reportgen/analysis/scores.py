@@ -10,6 +10,7 @@ cannot be compared is named in a note instead.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 import pandas as pd
@@ -29,6 +30,9 @@ NOT_SCORES = (
 _INTEGERS = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT")
 NUMERIC = frozenset((*_INTEGERS, *(f"U{t}" for t in _INTEGERS), "FLOAT", "DOUBLE"))  # DECIMAL too
 BOOLEAN = "BOOLEAN"
+# the tool's score columns where less is better (RAGAS' noise sensitivity: the share of an
+# answer's claims that are wrong), compared so without --lower-is-better
+LESS_IS_BETTER = ("noise_sensitivity",)
 NO_VALUE = '"NULL"'  # DuckDB's type of a column missing in every row: a score that always failed
 
 
@@ -95,14 +99,35 @@ def not_offered_note(column: str, where: str, why: str) -> str:
     )
 
 
+def less_is_better(column: str) -> bool:
+    """Whether a tool defines ``column`` as a score where less is better (LESS_IS_BETTER)."""
+    return column.startswith(LESS_IS_BETTER)
+
+
+def higher_is_better(column: str, lower: Iterable[str], named: Iterable[str]) -> bool:
+    """The direction a score column is compared in: lower where --lower-is-better names it, or
+    where the tool defines it so and no flag (``named``: those --metric or --lower-is-better
+    name) chose otherwise."""
+    return column not in lower and (column in named or not less_is_better(column))
+
+
 def offered_note(kept: list[str]) -> list[str]:
-    """The note on the tool's score columns compared without a flag."""
-    if not kept:
-        return []
-    return [
-        "Score columns of the logs' evaluation tool compared as metrics, higher is better: "
-        f"{', '.join(kept)} (--lower-is-better COLUMN for one where less is better)"
-    ]
+    """The notes on the tool's score columns compared without a flag: higher is better, or
+    lower, as the tool defines those of LESS_IS_BETTER."""
+    higher = [c for c in kept if not less_is_better(c)]
+    lower = [c for c in kept if less_is_better(c)]
+    notes = []
+    if higher:
+        notes.append(
+            "Score columns of the logs' evaluation tool compared as metrics, higher is better: "
+            f"{', '.join(higher)} (--lower-is-better COLUMN for one where less is better)"
+        )
+    if lower:
+        notes.append(
+            "Score columns of the logs' evaluation tool compared as metrics, lower is better as "
+            f"the tool defines them: {', '.join(lower)}"
+        )
+    return notes
 
 
 def user_scores(db: RunDatabase, asked: tuple[str, ...], lower: tuple[str, ...]) -> Scores:
@@ -125,7 +150,11 @@ def user_scores(db: RunDatabase, asked: tuple[str, ...], lower: tuple[str, ...])
             kept.append(column)
     notes += offered_note(kept)
     metrics = tuple(
-        score(c, binary=_binary(types["a", c], types["b", c]), higher_is_better=c not in lower)
+        score(
+            c,
+            binary=_binary(types["a", c], types["b", c]),
+            higher_is_better=higher_is_better(c, lower, wanted),
+        )
         for c in [*wanted, *kept]
     )
     return Scores(metrics, tuple(notes))

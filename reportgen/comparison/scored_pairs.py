@@ -22,7 +22,13 @@ import pyarrow.compute as pc
 from ..analysis.audit import Audit, audited
 from ..analysis.metrics import MetricTables, Options, every_prompt, paired_tables, plan
 from ..analysis.registry import score
-from ..analysis.scores import Scores, not_offered_note, offered_note, own_name
+from ..analysis.scores import (
+    Scores,
+    higher_is_better,
+    not_offered_note,
+    offered_note,
+    own_name,
+)
 from ..analysis.scoring import Scoring
 from ..errors import InputError
 from ..inputs.load import RunFile
@@ -212,7 +218,11 @@ class ScoredQuestions:
         notes += offered_note(kept)
         binary = set.intersection(*(set(_scored(r).logged.binary) for r in runs))
         metrics = tuple(
-            score(c, binary=c in binary, higher_is_better=c not in options.lower_is_better)
+            score(
+                c,
+                binary=c in binary,
+                higher_is_better=higher_is_better(c, options.lower_is_better, wanted),
+            )
             for c in [*wanted, *kept]
         )
         return Scores(metrics, tuple(notes))
