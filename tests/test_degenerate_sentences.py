@@ -70,6 +70,29 @@ def test_identical_runs_are_not_said_to_depend_on_k(tmp_path, compare):
     assert "Read each metric at the prompt" in page
 
 
+def test_the_curve_says_k_is_the_scored_cutoff_where_the_prompts_hold_another_size(
+    tmp_path, compare
+):
+    """Rankings 20 deep, prompts (context_ids) of 3, --k 10: the curve's reading said "only the
+    passages up to the prompt cutoff reach the generator" and its title "Read each metric at
+    the prompt's k = 10", beside a fairness check saying the prompts held 3."""
+    ids = [f"q{i}" for i in range(12)]
+    rankings = [[f"d{i}-{j}" for j in range(20)] for i in range(12)]
+    log = {"question_id": ids, "retrieved_ids": rankings, "context_ids": [r[:3] for r in rankings],
+           "relevant_ids": [[r[i % 12]] for i, r in enumerate(rankings)]}  # fmt: skip
+    paths = _logs(tmp_path, log, log)
+    compare(*paths, tmp_path / "out", "--k", 10)
+    text = page_text(tmp_path / "out" / "report.html")
+    assert (
+        "Over retrieved_ids at k = 10: nDCG A 0.379, B 0.379; k is --k, while the generators "
+        "received the prompts logged (context_ids), most often 3 passages."
+    ) in text
+    assert "reach the generator" not in text
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert "Read each metric at the cutoff --k scores, k = 10 (dashed)" in page
+    assert "the prompt's k = 10" not in page
+
+
 def test_labels_logged_but_empty_ask_for_labels_not_for_the_column(tmp_path, compare):
     """relevant_ids is logged in both runs and empty on every question: every section that
     needs labelled evidence says to label it, none to log columns the logs have."""

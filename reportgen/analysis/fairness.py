@@ -58,16 +58,10 @@ def fairness(tables: MetricTables, ahead: tuple[str, str] | None = None) -> list
     if budget is not None:
         checks.append(budget)
     if tables.named_cutoff is not None and passages:
-        # over every prompt: a question's mean of its samples' is no prompt's size
-        modes = {run: _modes(run_prompts(measured, run)) for run in "ab"}
+        modes = prompt_modes(tables)
         k_a, k_b = (next(iter(modes[run]), None) for run in "ab")  # ties: the smaller
         differ = known["passages_a"] != known["passages_b"]
-        # --k scores the top k of the rankings: prompts of another size most often make the
-        # metrics count passages the generators never received, or miss some they did (a size
-        # tied for most common with k is not another size most often)
-        off_k = tables.k_source != "context_ids" and all(
-            tables.named_cutoff not in modes[run] for run in "ab"
-        )
+        off_k = off_cutoff(tables, modes)
         one = modes["a"] == modes["b"] and len(modes["a"]) == 1  # one size both runs sent
         flagged = k_a != k_b or bool(differ.any()) or off_k
         share = float(differ.mean())
@@ -100,6 +94,25 @@ def fairness(tables: MetricTables, ahead: tuple[str, str] | None = None) -> list
     ):
         checks += _ceilings(tables, tables.named_cutoff)
     return checks
+
+
+def prompt_modes(tables: MetricTables) -> dict[str, list[int]]:
+    """Each run's most common prompt sizes (several on a tie), over every prompt both runs log:
+    a question's mean of its samples' is no prompt's size. None logged: no size."""
+    if "passages_a" not in tables.paired:
+        return {"a": [], "b": []}
+    measured = _measured(tables.paired, "passages")
+    return {run: _modes(run_prompts(measured, run)) for run in "ab"}
+
+
+def off_cutoff(tables: MetricTables, modes: dict[str, list[int]]) -> bool:
+    """Whether --k scores the top k of the rankings while the generators most often received
+    prompts of another size (``modes``, prompt_modes): the metrics then count passages the
+    generators never received, or miss some they did (a size tied for most common with k is
+    not another size most often)."""
+    return tables.k_source != "context_ids" and all(
+        modes[run] and tables.named_cutoff not in modes[run] for run in "ab"
+    )
 
 
 def _or(sizes: list[int]) -> str:

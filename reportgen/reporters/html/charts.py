@@ -106,8 +106,12 @@ def differences(
 LOG_K_ABOVE = 100  # deeper rankings draw k on a log scale, so the prompt's few k stay visible
 
 
-def metric_curve(curve: pd.DataFrame, named_cutoff: int, colours: RunColours) -> dict[str, Any]:
-    """Mean retrieval metrics of both runs at every cutoff, the prompt cutoff marked.
+def metric_curve(
+    curve: pd.DataFrame, named_cutoff: int, colours: RunColours, marked: str = "the prompt's k"
+) -> dict[str, Any]:
+    """Mean retrieval metrics of both runs at every cutoff, the cutoff of the metrics' names
+    marked (``marked`` says what it is: the prompt's k, or the cutoff --k scores where the
+    prompts logged hold another number of passages).
 
     Rankings deeper than MAX_CUTOFFS are drawn through log-spaced cutoffs (dense where the
     metrics change fast), always including 1, the prompt's k and the deepest; the title says so.
@@ -153,7 +157,7 @@ def metric_curve(curve: pd.DataFrame, named_cutoff: int, colours: RunColours) ->
         # an x axis under each panel: shared, it was drawn under the empty cell of a last row
         .resolve_axis(x="independent")
         .properties(
-            title=f"Read each metric at the prompt's k = {named_cutoff} (dashed): the "
+            title=f"Read each metric at {marked} = {named_cutoff} (dashed): the "
             f"shaded part past it is headroom, not quality.{drawn}"
         )
         .to_dict(validate=False)

@@ -17,7 +17,13 @@ import pandas as pd
 from ... import __version__
 from ...analysis.audit import EXAMPLES, UNJUDGED_GAP, Unjudged
 from ...analysis.binary_power import EXACT_BELOW
-from ...analysis.fairness import BUDGET_TOLERANCE, CEILING_GAP, LOW_CEILING
+from ...analysis.fairness import (
+    BUDGET_TOLERANCE,
+    CEILING_GAP,
+    LOW_CEILING,
+    off_cutoff,
+    prompt_modes,
+)
 from ...analysis.gates import GateResult
 from ...analysis.metrics import mixed_labels
 from ...analysis.power import CARRIED_BELOW, FEW_CLUSTERS
@@ -361,15 +367,30 @@ def headline_charts(result: Comparison | Headline, colours: RunColours) -> list[
         at_k = curve[curve.k == k]
         ndcg = at_k[at_k.metric == "ndcg"].set_index("run")["value"]
         ranking = "retrieved_spans" if tables.ranking_column.endswith("_spans") else "retrieved_ids"
+        modes = prompt_modes(tables)
+        off = off_cutoff(tables, modes)  # --k scores another cut than the prompts logged
+        apart = _prompt_apart(result, ndcg, k, ranking)
+        prompts = " or ".join(map(str, sorted(set(modes["a"] + modes["b"]))))
         out.append(
             Chart(
                 id="curve",
                 title="Retrieval metrics at every cutoff k",
                 reading=f"Over {ranking} at k = {k}: nDCG A "
-                f"{fmt_num(ndcg.get('a'))}, B {fmt_num(ndcg.get('b'))}; only the passages up to "
-                "the prompt cutoff reach the generator." + _prompt_apart(result, ndcg, k, ranking),
+                f"{fmt_num(ndcg.get('a'))}, B {fmt_num(ndcg.get('b'))}"
+                + (
+                    f"; k is --k, while the generators received the prompts logged "
+                    f"({ranking.replace('retrieved', 'context')}), most often {prompts} "
+                    "passages."
+                    if off
+                    else "." + apart
+                    if apart
+                    else "; only the passages up to the prompt cutoff reach the generator."
+                ),
                 spec=charts.metric_curve(
-                    _thin(curve, tables.named_cutoff), tables.named_cutoff, colours
+                    _thin(curve, tables.named_cutoff),
+                    tables.named_cutoff,
+                    colours,
+                    "the cutoff --k scores, k" if off else "the prompt's k",
                 ),
             )
         )
