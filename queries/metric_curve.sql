@@ -1,10 +1,11 @@
--- Mean retrieval metrics of both runs over retrieved_ids at every cutoff k = 1 .. $depth,
+-- Mean retrieval metrics of both runs over retrieved_ids at the cutoffs $cutoffs of 1 .. $depth
+-- (every k of an ordinary ranking; log-spaced ones past a depth: metrics.curve_cutoffs),
 -- over the paired questions that have relevant passages and a ranking (a null retrieved_ids is
 -- not logged, so it is not counted as a ranking that found nothing).
 -- Reads: table curve_sums (curve_sums.sql: every batch of questions' changes of their scores,
 --   filled by RunDatabase before this query), tables relevant and facts and view paired_ids
 --   (the questions counted); macro from_fixed_point (queries/rules.sql).
--- Params: $depth INTEGER (the deepest ranking).
+-- Params: $depth INTEGER (the deepest ranking); $cutoffs INTEGER[] (the k returned).
 -- Sums are exact (queries/rules.sql), so the same input gives the same bits whatever the batches
 -- and without sorting the tens of millions of steps of a large log. The changes up to k add up to
 -- the exact sum of the questions' scores at k (nDCG's with ndcg_at, added at k alone), rounded
@@ -56,6 +57,7 @@ means AS (
            from_fixed_point(rprec) / n AS rprec,
            from_fixed_point("all") / n AS "all"
     FROM running
+    WHERE list_contains($cutoffs, k)
 )
 SELECT run, metric, k, value
 FROM means

@@ -154,3 +154,26 @@ def test_the_curve_at_the_prompt_k_is_the_headline_on_a_random_log(
                 assert got == headline[run], (run, m)
             else:  # numpy adds the doubles in float: the last bit may differ
                 assert abs(got - headline[run]) <= math.ulp(headline[run]), (run, m)
+
+
+def test_a_deep_ranking_keeps_the_curve_small_and_exact(tmp_path, write_log, compare):
+    """One ranking 5,000 deep made a curve row for every k (a 200,000-deep one, 3.2 million
+    rows and a 239 MB JSON). The curve holds every k to 1,000, then at most 1,000 log-spaced k
+    to the deepest ranking; each is the exact mean there: q1 finds its passage at rank 3,000,
+    q2 at rank 1, so recall reads 0.5 below k = 3,000 and 1 from it."""
+    deep = [f"n{i}" for i in range(5000)]
+    deep[2999] = "r1"
+    rows = [
+        {"question_id": "q1", "retrieved_ids": deep, "relevant_ids": ["r1"]},
+        {"question_id": "q2", "retrieved_ids": ["r2", "m1", "m2"], "relevant_ids": ["r2"]},
+    ]
+    a, b = write_log(tmp_path / "a.parquet", rows), write_log(tmp_path / "b.parquet", rows)
+    out = compare(a, b, tmp_path / "out", "--k", 3, "--n-boot", 100)
+    recall = {int(r["k"]): r["value"] for r in out["metric_curve"]
+              if r["run"] == "a" and r["metric"] == "recall"}  # fmt: skip
+    ks = sorted(recall)
+    assert ks[:1000] == list(range(1, 1001)) and ks[-1] == 5000
+    assert 100 < len(ks) - 1000 <= 1000  # log-spaced past 1,000
+    assert len(out["metric_curve"]) == 2 * len(CURVE_METRICS) * len(ks)
+    assert all(recall[k] == 0.5 for k in ks if k < 3000)
+    assert all(recall[k] == 1.0 for k in ks if k >= 3000)
