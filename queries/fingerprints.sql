@@ -2,7 +2,9 @@
 -- first 8 bytes, read as a little-endian integer, of the MD5 digest of question_id, chr(29)
 -- and a text (md5_number_upper; '' for NULL). The texts: its golden labels as label_drift.sql
 -- compares them, and the run's own outputs.
--- Reads: table facts and view runs, of run 'a' (ragreport metrics opens one log).
+-- Reads: table facts and view runs, of run $run ('a' where ragreport metrics opens one log;
+--   compare reads both, to tell a candidate whose outputs are the baseline's).
+-- Params: $run VARCHAR.
 -- Returns: question_id and the keys (UBIGINT) of relevant_key (macro labelled, chr(30)-joined),
 --   answerable_key ('true', 'false' or NULL, as logged), reference_key (the distinct reference
 --   answers of its samples, sorted, chr(30)-joined; NULL when none is logged), outputs_key
@@ -25,7 +27,7 @@ WITH samples AS (
                abstained::VARCHAR
            ))::HUGEINT) % 18446744073709551616)::UBIGINT AS outputs_key
     FROM runs
-    WHERE run = 'a'
+    WHERE run = $run
     GROUP BY question_id
 )
 SELECT f.question_id,
@@ -37,7 +39,7 @@ SELECT f.question_id,
 FROM (
     -- a question's first sample: its labels agree with its other samples' (sample_problems.sql)
     SELECT * FROM facts
-    WHERE run = 'a'
+    WHERE run = $run
     QUALIFY row_number() OVER (PARTITION BY question_id ORDER BY row_number) = 1
 ) AS f
 JOIN samples AS s USING (question_id)

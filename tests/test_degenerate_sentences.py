@@ -174,6 +174,36 @@ def test_a_candidate_that_is_the_baseline_s_own_log_is_named(tmp_path, compare):
     assert not any("same log" in w for w in other["warnings"])
 
 
+def test_a_candidate_with_the_baseline_s_outputs_in_another_file_is_named(tmp_path, compare):
+    """The baseline's rows shuffled and written with another compression: 'no evidence of a
+    difference' with an interval and no caveat, where merge of the same logs said "A and B are
+    the same run". One answer's text changed (no metric moves) is another run."""
+    rows = pd.DataFrame({
+        "question_id": [f"q{i}" for i in range(12)],
+        "retrieved_ids": [[f"p{i}", "x"] for i in range(12)],
+        "context_ids": [[f"p{i}", "x"] for i in range(12)],
+        "relevant_ids": [[f"p{i}"] for i in range(12)],
+        "answer": [f"answer {i}" for i in range(12)],
+        "correct": [i % 3 > 0 for i in range(12)],
+    })  # fmt: skip
+    a, b, c = (tmp_path / f"{n}.parquet" for n in "abc")
+    rows.to_parquet(a)
+    rows.sample(frac=1, random_state=1).to_parquet(b, compression="gzip")
+    rows.assign(answer=["answer 0 reworded", *rows["answer"][1:]]).to_parquet(c)
+    same = compare(a, b, tmp_path / "same")
+    assert same["warnings"][0] == (
+        "Run B's outputs are run A's on every paired question (rankings, prompts, answers and "
+        "their judgements), though the logs differ as files: every difference in quality is 0 "
+        "by construction; check the logs given"
+    )
+    other = compare(a, c, tmp_path / "other")
+    assert not any("outputs are" in w for w in other["warnings"])
+    tables = [tmp_path / f"{log.stem}-metrics.parquet" for log in (a, b)]
+    for log, table in zip((a, b), tables, strict=True):  # the tables ragreport metrics writes
+        assert CliRunner().invoke(cli, ["metrics", str(log), "-o", str(table)]).exit_code == 0
+    assert compare(*tables, tmp_path / "tables")["warnings"][0] == same["warnings"][0]
+
+
 def test_two_candidates_that_are_one_log_are_named(tmp_path, compare):
     """A candidate's path given twice: the two "tie for best" and the winner's curse reads a
     choice between them, with no word that they are one log."""

@@ -13,7 +13,7 @@ from ..analysis.audit import Audit, audit
 from ..analysis.metrics import MetricTables, Options, compute_tables
 from ..inputs.database import RunDatabase, ScoredRun
 from ..inputs.load import RunFile
-from .scored_pairs import ScoredQuestions
+from .scored_pairs import ScoredQuestions, same_keys
 
 
 class Questions(Protocol):
@@ -44,6 +44,10 @@ class Questions(Protocol):
 
     def exemplars(self, ids: list[str], k: int | None) -> pd.DataFrame:
         """queries/exemplars.sql's rows of ``ids`` (at least run and question_id columns)."""
+
+    def same_outputs(self, ids: list[str]) -> bool:
+        """Whether both runs' outputs (rankings, prompts, answers and their judgements:
+        queries/fingerprints.sql's outputs key) are the same on every question of ``ids``."""
 
     def close(self) -> None: ...
 
@@ -77,6 +81,10 @@ class LoggedQuestions:
 
     def exemplars(self, ids: list[str], k: int | None) -> pd.DataFrame:
         return self.db.frame("exemplars", ids=ids, k=k)
+
+    def same_outputs(self, ids: list[str]) -> bool:
+        keys = [self.db.frame("fingerprints", run=run).set_index("question_id") for run in "ab"]
+        return same_keys(keys, ids)
 
     def close(self) -> None:
         self.db.close()

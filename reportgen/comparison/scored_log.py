@@ -60,7 +60,7 @@ def metrics_of(run: RunFile, scoring: Scoring, kept: Mapping[str, str] | None = 
         db.prepare(k, scoring.span_coverage)
         score_questions(db, k, scoring.gain == "exponential")
         frame = db.frame("run_metrics")
-        hashed = db.frame("fingerprints")
+        hashed = db.frame("fingerprints", run="a")
         ids = frame["question_id"].astype(str)
         carried, binary = _carried(db, run, ids)
         columns = {c: _kept(db, run, c, flag, ids) for c, flag in (kept or {}).items()}

@@ -264,8 +264,25 @@ class ScoredQuestions:
     def exemplars(self, ids: list[str], k: int | None) -> pd.DataFrame:
         return pd.DataFrame({"run": pd.Series(dtype=str), "question_id": pd.Series(dtype=str)})
 
+    def same_outputs(self, ids: list[str]) -> bool:
+        """From the tables' outputs keys (a table of an earlier ragreport has none: unknown)."""
+        if any("outputs_key" not in self.arrow[key].column_names for key in "ab"):
+            return False
+        keys = [
+            _pandas(self.arrow[key].select(["question_id", "outputs_key"])).set_index("question_id")
+            for key in "ab"
+        ]
+        return same_keys(keys, ids)
+
     def close(self) -> None:
         pass
+
+
+def same_keys(keys: list[pd.DataFrame], ids: list[str]) -> bool:
+    """Whether both runs' outputs keys (``keys``: each run's, indexed by question_id) are
+    known and equal on every question of ``ids``."""
+    a, b = (k["outputs_key"].reindex(ids) for k in keys)
+    return bool(ids) and bool(a.notna().all()) and bool((a == b).all())
 
 
 def _fields(table: pa.Table, column: str, ids: pa.ChunkedArray) -> pd.DataFrame:
