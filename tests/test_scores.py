@@ -178,9 +178,10 @@ def test_a_rule_on_a_column_not_compared_is_a_bad_rule(tmp_path):
         (("--metric", "absent"), "a.parquet: --metric absent: no column 'absent'; name a column"),
         (
             ("--lower-is-better", "note"),
-            "a.parquet: --lower-is-better note: column note holds VARCHAR, not numbers or "
-            "booleans; log the score as numbers, or as booleans rather than text (a score "
-            "column's 'true' is not read as correct's is)",
+            "a.parquet: --lower-is-better note: column note holds text: row 1 holds 'x' (8 of 8 "
+            "cells), not numbers or booleans; log the score as numbers (an empty cell where it "
+            "is missing), or as booleans rather than text (a score column's 'true' is not read "
+            "as correct's is)",
         ),
         (
             ("--metric", "correct"),
@@ -333,3 +334,17 @@ def test_ragas_noise_sensitivity_is_compared_where_less_is_better(tmp_path, comp
     named = compare(*paths, tmp_path / "named", "--n-boot", 100, "--metric",
                     "noise_sensitivity(mode=relevant)")  # fmt: skip
     assert named["metrics"]["noise_sensitivity(mode=relevant)"]["wins"] == 3
+
+
+def test_a_stray_text_cell_of_a_score_column_is_named_by_its_line(tmp_path):
+    """One 'n/a' among the numbers of a CSV's judge column was refused as "holds VARCHAR",
+    DuckDB's type, naming no line and no value."""
+    path = tmp_path / "run.csv"
+    cells = [f"q{i},{i % 2 == 0},0.{i}" for i in range(1, 9)] + ["q9,true,n/a"]
+    path.write_text("question_id,correct,judge\n" + "\n".join(cells) + "\n")
+    line = fail("compare", path, path, "-o", tmp_path / "r.html", "--metric", "judge")
+    assert line.startswith(
+        f"ragreport: error: {path}: --metric judge: column judge holds text: line 10 holds "
+        "'n/a' (1 of 9 cells), "
+        "not numbers or booleans"
+    )

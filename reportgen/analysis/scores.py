@@ -14,10 +14,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 import pandas as pd
+import pyarrow.parquet as pq
 
 from ..errors import InputError
 from ..formatting import bidi_isolated, bidi_named
 from ..inputs.database import RunDatabase
+from ..inputs.load import RunFile
+from ..inputs.readers.columns import place, spells_score
 from ..inputs.row_checks import ROW_CHECKED, RowProblem, not_finite
 from .registry import BY_NAME, Metric, base_name, score
 from .stats import MetricComparison
@@ -68,8 +71,9 @@ def _problem(
             return str(path), f"no column {column!r}; name a column every run log has"
         if score_kind(data_type) is None and data_type != NO_VALUE:
             return str(path), (
-                f"column {column} holds {data_type}, not numbers or booleans; log the score as "
-                "numbers, or as booleans rather than text (a score column's 'true' is not read "
+                f"column {column} holds {_unread(db.files[run], column) or data_type}, not "
+                "numbers or booleans; log the score as numbers (an empty cell where it is "
+                "missing), or as booleans rather than text (a score column's 'true' is not read "
                 "as correct's is)"
             )
     kinds = {score_kind(types[run, column]) for run in "ab" if types[run, column] != NO_VALUE}
@@ -79,6 +83,21 @@ def _problem(
             "the other; log it the same way in both"
         )
     return None
+
+
+def _unread(run: RunFile, column: str) -> str | None:
+    """Where a column that is text holds a cell that spells no number (a stray 'n/a' among
+    40,000 numbers of a CSV): its first such cell by line or row, and how many there are; None
+    where every cell spells one (text in a Parquet file)."""
+    files = [str(f) for f in run.files or (run.path,)]
+    table = run.table if run.table is not None else pq.read_table(files, columns=[column])
+    cells = table[column].to_pylist()
+    odd = [row for row, cell in enumerate(cells) if cell is not None and not spells_score(cell)]
+    if not odd:
+        return None
+    where = place(run.lines, odd[0], unit=run.unit)
+    value = cells[odd[0]]
+    return f"text: {where} holds {value!r} ({len(odd):,} of {len(cells):,} cells)"
 
 
 def own_name(column: str) -> str | None:

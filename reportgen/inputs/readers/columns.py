@@ -315,6 +315,15 @@ def place(lines: Sequence[int] | None, *rows: int, unit: str = "line") -> str:
     return f"{unit}{'s' if len(rows) > 1 else ''} {' and '.join(map(str, numbers))}"
 
 
+def spells_score(value: Any) -> bool:
+    """Whether a cell is, or spells, a number or true/false (as _spelled reads a column of
+    them): what a score column's cells must be."""
+    if isinstance(value, bool | int | float):
+        return True
+    text = str(value).strip()
+    return bool(_NUMBER.fullmatch(text)) or text.lower() in ("true", "false")
+
+
 def _extra(values: list[Any]) -> pa.Array:
     """A column outside the contract: as Arrow infers it, else as text. Cells that are all text
     (as every cell of a CSV or TSV is) and all spell numbers, or all true/false, are read as
