@@ -360,7 +360,12 @@ def test_what_a_tool_s_runs_lack_is_said_in_the_tool_s_words(tmp_path, compare):
     compare(promptfoo, promptfoo, tmp_path / "p")
     text = page_text(tmp_path / "p" / "report.html")
     assert "Retrieval metrics: give each test the vars relevant_ids and context_ids." in text
-    assert "Faithfulness: give each test the var faithfulness." in text
+    # faithfulness judges each answer: a var holds one value for every provider, B - A 0
+    assert "Faithfulness: score each answer with an assertion and pass --map " \
+        "faithfulness=score_NAME (this file's: score_accuracy)." in text  # fmt: skip
+    assert "judge agreement (log human_correct and human_faithful in a run log: promptfoo's " \
+        "output holds none)" in text  # fmt: skip
+    assert "give each test the var faithfulness" not in text
     assert "log faithfulness" not in text
 
     run, qrels = tmp_path / "a.run", tmp_path / "qrels"

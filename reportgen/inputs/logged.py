@@ -38,9 +38,8 @@ def log(columns: Iterable[str], runs: Iterable[RunFile]) -> str:
     if tool == "ragas":
         added = (_RAGAS.get(c, f"a column as {c} (--map {c}=COLUMN)") for c in columns)
         return "add " + " and ".join(added)
-    if tool == "promptfoo":  # a var named like a run-log column is that column
-        named = " and ".join(columns)
-        return f"give each test the var{'s' if len(columns) > 1 else ''} {named}"
+    if tool == "promptfoo":
+        return _promptfoo(columns, runs)
     if tool in _RANKINGS_ONLY:  # nothing to add: run logs would have them
         return f"a {tool.upper()} run holds rankings only"
     return "log " + " and ".join(f"{column}{_where_lacking(column, runs)}" for column in columns)
@@ -80,6 +79,34 @@ def log_curve(runs: Iterable[RunFile]) -> str:
     if len(wanted) == 1 or spans:
         return log(wanted or [ranking, label], runs)
     return "log retrieved_ids and relevant_ids (or retrieved_spans and relevant_spans)"
+
+
+# columns of each answer, not of the test: a promptfoo var holds one value for every provider
+_JUDGED = ("faithfulness", "answer_relevance")  # a per-answer score an assertion can give
+_ANSWERED = ("cited_ids", "abstained", "human_correct", "human_faithful")
+
+
+def _promptfoo(columns: list[str], runs: list[RunFile]) -> str:
+    """What gives a promptfoo run the columns: a test's var for what belongs to the test (its
+    labels, its context), an assertion's score mapped to the column for a judgement of each
+    answer (a var, the same for every provider, would make B - A 0), and a run log for what
+    promptfoo's output does not hold."""
+    tested = [c for c in columns if c not in (*_JUDGED, *_ANSWERED)]
+    judged = [c for c in columns if c in _JUDGED]
+    answered = [c for c in columns if c in _ANSWERED]
+    scores = sorted({s for r in runs for s in r.scores if s.startswith("score_")})
+    parts = []
+    if tested:
+        parts.append(
+            f"give each test the var{'s' if len(tested) > 1 else ''} {' and '.join(tested)}"
+        )
+    if judged:
+        mapped = " and ".join(f"--map {c}=score_NAME" for c in judged)
+        have = f" (this file's: {', '.join(scores)})" if scores else ""
+        parts.append(f"score each answer with an assertion and pass {mapped}{have}")
+    if answered:
+        parts.append(f"log {' and '.join(answered)} in a run log: promptfoo's output holds none")
+    return "; ".join(parts)
 
 
 def lacking(runs: Iterable[RunFile], *columns: str) -> str:
