@@ -294,3 +294,24 @@ def test_a_ragas_table_with_a_question_id_is_read_as_ragas_and_paired_on_it(tmp_
     notes = doc["warnings"] + comparison["warnings"]
     assert "Run A: Questions paired on question_id (not on user_input)" in notes
     assert not any("hash of user_input" in note for note in notes)
+
+
+def test_ragas_questions_unpaired_for_a_space_are_named_by_line_and_text(tmp_path):
+    """B's first question saved with a trailing space: it pairs with nothing, and the warning
+    listed it as q-d40c6d3c742d1006, a hash of its text that is in neither file, with no word
+    that it differs from A's first question only in a space."""
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    ragas_frame([1.0, 0.5, 0.2], False).to_csv(a, index=False)
+    frame = ragas_frame([0.9, 0.6, 0.4], False)
+    frame.loc[0, "user_input"] += " "
+    frame.to_csv(b, index=False)
+    args = ["compare", str(a), str(b), "-o", str(tmp_path / "r.html"), "--n-boot", "200"]
+    assert CliRunner().invoke(cli, args).exit_code == 0
+    warnings = json.loads((tmp_path / "r.json").read_text())["comparisons"][0]["warnings"]
+    first = ragas_frame([1.0, 0.5, 0.2], False)["user_input"][0]
+    assert f"1 question only in run A is not compared: line 2 ({first!r})" in warnings
+    assert (
+        f"1 question only in run B is not compared: line 2 ({first + ' '!r}); 1 question differs "
+        f"only in line endings or spaces ({a}'s line 2, {b}'s line 2), and RAGAS rows are "
+        "paired on the exact user_input: write it alike in both runs"
+    ) in warnings

@@ -51,6 +51,7 @@ from ..inputs.database import ScoredRun
 from ..inputs.load import RunFile, Source, open_source, refuse_patchy
 from ..inputs.logged import log
 from ..inputs.readers import ReadOptions
+from ..inputs.unpaired import named_ids, spaced_apart
 from ..limits import MAX_N_BOOT
 from ..progress import stage
 from .questions import Questions, open_questions
@@ -799,12 +800,19 @@ def _slice_disagreements(disagreeing: dict[str, list[str]], labels: tuple[str, s
 def _warnings(tables: MetricTables, golden: Audit, runs: dict[str, RunFile]) -> list[str]:
     labels = (runs["a"].label, runs["b"].label)
     warnings = _one_sided(runs)
-    for run, ids in zip(labels, (tables.only_a, tables.only_b), strict=True):
+    unpaired = (tables.only_a, tables.only_b)
+    for run, ids in zip(runs.values(), unpaired, strict=True):
         if ids:
-            warnings.append(
-                f"{fmt_count(len(ids), 'question')} only in run {run} "
-                f"{agreeing(len(ids), 'is', 'are')} not compared: " + fmt_listed(ids, EXAMPLES)
+            # a RAGAS id is a hash of the question's text: named by its line and text instead
+            named = (
+                named_ids(run, ids, EXAMPLES) if run.tool == "ragas" else fmt_listed(ids, EXAMPLES)
             )
+            warnings.append(
+                f"{fmt_count(len(ids), 'question')} only in run {run.label} "
+                f"{agreeing(len(ids), 'is', 'are')} not compared: {named}"
+            )
+    if all(unpaired) and (near := spaced_apart((runs["a"], runs["b"]), unpaired)):
+        warnings[-1] += near
     if golden.label_changes:
         shown = listed(q for q, _ in golden.label_changes[:EXAMPLES])
         warnings.append(
