@@ -315,3 +315,16 @@ def test_ragas_questions_unpaired_for_a_space_are_named_by_line_and_text(tmp_pat
         f"only in line endings or spaces ({a}'s line 2, {b}'s line 2), and RAGAS rows are "
         "paired on the exact user_input: write it alike in both runs"
     ) in warnings
+
+
+def test_a_rule_naming_ragas_answer_relevancy_is_told_its_name_here(tmp_path):
+    """A rule written with RAGAS' name, answer_relevancy, was refused as no metric of the logs,
+    which read that column as answer_relevance."""
+    path = tmp_path / "ragas.csv"
+    ragas_frame([1.0, 0.5, 0.2], False).to_csv(path, index=False)
+    line = refused("compare", path, path, "-o", tmp_path / "r.html", "--require",
+                   "answer_relevancy >= -0.02")  # fmt: skip
+    assert line == (
+        "rule 'answer_relevancy >= -0.02': the logs' answer_relevancy is read as "
+        "answer_relevance; name answer_relevance in the rule"
+    )

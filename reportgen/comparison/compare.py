@@ -203,8 +203,15 @@ def _why_not_compared(
     paired: pd.DataFrame,
     answers: pd.DataFrame,
 ) -> str | None:
-    """Why a rule's metric, a column of the logs, is not compared, and what to do: the option
-    that compares it, or the log to complete (_not_compared); None for a name the logs lack."""
+    """Why a rule's metric, a column of the logs, is not compared, and what to do: the name it
+    is compared under (a tool's column read as a run-log one), the option that compares it, or
+    the log to complete (_not_compared); None for a name the logs lack."""
+    read_as = {source: column for run in runs.values() for column, source in run.sources.items()}
+    compared = metric in read_as and f"{read_as[metric]}_a" in paired  # a metric of the report
+    if compared and read_as[metric] != metric:  # RAGAS' answer_relevancy
+        return (
+            f"the logs' {metric} is read as {read_as[metric]}; name {read_as[metric]} in the rule"
+        )
     # a column of the logs' own that --metric would compare, but that no option names
     unasked = not (
         metric in CONTRACT or own_name(metric) or metric in _compared_when_logged(runs, options)
