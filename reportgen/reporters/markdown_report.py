@@ -204,7 +204,7 @@ def _flagged_slices(result: Comparison) -> list[list[str]]:
             str(r.comparison.n),
             *_difference(r.comparison, row_digits(result, metric)),
             fmt_p(r.p_holm, significance(result.options.confidence)),
-            "regression" if r.finding else "direction",
+            "regression" if r.finding else "direction, not proof" if r.small else "direction",
         ]
         for metric, r in sorted(flagged, key=lambda item: not item[1].finding)
     ]
