@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
@@ -370,4 +371,20 @@ def test_promptfoo_s_json_lines_output_reads_as_its_json(tmp_path, compare):
     assert fail("compare", tmp_path / "bad.jsonl", "-o", tmp_path / "r.html").endswith(
         "bad.jsonl: line 2 is not JSON (Expecting ',' delimiter at column "
         f"{len(lines[1])}); pass the file `promptfoo eval -o out.jsonl` writes"
+    )
+
+
+def test_a_run_log_forced_to_promptfoo_is_told_it_is_none(tmp_path):
+    """A run log's JSON Lines read with --format promptfoo became one run named 'provider' of
+    one test repeated on every row, refused as `promptfoo eval --repeat 3` output."""
+    log = tmp_path / "run.jsonl"
+    frame = pd.DataFrame({"question_id": ["q1", "q2", "q3"], "correct": [True, False, True]})
+    frame.to_json(log, orient="records", lines=True)
+    args = ["compare", str(log), str(log), "-o", str(tmp_path / "r.html"), "--format", "promptfoo"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2
+    assert result.output.strip() == (
+        f"ragreport: error: {log}: result 1 is no promptfoo result (it has none of prompt, "
+        "provider, response, success, testCase); check --format, or pass the file `promptfoo "
+        "eval -o out.json` writes"
     )

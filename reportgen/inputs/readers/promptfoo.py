@@ -139,7 +139,19 @@ def _results(path: Path, data: Any) -> list[dict[str, Any]]:
         raise InputError(
             f"{path}: no results list; pass the JSON that `promptfoo eval -o out.json` writes"
         )
+    # a result names its provider or prompt, and its outcome: a run log's row (one forced to
+    # --format promptfoo) names neither, and read as one, every row was one test, "repeated"
+    odd = next((n for n, r in enumerate(results, 1) if not _RESULT_KEYS & r.keys()), None)
+    if odd is not None:
+        raise InputError(
+            f"{path}: result {odd} is no promptfoo result (it has none of "
+            f"{', '.join(sorted(_RESULT_KEYS))}); check --format, or pass the file "
+            "`promptfoo eval -o out.json` writes"
+        )
     return results
+
+
+_RESULT_KEYS = frozenset({"provider", "prompt", "success", "response", "testCase"})
 
 
 def _run_name(result: dict[str, Any]) -> str:
