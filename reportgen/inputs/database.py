@@ -36,7 +36,7 @@ _DATA_ERRORS = (
 )
 _ROW_CHECKS = {"examples": EXAMPLES, "largest": LARGEST_VALUE}  # row_problems' parameters
 _ROW_NUMBER = "file_row_number"  # the column DuckDB's Parquet reader adds on request
-
+_NUMBERS = ("float 0..1", "number")  # the contract's number columns, as their type is named
 _PASSAGE = pa.schema(  # a row of view passage_tables
     [("run", pa.string()), ("doc_id", pa.string()), ("start", pa.int64()), ("end", pa.int64())]
 )
@@ -403,11 +403,11 @@ def _read_as(name: str, duckdb_type: Any, single: bool = False) -> str:
     in another are read as text, the numbers spelled as DuckDB writes them (1.0, nan).
 
     A number column that either run holds as float32 (``single``) is read in both at float32
-    precision, as the shortest decimal that reads back as the same float32 (queries/rules.sql,
-    as_number): the same
-    scores logged as float32 by one run and float64 by the other (0.699999988 against 0.7)
-    differed on every question, a "B worse" of -1e-8 that failed a gate."""
-    if single and BY_NAME[name].type_name != FLAG:
+    precision, as the shortest decimal that reads back as the same float32 (as_number,
+    queries/rules.sql): the same scores logged as float32 by one run and float64 by the other
+    (0.699999988 against 0.7) differed on every question, a "B worse" of -1e-8 that failed a
+    gate."""
+    if single and BY_NAME[name].type_name in _NUMBERS:
         return f"as_number({name}, true) AS {name}"
     if BY_NAME[name].type_name != FLAG or str(duckdb_type) == "BOOLEAN":
         return name
