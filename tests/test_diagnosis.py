@@ -72,7 +72,12 @@ def run(
         depth = db.frame("ranking_depth")["depth"].iloc[0]
         curve = None
         if not pd.isna(depth):
-            curve = db.frame("metric_curve", depth=int(depth), exponential=True)
+            curve = db.frame(
+                "metric_curve",
+                depth=int(depth),
+                cutoffs=list(range(1, int(depth) + 1)),
+                exponential=True,
+            )
     finally:
         db.close()
     return diagnose(pairs, curve, named_cutoff, n_boot=200, confidence=0.95, seed=0, **kw)
@@ -939,7 +944,7 @@ def test_sample_runs_tell_the_story(tmp_path):
     try:
         db.prepare(None)
         pairs = db.pairs("answer_stage", k=None)
-        curve = db.frame("metric_curve", depth=20, exponential=True)
+        curve = db.frame("metric_curve", depth=20, cutoffs=list(range(1, 21)), exponential=True)
     finally:
         db.close()
     d = diagnose(pairs, curve, 5, n_boot=1000, confidence=0.95, seed=0)

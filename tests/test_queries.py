@@ -232,7 +232,9 @@ def test_the_maps_over_questions_give_the_same_bits_in_batches(runs, k):
         metrics = database.con.execute(
             "SELECT * FROM question_metrics ORDER BY run, row_number"
         ).df()
-        curve = database.frame("metric_curve", depth=10, exponential=True)
+        curve = database.frame(
+            "metric_curve", depth=10, cutoffs=list(range(1, 10 + 1)), exponential=True
+        )
         rows = database.con.execute("SELECT count(*) FROM facts").fetchone()[0]
         database.close()
         return metrics, curve, rows
@@ -281,7 +283,7 @@ def test_the_tables_of_a_log_over_one_batch_are_compressed_once_read(tmp_path):
 
 
 def test_metric_curve(db):
-    curve = db.frame("metric_curve", depth=4, exponential=False)
+    curve = db.frame("metric_curve", depth=4, cutoffs=list(range(1, 4 + 1)), exponential=False)
     assert list(curve.columns) == ["run", "metric", "k", "value"]
     hit = curve[(curve.run == "a") & (curve.metric == "hit")].set_index("k")["value"]
     # paired questions with evidence: q1 only (q2 has none, q3 is unpaired): hit from k = 2
@@ -341,7 +343,7 @@ def md5_key(question_id: str, text: str) -> int:
 
 
 def test_fingerprints(db):
-    f = db.frame("fingerprints")  # run A's questions, as ragreport metrics opens one log
+    f = db.frame("fingerprints", run="a")  # run A's questions, as ragreport metrics opens one log
     assert list(f.columns) == [
         "question_id", "relevant_key", "answerable_key", "reference_key", "outputs_key"
     ]  # fmt: skip

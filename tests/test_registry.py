@@ -93,13 +93,13 @@ def test_span_chars_fill_the_character_metrics(tmp_path: Path):
 
 
 def test_metric_curve_sql_computes_the_curve_metrics(scored):
-    curve = scored.frame("metric_curve", depth=3, exponential=True)
+    curve = scored.frame("metric_curve", depth=3, cutoffs=list(range(1, 3 + 1)), exponential=True)
     assert tuple(dict.fromkeys(sorted(curve["metric"]))) == tuple(sorted(CURVE))
     assert names(RETRIEVAL) == CURVE
 
 
 def test_the_chart_draws_the_charted_metrics_in_registry_order(scored):
-    curve = scored.frame("metric_curve", depth=3, exponential=True)
+    curve = scored.frame("metric_curve", depth=3, cutoffs=list(range(1, 3 + 1)), exponential=True)
     spec = charts.metric_curve(curve, 2, charts.RUN_COLOURS)
     assert spec["facet"]["sort"] == list(CHARTED)
     assert set(CHARTED) <= set(CURVE)
