@@ -54,7 +54,12 @@ def test_a_log_whose_values_give_no_metric_is_refused_as_compare_refuses_it(
 
 def test_a_promptfoo_file_of_no_outcome_is_refused_as_one_file(tmp_path):
     path = tmp_path / "out.json"
-    path.write_text('{"results": [{"a": 1}]}')
+    path.write_text('{"results": [{"a": 1}]}')  # a result that names nothing promptfoo writes
+    assert validate(path, code=2)[0] == (
+        f"{path}: result 1 is no promptfoo result (it has none of prompt, provider, response, "
+        "success, testCase); check --format, or pass the file `promptfoo eval -o out.json` writes"
+    )
+    path.write_text('{"results": [{"provider": "p", "prompt": {"raw": "x"}}]}')
     assert validate(path, code=2)[0] == (
         f"{path}: no question has a value of correct or score (null throughout); log their values"
     )
