@@ -186,7 +186,9 @@ def test_metric_curve_of_span_labels_matches_the_reference_at_every_k(
 ):
     rows = _random_rows(random.Random(11), 40)
     a, b = _logs(tmp_path, rows, rows)
-    curve = _prepared_frame(a, b, "metric_curve", coverage, depth=8, exponential=True)
+    curve = _prepared_frame(
+        a, b, "metric_curve", coverage, depth=8, cutoffs=list(range(1, 9)), exponential=True
+    )
     curve = curve[curve.run == "a"].set_index(["metric", "k"]).value
     scored = []  # the reference, per question with a label of grade > 0
     for row in rows:
@@ -388,7 +390,14 @@ def test_a_passage_listed_twice_counts_once_in_span_precision(tmp_path: Path):
     assert _metrics(*_logs(tmp_path / "ids", ids, ids), k=3).loc["q1"].precision_a == (
         pytest.approx(1 / 3)
     )
-    curve = _prepared_frame(span_logs[0], span_logs[1], "metric_curve", depth=3, exponential=True)
+    curve = _prepared_frame(
+        span_logs[0],
+        span_logs[1],
+        "metric_curve",
+        depth=3,
+        cutoffs=list(range(1, 4)),
+        exponential=True,
+    )
     precision = curve[(curve.run == "a") & (curve.metric == "precision")].set_index("k").value
     assert precision.tolist() == pytest.approx([1, 1 / 2, 1 / 3])
 
@@ -406,7 +415,9 @@ def test_labels_found_by_one_passage_take_slots_highest_grade_first(tmp_path: Pa
     a, b = _logs(tmp_path, rows, rows)
     m = _metrics(a, b, k=2)
     assert (m.loc["q1"].ndcg_a, m.loc["q2"].ndcg_a) == pytest.approx((1.0, 1.0))
-    curve = _prepared_frame(a, b, "metric_curve", depth=2, exponential=True)
+    curve = _prepared_frame(
+        a, b, "metric_curve", depth=2, cutoffs=list(range(1, 3)), exponential=True
+    )
     # at k = 1 the slot holds grade 2 of the ideal's grade 2 in both questions
     ndcg = curve[(curve.run == "a") & (curve.metric == "ndcg")].set_index("k").value
     assert ndcg.tolist() == pytest.approx([1.0, 1.0])
@@ -441,7 +452,9 @@ def test_a_label_s_slot_past_k_is_past_the_cutoff_in_ap_as_in_ndcg(tmp_path: Pat
     assert _metrics(a, b, k=2).loc["q1"].map_a == pytest.approx(0.5)
     assert _metrics(a, b, k=3).loc["q1"].map_a == pytest.approx(2.5 / 3)
     assert _metrics(a, b, k=1).loc["q1"].map_a == 0
-    curve = _prepared_frame(a, b, "metric_curve", depth=3, exponential=True)
+    curve = _prepared_frame(
+        a, b, "metric_curve", depth=3, cutoffs=list(range(1, 4)), exponential=True
+    )
     ap = curve[(curve.run == "a") & (curve.metric == "map")].set_index("k").value
     assert ap.tolist() == pytest.approx([0, 0.5, 2.5 / 3])
 
