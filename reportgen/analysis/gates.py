@@ -35,6 +35,7 @@ from ..formatting import (
 )
 from .metrics import MetricTables, Options
 from .registry import NAME_PATTERN, difference_range, value_range
+from .skew import LOWER, UPPER, caveat
 from .slices import SMALL_SLICE, in_slice_order, slice_labels
 from .stats import (
     IntervalSides,
@@ -688,6 +689,9 @@ def _slice_rule(rule: Rule, candidate: Candidate, level: float) -> RuleResult:
             f", but the slice table's {c.test} test does not find B worse there (p "
             f"{tested:.4g}, Holm-adjusted, vs {2 * (1 - level):.4g}): a direction, not proof"
         )
+    if outcome == FAIL:
+        run = candidate.differences.get(rule.metric)
+        detail += _skew_caveats(c, _resting_bounds(rule, FAIL, c.ci_high), run)
     return RuleResult(
         rule.text, candidate.label, outcome, outcome, c.diff, c.ci_low, c.ci_high, detail
     )
@@ -717,9 +721,29 @@ def _evaluate_rule(rule: Rule, candidate: Candidate, confidence: float) -> RuleR
             f"; but the {c.test} test of no difference gives p = {c.p:.3g} (over "
             f"{fmt_count(c.n, 'question')}), so the interval and the test disagree"
         )
+    detail += _skew_caveats(c, _resting_bounds(rule, outcome, c.ci_high))
     return RuleResult(
         rule.text, candidate.label, outcome, outcome, c.diff, c.ci_low, c.ci_high, detail
     )
+
+
+def _resting_bounds(rule: Rule, outcome: str, high: float) -> tuple[str, ...]:
+    """The bounds of the interval (skew.LOWER, skew.UPPER) that ``outcome`` rests on: a pass
+    of '>= m' on the lower bound, its fail on the upper one; none for an inconclusive rule."""
+    if outcome == INCONCLUSIVE:
+        return ()
+    if rule.op == WITHIN:  # a pass needs both bounds inside; a fail one bound past a margin
+        return (LOWER, UPPER) if outcome == PASS else (UPPER if high < -rule.margin else LOWER,)
+    holds_on_lower = rule.op in (">=", ">")
+    return (LOWER if holds_on_lower == (outcome == PASS) else UPPER,)
+
+
+def _skew_caveats(
+    c: MetricComparison, bounds: tuple[str, ...], run: MetricComparison | None = None
+) -> str:
+    """'; <caveat>' for each of ``bounds`` the skew of B - A leaves unsure (skew.caveat; ``run``
+    the whole run's comparison where ``c`` is a slice's)."""
+    return "".join(f"; {text}" for bound in bounds if (text := caveat(c, bound, run)))
 
 
 def evaluate(

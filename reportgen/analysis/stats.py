@@ -18,6 +18,7 @@ from scipy import special
 
 from ..formatting import NOISE
 from .registry import difference_range
+from .skew import moment_skewness, skewness
 
 _DECIMALS = 12  # differences equal to this many decimals are one value
 _CHUNK = 250  # resamples drawn at once: bounds memory to chunk x (distinct values + tail)
@@ -101,6 +102,8 @@ class MetricComparison:
     # the resamples (the expanded percentile's, or the bootstrap-t's at the stated level); None
     # where neither bound is one (Student's t or a score interval lies outside it, or the
     # differences have no spread): how many resamples are drawn cannot move it then
+    skewness: float | None = None  # of B - A (skew.skewness), for a difference of no known
+    # range without clusters: where it is high for n, a bound is unsure (skew.unsure_bound)
 
 
 @dataclass(frozen=True)
@@ -409,19 +412,7 @@ def in_normal_limit(values: np.ndarray) -> bool:
     changed = n - int(np.bincount(codes).max())
     if changed >= NORMAL_LIMIT_FROM:
         return True
-    return changed >= SYMMETRIC_LIMIT_FROM and abs(_skewness(values)) <= SKEW_BOUND * n**0.5
-
-
-def _skewness(values: np.ndarray) -> float:
-    """The values' skewness, m3 / m2^1.5 of their central moments (0 without spread), taken on
-    the values scaled to at most 1 (it does not change with scale): their cubes cannot overflow."""
-    centred = values - values.mean()
-    largest = float(np.abs(centred).max())
-    if largest == 0:
-        return 0.0
-    scaled = centred / largest
-    m2 = float(np.mean(scaled**2))
-    return float(np.mean(scaled**3)) / m2**1.5
+    return changed >= SYMMETRIC_LIMIT_FROM and abs(moment_skewness(values)) <= SKEW_BOUND * n**0.5
 
 
 def t_interval(values: np.ndarray, confidence: float) -> tuple[float, float] | None:
@@ -992,8 +983,16 @@ def compare_with_sides(
         cluster_se=cluster_se,
         detectable=detect,
         resampled=resampled,
+        skewness=_skewness(diff, not (binary or own or groups) and span is None),
     )
     return comparison, means, sides
+
+
+def _skewness(diff: np.ndarray, unbounded: bool) -> float | None:
+    """The skewness of B - A where an unseen tail could move its mean without bound
+    (``unbounded``: not a 0/1 outcome, a run's own mean, a difference of known range, nor
+    clusters, whose means are the unit); None then, and for differences without spread."""
+    return skewness(diff) if unbounded and _sd(diff) else None
 
 
 def _cluster_sides(sums: np.ndarray, sizes: np.ndarray) -> IntervalSides:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from ..formatting import fmt_count, fmt_diff, fmt_interval, fmt_pct, named_value, p_clause
 from .registry import base_name
+from .skew import LOWER, UPPER, caveat
 from .slices import SliceResult
 from .stats import MetricComparison, at_target, significance
 
@@ -119,6 +120,10 @@ def decide(
     practical = None if margin is None else relevance(low, high, margin, scale)
     if practical is not None:
         parts.append(f"against the margin of {margin:g} that matters: {practical}")
+    resting = LOWER if c.ci_low > 0 else UPPER if c.ci_high < 0 else None
+    unsure = resting and caveat(c, resting)
+    if unsure:  # the claim rests on the bound a skewed B - A leaves unsure
+        parts.append(unsure)
     reason = "; ".join(parts)
     borderline = (outcome == NO_EVIDENCE) != (c.p >= significance(confidence))
     if borderline:
@@ -130,7 +135,7 @@ def decide(
         c.metric,
         outcome,
         reason[0].upper() + reason[1:] + ".",
-        regression_lines(regressions, significance(confidence), candidate, digits),
+        regression_lines(regressions, significance(confidence), candidate, digits, c),
         margin,
         practical,
         borderline,
@@ -138,15 +143,25 @@ def decide(
 
 
 def regression_lines(
-    regressions: list[SliceResult], bar: float, candidate: str = "B", digits: int = 3
+    regressions: list[SliceResult],
+    bar: float,
+    candidate: str = "B",
+    digits: int = 3,
+    run: MetricComparison | None = None,
 ) -> list[str]:
     """The verdict's line for each slice regression, naming the run that regresses: "B" beside
     A, the candidate's own name among several candidates; its adjusted p is read against
-    ``bar``, its numbers shown to ``digits`` as the slice table's rows."""
-    return [
-        f"{candidate} regresses on {r.column} = {named_value(r.value)}: "
-        f"{fmt_diff(r.comparison.diff, digits)} "
-        f"{fmt_interval(r.comparison.ci_low, r.comparison.ci_high, digits)} over "
-        f"{fmt_count(r.comparison.n, 'question')} (Holm-adjusted {p_clause(r.p_holm, bar)})"
-        for r in regressions
-    ]
+    ``bar``, its numbers shown to ``digits`` as the slice table's rows. ``run``, the whole
+    run's comparison of the metric, lends its skewness to a slice's (skew.caveat)."""
+    lines = []
+    for r in regressions:
+        c = r.comparison
+        line = (
+            f"{candidate} regresses on {r.column} = {named_value(r.value)}: "
+            f"{fmt_diff(c.diff, digits)} {fmt_interval(c.ci_low, c.ci_high, digits)} over "
+            f"{fmt_count(c.n, 'question')} (Holm-adjusted {p_clause(r.p_holm, bar)})"
+        )
+        # a finding's interval lies wholly on one side of zero: it rests on the bound nearer it
+        unsure = caveat(c, UPPER if c.ci_high < 0 else LOWER, run)
+        lines.append(f"{line}; {unsure}" if unsure else line)
+    return lines

@@ -28,6 +28,7 @@ from ...analysis.gates import GateResult
 from ...analysis.metrics import mixed_labels
 from ...analysis.power import CARRIED_BELOW, FEW_CLUSTERS
 from ...analysis.registry import RETRIEVAL, base_name
+from ...analysis.skew import HIGHLY_SKEWED
 from ...analysis.slices import SMALL_SLICE, SliceResult, in_slice_order
 from ...analysis.spans import CHAR_METRICS
 from ...analysis.spans import definitions as span_definitions
@@ -695,6 +696,19 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             "(on 2 or 3 questions Student's t reaches past it); the true difference lies in that "
             "range, so the cut changes neither the coverage nor the test. Costs and the logs' "
             "own scores are not cut. One question (or one cluster) gives no interval.",
+        ),
+        (
+            "Skew",
+            "A cost, a count or a score of unknown range whose B \u2212 A is highly skewed "
+            f"(adjusted skewness G1 beyond \u00b1{HIGHLY_SKEWED:g}) over fewer questions than "
+            "Sugden's rule asks for a mean that skewed (n > 28 + 25 G1^2) has one bound that may "
+            "miss more often than its level: the one away from the tail, which a rare large "
+            "difference the questions did not draw would move. A sentence resting on that bound "
+            "(the verdict, a slice's regression, a gate's rule) says so; a slice is judged by "
+            "its own skewness or the whole run's, whichever is further from 0. The bound "
+            "stands: no interval read from the questions alone holds its level for every such "
+            "tail, and refusing the bound as proof lost most of the power to find a true "
+            "difference on that side (bench/simulate_skew.py).",
         ),
         (
             "Test",

@@ -1,0 +1,164 @@
+"""A skewed difference of unbounded values: its skewness, the bound it leaves unsure and the
+sentences that rest on that bound saying so."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from scipy import stats as scipy_stats
+
+from reportgen.analysis.gates import Candidate, Requirements, evaluate, parse_rule
+from reportgen.analysis.skew import LOWER, UPPER, caveat, questions_needed, skewness, unsure_bound
+from reportgen.analysis.slices import SliceResult
+from reportgen.analysis.stats import compare_metric
+from reportgen.analysis.verdict import decide, regression_lines
+from reportgen.cli import main
+
+# many small slow-downs and one large speed-up, in milliseconds: a latency's B - A
+LEFT_TAIL = np.array([30.0, 25, 35, 28, 32, 27, 33, 29, 31, 26, 34, 30, 28, 32, 29, 31, 30, -40])
+
+
+def _cost(diff: np.ndarray) -> tuple:
+    c, _ = compare_metric(
+        "latency_ms", np.zeros(len(diff)), diff, binary=False, n_boot=2000, confidence=0.95,
+        seed=0,
+    )  # fmt: skip
+    return c
+
+
+def test_skewness_is_the_adjusted_fisher_pearson_coefficient():
+    """By hand: [0, 0, 0, 0, 10] has m2 = 16, m3 = 96, g1 = 96 / 16^1.5 = 1.5, and G1 = g1
+    sqrt(n (n - 1)) / (n - 2) = 1.5 sqrt(20) / 3 = sqrt(5); scipy's bias-corrected skewness
+    agrees on a lognormal sample; under 3 values it is undefined."""
+    assert skewness(np.array([0.0, 0, 0, 0, 10])) == pytest.approx(np.sqrt(5), rel=1e-12)
+    values = np.random.default_rng(4).lognormal(0, 1, 300)
+    assert skewness(values) == pytest.approx(scipy_stats.skew(values, bias=False), rel=1e-10)
+    assert skewness(np.array([1.0, 2.0])) is None
+
+
+def test_sugden_rule_marks_the_bound_away_from_the_tail():
+    """n > 28 + 25 g^2 (g = 2: 128, so 129 questions suffice); a left tail leaves the lower
+    bound unsure, a right one the upper; skewness within 1 leaves none whatever n."""
+    assert questions_needed(2.0) == 129
+    assert unsure_bound(-2.0, 128) == LOWER
+    assert unsure_bound(-2.0, 129) is None
+    assert unsure_bound(1.5, 84) == UPPER  # 28 + 56.25 = 84.25
+    assert unsure_bound(1.5, 85) is None
+    assert unsure_bound(0.9, 5) is None
+    assert unsure_bound(None, 5) is None
+
+
+def test_a_cost_carries_its_skewness_and_a_bounded_score_or_a_binary_one_does_not():
+    c = _cost(LEFT_TAIL)
+    assert c.skewness == pytest.approx(scipy_stats.skew(LEFT_TAIL, bias=False), rel=1e-10)
+    bounded, _ = compare_metric(
+        "faithfulness", np.full(18, 0.5), 0.5 + LEFT_TAIL / 100, binary=False, n_boot=500,
+        confidence=0.95, seed=0,
+    )  # fmt: skip
+    assert bounded.skewness is None
+    a = np.array([0.0, 1, 0, 1, 0, 0])
+    binary, _ = compare_metric(
+        "correct", a, 1 - a, binary=True, n_boot=500, confidence=0.95, seed=0
+    )
+    assert binary.skewness is None
+
+
+def test_the_verdict_resting_on_the_unsure_bound_says_so():
+    """18 questions, B slower on 17 and far faster on one: the interval lies above 0 on its
+    lower bound, which the left tail leaves unsure; the verdict keeps its outcome and says so,
+    with the questions Sugden's rule asks."""
+    c = _cost(LEFT_TAIL + 20)  # shifted so that the interval lies above 0
+    assert c.ci_low > 0
+    g = scipy_stats.skew(LEFT_TAIL, bias=False)
+    verdict = decide(c, 0.95, [], higher_is_better=False)
+    assert verdict.outcome == "B worse"
+    assert f"skewness \u2212{abs(g):.2f} over 18 questions" in verdict.reason
+    assert "the lower bound may miss more often than its level says" in verdict.reason
+    assert f"Sugden's rule asks {int(28 + 25 * g * g) + 1:,} questions" in verdict.reason
+
+
+def test_a_claim_on_the_tail_side_or_of_a_symmetric_difference_carries_no_caveat():
+    """Only the bound away from the tail is unsure, on either side."""
+    faster = _cost(LEFT_TAIL - 80)  # "B faster" rests on the upper bound, the tail's side
+    assert faster.ci_high < 0 and faster.skewness < -1
+    assert caveat(faster, UPPER) is None
+    assert "skewed" not in decide(faster, 0.95, [], higher_is_better=False).reason
+    mirror = _cost(-LEFT_TAIL - 20)  # a right tail under "B faster": the upper bound is unsure
+    assert mirror.ci_high < 0
+    assert "the upper bound may miss" in decide(mirror, 0.95, [], higher_is_better=False).reason
+    symmetric = _cost(np.random.default_rng(1).normal(30, 5, 18))
+    assert symmetric.ci_low > 0
+    assert "skewed" not in decide(symmetric, 0.95, [], higher_is_better=False).reason
+
+
+def test_a_difference_rule_failing_on_the_unsure_bound_says_so():
+    c = _cost(LEFT_TAIL + 20)
+    rule = parse_rule("latency_ms <= 0")
+    result = evaluate(Requirements((rule,)), [Candidate("B", {"latency_ms": c}, {}, {})], 0.95)
+    (r,) = result.results
+    assert r.outcome == "fail"
+    assert "the lower bound may miss more often than its level says" in r.detail
+    passing = parse_rule("latency_ms <= 200")  # passes on the upper bound: nothing to say
+    (p,) = evaluate(
+        Requirements((passing,)), [Candidate("B", {"latency_ms": c}, {}, {})], 0.95
+    ).results
+    assert p.outcome == "pass" and "skewed" not in p.detail
+
+
+def test_a_slice_failing_a_rule_is_judged_by_the_whole_runs_skew(tmp_path):
+    """40 questions in two slices: the large speed-ups all fall in s0, so s1's 20 questions
+    look only mildly skewed and read "B slower" there; the whole run's skewness (over 40) marks
+    s1's lower bound, and the failing rule's detail says so."""
+    n = 40
+    rng = np.random.default_rng(5)
+    diff = 25 - 40 * (rng.lognormal(0, 1, n) - np.exp(0.5))
+    slices = np.where(np.arange(n) % 2, "s1", "s0")
+    order = np.argsort(diff)  # the two largest speed-ups into s0, the slice s1 keeps none
+    diff[[0, 2]], diff[order[:2]] = diff[order[:2]], diff[[0, 2]]
+    a = rng.normal(1000, 50, n)
+    base = {
+        "question_id": [f"q{i:03d}" for i in range(n)],
+        "question": [f"question {i}" for i in range(n)],
+        "answer": ["x"] * n,
+        "slice": slices,
+        "correct": rng.random(n) < 0.6,
+    }
+    pd.DataFrame({**base, "latency_ms": a}).to_parquet(tmp_path / "a.parquet")
+    pd.DataFrame({**base, "latency_ms": a + diff}).to_parquet(tmp_path / "b.parquet")
+    out = tmp_path / "r.html"
+    result = CliRunner().invoke(
+        main,
+        ["compare", str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet"), "-o", str(out),
+         "--require", "latency_ms[slice] <= 0", "--quiet"],
+    )  # fmt: skip
+    assert result.exit_code == 1, result.output  # the gate fails
+    report = json.loads(out.with_suffix(".json").read_text())
+    own = scipy_stats.skew(diff[slices == "s1"], bias=False)
+    whole = scipy_stats.skew(diff, bias=False)
+    assert abs(own) < abs(whole) and whole < -1
+    (rule,) = report["gate"]["results"]
+    assert rule["outcome"] == "fail", result.output
+    text = f"skewness \u2212{abs(whole):.2f} over all 40 questions"
+    assert text in rule["detail"]
+    assert f"Sugden's rule asks {int(28 + 25 * whole * whole) + 1:,} questions" in rule["detail"]
+    slice_row = report["comparisons"][0]["slices"]["slice"]["s1"]["latency_ms"]
+    assert slice_row["skewness"] == pytest.approx(own, rel=1e-9)
+
+
+def test_a_slice_regression_line_borrows_the_runs_skew():
+    """The verdict's line for a slice regression of a cost: a slice whose own 17 questions
+    show no tail is judged by the run's skewness, which the line names."""
+    part = _cost(LEFT_TAIL[:-1] + 20)  # the slice: no speed-up, skewness within 1
+    assert part.ci_low > 0 and abs(part.skewness) < 1
+    run = _cost(LEFT_TAIL + 20)
+    finding = SliceResult("slice", "s1", part, 0.001, True, True)
+    (line,) = regression_lines([finding], 0.05, run=run)
+    assert line.startswith("B regresses on slice = s1")
+    assert f"skewness −{abs(run.skewness):.2f} over all 18 questions" in line
+    assert "which 17 questions may not hold" in line
+    (alone,) = regression_lines([finding], 0.05)
+    assert "skewed" not in alone
