@@ -712,8 +712,10 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
         ),
         (
             "Test",
-            "Binary outcomes: McNemar's exact test, two-sided binomial test of fixed against "
-            "broken, null hypothesis P(fixed) = 1/2. Continuous metrics where under "
+            "Binary outcomes (a 0/1 metric, or one of [0, 1] whose every paired value is 0 or 1 "
+            "in both runs, as recall with one labelled passage a question): McNemar's exact "
+            "test, two-sided binomial test of fixed against broken, null hypothesis P(fixed) = "
+            "1/2. Continuous metrics where under "
             f"{STUDENTIZED_BELOW:,} questions changed: the bootstrap-t test that inverts their "
             "interval (p is the smallest level whose interval excludes 0, so test and interval "
             "agree), Student's t test where that interval is t's alone; from "

@@ -1,0 +1,67 @@
+"""A metric of [0, 1] whose every value is 0 or 1 is compared as the 0/1 outcome it is: with one
+labelled passage a question, recall@5 takes the values hit@5 takes, and the same values must
+read the same test, p and verdict words."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+FIXED, BROKEN, BOTH, N = 11, 3, 30, 100
+# McNemar's exact test by hand: two-sided binomial of 3 broken among 14 changed, p = 1/2:
+# 2 (C(14,0) + C(14,1) + C(14,2) + C(14,3)) / 2^14 = 2 x 470 / 16384
+MCNEMAR_P = 2 * 470 / 16384
+
+
+def _logs(tmp_path: Path) -> tuple[Path, Path]:
+    """100 questions, one labelled passage each: found in B's prompt only on 11, in A's only
+    on 3, in both on 30."""
+    rows = {"a": [], "b": []}
+    for i in range(N):
+        found_a = FIXED <= i < FIXED + BROKEN or i >= N - BOTH
+        found_b = i < FIXED or i >= N - BOTH
+        for run, found in (("a", found_a), ("b", found_b)):
+            ranking = [f"g{i}" if found else f"x{i}", *(f"o{i}_{j}" for j in range(4))]
+            rows[run].append(
+                {
+                    "question_id": f"q{i:03d}",
+                    "retrieved_ids": ranking,
+                    "context_ids": ranking,
+                    "relevant_ids": [f"g{i}"],
+                }
+            )
+    paths = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    for table, path in zip(rows.values(), paths, strict=True):
+        pd.DataFrame(table).to_parquet(path)
+    return paths
+
+
+def test_recall_with_one_labelled_passage_reads_as_hit_does(tmp_path, compare):
+    a, b = _logs(tmp_path)
+    metrics = compare(a, b, tmp_path / "o")["comparisons"][0]["metrics"]
+    hit, recall = metrics["hit@5"], metrics["recall@5"]
+    assert (hit["fixed"], hit["broken"]) == (FIXED, BROKEN)
+    for m in (hit, recall):
+        assert m["test"] == "McNemar exact"
+        assert abs(m["p"] - MCNEMAR_P) < 1e-12
+    assert (recall["fixed"], recall["broken"]) == (FIXED, BROKEN)
+    assert (recall["ci_low"], recall["ci_high"]) == (hit["ci_low"], hit["ci_high"])
+    # the labelled passage, where found, is first: MRR and nDCG are 0 or 1 as well
+    assert metrics["mrr@5"]["test"] == metrics["ndcg@5"]["test"] == "McNemar exact"
+    # precision@5 is 0 or 1/5: two values, but not 0/1, so it keeps the continuous test
+    assert metrics["precision@5"]["test"] == "bootstrap-t"
+
+
+def test_a_metric_with_one_value_between_stays_continuous(tmp_path, compare):
+    """One question with two labelled passages, one of them found: recall 0.5 there, so recall
+    is no 0/1 outcome and keeps the continuous test, while hit stays McNemar's."""
+    a, b = _logs(tmp_path)
+    for path in (a, b):
+        table = pd.read_parquet(path)
+        table.at[0, "relevant_ids"] = ["g0", "elsewhere"]
+        table.to_parquet(path)
+    metrics = compare(a, b, tmp_path / "o")["comparisons"][0]["metrics"]
+    assert metrics["hit@5"]["test"] == "McNemar exact"
+    assert metrics["recall@5"]["test"] != "McNemar exact"
+    assert metrics["recall@5"]["fixed"] is None
