@@ -55,7 +55,7 @@ def log_retrieval(runs: Iterable[RunFile]) -> str:
     have them ("log relevant_ids with context_ids" asked of logs of context_ids was half
     wrong)."""
     runs = list(runs)
-    spans = all(set(_SPANS) & r.columns and not set(_IDS) & r.columns for r in runs)
+    spans = _spans_only(runs)
     label, prompt, ranking = _SPANS if spans else _IDS
     if all({prompt, ranking} & r.columns for r in runs):
         return f"log {label}"
@@ -69,11 +69,16 @@ def log_retrieval(runs: Iterable[RunFile]) -> str:
     )
 
 
+def _spans_only(runs: list[RunFile]) -> bool:
+    """Whether every log locates its evidence in spans and none in passage ids."""
+    return all(set(_SPANS) & r.columns and not set(_IDS) & r.columns for r in runs)
+
+
 def log_curve(runs: Iterable[RunFile]) -> str:
     """What run logs without the metric-vs-k curve would log for it: rankings and labels, in
     ids or spans, those every log has left out."""
     runs = list(runs)
-    spans = all(set(_SPANS) & r.columns and not set(_IDS) & r.columns for r in runs)
+    spans = _spans_only(runs)
     label, _, ranking = _SPANS if spans else _IDS
     wanted = [c for c in (ranking, label) if not all(c in r.columns for r in runs)]
     if len(wanted) == 1 or spans:
