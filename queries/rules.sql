@@ -114,14 +114,9 @@ CREATE OR REPLACE TEMP MACRO slice_value(v) AS
 -- as the same float32 (0.7, not 0.699999988): how a column either run logs as float32 is read in
 -- both, so that the same scores logged by one run as float32 and by the other as float64 are
 -- equal. One past float32's range, infinite or NaN stays as it is, for the row checks to name.
--- With decimals (not NULL), rounded to that many: how a column one run's file writes at so
--- many decimals is read in both (database.written_decimals, written_decimals.sql).
-CREATE OR REPLACE TEMP MACRO at_decimals(x, decimals) AS
-    CASE WHEN decimals IS NULL OR NOT isfinite(x) THEN x ELSE round(x, decimals) END;
-
-CREATE OR REPLACE TEMP MACRO as_number(v, single, decimals) AS
-    at_decimals(CASE WHEN single AND abs(v::DOUBLE) <= 3.4e38 THEN v::FLOAT::VARCHAR::DOUBLE
-                     ELSE v::DOUBLE END, decimals);
+CREATE OR REPLACE TEMP MACRO as_number(v, single) AS
+    CASE WHEN single AND abs(v::DOUBLE) <= 3.4e38 THEN v::FLOAT::VARCHAR::DOUBLE
+         ELSE v::DOUBLE END;
 
 CREATE OR REPLACE TEMP MACRO in_batch(question_id, batches, batch) AS
     hash(question_id) % batches::UBIGINT = batch::UBIGINT;

@@ -4,8 +4,7 @@
 -- Params: $column VARCHAR: the column's exact name, numeric or boolean in both logs
 --   (column_types.sql says which); $largest DOUBLE: the largest magnitude taken
 --   (inputs/contract.py); $single BOOLEAN: whether either log holds it as float32, so that
---   both are read at float32 precision (as_number, queries/rules.sql); $decimals INTEGER: the
---   decimals one log's file writes it at, at which both are read (NULL: as they are).
+--   both are read at float32 precision (as_number, queries/rules.sql).
 -- Returns: run, question_id, value (DOUBLE; NULL when no row of the question has a finite
 --   value: NaN and infinities are missing values), not_finite (the question's rows whose value
 --   is NaN or infinite, for the warning that says so), too_large (a finite value of the question
@@ -16,10 +15,10 @@
 --   Sums run in value order: same bits.
 WITH scored AS (
     SELECT 'a' AS run, question_id::VARCHAR AS question_id,
-           as_number(COLUMNS(lambda c: c = $column), $single, $decimals) AS value
+           as_number(COLUMNS(lambda c: c = $column), $single) AS value
     FROM raw_a
     UNION ALL
-    SELECT 'b', question_id::VARCHAR, as_number(COLUMNS(lambda c: c = $column), $single, $decimals)
+    SELECT 'b', question_id::VARCHAR, as_number(COLUMNS(lambda c: c = $column), $single)
     FROM raw_b
 )
 SELECT run, question_id,

@@ -727,7 +727,7 @@ def test_column_types(db):
 
 
 def test_score_column(sampled, tmp_path: Path):
-    s = sampled.frame("score_column", column="correct", largest=2**53, single=False, decimals=None)
+    s = sampled.frame("score_column", column="correct", largest=2**53, single=False)
     s = s.set_index(["run", "question_id"])
     # q1 in A: correct in samples 0 and 2 of three; in B: sample 1 of two; booleans as 0/1
     assert s.loc[("a", "q1"), "value"] == pytest.approx(2 / 3)
@@ -747,7 +747,7 @@ def test_score_column(sampled, tmp_path: Path):
         }
     ).to_parquet(path)
     db = RunDatabase(open_run(path, "A"))
-    got = db.frame("score_column", column="x", largest=2**53, single=False, decimals=None)
+    got = db.frame("score_column", column="x", largest=2**53, single=False)
     got = got.set_index(["run", "question_id"])
     db.close()
     assert got.value["a", "q1"] == 0.5 and pd.isna(got.value["a", "q2"])
@@ -767,36 +767,11 @@ def test_score_column_at_float32_precision(tmp_path: Path):
     x = [0.7, 2 / 3, 1e39, float("inf"), 1e-8]
     pd.DataFrame({"question_id": [f"q{i}" for i in range(5)], "x": x}).to_parquet(path)
     db = RunDatabase(open_run(path, "A"))
-    got = db.frame("score_column", column="x", largest=1e30, single=True, decimals=None)
+    got = db.frame("score_column", column="x", largest=1e30, single=True)
     db.close()
     values = got[got.run == "a"].set_index("question_id")
     assert values.value.tolist()[:2] == [0.7, 0.6666667] and values.value["q4"] == 1e-8
     assert values.too_large["q2"] == 1e39 and values.not_finite["q3"] == 1
-
-
-def _decimal_logs(tmp_path: Path) -> RunDatabase:
-    """A's x needs 7 decimals (0.1234567; NaN and infinity are no values), B's more (2/3)."""
-    paths = tmp_path / "a.parquet", tmp_path / "b.parquet"
-    columns = ([0.1234567, 0.5, float("nan"), float("inf")], [2 / 3, 0.25, 0.5, 1.0])
-    for path, x in zip(paths, columns, strict=True):
-        pd.DataFrame({"question_id": [f"q{i}" for i in range(4)], "x": x}).to_parquet(path)
-    return RunDatabase(open_run(paths[0], "A"), open_run(paths[1], "B"))
-
-
-def test_written_decimals(tmp_path: Path):
-    db = _decimal_logs(tmp_path)
-    got = db.frame("written_decimals", column="x").set_index("run")
-    db.close()
-    assert got.largest.tolist() == [0.5, 1.0]
-    assert [got[f"at_{d}"]["a"] for d in range(5, 12)] == [False, False] + [True] * 5
-    assert not got.loc["b", [f"at_{d}" for d in range(5, 12)]].any()
-
-
-def test_beyond_decimals(tmp_path: Path):
-    db = _decimal_logs(tmp_path)
-    beyond = [sorted(db.frame("beyond_decimals", column="x", most=m).run) for m in (11, 7, 6)]
-    db.close()
-    assert beyond == [["b"], ["b"], ["a", "b"]]
 
 
 def test_first_row(sampled):

@@ -37,7 +37,6 @@ _DATA_ERRORS = (
 _ROW_CHECKS = {"examples": EXAMPLES, "largest": LARGEST_VALUE}  # row_problems' parameters
 _ROW_NUMBER = "file_row_number"  # the column DuckDB's Parquet reader adds on request
 _NUMBERS = ("float 0..1", "number")  # the contract's number columns, as their type is named
-WRITTEN_FROM, WRITTEN_TO = 6, 11  # decimals a file may write its numbers at (written_decimals)
 _PASSAGE = pa.schema(  # a row of view passage_tables
     [("run", pa.string()), ("doc_id", pa.string()), ("start", pa.int64()), ("end", pa.int64())]
 )
@@ -121,14 +120,10 @@ class RunDatabase:
             whole = wholes[id(run)]
             self._raw(run, whole).create_view(f"raw_{key}")
             logged[key] = self._numbered(run, whole)
-        # a column either run holds as float32 is read at float32 precision in both, one a
-        # run's file writes at fewer decimals at those decimals in both
+        # a column either run holds as float32 is read at float32 precision in both
         single = {n for r in logged.values() for n, t in _typed(r) if str(t) == "FLOAT"}
-        numbers = [n for n, _ in _typed(logged["a"]) if BY_NAME[n].type_name in _NUMBERS]
-        both = set(numbers) & {n for n, _ in _typed(logged["b"])} if b is not None else set()
-        decimals = {n: d for n in sorted(both) if (d := self.written_decimals(n)) is not None}
         for key, relation in logged.items():
-            read = [_read_as(n, t, n in single, decimals.get(n)) for n, t in _typed(relation)]
+            read = [_read_as(n, t, n in single) for n, t in _typed(relation)]
             rows = relation.project(", ".join([*read, "row_number"]))
             if keep is not None:
                 rows = rows.filter("question_id::VARCHAR IN (SELECT question_id FROM keep_ids)")
@@ -247,51 +242,10 @@ class RunDatabase:
     def score_column(self, column: str) -> pd.DataFrame:
         """queries/score_column.sql of ``column`` (a score column of the logs, numeric or
         boolean in both), read in both runs at float32 precision where either holds it as
-        float32, and at the decimals one run's file writes it at, as the contract's columns
-        are (_read_as)."""
+        float32, as the contract's columns are (_read_as)."""
         types = self.frame("column_types")
-        typed = types[types["column_name"] == column]
-        single = bool((typed["data_type"] == "FLOAT").any())
-        numeric = len(typed) == 2 and not (typed["data_type"] == "BOOLEAN").any()
-        decimals = self.written_decimals(column) if numeric else None
-        return self.frame(
-            "score_column",
-            column=column,
-            largest=LARGEST_VALUE,
-            single=single,
-            decimals=decimals,
-        )
-
-    def written_decimals(self, column: str) -> int | None:
-        """The decimals at which both runs read number ``column``: those one run's file writes
-        it at (every value equal to itself rounded to d decimals, WRITTEN_FROM <= d <=
-        WRITTEN_TO, not at d - 1), where the other run holds more and a unit of the d-th decimal
-        is at most a ten-thousandth of the largest value; None otherwise
-        (queries/beyond_decimals.sql, then queries/written_decimals.sql).
-
-        pandas' ``to_json`` writes 10 decimals unless told otherwise, and a CSV written with
-        ``%.6f`` six: the same faithfulness scores as JSON Lines beside Parquet differed by
-        up to 5e-11 on 34 of 240 questions, read as 13 wins and 21 losses of a run against a
-        copy of itself. Below the decimals one file keeps, the other's digits measure nothing.
-        A run whose values need at most WRITTEN_FROM - 1 decimals (0.25, 0.5) says nothing of
-        how it was written, nor does a unit near the values' size (a cost of $0.000001 at six
-        decimals), so neither is rounded."""
-        if len(self.frame("beyond_decimals", column=column, most=WRITTEN_TO)) == 2:
-            return None  # both runs hold more decimals: the common case, found at once
-        places = {}
-        largest = 0.0
-        for row in self.frame("written_decimals", column=column).itertuples():
-            needed = [d for d in range(WRITTEN_FROM - 1, WRITTEN_TO + 1) if getattr(row, f"at_{d}")]
-            places[row.run] = needed[0] if needed else None  # None: more than WRITTEN_TO
-            largest = max(largest, float(row.largest))
-        if len(places) < 2:  # a run without a finite value
-            return None
-        d = min((d for d in places.values() if d is not None), default=None)
-        if d is None or list(places.values()).count(d) == 2:  # both finer, or both at d
-            return None
-        if d < WRITTEN_FROM or 10.0**-d > 1e-4 * largest:
-            return None
-        return d
+        single = bool(((types["column_name"] == column) & (types["data_type"] == "FLOAT")).any())
+        return self.frame("score_column", column=column, largest=LARGEST_VALUE, single=single)
 
     def question_ids(self) -> list[str]:
         """Run A's question ids, in file order."""
@@ -440,7 +394,7 @@ def _typed(relation: duckdb.DuckDBPyRelation) -> list[tuple[str, Any]]:
     return [(name, data_type) for name, data_type in columns if name != "row_number"]
 
 
-def _read_as(name: str, duckdb_type: Any, single: bool = False, decimals: int | None = None) -> str:
+def _read_as(name: str, duckdb_type: Any, single: bool = False) -> str:
     """How the queries read contract column ``name``: a true/false column logged as numbers or
     text as booleans (1 true, 0 false, null and NaN missing: a cast would read NaN as true;
     text as contract.spelled_flag reads it on load, which DuckDB's own cast does not: it
@@ -452,11 +406,9 @@ def _read_as(name: str, duckdb_type: Any, single: bool = False, decimals: int | 
     precision, as the shortest decimal that reads back as the same float32 (as_number,
     queries/rules.sql): the same scores logged as float32 by one run and float64 by the other
     (0.699999988 against 0.7) differed on every question, a "B worse" of -1e-8 that failed a
-    gate. One that a run's file writes at fewer decimals (``decimals``, written_decimals) is
-    read in both at those decimals."""
-    if (single or decimals is not None) and BY_NAME[name].type_name in _NUMBERS:
-        places = "NULL" if decimals is None else int(decimals)
-        return f"as_number({name}, {str(single).lower()}, {places}) AS {name}"
+    gate."""
+    if single and BY_NAME[name].type_name in _NUMBERS:
+        return f"as_number({name}, true) AS {name}"
     if BY_NAME[name].type_name != FLAG or str(duckdb_type) == "BOOLEAN":
         return name
     if str(duckdb_type) == "VARCHAR":
