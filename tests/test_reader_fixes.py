@@ -54,7 +54,7 @@ def test_a_ragas_csv_row_with_fewer_fields_is_named_by_its_line(tmp_path):
 
 PANDAS = (
     "a table as pandas' to_json lays it out (column -> {row -> value}), not BEIR results; write "
-    "records, one object a line, at full precision (pandas writes 10 digits by default): "
+    "records, one object a line, at full precision (pandas writes 10 decimals by default): "
     "to_json('run.jsonl', orient='records', lines=True, double_precision=15)"
 )
 

@@ -247,7 +247,7 @@ def format_of(path: Path, options: ReadOptions) -> str:
         if layout:
             raise InputError(
                 f"{path}: a table as pandas' to_json lays it out ({layout}), not BEIR results; "
-                "write records, one object a line, at full precision (pandas writes 10 digits "
+                "write records, one object a line, at full precision (pandas writes 10 decimals "
                 "by default): to_json('run.jsonl', orient='records', lines=True, "
                 "double_precision=15)"
             )
