@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 FIXED, BROKEN, BOTH, N = 11, 3, 30, 100
@@ -65,3 +66,67 @@ def test_a_metric_with_one_value_between_stays_continuous(tmp_path, compare):
     assert metrics["hit@5"]["test"] == "McNemar exact"
     assert metrics["recall@5"]["test"] != "McNemar exact"
     assert metrics["recall@5"]["fixed"] is None
+
+
+def test_an_unpaired_value_does_not_make_a_0_1_metric_continuous(tmp_path, compare):
+    """q099 has two labelled passages; A finds one (recall 0.5) and B logs no ranking for it, so
+    it is compared on no question: on the questions compared recall@5 is still hit@5."""
+    a, b = _logs(tmp_path)
+    last = N - 1
+    for path in (a, b):
+        table = pd.read_parquet(path)
+        table.at[last, "relevant_ids"] = [f"g{last}", "elsewhere"]
+        if path == b:
+            table.at[last, "retrieved_ids"] = table.at[last, "context_ids"] = None
+        table.to_parquet(path)
+    metrics = compare(a, b, tmp_path / "o")["comparisons"][0]["metrics"]
+    assert metrics["recall@5"]["n"] == N - 1
+    assert metrics["recall@5"]["test"] == metrics["hit@5"]["test"] == "McNemar exact"
+    assert metrics["recall@5"]["p"] == metrics["hit@5"]["p"]
+
+
+def _study_logs(tmp_path: Path) -> list[Path]:
+    """A and B answer once a question (correct 0/1); C answers twice, so its correct is a
+    share: the headline is no 0/1 outcome of every run."""
+    n, rng = 60, np.random.default_rng(1)
+    ids = [f"q{i:03d}" for i in range(n)]
+    a = rng.random(n) < 0.5
+    b = a.copy()
+    flip = rng.random(n)
+    b[~a & (flip < 0.35)], b[a & (flip < 0.08)] = True, False
+    paths = [tmp_path / f"{name}.parquet" for name in "ABC"]
+    pd.DataFrame({"question_id": ids, "correct": a}).to_parquet(paths[0])
+    pd.DataFrame({"question_id": ids, "correct": b}).to_parquet(paths[1])
+    second = np.random.default_rng(9).random(n) < 0.6
+    pd.DataFrame(
+        {"question_id": ids * 2, "sample": [1] * n + [2] * n, "correct": [*b, *second]}
+    ).to_parquet(paths[2])
+    return paths
+
+
+def _study(paths: list[Path], out: Path) -> dict:
+    import json
+
+    from click.testing import CliRunner
+
+    from reportgen.cli import cli
+
+    result = CliRunner().invoke(cli, ["compare", *map(str, paths), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    return json.loads(out.with_suffix(".json").read_text())
+
+
+def test_a_study_reads_the_headline_as_0_1_only_where_every_run_is(tmp_path):
+    """C's share of correct samples is no 0/1 mean: its run-chart interval and the matrix's
+    test of A against C are those of a continuous score, whatever the order of the candidates
+    (the first pair's 0/1 reading gave C's mean of 0.575 a Wilson bound of 0.894 and the
+    matrix a sign test's p of 0.143 beside the section's 0.034)."""
+    a, b, c = _study_logs(tmp_path)
+    first = _study([a, b, c], tmp_path / "abc.html")
+    second = _study([a, c, b], tmp_path / "acb.html")
+    means = [{m["label"]: m for m in doc["run_means"]}["C"] for doc in (first, second)]
+    assert means[0] == means[1] and means[0]["ci_high"] < 0.7
+    (cell,) = [m for m in first["matrix"] if (m["row"], m["column"]) == ("A", "C")]
+    (section,) = [p for p in first["comparisons"] if p["candidate"] == "C"]
+    assert section["metrics"]["correct"]["test"] != "McNemar exact"
+    assert cell["p"] == section["metrics"]["correct"]["p"]

@@ -163,13 +163,16 @@ class MetricTables:
 
     @cached_property
     def _zero_one(self) -> frozenset[str]:
-        """The metrics of range [0, 1] that every paired question scores 0 or 1 in both runs."""
+        """The metrics of range [0, 1] that every question scored in both runs scores 0 or 1
+        in both: those are compared (a recall of 0.5 in a run whose other side logged no
+        ranking is compared on no question, and made recall@2 continuous beside an identical
+        hit@2)."""
         kept = set()
         for base in self.metrics:
             if self.metric(base).bounds != (0.0, 1.0):
                 continue
-            values = self.paired[[f"{base}_a", f"{base}_b"]].to_numpy(dtype=float).ravel()
-            values = values[~np.isnan(values)]
+            values = self.paired[[f"{base}_a", f"{base}_b"]].to_numpy(dtype=float)
+            values = values[~np.isnan(values).any(axis=1)]
             if len(values) and np.isin(values, (0.0, 1.0)).all():
                 kept.add(base)
         return frozenset(kept)

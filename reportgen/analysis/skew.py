@@ -63,13 +63,16 @@ def unsure_bound(g: float | None, n: int) -> str | None:
 def caveat(c: MetricComparison, bound: str, run: MetricComparison | None = None) -> str | None:
     """The clause a sentence resting on ``bound`` (LOWER or UPPER) of ``c``'s interval carries
     where the skew of B - A leaves that bound unsure; None where it does not. For a slice,
-    ``run`` is the whole run's comparison of the metric: its skewness, where further from 0,
-    judges the slice, since a slice of 20 questions can miss a tail its run shows."""
-    g, over = c.skewness, fmt_count(c.n, "question")
-    if run is not None and run.skewness is not None and (g is None or abs(run.skewness) > abs(g)):
-        g, over = run.skewness, f"all {fmt_count(run.n, 'question')}"
-    if g is None or unsure_bound(g, c.n) != bound:
+    ``run`` is the whole run's comparison of the metric: the slice's own skewness or the run's
+    can mark the bound (its own first), since a slice of 20 questions can miss a tail its run
+    shows, and a run skewed the other way can hide one the slice shows."""
+    judged = [(c.skewness, fmt_count(c.n, "question"))]
+    if run is not None:
+        judged.append((run.skewness, f"all {fmt_count(run.n, 'question')}"))
+    marking = [(g, over) for g, over in judged if g is not None and unsure_bound(g, c.n) == bound]
+    if not marking:
         return None
+    g, over = marking[0]
     tail = "below" if bound == LOWER else "above"
     return (
         f"B \u2212 A is highly skewed (skewness {fmt_diff(g, 2)} over {over}): a rare large "

@@ -120,9 +120,13 @@ def decide(
     practical = None if margin is None else relevance(low, high, margin, scale)
     if practical is not None:
         parts.append(f"against the margin of {margin:g} that matters: {practical}")
-    resting = LOWER if c.ci_low > 0 else UPPER if c.ci_high < 0 else None
-    unsure = resting and caveat(c, resting)
-    if unsure:  # the claim rests on the bound a skewed B - A leaves unsure
+    # the bounds the sentence rests on: the claim's, and both where the margin's reading needs
+    # the far one too ("by less than 2", "equivalent within 3")
+    resting = {LOWER} if c.ci_low > 0 else {UPPER} if c.ci_high < 0 else set()
+    if practical is not None and (" by less than " in practical or "equivalent" in practical):
+        resting |= {LOWER, UPPER}
+    unsure = next((text for b in (LOWER, UPPER) if b in resting and (text := caveat(c, b))), None)
+    if unsure:  # a skewed B - A leaves one of them unsure
         parts.append(unsure)
     reason = "; ".join(parts)
     borderline = (outcome == NO_EVIDENCE) != (c.p >= significance(confidence))
