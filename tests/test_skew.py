@@ -186,3 +186,23 @@ def test_a_slice_keeps_its_own_skew_beside_a_run_skewed_the_other_way():
     text = caveat(part, UPPER, run)
     assert text is not None and f"skewness +{part.skewness:.2f} over 18 questions" in text
     assert caveat(part, LOWER, run) is not None  # the run's tail marks the lower bound
+
+
+def test_a_ceiling_on_a_candidates_skewed_latency_says_its_upper_bound_is_unsure():
+    """'candidate.latency_ms <= 1200' passes on the upper bound of B's own mean; B's latencies,
+    1,000 ms but for one of 1,500, are skewed right (the usual shape), so the bound may sit too
+    low and the pass says so, of the candidate's values."""
+    from reportgen.analysis.stats import own_mean
+
+    values = np.r_[np.random.default_rng(2).normal(1000, 30, 19), 1500.0]
+    own = own_mean(
+        "latency_ms", values, binary=False, n_boot=2000, confidence=0.95, seed=0, span=None
+    )
+    assert own.skewness == pytest.approx(scipy_stats.skew(values, bias=False), rel=1e-10)
+    rule = parse_rule("candidate.latency_ms <= 1200")
+    (r,) = evaluate(
+        Requirements((rule,)), [Candidate("B", {}, {"latency_ms": own}, {})], 0.95
+    ).results
+    assert r.outcome == "pass", r.detail
+    assert "the candidate's values are highly skewed" in r.detail
+    assert "the upper bound may miss more often than its level says" in r.detail

@@ -721,7 +721,8 @@ def _evaluate_rule(rule: Rule, candidate: Candidate, confidence: float) -> RuleR
             f"; but the {c.test} test of no difference gives p = {c.p:.3g} (over "
             f"{fmt_count(c.n, 'question')}), so the interval and the test disagree"
         )
-    detail += _skew_caveats(c, _resting_bounds(rule, outcome, c.ci_high))
+    subject = "the candidate's values" if rule.kind == CANDIDATE else "B \u2212 A"
+    detail += _skew_caveats(c, _resting_bounds(rule, outcome, c.ci_high), subject=subject)
     return RuleResult(
         rule.text, candidate.label, outcome, outcome, c.diff, c.ci_low, c.ci_high, detail
     )
@@ -739,11 +740,14 @@ def _resting_bounds(rule: Rule, outcome: str, high: float) -> tuple[str, ...]:
 
 
 def _skew_caveats(
-    c: MetricComparison, bounds: tuple[str, ...], run: MetricComparison | None = None
+    c: MetricComparison,
+    bounds: tuple[str, ...],
+    run: MetricComparison | None = None,
+    subject: str = "B \u2212 A",
 ) -> str:
-    """'; <caveat>' for each of ``bounds`` the skew of B - A leaves unsure (skew.caveat; ``run``
-    the whole run's comparison where ``c`` is a slice's)."""
-    return "".join(f"; {text}" for bound in bounds if (text := caveat(c, bound, run)))
+    """'; <caveat>' for each of ``bounds`` the skew of ``subject`` leaves unsure (skew.caveat;
+    ``run`` the whole run's comparison where ``c`` is a slice's)."""
+    return "".join(f"; {text}" for bound in bounds if (text := caveat(c, bound, run, subject)))
 
 
 def evaluate(

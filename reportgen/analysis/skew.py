@@ -60,12 +60,18 @@ def unsure_bound(g: float | None, n: int) -> str | None:
     return LOWER if g < 0 else UPPER
 
 
-def caveat(c: MetricComparison, bound: str, run: MetricComparison | None = None) -> str | None:
+def caveat(
+    c: MetricComparison,
+    bound: str,
+    run: MetricComparison | None = None,
+    subject: str = "B \u2212 A",
+) -> str | None:
     """The clause a sentence resting on ``bound`` (LOWER or UPPER) of ``c``'s interval carries
     where the skew of B - A leaves that bound unsure; None where it does not. For a slice,
     ``run`` is the whole run's comparison of the metric: the slice's own skewness or the run's
     can mark the bound (its own first), since a slice of 20 questions can miss a tail its run
-    shows, and a run skewed the other way can hide one the slice shows."""
+    shows, and a run skewed the other way can hide one the slice shows. ``subject``: what is
+    skewed ("the candidate's values" for a run's own mean, which a ceiling on latency reads)."""
     judged = [(c.skewness, fmt_count(c.n, "question"))]
     if run is not None:
         judged.append((run.skewness, f"all {fmt_count(run.n, 'question')}"))
@@ -75,7 +81,8 @@ def caveat(c: MetricComparison, bound: str, run: MetricComparison | None = None)
     g, over = marking[0]
     tail = "below" if bound == LOWER else "above"
     return (
-        f"B \u2212 A is highly skewed (skewness {fmt_diff(g, 2)} over {over}): a rare large "
+        f"{subject} {'is' if subject.startswith('B') else 'are'} highly skewed (skewness "
+        f"{fmt_diff(g, 2)} over {over}): a rare large "
         f"difference {tail} the rest, which {fmt_count(c.n, 'question')} may not hold, would "
         "move the mean, "
         f"so the {bound} bound may miss more often than its level says (Sugden's rule asks "

@@ -983,15 +983,15 @@ def compare_with_sides(
         cluster_se=cluster_se,
         detectable=detect,
         resampled=resampled,
-        skewness=_skewness(diff, not (binary or own or groups) and span is None),
+        skewness=_skewness(diff, not (binary or groups) and span is None),
     )
     return comparison, means, sides
 
 
 def _skewness(diff: np.ndarray, unbounded: bool) -> float | None:
-    """The skewness of B - A where an unseen tail could move its mean without bound
-    (``unbounded``: not a 0/1 outcome, a run's own mean, a difference of known range, nor
-    clusters, whose means are the unit); None then, and for differences without spread."""
+    """The skewness of B - A (of B's own values for a run's own mean) where an unseen tail could
+    move its mean without bound (``unbounded``: not a 0/1 outcome, a value or difference of
+    known range, nor clusters, whose means are the unit); None then, and without spread."""
     return skewness(diff) if unbounded and _sd(diff) else None
 
 

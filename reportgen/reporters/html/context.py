@@ -705,7 +705,8 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             "miss more often than its level: the one away from the tail, which a rare large "
             "difference the questions did not draw would move. A sentence resting on that bound "
             "(the verdict, a slice's regression, a gate's rule) says so; a slice is judged by "
-            "its own skewness or the whole run's, whichever is further from 0. The bound "
+            "its own skewness and by the whole run's, a candidate rule by the skewness of the "
+            "candidate's own values. The bound "
             "stands: no interval read from the questions alone holds its level for every such "
             "tail, and refusing the bound as proof lost most of the power to find a true "
             "difference on that side (bench/simulate_skew.py).",
