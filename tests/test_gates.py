@@ -1568,3 +1568,25 @@ def test_a_pass_excused_by_a_small_slice_names_the_likeliest_slice_that_could_fa
         "; of those of 10 or more, slice slice = eleven is the likeliest: interval [-0.9091, "
         "-0.1454], Holm-adjusted p 0.02861 vs 0.025"
     )
+
+
+def test_a_rule_on_a_cost_keeps_the_cost_sections_wins(tmp_path, compare):
+    """A rule naming latency_ms compares it as a metric, whose wins count B faster; the JSON's
+    cost section still counts B slower as its wins (README), with the rule as without it."""
+    n = 30
+    rows = [{"question_id": f"q{i}", "correct": i % 2 == 0, "slice": f"s{i % 3}"} for i in range(n)]
+    a = pd.DataFrame(rows).assign(latency_ms=1000.0)
+    b = pd.DataFrame(rows).assign(latency_ms=[1100.0 if i < 20 else 900.0 for i in range(n)])
+    a.to_parquet(tmp_path / "a.parquet")
+    b.to_parquet(tmp_path / "b.parquet")
+    plain = compare(tmp_path / "a.parquet", tmp_path / "b.parquet", tmp_path / "p")
+    ruled = compare(
+        tmp_path / "a.parquet", tmp_path / "b.parquet", tmp_path / "r",
+        "--require", "latency_ms[slice] <= 150",
+    )  # fmt: skip
+    for out in (plain, ruled):
+        assert (out["cost"]["latency_ms"]["wins"], out["cost"]["latency_ms"]["losses"]) == (20, 10)
+    assert (ruled["metrics"]["latency_ms"]["wins"], ruled["metrics"]["latency_ms"]["losses"]) == (
+        10,
+        20,
+    )

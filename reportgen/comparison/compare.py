@@ -433,10 +433,11 @@ def compare_runs(
         questions.close()
     stage(f"{named}: intervals")
     comparisons: dict[str, MetricComparison] = {}
+    measured: dict[str, MetricComparison] = {}  # wins as B - A > 0, as the cost section counts
     means: dict[str, np.ndarray] = {}
     for base in tables.metrics:
         name = tables.name(base)
-        comparisons[name], means[name] = compare_metric(
+        measured[name], means[name] = compare_metric(
             name,
             tables.paired[f"{base}_a"].to_numpy(dtype=float),
             tables.paired[f"{base}_b"].to_numpy(dtype=float),
@@ -446,8 +447,9 @@ def compare_runs(
             seed=options.seed,
             clusters=clusters,
         )
-        comparisons[name] = oriented(comparisons[name], tables.metric(base))
-    diagnosis = with_means(diagnosis, comparisons)
+        comparisons[name] = oriented(measured[name], tables.metric(base))
+    # a cost a rule compares as a metric (latency_ms[slice] <= 0) keeps its cost's wins: B more
+    diagnosis = with_means(diagnosis, measured)
     _check_margins(options, comparisons)
     if drafted:
         drafted(Headline(options, tables, comparisons, headline, means[headline], place))
