@@ -313,48 +313,6 @@ def _in_file_order(p: Paired, run: str, where: np.ndarray) -> list[str]:
     return p.frame["question_id"].iloc[order[where[order]]].tolist()
 
 
-def _unlocated_change(
-    p: Paired, run: str, verdicts: np.ndarray, scope: np.ndarray, supported_threshold: float
-) -> tuple[str, dict[str, float]]:
-    """The next step where no evidence is located and the answers fall below the bar, with the
-    counts it rests on. No link can be named, but faithfulness tells where the answers that
-    fall short went wrong: most unsupported by their passages, the model (instruct it to keep
-    to them); most faithful to their passages and wrong, upstream of it, where the passages lack
-    the answer or hold a stale one, which no instruction to the model mends. Without
-    faithfulness nothing tells them apart. Each asks for the columns that locate the evidence,
-    which name the link."""
-    unlogged = " and ".join(p.unlogged_locators(run) or ["relevant_ids"])
-    short = scope & (verdicts == 0)
-    n = int(short.sum())
-    if not p.logged("faithfulness"):
-        return (
-            f"log {unlogged}, and faithfulness, so the next report can tell retrieval from "
-            f"generation: nothing logged says whether the {fmt_count(n, 'answer')} that fall "
-            "short follow their passages, so no link's repair can be named yet"
-        ), {"answers that fall short": float(n)}
-    faithfulness, correct = p.values("faithfulness", run), p.values("correct", run)
-    unsupported = int((short & (faithfulness < supported_threshold)).sum())
-    follows = int((short & (faithfulness >= supported_threshold) & (correct == 0)).sum())
-    counts = {
-        "answers that fall short": float(n),
-        "unsupported by their passages": float(unsupported),
-        "faithful but wrong": float(follows),
-    }
-    if follows > unsupported:
-        return (
-            f"look upstream of the model: {follows} of the {fmt_count(n, 'answer')} that fall "
-            f"short follow their passages (faithfulness at least {supported_threshold:g}) and "
-            f"are wrong, so those passages lack the answer or hold a stale one; log {unlogged} "
-            "so the next report can tell retrieval from the corpus, and change that link"
-        ), counts
-    return (
-        "instruct the model to answer only from the passages it is given and abstain "
-        f"otherwise ({unsupported} of the {fmt_count(n, 'answer')} that fall short are not "
-        f"supported by their passages), and log {unlogged} so the next report can locate the "
-        "evidence and tell retrieval from generation"
-    ), counts
-
-
 def _next_experiment(
     p: Paired,
     run: str,
@@ -463,7 +421,12 @@ def _next_experiment(
         scope = p.values("answerable", run) == 1
         population = "all questions" if scope.all() else "answerable questions"
         stage = "end-to-end"  # no labelled evidence located: the failing link cannot be named
-        change = ""  # _unlocated_change, once the answers below the bar are known
+        unlogged = p.unlogged_locators(run) or ["relevant_ids"]
+        change = (
+            "instruct the model to answer only from the passages it is given and abstain "
+            f"otherwise, and log {' and '.join(unlogged)} so the next report can locate the "
+            "evidence and tell retrieval from generation"
+        )
     if not p.logged("correct"):
         return None
     verdicts = good_answers(p, run, supported_threshold)
@@ -489,9 +452,6 @@ def _next_experiment(
             link = _stale_link(p, run, scope & (np.asarray(classes, dtype=object) == STALE))
             if link != "corpus":
                 stage, change = link, PARTIAL[link]
-        if stage == "end-to-end":
-            change, counts = _unlocated_change(p, run, verdicts, scope, supported_threshold)
-            return experiment(stage, change, metric, **counts)
         return experiment(stage, change, metric)
     unanswerable = p.values("answerable", run) == 0
     abstains = not np.isnan(p.values("abstained", run)).all()  # NULL throughout: not logged
