@@ -5,8 +5,8 @@ latency with rare large speed-ups and many small slow-downs reads, on 20 questio
 speed-up, as a run of small losses. Every interval of the mean then misses on the side away
 from the tail more often than its level says, and no rule read from the sample can hold that
 side's level for every such law (Bahadur and Savage, 1956). Refusing the bound as proof
-halved the excess but lost most of the power to find a true loss on that side
-(bench/simulate_skew.py), so the bound stands and the sentences that rest on it say so.
+brought those misses near the level but lost most of the power to find a true loss on that
+side (bench/simulate_skew.py), so the bound stands and the sentences that rest on it say so.
 """
 
 from __future__ import annotations

@@ -102,8 +102,9 @@ class MetricComparison:
     # the resamples (the expanded percentile's, or the bootstrap-t's at the stated level); None
     # where neither bound is one (Student's t or a score interval lies outside it, or the
     # differences have no spread): how many resamples are drawn cannot move it then
-    skewness: float | None = None  # of B - A (skew.skewness), for a difference of no known
-    # range without clusters: where it is high for n, a bound is unsure (skew.unsure_bound)
+    skewness: float | None = None  # of B - A (B's own values for a run's own mean;
+    # skew.skewness), of no known range and without clusters: where it is high for n, a bound
+    # is unsure (skew.unsure_bound)
 
 
 @dataclass(frozen=True)
