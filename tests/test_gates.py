@@ -210,6 +210,34 @@ def test_the_printed_bound_and_margin_compare_as_the_rule_decides(text, low, hig
     assert _HOLDS[op](float(bound), float(margin)) == (outcome == "pass")
 
 
+_BROKEN = re.compile(r"one-sided 97.5% (lower|upper) bound (\S+) (>=|>|<=|<) (\S+)$")
+
+
+@pytest.mark.parametrize(
+    ("text", "low", "high", "bound", "shown"),
+    [
+        ("correct >= -0.02", -0.12, -0.04, "upper", "-0.04"),
+        ("correct > -0.02", -0.12, -0.02, "upper", "-0.02"),  # on the margin breaks '>'
+        ("latency_ms <= 50", 60.0, 90.0, "lower", "60"),
+        ("cost_usd < 1e-3", 0.001, 0.002, "lower", "0.001"),
+        ("faithfulness >= -0.01296", -0.1, -0.012960004, "upper", "-0.012960004"),
+    ],
+)
+def test_a_failing_rule_prints_the_bound_its_failure_rests_on(text, low, high, bound, shown):
+    """A failing '>= -0.02' with interval [-0.12, -0.04] printed 'lower bound -0.12 vs >=
+    -0.02', which an open rule prints too: the fail rests on the upper bound, below the margin
+    (as the skew caveat on that bound already said)."""
+    rule = parse_rule(text)
+    c = interval((low + high) / 2, low, high, p=0.001)
+    gate = evaluate(Requirements((rule,)), [Candidate("B", {rule.metric: c}, {}, {})], 0.95)
+    (result,) = gate.results
+    assert result.outcome == "fail"
+    side, value, op, margin = _BROKEN.search(result.detail).groups()
+    assert (side, value, margin) == (bound, shown, text.split()[-1])
+    assert op == {">=": "<", ">": "<=", "<=": ">", "<": ">="}[rule.op]
+    assert _HOLDS[op](float(value), float(margin))  # the printed bound is past the margin
+
+
 def test_an_equivalence_interval_prints_its_ends_on_their_side_of_the_margin():
     rule = parse_rule("faithfulness within 0.0129668")
     c = interval(0.0, -0.012966795, 0.012966795, p=0.5)

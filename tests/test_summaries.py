@@ -270,7 +270,8 @@ def test_junit_has_one_case_per_rule_with_the_numbers(sample):
     latency = doc["gate"]["results"][1]
     (failure,) = cases["latency_ms <= 150"].result
     assert isinstance(failure, Failure) and failure.type == "fail"
-    assert f"{latency['high']:.4g}" in failure.message and "vs <= 150" in failure.message
+    # the fail rests on the lower bound, above the ceiling
+    assert f"lower bound {latency['low']:.4g} > 150" in failure.message
     assert f"interval [{latency['low']:.6g}, {latency['high']:.6g}]" in failure.text
     (inconclusive,) = cases["faithfulness within 0.01"].result
     assert inconclusive.type == "inconclusive"

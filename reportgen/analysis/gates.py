@@ -511,22 +511,29 @@ def _interval(rule: Rule, c: MetricComparison) -> str:
     return f"one {'question' if c.clusters is None else 'cluster'} gives no interval"
 
 
-def _bound_sentence(rule: Rule, c: MetricComparison, what: str, level: float) -> str:
+def _bound_sentence(rule: Rule, c: MetricComparison, what: str, level: float, outcome: str) -> str:
+    """The estimate, the interval and the one-sided bound the outcome rests on, against the
+    margin: a pass or an open rule the bound on the rule's side ('lower bound -0.01 vs >=
+    -0.02'), a fail the other one, which lies past the margin ('upper bound -0.04 < -0.02'): the
+    lower bound of a failing '>= -0.02' is below the margin in an open rule too."""
     estimate = f"{what} {fmt_beside(c.diff, rule.margins)}"
     if rule.kind == CANDIDATE:  # over the candidate's scored questions, which the report's
         # table of B - A narrows to those scored in both runs: its B mean can differ
         estimate += f" over its {fmt_count(c.n, 'scored question')}"
     if rule.op == WITHIN:
         return f"{estimate}, {_interval(rule, c)}, equivalence margin \u00b1{rule.number}"
-    bound = "lower" if rule.op in (">=", ">") else "upper"
-    compared = f"one-sided {fmt_pct(level)} {bound} bound"
     if not _has_interval(c):
+        bound = "lower" if rule.op in (">=", ">") else "upper"
         return (
-            f"{estimate}, {_interval(rule, c)}, so there is no {compared} to hold to "
-            f"{rule.op} {rule.number}"
+            f"{estimate}, {_interval(rule, c)}, so there is no one-sided {fmt_pct(level)} "
+            f"{bound} bound to hold to {rule.op} {rule.number}"
         )
-    value = fmt_beside(c.ci_low if bound == "lower" else c.ci_high, rule.margins)
-    return f"{estimate}, {_interval(rule, c)}; {compared} {value} vs {rule.op} {rule.number}"
+    (bound,) = _resting_bounds(rule, outcome if outcome == FAIL else PASS, c.ci_high)
+    value = fmt_beside(c.ci_low if bound == LOWER else c.ci_high, rule.margins)
+    compared = f"one-sided {fmt_pct(level)} {bound} bound {value}"
+    if outcome == FAIL:
+        return f"{estimate}, {_interval(rule, c)}; {compared} {_BREAKS[rule.op]} {rule.number}"
+    return f"{estimate}, {_interval(rule, c)}; {compared} vs {rule.op} {rule.number}"
 
 
 def _violation_p(rule: Rule, evidence: SliceEvidence) -> float:
@@ -709,7 +716,7 @@ def _evaluate_rule(rule: Rule, candidate: Candidate, confidence: float) -> RuleR
         return _unscored(rule, candidate, "no question scored")
     c = _as_judged(rule, c)
     outcome = _judge(rule.op, rule.margin, c.ci_low, c.ci_high)
-    detail = _bound_sentence(rule, c, what, level)
+    detail = _bound_sentence(rule, c, what, level, outcome)
     if (
         outcome == PASS
         and rule.kind != CANDIDATE
