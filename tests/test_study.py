@@ -19,6 +19,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 from jsonschema import Draft202012Validator
+from markdown_it import MarkdownIt
 from scipy import integrate, stats
 
 from reportgen.analysis import holdout
@@ -680,6 +681,37 @@ def test_markdown_has_one_row_per_candidate(three):
             if x.startswith(f"| {row['candidate']}".replace("_", "\\_"))
         )
         assert f"{row['diff']:+.3f}" in line
+
+
+def test_the_markdown_of_a_study_gives_each_candidates_verdict_sentence(tmp_path):
+    """The table of candidates reads one word a candidate ("worse"); the sentence behind it
+    carries what the word leaves out: here that B's "worse" rests on a lower bound the left
+    tail of its latency difference leaves unsure (30 ms slower on 39 of 40 questions, 100 ms
+    faster on one). The page's section and the command's output gave the sentence; the
+    summary a pull request shows did not."""
+    n = 40
+    rng = np.random.default_rng(5)
+    a = rng.normal(1000, 50, n)
+    slower = rng.normal(30, 5, n)
+    slower[0] = -100.0
+    logs = []
+    for name, values in (("base", a), ("slow", a + slower), ("same", a + rng.normal(0, 5, n))):
+        frame = pd.DataFrame({"question_id": [f"q{i}" for i in range(n)], "latency_ms": values})
+        frame.to_parquet(tmp_path / f"{name}.parquet")
+        logs.append(tmp_path / f"{name}.parquet")
+    markdown = tmp_path / "r.md"
+    options = ("--n-boot", "2000", "--lower-is-better", "latency_ms", "--markdown", markdown)
+    doc = compare_runs(tmp_path / "out", *logs, options=options)
+    text = markdown.read_text()
+    rendered = MarkdownIt("commonmark").render(text)
+    for pair in doc["comparisons"]:
+        verdict = pair["verdict"]
+        line = next(x for x in text.splitlines() if x.startswith(f"- {pair['candidate']}: "))
+        assert f"**{verdict['outcome']}** on **latency\\_ms**" in line
+        assert html.escape(verdict["reason"], quote=False) in rendered  # whole, not cut
+    slow = next(p for p in doc["comparisons"] if p["candidate"] == "slow")["verdict"]
+    assert slow["outcome"] == "B worse"
+    assert "the lower bound may miss more often than its level says" in slow["reason"]
 
 
 def test_gate_rules_apply_to_each_candidate(tmp_path):

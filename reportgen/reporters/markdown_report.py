@@ -163,13 +163,32 @@ def _gate_lines(gate: GateResult) -> list[str]:
     return lines
 
 
-def _named_regressions(lines: list[str]) -> list[str]:
-    """The slice regressions the verdicts name (findings on the headline metric), one item
-    each under the verdict, as the page and the command's output give them."""
-    shown = [f"- {prose(line)}" for line in lines[:MAX_SLICE_ROWS]]
-    if len(lines) > MAX_SLICE_ROWS:
-        shown.append(f"- {_more(len(lines) - MAX_SLICE_ROWS, 'slice regression', 'the report')}")
-    return [*shown, ""] if shown else []
+def _named_regressions(
+    lines: list[str], limit: int = MAX_SLICE_ROWS, indent: str = ""
+) -> list[str]:
+    """The slice regressions a verdict names (findings on the headline metric), one item each
+    under the verdict, as the page and the command's output give them."""
+    shown = [f"{indent}- {prose(line)}" for line in lines[:limit]]
+    if len(lines) > limit:
+        shown.append(f"{indent}- {_more(len(lines) - limit, 'slice regression', 'the report')}")
+    return shown
+
+
+def _verdicts(study: Study) -> list[str]:
+    """Each candidate's verdict sentence, as its section on the page and the command's output
+    give it, with the regressions it names: the table's one word per candidate leaves out what
+    the sentence adds (a bound the skew of a cost leaves unsure, a test and an interval that
+    disagree, what a margin settles)."""
+    limit = max(1, MAX_SLICE_ROWS // len(study.pairs))
+    lines = []
+    for pair in study.pairs:
+        verdict = pair.verdict
+        lines += [
+            f"- {escape(pair.runs['b'].label)}: **{verdict.outcome}** on "
+            f"**{escape(pair.headline)}**. {prose(verdict.reason)}",
+            *_named_regressions(verdict.regressions, limit, indent="  "),
+        ]
+    return [*lines, ""]
 
 
 def _changes(c: MetricComparison) -> str:
@@ -248,8 +267,9 @@ def render(report: Report) -> str:
     ]
     header = ["Candidate", "Metric", "Baseline", "Candidate", "Difference", "Interval"]
     adjusted = f"p ({study.family.adjustment})"
+    lines += ["### Candidates", ""]
     lines += _table([*header, adjusted, "Fixed / broken", "Verdict"], rows)
-    lines += _named_regressions([line for pair in study.pairs for line in pair.verdict.regressions])
+    lines += _verdicts(study)
     for note in (study.curse, study.holdout):
         if note is not None:
             lines += [prose(note.sentence), ""]
@@ -289,6 +309,7 @@ def _pair(
         "",
         *_named_regressions(result.verdict.regressions),
     ]
+    lines += [""] if result.verdict.regressions else []
     lines += _read_first(warnings)
     if result.gate is not None:
         lines += _gate_lines(result.gate)
