@@ -4,9 +4,14 @@ statistics' tie rule: "B worse" at p 0.002, a gate failed, W/L/T counts of round
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
+from click.testing import CliRunner
+
+from reportgen.cli import cli
 
 SCORES = [0.7, 0.9, 2 / 3, 0.95, 0.1, 1 / 3] * 10  # 2/3: float32 and float64 differ at 3e-8
 
@@ -54,3 +59,35 @@ def test_float64_scores_keep_their_precision(tmp_path, compare):
     m = compare(a, b, tmp_path / "out")["metrics"]["faithfulness"]
     assert (m["wins"], m["losses"]) == (0, 60)
     assert m["diff"] == pytest.approx(-1e-9, rel=1e-6)
+
+
+@pytest.mark.parametrize("column", ["faithfulness", "judge"])
+def test_a_study_reads_every_run_at_the_precision_one_of_them_holds(tmp_path, column):
+    """Three runs of the same scores, the middle one logged as float32: a study scores each
+    log alone, so only that log was read at float32 precision, and 2/3 and 1/3 (float32
+    0.6666667, 0.33333334) differed from the baseline's doubles by 3e-8 on 20 of 60 questions:
+    W/L/T of rounding alone against the one candidate, none against the other."""
+    paths = []
+    for name, dtype in (("base", "float64"), ("single", "float32"), ("double", "float64")):
+        frame = pd.DataFrame(
+            {
+                "question_id": [f"q{i}" for i in range(len(SCORES))],
+                column: np.array(SCORES, dtype=dtype),
+            }
+        )
+        paths.append(tmp_path / f"{name}.parquet")
+        frame.to_parquet(paths[-1])
+    out = tmp_path / "r.html"
+    metric = ("--metric", column) if column == "judge" else ()
+    result = CliRunner().invoke(
+        cli, ["compare", *map(str, paths), "-o", str(out), "--n-boot", "300", *metric]
+    )
+    assert result.exit_code == 0, result.output
+    doc = json.loads(out.with_suffix(".json").read_text())
+    for pair in doc["comparisons"]:
+        m = pair["metrics"][column]
+        assert (m["wins"], m["losses"], m["ties"], m["diff"]) == (0, 0, 60, 0.0), pair["candidate"]
+    # the baseline reads one mean in every pair: that of the shortest float32 decimals
+    shortest = np.mean([float(str(np.float32(s))) for s in SCORES])
+    means = {pair["metrics"][column]["a"] for pair in doc["comparisons"]}
+    assert len(means) == 1 and means.pop() == pytest.approx(shortest, abs=1e-15)

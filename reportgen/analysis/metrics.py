@@ -300,10 +300,15 @@ def score_questions(db: RunDatabase, cutoff: int | None, exponential: bool) -> N
     db.execute("question_chars")
 
 
-def score_run(run: RunFile, options: Options, keep: list[str] | None = None) -> ScoredRun:
+def score_run(
+    run: RunFile,
+    options: Options,
+    keep: list[str] | None = None,
+    single: frozenset[str] = frozenset(),
+) -> ScoredRun:
     """One run scored alone, once, for every pair of runs it is in (``keep``: the questions
-    the runs share)."""
-    db = RunDatabase(run, keep=keep)
+    the runs share; ``single``: the columns some run holds as float32, read so in all)."""
+    db = RunDatabase(run, keep=keep, single=single)
     try:
         db.prepare(options.cutoff, options.span_coverage)
         score_questions(db, options.cutoff, options.gain == "exponential")

@@ -39,7 +39,7 @@ from ..formatting import (
     fmt_num,
     fmt_pct,
 )
-from ..inputs.database import RunDatabase
+from ..inputs.database import RunDatabase, float32_columns
 from ..inputs.load import RunFile, Source, open_source, source_path, source_stem
 from ..inputs.readers import ReadOptions, runs_in
 from ..progress import stage
@@ -473,7 +473,10 @@ def run_study(
     tables = runs[0].scored is not None
     if m > 1 and not tables:
         stage("scoring each run")
-    scored = [score_run(run, options, keep) for run in runs] if m > 1 and not tables else []
+    scored = []
+    if m > 1 and not tables:
+        single = frozenset[str]().union(*map(float32_columns, runs))
+        scored = [score_run(run, options, keep, single) for run in runs]
     if m > 1 and requirements and options.cutoff is None:
         sizes = (
             [prompt_sizes(run) for run in runs]

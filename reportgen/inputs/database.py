@@ -81,6 +81,7 @@ class ScoredRun:
 
     tables: dict[str, pa.Table]  # by name in SCORED_TABLES
     left_out: tuple[RowProblem, ...]
+    single: frozenset[str] = frozenset()  # the columns read at float32 precision (RunDatabase)
 
 
 class RunDatabase:
@@ -93,6 +94,10 @@ class RunDatabase:
     ``keep`` (the questions common to every run of a study) the rows of other questions are left
     out of ``rows_*``. With ``scored`` (each run scored alone, ``scored_run``) the tables of
     SCORED_TABLES are those runs' tables side by side, and ``prepare`` is not needed.
+
+    A number column either run holds as float32 is read at float32 precision in both; so is
+    one named in ``single`` (a column some other run of a study holds so, float32_columns),
+    or in the ``single`` of a scored run, so that every run of a study is read alike.
     """
 
     def __init__(
@@ -102,8 +107,10 @@ class RunDatabase:
         keep: list[str] | None = None,
         scored: tuple[ScoredRun, ScoredRun] | None = None,
         batch_rows: int = BATCH_ROWS,
+        single: frozenset[str] = frozenset(),
     ) -> None:
         self.files = {"a": a, "b": b or a}
+        self.single = single.union(*(t.single for t in scored or ()))
         self.batch_rows = batch_rows
         self.large = a.n_rows + (b.n_rows if b else 0) > batch_rows  # KEPT tables compressed
         self.con = connect()
@@ -121,9 +128,10 @@ class RunDatabase:
             self._raw(run, whole).create_view(f"raw_{key}")
             logged[key] = self._numbered(run, whole)
         # a column either run holds as float32 is read at float32 precision in both
-        single = {n for r in logged.values() for n, t in _typed(r) if str(t) == "FLOAT"}
+        narrow = {n for r in logged.values() for n, t in _typed(r) if str(t) == "FLOAT"}
+        narrow |= self.single
         for key, relation in logged.items():
-            read = [_read_as(n, t, n in single) for n, t in _typed(relation)]
+            read = [_read_as(n, t, n in narrow) for n, t in _typed(relation)]
             rows = relation.project(", ".join([*read, "row_number"]))
             if keep is not None:
                 rows = rows.filter("question_id::VARCHAR IN (SELECT question_id FROM keep_ids)")
@@ -232,7 +240,7 @@ class RunDatabase:
         """The tables of SCORED_TABLES of a run read alone (no ``b``), once ``prepare`` and
         score_questions have run."""
         tables = {name: self.con.table(name).to_arrow_table() for name in SCORED_TABLES}
-        return ScoredRun(tables, tuple(self.left_out))
+        return ScoredRun(tables, tuple(self.left_out), self.single)
 
     def sampled(self) -> bool:
         """Whether some question of a run has more than one sample (queries/sampled.sql), once
@@ -244,7 +252,9 @@ class RunDatabase:
         boolean in both), read in both runs at float32 precision where either holds it as
         float32, as the contract's columns are (_read_as)."""
         types = self.frame("column_types")
-        single = bool(((types["column_name"] == column) & (types["data_type"] == "FLOAT")).any())
+        single = column in self.single or bool(
+            ((types["column_name"] == column) & (types["data_type"] == "FLOAT")).any()
+        )
         return self.frame("score_column", column=column, largest=LARGEST_VALUE, single=single)
 
     def question_ids(self) -> list[str]:
@@ -392,6 +402,17 @@ def _typed(relation: duckdb.DuckDBPyRelation) -> list[tuple[str, Any]]:
     """The contract columns of a relation of _numbered, with their DuckDB types."""
     columns = zip(relation.columns, relation.types, strict=True)
     return [(name, data_type) for name, data_type in columns if name != "row_number"]
+
+
+def float32_columns(run: RunFile) -> frozenset[str]:
+    """The columns ``run`` holds as float32 (or float16, which DuckDB reads as float32) in any
+    of its files: a study reads them at float32 precision in every run (RunDatabase)."""
+    if run.table is not None:
+        schemas = [run.table.schema]
+    else:
+        schemas = [pq.read_schema(f) for f in run.files or (run.path,)]
+    narrow = (pa.float32(), pa.float16())
+    return frozenset(f.name for schema in schemas for f in schema if f.type in narrow)
 
 
 def _read_as(name: str, duckdb_type: Any, single: bool = False) -> str:
