@@ -13,7 +13,15 @@
 --   passage's first n positions, n the times the prompt lists it)}; in run
 --   and file order. Of a question logged with several samples, the one facts holds: run after
 --   first_sample.sql.
-WITH shown AS (
+WITH wanted AS (
+    -- the rows first, then their lists: filtering the view by question_id read every row's
+    -- lists before the filter (0.49 s at 100k questions of depth 100; 0.14 s so)
+    SELECT run, row_number
+    FROM runs
+    SEMI JOIN facts USING (run, row_number)
+    WHERE list_contains($ids, question_id)
+),
+shown AS (
     SELECT run, question_id, question, retrieved_ids, relevant_ids, relevant_grades,
            context_ids, cited_ids, answer, reference_answer, correct, faithfulness,
            answer_relevance, row_number, coalesce(sample, '') AS sample,
@@ -21,8 +29,7 @@ WITH shown AS (
            coalesce(retrieved_ids, context_ids) AS ranked,
            coalesce(prompt_ids(context_ids, retrieved_ids, $k), []) AS prompt
     FROM runs
-    SEMI JOIN facts USING (run, row_number)
-    WHERE list_contains($ids, question_id)
+    SEMI JOIN wanted USING (run, row_number)
 ),
 labels AS (
     -- relevant places a span label at its first covering passage only; span_matches holds every
