@@ -489,6 +489,38 @@ def test_without_labels_generation_stages_name_the_labels(tmp_path):
     )
 
 
+def test_without_located_evidence_the_next_step_is_the_logging_alone(tmp_path, compare):
+    """Answer-only logs: an unsupported wrong answer is as often a retrieval miss as a
+    generation failure (on the sample's answer-only cut, 33 of A's 69 unsupported answers were
+    ranking or retrieval misses on the full logs), so the step below the bar named no link but
+    told the run to instruct its model, judged by correct. The step is the logging that would
+    locate the evidence, which moves no metric: nothing judges it or refutes it."""
+    a = [
+        {"question_id": "q1", "correct": True, "faithfulness": 1.0},
+        {"question_id": "q2", "correct": False, "faithfulness": 0.2},
+        {"question_id": "q3", "correct": False, "faithfulness": 1.0},
+    ]
+    experiment = run(tmp_path, a, a).next_experiment["a"]
+    assert experiment is not None and experiment.stage == "end-to-end"
+    assert experiment.path[0].value == pytest.approx(1 / 3) and not experiment.path[0].passed
+    assert experiment.change.startswith("log relevant_ids and context_ids so the next report")
+    assert "instruct" not in experiment.change and "model" not in experiment.change
+    assert (experiment.metric, experiment.comparison, experiment.refuted_if) == (None, None, None)
+    assert experiment.text == f"{experiment.change[0].upper()}{experiment.change[1:]}."
+    paths = []
+    for name in ("a", "b"):
+        frame = pd.DataFrame(a * 5).assign(question_id=[f"q{i}" for i in range(15)])
+        frame.to_parquet(tmp_path / f"{name}.parquet")
+        paths.append(tmp_path / f"{name}.parquet")
+    doc = compare(*paths, tmp_path / "out")
+    page = (tmp_path / "out" / "report.html").read_text()
+    section = page[page.index("The next experiment</h3>") :].split("<h3>")[0]
+    assert "no change to the pipeline is proposed" in section
+    assert "Judge it by" not in section and "refuted" not in section
+    assert doc["next_experiment"]["a"]["refuted_if"] is None
+    assert "the step below the bar is to log the columns that locate it" in page
+
+
 def test_without_labels_an_answerable_column_narrows_the_population(tmp_path):
     a = [
         {"question_id": "q1", "correct": True, "faithfulness": 1.0, "answerable": True},

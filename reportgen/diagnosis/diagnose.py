@@ -84,6 +84,7 @@ class Step:
     link: str  # one of WALK
 
 
+END_TO_END = "end-to-end"  # the stage of a step where no labelled evidence is located
 # the links the next experiment walks, in order; the last two judge answers (correct)
 WALK = ("candidates", "prompt", "answers", "unanswerable")
 JUDGED = ("answers", "unanswerable")
@@ -91,21 +92,29 @@ JUDGED = ("answers", "unanswerable")
 
 @dataclass(frozen=True)
 class Experiment:
+    """The next change to try for a run, the metric and comparison that judge it and the result
+    that would refute it. An end-to-end step (no labelled evidence located) is the logging
+    that would locate it alone: no link can be blamed, and logging moves no metric, so it has
+    none of the three (None)."""
+
     # retrieval | ranking | context assembly | generation | corpus (faithful but wrong on the
     # hits) | end-to-end (no evidence located) | slices | golden set (no answer fails)
     stage: str
     change: str
-    metric: str
-    comparison: str
-    refuted_if: str
+    metric: str | None
+    comparison: str | None
+    refuted_if: str | None
     numbers: dict[str, float]
     path: tuple[Step, ...]
 
     @property
     def text(self) -> str:
+        change = f"{self.change[0].upper()}{self.change[1:]}"
+        if self.refuted_if is None:
+            return f"{change}."
         return (
-            f"{self.change[0].upper()}{self.change[1:]}; judge it by {self.metric}, "
-            f"{self.comparison}; it is refuted if {self.refuted_if}."
+            f"{change}; judge it by {self.metric}, {self.comparison}; it is refuted if "
+            f"{self.refuted_if}."
         )
 
 
@@ -348,20 +357,14 @@ def _next_experiment(
         return path[-1]
 
     def experiment(stage: str, change: str, metric: str, **extra: float) -> Experiment:
+        numbers = {s.metric: s.value for s in path} | extra
+        if stage == END_TO_END:  # logging alone: nothing to judge it by
+            return Experiment(stage, change, None, None, None, numbers, tuple(path))
         refuted = (
             f"the paired {fmt_pct(confidence)} interval of (changed \u2212 current) {metric} "
             "includes zero or lies below it"
         )
-        numbers = {s.metric: s.value for s in path} | extra
-        return Experiment(
-            stage,
-            change,
-            metric,
-            COMPARISON,
-            refuted,
-            numbers,
-            tuple(path),
-        )
+        return Experiment(stage, change, metric, COMPARISON, refuted, numbers, tuple(path))
 
     hits = (
         curve[(curve["run"] == run) & (curve["metric"] == "hit")]
@@ -420,12 +423,15 @@ def _next_experiment(
     else:
         scope = p.values("answerable", run) == 1
         population = "all questions" if scope.all() else "answerable questions"
-        stage = "end-to-end"  # no labelled evidence located: the failing link cannot be named
+        # no labelled evidence located: the failing link cannot be named, so no change to the
+        # pipeline either (an answer without support is as often a retrieval miss as a
+        # generation failure); the step is the logging that would name it
+        stage = END_TO_END
         unlogged = p.unlogged_locators(run) or ["relevant_ids"]
         change = (
-            "instruct the model to answer only from the passages it is given and abstain "
-            f"otherwise, and log {' and '.join(unlogged)} so the next report can locate the "
-            "evidence and tell retrieval from generation"
+            f"log {' and '.join(unlogged)} so the next report can locate the evidence and name "
+            "the link that fails (retrieval, the prompt or generation): until then no wrong "
+            "answer can be placed on the chain, so no change to the pipeline is proposed"
         )
     if not p.logged("correct"):
         return None

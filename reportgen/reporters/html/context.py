@@ -598,6 +598,13 @@ def next_experiment_definition(result: Comparison) -> str:
     }
     shares = ", ".join([first[walked[0]], *(then[link] for link in walked[1:])])
     hit = walked[0] != "answers"
+    unlocated = (
+        ""
+        if hit
+        else " Where no labelled evidence is located, a wrong answer cannot be placed on the "
+        "chain: the step below the bar is to log the columns that locate it (an end-to-end "
+        "step, which moves no metric and proposes no change to the pipeline)."
+    )
     past = (
         f"If every link holds, the weakest slice of {SMALL_SLICE} or more judged questions with a "
         "wrong answer; without one, the last link again; when no answer fails, add harder "
@@ -607,7 +614,9 @@ def next_experiment_definition(result: Comparison) -> str:
         "proposed."
     )
     return (
-        f"Walk the chain and stop at the first link whose share is under {TARGET}: {shares}. "
+        f"Walk the chain and stop at the first link whose share is under {TARGET}: {shares}."
+        + unlocated
+        + " "
         + past
         + (
             " Hit, not recall: one passage that answers the question is all an answer needs."

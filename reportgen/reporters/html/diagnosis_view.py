@@ -60,9 +60,9 @@ class Experiment:
     run: str
     stage: str
     change: str
-    metric: str
-    comparison: str
-    refuted_if: str
+    metric: str | None  # None: a logging step, which nothing judges
+    comparison: str | None
+    refuted_if: str | None
     path: list[Step]
 
 
