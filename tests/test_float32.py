@@ -91,3 +91,50 @@ def test_a_study_reads_every_run_at_the_precision_one_of_them_holds(tmp_path, co
     shortest = np.mean([float(str(np.float32(s))) for s in SCORES])
     means = {pair["metrics"][column]["a"] for pair in doc["comparisons"]}
     assert len(means) == 1 and means.pop() == pytest.approx(shortest, abs=1e-15)
+
+
+def _same_scores_tie(doc: dict, column: str) -> None:
+    m = doc["metrics"][column]
+    assert (m["wins"], m["losses"], m["ties"], m["diff"]) == (0, 0, len(SCORES), 0.0)
+
+
+def test_a_renamed_column_keeps_the_float32_of_its_log(tmp_path, compare):
+    """With --map, a Parquet log is read row by row, which held every number as a double:
+    renaming the id column alone made float32 scores differ from the same float64 ones on 28
+    of 60 questions, and a ceiling on a float32 cost failed against itself."""
+    a, b = logs(tmp_path, "faithfulness", "float64", "float32", cost_usd=np.full(60, 0.0))
+    for path, dtype in ((a, "float64"), (b, "float32")):
+        frame = pd.read_parquet(path).rename(columns={"question_id": "id"})
+        frame["cost_usd"] = (np.array(SCORES) / 1000).astype(dtype)
+        frame.to_parquet(path)
+    doc = compare(a, b, tmp_path / "out", "--map", "question_id=id", "--require", "cost_usd <= 0")
+    _same_scores_tie(doc, "faithfulness")
+    assert doc["gate"]["outcome"] == "pass"
+
+
+def test_a_ragas_table_in_float32_ties_with_its_double(tmp_path, compare):
+    paths = []
+    for name, dtype in (("a", "float64"), ("b", "float32")):
+        frame = pd.DataFrame(
+            {
+                "user_input": [f"question {i}" for i in range(len(SCORES))],
+                "faithfulness": np.array(SCORES, dtype=dtype),
+            }
+        )
+        paths.append(tmp_path / f"{name}.parquet")
+        frame.to_parquet(paths[-1])
+    _same_scores_tie(compare(*paths, tmp_path / "out"), "faithfulness")
+
+
+def test_shards_of_float32_and_float64_read_at_float32(tmp_path, compare):
+    """A folder of shards, one float32 and one float64, which DuckDB reads as one double
+    column: the float32 shard's scores differed from the same float64 log's by 3e-8."""
+    a, _ = logs(tmp_path, "faithfulness", "float64", "float64")
+    folder = tmp_path / "shards"
+    folder.mkdir()
+    whole = pd.read_parquet(a)
+    first, second = whole.iloc[:30].copy(), whole.iloc[30:].copy()
+    first["faithfulness"] = first["faithfulness"].astype("float32")
+    first.to_parquet(folder / "part-0.parquet")
+    second.to_parquet(folder / "part-1.parquet")
+    _same_scores_tie(compare(a, folder, tmp_path / "out"), "faithfulness")

@@ -26,6 +26,7 @@ from .contract import (
 )
 from .engine import connect, over_budget, return_freed_memory
 from .load import RunFile
+from .readers.columns import narrow_floats
 from .row_checks import EXAMPLES, RowProblem
 
 _DATA_ERRORS = (
@@ -110,7 +111,8 @@ class RunDatabase:
         single: frozenset[str] = frozenset(),
     ) -> None:
         self.files = {"a": a, "b": b or a}
-        self.single = single.union(*(t.single for t in scored or ()))
+        runs = (a, b) if b is not None else (a,)
+        self.single = single.union(*(t.single for t in scored or ()), *map(float32_columns, runs))
         self.batch_rows = batch_rows
         self.large = a.n_rows + (b.n_rows if b else 0) > batch_rows  # KEPT tables compressed
         self.con = connect()
@@ -128,10 +130,8 @@ class RunDatabase:
             self._raw(run, whole).create_view(f"raw_{key}")
             logged[key] = self._numbered(run, whole)
         # a column either run holds as float32 is read at float32 precision in both
-        narrow = {n for r in logged.values() for n, t in _typed(r) if str(t) == "FLOAT"}
-        narrow |= self.single
         for key, relation in logged.items():
-            read = [_read_as(n, t, n in narrow) for n, t in _typed(relation)]
+            read = [_read_as(n, t, n in self.single) for n, t in _typed(relation)]
             rows = relation.project(", ".join([*read, "row_number"]))
             if keep is not None:
                 rows = rows.filter("question_id::VARCHAR IN (SELECT question_id FROM keep_ids)")
@@ -251,10 +251,7 @@ class RunDatabase:
         """queries/score_column.sql of ``column`` (a score column of the logs, numeric or
         boolean in both), read in both runs at float32 precision where either holds it as
         float32, as the contract's columns are (_read_as)."""
-        types = self.frame("column_types")
-        single = column in self.single or bool(
-            ((types["column_name"] == column) & (types["data_type"] == "FLOAT")).any()
-        )
+        single = column in self.single
         return self.frame("score_column", column=column, largest=LARGEST_VALUE, single=single)
 
     def question_ids(self) -> list[str]:
@@ -405,14 +402,11 @@ def _typed(relation: duckdb.DuckDBPyRelation) -> list[tuple[str, Any]]:
 
 
 def float32_columns(run: RunFile) -> frozenset[str]:
-    """The columns ``run`` holds as float32 (or float16, which DuckDB reads as float32) in any
-    of its files: a study reads them at float32 precision in every run (RunDatabase)."""
+    """The columns ``run`` holds as float32 (or float16) in any of its files (narrow_floats):
+    DuckDB reads shards of float32 and float64 as one double column."""
     if run.table is not None:
-        schemas = [run.table.schema]
-    else:
-        schemas = [pq.read_schema(f) for f in run.files or (run.path,)]
-    narrow = (pa.float32(), pa.float16())
-    return frozenset(f.name for schema in schemas for f in schema if f.type in narrow)
+        return narrow_floats([run.table.schema])
+    return narrow_floats(pq.read_schema(f) for f in run.files or (run.path,))
 
 
 def _read_as(name: str, duckdb_type: Any, single: bool = False) -> str:

@@ -24,7 +24,7 @@ from ...errors import InputError, not_a_file
 from ...formatting import agreeing
 from ..contract import BY_NAME, derived_table_problem
 from ..scored_table import is_scored_table
-from .columns import to_table
+from .columns import narrow_floats, narrowed, to_table
 from .compressed import refuse_gzip
 from .passages import passage_spans, read_passages
 from .promptfoo import (
@@ -693,12 +693,22 @@ def _read_format(path: Path, options: ReadOptions) -> Source:
     if ragas:
         columns, notes, sources = ragas_columns(path, columns, lines, sources)
     table = to_table(path, columns, lines, sources, delimited=rows in ("csv", "tsv"))
+    table = narrowed(table, _narrow_columns(path, rows), sources)
     scores = _ragas_scores(table) if ragas else ()
     others = tuple(s for s in scores if s not in BY_NAME)  # ragas_columns noted the run log's
     notes = [*notes, *failed_scores(table, others)]
     tool = "ragas" if ragas else None
     at = None if lines is None else array("q", lines)  # 8 bytes a row, kept for messages
     return Source(files, table, tuple(notes), scores, tool=tool, sources=sources, lines=at)
+
+
+def _narrow_columns(path: Path, rows: str) -> frozenset[str]:
+    """The columns a Parquet or Arrow file read row by row holds as float32 (narrow_floats)."""
+    if rows == "parquet":
+        return narrow_floats(pq.read_schema(f) for f in parquet_files(path))
+    if rows == "arrow":
+        return narrow_floats([arrow_table(path).schema])
+    return frozenset()
 
 
 def _ragas_scores(table: pa.Table) -> tuple[str, ...]:

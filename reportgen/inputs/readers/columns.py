@@ -14,7 +14,7 @@ import math
 import re
 import threading
 import tokenize
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -289,6 +289,26 @@ def _item(convert: Callable[[Any], Any], item: Any) -> Any:
 
 def _null_item(item: Any) -> bool:
     return item is None or (isinstance(item, float) and math.isnan(item))
+
+
+_NARROW_FLOATS = (pa.float32(), pa.float16())  # DuckDB reads a float16 as a float32
+
+
+def narrow_floats(schemas: Iterable[pa.Schema]) -> frozenset[str]:
+    """The columns some of ``schemas`` holds as float32 (or float16): the queries read them at
+    float32 precision in every run compared (RunDatabase)."""
+    return frozenset(f.name for schema in schemas for f in schema if f.type in _NARROW_FLOATS)
+
+
+def narrowed(table: pa.Table, narrow: frozenset[str], sources: Mapping[str, str]) -> pa.Table:
+    """``table`` with each float column read from a file column of ``narrow`` (``sources``:
+    a column's name in the file, where it was renamed) back in float32, which holds its values
+    exactly: the row reader holds every number as a Python float, and a float32 log read so
+    would lose the precision it is compared at."""
+    for i, name in enumerate(table.column_names):
+        if sources.get(name, name) in narrow and pa.types.is_floating(table.field(i).type):
+            table = table.set_column(i, name, table.column(i).cast(pa.float32()))
+    return table
 
 
 # contract type name -> (Arrow type, conversion of one non-missing cell)
