@@ -55,11 +55,16 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _echo(line: str, err: bool = False) -> None:
-    """Print one line: the labels, slice values, paths and rules it holds stay on it, and a
-    line a label begins (a study's candidate) never begins with a CI workflow command's ``::``:
-    its first colon is written as its escape, as a control character is."""
-    line = one_line(line)
-    click.echo("\\x3a" + line[1:] if line.startswith("::") else line, err=err)
+    """Print one line: the labels, slice values, paths and rules it holds stay on it, and no
+    label makes it a CI workflow command: GitHub's runner reads one in a line whose first
+    non-blank characters are ``::`` (a study's candidate begins its verdict line, and its
+    indented regression lines), and in ``##[`` anywhere. The first colon, or the second ``#``,
+    is written as its escape, as a control character is."""
+    line = _COMMAND_START.sub(r"\1\\x3a", one_line(line)).replace("##[", "#\\x23[")
+    click.echo(line, err=err)
+
+
+_COMMAND_START = re.compile(r"^(\s*):(?=:)")
 
 
 class _Finite(click.FloatRange):

@@ -183,6 +183,52 @@ def test_a_difference_the_test_does_not_find_passes_no_superiority_rule(text, lo
         )
 
 
+@pytest.mark.parametrize(
+    ("text", "low", "high", "outcome"),
+    [
+        ("correct >= 0", -1.0, -1.0, "inconclusive"),  # two questions, both broken: p 0.5
+        ("correct >= -0.02", -1.0, -1.0, "inconclusive"),
+        ("latency_ms <= 0", 10, 20, "inconclusive"),
+        ("faithfulness within 0.01", 0.02, 0.03, "inconclusive"),
+        ("correct > 0", -1.0, -1.0, "fail"),  # B no better than A needs no difference
+        ("correct >= 0.1", -1.0, -1.0, "fail"),
+        ("latency_ms < 0", 0.0, 0.0, "fail"),
+    ],
+)
+def test_a_loss_the_test_does_not_find_fails_no_rule_only_a_loss_breaks(text, low, high, outcome):
+    """5 of 400 questions broken, none fixed: the interval [-0.029, -0.003] lies below zero,
+    McNemar's exact p is 0.0625, and the verdict calls it borderline; 'correct >= 0', which
+    only a loss can break, failed on the interval alone, where 'correct > 0' on 5 fixed was
+    inconclusive. Either outcome that needs B to differ from A needs the test to find it."""
+    rule = parse_rule(text)
+    c = interval((low + high) / 2, low, high, n=2, p=0.5)
+    candidate = Candidate("B", {rule.metric: c}, {rule.metric: c}, {})
+    (result,) = evaluate(Requirements((rule,), "fail"), [candidate], 0.95).results
+    assert (result.outcome, result.counts_as) == (outcome, "fail")
+    disagree = (
+        "; but the test test of no difference gives p = 0.5 (over 2 questions), so the "
+        "interval and the test disagree"
+    )
+    assert result.detail.endswith(disagree) == (outcome == "inconclusive")
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "shown"),
+    [
+        (0.011, 0.03, "lower bound 0.011 > 0.01"),
+        (-0.03, -0.0100001, "upper bound -0.0100001 < -0.01"),
+    ],
+)
+def test_a_failing_equivalence_names_the_bound_past_its_margin(low, high, shown):
+    rule = parse_rule("faithfulness within 0.01")
+    c = interval((low + high) / 2, low, high, p=0.001)
+    (result,) = evaluate(
+        Requirements((rule,)), [Candidate("B", {rule.metric: c}, {}, {})], 0.95
+    ).results
+    assert result.outcome == "fail"
+    assert result.detail.endswith(f"equivalence margin \u00b10.01; one-sided 97.5% {shown}")
+
+
 _COMPARED = re.compile(r"bound (\S+) vs (>=|>|<=|<) (\S+)$")
 _HOLDS = {">=": float.__ge__, ">": float.__gt__, "<=": float.__le__, "<": float.__lt__}
 
@@ -1422,8 +1468,10 @@ def test_a_constant_value_at_a_rule_s_margin_is_at_the_margin(n):
                 continue
             c = constant("judge", v, w, n)
             rules = {f"judge {op} {d:g}": want for op, want in OWN_SIDES}
-            if n < 6:  # the rule that needs B to differ needs the test too: p 2 / 2^5
+            if n < 6:  # the outcome that needs B to differ needs the test too: p 2 / 2^5,
+                # a pass of '>= +d' (or '<= -d') and a fail of '> -d' (or '< +d') alike
                 rules[f"judge {'>=' if d > 0 else '<='} {d:g}"] = "inconclusive"
+                rules[f"judge {'<' if d > 0 else '>'} {d:g}"] = "inconclusive"
             rules[f"judge within {abs(d):g}"] = "pass"
             got = outcomes(list(rules), Candidate("B", {"judge": c}, {}, {}))
             wrong += [(rule, v, w, got[rule]) for rule, want in rules.items() if got[rule] != want]

@@ -192,6 +192,29 @@ def test_a_label_never_begins_a_line_with_a_ci_workflow_command(tmp_path):
     assert "<p>::error::x comes out best of the 2 candidates" in rendered
 
 
+def test_no_printed_line_is_a_ci_workflow_command(tmp_path):
+    """GitHub's runner reads a workflow command in a line whose first non-blank characters are
+    "::" and in "##[" anywhere: a candidate's indented regression line ("  ::error::x
+    regresses on slice = s0") raised an error annotation, and a label "v2 ##[error]boom" did on
+    every line it was printed on."""
+    # B breaks 30 of slice s0's 40 questions and fixes 100 of the other 160
+    records = rows(
+        200,
+        lambda i: "s0" if i < 40 else "s1",
+        lambda i: (i % 2 == 0 and i >= 30) if i < 40 else True,
+    )
+    a = write(tmp_path / "a.parquet", records, "a")
+    b = write(tmp_path / "b.parquet", records, "b")
+    labels = ["--label", "base", "--label", "::error::x", "--label", "v2 ##[error]boom"]
+    rule = ("--require", "correct >= -1")
+    code, out, err, _, _ = run(a, b, tmp_path / "out", str(b), *labels, *rule)
+    assert code == 0, err
+    assert "  \\x3a:error::x regresses on slice = s0" in out, out
+    lines = out.splitlines()
+    assert not [line for line in lines if line.lstrip().startswith("::") or "##[" in line]
+    assert sum("v2 #\\x23[error]boom" in line for line in lines) >= 3  # verdict, gate lines
+
+
 def test_markdown_stays_under_githubs_limit(tmp_path):
     """45 regressing slices with 300-character names and 150 rules: still under 65,536."""
     name = "s" * 300

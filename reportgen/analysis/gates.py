@@ -521,7 +521,13 @@ def _bound_sentence(rule: Rule, c: MetricComparison, what: str, level: float, ou
         # table of B - A narrows to those scored in both runs: its B mean can differ
         estimate += f" over its {fmt_count(c.n, 'scored question')}"
     if rule.op == WITHIN:
-        return f"{estimate}, {_interval(rule, c)}, equivalence margin \u00b1{rule.number}"
+        sentence = f"{estimate}, {_interval(rule, c)}, equivalence margin \u00b1{rule.number}"
+        if outcome != FAIL:  # a pass rests on both bounds, both in the interval shown
+            return sentence
+        (bound,) = _resting_bounds(rule, FAIL, c.ci_high)  # the one past a margin
+        past = f"< -{rule.number}" if bound == UPPER else f"> {rule.number}"
+        value = fmt_beside(c.ci_high if bound == UPPER else c.ci_low, rule.margins)
+        return f"{sentence}; one-sided {fmt_pct(level)} {bound} bound {value} {past}"
     if not _has_interval(c):
         bound = "lower" if rule.op in (">=", ">") else "upper"
         return (
@@ -555,11 +561,12 @@ def _violation_p(rule: Rule, evidence: SliceEvidence) -> float:
 
 def _loss_only(rule: Rule) -> bool:
     """Whether the rule's wrong side excludes zero ('correct[slice] >= -0.05': only a loss
-    breaks it), where a rule such as '>= 0.02' breaks without any loss. Then a slice fails only
-    where the slice table's own test finds the loss too, as the table's finding does: 5 of 10
-    questions broken and none fixed lie below -0.05 with one-sided p 0.019 (the interval's upper
-    bound is -0.084), where McNemar's exact test, the table's, gives 0.0625, two-sided."""
-    return _excludes_zero(_BREAKS[rule.op], rule.margin)
+    breaks it; 'within' breaks only on a difference past its margin), where a rule such as
+    '>= 0.02' breaks without any loss. Then it fails only where the report's own test finds the
+    difference too, as the slice table's finding does: 5 of 10 questions broken and none fixed
+    lie below -0.05 with one-sided p 0.019 (the interval's upper bound is -0.084), where
+    McNemar's exact test, the table's, gives 0.0625, two-sided."""
+    return rule.op == WITHIN or _excludes_zero(_BREAKS[rule.op], rule.margin)
 
 
 def _harmful(rule: Rule, c: MetricComparison) -> bool:
@@ -717,12 +724,12 @@ def _evaluate_rule(rule: Rule, candidate: Candidate, confidence: float) -> RuleR
     c = _as_judged(rule, c)
     outcome = _judge(rule.op, rule.margin, c.ci_low, c.ci_high)
     detail = _bound_sentence(rule, c, what, level, outcome)
-    if (
-        outcome == PASS
-        and rule.kind != CANDIDATE
-        and _excludes_zero(rule.op, rule.margin)
-        and c.p >= significance(confidence)
-    ):
+    # an outcome only a difference can give (a pass of 'correct > 0', a fail of 'correct >= 0'
+    # or of any 'within') needs the report's test of no difference to find one too
+    differs = (outcome == PASS and _excludes_zero(rule.op, rule.margin)) or (
+        outcome == FAIL and _loss_only(rule)
+    )
+    if differs and rule.kind != CANDIDATE and c.p >= significance(confidence):
         outcome = INCONCLUSIVE
         detail += (
             f"; but the {c.test} test of no difference gives p = {c.p:.3g} (over "
