@@ -133,7 +133,7 @@ def test_a_slice_failing_a_rule_is_judged_by_the_whole_runs_skew(tmp_path):
     result = CliRunner().invoke(
         main,
         ["compare", str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet"), "-o", str(out),
-         "--require", "latency_ms[slice] <= 0", "--quiet"],
+         "--require", "latency_ms[slice] <= 0", "--quiet", "--markdown", str(tmp_path / "r.md")],
     )  # fmt: skip
     assert result.exit_code == 1, result.output  # the gate fails
     report = json.loads(out.with_suffix(".json").read_text())
@@ -145,6 +145,9 @@ def test_a_slice_failing_a_rule_is_judged_by_the_whole_runs_skew(tmp_path):
     text = f"skewness \u2212{abs(whole):.2f} over all 40 questions"
     assert text in rule["detail"]
     assert f"Sugden's rule asks {int(28 + 25 * whole * whole) + 1:,} questions" in rule["detail"]
+    # the pull request's table keeps the caveat whole: cut at 400 characters, it ended "may n…"
+    markdown = (tmp_path / "r.md").read_text()
+    assert "the lower bound may miss more often than its level says (Sugden" in markdown
     slice_row = report["comparisons"][0]["slices"]["slice"]["s1"]["latency_ms"]
     assert slice_row["skewness"] == pytest.approx(own, rel=1e-9)
 

@@ -46,6 +46,8 @@ from .user_text import cut_end, cut_middle
 MAX_CHARS = 65_536  # GitHub's limit on a comment and on a job summary
 MAX_TEXT = 120  # characters of one piece of user text (a file name, a rule, a slice value)
 MAX_DETAIL = 400  # of a rule's numbers: a per-slice rule's reason comes last, after the slice
+DETAIL_BUDGET = 24_000  # of all the rules' numbers shown: fewer rules keep more of theirs (a
+# per-slice rule's skew caveat runs past 400), MAX_RULE_ROWS rules MAX_DETAIL each
 MAX_RULE_ROWS = 60  # gate results shown; the JSON and JUnit hold every one
 MAX_SLICE_ROWS = 30  # flagged slices shown
 MAX_WARNINGS = 20  # caveats shown from the page's "Read first" box; the JSON holds every one
@@ -135,6 +137,7 @@ def _gate_lines(gate: GateResult) -> list[str]:
     if len(results) > MAX_RULE_ROWS:
         results.sort(key=lambda r: r.counts_as == PASS)
     shown, hidden = results[:MAX_RULE_ROWS], results[MAX_RULE_ROWS:]
+    detail = max(MAX_DETAIL, DETAIL_BUDGET // max(1, len(shown)))
     lines = [
         f"### Gate: {gate.outcome.upper()}",
         "",
@@ -150,7 +153,7 @@ def _gate_lines(gate: GateResult) -> list[str]:
             escape(r.shown_rule),
             f"**{r.shown}**",
             *r.numbers(signed=True),  # the digits of the rule's sentence, which it decides by
-            prose(r.detail, MAX_DETAIL),
+            prose(r.detail, detail),
         ]
         for r in shown
     ]
