@@ -452,7 +452,8 @@ outputs are written first), 2 bad input or a bad rule (nothing is written),
     type=click.Choice(["fail", "pass"]),
     default="fail",
     show_default=True,
-    help="What a rule whose interval straddles its margin counts as.",
+    help="What an inconclusive rule counts as: its interval straddles its margin, or the "
+    "paired test does not find the difference its outcome needs.",
 )
 @_option(
     "--markdown",

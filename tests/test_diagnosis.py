@@ -518,7 +518,27 @@ def test_without_located_evidence_the_next_step_is_the_logging_alone(tmp_path, c
     assert "no change to the pipeline is proposed" in section
     assert "Judge it by" not in section and "refuted" not in section
     assert doc["next_experiment"]["a"]["refuted_if"] is None
-    assert "the step below the bar is to log the columns that locate it" in page
+    assert "where the answers fall short of their bar, the step is to log the columns" in page
+
+
+def test_without_correct_or_located_evidence_every_missing_column_is_named(tmp_path, compare):
+    """Faithfulness alone: the failure classes and cells named correct as all they need, though
+    correct without relevant_ids and context_ids would locate nothing; the note on the missing
+    next experiment said the walk "reached generation" with no link judged before."""
+    a = [{"question_id": f"q{i}", "faithfulness": (i % 4) / 4} for i in range(12)]
+    d = run(tmp_path, a, a)
+    missing = [(m.stage, m.needs) for m in d.missing]
+    needs = "correct, relevant_ids and context_ids"
+    assert ("failure classes", needs) in missing and ("cells", needs) in missing
+    assert d.next_experiment == {"a": None, "b": None}
+    paths = []
+    for name in ("a", "b"):
+        pd.DataFrame(a).to_parquet(tmp_path / f"{name}.parquet")
+        paths.append(tmp_path / f"{name}.parquet")
+    compare(*paths, tmp_path / "out")
+    text = page_text(tmp_path / "out" / "report.html")
+    assert "reached the answers (no link before them fell short of its bar, or none" in text
+    assert "reached generation" not in text
 
 
 def test_without_labels_an_answerable_column_narrows_the_population(tmp_path):

@@ -177,10 +177,9 @@ def diagnose(
         if has_correct and not evidence_need
         else None
     )
-    if not has_correct:
-        missing += [Missing("failure classes", "correct"), Missing("cells", "correct")]
-    elif evidence_need:
-        missing += [Missing("failure classes", evidence_need), Missing("cells", evidence_need)]
+    needs = ", ".join([*([] if has_correct else ["correct"]), *filter(None, [evidence_need])])
+    if needs:  # each column they lack: correct alone does not locate the evidence
+        missing += [Missing("failure classes", needs), Missing("cells", needs)]
     cell = (
         {r: cells(p, r, supported_threshold) for r in RUNS}
         if has_correct and not evidence_need

@@ -602,8 +602,9 @@ def next_experiment_definition(result: Comparison) -> str:
         ""
         if hit
         else " Where no labelled evidence is located, a wrong answer cannot be placed on the "
-        "chain: the step below the bar is to log the columns that locate it (an end-to-end "
-        "step, which moves no metric and proposes no change to the pipeline)."
+        "chain: where the answers fall short of their bar, the step is to log the columns that "
+        "locate it (an end-to-end step, which moves no metric and proposes no change to the "
+        "pipeline)."
     )
     past = (
         f"If every link holds, the weakest slice of {SMALL_SLICE} or more judged questions with a "

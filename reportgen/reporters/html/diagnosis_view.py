@@ -209,11 +209,12 @@ def _stage_rows(result: Comparison) -> list[StageRow]:
 
 
 def _experiment_notes(result: Comparison) -> list[str]:
-    """A run without a next experiment reached generation, which only ``correct`` can judge."""
+    """A run without a next experiment reached the answers, which only ``correct`` can judge."""
     advice = log(["correct"], result.runs.values())
     return [
         f"Run {run.upper()}: no next experiment is proposed: the walk along the chain reached "
-        f"generation, which needs correct to be judged ({advice})."
+        "the answers (no link before them fell short of its bar, or none could be located), "
+        f"which need correct to be judged ({advice})."
         for run in ("b", "a")
         if result.diagnosis.next_experiment.get(run) is None
     ]
