@@ -119,9 +119,32 @@ class _UserError(click.ClickException):
 
 
 class _Command(click.Command):
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        """The parse; a usage error (an unknown option, a missing log) is one line, as every
+        refusal is, not click's usage block of four."""
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.UsageError as error:
+            raise _UserError(_usage(error, f"ragreport {info_name} --help")) from None
+
     def invoke(self, ctx: click.Context) -> Any:
         refuse_undecodable(ctx)
         return super().invoke(ctx)
+
+
+def _usage(error: click.UsageError, helped: str) -> str:
+    """A usage error's message and where the usage is: "No such option '--bogus'; see
+    'ragreport compare --help'". An option's value keeps its own words (they name the fix)."""
+    message = error.format_message()
+    if isinstance(error, click.BadParameter):
+        return message
+    return f"{message.rstrip('.')}; see '{helped}'"
 
 
 def refuse_undecodable(ctx: click.Context) -> None:
@@ -155,8 +178,8 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except RagreportError as error:
             raise _UserError(str(error)) from None
-        except click.BadParameter as error:  # an option's value: one line that names it
-            raise _UserError(error.format_message()) from None
+        except click.UsageError as error:  # an option's value, a command unknown: one line
+            raise _UserError(_usage(error, "ragreport --help")) from None
 
 
 READING = ("log_format", "qrels", "rel_level", "mapping", "run_filters", "passages")  # in order

@@ -164,6 +164,28 @@ def test_an_output_path_that_names_no_file_is_refused_in_one_line(pair, tmp_path
     assert sorted(tmp_path.iterdir()) == sorted([a, b])
 
 
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        (["compare", "a", "b", "--bogus-##[x]"], "No such option '--bogus-#\\x23[x]'; see "
+         "'ragreport compare --help'"),
+        (["##[error]x"], "No such command '#\\x23[error]x'; see 'ragreport --help'"),
+        (["compare"], "Missing argument 'BASELINE CANDIDATE...'"),
+        (["compare", "a", "b", "-o", "r.html", "--inconclusive", "maybe"],
+         "Invalid value for '--inconclusive': 'maybe' is not one of 'fail', 'pass'"),
+    ],
+)  # fmt: skip
+def test_a_usage_error_is_one_line(tmp_path, given, said):
+    """click's usage errors were its block of four lines ("Usage: ...", "Try ...", "Error:
+    ..."), and the text of an unknown option or command printed raw: "##[" there is a GitHub
+    workflow command. One line, as every refusal; exit 2; nothing written."""
+    with chdir(tmp_path):
+        code, out, err = run(*given)
+    assert (code, out) == (2, "")
+    assert err.startswith(f"ragreport: error: {said}") and err.count("\n") == 1, err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_an_output_name_near_the_longest_is_written(pair, tmp_path):
     """Its staged copy's name (hidden, with a suffix) was past 255 bytes: "cannot write"."""
     a, b = pair
