@@ -93,27 +93,56 @@ def test_the_curve_says_k_is_the_scored_cutoff_where_the_prompts_hold_another_si
     assert "the prompt's k = 10" not in page
 
 
-def test_labels_logged_but_empty_ask_for_labels_not_for_the_column(tmp_path, compare):
-    """relevant_ids is logged in both runs and empty on every question: every section that
-    needs labelled evidence says to label it, none to log columns the logs have."""
+def _every_third(run: int) -> list[bool]:
+    return [(i + run) % 3 == 0 for i in range(20)]
+
+
+def _unlabelled(**extra) -> list[dict]:
+    """Two logs of 20 questions that rank and prompt passages, with relevant_ids logged and
+    empty on every question, correct on every third (another third in B), and ``extra``
+    columns (a callable: of the run, 0 or 1)."""
     ids = [f"q{i}" for i in range(20)]
-    logs = [
+    return [
         {"question_id": ids, "retrieved_ids": [["p1", "p2", "p3"]] * 20,
          "context_ids": [["p1", "p2"]] * 20, "relevant_ids": [[]] * 20,
-         "correct": [(i + run) % 3 == 0 for i in range(20)]}
+         "correct": _every_third(run),
+         **{k: v(run) if callable(v) else v for k, v in extra.items()}}
         for run in (0, 1)
     ]  # fmt: skip
-    compare(*_logs(tmp_path, *logs), tmp_path / "out")
+
+
+@pytest.mark.parametrize(
+    ("extra", "hint", "retrieval"),
+    [
+        (
+            {},
+            "label the evidence in relevant_ids: it is logged, but no question has any",
+            "no question has labelled evidence (a label of grade > 0); label the evidence of the "
+            "answerable questions",
+        ),
+        (
+            {"answerable": [False] * 20, "abstained": _every_third},
+            "add answerable questions, their evidence labelled: no question here is answerable",
+            "no question is answerable, so none has evidence to locate",
+        ),
+    ],
+    ids=["unlabelled", "every question unanswerable"],
+)
+def test_labels_logged_but_empty_ask_for_labels_not_for_the_column(
+    tmp_path, compare, extra, hint, retrieval
+):
+    """relevant_ids is logged in both runs and empty on every question: every section that
+    needs labelled evidence says to label it, none to log columns the logs have; where every
+    question is marked unanswerable (a refusal suite) there is no evidence to label, and they
+    say so (they asked to label it)."""
+    compare(*_logs(tmp_path, *_unlabelled(**extra)), tmp_path / "out")
     text = page_text(tmp_path / "out" / "report.html")
-    label = "label the evidence in relevant_ids: it is logged, but no question has any"
-    assert f"To see this table, {label}." in text
-    assert f"failure classes ({label}); cells ({label})" in text
-    assert (
-        "Retrieval metrics and the metric-vs-k chart: no question has labelled evidence (a label "
-        "of grade > 0); label the evidence of the answerable questions." in text
-    )
+    assert f"To see this table, {hint}." in text
+    assert f"failure classes ({hint}); cells ({hint})" in text
+    assert f"Retrieval metrics and the metric-vs-k chart: {retrieval}." in text
     for asked in ("log relevant_ids", "log retrieved_ids", "log context_ids"):
         assert asked not in text
+    assert ("label the evidence" in text) == (not extra)
 
 
 def test_the_bootstrap_chart_names_its_interval_rather_than_a_share_of_the_bars(tmp_path, compare):

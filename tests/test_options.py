@@ -126,7 +126,7 @@ def test_defaults_are_listed_as_what_they_mean(tmp_path):
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.output
     assert _page_options(out.read_text()) == [
-        "--k context_ids",
+        "--k context_ids or context_spans (when logged)",
         "--gain exponential",
         "--n-boot 100",
         "--confidence 95%",

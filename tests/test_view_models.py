@@ -8,6 +8,7 @@ import re
 import typing
 from pathlib import Path
 
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
@@ -152,6 +153,29 @@ def test_the_next_experiment_definition_walks_the_links_the_logs_have(tmp_path, 
     )
     hit = "Hit, not recall: one passage that answers the question is all an answer needs."
     assert text["Next experiment"].endswith(hit) == ("relevant_ids" not in dropped)
+
+
+@pytest.mark.parametrize(
+    ("dropped", "handled"),
+    [((), "refused or answered correctly"), (("abstained",), "answered correctly")],
+    ids=["abstained", "no abstained"],
+)
+def test_a_set_of_unanswerable_questions_is_defined_without_hits(tmp_path, dropped, handled):
+    """A set whose every question is unanswerable walks from the unanswerable questions: its
+    definition spoke of hits (no passage answers such a question), and of refusals where no
+    run logs them."""
+    logs = []
+    for name in ("fare_rules_a_baseline", "fare_rules_b_reranker"):
+        table = pq.read_table(SAMPLE / f"{name}.parquet").drop_columns(list(dropped))
+        logs.append(tmp_path / f"{name}.parquet")
+        pq.write_table(table.filter(pc.invert(table["answerable"])), logs[-1])
+    text = dict(context.definitions(run_study(logs, Options(n_boot=200)).pairs[0]))
+    assert text["Next experiment"] == (
+        "Walk the chain and stop at the first link whose share is under 0.8: the share of the "
+        f"unanswerable questions {handled}. If every link holds, the weakest slice of 10 or more "
+        "judged questions with a wrong answer; without one, the last link again; when no answer "
+        "fails, add harder questions to the golden set."
+    )
 
 
 @pytest.mark.parametrize(

@@ -52,8 +52,11 @@ class Options:
     """Every option that changes a number in the report, each recorded in the JSON's ``params``
     and listed on the page from its field's metadata (``_option``)."""
 
-    # --k: the prompt is the first cutoff of retrieved_ids; None: each question's context_ids
-    cutoff: int | None = _option(None, "k", "--k", _or("context_ids"))
+    # --k: the prompt is the first cutoff of retrieved_ids; None: each question's context_ids (or
+    # context_spans)
+    cutoff: int | None = _option(
+        None, "k", "--k", _or("context_ids or context_spans (when logged)")
+    )
     gain: str = _option("exponential", "gain", "--gain")
     n_boot: int = _option(5000, "n_boot", "--n-boot")
     confidence: float = _option(0.95, "confidence", "--confidence", fmt_pct)

@@ -77,7 +77,7 @@ from ..report import row_digits
 from ..user_text import shown_text
 from . import charts
 from .charts import Chart, RunColours
-from .diagnosis_view import DiagnosisView, diagnosis_view
+from .diagnosis_view import NONE_ANSWERABLE, DiagnosisView, diagnosis_view, none_answerable
 from .samples_view import SampleRow, sample_definitions, sample_rows
 
 CURVE_EVERY_K = 100  # the metric-vs-k chart draws every k up to here, then log-spaced ones
@@ -483,6 +483,8 @@ def _missing(result: Comparison) -> list[str]:
         notes.append(
             f"Retrieval metrics and the metric-vs-k chart: {mixed}."
             if mixed
+            else f"Retrieval metrics and the metric-vs-k chart: {NONE_ANSWERABLE}."
+            if unlabelled and none_answerable(result)
             else "Retrieval metrics and the metric-vs-k chart: no question has labelled evidence "
             "(a label of grade > 0); label the evidence of the answerable questions."
             if unlabelled
@@ -579,13 +581,16 @@ def next_experiment_definition(result: Comparison) -> str:
     if not walked:  # no link to walk: the definition is not shown
         return ""
     support = " and with support" if "faithfulness" in result.tables.metrics else ""
+    # a refusal is right on an unanswerable question only where a run logs its refusals
+    abstains = any("abstained" in run.columns for run in result.runs.values())
+    handled = f"{'refused or ' if abstains else ''}answered correctly"
     first = {
         "candidates": "the share of questions whose evidence reached the candidates (hit at "
         "the ranking's full depth)",
         "prompt": "the share of questions whose evidence reached the prompt (hit@k)",
         # no labelled evidence located: judged on every answerable question
         "answers": f"the share of the answerable questions answered correctly{support}",
-        "unanswerable": "the share of the unanswerable questions refused or answered correctly",
+        "unanswerable": f"the share of the unanswerable questions {handled}",
     }
     then = {
         # with a ranking, a prompt can leave out what it ranked first
@@ -593,14 +598,13 @@ def next_experiment_definition(result: Comparison) -> str:
         "ranking's, where most prompts that missed their evidence had it ranked within their "
         "length)",
         "answers": f"then of the hits the share answered correctly{support}",
-        "unanswerable": "then of the unanswerable questions, if any, the share refused or "
-        "answered correctly",
+        "unanswerable": f"then of the unanswerable questions, if any, the share {handled}",
     }
     shares = ", ".join([first[walked[0]], *(then[link] for link in walked[1:])])
-    hit = walked[0] != "answers"
+    hit = walked[0] in ("candidates", "prompt")  # the walk starts at labelled evidence
     unlocated = (
         ""
-        if hit
+        if walked[0] != "answers"
         else " Where no labelled evidence is located, a wrong answer cannot be placed on the "
         "chain: where the answers fall short of their bar, the step is to log the columns that "
         "locate it (an end-to-end step, which moves no metric and proposes no change to the "

@@ -122,13 +122,29 @@ class MissingColumn:
     hint: str = field(metadata={"help": "what would score it, as the page says it"})
 
 
-def _hint(needs: str, runs: list[RunFile]) -> str:
+NONE_ANSWERABLE = "no question is answerable, so none has evidence to locate"
+# what would score a section that needs located evidence then, as a hint reads it
+ADD_ANSWERABLE = "add answerable questions, their evidence labelled: no question here is answerable"
+
+
+def none_answerable(result: Comparison) -> bool:
+    """Whether both logs mark questions answerable and every paired one is not (a set of
+    questions to refuse): there is no evidence to label, and a hint to label it misleads."""
+    runs = result.runs.values()
+    n = result.audit.n_paired
+    return all("answerable" in r.columns for r in runs) and n > 0 and result.audit.unanswerable == n
+
+
+def _hint(needs: str, runs: list[RunFile], unanswerable: bool) -> str:
     """What would score a section that wants ``needs``: label the evidence where both logs have
-    the label column but no paired question has labelled evidence in it, else log the columns
-    (in the words of the tool that wrote the runs: see inputs/logged.py)."""
+    the label column but no paired question has labelled evidence in it (no advice where every
+    question is ``unanswerable``: none has any), else log the columns (in the words of the tool
+    that wrote the runs: see inputs/logged.py)."""
     if needs == "relevant_ids":
         logged = frozenset.intersection(*(r.columns for r in runs))
         labels = [c for c in ("relevant_ids", "relevant_spans") if c in logged]
+        if labels and unanswerable:
+            return ADD_ANSWERABLE
         if labels:
             return f"label the evidence in {labels[0]}: it is logged, but no question has any"
         if tool_of(runs) is not None:
@@ -441,7 +457,10 @@ def diagnosis_view(result: Comparison, colours: RunColours) -> DiagnosisView:
     runs = list(result.runs.values())
     return DiagnosisView(
         stages=_stage_rows(result),
-        missing=[MissingColumn(m.stage, m.needs, _hint(m.needs, runs)) for m in d.missing],
+        missing=[
+            MissingColumn(m.stage, m.needs, _hint(m.needs, runs, none_answerable(result)))
+            for m in d.missing
+        ],
         cell_good="answer correct and supported"
         if "faithfulness" in result.tables.metrics
         else "answer correct",
