@@ -20,7 +20,7 @@ from reportgen.analysis import holdout
 from reportgen.analysis.gates import RuleResult
 from reportgen.cli import cli
 from reportgen.comparison.study import WinnersCurse
-from reportgen.reporters.markdown_report import MAX_CHARS, fit
+from reportgen.reporters.markdown_report import MAX_CHARS, SECTION_CUT, fit
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_A = ROOT / "sample_runs" / "fare_rules_a_baseline.parquet"
@@ -326,9 +326,27 @@ def test_junit_without_rules_is_an_empty_suite(tmp_path):
 def test_fit_cuts_at_a_line_under_the_limit():
     text = "".join(f"| row {i} |\n" for i in range(10_000))
     cut = fit(text)
-    assert len(cut) < MAX_CHARS and cut.endswith("the full report is the attached HTML.)\n")
-    assert cut.split("\n\n(Summary cut")[0] == text[: len(cut.split("\n\n(Summary cut")[0])]
+    assert len(cut) < MAX_CHARS and cut.endswith(f"\n\n{SECTION_CUT}\n\n")
+    kept = cut.removesuffix(f"\n{SECTION_CUT}\n\n")
+    assert text.startswith(kept) and kept.endswith(" |\n")
     assert fit("short\n") == "short\n"
+
+
+def test_fit_cuts_the_longest_section_and_keeps_those_after_it():
+    """A gate table long past GitHub's limit (labels heavy in escaped characters): the whole was
+    cut at its end, dropping the candidates' verdicts and the inputs after the table."""
+    stars = "\\*" * 40  # a label of 40 asterisks, each escaped
+    rows = "".join(f"| B | correct >= 0 | {stars} {i} |\n" for i in range(2_000))
+    head = "## ragreport: B against A\n\nB better: the interval is above zero.\n\n"
+    verdicts = "### Candidates\n\n- B: better\n\n"
+    inputs = "### Inputs\n\n| A | a.parquet |\n| B | b.parquet |\n"
+    cut = fit(head + "### Gate: FAIL\n\n| Candidate | Rule | Numbers |\n" + rows + "\n" +
+              verdicts + "### Read first\n\n" + "- a caveat\n" * 300 + "\n" + inputs)  # fmt: skip
+    assert len(cut) < MAX_CHARS
+    assert cut.startswith(head + "### Gate: FAIL\n\n| Candidate | Rule | Numbers |\n| B |")
+    assert f"|\n\n{SECTION_CUT}\n\n{verdicts}### Read first" in cut
+    assert cut.endswith("- a caveat\n\n" + inputs)  # a section under the limit is whole
+    assert cut.count(SECTION_CUT) == 1
 
 
 def test_two_outputs_on_one_path_exit_2(tmp_path):

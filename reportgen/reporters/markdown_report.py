@@ -431,9 +431,24 @@ def _study_regressions(study: Study) -> list[str]:
     return lines
 
 
+SECTION_CUT = "(Section cut at GitHub's size limit; the full report is the attached HTML.)"
+
+
 def fit(text: str) -> str:
-    """The text whole when under MAX_CHARS, else cut at a line with a note saying so."""
+    """The text whole when under MAX_CHARS, else its longest sections cut at a line, each ended
+    by SECTION_CUT, until it fits. Cutting the whole at its end lost what comes last, the
+    candidates' verdicts and the inputs, where user text heavy in escaped characters made a
+    table longer than its row caps allow for; each section keeps its heading and first lines."""
     if len(text) < MAX_CHARS:
         return text
-    note = "\n\n(Summary cut at GitHub's size limit; the full report is the attached HTML.)\n"
-    return text[: text.rfind("\n", 0, MAX_CHARS - len(note))] + note
+    sections = re.split(r"(?m)^(?=#)", text)  # each heading (and the title's) starts one
+    note = f"\n{SECTION_CUT}\n\n"
+    while (excess := sum(map(len, sections)) - MAX_CHARS + 1) > 0:
+        longest = max(range(len(sections)), key=lambda i: len(sections[i]))
+        section = sections[longest]
+        heading = section.find("\n") + 1 or len(section)
+        if len(section) - heading <= len(note):  # every section is down to its heading
+            return text[: text.rfind("\n", 0, MAX_CHARS - len(note))] + note
+        end = max(heading, section.rfind("\n", heading, len(section) - excess - len(note)) + 1)
+        sections[longest] = section[:end] + note
+    return "".join(sections)
