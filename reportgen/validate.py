@@ -51,11 +51,13 @@ def validate(path: Path, options: ReadOptions) -> Validation:
     lines = values + [p.summary() for p in found] + ([refusal] if refusal else [])
     # how the reader read the file, as compare's warnings say it: a RAGAS score that failed
     notes = [f"{path}: note: {note}" for note in run.notes]
+    asked = "" if refused or refusal else _k_asked(run)
     if not lines:
         rows = f"{fmt_count(run.n_rows, 'row')} {agreeing(run.n_rows, 'follows', 'follow')}"
-        ok = f"{path}: ok, {rows} the run-log contract{_k_asked(run)}"
+        ok = f"{path}: ok, {rows} the run-log contract{'; ' + asked if asked else ''}"
         return Validation([ok, *notes], False)
-    return Validation(lines + notes, refused or refusal is not None)
+    # values left out (or labels merged) are no refusal: what compare asks still holds
+    return Validation(lines + [f"{path}: {asked}"] * bool(asked) + notes, refused or bool(refusal))
 
 
 def _unscorable(db: RunDatabase, settings: Options) -> str | None:
@@ -79,12 +81,12 @@ def _unscorable(db: RunDatabase, settings: Options) -> str | None:
 
 
 def _k_asked(run: RunFile) -> str:
-    """The --k compare asks of the log, scored here at a k of 1 (_cutoff), in compare's words;
-    "" when it asks none."""
+    """The --k compare asks of the log, scored here at a k of 1 (_cutoff), in compare's words
+    ("compare: ..."); "" when it asks none."""
     try:
         check_cutoff((run, run), None)
     except InputError as error:
-        return "; compare: " + str(error).removeprefix(f"{run.path}: ")
+        return "compare: " + str(error).removeprefix(f"{run.path}: ")
     return ""
 
 

@@ -169,6 +169,21 @@ def test_a_ranking_without_context_ids_is_said_to_need_k(tmp_path):
     ]
 
 
+def test_a_ranking_with_values_left_out_is_still_said_to_need_k(tmp_path):
+    """Values left out (an inf latency) are no refusal, but their line replaced the "ok" line,
+    and with it the --k compare asks for: validate passed a log compare then refused."""
+    log = tmp_path / "ranked.parquet"
+    table = {"question_id": ["q1", "q2"], "retrieved_ids": [["p1", "p2"], ["p3"]],
+             "relevant_ids": [["p2"], ["p3"]], "latency_ms": [float("inf"), 5.0]}  # fmt: skip
+    pq.write_table(pa.table(table), log)
+    lines = validate(log, code=0)
+    assert [line.split(": ")[1] for line in lines] == ["left out", "compare"]
+    assert lines[1] == (
+        f"{log}: compare: no context_ids column, so the prompt cutoff is unknown; pass --k with "
+        "the number of passages the generator received"
+    )
+
+
 @pytest.mark.parametrize("suffix", ["parquet", "feather", "csv", "jsonl"])
 def test_every_schema_breach_is_listed_whatever_the_format(tmp_path, suffix):
     """validate lists every breach of the schema, one line each; it did so for a Parquet log
