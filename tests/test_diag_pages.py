@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 
 import pandas as pd
+import pyarrow.parquet as pq
+import pytest
 
 
 def page_text(path) -> str:
@@ -262,3 +264,29 @@ def test_labels_of_two_runs_are_named_beside_a_and_b(tmp_path):
     assert '<span class="run-b">B</span> (&lt;b&gt;new&lt;/b&gt;) ' in text
     assert '<td class="text"><span class="run-a">A</span> base line</td>' in text
     assert 'class="run-base line"' not in text
+
+
+@pytest.mark.parametrize("labelled", [True, False], ids=["span labels", "no labels"])
+def test_span_logs_are_asked_for_span_columns(tmp_path, compare, labelled):
+    """Logs of spans (the chunking pair): the audit and the next experiment asked to "log
+    relevant_ids", the definitions named context_ids, and the worked cases' legend explained
+    a citation mark no case shows (no cited_ids)."""
+    paths = []
+    for name in ("manuals_a_chunk400.parquet", "manuals_b_chunk1000.parquet"):
+        table = pq.read_table(SAMPLE / name)
+        paths.append(tmp_path / name)
+        pq.write_table(table if labelled else table.drop_columns(["relevant_spans"]), paths[-1])
+    doc = compare(*paths, tmp_path / "out")
+    text = page_text(tmp_path / "out" / "report.html")
+    assert "relevant_ids" not in text
+    assert "what reached the prompt (▸; a line after the last when the prompt is the top of the " \
+        "ranking)." in text and "what the answer cites" not in text  # fmt: skip
+    prompt = "a relevant passage was in the prompt (context_spans, or the top k retrieved)"
+    assert (prompt in text) == labelled
+    if not labelled:
+        assert "No labels to compare between the runs: log relevant_spans, answerable" in text
+        for run in "ab":
+            assert doc["next_experiment"][run]["change"].startswith(
+                "log relevant_spans so the next report can locate the evidence"
+            )
+        assert {m["needs"] for m in doc["missing"]} >= {"relevant_spans"}

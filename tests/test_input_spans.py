@@ -247,3 +247,36 @@ def test_a_csv_grade_beyond_the_integers_read_is_named_with_its_line(tmp_path):
         f"{log}: line 2, column relevant_grades: '[1e30]' has an item, 1e+30, that is beyond "
         "2**63 - 1"
     ) in line
+
+
+def test_a_log_of_both_label_columns_says_which_are_scored(tmp_path, compare):
+    """relevant_ids beside relevant_spans (passage labels of an old chunking kept beside span
+    labels): the spans are scored where both logs have them, and nothing said so."""
+    sample = Path(__file__).resolve().parent.parent / "sample_runs"
+    paths = []
+    for name in ("manuals_a_chunk400", "manuals_b_chunk1000"):
+        table = pq.read_table(sample / f"{name}.parquet")
+        ids = [
+            [f"{name}-{i}" for i in range(len(s or []))]
+            for s in table["relevant_spans"].to_pylist()
+        ]
+        paths.append(tmp_path / f"{name}.parquet")
+        pq.write_table(
+            table.append_column("relevant_ids", pa.array(ids, pa.list_(pa.string()))), paths[-1]
+        )
+    assert validate(paths[0], code=0)[-1] == (
+        f"{paths[0]}: note: relevant_ids and relevant_spans are both logged: compare scores "
+        "relevant_spans where the other log has them too, else relevant_ids"
+    )
+    unread = (
+        "relevant_ids of run A and run B are not scored: both runs log relevant_spans, and those "
+        "are (they hold whatever the chunking)"
+    )
+    assert unread in compare(*paths, tmp_path / "both")["warnings"]
+    ids_only = tmp_path / "ids_only.parquet"
+    pq.write_table(pq.read_table(paths[1]).drop_columns(["relevant_spans"]), ids_only)
+    doc = compare(paths[0], ids_only, tmp_path / "mixed")
+    assert (
+        not [w for w in doc["warnings"] if "not scored" in w]
+        and "evidence_recall" not in doc["metrics"]
+    )

@@ -49,7 +49,7 @@ from ..inputs.contract import BY_NAME as CONTRACT
 from ..inputs.contract import has_samples
 from ..inputs.database import ScoredRun
 from ..inputs.load import RunFile, Source, open_source, refuse_patchy
-from ..inputs.logged import log
+from ..inputs.logged import in_spans, log
 from ..inputs.readers import ReadOptions
 from ..inputs.unpaired import named_ids, spaced_apart
 from ..limits import MAX_N_BOOT
@@ -425,6 +425,7 @@ def compare_runs(
             seed=options.seed,
             supported_threshold=supported.threshold,
             clusters=None if clusters is None else pd.Series(clusters, ids["question_id"]),
+            spans=in_spans(runs.values()),
         )
         shown = [q for ids in diagnosis.exemplars.values() for q in ids] + diagnosis.broken
         exemplars = questions.exemplars(list(dict.fromkeys(shown))[:MAX_EXEMPLARS], options.cutoff)
@@ -822,6 +823,14 @@ def _warnings(tables: MetricTables, golden: Audit, runs: dict[str, RunFile]) -> 
             )
     if all(unpaired) and (near := spaced_apart((runs["a"], runs["b"]), unpaired)):
         warnings[-1] += near
+    if all("relevant_spans" in r.columns for r in runs.values()):  # the spans are scored
+        unread = [f"run {r.label}" for r in runs.values() if "relevant_ids" in r.columns]
+        if unread:
+            warnings.append(
+                f"relevant_ids of {' and '.join(unread)} {agreeing(len(unread), 'is', 'are')} "
+                "not scored: both runs log relevant_spans, and those are (they hold whatever "
+                "the chunking)"
+            )
     if golden.label_changes:
         shown = listed(q for q, _ in golden.label_changes[:EXAMPLES])
         warnings.append(

@@ -154,6 +154,7 @@ def diagnose(
     supported_threshold: float = 1.0,
     relevance_threshold: float = OFF_QUESTION_BELOW,
     clusters: pd.Series | None = None,
+    spans: bool = False,
 ) -> Diagnosis:
     """Diagnose the questions present in both runs: ``pairs`` holds answer_stage.sql's rows of
     both side by side (RunDatabase.pairs).
@@ -162,9 +163,10 @@ def diagnose(
     None without retrieved_ids; ``named_cutoff`` is the prompt cutoff that metric names carry
     (None: no retrieval metric). ``clusters``: --cluster's label by question_id; the cost
     comparisons resample them, as the report's metrics do, since a gate rule on a cost reads
-    its interval.
+    its interval. ``spans``: the logs locate their evidence in spans (logged.in_spans), so the
+    columns a section or a step asks to log are relevant_spans and context_spans.
     """
-    p = Paired(pairs)
+    p = Paired(pairs, spans)
     groups = None if clusters is None else clusters.loc[p.frame["question_id"]].to_numpy()
     stages, missing = stage_scores(
         p, n_boot=n_boot, confidence=confidence, seed=seed, clusters=groups
@@ -426,7 +428,7 @@ def _next_experiment(
         # pipeline either (an answer without support is as often a retrieval miss as a
         # generation failure); the step is the logging that would name it
         stage = END_TO_END
-        unlogged = p.unlogged_locators(run) or ["relevant_ids"]
+        unlogged = p.unlogged_locators(run) or [p.labels]
         change = (
             f"log {' and '.join(unlogged)} so the next report can locate the evidence and name "
             "the link that fails (retrieval, the prompt or generation): until then no wrong "

@@ -127,14 +127,18 @@ class Agreement:
 
 
 LOCATE = {"relevant_ids": "n_relevant", "context_ids": "has_prompt"}  # log column: its trace
+SPAN_LOCATE = {"relevant_spans": "n_relevant", "context_spans": "has_prompt"}  # of span logs
 
 
 class Paired:
     """Both runs' rows of the questions in both, side by side by question_id (answer_stage.sql
     paired by RunDatabase.pairs: every column as <column>_a and <column>_b)."""
 
-    def __init__(self, frame: pd.DataFrame) -> None:
+    def __init__(self, frame: pd.DataFrame, spans: bool = False) -> None:
         self.frame = frame
+        # the columns that locate the evidence, as the logs would log them (in_spans)
+        self.locate = SPAN_LOCATE if spans else LOCATE
+        self.labels = next(iter(self.locate))
 
     def values(self, column: str, run: str) -> np.ndarray:
         """The column as floats (booleans 0/1), NaN where NULL."""
@@ -149,13 +153,14 @@ class Paired:
         runs can."""
         if self.logged("evidence_in_context"):
             return None
-        needs = [c for c in LOCATE if any(c in self.unlogged_locators(run) for run in RUNS)]
+        needs = [c for c in self.locate if any(c in self.unlogged_locators(run) for run in RUNS)]
         # both logged, never on one question: the labels are what is short
-        return " and ".join(needs) or "relevant_ids"
+        return " and ".join(needs) or self.labels
 
     def unlogged_locators(self, run: str) -> list[str]:
         """The run-log columns that locate the evidence which the run logs on no question."""
-        return [column for column, name in LOCATE.items() if not (self.values(name, run) > 0).any()]
+        located = self.locate.items()
+        return [column for column, name in located if not (self.values(name, run) > 0).any()]
 
 
 def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:

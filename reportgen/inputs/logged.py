@@ -55,7 +55,7 @@ def log_retrieval(runs: Iterable[RunFile]) -> str:
     have them ("log relevant_ids with context_ids" asked of logs of context_ids was half
     wrong)."""
     runs = list(runs)
-    spans = _spans_only(runs)
+    spans = in_spans(runs)
     label, prompt, ranking = _SPANS if spans else _IDS
     if all({prompt, ranking} & r.columns for r in runs):
         return f"log {label}"
@@ -69,8 +69,9 @@ def log_retrieval(runs: Iterable[RunFile]) -> str:
     )
 
 
-def _spans_only(runs: list[RunFile]) -> bool:
-    """Whether every log locates its evidence in spans and none in passage ids."""
+def in_spans(runs: Iterable[RunFile]) -> bool:
+    """Whether every log locates its evidence in spans and none in passage ids: the columns it
+    is asked to log are then the spans'."""
     return all(set(_SPANS) & r.columns and not set(_IDS) & r.columns for r in runs)
 
 
@@ -78,7 +79,7 @@ def log_curve(runs: Iterable[RunFile]) -> str:
     """What run logs without the metric-vs-k curve would log for it: rankings and labels, in
     ids or spans, those every log has left out."""
     runs = list(runs)
-    spans = _spans_only(runs)
+    spans = in_spans(runs)
     label, _, ranking = _SPANS if spans else _IDS
     wanted = [c for c in (ranking, label) if not all(c in r.columns for r in runs)]
     if len(wanted) == 1 or spans:

@@ -71,7 +71,7 @@ from ...formatting import (
     metric_label,
     shown_value,
 )
-from ...inputs.logged import log, log_curve, log_retrieval, tool_of
+from ...inputs.logged import in_spans, log, log_curve, log_retrieval, tool_of
 from ...provenance import gzip_data_url, library_versions
 from ..report import row_digits
 from ..user_text import shown_text
@@ -198,6 +198,7 @@ class AuditView:
     label_changes: list[LabelChange]  # the first EXAMPLES; every one is in the JSON
     changed_labels: int  # questions whose labels changed, listed or not
     labels_compared: list[str]  # the label columns both runs log
+    labels: str  # the label column to log where none is: relevant_spans in span logs
     coverage: list[SliceCoverage]  # one per slice column
     unanswerable: str
     smells: list[Smell]
@@ -648,6 +649,7 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
     )
     # span labels: each label is found at the first passage relevant to it ("Span labels")
     rel = "labelled spans" if CHAR_METRICS[0] in t.metrics else "labelled passages"
+    prompt = "context_spans" if in_spans(result.runs.values()) else "context_ids"
     out = [
         (
             "Prompt cutoff",
@@ -753,7 +755,7 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
         (
             "Retrieval-by-answer",
             "Over answerable questions with labelled evidence: evidence in context = a relevant "
-            "passage was in the prompt (context_ids, or the top k retrieved); a good answer is "
+            f"passage was in the prompt ({prompt}, or the top k retrieved); a good answer is "
             "correct and supported when both runs log faithfulness, else correct. "
             f"{result.supported.text}",
         ),
@@ -811,7 +813,7 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             "logged): wrong: unlabelled, correct: ok; correct and labelled evidence not in "
             "context: answered from memory; wrong, "
             "evidence not in context: ranked within the prompt's length (the logged "
-            "context_ids; at least 1), which left it out: assembly miss; ranked below it: "
+            f"{prompt}; at least 1), which left it out: assembly miss; ranked below it: "
             "ranking miss; "
             "among no candidate: retrieval miss; wrong with evidence in context: faithfulness "
             "below the threshold: "
@@ -878,6 +880,7 @@ def _audit(result: Comparison) -> AuditView:
         label_changes=[LabelChange(q, what) for q, what in a.label_changes[:EXAMPLES]],
         changed_labels=len(a.label_changes),
         labels_compared=list(a.labels_compared),
+        labels="relevant_spans" if in_spans(result.runs.values()) else "relevant_ids",
         coverage=[
             SliceCoverage(column, [SliceCount(shown_value(value), n) for value, n in counts])
             for column, counts in a.coverage.items()

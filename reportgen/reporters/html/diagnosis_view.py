@@ -140,7 +140,7 @@ def _hint(needs: str, runs: list[RunFile], unanswerable: bool) -> str:
     the label column but no paired question has labelled evidence in it (no advice where every
     question is ``unanswerable``: none has any), else log the columns (in the words of the tool
     that wrote the runs: see inputs/logged.py)."""
-    if needs == "relevant_ids":
+    if needs in ("relevant_ids", "relevant_spans"):
         logged = frozenset.intersection(*(r.columns for r in runs))
         labels = [c for c in ("relevant_ids", "relevant_spans") if c in logged]
         if labels and unanswerable:
