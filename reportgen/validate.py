@@ -48,9 +48,12 @@ def validate(path: Path, options: ReadOptions) -> Validation:
         return Validation(values or [str(error)], refused=True)
     finally:
         db.close()
-    lines = values + [p.summary() for p in found] + ([refusal] if refusal else [])
+    # a RAGAS table's retrieved_contexts are both its ranking and its prompt: a problem of the
+    # column is found in each, and said once
+    problems = dict.fromkeys(p.summary() for p in found)
+    lines = values + list(problems) + ([refusal] if refusal else [])
     # how the reader read the file, as compare's warnings say it: a RAGAS score that failed
-    notes = [f"{path}: note: {note}" for note in run.notes]
+    notes = [f"{path}: note: {note}" for note in (*run.notes, *_both_labels(run))]
     asked = "" if refused or refusal else _k_asked(run)
     if not lines:
         rows = f"{fmt_count(run.n_rows, 'row')} {agreeing(run.n_rows, 'follows', 'follow')}"
@@ -78,6 +81,17 @@ def _unscorable(db: RunDatabase, settings: Options) -> str | None:
     except InputError as error:
         return str(error)
     return None
+
+
+def _both_labels(run: RunFile) -> list[str]:
+    """Which labels compare scores in a log of both relevant_ids and relevant_spans: a user who
+    kept the passage labels of an old chunking beside new span labels is told which count."""
+    if {"relevant_ids", "relevant_spans"} <= run.columns:
+        return [
+            "relevant_ids and relevant_spans are both logged: compare scores relevant_spans where "
+            "the other log has them too, else relevant_ids"
+        ]
+    return []
 
 
 def _k_asked(run: RunFile) -> str:

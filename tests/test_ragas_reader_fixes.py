@@ -262,12 +262,19 @@ def test_a_missing_passage_text_is_no_evidence(tmp_path, missing, suffix):
     line = refused("compare", path, path, "-o", tmp_path / "r.html")
     where = "line 2" if suffix == "csv" else "line 1" if suffix == "jsonl" else "row 1"
     assert line.startswith(f"{path}: {where} (question_id ")
+    # a blank text was called a null, and validate listed the problem twice (the contexts
+    # are the ranking and the prompt both)
     assert line.endswith(
-        "retrieved_contexts has 1 null(s); a null is no id, span or grade and is never "
-        "evidence: drop it or log the value"
+        "retrieved_contexts has 1 null(s) or blank text(s); a null or blank text is no passage: "
+        "drop it or log the text"
     )
     checked = CliRunner().invoke(cli, ["validate", str(path)])
-    assert checked.exit_code == 2 and "retrieved_contexts has 1 null(s)" in checked.output
+    assert checked.exit_code == 2
+    problems = [line for line in checked.output.splitlines() if ": error: " in line]
+    assert [p.split(" in ")[1].split(":")[0] for p in problems] == [
+        "retrieved_contexts",
+        "reference_contexts",
+    ]
 
 
 @pytest.mark.parametrize("suffix", ["parquet", "csv"])

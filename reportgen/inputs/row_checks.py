@@ -14,6 +14,7 @@ import numpy as np
 
 from ..formatting import agreeing, fmt_count, row_named
 from .readers.columns import place
+from .readers.ragas import CONTEXTS
 
 EXAMPLES = 5  # examples listed per kind of problem
 # the cost columns whose values queries/row_problems.sql checks row by row (not_finite,
@@ -61,6 +62,12 @@ _WORDS = {
         "of grade 0 not relevant",
     ),
 }
+# a list of texts (RAGAS' contexts) hashed to ids: a null there is a null or blank text
+_TEXTS = frozenset(texts for _, texts in CONTEXTS.values())
+_TEXT_WORDS = (
+    "{column} has {detail} or blank text(s)",
+    "a null or blank text is no passage: drop it or log the text",
+)
 # what a problem that refuses nothing does with its rows, as validate's summary says it
 _DONE = {"merged_spans": "merged", "ungraded": "read as grade 1"}
 
@@ -108,8 +115,15 @@ class RowProblem:
         elif self.kind == "sample_labels":  # "row 1 has x, this row y"; x and y are logged text
             first, rest = str(detail).split(" has ", 1)
             detail = f"{self._where(int(first.removeprefix('row ')))} has {rest}"
-        what = _WORDS[self.kind][0].format(column=self.column, detail=detail)
+        what = self._words[0].format(column=self.column, detail=detail)
         return f"{where} {what}" if self.kind == "duplicate_id" else f"{where}: {what}"
+
+    @property
+    def _words(self) -> tuple[str, str]:
+        """What is wrong and what to do, in the words of the column as the log wrote it."""
+        if self.kind == "null_in_list" and self.column in _TEXTS:
+            return _TEXT_WORDS
+        return _WORDS[self.kind]
 
     def _first(self, i: int) -> int:
         """The row a duplicate_id example's question_id was first seen at (its detail)."""
@@ -117,7 +131,7 @@ class RowProblem:
 
     def error(self) -> str:
         """The first example as compare's one-line refusal."""
-        hint = _WORDS[self.kind][1]
+        hint = self._words[1]
         if self.kind == "null_id":
             where = self._where(self.rows[0])
             return f"{self.path}: {where} has no question_id (null or blank); {hint}"
@@ -135,7 +149,7 @@ class RowProblem:
         label = "error" if self.refused else _DONE.get(self.kind, "left out")
         return (
             f"{self.path}: {label}: {fmt_count(self.n, 'row')} with {self.kind} in {self.column}: "
-            f"{examples}{more}; {_WORDS[self.kind][1]}"
+            f"{examples}{more}; {self._words[1]}"
         )
 
     def warning(self) -> str:
