@@ -763,7 +763,7 @@ def merge(
 ) -> None:
     """Add the partial sums of every shard of runs A and B; print each metric's means and the
     Poisson-bootstrap interval of B - A."""
-    from .shards import merge_runs
+    from .shards import compare_gives, merge_runs
 
     merged = merge_runs(a_parts, b_parts, confidence, strict)
     for m in merged.metrics:
@@ -777,8 +777,7 @@ def merge(
             spread = ""
             note = (
                 "; the same B \u2212 A on every question, which resampling cannot vary: no "
-                "interval (compare gives a 0/1 metric Tango's score interval from the logs or "
-                "tables)"
+                f"interval ({compare_gives(m.name)})"
             )
         elif m.diff.low is None or m.diff.high is None:
             spread, note = "", "; one question gives no interval"

@@ -31,7 +31,7 @@ from .analysis.poisson import (
     percentile_interval,
     same_questions,
 )
-from .analysis.registry import BY_NAME, public_name
+from .analysis.registry import BY_NAME, base_name, public_name
 from .analysis.scoring import Scoring
 from .analysis.stats import expanded_confidence
 from .comparison.compare import too_few_resamples
@@ -349,6 +349,22 @@ class MergedMetric:
     diff: Interval | None
     why: str  # why there is no difference
     lower_is_better: bool = False  # a cost column (latency_ms, cost_usd, context_tokens)
+
+
+def compare_gives(name: str) -> str:
+    """What compare's interval is where every question has the same B - A, which merge's
+    resampling cannot vary: of a 0/1 outcome Tango's, of another metric of known range the
+    bound on the questions that could differ unseen (a 0/1 one may be either: its values
+    decide), of a cost or a score of unknown range the one value."""
+    metric = BY_NAME.get(base_name(name))
+    if metric is None or metric.bounds is None:
+        return "compare's is that one value too: the range of a cost or score is not known"
+    if metric.binary:
+        return "compare gives Tango's score interval from the logs or tables"
+    return (
+        "compare gives one from the logs or tables: Tango's score interval where every value "
+        "is 0 or 1, else one as wide as the questions that could differ unseen allow"
+    )
 
 
 def _described(scoring: Settings, other: Settings) -> str:

@@ -158,27 +158,41 @@ def test_one_question_gives_no_interval_and_two_give_one(tmp_path, write_log):
 def test_a_difference_every_question_shares_gets_no_interval(tmp_path):
     """10 of 10 questions fixed, or none changed: every replicate's B - A is the same, so the
     bootstrap's [+1, +1] or [0, 0] would claim certainty that compare (Tango's interval,
-    [+0.445, +1] and [-0.278, +0.278]) does not; merge prints the difference without one."""
+    [+0.445, +1] and [-0.278, +0.278]) does not; merge prints the difference without one, and
+    what compare gives in its place: it said Tango's of a faithfulness up 0.2 on every question
+    (compare's is Wilson's bound on the unseen) and of a latency (compare's is the one value)."""
     ids = [f"q{i}" for i in range(10)]
     sums = {}
-    for name, correct in (("a", False), ("b", True), ("same", False)):
+    for name, correct, shift in (("a", False, 0.0), ("b", True, 0.2), ("same", False, 0.0)):
         log = tmp_path / f"{name}.parquet"
-        pq.write_table(pa.table({"question_id": ids, "correct": [correct] * 10}), log)
+        table = {
+            "question_id": ids,
+            "correct": [correct] * 10,
+            "faithfulness": [0.5 + shift] * 10,
+            "latency_ms": [100 + 500 * shift] * 10,
+        }
+        pq.write_table(pa.table(table), log)  # fmt: skip
         sums[name] = tmp_path / f"{name}.sums.parquet"
         result = invoke(
             "metrics", log, "-o", tmp_path / f"{name}.m.parquet",
             "--partial-sums", sums[name], "--n-boot", N_BOOT,
         )  # fmt: skip
         assert result.exit_code == 0, result.output
-    note = (
-        "over 10 questions; the same B \u2212 A on every question, which resampling cannot vary: "
-        "no interval (compare gives a 0/1 metric Tango's score interval from the logs or tables)"
-    )
-    assert merged([sums["a"]], [sums["b"]]) == [
-        f"correct: A 0.0000 B 1.0000 B \u2212 A +1.0000 {note}"
-    ]
+    flat = "over 10 questions; the same B \u2212 A on every question, which resampling cannot vary"
+    tango = f"{flat}: no interval (compare gives Tango's score interval from the logs or tables)"
+    lines = merged([sums["a"]], [sums["b"]])
+    assert f"correct: A 0.0000 B 1.0000 B \u2212 A +1.0000 {tango}" in lines
+    assert (
+        f"faithfulness: A 0.5000 B 0.7000 B \u2212 A +0.2000 {flat}: no interval (compare gives "
+        "one from the logs or tables: Tango's score interval where every value is 0 or 1, else "
+        "one as wide as the questions that could differ unseen allow)"
+    ) in lines
+    assert (
+        f"latency_ms (lower is better): A 100.0000 B 200.0000 B \u2212 A +100.0000 {flat}: no "
+        "interval (compare's is that one value too: the range of a cost or score is not known)"
+    ) in lines
     unchanged = merged([sums["a"]], [sums["same"]])
-    assert f"correct: A 0.0000 B 0.0000 B \u2212 A 0.0000 {note}" in unchanged
+    assert f"correct: A 0.0000 B 0.0000 B \u2212 A 0.0000 {tango}" in unchanged
 
 
 @pytest.mark.parametrize("where", ["-o", "--partial-sums"])

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 from conftest import two_run_view
@@ -118,6 +119,26 @@ def test_markdown_states_verdict_changes_and_the_attachment(sample):
     assert "### Gate: FAIL" in markdown and "one-sided at the 97.5% level" in markdown
     assert f"Fixed {m['fixed']}, broken {m['broken']}" in markdown
     assert "The full report is the attached HTML, report.html." in markdown
+
+
+def test_the_headline_changes_count_the_questions_it_scores(tmp_path):
+    """Retrieval logs whose unanswerable questions have no labelled evidence: the headline's
+    changes said "of 240 paired questions" where the metric scores 226 of them."""
+    logs = []
+    for path in (SAMPLE_A, SAMPLE_B):
+        logs.append(tmp_path / path.name)
+        kept = ["question_id", "slice", "retrieved_ids", "relevant_ids", "context_ids"]
+        pq.write_table(pq.read_table(path).select(kept), logs[-1])
+    code, _, err, md, _ = run(*logs, tmp_path / "out", "--n-boot", "200")
+    assert code == 0, err
+    markdown = md.read_text()
+    doc = json.loads((tmp_path / "out" / "report.json").read_text())["comparisons"][0]
+    c = doc["metrics"][doc["headline"]]
+    assert c["n"] == 226 < doc["n_paired"] == 240
+    assert (
+        f"{c['wins']} better, {c['losses']} worse, {c['ties']} unchanged (of 226 questions "
+        "scored in both runs)." in markdown
+    )
 
 
 def test_every_output_states_the_one_sided_level_alike(tmp_path):

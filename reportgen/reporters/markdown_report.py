@@ -195,12 +195,13 @@ def _verdicts(study: Study) -> list[str]:
 
 
 def _changes(c: MetricComparison) -> str:
+    """The metric's changes over the questions it scores in both runs, as the page's table
+    counts them: fewer than the paired questions where some have no score (a retrieval metric
+    of a question without labelled evidence)."""
+    scored = f"{fmt_count(c.n, 'question')} scored in both runs"
     if c.fixed is not None:
-        return f"Fixed {c.fixed:,}, broken {c.broken:,} (of {fmt_count(c.n, 'paired question')})."
-    return (
-        f"{c.wins:,} better, {c.losses:,} worse, {c.ties:,} unchanged "
-        f"(of {fmt_count(c.n, 'paired question')})."
-    )
+        return f"Fixed {c.fixed:,}, broken {c.broken:,} (of {scored})."
+    return f"{c.wins:,} better, {c.losses:,} worse, {c.ties:,} unchanged (of {scored})."
 
 
 def _more(n: int, noun: str, where: str) -> str:
