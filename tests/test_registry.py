@@ -107,6 +107,29 @@ def test_the_chart_draws_the_charted_metrics_in_registry_order(scored):
     assert drawn == set(CHARTED)
 
 
+@pytest.mark.parametrize(("cutoff", "shaded"), [(2, True), (3, False), (5, False)])
+def test_the_curve_runs_to_a_cutoff_past_the_rankings(scored, cutoff, shaded):
+    """Rankings 3 deep, --k 5: the axis ended at 3, so the dashed cutoff and the headroom
+    (drawn from 5 back to 3) fell outside the panels, under a title calling the part past the
+    cutoff headroom. The axis runs to the cutoff, and the title says where the rankings end."""
+    curve = scored.frame("metric_curve", depth=3, cutoffs=[1, 2, 3], exponential=True)
+    spec = charts.metric_curve(curve, cutoff, charts.RUN_COLOURS)
+    layers = spec["spec"]["layer"]
+    assert [layer["mark"]["type"] for layer in layers][:2] == (
+        ["rect", "rule"] if shaded else ["rule", "line"]
+    )
+    assert layers[-1]["encoding"]["x"]["scale"]["domain"] == [1, max(3, cutoff)]
+    title = spec["title"]
+    assert title.startswith(f"Read each metric at the prompt's k = {cutoff} (dashed): ")
+    assert title.endswith(
+        "the shaded part past it is headroom, not quality."
+        if shaded
+        else "the rankings end at 3, short of it."
+        if cutoff > 3
+        else "the rankings end at 3."
+    )
+
+
 @pytest.mark.parametrize(
     ("name", "parsed"),
     [

@@ -115,6 +115,8 @@ def metric_curve(
 
     Rankings deeper than MAX_CUTOFFS are drawn through log-spaced cutoffs (dense where the
     metrics change fast), always including 1, the prompt's k and the deepest; the title says so.
+    Rankings that end short of the cutoff (a --k past every ranking) leave no headroom: the axis
+    runs to the cutoff, drawn past the lines' end, and the title says where they end.
     """
     curve = curve[curve["metric"].isin(CHARTED)]  # the JSON has every metric
     frame = curve.assign(run=curve["run"].str.upper())
@@ -124,14 +126,14 @@ def metric_curve(
         cutoffs = np.unique(np.geomspace(1, depth, MAX_CUTOFFS - 1).round().astype(int))
         frame = frame[frame["k"].isin([*cutoffs, named_cutoff])]
         drawn = f" Drawn at {frame['k'].nunique()} of the {depth} cutoffs."
+    end = max(depth, named_cutoff)  # the axis' end: the cutoff, where the rankings end short
+    log = end > LOG_K_ABOVE
     base = alt.Chart()
     lines = base.mark_line().encode(
         x=alt.X(
             "k:Q",
-            title=f"cutoff k (passages{', log scale' if depth > LOG_K_ABOVE else ''})",
-            scale=alt.Scale(
-                domain=[1, depth], nice=False, type="log" if depth > LOG_K_ABOVE else "linear"
-            ),
+            title=f"cutoff k (passages{', log scale' if log else ''})",
+            scale=alt.Scale(domain=[1, end], nice=False, type="log" if log else "linear"),
         ),
         y=alt.Y("value:Q", title="mean over questions", scale=alt.Scale(domain=[0, 1])),
         color=alt.Color("run:N", title="run", scale=colours.scale()),
@@ -147,8 +149,14 @@ def metric_curve(
         x=alt.XDatum(named_cutoff), x2=alt.X2Datum(depth)
     )
     cutoff = once.mark_rule(color="#000000", strokeDash=[4, 3]).encode(x=alt.XDatum(named_cutoff))
+    marks = [headroom, cutoff] if named_cutoff < depth else [cutoff]
+    reading = (
+        "the shaded part past it is headroom, not quality."
+        if named_cutoff < depth
+        else f"the rankings end at {depth}{', short of it' if depth < named_cutoff else ''}."
+    )
     return (
-        alt.layer(headroom, cutoff, lines, data=frame)
+        alt.layer(*marks, lines, data=frame)
         .properties(width=230, height=170)
         .facet(
             facet=alt.Facet("metric:N", title=None, sort=list(CHARTED)),
@@ -157,8 +165,7 @@ def metric_curve(
         # an x axis under each panel: shared, it was drawn under the empty cell of a last row
         .resolve_axis(x="independent")
         .properties(
-            title=f"Read each metric at {marked} = {named_cutoff} (dashed): the "
-            f"shaded part past it is headroom, not quality.{drawn}"
+            title=f"Read each metric at {marked} = {named_cutoff} (dashed): {reading}{drawn}"
         )
         .to_dict(validate=False)
     )

@@ -377,7 +377,13 @@ def headline_charts(result: Comparison | Headline, colours: RunColours) -> list[
             Chart(
                 id="curve",
                 title="Retrieval metrics at every cutoff k",
-                reading=f"Over {ranking} at k = {k}: nDCG A "
+                reading=f"Over {ranking} at k = {k}"
+                + (
+                    f", where the rankings end, short of {tables.named_cutoff}"
+                    if k < tables.named_cutoff
+                    else ""
+                )
+                + ": nDCG A "
                 f"{fmt_num(ndcg.get('a'))}, B {fmt_num(ndcg.get('b'))}"
                 + (
                     f"; k is --k, while the generators received the prompts logged "
