@@ -34,7 +34,8 @@ from .archive import Archived, ArchivedRun, Tool, read_report
 from .comparison.study import Study, run_study
 from .errors import InputError
 from .formatting import fmt_count
-from .inputs.load import open_source, sha256_of, table_path
+from .inputs.load import digest_names, files_sha256, open_source, sha256_of, table_path
+from .inputs.readers import ReadOptions, parquet_files
 from .pipeline import build_report
 from .provenance import library_versions
 from .reporters import html_report, json_report
@@ -84,6 +85,34 @@ def _qrels_difference(i: int, run: ArchivedRun) -> str | None:
     if run.qrels_sha256 is None or qrels is None or sha256_of(qrels) == run.qrels_sha256:
         return None
     return f"runs[{i}].read.qrels_sha256: {qrels} is not the qrels file the report read"
+
+
+def _read_sha256(path: Path, read: ReadOptions, recorded: str) -> str:
+    """The sha256 of the log at ``path`` read with ``read``'s options, as the report records it;
+    where the log cannot be read, that of its files' bytes: a log cut short, or a table edited
+    out of its contract, is another log than the report's (exit 1), not bad input (exit 2) to
+    be written again. A log of the report's bytes that cannot be read is refused as read."""
+    try:
+        return open_source(path, "", read).sha256
+    except InputError:
+        digest = _bytes_sha256(path, read)
+        if digest is None or digest == recorded:
+            raise
+        return digest
+
+
+def _bytes_sha256(path: Path, read: ReadOptions) -> str | None:
+    """The sha256 of a log's files as bytes, named as load.digest_names names them (a file, the
+    Parquet files of a folder or pattern, then its --qrels and --passages files); None when
+    they cannot be listed."""
+    try:
+        files = (*parquet_files(path), *(f for f in (read.qrels, read.passages) if f))
+    except InputError:
+        return None
+    if not all(file.is_file() for file in files):
+        return None
+    named = digest_names(files, read)
+    return files_sha256({named[file]: sha256_of(file) for file in files})
 
 
 def _located(report: Path, recorded: Path, what: str, label: str) -> Path:
@@ -400,7 +429,7 @@ def verify(report: Path, logs: list[Path], page: Path | None = None) -> Verifica
         qrels = _qrels_difference(i, run)
         if qrels is not None:
             return Verification(0, qrels, warnings)
-        if open_source(path, run.label, run.read).sha256 != run.sha256:
+        if _read_sha256(path, run.read, run.sha256) != run.sha256:
             read_as = (
                 f"{path} with its passage table {run.read.passages} (one sha256 covers both)"
                 if run.read.passages is not None

@@ -8,6 +8,8 @@ import shutil
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
@@ -150,6 +152,43 @@ def test_another_log_fails_on_its_sha256(archived):
     report, a, _ = archived
     code, out, _ = invoke("verify", report, a, a)
     assert code == 1 and "differs at runs[1].sha256" in out and str(a) in out
+
+
+def _cut_short(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[:-100])
+
+
+def _out_of_contract(path: Path) -> None:
+    table = pq.read_table(path)
+    correct = table["correct"].to_pylist()
+    correct[5] = 5.0
+    at = table.schema.get_field_index("correct")
+    pq.write_table(table.set_column(at, "correct", pa.array(correct, pa.float64())), path)
+
+
+@pytest.mark.parametrize(
+    ("damage", "table"),
+    [(_cut_short, False), (_cut_short, True), (_out_of_contract, True)],
+    ids=["log cut short", "table cut short", "table holding 5.0 as correct"],
+)
+def test_a_damaged_log_is_another_log_than_the_report_s(archived, tmp_path, damage, table):
+    """A log cut short, or a metrics table holding a value out of its contract, was refused as
+    bad input (exit 2) with advice to write it again: the archived evidence is not what the
+    report read (exit 1), whatever its reader says of it."""
+    report, a, b = archived
+    if table:
+        tables = []
+        for log in (a, b):
+            tables.append(tmp_path / f"{log.stem}.table.parquet")
+            assert invoke("metrics", log, "-o", tables[-1])[0] == 0
+        report = tmp_path / "t.json"
+        code, _, err = invoke("compare", *tables, "-o", tmp_path / "t.html", "--n-boot", "300")
+        assert code == 0, err
+        a, b = tables
+    damage(b)
+    code, out, err = invoke("verify", report)
+    assert code == 1, err
+    assert out == f"{report}: differs at runs[1].sha256: {b} is not the log the report read\n"
 
 
 @pytest.mark.parametrize(
