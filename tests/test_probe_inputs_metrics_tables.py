@@ -3,6 +3,7 @@ the file is and what to pass instead, in one line, whatever columns the table ke
 
 from __future__ import annotations
 
+import duckdb
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
@@ -77,4 +78,30 @@ def test_a_metrics_table_saved_as_text_is_named_before_its_values_are_read(
     else:
         frame.to_json(text, orient="records", lines=True)
     line = fail("compare", text, text, "-o", tmp_path / "r.html", "--k", 2)
-    assert line == f"ragreport: error: {text}: {METRICS}pass the run log it was scored from"
+    assert line == f"ragreport: error: {text}: {UNMARKED}"
+
+
+UNMARKED = (
+    "holds per-question metrics without the metadata ragreport metrics writes beside them "
+    "(saving the table again with pandas or DuckDB drops it), so it reads as neither a table nor "
+    "a run log; write it again with ragreport metrics from its log (filter the log to keep some "
+    "of its questions)"
+)
+
+
+@pytest.mark.parametrize("tool", ["pandas", "duckdb"])
+def test_a_metrics_table_saved_again_by_another_tool_is_told_to_be_written_again(
+    tmp_path, written, tool
+):
+    """A table filtered in pandas or DuckDB and saved again loses the schema metadata compare
+    tells tables by: compare called it "a table of per-question metrics ..., not a run log; pass
+    the run log", as if it took no such tables."""
+    _, table, _ = written
+    again = tmp_path / f"{tool}.parquet"
+    if tool == "pandas":
+        pq.read_table(table).to_pandas().to_parquet(again)
+    else:
+        duckdb.sql(f"COPY (SELECT * FROM '{table}' WHERE question_id = 'q1') TO '{again}'")
+    line = fail("compare", again, table, "-o", tmp_path / "r.html", "--k", 2)
+    assert line == f"ragreport: error: {again}: {UNMARKED}"
+    assert not (tmp_path / "r.html").exists()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -329,6 +329,7 @@ def has_samples(columns: frozenset[str]) -> bool:
     return any(c in columns for c in SAMPLE_COLUMNS)
 
 
+SCORING_KEY = "ragreport.scoring"  # schema metadata: (k, gain, span_coverage) by metric
 # Columns that mark a table another ragreport command wrote from a log, never a log itself:
 # the per-question metrics of ``ragreport metrics`` and its --partial-sums (reportgen/shards.py)
 # (one of its k and answerable columns may have been dropped since).
@@ -338,11 +339,22 @@ _SUMS_MARKS = frozenset({"metric", "seed", "key_sum", "weighted", "weights"})
 _EVIDENCE = ("retrieved_ids", "context_ids", "relevant_ids", "retrieved_spans", "context_spans")
 
 
-def derived_table_problem(path: Path, names: Iterable[str]) -> str | None:
+def derived_table_problem(
+    path: Path, names: Iterable[str], metadata: Mapping[bytes, bytes] | None = None
+) -> str | None:
     """The advice for a table ``ragreport metrics`` wrote, given where a run log is needed: its
-    columns would otherwise read as a log of odd types, or of no metric."""
+    columns would otherwise read as a log of odd types, or of no metric. Without the schema
+    ``metadata`` metrics writes (a copy saved again by pandas or DuckDB, or a text file) compare
+    cannot read it as a table either, and the advice says so."""
     given = set(names)
     if given >= _METRICS_MARKS and _METRICS_EITHER & given and not given.intersection(_EVIDENCE):
+        if SCORING_KEY.encode() not in (metadata or {}):
+            return (
+                f"{path}: holds per-question metrics without the metadata ragreport metrics "
+                "writes beside them (saving the table again with pandas or DuckDB drops it), so "
+                "it reads as neither a table nor a run log; write it again with ragreport "
+                "metrics from its log (filter the log to keep some of its questions)"
+            )
         return (
             f"{path}: is a table of per-question metrics (as ragreport metrics writes it), not a "
             "run log; pass the run log it was scored from"

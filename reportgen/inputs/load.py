@@ -150,7 +150,7 @@ def case_problems(path: Path, names: list[str]) -> list[str]:
 
 def schema_problems(path: Path, schema: pa.Schema) -> list[str]:
     """Every breach of the contract visible in the schema, one line each, in column order."""
-    derived = derived_table_problem(path, schema.names)
+    derived = derived_table_problem(path, schema.names, schema.metadata)
     if derived is not None:
         return [derived]
     problems = name_problems(path, schema.names)

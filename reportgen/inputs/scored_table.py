@@ -25,9 +25,8 @@ import pyarrow.parquet as pq
 from ..errors import InputError
 from ..formatting import row_named
 from .contract import BY_NAME as CONTRACT
-from .contract import LARGEST_VALUE, type_problem
+from .contract import LARGEST_VALUE, SCORING_KEY, type_problem
 
-SCORING_KEY = "ragreport.scoring"  # schema metadata: (k, gain, span_coverage) by metric
 LOG_KEY = "ragreport.log"  # what compare needs to know of the log it was scored from (LoggedAs)
 SHARE = (0.0, 1.0)  # the range of every metric ragreport scores (analysis.registry's bounds)
 GLOB = frozenset("*?[")  # a path holding one of these is a glob of shards
