@@ -324,6 +324,24 @@ def test_ragas_questions_unpaired_for_a_space_are_named_by_line_and_text(tmp_pat
     ) in warnings
 
 
+def test_ragas_tables_paired_on_other_ids_are_told_so(tmp_path):
+    """A question_id added to one RAGAS table only: the same texts pair on its ids in one run
+    and on their hashes in the other, so none paired, and the refusal said they "differ only in
+    line endings or spaces", which they do not."""
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    ragas_frame([1.0, 0.5, 0.2], False).to_parquet(a)
+    frame = ragas_frame([0.9, 0.6, 0.4], False)
+    frame.insert(0, "question_id", ["q1", "q2", "q3"])
+    frame.to_parquet(b)
+    line = refused("compare", a, b, "-o", tmp_path / "r.html")
+    assert line.endswith(
+        f"; 3 questions have the same user_input in both runs under other ids: {a} has no "
+        f"question_id and pairs on a hash of user_input, {b} on its question_id; give both "
+        "tables a question_id column, or neither; compare two runs of the same question set"
+    )
+    assert "line endings or spaces" not in line
+
+
 def test_a_rule_naming_ragas_answer_relevancy_is_told_its_name_here(tmp_path):
     """A rule written with RAGAS' name, answer_relevancy, was refused as no metric of the logs,
     which read that column as answer_relevance."""

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from ..formatting import agreeing, fmt_count
 from .load import RunFile
-from .readers.columns import place
+from .readers.columns import place, text_id
 from .readers.ragas import QUESTION
 
 SHOWN_CHARS = 60  # of a question's text: enough to tell it apart and find it
@@ -27,12 +27,21 @@ def named_ids(run: RunFile, ids: Sequence[str], shown: int = 3) -> str:
 
 
 def spaced_apart(runs: tuple[RunFile, RunFile], unmatched: Sequence[Sequence[str]]) -> str:
-    """The clause on unpaired RAGAS questions whose texts differ only in line ends or spaces (a
-    CSV saved with CRLF inside a cell), where the two runs have them; "" when none do."""
+    """The clause on unpaired RAGAS questions whose texts are the same in both runs (one table
+    pairs on its question_id, the other on a hash of its text) or differ only in line ends or
+    spaces (a CSV saved with CRLF inside a cell), where the two runs have them; "" when none
+    do."""
+    texts = [_texts(run) for run in runs]
+    same = set.intersection(
+        *({texts[i][q][1] for q in ids if q in texts[i]} for i, ids in enumerate(unmatched))
+    )
+    if same:
+        return f"; {_paired_apart(runs, len(same))}"
     plain = []  # per run: the unpaired texts with their spaces collapsed -> row
-    for run, ids in zip(runs, unmatched, strict=True):
-        texts = _texts(run)
-        plain.append({" ".join(texts[q][1].split()): texts[q][0] for q in ids if q in texts})
+    for run_texts, ids in zip(texts, unmatched, strict=True):
+        plain.append(
+            {" ".join(run_texts[q][1].split()): run_texts[q][0] for q in ids if q in run_texts}
+        )
     near = [text for text in plain[0] if text in plain[1]]
     if not near:
         return ""
@@ -44,6 +53,27 @@ def spaced_apart(runs: tuple[RunFile, RunFile], unmatched: Sequence[Sequence[str
         f"in line endings or spaces ({first}), and RAGAS rows are paired on the exact "
         f"{QUESTION}: write it alike in both runs"
     )
+
+
+def _paired_apart(runs: tuple[RunFile, RunFile], n: int) -> str:
+    """Why ``n`` questions of the same text in both RAGAS runs did not pair: one table pairs
+    on a hash of its text (no question_id column), the other on its own question_id."""
+    asked = f"{fmt_count(n, 'question')} {agreeing(n, 'has', 'have')} the same {QUESTION}"
+    hashed = [run for run in runs if _hashed(run)]
+    if len(hashed) == 1:
+        (text,) = hashed
+        (own,) = [run for run in runs if run is not text]
+        return (
+            f"{asked} in both runs under other ids: {text.path} has no question_id and pairs "
+            f"on a hash of {QUESTION}, {own.path} on its question_id; give both tables a "
+            "question_id column, or neither"
+        )
+    return f"{asked} in both runs under other question_ids: give both runs the same ids"
+
+
+def _hashed(run: RunFile) -> bool:
+    """Whether a RAGAS run's ids are hashes of its question texts (its table has no id)."""
+    return all(text_id("q-", text) == q for q, (_, text) in _texts(run).items())
 
 
 def _texts(run: RunFile) -> dict[str, tuple[int, str]]:
