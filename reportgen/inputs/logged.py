@@ -40,8 +40,11 @@ def log(columns: Iterable[str], runs: Iterable[RunFile]) -> str:
         return "add " + " and ".join(added)
     if tool == "promptfoo":
         return _promptfoo(columns, runs)
-    if tool in _RANKINGS_ONLY:  # nothing to add: run logs would have them
-        return f"a {tool.upper()} run holds rankings only"
+    if tool in _RANKINGS_ONLY:  # its file cannot hold them: a run log converted from it can
+        return (
+            f"log {' and '.join(columns)} in a run log converted from the run, since a "
+            f"{tool.upper()} run holds rankings only"
+        )
     return "log " + " and ".join(f"{column}{_where_lacking(column, runs)}" for column in columns)
 
 

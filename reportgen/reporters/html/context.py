@@ -257,6 +257,7 @@ class ReportContext:
     audit: AuditView
     slices: list[SliceTable]
     slices_left_out: list[str] = field(metadata={"help": "why each slice column is not sliced"})
+    slice_hint: str = field(metadata={"help": "what would slice the report, in its tool's words"})
     fairness: list[FairnessCheck]
     power: str
     headline: str
@@ -1046,6 +1047,9 @@ def build_context(
         audit=_audit(result),
         slices=_slices(result),
         slices_left_out=[too_fine_note(column, n) for column, n in result.too_fine.items()],
+        slice_hint=log(["slice"], result.runs.values())
+        if tool_of(result.runs.values())
+        else "log a slice column (or name one with --slice)",
         fairness=[FairnessCheck(c.name, c.flagged, c.text) for c in result.fairness],
         power=result.power.sentence,
         headline=result.headline,
