@@ -209,7 +209,8 @@ def test_fewer_wrong_refusals_are_coloured_as_a_gain(tmp_path, compare):
 
 def test_every_count_of_the_page_is_grouped_alike(tmp_path, compare):
     """'B wins on 2,315 questions, loses on 1152 and ties on 46533', 'fixed 2315' beside 'over
-    50,000 questions': counts read one way throughout the page, the verdict and the summary."""
+    50,000 questions': counts read one way throughout the page, the verdict and the summary
+    (whose inputs table read 2500)."""
     paths = tmp_path / "a.parquet", tmp_path / "b.parquet"
     n = 2_500
     for path, right in zip(paths, (1_100, 2_300), strict=True):
@@ -223,7 +224,9 @@ def test_every_count_of_the_page_is_grouped_alike(tmp_path, compare):
     assert "unanswerable: 0 of 2,500" in text
     assert " 1,200 / 0 / 1,300 " in text and " 1,200 / 0 " in text  # W/L/T, fixed / broken
     changes = "Fixed 1,200, broken 0 (of 2,500 questions scored in both runs)."
-    assert changes in (tmp_path / "s.md").read_text()
+    markdown = (tmp_path / "s.md").read_text()
+    assert changes in markdown
+    assert not re.search(r"\b\d{4,}\b", markdown)  # the inputs table read "| 2500 |"
     assert not re.search(r"\b\d{4,}\b", text.split("What was compared")[0].replace("2026", ""))
 
 

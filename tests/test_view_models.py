@@ -90,6 +90,18 @@ def test_pairing_definition_counts_wins_in_the_better_direction(pair):
     assert "below for a metric where lower is better" in text
 
 
+def test_a_cost_is_named_once_with_its_unit(pair):
+    """The cost table read "latency ms (ms)", "cost usd (USD)" and "context tokens (tokens)"."""
+    rows = diagnosis_view._cost(pair)
+    assert [r.name for r in rows] == ["latency (ms)", "cost (USD)", "context tokens"]
+    cost = {column: change.comparison for column, change in pair.diagnosis.cost.items()}
+    assert [r.a for r in rows] == [
+        f"{cost['latency_ms'].a:.1f}",
+        f"{cost['cost_usd'].a:.5f}",
+        f"{cost['context_tokens'].a:.1f}",
+    ]
+
+
 def test_a_cost_change_from_a_mean_of_zero_has_no_share():
     """(B - A) / A is undefined at A = 0: the cost table says why, not "n/a%"."""
     assert diagnosis_view._relative(float("nan")) == "n/a (A is 0)"

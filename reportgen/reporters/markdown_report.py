@@ -293,7 +293,7 @@ def _inputs(runs: list[RunFile], n_questions: list[int]) -> list[str]:
                 escape(run.label),
                 escape(run.path.name),
                 f"`{run.sha256[:SHA_SHOWN]}`",
-                str(n),
+                f"{n:,}",
             ]
             for run, n in zip(runs, n_questions, strict=True)
         ],

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ...comparison.compare import Comparison
+from ...diagnosis.diagnose import COSTS, UNITS
 from ...diagnosis.stages import (
     CELL_NAMES,
     CELL_TITLES,
@@ -294,14 +295,15 @@ def _judge(result: Comparison) -> list[Judge]:
 
 
 def _cost(result: Comparison) -> list[CostRow]:
-    units = {"latency_ms": "ms", "cost_usd": "USD", "context_tokens": "tokens"}
+    """Each cost's row, named with its unit where its name lacks it ("latency (ms)", "context
+    tokens"; the column's name with the unit read "latency ms (ms)")."""
     out = []
     for column, change in result.diagnosis.cost.items():
         c = change.comparison
-        digits = 5 if column == "cost_usd" else 1
+        label, (unit, digits) = COSTS[column], UNITS[column]
         out.append(
             CostRow(
-                name=f"{column.replace('_', ' ')} ({units[column]})",
+                name=label if unit in label else f"{label} ({unit})",
                 a=f"{c.a:.{digits}f}",
                 b=f"{c.b:.{digits}f}",
                 diff=fmt_diff(c.diff, digits),
