@@ -296,14 +296,15 @@ def compare(
         if isinstance(run, str | os.PathLike):
             check_decodable(Path(run))
     settings = _settings(options, labels, baseline)
-    study_options, requirements = settings_from(_command(), settings)
-    for warning in requirements.warnings if requirements else ():
-        warnings.warn(warning, stacklevel=2)
     reading = reading_from(settings)([_path(run) for run in runs])
     names, baseline = settings["labels"], settings["baseline"]
-    study = run_study(
-        _sources(runs, names, reading), study_options, requirements, reading, names, baseline
+    sources = _sources(runs, names, reading)
+    study_options, requirements = settings_from(
+        _command(), settings, sources, [n for n in settings if options.get(n) is None]
     )
+    for warning in requirements.warnings if requirements else ():
+        warnings.warn(warning, stacklevel=2)
+    study = run_study(sources, study_options, requirements, reading, names, baseline)
     run_id = study_run_id(study, repr((study_options, reading, names, baseline)))
     logs = tuple(Path(run) for run in runs if isinstance(run, str | os.PathLike))
     return Result(study, run_id, logs, files_read(settings, reading))

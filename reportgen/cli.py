@@ -9,12 +9,13 @@ import os
 import re
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import fields
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, NoReturn
 
 import click
+from click.core import ParameterSource
 
 from . import __version__
 from .epoch import source_date_epoch
@@ -27,6 +28,7 @@ from .progress import SHOW_AFTER, shown
 if TYPE_CHECKING:
     from .analysis.gates import Requirements
     from .analysis.metrics import Options
+    from .inputs.load import Source
     from .inputs.readers import ReadOptions
 
 _Reading = Callable[[Sequence[Path | None]], "tuple[ReadOptions, ...]"]  # of these run logs
@@ -297,15 +299,23 @@ def _holdout(ctx: click.Context, param: click.Parameter, value: str | None) -> s
 
 
 def settings_from(
-    command: click.Command, values: dict[str, Any]
+    command: click.Command,
+    values: dict[str, Any],
+    sources: Sequence[Source] = (),
+    unset: Collection[str] = (),
 ) -> tuple[Options, Requirements | None]:
     """The Options and gate rules of a parse of ``compare`` (the command line's, or the Python
-    API's), each field of Options read from the parameter of the flag its definition names."""
+    API's), each field of Options read from the parameter of the flag its definition names;
+    the scoring options not given (``unset``: parameter names) are those the per-question
+    tables among ``sources`` were scored with (``scored_as``)."""
     from .analysis.gates import requirements_from
     from .analysis.metrics import Options
+    from .comparison.scored_pairs import scored_as
 
     by_flag = {flag: str(p.name) for p in command.params for flag in p.opts}
-    options = Options(**{f.name: values[by_flag[f.metadata["flag"]]] for f in fields(Options)})
+    param = {f.name: by_flag[f.metadata["flag"]] for f in fields(Options)}
+    options = Options(**{name: values[p] for name, p in param.items()})
+    options = scored_as(options, sources, [name for name, p in param.items() if p in unset])
     requirements = requirements_from(values["rules"], values["gate_file"], values["inconclusive"])
     return options, requirements
 
@@ -532,7 +542,8 @@ def compare(
     runs, RAGAS results, promptfoo output or BEIR results; see --format. A promptfoo file of
     several providers or prompts, given alone, is all of its runs (the first the baseline).
     Any log may be given instead as the per-question table ragreport metrics wrote of it; the
-    logs beside such tables are then scored alike, with this comparison's options.
+    logs beside such tables are then scored alike. --k, --gain and --span-coverage, when not
+    given, are the ones the tables were scored with.
     """
     from .reporters.html import svg_process
 
@@ -541,7 +552,9 @@ def compare(
         from .pipeline import Outputs, files_read, make_report
 
         context = click.get_current_context()
-        options, requirements = settings_from(context.command, context.params)
+        default = ParameterSource.DEFAULT
+        unset = [n for n in context.params if context.get_parameter_source(n) is default]
+        options, requirements = settings_from(context.command, context.params, runs, unset)
         for warning in requirements.warnings if requirements else ():
             _echo(f"ragreport: warning: {warning}", err=True)
         outputs = Outputs(

@@ -17,6 +17,7 @@ from conftest import two_run_view
 from test_eval_tool_readers import ragas_frame
 from test_readers import fail
 
+import reportgen
 from reportgen.cli import cli
 from reportgen.inputs.scored_table import LOG_KEY
 
@@ -99,6 +100,40 @@ def test_several_tables_with_a_holdout_give_the_logs_study(tmp_path, tables):
     got = report(tmp_path / "tables", [tables[r] for r in RUNS], *options)
     assert without(got, LOGS_ONLY) == without(logs, LOGS_ONLY)
     assert got["holdout"]["n_held_out"] == logs["holdout"]["n_held_out"] > 0
+
+
+def test_tables_compare_at_the_options_they_were_scored_with(tmp_path, tables):
+    """A TREC run's tables need --k to be scored; compare takes it, and --gain and
+    --span-coverage, from the tables when not given, and scores a log beside them alike."""
+    scoring = ("--k", 3, "--gain", "linear")
+    a, b = (
+        scored(SAMPLES / f"{r}.parquet", tmp_path / f"{r}-k3.parquet", *scoring) for r in RUNS[:2]
+    )
+    logs = report(tmp_path / "logs", [SAMPLES / f"{r}.parquet" for r in RUNS[:2]], *scoring)
+    got = report(tmp_path / "tables", [a, b])
+    assert without(got, LOGS_ONLY) == without(logs, LOGS_ONLY)
+    params = two_run_view(got)["params"]
+    assert (params["k"], params["gain"]) == (3, "linear")
+    assert "Options: --k 3 &middot; --gain linear" in (tmp_path / "tables" / "r.html").read_text()
+    # a log beside a table is scored with the table's options
+    mixed = report(tmp_path / "mixed", [a, SAMPLES / f"{RUNS[1]}.parquet"])
+    assert two_run_view(mixed)["metrics"] == two_run_view(logs)["metrics"]
+    # given, an option is the comparison's: the table is refused, as before
+    out = ("-o", tmp_path / "r.html")
+    assert fail("compare", a, b, "--gain", "exponential", *out).startswith(
+        f"ragreport: error: {a}: its ndcg was scored with --gain linear, and this comparison "
+        "asks for --gain exponential;"
+    )
+    # tables of two cutoffs: no comparison takes both
+    assert fail("compare", a, tables[RUNS[1]], *out) == (
+        f"ragreport: error: {tables[RUNS[1]]}: its recall was scored with --k unset (each "
+        f"question's context_ids), and {a}'s with --k 3; score the logs again with ragreport "
+        "metrics at one --k"
+    )
+    # the Python API takes them alike, an option given as None being not given
+    for given in ({}, {"k": None}):
+        result = reportgen.compare(a, b, n_boot=1000, **given)
+        assert result.study.options.cutoff == 3 and result.study.options.gain == "linear"
 
 
 HERE = (

@@ -20,9 +20,16 @@ class Scoring:
     def of(self, metric: str, spans: bool) -> Settings:
         """(k, gain, span_coverage) as one metric of a log (``spans``: labelled with spans)
         depends on them, None where it does not: what every shard of both runs must share."""
-        kind = BY_NAME[metric].kind if metric in BY_NAME else None  # None: a log's own column
+        k, gain, coverage = depends_on(metric, spans)
         return (
-            self.k if kind in (RETRIEVAL, CONTEXT) else None,
-            self.gain if metric == "ndcg" else None,
-            self.span_coverage if kind == RETRIEVAL and spans else None,
+            self.k if k else None,
+            self.gain if gain else None,
+            self.span_coverage if coverage else None,
         )
+
+
+def depends_on(metric: str, spans: bool) -> tuple[bool, bool, bool]:
+    """Whether one metric of a log (``spans``: labelled with spans) depends on --k, --gain and
+    --span-coverage (a log's own column, not in the registry, on none)."""
+    kind = BY_NAME[metric].kind if metric in BY_NAME else None
+    return kind in (RETRIEVAL, CONTEXT), metric == "ndcg", kind == RETRIEVAL and spans

@@ -12,7 +12,10 @@ unjudged@k, the metric-vs-k curve, the spread of samples) the report names as mi
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -29,16 +32,19 @@ from ..analysis.scores import (
     offered_note,
     own_name,
 )
-from ..analysis.scoring import Scoring
+from ..analysis.scoring import Scoring, depends_on
 from ..errors import InputError
-from ..inputs.load import RunFile
+from ..inputs.load import RunFile, Source
 from ..inputs.scored_table import (
     ANSWER_STAGE,
     KEPT,
     LABEL_CHANGES,
     ScoredTable,
+    Settings,
     first_difference,
     one_rel_level,
+    option_text,
+    scored_with,
 )
 from ..resources import query_text
 
@@ -313,6 +319,47 @@ def _columns(table: pa.Table, columns: list[str]) -> pa.Table:
             },
         }
     )
+
+
+# the fields of Options a table records (Settings, in order), with their flags
+SCORED_WITH = (("cutoff", "--k"), ("gain", "--gain"), ("span_coverage", "--span-coverage"))
+
+
+def scored_as(options: Options, sources: Sequence[Source], unset: Collection[str]) -> Options:
+    """``options`` with each of --k, --gain and --span-coverage not given (``unset``: fields of
+    Options) as the per-question tables among ``sources`` were scored with it, so that tables
+    compare without their options repeated and the logs beside them are scored alike. Tables
+    scored with two values of one are refused: no comparison could take both."""
+    recorded: dict[str, tuple[Any, Path]] = {}
+    for where, (scoring, spans) in _scorings(sources):
+        for metric, settings in scoring.items():
+            for (field, flag), applies, value in zip(
+                SCORED_WITH, depends_on(metric, spans), settings, strict=True
+            ):
+                if not applies or field not in unset:
+                    continue
+                first, path = recorded.setdefault(field, (value, where))
+                if value != first:
+                    raise InputError(
+                        f"{where}: its {metric} was scored with {option_text(flag, value)}, and "
+                        f"{path}'s with {option_text(flag, first)}; score the logs again with "
+                        f"ragreport metrics at one {flag}"
+                    )
+    return replace(options, **{field: value for field, (value, _) in recorded.items()})
+
+
+def _scorings(sources: Sequence[Source]) -> list[tuple[Path, tuple[dict[str, Settings], bool]]]:
+    """Each per-question table of ``sources`` (a path read for its metadata alone, or a table
+    opened already) with its options by metric and whether its log was labelled with spans."""
+    found = []
+    for source in sources:
+        if isinstance(source, RunFile):
+            if source.scored is not None:
+                logged = source.scored.logged.columns
+                found.append((source.path, (source.scored.scoring, "relevant_spans" in logged)))
+        elif (scored := scored_with(source)) is not None:
+            found.append((source, scored))
+    return found
 
 
 def _check_scoring(run: RunFile, options: Options) -> None:

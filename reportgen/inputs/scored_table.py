@@ -175,6 +175,21 @@ def is_scored_table(path: Path) -> bool:
     return _tables(_files(path))
 
 
+def scored_with(path: Path) -> tuple[dict[str, Settings], bool] | None:
+    """The options each metric of the table at ``path`` was scored with, and whether its log
+    was labelled with spans, from its first file's metadata (no row is read; scored_table
+    checks that its shards agree); None when ``path`` holds no table, or one whose metadata
+    ``scored_table`` refuses with its reason."""
+    files = _files(path)
+    if not _tables(files):
+        return None
+    try:
+        scoring, logged = _recorded(_metadata(files[0]))
+    except (ValueError, KeyError, TypeError, IndexError):
+        return None
+    return scoring, "relevant_spans" in logged.columns
+
+
 def _tables(files: tuple[Path, ...]) -> bool:
     """Whether ``files`` are per-question tables: the first file's metadata tells."""
     return bool(files) and SCORING_KEY.encode() in _metadata(files[0])
@@ -205,11 +220,12 @@ def _other_setting(recorded: Settings, wanted: Settings) -> tuple[str, str] | No
         ("--k", "--gain", "--span-coverage"), recorded, wanted, strict=True
     ):
         if was != other:
-            return _flag(flag, was), _flag(flag, other)
+            return option_text(flag, was), option_text(flag, other)
     return None
 
 
-def _flag(flag: str, value: object) -> str:
+def option_text(flag: str, value: object) -> str:
+    """A scoring option as a table records it, as the command line gives it ("--k 5")."""
     if flag == "--k" and value is None:
         return "--k unset (each question's context_ids)"
     return f"{flag} {value}"
