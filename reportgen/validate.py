@@ -5,13 +5,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .analysis.metrics import Options, check_cutoff, compute_tables, plan, score_questions
+import pandas as pd
+
+from .analysis.metrics import (
+    MetricTables,
+    Options,
+    check_cutoff,
+    compute_tables,
+    plan,
+    score_questions,
+)
+from .analysis.registry import ANSWER, SCORE
 from .errors import InputError
-from .formatting import agreeing, fmt_count
+from .formatting import agreeing, fmt_count, listed
 from .inputs.database import RunDatabase
 from .inputs.load import RunFile, SchemaError, open_log, run_value_problems, with_rows
 from .inputs.readers import ReadOptions
 from .inputs.readers.promptfoo import SeveralRuns
+from .inputs.row_checks import EXAMPLES
 
 
 @dataclass(frozen=True)
@@ -43,7 +54,7 @@ def validate(path: Path, options: ReadOptions) -> Validation:
     try:
         found = db.read(settings.cutoff)
         refused = bool(values) or any(p.refused for p in found)
-        refusal = None if refused else _unscorable(db, settings)
+        refusal, unknown = (None, []) if refused else _scored(db, settings)
     except InputError as error:  # a value the queries cannot read: named by the first lines
         return Validation(values or [str(error)], refused=True)
     finally:
@@ -51,7 +62,7 @@ def validate(path: Path, options: ReadOptions) -> Validation:
     # a RAGAS table's retrieved_contexts are both its ranking and its prompt: a problem of the
     # column is found in each, and said once
     problems = dict.fromkeys(p.summary() for p in found)
-    lines = values + list(problems) + ([refusal] if refusal else [])
+    lines = values + list(problems) + ([refusal] if refusal else unknown)
     # how the reader read the file, as compare's warnings say it: a RAGAS score that failed
     notes = [f"{path}: note: {note}" for note in (*run.notes, *_both_labels(run))]
     asked = "" if refused or refusal else _k_asked(run)
@@ -63,10 +74,11 @@ def validate(path: Path, options: ReadOptions) -> Validation:
     return Validation(lines + [f"{path}: {asked}"] * bool(asked) + notes, refused or bool(refusal))
 
 
-def _unscorable(db: RunDatabase, settings: Options) -> str | None:
-    """compare's refusal of the log of ``db`` (its rows read and passed) paired with itself,
-    when it has one: no metric its columns allow, or none its values give (every label list
-    empty, a score null throughout)."""
+def _scored(db: RunDatabase, settings: Options) -> tuple[str | None, list[str]]:
+    """The log of ``db`` (its rows read and passed) scored and paired with itself as compare
+    pairs two logs: compare's refusal, when it has one (no metric its columns allow, or none
+    its values give: every label list empty, a score null throughout), else the values it
+    would leave out as unknown (_unknown)."""
     run = db.files["a"]
     try:
         plan((run, run), settings)
@@ -75,12 +87,55 @@ def _unscorable(db: RunDatabase, settings: Options) -> str | None:
         scored = db.scored_run()
         pair = RunDatabase(run, run, scored=(scored, scored))
         try:
-            compute_tables(pair, settings, curve=False)
+            tables = compute_tables(pair, settings, curve=False)
         finally:
             pair.close()
     except InputError as error:
-        return str(error)
-    return None
+        return str(error), []
+    return None, _unknown(run.path, tables)
+
+
+def _unknown(path: Path, tables: MetricTables) -> list[str]:
+    """The questions compare leaves out of a metric because a value it needs is null, which
+    no row check names: a labelled question without the ranking scored (its retrieval metrics
+    are unknown), and an answer score or score column null (compared on the rest)."""
+    p, lines = tables.paired, []
+    if tables.without_ranking:
+        column = tables.ranking_column
+        ids = p["question_id"][p["k_a"].isna() & (p["n_relevant_a"] > 0)]
+        lines.append(
+            _left_out(
+                path,
+                ids,
+                f"labelled evidence and {column} null",
+                f"compare leaves {agreeing(len(ids), 'its', 'their')} retrieval metrics out as "
+                f"unknown; log {column} for every question (an empty list when there was none)",
+            )
+        )
+    for base in tables.metrics:
+        metric, ids = tables.metric(base), p["question_id"][p[f"{base}_a"].isna()]
+        if metric.kind in (ANSWER, SCORE) and len(ids):
+            name = tables.name(base)
+            lines.append(
+                _left_out(
+                    path,
+                    ids,
+                    f"{metric.source or base} null",
+                    f"compare scores {name} on the other questions only, and its interval, test "
+                    "and gate rules read them alone",
+                )
+            )
+    return lines
+
+
+def _left_out(path: Path, ids: pd.Series, what: str, consequence: str) -> str:
+    """A line of questions left out, as the row checks' lines name rows: the count, up to
+    EXAMPLES of their ids, what they lack and what compare does."""
+    more = f" and {len(ids) - EXAMPLES} more" if len(ids) > EXAMPLES else ""
+    shown = listed(ids.head(EXAMPLES).astype(str)) + more
+    return (
+        f"{path}: left out: {fmt_count(len(ids), 'question')} with {what}: {shown}; {consequence}"
+    )
 
 
 def _both_labels(run: RunFile) -> list[str]:

@@ -203,3 +203,34 @@ def test_every_schema_breach_is_listed_whatever_the_format(tmp_path, suffix):
         f"{path}: no question_id column; every run log needs one row per question with a "
         "unique question_id",
     ]
+
+
+def test_values_compare_leaves_out_as_unknown_are_named(tmp_path):
+    """validate said "ok" for a log whose nulls compare then left out with a warning: labelled
+    questions without a prompt (their retrieval metrics unknown) and a score null."""
+    sample = Path(__file__).resolve().parent.parent / "sample_runs"
+    run = pd.read_parquet(sample / "fare_rules_a_baseline.parquet")
+    labelled = run.index[run.relevant_ids.str.len() > 0]
+    unlabelled = run.index[run.relevant_ids.str.len() == 0]
+    for row in [*labelled[:7], unlabelled[0]]:  # an unlabelled question has no metric to lose
+        run.at[row, "context_ids"] = None
+    run.loc[labelled[10], "faithfulness"] = None
+    log = tmp_path / "nulls.parquet"
+    run.to_parquet(log)
+    ids = run.question_id[labelled[:5]].tolist()
+    assert validate(log, code=0) == [
+        f"{log}: left out: 7 questions with labelled evidence and context_ids null: "
+        f"{', '.join(ids)} and 2 more; compare leaves their retrieval metrics out as unknown; "
+        "log context_ids for every question (an empty list when there was none)",
+        f"{log}: left out: 1 question with faithfulness null: {run.question_id[labelled[10]]}; "
+        "compare scores faithfulness on the other questions only, and its interval, test and "
+        "gate rules read them alone",
+    ]
+    # the counts are compare's own
+    out = tmp_path / "out"
+    out.mkdir()
+    result = CliRunner().invoke(cli, ["compare", str(log), str(log), "-o", str(out / "r.html")])
+    assert result.exit_code == 0, result.output
+    warnings = (out / "r.json").read_text()
+    assert "7 paired questions have context_ids null in one run or both" in warnings
+    assert "faithfulness is compared on 239 of 240 paired questions" in warnings
