@@ -245,3 +245,19 @@ def test_an_empty_prompt_lowers_the_ceiling_it_is_scored_against(tmp_path, compa
         ceiling = out["fairness"][f"{metric} ceiling"]
         assert (ceiling["numbers"]["a"], ceiling["numbers"]["b"]) == (1.0, 0.5)
         assert ceiling["flagged"] and "may be room, not quality" in ceiling["text"]
+
+
+def test_a_run_that_sends_no_passage_is_a_prompt_size_and_a_budget(tmp_path, compare):
+    """B sends every question an empty prompt and no token count is logged: the prompt-size
+    check and the budget in passages were both left out, since B had no passage to count."""
+    a = _rows(6)
+    b = [dict(r, context_ids=[]) for r in _rows(6)]
+    fair = _run(tmp_path, compare, a, b)["fairness"]
+    assert fair["prompt k"]["flagged"]
+    assert fair["prompt k"]["numbers"] == {"a": 3, "b": 0, "share_differ": 1.0}
+    assert fair["prompt k"]["text"].startswith(
+        "Passages in the prompt, most often: A 3, B 0; they differ on 6 of 6 questions."
+    )
+    budget = fair["context budget"]
+    assert (budget["numbers"]["a"], budget["numbers"]["b"]) == (3.0, 0.0)
+    assert budget["text"].startswith("Mean context per question: A 3.0 passages, B 0.0 passages")
