@@ -276,7 +276,8 @@ def test_infinite_scores_are_left_out_and_named_in_a_warning(tmp_path, compare):
     assert doc["metrics"]["judge_score"]["n"] == 10
     assert doc["metrics"]["judge_score"]["b"] == 0.75
     assert (
-        "2 values of judge_score in b.parquet are not finite (inf or NaN) and are left out"
+        "2 values of judge_score in b.parquet are not finite (inf or NaN) and are left out, at "
+        "question_id q10, q11"  # the questions that hold them
     ) in doc["warnings"]
     assert not any("judge_score in a.parquet" in w for w in doc["warnings"])
 

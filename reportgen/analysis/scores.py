@@ -17,11 +17,11 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from ..errors import InputError
-from ..formatting import bidi_isolated, bidi_named
+from ..formatting import bidi_isolated, bidi_named, listed
 from ..inputs.database import RunDatabase
 from ..inputs.load import RunFile
 from ..inputs.readers.columns import place, spells_score
-from ..inputs.row_checks import ROW_CHECKED, RowProblem, not_finite
+from ..inputs.row_checks import EXAMPLES, ROW_CHECKED, RowProblem, not_finite
 from .registry import BY_NAME, Metric, base_name, score
 from .stats import MetricComparison
 
@@ -199,13 +199,26 @@ def with_scores(
         column = m.source or m.name  # a score's column of the logs
         scored = db.score_column(column)
         refuse_too_large(db, scored, column)
-        for run, n in scored.groupby("run")["not_finite"].sum().items():
-            if n and column not in ROW_CHECKED:  # the row checks' warning names the row
-                warnings.append(not_finite(int(n), column, db.files[run].path.name))
+        if column not in ROW_CHECKED:  # the row checks' warning names the row
+            warnings += _not_finite(scored, column, db)
         values = scored.pivot(index="question_id", columns="run", values="value")
         values = values.reindex(columns=["a", "b"]).add_prefix(f"{m.name}_")
         paired = paired.merge(values, left_on="question_id", right_index=True, how="left")
     return paired, warnings
+
+
+def _not_finite(scored: pd.DataFrame, column: str, db: RunDatabase) -> list[str]:
+    """For each log, its values of a score column left out as NaN or infinite, with the
+    questions that hold them (the column's rows are read by question, not by row number)."""
+    warnings = []
+    for run, rows in scored[scored["not_finite"] > 0].groupby("run"):
+        ids = rows["question_id"].astype(str)
+        more = f" and {len(ids) - EXAMPLES} more" if len(ids) > EXAMPLES else ""
+        warnings.append(
+            f"{not_finite(int(rows['not_finite'].sum()), column, db.files[run].path.name)}, "
+            f"at question_id {listed(ids.head(EXAMPLES))}{more}"
+        )
+    return warnings
 
 
 def score_samples(db: RunDatabase, metrics: tuple[Metric, ...], paired: pd.Series) -> pd.DataFrame:
