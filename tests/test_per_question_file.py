@@ -225,3 +225,38 @@ def test_the_page_says_where_the_changed_questions_it_leaves_out_are(tmp_path):
             f"600 questions changed on correct; the first 200 are shown, all are in {where}."
             in " ".join(html.unescape(page).split())
         )
+
+
+def test_the_rows_hold_the_slice_cluster_and_cost_columns_the_report_reads(tmp_path):
+    """The rows carried the metrics and `slice` only: the cost table, the slices of another
+    --slice column and the --cluster intervals could not be recomputed from them."""
+    logs = []
+    for path in (A, B):
+        log = pd.read_parquet(path)
+        log["doc_id"] = "d" + (log.index // 4).astype(str)  # four questions a document
+        logs.append(log)
+        log.to_parquet(tmp_path / path.name)
+    options = ("--slice", "slice", "--slice", "answerable", "--cluster", "doc_id")
+    code, _, err = invoke("compare", *(tmp_path / p.name for p in (A, B)), "-o",
+                          tmp_path / "r.html", *options)  # fmt: skip
+    assert code == 0, err
+    doc = json.loads((tmp_path / "r.json").read_text())
+    rows = pd.DataFrame(doc["per_question"]).set_index("question_id")
+    a, b = (log.set_index("question_id").loc[rows.index] for log in logs)
+    # each value as logged (answerable as compare reads a slice value: text)
+    assert (rows["doc_id"] == a["doc_id"]).all()
+    assert (rows["answerable"] == a["answerable"].map({True: "true", False: "false"})).all()
+    for cost in ("latency_ms", "cost_usd", "context_tokens"):
+        assert rows[f"{cost}_a"].tolist() == pytest.approx(a[cost].astype(float).tolist())
+        assert rows[f"{cost}_b"].tolist() == pytest.approx(b[cost].astype(float).tolist())
+    # the cost table's means and the slice table's sizes, from the rows alone
+    (pair,) = doc["comparisons"]
+    latency = pair["cost"]["latency_ms"]
+    assert (latency["a"], latency["b"]) == pytest.approx(
+        (rows["latency_ms_a"].mean(), rows["latency_ms_b"].mean()), rel=1e-12
+    )
+    by_value = pair["slices"]["answerable"]
+    assert {v: m["correct"]["n"] for v, m in by_value.items()} == (
+        rows["answerable"].value_counts().to_dict()
+    )
+    assert pair["metrics"]["correct"]["clusters"] == rows["doc_id"].nunique() == N_PAIRED // 4

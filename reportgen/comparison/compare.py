@@ -91,6 +91,8 @@ class Comparison:
     changed: pd.DataFrame  # paired rows whose headline changed, in table order, with "change";
     # "question" holds the text of the first CHANGED_SHOWN
     slices: dict[str, dict[str, list[SliceResult]]]  # column -> metric -> per slice
+    slice_values: dict[str, pd.Series]  # column -> each paired question's value, in table order
+    cluster_values: pd.Series | None  # --cluster's value of each paired question; None without
     too_fine: dict[str, int]  # slice columns left out, with their number of values
     audit: Audit
     fairness: list[Check]
@@ -499,6 +501,8 @@ def compare_runs(
         exemplars=exemplars,
         changed=changed,
         slices=slices,
+        slice_values=slice_values,
+        cluster_values=None if by_cluster is None else ids.merge(by_cluster, how="left")["value"],
         too_fine=too_fine,
         audit=golden,
         fairness=checks,

@@ -135,6 +135,7 @@ class Diagnosis:
     failure_classes: dict[str, dict[str, int]] | None  # run -> class (and "ok") -> questions
     dominant: dict[str, Dominant | None]
     per_question: pd.DataFrame | None  # question_id, failure_class_a, failure_class_b
+    costs: pd.DataFrame | None  # question_id and <cost>_a, <cost>_b of each cost compared
     next_experiment: dict[str, Experiment | None]
     judge_agreement: dict[str, Agreement]  # "correct", "faithful"
     cost: dict[str, CostChange]  # by column: latency_ms, cost_usd, context_tokens
@@ -194,15 +195,17 @@ def diagnose(
     judge = judge_agreement(p, supported_threshold)
     if not judge:  # no answer has both a judge's and a human's label
         missing.append(Missing("judge agreement", "human_correct, human_faithful"))
-    cost = {}
+    cost: dict[str, CostChange] = {}
+    costs: dict[str, np.ndarray] = {}
     for column, label in COSTS.items():
         if not p.logged(column):
             missing.append(Missing(label, column))
             continue
+        costs |= {f"{column}_{run}": p.values(column, run) for run in RUNS}
         comparison, _ = compare_metric(
             column,
-            p.values(column, "a"),
-            p.values(column, "b"),
+            costs[f"{column}_a"],
+            costs[f"{column}_b"],
             binary=False,
             n_boot=n_boot,
             confidence=confidence,
@@ -233,6 +236,7 @@ def diagnose(
                 "failure_class_b": np.asarray(classes["b"], dtype=object),
             }
         ),
+        costs=pd.DataFrame({"question_id": p.frame["question_id"], **costs}) if costs else None,
         next_experiment={
             r: _next_experiment(
                 p, r, curve, named_cutoff, supported_threshold, confidence, classes and classes[r]

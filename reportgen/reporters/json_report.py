@@ -79,14 +79,24 @@ def slices_by_value(per_metric: dict[str, list[SliceResult]]) -> dict[str, Any]:
 
 
 def _pair_questions(result: Comparison) -> pd.DataFrame:
+    """A pair's rows: what every number of the report is computed from, each slice and cluster
+    column by its name (the value compare read), the costs as the cost table compares them."""
     tables = result.tables
     columns = {"question_id": "question_id", "slice": "slice"}
     for base in tables.metrics:
         for run in ("a", "b"):
             columns[f"{base}_{run}"] = f"{tables.name(base)}_{run}"
     frame = tables.paired[list(columns)].rename(columns=columns)
-    if result.diagnosis.per_question is not None:
-        frame = frame.merge(result.diagnosis.per_question, on="question_id", how="left")
+    named = dict(result.slice_values)
+    if result.options.cluster is not None and result.cluster_values is not None:
+        named.setdefault(result.options.cluster, result.cluster_values)
+    for column, values in named.items():
+        if column not in frame.columns:
+            frame[column] = values.to_numpy()
+    for extra in (result.diagnosis.per_question, result.diagnosis.costs):
+        if extra is not None:  # a cost compared as a metric is that metric's column already
+            kept = [c for c in extra.columns if c == "question_id" or c not in frame.columns]
+            frame = frame.merge(extra[kept], on="question_id", how="left")
     return frame
 
 
