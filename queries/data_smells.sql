@@ -4,7 +4,8 @@
 -- Params: $k INTEGER: the prompt cutoff the metrics are named for.
 -- Returns: run, kind, question_id, row_number; kind is one of
 --   short_ranking       retrieved_ids (or, without them, context_ids) holds fewer than $k passages
---   repeated_passage    a passage id appears twice in the prompt (context_ids, or the first $k)
+--   repeated_passage    a passage id, or one span under two ids, appears twice in the prompt
+--                       (context_ids, or the first $k)
 --   answerable_unlabelled  marked answerable but has no labelled evidence (a label of grade > 0),
 --                       in a run that labels some question
 --   duplicate_question  the same question text about the same source_id (both NULL when no

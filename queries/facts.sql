@@ -8,9 +8,10 @@
 --   faithfulness, answer_relevance, answerable (as logged), abstained, human_correct,
 --   human_faithful, context_tokens, latency_ms, cost_usd (NULL where not finite), has_labels, relevant_ids,
 --   relevant_grades (1 where absent), has_retrieved, depth, has_context, n_context, has_prompt,
---   repeated_in_prompt (a passage id twice in the prompt; the rest of a ranking is not checked:
---     a repeat there wastes no prompt slot, and distinct-counting every list would dominate the
---     run time of large logs),
+--   repeated_in_prompt (a passage id twice in the prompt, or one span under two ids, as a
+--     passage table may name a passage; the rest of a ranking is not checked: a repeat there
+--     wastes no prompt slot, and distinct-counting every list would dominate the run time of
+--     large logs),
 --   pos_retrieved, pos_context (aligned with relevant_ids: first 1-based position, NULL if absent),
 --   n_judged_top (passages of the top k, the first $k of retrieved_ids or else context_ids, that
 --     carry a label of any grade: judged, for unjudged.sql),
@@ -33,7 +34,9 @@ SELECT
     context_ids IS NOT NULL AS has_context,
     len(context_ids) AS n_context,
     prompt IS NOT NULL AS has_prompt,
-    len(list_distinct(prompt)) < len(prompt) AS repeated_in_prompt,
+    len(list_distinct(prompt)) < len(prompt)
+        OR coalesce(len(list_distinct(prompt_spans)) < len(prompt_spans), false)
+        AS repeated_in_prompt,
     -- a question labelled with spans is found through span_matches.sql, not by its spans' names
     CASE WHEN coalesce(len(relevant_spans), 0) = 0 THEN list_transform(
         relevant_ids,
@@ -59,7 +62,8 @@ SELECT
         lambda c: list_contains(prompt, c)
     ) AS cited_in_prompt
 FROM (
-    SELECT *, prompt_ids(context_ids, top_k, $k) AS prompt
+    SELECT *, prompt_ids(context_ids, top_k, $k) AS prompt,
+           prompt_ids(context_spans, retrieved_spans, $k) AS prompt_spans
     FROM (
         -- the first $k of the ranking, named from its spans if need be: naming every passage
         -- of a ranking of spans would cost more than all the rest of this query

@@ -513,3 +513,21 @@ def test_a_column_one_log_of_the_pair_lacks_names_that_log(tmp_path):
         f"ragreport: error: {no_ranking}: --k cuts retrieved_ids, which this log does not have; "
         "drop --k to score context_ids"
     )
+
+
+def test_one_span_under_two_ids_in_a_prompt_is_a_repeated_passage(tmp_path, compare):
+    """A passage table that names one span twice (p1 and p1b): the second copy was scored as a
+    repeat (precision counts the span once) with no word, since the check compared ids."""
+    passages = _table(
+        tmp_path, "passage_id,doc_id,start,end\np1,d1,0,5\np1b,d1,0,5\np2,d1,5,9\np3,d2,0,9\n"
+    )
+    rows = [
+        dict(LABELLED, question_id=f"q{i}", retrieved_ids=ids + ["p2"], context_ids=ids)
+        for i, ids in enumerate([["p1", "p1b", "p3"]] * 2 + [["p1", "p2", "p3"]] * 4)
+    ]
+    log = _log(tmp_path, rows)
+    out = compare(log, log, tmp_path / "o", "--passages", passages, "--n-boot", 100)
+    smell = out["audit"]["smells"]["repeated_passage"]
+    assert smell["counts"] == {"a": 2, "b": 2} and smell["examples"] == ["q0", "q1"]
+    # scored once: one labelled span among the three slots of every prompt
+    assert out["metrics"]["precision@3"]["a"] == pytest.approx(1 / 3)
