@@ -37,6 +37,7 @@ from .formatting import fmt_count
 from .inputs.load import digest_names, files_sha256, open_source, sha256_of, table_path
 from .inputs.readers import ReadOptions, parquet_files
 from .pipeline import build_report
+from .progress import stage
 from .provenance import library_versions
 from .reporters import html_report, json_report
 from .reporters.html import svg_process
@@ -477,6 +478,7 @@ def verify(report: Path, logs: list[Path], page: Path | None = None) -> Verifica
                 f"{report}: its recorded options (params, the runs' read, the gate's rules) do not "
                 f"run on the logs it read, so it was edited or made by another version ({exc})"
             ) from None
+        stage("comparing the numbers")
         fresh = json.loads(
             json_report.dumps(json_report.build(study), json_report.per_question(study))
         )
@@ -503,6 +505,7 @@ def verify(report: Path, logs: list[Path], page: Path | None = None) -> Verifica
             return Verification(checked, None, warnings)
         # the page names the versions it was drawn with; its charts and script may differ by them
         named = {f"{name} {now}": f"{name} {then}" for name, (then, now) in versions.items()}
+        stage("drawing and comparing the page")
         difference = _page_difference(
             page, report, study, archived, {**renamed, **named}, exact=not versions
         )

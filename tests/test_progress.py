@@ -136,3 +136,21 @@ def test_compare_quiet_draws_nothing_on_a_terminal(terminal, tmp_path, monkeypat
     _compare(tmp_path, terminal, monkeypatch, "--quiet")
     assert terminal.getvalue() == ""
     assert (tmp_path / "r.html").exists()
+
+
+def test_verify_names_its_last_stages(terminal, tmp_path, monkeypatch):
+    """verify's line kept "intervals by slice" while it compared the numbers and drew the page
+    again, the longest part of a large report's check."""
+    _compare(tmp_path, io.StringIO(), monkeypatch, "--quiet")
+    named: list[str] = []
+    monkeypatch.setattr(progress.Progress, "stage", lambda self, name: named.append(name))
+    monkeypatch.setattr(sys, "stderr", terminal)
+    with pytest.raises(SystemExit) as done:
+        cli.main(["verify", str(tmp_path / "r.json")])
+    assert done.value.code == 0
+    assert named[0] == "reading the logs"
+    assert named[-3:] == [
+        "B against A: intervals by slice",
+        "comparing the numbers",
+        "drawing and comparing the page",
+    ]
