@@ -349,17 +349,11 @@ def scored_as(options: Options, sources: Sequence[Source], unset: Collection[str
 
 
 def _scorings(sources: Sequence[Source]) -> list[tuple[Path, tuple[dict[str, Settings], bool]]]:
-    """Each per-question table of ``sources`` (a path read for its metadata alone, or a table
-    opened already) with its options by metric and whether its log was labelled with spans."""
-    found = []
-    for source in sources:
-        if isinstance(source, RunFile):
-            if source.scored is not None:
-                logged = source.scored.logged.columns
-                found.append((source.path, (source.scored.scoring, "relevant_spans" in logged)))
-        elif (scored := scored_with(source)) is not None:
-            found.append((source, scored))
-    return found
+    """Each per-question table among ``sources`` (read for its metadata alone) with its options
+    by metric and whether its log was labelled with spans. A table opened already is a run log:
+    the Python API refuses a table of metrics in memory."""
+    paths = [source for source in sources if not isinstance(source, RunFile)]
+    return [(path, scored) for path in paths if (scored := scored_with(path)) is not None]
 
 
 def _check_scoring(run: RunFile, options: Options) -> None:
