@@ -261,3 +261,33 @@ def test_a_run_that_sends_no_passage_is_a_prompt_size_and_a_budget(tmp_path, com
     budget = fair["context budget"]
     assert (budget["numbers"]["a"], budget["numbers"]["b"]) == (3.0, 0.0)
     assert budget["text"].startswith("Mean context per question: A 3.0 passages, B 0.0 passages")
+
+
+def test_an_empty_prompt_is_no_ceiling_and_k_names_the_run_it_misreads(tmp_path, compare):
+    """B sends no passage: its precision ceiling was 0, and the check advised reading the
+    metrics "against 0.000, not against 1"; with --k 3, A's prompts hold 3, yet the check said
+    "the generators received prompts of other sizes", A's among them."""
+    a = _rows(6)
+    b = [dict(r, context_ids=[]) for r in _rows(6)]
+    fair = _run(tmp_path, compare, a, b)["fairness"]
+    assert "precision ceiling" not in fair and "recall ceiling" not in fair
+    fair = _run(tmp_path, compare, a, b, "--k", "3")["fairness"]
+    assert fair["prompt k"]["text"].endswith(
+        "The retrieval metrics score the top 3 of both rankings (--k); run B's generator "
+        "received prompts of other sizes."
+    )
+    # the ceiling of --k is the rankings' own: the same 3 slots in both runs
+    assert fair["precision ceiling"]["numbers"]["ceiling"] == pytest.approx(1 / 3)
+
+
+def test_k_over_prompts_empty_in_both_runs_is_flagged(tmp_path, compare):
+    """Both runs send empty prompts and --k 3 scores three passages of each ranking: the check
+    was left out (it needed a passage in some prompt), so nothing said so; no --k 0 is advised."""
+    runs = [[dict(r, context_ids=[]) for r in _rows(6)] for _ in "ab"]
+    sizes = _run(tmp_path, compare, *runs, "--k", "3")["fairness"]["prompt k"]
+    assert sizes["flagged"]
+    assert sizes["text"] == (
+        "Passages in the prompt, most often: A 0, B 0; they differ on 0 of 6 questions. The "
+        "retrieval metrics score the top 3 of both rankings (--k); the generators received "
+        "prompts of other sizes."
+    )

@@ -57,7 +57,10 @@ def fairness(tables: MetricTables, ahead: tuple[str, str] | None = None) -> list
     budget = _budget(p, passages, "retriever or generator" if answers else "retriever", ahead)
     if budget is not None:
         checks.append(budget)
-    if tables.named_cutoff is not None and passages:
+    # with --k, prompts that are all empty are a size too: the metrics score k passages of
+    # rankings no generator received
+    sized = passages or (tables.k_source == "--k" and len(known) > 0)
+    if tables.named_cutoff is not None and sized:
         modes = prompt_modes(tables)
         k_a, k_b = (next(iter(modes[run]), None) for run in "ab")  # ties: the smaller
         differ = known["passages_a"] != known["passages_b"]
@@ -81,8 +84,12 @@ def fairness(tables: MetricTables, ahead: tuple[str, str] | None = None) -> list
                 f"on its own prompts, whatever the @{tables.named_cutoff} in their names."
                 if tables.k_source == "context_ids"
                 else f" The retrieval metrics score the top {tables.named_cutoff} of both "
-                "rankings (--k); the generators received prompts of other sizes"
-                + (f", so --k {k_a} would score what they received." if off_k and one else ".")
+                f"rankings (--k); {_received(modes, tables.named_cutoff)} prompts of other sizes"
+                + (
+                    f", so --k {k_a} would score what they received."
+                    if off_k and one and k_a
+                    else "."
+                )
             )
         )
         checks.append(Check("prompt k", flagged, text, {"a": k_a, "b": k_b, "share_differ": share}))
@@ -113,6 +120,13 @@ def off_cutoff(tables: MetricTables, modes: dict[str, list[int]]) -> bool:
     return tables.k_source != "context_ids" and all(
         modes[run] and tables.named_cutoff not in modes[run] for run in "ab"
     )
+
+
+def _received(modes: dict[str, list[int]], k: int) -> str:
+    """Whose generator received prompts of other sizes than k: the one run whose commonest
+    sizes leave k out, else both (or, where both most often sent k, those that did not)."""
+    other = [run.upper() for run in "ab" if modes[run] and k not in modes[run]]
+    return f"run {other[0]}'s generator received" if len(other) == 1 else "the generators received"
 
 
 def _or(sizes: list[int]) -> str:
@@ -182,6 +196,9 @@ def _ceilings(tables: MetricTables, k: int) -> list[Check]:
         return []
     at = np.flatnonzero(scored)
     slots = {run: _slots(tables, run, at, ranked[run][at]) for run in ("a", "b")}
+    if not all(sizes.any() for _, sizes in slots.values()):
+        return []  # a run whose prompts are all empty has no room to read against (its 0 is
+        # by construction, which the prompt sizes' check says)
     checks = []
     for metric, bound in (
         ("precision", lambda rel, n: np.minimum(rel, n) / np.maximum(n, 1)),
