@@ -676,6 +676,32 @@ def test_first_sample_is_the_first_by_its_id(tmp_path: Path):
         db.close()
 
 
+def test_sample_repeats(tmp_path: Path):
+    """A repeat in any sample's prompt marks every sample of its question, so the one
+    first_sample.sql keeps carries it; a question of one sample, or of none repeating, is kept
+    as it is."""
+    rows = [
+        {"question_id": "q1", "sample": 0, "context_ids": ["p1", "p2"]},
+        {"question_id": "q1", "sample": 1, "context_ids": ["p1", "p1"]},
+        {"question_id": "q2", "sample": 0, "context_ids": ["p1"]},
+        {"question_id": "q2", "sample": 1, "context_ids": ["p2"]},
+        {"question_id": "q3", "sample": 0, "context_ids": ["p3", "p3"]},
+    ]
+    path = tmp_path / "log.parquet"
+    pd.DataFrame(rows).to_parquet(path)
+    db = RunDatabase(open_run(path, "A"))
+    try:
+        db.execute("facts", k=None)
+        db.execute("sample_repeats")
+        db.execute("first_sample")
+        found = db.con.execute(
+            "SELECT question_id, sample, repeated_in_prompt FROM facts ORDER BY ALL"
+        ).fetchall()
+    finally:
+        db.close()
+    assert found == [("q1", "0", True), ("q2", "0", False), ("q3", "0", True)]
+
+
 def test_sample_problems(tmp_path):
     rows = [dict(r) for r in SAMPLED_A]
     rows[2]["relevant_grades"] = [1, 1, 0]  # q1's third sample grades p2 differently

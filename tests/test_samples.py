@@ -558,3 +558,15 @@ def test_the_links_say_they_read_each_question_s_first_sample(tmp_path):
     assert correct["a"]["mean"] == 0.0
     section = page_text(html).split("Which link failed")[1].split("What it costs")[0]
     assert "each question's first sample" in section
+
+
+@pytest.mark.parametrize("repeating", [0, 2])
+def test_a_passage_repeated_in_any_sample_s_prompt_is_a_data_smell(tmp_path, repeating):
+    """The smell read the first sample of each question only: a repeat in q2's third sample,
+    scored in its mean, was not listed, and listed when the same prompt was its first."""
+    b = _frame(B)
+    b.at[int(b.index[(b.question_id == "q2")][repeating]), "context_ids"] = ["p1", "p1"]
+    result, doc, _ = _compare(tmp_path, _frame(A), b)
+    assert result.exit_code == 0, result.output
+    smell = doc["audit"]["smells"]["repeated_passage"]
+    assert smell["counts"] == {"a": 0, "b": 1} and smell["examples"] == ["q2"]

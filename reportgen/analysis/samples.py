@@ -156,6 +156,7 @@ def decompose(
         own = score_samples(db, tables.scores, tables.paired["question_id"])
         per_question = pd.concat([per_question, own], ignore_index=True)
     spreads = spread(per_question, tables.metrics)
+    db.execute("sample_repeats")
     db.execute("first_sample")
     db.execute("relevant")
     return spreads, unscored(per_question, tables)
