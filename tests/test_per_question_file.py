@@ -234,9 +234,13 @@ def test_the_rows_hold_the_slice_cluster_and_cost_columns_the_report_reads(tmp_p
     for path in (A, B):
         log = pd.read_parquet(path)
         log["doc_id"] = "d" + (log.index // 4).astype(str)  # four questions a document
+        # columns named as the rows' own: each stays the rows', the log's is slice:<name>
+        log["candidate"] = ["even", "odd"] * (len(log) // 2)
+        log["latency_ms_a"] = "L" + (log.index % 3).astype(str)
         logs.append(log)
         log.to_parquet(tmp_path / path.name)
-    options = ("--slice", "slice", "--slice", "answerable", "--cluster", "doc_id")
+    options = ("--slice", "slice", "--slice", "answerable", "--cluster", "doc_id",
+               "--slice", "candidate", "--slice", "latency_ms_a")  # fmt: skip
     code, _, err = invoke("compare", *(tmp_path / p.name for p in (A, B)), "-o",
                           tmp_path / "r.html", *options)  # fmt: skip
     assert code == 0, err
@@ -244,8 +248,10 @@ def test_the_rows_hold_the_slice_cluster_and_cost_columns_the_report_reads(tmp_p
     rows = pd.DataFrame(doc["per_question"]).set_index("question_id")
     a, b = (log.set_index("question_id").loc[rows.index] for log in logs)
     # each value as logged (answerable as compare reads a slice value: text)
-    assert (rows["doc_id"] == a["doc_id"]).all()
-    assert (rows["answerable"] == a["answerable"].map({True: "true", False: "false"})).all()
+    assert (rows["cluster:doc_id"] == a["doc_id"]).all()
+    assert (rows["slice:answerable"] == a["answerable"].map({True: "true", False: "false"})).all()
+    assert (rows["slice:candidate"] == a["candidate"]).all() and (rows["candidate"] == "B").all()
+    assert (rows["slice:latency_ms_a"] == a["latency_ms_a"]).all()
     for cost in ("latency_ms", "cost_usd", "context_tokens"):
         assert rows[f"{cost}_a"].tolist() == pytest.approx(a[cost].astype(float).tolist())
         assert rows[f"{cost}_b"].tolist() == pytest.approx(b[cost].astype(float).tolist())
@@ -257,6 +263,7 @@ def test_the_rows_hold_the_slice_cluster_and_cost_columns_the_report_reads(tmp_p
     )
     by_value = pair["slices"]["answerable"]
     assert {v: m["correct"]["n"] for v, m in by_value.items()} == (
-        rows["answerable"].value_counts().to_dict()
+        rows["slice:answerable"].value_counts().to_dict()
     )
-    assert pair["metrics"]["correct"]["clusters"] == rows["doc_id"].nunique() == N_PAIRED // 4
+    assert pair["metrics"]["correct"]["clusters"] == rows["cluster:doc_id"].nunique()
+    assert rows["cluster:doc_id"].nunique() == N_PAIRED // 4

@@ -188,6 +188,8 @@ def test_a_rule_on_a_column_not_compared_is_a_bad_rule(tmp_path):
             "--metric correct: correct is the name of one of the report's own metrics",
         ),
         (("--metric", "question_id"), "--metric question_id: question_id is the name of"),
+        # its failure_class_a and _b would take the per-question rows' failure classes' names
+        (("--metric", "failure_class"), "--metric failure_class: failure_class is the name of"),
     ],
 )
 def test_score_columns_that_cannot_be_compared_are_refused(tmp_path, flags, message):

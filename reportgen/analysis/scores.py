@@ -25,9 +25,10 @@ from ..inputs.row_checks import EXAMPLES, ROW_CHECKED, RowProblem, not_finite
 from .registry import BY_NAME, Metric, base_name, score
 from .stats import MetricComparison
 
-# They pair rows, or name what paired.sql derives (k_a, n_relevant_a, ...): not scores.
+# They pair rows, or name what paired.sql derives (k_a, n_relevant_a, ...), or what the
+# per-question rows hold beside the metrics (failure_class_a): not scores.
 NOT_SCORES = (
-    *("question_id", "sample", "epoch", "slice"),
+    *("question_id", "sample", "epoch", "slice", "failure_class"),
     *("k", "passages", "n_relevant", "evidence_in_context", "prompt_chars"),
 )
 _INTEGERS = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT")

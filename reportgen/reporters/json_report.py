@@ -79,20 +79,21 @@ def slices_by_value(per_metric: dict[str, list[SliceResult]]) -> dict[str, Any]:
 
 
 def _pair_questions(result: Comparison) -> pd.DataFrame:
-    """A pair's rows: what every number of the report is computed from, each slice and cluster
-    column by its name (the value compare read), the costs as the cost table compares them."""
+    """A pair's rows: what every number of the report is computed from, each other slice
+    column as ``slice:<column>`` and the cluster column as ``cluster:<column>`` (the value
+    compare read; the prefix keeps a log's column from taking the name of one of the rows' own,
+    candidate or correct_a), the costs as the cost table compares them."""
     tables = result.tables
     columns = {"question_id": "question_id", "slice": "slice"}
     for base in tables.metrics:
         for run in ("a", "b"):
             columns[f"{base}_{run}"] = f"{tables.name(base)}_{run}"
     frame = tables.paired[list(columns)].rename(columns=columns)
-    named = dict(result.slice_values)
+    for column, values in result.slice_values.items():
+        if column != "slice":  # the column slice is the rows' own
+            frame[f"slice:{column}"] = values.to_numpy()
     if result.options.cluster is not None and result.cluster_values is not None:
-        named.setdefault(result.options.cluster, result.cluster_values)
-    for column, values in named.items():
-        if column not in frame.columns:
-            frame[column] = values.to_numpy()
+        frame[f"cluster:{result.options.cluster}"] = result.cluster_values.to_numpy()
     for extra in (result.diagnosis.per_question, result.diagnosis.costs):
         if extra is not None:  # a cost compared as a metric is that metric's column already
             kept = [c for c in extra.columns if c == "question_id" or c not in frame.columns]
