@@ -15,7 +15,8 @@ from .analysis.metrics import (
     plan,
     score_questions,
 )
-from .analysis.registry import ANSWER, SCORE
+from .analysis.registry import ANSWER, SCORE, names
+from .analysis.samples import Unscored
 from .errors import InputError
 from .formatting import agreeing, fmt_count, listed
 from .inputs.database import RunDatabase
@@ -92,16 +93,18 @@ def _scored(db: RunDatabase, settings: Options) -> tuple[str | None, list[str]]:
             pair.close()
     except InputError as error:
         return str(error), []
-    return None, _unknown(run.path, tables)
+    return None, _unknown(run, tables)
 
 
-def _unknown(path: Path, tables: MetricTables) -> list[str]:
-    """The questions compare leaves out of a metric because a value it needs is null, which
-    no row check names: a labelled question without the ranking scored (its retrieval metrics
-    are unknown), and an answer score or score column null (compared on the rest)."""
-    p, lines = tables.paired, []
+def _unknown(run: RunFile, tables: MetricTables) -> list[str]:
+    """What compare leaves out of a metric because a value it needs is null, which no row check
+    names, as compare's warnings count it: a labelled question without the ranking scored (its
+    retrieval metrics are unknown), an answer score or score column null on some questions
+    (compared on the rest) or on all (not compared), and a sample's null among a question's
+    samples (the question's mean is over the others)."""
+    path, p, lines = run.path, tables.paired, []
+    column = tables.ranking_column
     if tables.without_ranking:
-        column = tables.ranking_column
         ids = p["question_id"][p["k_a"].isna() & (p["n_relevant_a"] > 0)]
         lines.append(
             _left_out(
@@ -125,7 +128,53 @@ def _unknown(path: Path, tables: MetricTables) -> list[str]:
                     "and gate rules read them alone",
                 )
             )
+    for base in names(ANSWER):
+        if base in run.columns and base not in tables.metrics and p[f"{base}_a"].isna().all():
+            lines.append(
+                f"{path}: left out: {base} is null on every question, so compare leaves it out "
+                "of the comparison; log it where it was scored"
+            )
+    unranked = [u for u in tables.unranked_samples if u.run == "a"]
+    if unranked:
+        lines.append(
+            _samples_left_out(
+                path,
+                [(u.question_id, f"sample {listed(u.samples)}", len(u.samples)) for u in unranked],
+                f"{column} null",
+                "compare leaves each out of its question's retrieval metrics, the mean over the "
+                "question's other samples",
+            )
+        )
+    by_metric: dict[str, list[Unscored]] = {}
+    for u in tables.unscored_samples:
+        if u.run == "a" and tables.metric(u.metric).kind in (ANSWER, SCORE):
+            by_metric.setdefault(u.metric, []).append(u)
+    for base, left in by_metric.items():
+        lines.append(
+            _samples_left_out(
+                path,
+                [(u.question_id, f"{u.unscored} of {u.samples} samples", u.unscored) for u in left],
+                f"{tables.metric(base).source or base} null",
+                f"compare's {tables.name(base)} of each such question is the mean over its "
+                "other samples",
+            )
+        )
     return lines
+
+
+def _samples_left_out(
+    path: Path, questions: list[tuple[str, str, int]], what: str, consequence: str
+) -> str:
+    """A line of samples left out of their questions' means, while other samples of the same
+    questions have the value: (question_id, which samples, how many) each."""
+    n, m = sum(q[2] for q in questions), len(questions)
+    shown = "; ".join(f"{listed([q])}: {which}" for q, which, _ in questions[:EXAMPLES])
+    more = f" and {m - EXAMPLES} more" if m > EXAMPLES else ""
+    return (
+        f"{path}: left out: {fmt_count(n, 'sample')} of {fmt_count(m, 'question')} with {what} "
+        f"while other samples of {agreeing(m, 'the question', 'those questions')} have it "
+        f"({shown}{more}); {consequence}"
+    )
 
 
 def _left_out(path: Path, ids: pd.Series, what: str, consequence: str) -> str:

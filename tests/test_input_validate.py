@@ -234,3 +234,34 @@ def test_values_compare_leaves_out_as_unknown_are_named(tmp_path):
     warnings = (out / "r.json").read_text()
     assert "7 paired questions have context_ids null in one run or both" in warnings
     assert "faithfulness is compared on 239 of 240 paired questions" in warnings
+
+
+def test_a_score_null_throughout_and_samples_left_out_are_named(tmp_path):
+    """validate said "ok" where compare left faithfulness out (null on every question) and
+    where a question's mean left out one of its samples (its context_ids or correct null)."""
+    sample = Path(__file__).resolve().parent.parent / "sample_runs"
+    run = pd.read_parquet(sample / "fare_rules_a_baseline.parquet")
+    run["faithfulness"] = None
+    log = tmp_path / "unscored.parquet"
+    run.to_parquet(log)
+    assert validate(log, code=0) == [
+        f"{log}: left out: faithfulness is null on every question, so compare leaves it out of "
+        "the comparison; log it where it was scored"
+    ]
+    run = pd.read_parquet(sample / "fare_rules_a_baseline.parquet")
+    samples = pd.concat([run.assign(sample=s) for s in range(3)], ignore_index=True)
+    samples["correct"] = samples["correct"].astype("boolean")
+    first, second = (samples.index[(samples.question_id == "q0002") & (samples["sample"] == s)]
+                     for s in (0, 1))  # fmt: skip
+    samples.at[first[0], "context_ids"] = None
+    samples.loc[second, "correct"] = pd.NA
+    log = tmp_path / "samples.parquet"
+    samples.to_parquet(log)
+    assert validate(log, code=0) == [
+        f"{log}: left out: 1 sample of 1 question with context_ids null while other samples of "
+        "the question have it (q0002: sample 0); compare leaves each out of its question's "
+        "retrieval metrics, the mean over the question's other samples",
+        f"{log}: left out: 1 sample of 1 question with correct null while other samples of the "
+        "question have it (q0002: 1 of 3 samples); compare's correct of each such question is "
+        "the mean over its other samples",
+    ]
