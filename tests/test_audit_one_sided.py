@@ -291,3 +291,17 @@ def test_k_over_prompts_empty_in_both_runs_is_flagged(tmp_path, compare):
         "retrieval metrics score the top 3 of both rankings (--k); the generators received "
         "prompts of other sizes."
     )
+
+
+def test_no_check_names_the_columns_the_logs_have_without_asking_for_them(tmp_path, compare):
+    """Both runs log context_ids and relevant_ids, every prompt empty: the sentence asked to
+    "log context_ids" and "log relevant_ids", which the logs have."""
+    runs = [[dict(r, context_ids=[]) for r in _rows(6)] for _ in "ab"]
+    assert _run(tmp_path, compare, *runs)["fairness"] == {}
+    page = (tmp_path / "o" / "report.html").read_text()
+    assert (
+        "No check applies to these logs: prompts are compared by their tokens (log "
+        "context_tokens) or by their passages (context_ids), which hold none here; the best "
+        "score precision@k and recall@k can reach is shown when it is below 1 (relevant_ids "
+        "with them)."
+    ) in page

@@ -259,6 +259,7 @@ class ReportContext:
     slices_left_out: list[str] = field(metadata={"help": "why each slice column is not sliced"})
     slice_hint: str = field(metadata={"help": "what would slice the report, in its tool's words"})
     fairness: list[FairnessCheck]
+    no_check: str = field(metadata={"help": "what the checks read, shown when none applies"})
     power: str
     headline: str
     metric_rows: list[MetricRow]
@@ -879,6 +880,33 @@ def in_section(context: ReportContext, prefix: str) -> ReportContext:
     )
 
 
+def _no_check(result: Comparison) -> str:
+    """Why no fair-comparison check applies, naming the columns each reads in the logs' terms
+    (spans or passage ids): one the logs lack is asked for, one they log is named, and prompts
+    logged with no passage on the questions both runs log are said to be so."""
+    runs = list(result.runs.values())
+    spans = in_spans(runs)
+    prompt, labels = (
+        ("context_spans", "relevant_spans") if spans else ("context_ids", "relevant_ids")
+    )
+
+    def named(column: str) -> str:
+        return column if all(column in r.columns for r in runs) else log([column], runs)
+
+    size = "characters" if spans else "passages"
+    empty = ", which hold none here" if named(prompt) == prompt else ""
+    ceiling = (
+        ""
+        if spans  # one passage may cover several span labels: no ceiling
+        else "; the best score precision@k and recall@k can reach is shown when it is below 1 "
+        f"({named(labels)} with them)"
+    )
+    return (
+        f"No check applies to these logs: prompts are compared by their tokens "
+        f"({named('context_tokens')}) or by their {size} ({named(prompt)}){empty}{ceiling}."
+    )
+
+
 def _audit(result: Comparison) -> AuditView:
     a = result.audit
     return AuditView(
@@ -1051,6 +1079,7 @@ def build_context(
         if tool_of(result.runs.values())
         else "log a slice column (or name one with --slice)",
         fairness=[FairnessCheck(c.name, c.flagged, c.text) for c in result.fairness],
+        no_check=_no_check(result),
         power=result.power.sentence,
         headline=result.headline,
         metric_rows=[
