@@ -100,8 +100,9 @@ def _unknown(run: RunFile, tables: MetricTables) -> list[str]:
     """What compare leaves out of a metric because a value it needs is null, which no row check
     names, as compare's warnings count it: a labelled question without the ranking scored (its
     retrieval metrics are unknown), an answer score or score column null on some questions
-    (compared on the rest) or on all (not compared), and a sample's null among a question's
-    samples (the question's mean is over the others)."""
+    (compared on the rest) or on all (not compared), a sample's null among a question's
+    samples (the question's mean is over the others), and the retrieval metrics of a log whose
+    every prompt is empty."""
     path, p, lines = run.path, tables.paired, []
     column = tables.ranking_column
     if tables.without_ranking:
@@ -134,6 +135,8 @@ def _unknown(run: RunFile, tables: MetricTables) -> list[str]:
                 f"{path}: left out: {base} is null on every question, so compare leaves it out "
                 "of the comparison; log it where it was scored"
             )
+    if tables.retrieval_left_out:
+        lines.append(f"{path}: left out: the retrieval metrics: {tables.retrieval_left_out}")
     unranked = [u for u in tables.unranked_samples if u.run == "a"]
     if unranked:
         lines.append(

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from test_readers import fail
 
 
 def _rows(n: int, **extra) -> list[dict]:
@@ -305,3 +306,33 @@ def test_no_check_names_the_columns_the_logs_have_without_asking_for_them(tmp_pa
         "score precision@k and recall@k can reach is shown when it is below 1 (relevant_ids "
         "with them)."
     ) in page
+
+
+def test_prompts_empty_in_both_runs_score_no_retrieval_metric_at_zero(tmp_path, compare):
+    """Both runs log rankings and labels but send empty prompts, and no --k is given: every
+    retrieval metric was named @0 and read 0.000 in both runs, a comparison of nothing."""
+    runs = [[dict(r, context_ids=[]) for r in _rows(6)] for _ in "ab"]
+    out = _run(tmp_path, compare, *runs)
+    assert list(out["metrics"]) == ["correct"]
+    reason = (
+        "every prompt is empty (context_ids holds no passage on any question); pass --k N to "
+        "score the first N passages of retrieved_ids"
+    )
+    assert f"Retrieval metrics are not compared: {reason}" in out["warnings"]
+    page = (tmp_path / "o" / "report.html").read_text()
+    assert f"Retrieval metrics and the metric-vs-k chart: {reason}." in page
+    assert "@0" not in page
+    # --k scores the rankings, as the sentence says
+    scored = _run(tmp_path, compare, *runs, "--k", "2")["metrics"]
+    assert scored["hit@2"]["a"] == 1.0 and scored["recall@2"]["b"] == 1.0
+
+
+def test_prompts_empty_in_both_runs_and_no_answer_score_are_refused(tmp_path):
+    runs = [[dict(r, context_ids=[]) for r in _rows(6)] for _ in "ab"]
+    for run, name in zip(runs, "ab", strict=True):
+        pd.DataFrame(run).drop(columns="correct").to_parquet(tmp_path / f"{name}.parquet")
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    assert fail("compare", a, b, "-o", tmp_path / "r.html") == (
+        f"ragreport: error: {a} and {b}: every prompt is empty (context_ids holds no passage on "
+        "any question); pass --k N to score the first N passages of retrieved_ids"
+    )

@@ -265,3 +265,22 @@ def test_a_score_null_throughout_and_samples_left_out_are_named(tmp_path):
         "question have it (q0002: 1 of 3 samples); compare's correct of each such question is "
         "the mean over its other samples",
     ]
+
+
+def test_a_log_whose_every_prompt_is_empty_leaves_out_its_retrieval_metrics(tmp_path):
+    """validate said "ok" for a log whose every prompt is empty, where compare scored every
+    retrieval metric at k = 0 (named @0, 0 throughout); a log with no answer score is refused
+    as compare refuses it."""
+    sample = Path(__file__).resolve().parent.parent / "sample_runs"
+    run = pd.read_parquet(sample / "fare_rules_a_baseline.parquet")
+    run["context_ids"] = [[] for _ in range(len(run))]
+    log = tmp_path / "closed_book.parquet"
+    run.to_parquet(log)
+    reason = (
+        "every prompt is empty (context_ids holds no passage on any question); pass --k N to "
+        "score the first N passages of retrieved_ids"
+    )
+    assert validate(log, code=0) == [f"{log}: left out: the retrieval metrics: {reason}"]
+    ranked = tmp_path / "ranked.parquet"
+    run[["question_id", "retrieved_ids", "relevant_ids", "context_ids"]].to_parquet(ranked)
+    assert validate(ranked, code=2) == [f"{ranked}: {reason}"]

@@ -148,6 +148,8 @@ class MetricTables:
     sampled: bool = False  # a question has several samples: its 0/1 score is then a share
     scores: tuple[Metric, ...] = ()  # the score columns of the logs compared as metrics
     notes: tuple[str, ...] = ()  # about the score columns offered, for the report's warnings
+    retrieval_left_out: str | None = None  # why logs with labels and a ranking score no
+    # retrieval: labels of two kinds, or no passage in any prompt
 
     def metric(self, base: str) -> Metric:
         """The registry entry of a metric of these tables (a score column's is built here)."""
@@ -401,6 +403,12 @@ def paired_tables(
         retrieval = False  # no paired question has labelled evidence and a ranking in both runs
         if not answer and not scores.metrics:
             _no_metric(runs)
+    named = options.cutoff if options.cutoff is not None else _typical_context_length(paired)
+    empty = empty_prompts(runs, options.cutoff, p) if retrieval and named == 0 else None
+    if empty:  # every metric would read 0 at k = 0 in both runs, whatever they retrieved
+        retrieval, unscorable = False, None
+        if not answer and not scores.metrics:
+            raise InputError(f"{_logs(runs)}: {empty}")
     metrics = (
         (names(RETRIEVAL) if retrieval else ())
         + (names(CONTEXT) if retrieval and p.spans else ())
@@ -412,7 +420,7 @@ def paired_tables(
     own = tuple(m for m in own if m not in unscored)
     if not metrics and not own:
         raise _unscored(runs, unscored)
-    named = options.cutoff if options.cutoff is not None else _typical_context_length(paired)
+    left_out = mixed_labels(runs) or empty
     # labelled, but the ranking scored is null (the evidence of an unlabelled question is 0)
     unranked = paired[["k_a", "k_b"]].isna().any(axis=1) & (
         paired[["n_relevant_a", "n_relevant_b"]] > 0
@@ -433,7 +441,8 @@ def paired_tables(
         scores=tuple(m for m in scores.metrics if m.name in own),
         notes=scores.notes
         + tuple(_unscored_note(m) for m in unscored)
-        + tuple(f"Retrieval metrics are not compared: {m}" for m in [mixed_labels(runs)] if m),
+        + tuple(f"Retrieval metrics are not compared: {m}" for m in [left_out] if m),
+        retrieval_left_out=left_out,
     )
 
 
@@ -454,6 +463,17 @@ def _ranking_column(runs: tuple[RunFile, RunFile], cutoff: int | None) -> str:
     ids = "retrieved_ids" if cutoff is not None else "context_ids"
     spans = ids.replace("_ids", "_spans")
     return ids if _in_both(runs, ids) or not _in_both(runs, spans) else spans
+
+
+def empty_prompts(runs: tuple[RunFile, RunFile], cutoff: int | None, p: Plan) -> str:
+    """Why retrieval is not compared when no prompt of either run holds a passage (and no --k
+    scores their rankings): every metric would read 0 in both at k = 0, named @0. Said of one
+    log too (validate pairs a log with itself)."""
+    column = _ranking_column(runs, cutoff)
+    ranked = column.replace("context", "retrieved")
+    return f"every prompt is empty ({column} holds no passage on any question)" + (
+        f"; pass --k N to score the first N passages of {ranked}" if p.has_retrieved else ""
+    )
 
 
 def mixed_labels(runs: tuple[RunFile, RunFile]) -> str | None:

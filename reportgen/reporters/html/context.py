@@ -25,7 +25,6 @@ from ...analysis.fairness import (
     prompt_modes,
 )
 from ...analysis.gates import GateResult
-from ...analysis.metrics import mixed_labels
 from ...analysis.power import CARRIED_BELOW, FEW_CLUSTERS
 from ...analysis.registry import RETRIEVAL, base_name
 from ...analysis.skew import HIGHLY_SKEWED
@@ -485,7 +484,7 @@ def _missing(result: Comparison) -> list[str]:
     runs = result.runs.values()  # the advice in the words of their tool (inputs/logged.py)
     tool = tool_of(runs)
     notes = []
-    mixed = mixed_labels((result.runs["a"], result.runs["b"]))
+    mixed = result.tables.retrieval_left_out
     # both logs label and rank, but no paired question has labelled evidence
     unlabelled = result.tables.without_evidence == len(result.paired) > 0
     if "recall" not in have:
