@@ -136,6 +136,36 @@ def test_tables_compare_at_the_options_they_were_scored_with(tmp_path, tables):
         assert result.study.options.cutoff == 3 and result.study.options.gain == "linear"
 
 
+def test_a_table_scored_with_k_compares_beside_a_run_with_no_ranking(tmp_path):
+    """A TREC-style table scored with --k 3 beside an answer-only run: the --k taken from the
+    table made compare refuse the answer-only run ("no ranking ... for --k to cut; drop --k"),
+    a --k never given; without it, the table was refused as scored with --k 3. The pair is
+    compared as the logs are, on the answers alone; --k cuts the rankings of a third run."""
+    answers = ["question_id", "slice", "correct", "faithfulness"]
+    cut = tmp_path / "answers.parquet"
+    pd.read_parquet(SAMPLES / f"{RUNS[1]}.parquet", columns=answers).to_parquet(cut)
+    a = scored(SAMPLES / f"{RUNS[0]}.parquet", tmp_path / "a-k3.parquet", "--k", 3)
+    logs = report(tmp_path / "logs", [SAMPLES / f"{RUNS[0]}.parquet", cut])
+    assert list(two_run_view(logs)["metrics"]) == ["correct", "faithfulness"]
+    for other in (cut, scored(cut, tmp_path / "answers-table.parquet")):
+        got = report(tmp_path / other.stem, [a, other])
+        assert two_run_view(got)["metrics"] == two_run_view(logs)["metrics"]
+        assert two_run_view(got)["params"]["k"] == 3
+    # a third run with a ranking is cut at the --k given; the answer-only run's pair is not
+    study = report(tmp_path / "three", [SAMPLES / f"{r}.parquet" for r in RUNS[:2]] + [cut],
+                   "--k", 3)  # fmt: skip
+    assert [list(c["metrics"])[:2] for c in study["comparisons"]] == [
+        ["recall@3", "precision@3"],
+        ["correct", "faithfulness"],
+    ]
+    # no run logs a ranking: --k has nothing to cut
+    out = ("-o", tmp_path / "r.html", "--k", 3)
+    assert fail("compare", cut, cut, *out) == (
+        f"ragreport: error: {cut}: no ranking (retrieved_ids or context_ids) for --k to cut; "
+        "drop --k"
+    )
+
+
 HERE = (
     "scored from its log here, as ragreport metrics scores one, to be compared with the "
     "per-question tables given for the other runs."

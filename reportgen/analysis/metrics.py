@@ -236,14 +236,20 @@ RETRIEVAL_NEEDS = {"a ranking": RANKINGS, "labels": ("relevant_ids", "relevant_s
 
 def check_cutoff(runs: tuple[RunFile, RunFile], cutoff: int | None) -> None:
     """InputError where --k and the logs' columns disagree: labels and a ranking but no prompt
-    (context_ids) need a --k; a --k needs a ranking to cut. compare and metrics share it."""
+    (context_ids) need a --k; a --k needs a ranking to cut. A run that logs no ranking beside
+    one whose ranking --k cuts is no disagreement: their pair compares no retrieval metric, as
+    without --k (a table scored with --k beside an answer-only log). compare and metrics share
+    it."""
     has_labels = _in_both(runs, "relevant_ids") or _in_both(runs, "relevant_spans")
     has_retrieved = _in_both(runs, "retrieved_ids") or _in_both(runs, "retrieved_spans")
     has_context = _in_both(runs, "context_ids") or _in_both(runs, "context_spans")
     if has_labels and has_retrieved and cutoff is None and not has_context:
         raise _no_prompt(runs)
     if cutoff is not None and not has_retrieved:
+        cut = any({"retrieved_ids", "retrieved_spans"} & run.columns for run in runs)
         if unranked := lacking(runs, *RANKINGS):
+            if cut:
+                return
             raise InputError(
                 f"{unranked}: no ranking (retrieved_ids or context_ids) for --k to cut; drop --k"
             )

@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..analysis.metrics import (
+    RANKINGS,
     RETRIEVAL_NEEDS,
     Options,
     check_cutoff,
@@ -182,7 +183,8 @@ def scored_beside_tables(runs: list[RunFile], options: Options) -> list[RunFile]
     def scored(run: RunFile) -> RunFile:
         # a table holds slice among its metrics
         kept = {c: flag for c, flag in wanted if c in run.columns and c != "slice"}
-        table = metrics_of(run, scoring, kept)
+        ranked = set(RANKINGS) & run.columns  # a log with none has nothing for --k to cut
+        table = metrics_of(run, scoring if ranked else replace(scoring, k=None), kept)
         return replace(run, scored=in_memory(table), notes=(*run.notes, SCORED_HERE))
 
     return [run if run.scored is not None else scored(run) for run in runs]
