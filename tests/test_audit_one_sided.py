@@ -336,3 +336,19 @@ def test_prompts_empty_in_both_runs_and_no_answer_score_are_refused(tmp_path):
         f"ragreport: error: {a} and {b}: every prompt is empty (context_ids holds no passage on "
         "any question); pass --k N to score the first N passages of retrieved_ids"
     )
+
+
+def test_a_run_that_sends_no_passage_is_sent_to_fill_its_prompt_not_to_rerank(tmp_path, compare):
+    """B ranks the evidence second and sends every question an empty prompt: its next
+    experiment was "rerank the top 3 candidates with a cross-encoder", which can move nothing
+    into a prompt of no passage."""
+    a = _rows(6)
+    b = [dict(r, context_ids=[], correct=False) for r in _rows(6)]
+    experiment = _run(tmp_path, compare, a, b)["next_experiment"]["b"]
+    assert experiment["stage"] == "context assembly"
+    assert experiment["change"] == (
+        "put the top-ranked passages in the prompt: no prompt of this run holds one, so no "
+        "labelled evidence reaches the generator"
+    )
+    assert experiment["metric"] == "hit@3"
+    assert [s["value"] for s in experiment["path"]] == [1.0, 0.0]  # candidates, then the prompt

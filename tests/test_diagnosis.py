@@ -11,7 +11,7 @@ import pytest
 from test_diag_pages import page_text
 
 from reportgen.diagnosis.diagnose import Diagnosis, diagnose
-from reportgen.diagnosis.stages import Missing, cohen_kappa
+from reportgen.diagnosis.stages import Dominant, Missing, cohen_kappa
 from reportgen.inputs.database import RunDatabase
 from reportgen.inputs.load import open_run
 from reportgen.reporters.json_report import diagnosis_fields
@@ -178,10 +178,12 @@ CLASS_CASES = {
     "retrieval miss": {**MISSED, "correct": False},
     "ranking miss": {**RANKED_OUT, "correct": False},
     "assembly miss": {**ASSEMBLED_OUT, "correct": False},
+    "prompt miss": {"retrieved_ids": None, "context_ids": ["x1", "x2"], "correct": False},
     "hallucination": {"correct": False, "faithfulness": 0.5},
     "off-question": {"correct": False, "answer_relevance": 0.2},
     "faithful but wrong": {"correct": False},
-    "answered from memory": {**RANKED_OUT},
+    "answered from memory": {**RANKED_OUT, "faithfulness": 0.2},
+    "unlabelled support": {**RANKED_OUT},
     "wrong abstention": {"abstained": True, "correct": False},
     "missed abstention": {**UNANSWERABLE, "correct": False},
     "unlabelled": {"relevant_ids": [], "answerable": True, "correct": False},
@@ -200,17 +202,19 @@ def test_each_failure_class_from_one_question(tmp_path):
         "retrieval miss": 1,
         "ranking miss": 1,
         "assembly miss": 1,
+        "prompt miss": 1,
         "hallucination": 1,
         "off-question": 1,
         "faithful but wrong": 1,
         "generation failure": 0,
         "answered from memory": 1,
+        "unlabelled support": 1,
         "wrong abstention": 1,
         "missed abstention": 1,
         "unlabelled": 1,
         "ok": 2,
     }
-    assert d.failure_classes["b"]["ok"] == 12
+    assert d.failure_classes["b"]["ok"] == 14
     assert d.dominant["a"].failure_class == "retrieval miss"  # a tie: the earliest link wins
     assert d.dominant["a"].owner == "retrieval/corpus"
 
@@ -226,11 +230,14 @@ def test_thresholds_move_the_generation_classes(tmp_path):
 def test_faithfulness_alone_tells_a_hallucination_without_answer_relevance(tmp_path):
     """Hallucination is decided by faithfulness alone: a wrong answer with its evidence in the
     prompt and low faithfulness is one whether or not answer_relevance is logged (or null);
-    answer_relevance only splits the faithful wrong answers into off-question and faithful but
-    wrong, so without it those stay generation failures."""
+    answer_relevance only splits the off-question answers from the faithful wrong ones, which
+    without it are faithful but wrong still. They read "generation failure", whose next
+    experiment told a generator the judge found fully supported to "answer only from the
+    passages"; only a wrong answer whose faithfulness is unknown is one."""
     rows = [
         row("unfaithful", correct=False, faithfulness=0.2),
         row("faithful", correct=False, faithfulness=1.0),
+        row("faithful_too", correct=False, faithfulness=0.9),
         row("unscored", correct=False, faithfulness=None),
     ]
     a = [{k: v for k, v in r.items() if k != "answer_relevance"} for r in rows]
@@ -238,11 +245,15 @@ def test_faithfulness_alone_tells_a_hallucination_without_answer_relevance(tmp_p
     classes = dict(zip(d.per_question.question_id, d.per_question.failure_class_a, strict=True))
     assert classes == {
         "unfaithful": "hallucination",
-        "faithful": "generation failure",
+        "faithful": "faithful but wrong",
+        "faithful_too": "faithful but wrong",
         "unscored": "generation failure",
     }
-    assert d.dominant["a"].failure_class == "generation failure"
-    assert d.dominant["a"].owner == "generation"
+    assert d.dominant["a"].failure_class == "faithful but wrong"
+    assert d.dominant["a"].owner == "retrieval/corpus"
+    experiment = d.next_experiment["a"]
+    assert experiment is not None and experiment.stage != "generation"
+    assert "answer only from the passages" not in experiment.change
     null_relevance = [row("unfaithful", correct=False, faithfulness=0.2, answer_relevance=None)]
     null_relevance.append(row("off", correct=False, answer_relevance=0.1))
     d = run(tmp_path, null_relevance, null_relevance, supported_threshold=0.8)
@@ -655,6 +666,90 @@ def test_an_empty_prompt_under_evidence_ranked_first_is_the_assembly_s_miss(tmp_
     d = run(tmp_path, a, b, named_cutoff=2)
     assert d.failure_classes["b"]["assembly miss"] == 3
     assert d.next_experiment["b"].stage == "context assembly"
+
+
+def test_a_prompt_below_its_bar_that_cost_no_answer_is_passed_on(tmp_path):
+    """5 of 20 prompts miss their evidence (ranked below the cut), all 5 answered correctly;
+    the 3 wrong answers had theirs in the prompt. The walk stopped at the prompt (hit@2 0.75)
+    and proposed reranking, which would fix none of them; it goes on to the hits."""
+    a = (
+        [row(f"q{i}", **RANKED_OUT) for i in range(5)]
+        + [row(f"q{i}", correct=False) for i in range(5, 8)]
+        + [row(f"q{i}") for i in range(8, 20)]
+    )
+    d = run(tmp_path, a, a, named_cutoff=2)
+    assert path_of(d)[1] == ("hit@2", 0.75, False)
+    assert path_of(d)[2][0] == "correct and supported on hits"
+    assert d.next_experiment["a"].stage != "ranking"
+    # one of the misses answered wrongly: the prompt is the link to fix again
+    a[0] = row("q0", **RANKED_OUT, correct=False)
+    assert run(tmp_path, a, a, named_cutoff=2).next_experiment["a"].stage == "ranking"
+
+
+def test_a_miss_of_the_prompt_with_no_candidates_logged_is_on_no_one_link(tmp_path):
+    """No retrieved_ids: 6 of 20 prompts miss their evidence, answered wrongly. They were
+    "retrieval miss" (defined as "among no candidate", which nothing logged tells) while the
+    next experiment was to "rerank the retrieved candidates": two owners, both guessed."""
+    bare = [{k: v for k, v in row(f"q{i}").items() if k != "retrieved_ids"} for i in range(20)]
+    a = [dict(r, context_ids=["x1", "x2"], correct=False) if i < 6 else r
+         for i, r in enumerate(bare)]  # fmt: skip
+    d = run(tmp_path, a, a, named_cutoff=2)
+    assert d.failure_classes["a"]["retrieval miss"] == 0
+    assert d.dominant["a"] == Dominant("prompt miss", 6, "retrieval, ranking or context assembly")
+    experiment = d.next_experiment["a"]
+    assert experiment.stage == "end-to-end" and experiment.metric is None
+    assert experiment.change.startswith("log retrieved_ids so the next report can tell")
+    assert Missing("prompt misses told apart by link", "retrieved_ids") in d.missing
+    # with the candidates logged, the same misses are placed: ranked below the prompt's two
+    ranked = [dict(r, retrieved_ids=["x1", "x2", "e"]) for r in a]
+    d = run(tmp_path, ranked, ranked, named_cutoff=2)
+    assert (
+        d.failure_classes["a"]["ranking miss"] == 6 and d.failure_classes["a"]["prompt miss"] == 0
+    )
+    assert d.next_experiment["a"].stage == "ranking"
+    assert all(m.stage != "prompt misses told apart by link" for m in d.missing)
+
+
+def test_a_correct_answer_the_prompt_supports_without_a_label_is_not_from_memory(tmp_path):
+    """25 correct answers, faithfulness 1.0, their labelled passage ranked below the prompt:
+    "answered from memory" (owned by retrieval/corpus), though the judge found them supported
+    by the prompt, and the run's most common problem over its 15 wrong answers. They are
+    unlabelled support (the golden set's), and the dominant class is the wrong answers'."""
+    a = (
+        [row(f"q{i:02d}", **RANKED_OUT) for i in range(25)]
+        + [row(f"q{i:02d}", correct=False, answer_relevance=0.9) for i in range(25, 40)]
+        + [row(f"q{i:02d}") for i in range(40, 100)]
+    )
+    d = run(tmp_path, a, a, named_cutoff=2, supported_threshold=0.8)
+    assert d.failure_classes["a"]["unlabelled support"] == 25
+    assert d.failure_classes["a"]["answered from memory"] == 0
+    assert d.dominant["a"] == Dominant("faithful but wrong", 15, "retrieval/corpus")
+    # unsupported, the same answers are from memory; they lead only where no answer is wrong
+    unsupported = [dict(r, faithfulness=0.2) if i < 25 else r for i, r in enumerate(a)]
+    d = run(tmp_path, unsupported, unsupported, named_cutoff=2, supported_threshold=0.8)
+    assert d.failure_classes["a"]["answered from memory"] == 25
+    right = [r for r in a if r["correct"]]
+    d = run(tmp_path, right, right, named_cutoff=2, supported_threshold=0.8)
+    assert d.dominant["a"] == Dominant("unlabelled support", 25, "golden set")
+
+
+def test_a_citation_score_not_scored_names_every_column_it_needs(tmp_path):
+    """Answer-only logs were told "context utilization (log cited_ids)" and "citations relevant
+    (log cited_ids)", which cited_ids alone does not score; with cited_ids logged and no prompt,
+    "citations in context" was a row of n/a, named nowhere as not scored."""
+    answers = [{"question_id": f"q{i}", "correct": i % 2 == 0, "faithfulness": 1.0}
+               for i in range(10)]  # fmt: skip
+    d = run(tmp_path, answers, answers)
+    needs = {m.stage: m.needs for m in d.missing}
+    assert needs["context utilization"] == "cited_ids and relevant_ids and context_ids"
+    assert needs["citations in context"] == "cited_ids and context_ids"
+    assert needs["citations relevant"] == "cited_ids and relevant_ids"
+    cited = [dict(r, cited_ids=[f"c{i}"]) for i, r in enumerate(answers)]
+    d = run(tmp_path, cited, cited)
+    needs = {m.stage: m.needs for m in d.missing}
+    assert needs["citations in context"] == "context_ids"
+    assert needs["citations relevant"] == "relevant_ids"
+    assert [s.metric for s in d.stages if s.stage == "citations"] == []
 
 
 def test_the_prompt_step_weighs_the_misses_that_failed(tmp_path):

@@ -26,9 +26,10 @@ MISSED = {"retrieved_ids": ["x1", "x2", "x3"], "context_ids": ["x1", "x2"]}
 def test_a_cell_never_shares_a_failure_class_name_that_counts_other_questions(
     tmp_path, write_log, compare
 ):
-    """A correct answer without its evidence in the prompt is the class 'answered from memory'
-    whether supported or not; the 2x2 counts it good only when supported, so the unsupported one
-    sits in the retrieval failure cell. Under one name the page would show 2 and 1 for A."""
+    """A correct answer without its evidence in the prompt is a class of its own, 'answered from
+    memory' when unsupported and 'unlabelled support' when supported; the 2x2 counts it good
+    only when supported, so the unsupported one sits in the retrieval failure cell. The cells'
+    names are none of the classes'."""
     rows = [
         row("works"),
         row("memory_unsupported", **MISSED, faithfulness=0.0),
@@ -37,7 +38,8 @@ def test_a_cell_never_shares_a_failure_class_name_that_counts_other_questions(
     ]
     log = write_log(tmp_path / "a.parquet", rows)
     doc = compare(log, log, tmp_path / "out")
-    assert doc["failure_classes"]["a"]["answered from memory"] == 2
+    assert doc["failure_classes"]["a"]["answered from memory"] == 1
+    assert doc["failure_classes"]["a"]["unlabelled support"] == 1
     assert doc["failure_classes"]["a"]["generation failure"] == 0
     assert doc["cells_supported"]["a"] == {
         "working_as_designed": 1,

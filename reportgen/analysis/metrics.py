@@ -563,6 +563,12 @@ def run_prompts(paired: pd.DataFrame, run: str) -> pd.Series:
     return every_prompt(paired[f"passages_{run}"], paired[f"prompt_sizes_{run}"])
 
 
+def promptless(paired: pd.DataFrame, run: str) -> bool:
+    """Whether every prompt of one run's questions in ``paired`` that is logged is empty."""
+    sizes = run_prompts(paired, run)
+    return len(sizes) > 0 and bool((sizes == 0).all())
+
+
 def every_prompt(passages: pd.Series, sizes: pd.Series) -> pd.Series:
     """The passages of every prompt of some questions: each sample's of a question of several
     (``sizes``, question_means.sql's prompt_sizes), else the question's ``passages``; the mean of

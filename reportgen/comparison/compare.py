@@ -23,7 +23,14 @@ from ..analysis.gates import (
     evaluate,
     rule_costs,
 )
-from ..analysis.metrics import RETRIEVAL_NEEDS, MetricTables, Options, Unranked, plan
+from ..analysis.metrics import (
+    RETRIEVAL_NEEDS,
+    MetricTables,
+    Options,
+    Unranked,
+    plan,
+    promptless,
+)
 from ..analysis.power import Power, power_of
 from ..analysis.registry import (
     ANSWER,
@@ -428,6 +435,7 @@ def compare_runs(
             supported_threshold=supported.threshold,
             clusters=None if clusters is None else pd.Series(clusters, ids["question_id"]),
             spans=in_spans(runs.values()),
+            promptless=frozenset(r for r in "ab" if promptless(tables.paired, r)),
         )
         shown = [q for ids in diagnosis.exemplars.values() for q in ids] + diagnosis.broken
         exemplars = questions.exemplars(list(dict.fromkeys(shown))[:MAX_EXEMPLARS], options.cutoff)

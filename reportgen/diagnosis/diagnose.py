@@ -21,6 +21,7 @@ from .stages import (
     CELL_NAMES,
     FAILURE_CLASSES,
     OK,
+    PROMPT_MISS,
     RUNS,
     Agreement,
     Dominant,
@@ -98,7 +99,8 @@ class Experiment:
     none of the three (None)."""
 
     # retrieval | ranking | context assembly | generation | corpus (faithful but wrong on the
-    # hits) | end-to-end (no evidence located) | slices | golden set (no answer fails)
+    # hits) | end-to-end (no evidence located, or the prompt's misses with no candidates logged
+    # to place them) | slices | golden set (no answer fails)
     stage: str
     change: str
     metric: str | None
@@ -156,6 +158,7 @@ def diagnose(
     relevance_threshold: float = OFF_QUESTION_BELOW,
     clusters: pd.Series | None = None,
     spans: bool = False,
+    promptless: frozenset[str] = frozenset(),
 ) -> Diagnosis:
     """Diagnose the questions present in both runs: ``pairs`` holds answer_stage.sql's rows of
     both side by side (RunDatabase.pairs).
@@ -166,6 +169,7 @@ def diagnose(
     comparisons resample them, as the report's metrics do, since a gate rule on a cost reads
     its interval. ``spans``: the logs locate their evidence in spans (logged.in_spans), so the
     columns a section or a step asks to log are relevant_spans and context_spans.
+    ``promptless``: the runs ("a", "b") whose every prompt is empty, where no ranking can help.
     """
     p = Paired(pairs, spans)
     groups = None if clusters is None else clusters.loc[p.frame["question_id"]].to_numpy()
@@ -190,6 +194,9 @@ def diagnose(
     )
     if classes and cell:
         missing += _unclassified(p, classes, cell)
+    if classes and any((classes[r] == PROMPT_MISS).any() for r in RUNS):
+        ranking = "retrieved_spans" if spans else "retrieved_ids"
+        missing.append(Missing("prompt misses told apart by link", ranking))
     transitions, moves = cell_transitions(cell["a"], cell["b"]) if cell else (None, ())
     dominant = {r: dominant_class(classes[r]) if classes else None for r in RUNS}
     judge = judge_agreement(p, supported_threshold)
@@ -239,7 +246,14 @@ def diagnose(
         costs=pd.DataFrame({"question_id": p.frame["question_id"], **costs}) if costs else None,
         next_experiment={
             r: _next_experiment(
-                p, r, curve, named_cutoff, supported_threshold, confidence, classes and classes[r]
+                p,
+                r,
+                curve,
+                named_cutoff,
+                supported_threshold,
+                confidence,
+                classes and classes[r],
+                r in promptless,
             )
             for r in RUNS
         },
@@ -335,6 +349,7 @@ def _next_experiment(
     supported_threshold: float,
     confidence: float,
     classes: pd.Categorical | None = None,
+    promptless: bool = False,
 ) -> Experiment | None:
     """Walk the chain from the first link and stop at the first below TARGET.
 
@@ -353,7 +368,9 @@ def _next_experiment(
     (_stale_link). Below the bar at the prompt, the
     context assembly is the link to fix where most of the questions whose evidence missed the
     prompt had it ranked within the prompt's length (reranking cannot move it higher), else
-    the ranking.
+    the ranking; where the run's every prompt is empty (``promptless``), the prompt itself.
+    Where every question whose evidence missed the prompt was answered correctly, the walk goes
+    on past the prompt, which cost no answer: a better ranking would fix none.
     """
     path: list[Step] = []
 
@@ -400,10 +417,30 @@ def _next_experiment(
         scored = named_cutoff is not None and bool(p.values("prompt_is_scored", run)[located].all())
         name = f"hit@{named_cutoff}" if scored else "hit@context"
         asked = "Does the share of questions whose evidence reached the prompt reach its bar?"
-        if not step(asked, name, float(evidence[located].mean()), "prompt").passed:
-            missed = located & (evidence == 0)
-            wrong = missed & (p.values("correct", run) == 0)  # what the fix is for, if any
-            if _mostly_assembled_out(p, run, wrong if wrong.any() else missed):
+        missed = located & (evidence == 0)
+        wrong = missed & (p.values("correct", run) == 0)  # what the fix is for, if any
+        below = not step(asked, name, float(evidence[located].mean()), "prompt").passed
+        # every answer whose evidence missed the prompt right: the prompt cost no answer
+        if below and (wrong.any() or not p.logged("correct")):
+            if promptless:  # neither a reranker nor assembly moves evidence into no prompt
+                return experiment(
+                    "context assembly",
+                    "put the top-ranked passages in the prompt: no prompt of this run holds "
+                    "one, so no labelled evidence reaches the generator",
+                    name,
+                )
+            failed = wrong if wrong.any() else missed
+            if np.isnan(p.values("evidence_in_candidates", run)[failed]).all():
+                # no candidates logged: the prompt's miss is on no one link (prompt misses)
+                ranking = "retrieved_spans" if p.labels == "relevant_spans" else "retrieved_ids"
+                return experiment(
+                    END_TO_END,
+                    f"log {ranking} so the next report can tell whether the retrieval, the "
+                    "ranking or the context assembly loses the evidence the prompts miss: until "
+                    "then that miss is on no one link, so no change to the pipeline is proposed",
+                    name,
+                )
+            if _mostly_assembled_out(p, run, failed):
                 return experiment(
                     "context assembly",
                     "make the prompt take what the ranking put first: find the step between "

@@ -27,7 +27,7 @@ CELL_NAMES = (
 )
 # The cells as the report names them. Three differ from their JSON keys: the failure classes
 # "generation failure" and "answered from memory" count other questions (a wrong answer whose
-# scores cannot split it; a correct answer, supported or not), so a cell of the same name would
+# scores cannot split it; a correct answer not supported), so a cell of the same name would
 # show another number under the same words; and evidence missing from the prompt may be the
 # retrieval's, the ranking's or the assembly's miss, which the failure classes tell apart.
 CELL_TITLES = {
@@ -37,16 +37,25 @@ CELL_TITLES = {
     "retrieval_failure": "failed without evidence",
 }
 MEMORY = "answered from memory"  # correct, with no labelled evidence in the prompt
+# correct and supported by its prompt, which holds no labelled evidence: a passage there holds
+# what the answer rests on, and no label marks it (not memory: the judge found it in the prompt)
+UNLABELLED_SUPPORT = "unlabelled support"
+CORRECT_ANSWERS = (MEMORY, UNLABELLED_SUPPORT)  # classes of correct answers: no failure
+# a wrong answer whose evidence missed the prompt of a question with no ranking logged: the
+# retrieval's, the ranking's or the assembly's miss, which retrieved_ids would tell apart
+PROMPT_MISS = "prompt miss"
 # Pipeline order: a tie for the dominant class goes to the earlier link, whose fix comes first.
 FAILURE_CLASSES = (
     "retrieval miss",
     "ranking miss",
     "assembly miss",
+    PROMPT_MISS,
     "hallucination",
     "off-question",
     "faithful but wrong",
     "generation failure",
     MEMORY,
+    UNLABELLED_SUPPORT,
     "wrong abstention",
     "missed abstention",
     "unlabelled",
@@ -61,11 +70,13 @@ OWNERS = {
     # ranked within the prompt's length, left out of the prompt: a filter, deduplication,
     # truncation or reordering between the ranking and the prompt dropped it
     "assembly miss": "context assembly",
+    PROMPT_MISS: "retrieval, ranking or context assembly",
     "hallucination": "generation",
     "off-question": "generation",
     "faithful but wrong": "retrieval/corpus",  # the answer follows a stale or wrong passage
     "generation failure": "generation",
     MEMORY: "retrieval/corpus",
+    UNLABELLED_SUPPORT: "golden set",
     "wrong abstention": "abstention policy",
     "missed abstention": "abstention policy",
     "unlabelled": "golden set",
@@ -219,15 +230,24 @@ def stage_scores(
     values = {run: _stage_values(p, run) for run in RUNS}
     evidence_need = p.evidence_need()
     scores, missing = [], []
+    unlogged = {c for run in RUNS for c in p.unlogged_locators(run)}  # labels, a prompt
+    labels, prompt = (c if c in unlogged else None for c in p.locate)
     for metric, (stage, needs, population) in STAGES.items():
+        # every column it lacks: "log cited_ids" alone was no way to score what also needs a
+        # prompt to look in or labels to meet
+        also = {
+            "context utilization": [evidence_need],
+            "citations in context": [prompt],
+            "citations relevant": [labels],
+        }.get(metric, [])
         if not p.logged("n_cited" if needs == "cited_ids" else needs):
-            missing.append(Missing(metric, needs))
+            missing.append(Missing(metric, " and ".join([needs, *filter(None, also)])))
             continue
         if stage == "generation" and evidence_need:
             missing.append(Missing(f"{metric} on retrieval hits", evidence_need))
             continue
-        if metric == "citations relevant" and not p.logged("n_cited_relevant"):
-            missing.append(Missing(metric, "relevant_ids"))  # citations, but no labels to meet
+        if any(also):  # citations logged, but no prompt to look in or no labels to meet
+            missing.append(Missing(metric, " and ".join(filter(None, also))))
             continue
         a, b = values["a"][metric], values["b"][metric]
         if metric == "correct refusals" and np.isnan(a).all() and np.isnan(b).all():
@@ -304,17 +324,21 @@ def failure_classes(
     2. answerable and abstained -> wrong abstention; not judged -> none;
     3. evidence cannot be located (no labelled evidence, or no prompt logged): wrong ->
        unlabelled, else ok;
-    4. correct: evidence in context -> ok, else answered from memory;
+    4. correct: evidence in context -> ok; else faithfulness at or above supported_threshold
+       -> unlabelled support (the prompt supports it, so a passage there lacks its label), else
+       (unsupported, or faithfulness missing) answered from memory;
     5. wrong, evidence not in context: ranked within the first n of retrieved_ids, n the
        length of the logged context_ids (at least 1) -> assembly miss (the ranking held it
        where a prompt of that size takes it; an empty prompt dropped what it put first);
-       elsewhere among the candidates -> ranking miss, else retrieval miss (without
-       retrieved_ids: retrieval miss);
+       elsewhere among the candidates -> ranking miss, else retrieval miss; without
+       retrieved_ids (no candidates to look in) -> prompt miss;
     6. wrong with evidence in context: faithfulness missing -> generation failure;
        faithfulness < supported_threshold -> hallucination; then (a faithful answer)
-       answer_relevance missing -> generation failure; answer_relevance < relevance_threshold
-       -> off-question; else faithful but wrong. Faithfulness alone tells a hallucination;
-       answer_relevance only splits the faithful answers.
+       answer_relevance < relevance_threshold -> off-question; else (answer_relevance at or
+       above it, or missing) faithful but wrong. Faithfulness alone tells a hallucination;
+       answer_relevance only splits the off-question answers from the faithful ones, which
+       without it are faithful but wrong still: an answer the judge found fully supported was
+       no failure to answer from the passages, which is what a generation failure's fix asks.
 
     A score only one run logs is missing in both (as in good_answers): else that run's wrong
     answers would split into hallucinations and the like while the other's all read
@@ -337,14 +361,15 @@ def failure_classes(
         (unjudged, None),
         (np.isnan(evidence) & ~correct, "unlabelled"),
         (np.isnan(evidence), OK),
+        (correct & (evidence == 0) & (faithfulness >= supported_threshold), UNLABELLED_SUPPORT),
         (correct & (evidence == 0), MEMORY),
         (correct, OK),
         ((evidence == 0) & (p.values("evidence_ranked_for_prompt", run) == 1), "assembly miss"),
+        ((evidence == 0) & np.isnan(p.values("evidence_in_candidates", run)), PROMPT_MISS),
         ((evidence == 0) & (p.values("evidence_in_candidates", run) == 1), "ranking miss"),
         (evidence == 0, "retrieval miss"),
         (np.isnan(faithfulness), "generation failure"),
         (faithfulness < supported_threshold, "hallucination"),
-        (np.isnan(relevance), "generation failure"),
         (relevance < relevance_threshold, "off-question"),
     )
     conditions, names = zip(*rules, strict=True)
@@ -382,10 +407,19 @@ def cell_transitions(
 
 
 def dominant_class(classes: pd.Categorical) -> Dominant | None:
-    """The most common failure class; a tie goes to the earliest link in FAILURE_CLASSES."""
+    """The most common class of wrong answers; a tie goes to the earliest link in
+    FAILURE_CLASSES. The classes of correct answers (CORRECT_ANSWERS) only where no answer is
+    wrong: 25 correct answers with unlabelled support outranked 15 faithful but wrong ones,
+    and the worked cases and the fix followed the answers the run got right."""
     counts = count_labels(classes, FAILURE_CLASSES)
-    best = max(FAILURE_CLASSES, key=lambda c: counts[c])
-    return Dominant(best, counts[best], OWNERS[best]) if counts[best] else None
+    for group in (
+        [c for c in FAILURE_CLASSES if c not in CORRECT_ANSWERS],
+        list(CORRECT_ANSWERS),
+    ):
+        best = max(group, key=lambda c: counts[c])
+        if counts[best]:
+            return Dominant(best, counts[best], OWNERS[best])
+    return None
 
 
 def cohen_kappa(table: np.ndarray) -> float:

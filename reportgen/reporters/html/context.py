@@ -595,7 +595,9 @@ def next_experiment_definition(result: Comparison) -> str:
     first = {
         "candidates": "the share of questions whose evidence reached the candidates (hit at "
         "the ranking's full depth)",
-        "prompt": "the share of questions whose evidence reached the prompt (hit@k)",
+        "prompt": "the share of questions whose evidence reached the prompt (hit@k; with no "
+        "candidates logged to place its misses on the retrieval, the ranking or the context "
+        "assembly, its step is to log retrieved_ids)",
         # no labelled evidence located: judged on every answerable question
         "answers": f"the share of the answerable questions answered correctly{support}",
         "unanswerable": f"the share of the unanswerable questions {handled}",
@@ -604,7 +606,13 @@ def next_experiment_definition(result: Comparison) -> str:
         # with a ranking, a prompt can leave out what it ranked first
         "prompt": "then the prompt (hit@k; the context assembly's experiment, not the "
         "ranking's, where most prompts that missed their evidence had it ranked within their "
-        "length)",
+        "length"
+        + (
+            "; passed on where every question whose evidence missed the prompt was answered "
+            "correctly, as no answer is lost there)"
+            if judged
+            else ")"
+        ),
         "answers": f"then of the hits the share answered correctly{support}",
         "unanswerable": f"then of the unanswerable questions, if any, the share {handled}",
     }
@@ -818,16 +826,18 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             "abstention; "
             "answerable and abstained: wrong abstention; no labelled evidence (or no prompt "
             "logged): wrong: unlabelled, correct: ok; correct and labelled evidence not in "
-            "context: answered from memory; wrong, "
+            "context: supported (faithfulness at or above the threshold): unlabelled support, "
+            "else answered from memory; wrong, "
             "evidence not in context: ranked within the prompt's length (the logged "
             f"{prompt}; at least 1), which left it out: assembly miss; ranked below it: "
             "ranking miss; "
-            "among no candidate: retrieval miss; wrong with evidence in context: faithfulness "
+            "among no candidate: retrieval miss; no candidates logged (retrieved_ids) to look "
+            "in: prompt miss; wrong with evidence in context: faithfulness "
             "below the threshold: "
             f"hallucination; faithful, answer relevance below {OFF_QUESTION_BELOW}: "
-            "off-question, else faithful but wrong; a score needed missing (null, or not logged "
-            "by both runs): generation failure. An answer without a correct verdict gets no "
-            "class.",
+            "off-question, else (answer relevance missing too) faithful but wrong; faithfulness "
+            "missing (null, or not logged by both runs): generation failure. An answer without "
+            "a correct verdict gets no class.",
         ),
         ("Next experiment", next_experiment_definition(result)),
         (

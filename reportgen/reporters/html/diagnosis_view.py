@@ -19,6 +19,7 @@ from ...diagnosis.stages import (
     MEMORY,
     OK,
     OWNERS,
+    UNLABELLED_SUPPORT,
     Agreement,
 )
 from ...formatting import agreeing, fmt_count, fmt_diff, fmt_interval, fmt_num, fmt_p, interval_side
@@ -341,18 +342,28 @@ def _classes(result: Comparison, colours: RunColours) -> tuple[list[ClassRow], C
     return rows + [ClassRow(OK, "", counts["a"][OK], counts["b"][OK])], chart
 
 
+# the classes of correct answers, and what tells each apart, as the dominant class says it
+CORRECT_CLASSES = {
+    MEMORY: "",
+    UNLABELLED_SUPPORT: ", which the judge found the prompt supports: a passage there lacks "
+    "its label",
+}
+
+
 def _dominant(result: Comparison) -> list[str]:
     """Each run's most common failure class, with the link whose fix it needs. An answer from
-    memory is correct: its run is right without the evidence, not failing."""
+    memory, or with unlabelled support, is correct: its run is right without the labelled
+    evidence, not failing."""
     lines = []
     for run, d in result.diagnosis.dominant.items():
         if d is None:
             continue
         counted = fmt_count(d.n, "question")
-        if d.failure_class == MEMORY:
+        if d.failure_class in CORRECT_CLASSES:
             lines.append(
-                f"Run {run.upper()}'s most common problem is {MEMORY} ({counted} answered "
-                f"correctly with no labelled evidence in the prompt): the fix belongs to {d.owner}."
+                f"Run {run.upper()}'s most common problem is {d.failure_class} ({counted} "
+                f"answered correctly with no labelled evidence in the prompt"
+                f"{CORRECT_CLASSES[d.failure_class]}): the fix belongs to {d.owner}."
             )
         else:
             lines.append(
