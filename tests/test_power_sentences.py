@@ -59,6 +59,21 @@ def test_one_changed_question_asks_for_a_larger_set():
     assert "no larger set" not in power.sentence
 
 
+def test_level_runs_are_not_said_to_be_equal():
+    """40 fixed and 40 broken of 200: B - A is 0 and its interval about +-0.088 (1.96 *
+    sqrt(80) / 200), yet the sentence said "no larger set would say which is better"."""
+    a = np.r_[np.ones(40), np.zeros(40), np.ones(60), np.zeros(60)]
+    b = np.r_[np.zeros(40), np.ones(40), np.ones(60), np.zeros(60)]
+    c, _ = compare_metric("correct", a, b, binary=True, n_boot=1000, confidence=0.95, seed=0)
+    assert c.diff == 0 and c.ci_high == pytest.approx(1.96 * np.sqrt(80) / 200, abs=0.005)
+    power = power_of(c, 0.95)
+    assert power.needed_n is None and "no larger set" not in power.sentence
+    assert power.sentence.endswith(
+        "A and B are level here (B \u2212 A = 0), so no set size is stated; that does not show "
+        "them equal: a true difference either way within the interval fits these questions."
+    )
+
+
 def test_the_questions_needed_for_a_binary_outcome_can_find_it():
     """2 of 2 fixed: the normal formula said 3 questions, but no count of 3 leaves zero (all
     fixed, McNemar's score statistic 3 / sqrt(3) = 1.73 < 1.96) and 4 all fixed do (2 > 1.96).

@@ -275,7 +275,8 @@ def power_of(c: MetricComparison, confidence: float, digits: int = 3) -> Power:
     detect = few + detect
     # no size to state: level runs, or as few changes in a larger set keep the bound
     unsized = (
-        "A and B are level on average, so no larger set would say which is better."
+        "A and B are level here (B \u2212 A = 0), so no set size is stated; that does not show "
+        "them equal: a true difference either way within the interval fits these questions."
         if c.diff == 0
         else "How many questions would find the observed difference of "
         f"{_points(abs(c.diff), binary, digits)} is not stated: while so few change, nearly "
