@@ -3,11 +3,14 @@ against hand-worked counts and scipy, with their errors and gate rules."""
 
 from __future__ import annotations
 
+import datetime
 import json
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 from scipy import stats
@@ -206,6 +209,50 @@ def test_a_score_column_missing_from_one_run_or_typed_differently_is_refused(tmp
                          "every run log has")  # fmt: skip
     line = fail("compare", a, b, "-o", tmp_path / "r.html", "--metric", "passed")
     assert f"{a} and {b}: --metric passed: column passed is BOOLEAN in one log and BIGINT" in line
+
+
+def test_a_column_of_durations_or_timestamps_is_refused_not_read_as_ticks(tmp_path):
+    """A Parquet duration reads as the integer of its ticks, in the unit each file chose:
+    2 s in milliseconds against 1 s in nanoseconds compared 2000 with 1e9, and a gate on the
+    faster candidate failed; a timestamp was said to hold "text"."""
+    ids = [f"q{i}" for i in range(8)]
+    for name, ticks, unit in (("a", 2_000, "ms"), ("b", 1_000_000_000, "ns")):
+        pq.write_table(
+            pa.table(
+                {
+                    "question_id": ids,
+                    "correct": [i % 2 == 0 for i in range(8)],
+                    "gen_time": pa.array([ticks] * 8, pa.duration(unit)),
+                    "answered_at": pa.array([datetime.datetime(2026, 1, 1)] * 8),
+                }
+            ),
+            tmp_path / f"{name}.parquet",
+        )
+    a, b, out = tmp_path / "a.parquet", tmp_path / "b.parquet", ("-o", tmp_path / "r.html")
+    assert fail("compare", a, b, *out, "--lower-is-better", "gen_time") == (
+        f"ragreport: error: {a}: --lower-is-better gen_time: column gen_time holds durations "
+        "(duration[ms]), not numbers; log it as numbers in one stated unit (as latency_ms is in "
+        "milliseconds)"
+    )
+    assert fail("compare", a, b, *out, "--metric", "answered_at") == (
+        f"ragreport: error: {a}: --metric answered_at: column answered_at holds timestamps "
+        "(timestamp[us]), not numbers; name a column of scores"
+    )
+
+
+def test_a_score_column_too_small_to_tell_from_float_noise_is_refused(tmp_path):
+    """Values near 1e-13, B three times A on every question: differences are compared to 12
+    decimals, so the report read 100 ties and [0, 0], and an equivalence rule passed."""
+    ids = [f"q{i}" for i in range(20)]
+    for name, scale in (("a", 1e-13), ("b", 3e-13)):
+        values = np.linspace(0.5, 1.5, 20) * scale
+        write(tmp_path / f"{name}.parquet", question_id=ids, correct=[True] * 20, p=list(values))
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    assert fail("compare", a, b, "-o", tmp_path / "r.html", "--metric", "p") == (
+        f"ragreport: error: {a} and {b}: column p: every value is under 1e-09 in magnitude (the "
+        "largest 4.5e-13), too small for its differences to be told from float noise (they are "
+        "compared to 12 decimals); log it scaled, in a unit near its values"
+    )
 
 
 def test_ragas_and_promptfoo_scores_are_compared_without_a_flag(tmp_path, compare):

@@ -14,11 +14,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import InputError
 from ..formatting import bidi_isolated, bidi_named, listed
-from ..inputs.database import RunDatabase
+from ..inputs.database import RunDatabase, temporal_columns
 from ..inputs.load import RunFile
 from ..inputs.readers.columns import place, spells_score
 from ..inputs.row_checks import EXAMPLES, ROW_CHECKED, RowProblem, not_finite
@@ -57,10 +58,23 @@ def score_kind(data_type: str | None) -> str | None:
     return None
 
 
+# what a temporal Arrow type holds, as a refusal names it
+_TEMPORAL = (
+    (pa.types.is_duration, "durations"),
+    (pa.types.is_timestamp, "timestamps"),
+    (pa.types.is_date, "dates"),
+    (pa.types.is_time, "times of day"),
+)
+
+
 def _problem(
-    db: RunDatabase, types: dict[tuple[str, str], str], column: str
+    db: RunDatabase,
+    types: dict[tuple[str, str], str],
+    column: str,
+    temporal: dict[str, dict[str, pa.DataType]],
 ) -> tuple[str, str] | None:
-    """(the file or files to name, what to fix) when ``column`` cannot be compared as a score."""
+    """(the file or files to name, what to fix) when ``column`` cannot be compared as a score
+    (``temporal``: each run's columns of durations, timestamps and the like, by Arrow type)."""
     a, b = db.files["a"].path, db.files["b"].path
     if (own := own_name(column)) is not None:
         return str(a), own
@@ -70,6 +84,14 @@ def _problem(
         path, data_type = db.files[run].path, types.get((run, column))
         if data_type is None:
             return str(path), f"no column {column!r}; name a column every run log has"
+        if (held := temporal[run].get(column)) is not None:  # DuckDB reads a duration's ticks
+            kind = next(name for test, name in _TEMPORAL if test(held))
+            fix = (
+                "log it as numbers in one stated unit (as latency_ms is in milliseconds)"
+                if kind == "durations"
+                else "name a column of scores"
+            )
+            return str(path), f"column {column} holds {kind} ({held}), not numbers; {fix}"
         if score_kind(data_type) is None and data_type != NO_VALUE:
             return str(path), (
                 f"column {column} holds {_unread(db.files[run], column) or data_type}, not "
@@ -156,14 +178,15 @@ def user_scores(db: RunDatabase, asked: tuple[str, ...], lower: tuple[str, ...])
     compared is named in a note)."""
     types = {(r.run, r.column_name): r.data_type for r in db.frame("column_types").itertuples()}
     wanted = {column: "--metric" for column in asked} | {c: "--lower-is-better" for c in lower}
+    offered = list(dict.fromkeys(db.files["a"].scores + db.files["b"].scores))
+    temporal = {r: temporal_columns(db.files[r]) if wanted or offered else {} for r in "ab"}
     for column, flag in wanted.items():
-        problem = _problem(db, types, column)
+        problem = _problem(db, types, column, temporal)
         if problem:
             raise InputError(f"{problem[0]}: {flag} {column}: {problem[1]}")
-    offered = list(dict.fromkeys(db.files["a"].scores + db.files["b"].scores))
     notes, kept = [], []
     for column in offered:
-        problem = None if column in wanted else _problem(db, types, column)
+        problem = None if column in wanted else _problem(db, types, column, temporal)
         if problem:
             notes.append(not_offered_note(column, *problem))
         elif column not in wanted:
@@ -200,6 +223,7 @@ def with_scores(
         column = m.source or m.name  # a score's column of the logs
         scored = db.score_column(column)
         refuse_too_large(db, scored, column)
+        refuse_too_small(db, scored, column)
         if column not in ROW_CHECKED:  # the row checks' warning names the row
             warnings += _not_finite(scored, column, db)
         values = scored.pivot(index="question_id", columns="run", values="value")
@@ -237,6 +261,25 @@ def score_samples(db: RunDatabase, metrics: tuple[Metric, ...], paired: pd.Serie
         [f.loc[(f["n"] > 0) & f["question_id"].isin(paired), columns] for f in frames],
         ignore_index=True,
     )
+
+
+# a score column whose every value is under this in magnitude keeps at most three significant
+# digits of its differences, which the comparison reads to _DECIMALS (1e-12) decimals
+SMALLEST_SCALE = 1e-9
+
+
+def refuse_too_small(db: RunDatabase, scored: pd.DataFrame, column: str) -> None:
+    """Refuse a score column whose values all lie under SMALLEST_SCALE: B three times A on every
+    question at 1e-13 read 100 ties and an interval of [0, 0], a gate passing equivalence."""
+    largest = float(scored["value"].abs().max())
+    if 0 < largest < SMALLEST_SCALE:
+        a, b = (db.files[run].path for run in "ab")
+        where = a if a == b else f"{a} and {b}"
+        raise InputError(
+            f"{where}: column {column}: every value is under {SMALLEST_SCALE:g} in magnitude "
+            f"(the largest {largest:.3g}), too small for its differences to be told from float "
+            "noise (they are compared to 12 decimals); log it scaled, in a unit near its values"
+        )
 
 
 def refuse_too_large(db: RunDatabase, scored: pd.DataFrame, column: str) -> None:

@@ -409,6 +409,18 @@ def float32_columns(run: RunFile) -> frozenset[str]:
     return narrow_floats(pq.read_schema(f) for f in run.files or (run.path,))
 
 
+def temporal_columns(run: RunFile) -> dict[str, pa.DataType]:
+    """The columns ``run`` holds as durations, timestamps, dates or times in any of its files,
+    with their Arrow types: DuckDB reads a Parquet duration as the integer of its ticks, in the
+    unit each file chose (pandas stores 1 s in microseconds and 1.5 s in nanoseconds)."""
+    schemas = (
+        [run.table.schema]
+        if run.table is not None
+        else (pq.read_schema(f) for f in run.files or (run.path,))
+    )
+    return {f.name: f.type for schema in schemas for f in schema if pa.types.is_temporal(f.type)}
+
+
 def _read_as(name: str, duckdb_type: Any, single: bool = False) -> str:
     """How the queries read contract column ``name``: a true/false column logged as numbers or
     text as booleans (1 true, 0 false, null and NaN missing: a cast would read NaN as true;
