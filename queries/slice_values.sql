@@ -1,17 +1,27 @@
 -- One slice column's value for every question (A's value where both runs log one).
 -- Reads: views raw_a, raw_b (every column of each log as written, not only the contract's);
 --   macro slice_value (queries/rules.sql: a NaN is no value).
--- Params: $column VARCHAR: the column's exact name.
+-- Params: $column VARCHAR: the column's exact name; $columns_a, $columns_b VARCHAR[]: the
+--   columns of each log as written (queries/column_types.sql).
 -- Returns: question_id, value (VARCHAR, NULL when neither run gives one), differs (both runs
 --   give one and they are not the same), varies_a, varies_b (the run gives the question more
 --   than one value: its rows, samples of one question, disagree).
--- Each run is widened to the columns of both (the other's LIMIT 0), so the column exists in
--- both; nothing is added to a log's own columns, so no column of a log can collide with "run".
+-- A run without the column is widened by the other's (its LIMIT 0), so the column exists in
+-- both; a run with it keeps its own type (widened by both, floats 2.0 and text '2' were unioned
+-- to text '2.0'). Nothing is added to a log's own columns, so none can collide with "run".
 WITH rows_a AS (
-    SELECT * FROM raw_a UNION ALL BY NAME (SELECT * FROM raw_b LIMIT 0)
+    SELECT * FROM raw_a UNION ALL BY NAME (
+        SELECT COLUMNS(lambda c: c = 'question_id'
+                                 OR (c = $column AND NOT list_contains($columns_a, c)))
+        FROM raw_b LIMIT 0
+    )
 ),
 rows_b AS (
-    SELECT * FROM raw_b UNION ALL BY NAME (SELECT * FROM raw_a LIMIT 0)
+    SELECT * FROM raw_b UNION ALL BY NAME (
+        SELECT COLUMNS(lambda c: c = 'question_id'
+                                 OR (c = $column AND NOT list_contains($columns_b, c)))
+        FROM raw_a LIMIT 0
+    )
 ),
 both_runs AS (
     SELECT 'a' AS run, question_id::VARCHAR AS question_id,

@@ -326,7 +326,7 @@ def test_question_ids(db, tmp_path):
 
 
 def test_slice_values(db):
-    v = db.frame("slice_values", column="intent").set_index("question_id")["value"]
+    v = db.slice_values("intent").set_index("question_id")["value"]
     assert v[["q1", "q2", "q3"]].tolist() == ["how-to", "lookup", "lookup"]
     assert pd.isna(v["q4"])  # B does not log intent
 

@@ -6,6 +6,7 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -13,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import two_run_view
 from scipy.stats import binomtest
+from test_readers import fail
 
 from reportgen.analysis.binary_power import exact_detectable
 from reportgen.analysis.stats import holm
@@ -592,6 +594,48 @@ def test_an_integer_slice_is_labelled_alike_whatever_the_other_run_stores(tmp_pa
     assert result.exit_code == 0, result.output
     doc = two_run_view(json.loads((tmp_path / "h.json").read_text()))
     assert sorted(doc["slices"]["x"]) == ["0", "2.5"]
+
+
+def test_a_float_slice_against_text_is_labelled_alike_and_a_list_against_text_refused(tmp_path):
+    """A logs tier 0/1/2 as floats with one missing (pandas' integer column with a gap), B as
+    text: unioned to text, A's read '0.0', '1.0', '2.0', B's '2' made a slice of its own, 59
+    questions were said to have another value in B, and a per-slice rule's Holm family counted
+    4 slices. A list against text stopped on the database's cast error."""
+    ids = [f"q{i}" for i in range(60)]
+    a = pd.DataFrame({"question_id": ids, "correct": [i % 2 == 0 for i in range(60)],
+                      "tier": [float(i % 3) if i != 5 else np.nan for i in range(60)]})  # fmt: skip
+    b = pd.DataFrame({"question_id": ids, "correct": [i % 3 == 0 for i in range(60)],
+                      "tier": [str(i % 3) for i in range(60)]})  # fmt: skip
+    a.to_parquet(tmp_path / "a.parquet")
+    b.to_parquet(tmp_path / "b.parquet")
+    args = ["compare", str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet")]
+    options = [
+        "-o",
+        str(tmp_path / "r.html"),
+        "--slice",
+        "tier",
+        "--require",
+        "correct[tier] >= -0.9",
+    ]
+    result = CliRunner().invoke(cli, [*args, *options])
+    assert result.exit_code == 0, result.output
+    doc = two_run_view(json.loads((tmp_path / "r.json").read_text()))
+    assert {v: s["correct"]["n"] for v, s in doc["slices"]["tier"].items()} == {
+        "0": 20,
+        "1": 20,
+        "2": 20,  # q5, missing in A, takes B's value
+    }
+    assert not [w for w in doc["warnings"] if "another value" in w]
+    assert "over 3 slices" in json.dumps(doc["gate"])
+    b["tier"] = [[str(i % 3)] for i in range(60)]
+    b.to_parquet(tmp_path / "b.parquet")
+    a["tier"] = [str(i % 3) for i in range(60)]
+    a.to_parquet(tmp_path / "a.parquet")
+    assert fail(*args, "-o", tmp_path / "l.html", "--slice", "tier") == (
+        f"ragreport: error: {tmp_path / 'a.parquet'} and {tmp_path / 'b.parquet'}: column tier "
+        f"is VARCHAR in {tmp_path / 'a.parquet'} and VARCHAR[] in {tmp_path / 'b.parquet'}; log "
+        "it the same way in both"
+    )
 
 
 def test_a_slice_whose_interval_reaches_zero_is_no_regression_finding(tmp_path):

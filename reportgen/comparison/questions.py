@@ -63,7 +63,7 @@ class LoggedQuestions:
         return [p.warning() for p in self.db.left_out]
 
     def slice_values(self, column: str) -> pd.DataFrame:
-        return self.db.frame("slice_values", column=column)
+        return self.db.slice_values(column)
 
     def tables(self, options: Options, curve: bool = True) -> MetricTables:
         return compute_tables(self.db, options, curve)

@@ -148,7 +148,7 @@ def _kept(db: RunDatabase, run: RunFile, column: str, flag: str, ids: pd.Series)
     """A log's column kept for compare's --slice or --cluster (``flag``): each question's value
     as compare reads it (queries/slice_values.sql), in the order of ``ids``; samples of a
     question that disagree are refused, as compare refuses them."""
-    values = db.frame("slice_values", column=column)
+    values = db.slice_values(column)
     one_value_a_question(values, column, {"a": run}, flag)
     return pa.array(
         ids.map(values.set_index("question_id")["value"]), pa.string(), from_pandas=True

@@ -254,6 +254,28 @@ class RunDatabase:
         single = column in self.single
         return self.frame("score_column", column=column, largest=LARGEST_VALUE, single=single)
 
+    def slice_values(self, column: str) -> pd.DataFrame:
+        """queries/slice_values.sql of ``column`` (a slice or cluster column), each run's
+        values read at its own type: a run's floats 2.0 unioned with the other's text '2' were
+        text '2.0', a slice apart from '2'. A nested column (a list, a struct) of another type
+        in the other log is refused: no value of one can be the other's."""
+        logged = self.frame("column_types")
+        types = {run: dict(zip(t.column_name, t.data_type, strict=True))
+                 for run, t in logged.groupby("run")}  # fmt: skip
+        kind_a, kind_b = (types.get(run, {}).get(column) for run in "ab")
+        if kind_a and kind_b and kind_a != kind_b and (_nested(kind_a) or _nested(kind_b)):
+            a, b = (self.files[run].path for run in "ab")
+            raise InputError(
+                f"{a} and {b}: column {column} is {kind_a} in {a} and {kind_b} in {b}; log it "
+                "the same way in both"
+            )
+        return self.frame(
+            "slice_values",
+            column=column,
+            columns_a=list(types.get("a", {})),
+            columns_b=list(types.get("b", {})),
+        )
+
     def question_ids(self) -> list[str]:
         """Run A's question ids, in file order."""
         return self.frame("question_ids")["question_id"].tolist()
@@ -407,6 +429,11 @@ def float32_columns(run: RunFile) -> frozenset[str]:
     if run.table is not None:
         return narrow_floats([run.table.schema])
     return narrow_floats(pq.read_schema(f) for f in run.files or (run.path,))
+
+
+def _nested(data_type: str) -> bool:
+    """Whether a DuckDB type name is a list, an array, a struct, a map or a union."""
+    return data_type.endswith("]") or data_type.startswith(("STRUCT", "MAP", "UNION"))
 
 
 def temporal_columns(run: RunFile) -> dict[str, pa.DataType]:
