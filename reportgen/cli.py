@@ -588,6 +588,10 @@ def compare(
         for line in study.gate.results:
             _echo(f"  {line.line}", err)
     _echo(f"wrote {', '.join(str(p) for p in outputs.written(study))}", err)
+    stale = outputs.stale_sidecar(study)
+    if stale is not None and stale.resolve() not in {Path(p).resolve() for p in runs}:
+        stale.unlink(missing_ok=True)
+        _echo(f"removed {stale}, an earlier report's per-question rows", err)
     if study.gate is not None and not study.gate.passed:
         sys.exit(EXIT_FAIL)
 

@@ -8,6 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 from .analysis.gates import Requirements
 from .analysis.metrics import Options
 from .comparison.study import Study, run_study
@@ -62,6 +65,20 @@ class Outputs:
     def written(self, study: Study) -> list[Path]:
         """Every file a report of ``study`` writes."""
         return [path for path, _ in self.requested(self.sidecar(question_rows(study)))]
+
+    def stale_sidecar(self, study: Study) -> Path | None:
+        """A per-question file an earlier report left beside this report's JSON where this one
+        writes none there: the JSON that named it is this report's now, so the folder held
+        another run's rows beside it. None where there is none, or where the file there is
+        not one a report wrote (no run id in its Parquet metadata)."""
+        beside = self.json.with_suffix(SIDECAR_SUFFIX)
+        if beside in self.written(study) or not beside.is_file():
+            return None
+        try:
+            metadata = pq.read_schema(beside).metadata or {}
+        except (OSError, pa.ArrowException):
+            return None
+        return beside if json_report.RUN_ID_KEY in metadata else None
 
     def sidecar(self, rows: int) -> Path | None:
         """Where the per-question rows go when not in the JSON: the path asked for, else one
