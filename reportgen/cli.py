@@ -847,3 +847,7 @@ def run() -> NoReturn:
     sys.stderr.flush()
     atexit._run_exitfuncs()
     os._exit(code)
+
+
+if __name__ == "__main__":  # python -m reportgen.cli, as python -m reportgen
+    run()

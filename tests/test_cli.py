@@ -85,6 +85,22 @@ def test_the_installed_command_exits_with_its_code_and_says_everything(
     assert out.read_text().rstrip().endswith("</html>")
 
 
+def test_the_cli_module_run_as_a_script_is_the_command(pair, tmp_path):
+    """``python -m reportgen.cli`` exited 0 having done nothing, a CI step so written passing
+    every gate unchecked: it runs the command, as ``python -m reportgen`` does."""
+    a, b = pair
+    out = tmp_path / "r.html"
+    command = [sys.executable, "-m", "reportgen.cli", "compare", str(a), str(b), "-o", str(out)]
+    done = subprocess.run(
+        [*command, "--n-boot", "100", "--require", "correct < 0"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "gate: fail" in done.stdout and out.exists()
+
+
 # Ctrl-C while the statistics run: as Python delivers it, and as DuckDB turns it into an
 # error when it stops a query ("python", "query"), or ignored as in a job started with
 # SIGINT ignored ("ignored"). The child sets the handler it starts with in a terminal
