@@ -552,16 +552,16 @@ def test_ten_thousand_slices_are_reported_once_and_left_out(tmp_path):
         str(md),
     )
     notes = [w for w in doc["warnings"] if "Slice column 'slice'" in w]
-    assert len(notes) == 1 and f"{n} values, more than {MAX_SLICE_VALUES}" in notes[0]
+    assert len(notes) == 1 and f"{n:,} values, more than {MAX_SLICE_VALUES}" in notes[0]
     assert doc["slices"] == {} and doc["metrics"]["correct"]["diff"] == 0.0
     # the slices section and the summary say why there are no slices, not "log a slice column"
     page = (tmp_path / "out" / "r.html").read_text()
     section = page[page.index('<h2 id="slices">') :]
     section = section[: section.index("<h2", 4)]
-    assert f"has {n} values, more than {MAX_SLICE_VALUES}" in section
+    assert f"has {n:,} values, more than {MAX_SLICE_VALUES}" in section
     assert "Log a slice column" not in section
     summary = md.read_text()
-    assert f"has {n} values, more than {MAX_SLICE_VALUES}" in summary
+    assert f"has {n:,} values, more than {MAX_SLICE_VALUES}" in summary
     assert "No slice" not in summary
 
 

@@ -109,6 +109,15 @@ def test_rules_parse(text, kind, metric, op, margin, column):
     )
 
 
+def test_a_rule_copied_from_the_report_reads_its_minus_sign():
+    """The report prints B - A with the minus sign U+2212; a rule copied from it was refused
+    ("cannot read it"), while an Arabic-Indic zero read as 0."""
+    assert parse_rule("correct >= \u22120.02").margin == -0.02
+    assert parse_rule("correct within 2e\u22122").margin == 0.02
+    with pytest.raises(RuleError, match="cannot read it"):
+        parse_rule("correct >= \u0660")
+
+
 @pytest.mark.parametrize(
     ("text", "needle"),
     [

@@ -59,7 +59,9 @@ EXIT_FAIL = 1  # a rule failed (or was inconclusive under --inconclusive fail)
 _QUOTED = r'"(?:[^"]|"")+"'
 _TAIL = (
     r"\s*(?:\[\s*(?P<column>[^\]\s](?:[^\]]*[^\]\s])?)\s*\])?"  # a name may hold spaces
-    r"\s*(?P<op>>=|<=|>|<|within\b)\s*(?P<margin>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$"
+    # the minus sign the report prints (U+2212) reads as '-'; ASCII digits only ('٠' is no 0)
+    r"\s*(?P<op>>=|<=|>|<|within\b)\s*"
+    r"(?P<margin>[-+\u2212]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+\u2212]?[0-9]+)?)\s*$"
 )
 _RULE = re.compile(rf"^\s*(?P<own>candidate\.)?(?P<metric>{NAME_PATTERN}|{_QUOTED}){_TAIL}")
 # a rule whose metric is a name that must be quoted, written bare ('judge score >= 0')
@@ -269,7 +271,7 @@ def parse_rule(text: str) -> Rule:
     if not match:
         raise RuleError(f"rule {text!r}: cannot read it; {_how_to_write(text)}")
     op = match["op"]
-    margin = float(match["margin"])
+    margin = float(match["margin"].replace("\u2212", "-"))
     if not math.isfinite(margin):
         raise RuleError(f"rule {text!r}: the number must be finite")
     own, column = bool(match["own"]), match["column"]

@@ -354,7 +354,7 @@ def too_fine_note(column: str, n: int) -> str:
     """Why a slice column is missing from the slices (the read-first box, the slices section
     and the pull-request summary say it alike)."""
     return (
-        f"Slice column {column!r} has {n} values, more than {MAX_SLICE_VALUES}: it is left out "
+        f"Slice column {column!r} has {n:,} values, more than {MAX_SLICE_VALUES}: it is left out "
         "of the slices; pick a coarser column with --slice"
     )
 
