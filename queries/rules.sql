@@ -37,9 +37,10 @@
 -- its top gain: gain(grade, top, exponential).
 -- A slice column's value as text, NULL when it has none: a float's NaN is no value (pyarrow
 -- writes NaN, not null, for a missing float), where a text 'nan' is one; a whole float reads as
--- the integer (2.0 as 2: pandas writes an integer column as floats once a value is missing, and
--- a run's integers unioned with the other's floats are floats). TRY_CAST, since v may be of any
--- type (a list's cast is NULL, never an error): slice_value(v).
+-- the integer (2.0 as 2: pandas writes an integer column as floats once a value is missing).
+-- Each run's value is read at its own type, so a decimal reads as a float (2.00 as 2, 0.50 as
+-- 0.5) and a timestamp at midnight as its date, as another run may log the same day or number.
+-- TRY_CAST, since v may be of any type (a list's cast is NULL, never an error): slice_value(v).
 --
 -- A query that is a map over questions runs on a batch of them at a time (RunDatabase): the
 -- rows of one question, every run and sample, fall in the same batch of the given number:
@@ -103,11 +104,16 @@ CREATE OR REPLACE TEMP MACRO gain(grade, top, exponential) AS
          ELSE grade * pow(2, -gain_scale(top, false)) END;
 
 CREATE OR REPLACE TEMP MACRO slice_value(v) AS
-    CASE WHEN typeof(v) NOT IN ('FLOAT', 'DOUBLE') THEN v::VARCHAR
+    CASE WHEN typeof(v) IN ('TIMESTAMP', 'TIMESTAMP_S', 'TIMESTAMP_MS', 'TIMESTAMP_NS')
+              AND TRY_CAST(v AS TIME) = TIME '00:00:00'
+             THEN TRY_CAST(v AS DATE)::VARCHAR
+         WHEN typeof(v) NOT IN ('FLOAT', 'DOUBLE') AND NOT starts_with(typeof(v), 'DECIMAL')
+             THEN v::VARCHAR
          WHEN isnan(TRY_CAST(v AS DOUBLE)) THEN NULL
          WHEN TRY_CAST(v AS DOUBLE) = trunc(TRY_CAST(v AS DOUBLE))
               AND abs(TRY_CAST(v AS DOUBLE)) < 9007199254740992
              THEN TRY_CAST(v AS DOUBLE)::BIGINT::VARCHAR
+         WHEN starts_with(typeof(v), 'DECIMAL') THEN TRY_CAST(v AS DOUBLE)::VARCHAR
          ELSE v::VARCHAR END;
 
 -- A number as DOUBLE; with single, at float32 precision, as the shortest decimal that reads back

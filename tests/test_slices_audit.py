@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import decimal
 import json
 import re
 from pathlib import Path
@@ -636,6 +637,39 @@ def test_a_float_slice_against_text_is_labelled_alike_and_a_list_against_text_re
         f"is VARCHAR in {tmp_path / 'a.parquet'} and VARCHAR[] in {tmp_path / 'b.parquet'}; log "
         "it the same way in both"
     )
+
+
+def test_one_day_or_number_is_one_slice_whatever_type_each_run_logs(tmp_path):
+    """Read at each run's own type, a date against a timestamp at midnight, a decimal against an
+    int and lists of ints of two widths no longer matched: every question "had another value"
+    and --cluster refused the logs. They are one value, as when both runs were read as one."""
+    n = 30
+    days = pd.to_datetime([f"2024-01-0{1 + i % 3}" for i in range(n)])
+    ids, correct = [f"q{i}" for i in range(n)], [i % 3 == 0 for i in range(n)]
+    a, b = (pd.DataFrame({"question_id": ids, "correct": correct}) for _ in "ab")
+    a["day"], b["day"] = days.date, days
+    a["tier"] = [decimal.Decimal(i % 3).quantize(decimal.Decimal("0.01")) for i in range(n)]
+    b["tier"] = [i % 3 for i in range(n)]
+    a["share"] = [decimal.Decimal("0.50")] * n
+    b["share"] = [0.5] * n
+    a["tags"] = [np.array([i % 3], dtype=np.int32) for i in range(n)]
+    b["tags"] = [[i % 3] for i in range(n)]
+    a.to_parquet(tmp_path / "a.parquet")
+    b.to_parquet(tmp_path / "b.parquet")
+    args = ["compare", str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet")]
+    slices = [flag for column in ("day", "tier", "share", "tags") for flag in ("--slice", column)]
+    result = CliRunner().invoke(cli, [*args, "-o", str(tmp_path / "r.html"), *slices])
+    assert result.exit_code == 0, result.output
+    doc = two_run_view(json.loads((tmp_path / "r.json").read_text()))
+    assert {column: list(values) for column, values in doc["slices"].items()} == {
+        "day": ["2024-01-01", "2024-01-02", "2024-01-03"],
+        "tier": ["0", "1", "2"],
+        "share": ["0.5"],
+        "tags": ["[0]", "[1]", "[2]"],
+    }
+    assert not [w for w in doc["warnings"] if "another value" in w]
+    result = CliRunner().invoke(cli, [*args, "-o", str(tmp_path / "c.html"), "--cluster", "day"])
+    assert result.exit_code == 0, result.output
 
 
 def test_a_slice_whose_interval_reaches_zero_is_no_regression_finding(tmp_path):

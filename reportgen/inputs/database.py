@@ -257,13 +257,14 @@ class RunDatabase:
     def slice_values(self, column: str) -> pd.DataFrame:
         """queries/slice_values.sql of ``column`` (a slice or cluster column), each run's
         values read at its own type: a run's floats 2.0 unioned with the other's text '2' were
-        text '2.0', a slice apart from '2'. A nested column (a list, a struct) of another type
-        in the other log is refused: no value of one can be the other's."""
+        text '2.0', a slice apart from '2'. A nested column (a list, a struct) against a plain
+        one in the other log is refused: no value of one can be the other's (lists of ints of
+        two widths read alike)."""
         logged = self.frame("column_types")
         types = {run: dict(zip(t.column_name, t.data_type, strict=True))
                  for run, t in logged.groupby("run")}  # fmt: skip
         kind_a, kind_b = (types.get(run, {}).get(column) for run in "ab")
-        if kind_a and kind_b and kind_a != kind_b and (_nested(kind_a) or _nested(kind_b)):
+        if kind_a and kind_b and _nested(kind_a) != _nested(kind_b):
             a, b = (self.files[run].path for run in "ab")
             raise InputError(
                 f"{a} and {b}: column {column} is {kind_a} in {a} and {kind_b} in {b}; log it "
