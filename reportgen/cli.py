@@ -566,6 +566,7 @@ def compare(
             json_given=json_path is not None,
         )
         readings = reading(runs)
+        replaced = outputs.replaced_run_id()  # its per-question file goes with it
         with shown(sys.stderr, quiet):
             study = make_report(
                 list(runs),
@@ -588,7 +589,7 @@ def compare(
         for line in study.gate.results:
             _echo(f"  {line.line}", err)
     _echo(f"wrote {', '.join(str(p) for p in outputs.written(study))}", err)
-    stale = outputs.stale_sidecar(study)
+    stale = outputs.stale_sidecar(study, replaced)
     if stale is not None and stale.resolve() not in {Path(p).resolve() for p in runs}:
         stale.unlink(missing_ok=True)
         _echo(f"removed {stale}, an earlier report's per-question rows", err)

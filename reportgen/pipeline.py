@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -66,19 +67,30 @@ class Outputs:
         """Every file a report of ``study`` writes."""
         return [path for path, _ in self.requested(self.sidecar(question_rows(study)))]
 
-    def stale_sidecar(self, study: Study) -> Path | None:
-        """A per-question file an earlier report left beside this report's JSON where this one
-        writes none there: the JSON that named it is this report's now, so the folder held
-        another run's rows beside it. None where there is none, or where the file there is
-        not one a report wrote (no run id in its Parquet metadata)."""
+    def replaced_run_id(self) -> str | None:
+        """The run id of the report JSON at ``json`` that this report is to replace (its first
+        key, as json_report writes it), read before it is written; None where there is none."""
+        try:
+            with self.json.open("rb") as file:
+                head = file.read(256)
+        except OSError:
+            return None
+        match = re.match(rb'\{\s*"run_id":\s*"([^"]+)"', head)
+        return match[1].decode() if match else None
+
+    def stale_sidecar(self, study: Study, replaced: str | None) -> Path | None:
+        """The per-question file of the report this one replaced (``replaced``: its run id),
+        beside the JSON, where this report writes none there: no JSON names it any more, and
+        the folder held another run's rows. None where the file there is another report's (a
+        --per-question path another JSON names) or one no report wrote."""
         beside = self.json.with_suffix(SIDECAR_SUFFIX)
-        if beside in self.written(study) or not beside.is_file():
+        if replaced is None or beside in self.written(study) or not beside.is_file():
             return None
         try:
             metadata = pq.read_schema(beside).metadata or {}
         except (OSError, pa.ArrowException):
             return None
-        return beside if json_report.RUN_ID_KEY in metadata else None
+        return beside if metadata.get(json_report.RUN_ID_KEY) == replaced.encode() else None
 
     def sidecar(self, rows: int) -> Path | None:
         """Where the per-question rows go when not in the JSON: the path asked for, else one

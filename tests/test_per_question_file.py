@@ -89,7 +89,7 @@ def test_past_max_json_rows_the_rows_go_beside_the_json(tmp_path, monkeypatch):
 def test_an_earlier_report_s_rows_beside_the_json_are_removed(tmp_path, monkeypatch):
     """A large report wrote r.per-question.parquet; a smaller one at the same -o kept its rows
     in the JSON and left the other run's file beside it, to be uploaded with the folder. A
-    file there that no report wrote is left alone."""
+    file there that no report wrote, or that another report's JSON names, is left alone."""
     monkeypatch.setattr("reportgen.pipeline.MAX_JSON_ROWS", N_PAIRED - 1)
     assert invoke("compare", A, B, "-o", tmp_path / "r.html")[0] == 0
     beside = tmp_path / "r.per-question.parquet"
@@ -100,6 +100,12 @@ def test_an_earlier_report_s_rows_beside_the_json_are_removed(tmp_path, monkeypa
     assert not beside.exists()
     assert out.endswith(f"removed {beside}, an earlier report's per-question rows\n")
     pq.write_table(pa.table({"x": [1]}), beside)  # not a report's: no run id
+    code, out, err = invoke("compare", A, B, "-o", tmp_path / "r.html")
+    assert code == 0 and beside.exists() and "removed" not in out
+    # another report's rows, which its JSON names, are not the replaced report's: kept
+    beside.unlink()
+    named = ("--per-question", beside)
+    assert invoke("compare", A, B, "-o", tmp_path / "x.html", *named)[0] == 0
     code, out, err = invoke("compare", A, B, "-o", tmp_path / "r.html")
     assert code == 0 and beside.exists() and "removed" not in out
 
