@@ -352,3 +352,14 @@ def test_a_run_that_sends_no_passage_is_sent_to_fill_its_prompt_not_to_rerank(tm
     )
     assert experiment["metric"] == "hit@3"
     assert [s["value"] for s in experiment["path"]] == [1.0, 0.0]  # candidates, then the prompt
+
+
+def test_a_correct_answer_of_an_empty_prompt_is_from_memory_whatever_its_faithfulness(
+    tmp_path, compare
+):
+    """Every prompt of B empty, its correct answers judged faithful: they were "unlabelled
+    support", sending the golden set to label a passage of a prompt that held none."""
+    a = [dict(r, faithfulness=1.0) for r in _rows(6)]
+    b = [dict(r, context_ids=[]) for r in a]
+    classes = _run(tmp_path, compare, a, b)["failure_classes"]["b"]
+    assert (classes["answered from memory"], classes["unlabelled support"]) == (3, 0)

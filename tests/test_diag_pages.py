@@ -294,3 +294,33 @@ def test_span_logs_are_asked_for_span_columns(tmp_path, compare, labelled):
                 "log relevant_spans so the next report can locate the evidence"
             )
         assert {m["needs"] for m in doc["missing"]} >= {"relevant_spans"}
+
+
+def test_a_prompt_step_passed_on_says_why(tmp_path, compare):
+    """8 of 20 prompts miss their evidence, all 8 answered correctly; 4 hits answered wrongly.
+    The walk passed the prompt step (reranking would mend no answer) but the page read "hit@2 =
+    0.600 (bar 0.800): no" and went on with no word, under a definition saying it stops there."""
+    rows = [
+        {
+            "question_id": f"q{i}",
+            "retrieved_ids": ["x1", "x2", "e"] if i < 8 else ["e", "x1", "x2"],
+            "relevant_ids": ["e"],
+            "context_ids": ["x1", "x2"] if i < 8 else ["e", "x1"],
+            "correct": not 8 <= i < 12,
+            "faithfulness": 1.0,
+        }
+        for i in range(20)
+    ]
+    path = tmp_path / "a.parquet"
+    pd.DataFrame(rows).to_parquet(path)
+    compare(path, path, tmp_path / "out")
+    text = page_text(tmp_path / "out" / "report.html")
+    assert re.search(
+        r"hit@2 = 0\.600 \(bar 0\.800\): no ?, passed on: every question whose evidence missed "
+        "it was answered correctly",
+        text,
+    )
+    assert (
+        "stop at the first link whose share is under 0.8 (a prompt under it where every question "
+        "whose evidence missed it was answered correctly is passed on: no answer is lost there)"
+    ) in text

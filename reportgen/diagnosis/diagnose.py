@@ -169,7 +169,8 @@ def diagnose(
     comparisons resample them, as the report's metrics do, since a gate rule on a cost reads
     its interval. ``spans``: the logs locate their evidence in spans (logged.in_spans), so the
     columns a section or a step asks to log are relevant_spans and context_spans.
-    ``promptless``: the runs ("a", "b") whose every prompt is empty, where no ranking can help.
+    ``promptless``: the runs ("a", "b") whose every prompt is empty, where no ranking can help
+    and no correct answer rests on an unlabelled passage of its prompt.
     """
     p = Paired(pairs, spans)
     groups = None if clusters is None else clusters.loc[p.frame["question_id"]].to_numpy()
@@ -180,7 +181,10 @@ def diagnose(
     evidence_need = p.evidence_need()
     # Without a way to locate the evidence every wrong answer would read "unlabelled": no classes.
     classes = (
-        {r: failure_classes(p, r, supported_threshold, relevance_threshold) for r in RUNS}
+        {
+            r: failure_classes(p, r, supported_threshold, relevance_threshold, r in promptless)
+            for r in RUNS
+        }
         if has_correct and not evidence_need
         else None
     )

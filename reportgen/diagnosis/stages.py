@@ -315,7 +315,11 @@ def cells(p: Paired, run: str, supported_threshold: float | None) -> pd.Categori
 
 
 def failure_classes(
-    p: Paired, run: str, supported_threshold: float, relevance_threshold: float
+    p: Paired,
+    run: str,
+    supported_threshold: float,
+    relevance_threshold: float,
+    promptless: bool = False,
 ) -> pd.Categorical:
     """Each question's failure class, by the first rule that applies.
 
@@ -326,7 +330,8 @@ def failure_classes(
        unlabelled, else ok;
     4. correct: evidence in context -> ok; else faithfulness at or above supported_threshold
        -> unlabelled support (the prompt supports it, so a passage there lacks its label), else
-       (unsupported, or faithfulness missing) answered from memory;
+       (unsupported, or faithfulness missing, or every prompt of the run empty: ``promptless``,
+       no passage to rest on) answered from memory;
     5. wrong, evidence not in context: ranked within the first n of retrieved_ids, n the
        length of the logged context_ids (at least 1) -> assembly miss (the ranking held it
        where a prompt of that size takes it; an empty prompt dropped what it put first);
@@ -361,7 +366,10 @@ def failure_classes(
         (unjudged, None),
         (np.isnan(evidence) & ~correct, "unlabelled"),
         (np.isnan(evidence), OK),
-        (correct & (evidence == 0) & (faithfulness >= supported_threshold), UNLABELLED_SUPPORT),
+        (
+            correct & (evidence == 0) & (faithfulness >= supported_threshold) & (not promptless),
+            UNLABELLED_SUPPORT,
+        ),
         (correct & (evidence == 0), MEMORY),
         (correct, OK),
         ((evidence == 0) & (p.values("evidence_ranked_for_prompt", run) == 1), "assembly miss"),

@@ -606,13 +606,7 @@ def next_experiment_definition(result: Comparison) -> str:
         # with a ranking, a prompt can leave out what it ranked first
         "prompt": "then the prompt (hit@k; the context assembly's experiment, not the "
         "ranking's, where most prompts that missed their evidence had it ranked within their "
-        "length"
-        + (
-            "; passed on where every question whose evidence missed the prompt was answered "
-            "correctly, as no answer is lost there)"
-            if judged
-            else ")"
-        ),
+        "length)",
         "answers": f"then of the hits the share answered correctly{support}",
         "unanswerable": f"then of the unanswerable questions, if any, the share {handled}",
     }
@@ -634,8 +628,15 @@ def next_experiment_definition(result: Comparison) -> str:
         else "The answers are not judged without correct: past the prompt no experiment is "
         "proposed."
     )
+    passed_on = (
+        " (a prompt under it where every question whose evidence missed it was answered "
+        "correctly is passed on: no answer is lost there)"
+        if judged and "prompt" in walked
+        else ""
+    )
     return (
-        f"Walk the chain and stop at the first link whose share is under {TARGET}: {shares}."
+        f"Walk the chain and stop at the first link whose share is under {TARGET}{passed_on}: "
+        f"{shares}."
         + unlocated
         + " "
         + past

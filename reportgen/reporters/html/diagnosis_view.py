@@ -55,6 +55,10 @@ class Step:
     value: str
     threshold: str
     passed: bool
+    passed_on: bool = field(
+        default=False,
+        metadata={"help": "under its bar, yet the walk went on: no answer was lost there"},
+    )
 
 
 @dataclass(frozen=True)
@@ -253,8 +257,16 @@ def _experiments(result: Comparison) -> list[Experiment]:
                 comparison=e.comparison,
                 refuted_if=e.refuted_if,
                 path=[
-                    Step(s.question, s.metric, fmt_num(s.value), fmt_num(s.threshold), s.passed)
-                    for s in e.path
+                    Step(
+                        s.question,
+                        s.metric,
+                        fmt_num(s.value),
+                        fmt_num(s.threshold),
+                        s.passed,
+                        # the walk stops at a step under its bar unless no answer was lost there
+                        not s.passed and i < len(e.path) - 1,
+                    )
+                    for i, s in enumerate(e.path)
                 ],
             )
         )
