@@ -69,8 +69,11 @@ class Outputs:
 
     def replaced_run_id(self) -> str | None:
         """The run id of the report JSON at ``json`` that this report is to replace (its first
-        key, as json_report writes it), read before it is written; None where there is none."""
+        key, as json_report writes it), read before it is written; None where there is none
+        or where ``json`` is no regular file (/dev/stdout on a pipe would wait to be written)."""
         try:
+            if not self.json.is_file():
+                return None
             with self.json.open("rb") as file:
                 head = file.read(256)
         except OSError:
