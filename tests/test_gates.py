@@ -118,6 +118,22 @@ def test_a_rule_copied_from_the_report_reads_its_minus_sign():
         parse_rule("correct >= \u0660")
 
 
+def test_a_rule_with_the_reports_minus_sign_reads_its_margin_as_its_numbers():
+    """A rule copied from the page with U+2212 printed its margin so ("below \u22120.05") in a
+    line whose difference and bounds read "-0.125" and "[-0.2644, ...]": one line, two minus
+    signs. The line writes the margin as it writes the numbers it is compared with."""
+    rule = parse_rule("correct >= \u22120.05")
+    candidate = Candidate("B", {"correct": interval(-0.125, -0.2644, 0.004845)}, {}, {})
+    overall = evaluate(Requirements((rule,)), [candidate], 0.95).results[0].detail
+    a = np.ones(48)
+    b = np.r_[np.zeros(8), np.ones(40)]
+    _, per_slice, _ = judged_slice("correct[slice] >= \u22120.05", a, b, binary=True)
+    for detail in (overall, per_slice):
+        assert "\u2212" not in detail
+        assert "-0.05" in detail
+    assert "difference -0.1667" in per_slice
+
+
 @pytest.mark.parametrize(
     ("text", "needle"),
     [

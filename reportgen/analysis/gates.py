@@ -106,10 +106,11 @@ class Rule:
     @property
     def number(self) -> str:
         """The margin as the rule writes it ('-0.0129668', '1e-3'), for the sentences that
-        compare a bound with it: printed with fewer digits it could read as the other side."""
+        compare a bound with it: printed with fewer digits it could read as the other side. Its
+        minus sign is the one those sentences print their bounds with, whichever it was typed."""
         match = _RULE.match(self.text)
         assert match is not None  # the text parse_rule read
-        return match["margin"]
+        return match["margin"].replace("\u2212", "-")
 
     @property
     def margins(self) -> tuple[float, ...]:
