@@ -199,8 +199,7 @@ def diagnose(
     if classes and cell:
         missing += _unclassified(p, classes, cell)
     if classes and any((classes[r] == PROMPT_MISS).any() for r in RUNS):
-        ranking = "retrieved_spans" if spans else "retrieved_ids"
-        missing.append(Missing("prompt misses told apart by link", ranking))
+        missing.append(Missing("prompt misses told apart by link", p.ranking))
     transitions, moves = cell_transitions(cell["a"], cell["b"]) if cell else (None, ())
     dominant = {r: dominant_class(classes[r]) if classes else None for r in RUNS}
     judge = judge_agreement(p, supported_threshold)
@@ -436,10 +435,9 @@ def _next_experiment(
             failed = wrong if wrong.any() else missed
             if np.isnan(p.values("evidence_in_candidates", run)[failed]).all():
                 # no candidates logged: the prompt's miss is on no one link (prompt misses)
-                ranking = "retrieved_spans" if p.labels == "relevant_spans" else "retrieved_ids"
                 return experiment(
                     END_TO_END,
-                    f"log {ranking} so the next report can tell whether the retrieval, the "
+                    f"log {p.ranking} so the next report can tell whether the retrieval, the "
                     "ranking or the context assembly loses the evidence the prompts miss: until "
                     "then that miss is on no one link, so no change to the pipeline is proposed",
                     name,

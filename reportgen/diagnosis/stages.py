@@ -150,6 +150,8 @@ class Paired:
         # the columns that locate the evidence, as the logs would log them (in_spans)
         self.locate = SPAN_LOCATE if spans else LOCATE
         self.labels = next(iter(self.locate))
+        # the ranking to log where a prompt's miss needs telling apart by link
+        self.ranking = "retrieved_spans" if spans else "retrieved_ids"
 
     def values(self, column: str, run: str) -> np.ndarray:
         """The column as floats (booleans 0/1), NaN where NULL."""
