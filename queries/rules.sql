@@ -39,7 +39,8 @@
 -- writes NaN, not null, for a missing float), where a text 'nan' is one; a whole float reads as
 -- the integer (2.0 as 2: pandas writes an integer column as floats once a value is missing).
 -- Each run's value is read at its own type, so a decimal reads as a float (2.00 as 2, 0.50 as
--- 0.5) and a timestamp at midnight as its date, as another run may log the same day or number.
+-- 0.5) and a timestamp at midnight as its date, as another run may log the same day or number;
+-- text true or false in any case reads as a boolean does ('True', as Python writes one, as true).
 -- TRY_CAST, since v may be of any type (a list's cast is NULL, never an error): slice_value(v).
 --
 -- A query that is a map over questions runs on a batch of them at a time (RunDatabase): the
@@ -107,6 +108,8 @@ CREATE OR REPLACE TEMP MACRO slice_value(v) AS
     CASE WHEN typeof(v) IN ('TIMESTAMP', 'TIMESTAMP_S', 'TIMESTAMP_MS', 'TIMESTAMP_NS')
               AND TRY_CAST(v AS TIME) = TIME '00:00:00'
              THEN TRY_CAST(v AS DATE)::VARCHAR
+         WHEN typeof(v) = 'VARCHAR' AND lower(v::VARCHAR) IN ('true', 'false')
+             THEN lower(v::VARCHAR)
          WHEN typeof(v) NOT IN ('FLOAT', 'DOUBLE') AND NOT starts_with(typeof(v), 'DECIMAL')
              THEN v::VARCHAR
          WHEN isnan(TRY_CAST(v AS DOUBLE)) THEN NULL

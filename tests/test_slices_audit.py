@@ -642,7 +642,9 @@ def test_a_float_slice_against_text_is_labelled_alike_and_a_list_against_text_re
 def test_one_day_or_number_is_one_slice_whatever_type_each_run_logs(tmp_path):
     """Read at each run's own type, a date against a timestamp at midnight, a decimal against an
     int and lists of ints of two widths no longer matched: every question "had another value"
-    and --cluster refused the logs. They are one value, as when both runs were read as one."""
+    and --cluster refused the logs. They are one value, as when both runs were read as one; so
+    are a boolean and the text "True" or "False" (as Python writes a boolean), which never
+    matched."""
     n = 30
     days = pd.to_datetime([f"2024-01-0{1 + i % 3}" for i in range(n)])
     ids, correct = [f"q{i}" for i in range(n)], [i % 3 == 0 for i in range(n)]
@@ -654,10 +656,14 @@ def test_one_day_or_number_is_one_slice_whatever_type_each_run_logs(tmp_path):
     b["share"] = [0.5] * n
     a["tags"] = [np.array([i % 3], dtype=np.int32) for i in range(n)]
     b["tags"] = [[i % 3] for i in range(n)]
+    # a flag as booleans in A and as Python spells them, text, in B (pandas' astype(str))
+    a["multi"] = [i % 2 == 0 for i in range(n)]
+    b["multi"] = [str(i % 2 == 0) for i in range(n)]
     a.to_parquet(tmp_path / "a.parquet")
     b.to_parquet(tmp_path / "b.parquet")
     args = ["compare", str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet")]
-    slices = [flag for column in ("day", "tier", "share", "tags") for flag in ("--slice", column)]
+    columns = ("day", "tier", "share", "tags", "multi")
+    slices = [flag for column in columns for flag in ("--slice", column)]
     result = CliRunner().invoke(cli, [*args, "-o", str(tmp_path / "r.html"), *slices])
     assert result.exit_code == 0, result.output
     doc = two_run_view(json.loads((tmp_path / "r.json").read_text()))
@@ -666,6 +672,7 @@ def test_one_day_or_number_is_one_slice_whatever_type_each_run_logs(tmp_path):
         "tier": ["0", "1", "2"],
         "share": ["0.5"],
         "tags": ["[0]", "[1]", "[2]"],
+        "multi": ["false", "true"],
     }
     assert not [w for w in doc["warnings"] if "another value" in w]
     result = CliRunner().invoke(cli, [*args, "-o", str(tmp_path / "c.html"), "--cluster", "day"])

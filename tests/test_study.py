@@ -908,6 +908,17 @@ def test_holdout_by_a_number_matches_a_float_column():
     assert chosen.held_out.tolist() == [False, True, False] * 10
 
 
+def test_holdout_by_a_flag_matches_it_in_any_case():
+    """A boolean column's slices read "true" and "false", as text True and False do: the
+    --holdout is_test=True a Python user writes held out no question ("leaves 0 held-out")."""
+    values = pd.Series(["true", "false", "false"] * 10)
+    for wanted in ("True", "true", "TRUE"):
+        chosen = holdout.split(f"is_test={wanted}", pd.Series([None] * 30), values, 0, "log")
+        assert chosen.held_out.tolist() == [True, False, False] * 10
+    text = pd.Series(["Truth", "true"] * 15)  # a word that only begins so is no flag
+    assert holdout.split("k=True", pd.Series([None] * 30), text, 0, "log").held_out.sum() == 15
+
+
 def test_holdout_by_column_value_and_refusals():
     values = pd.Series(["test"] * 12 + ["dev"] * 20 + [None] * 3)
     chosen = holdout.split("split=test", pd.Series([None] * 35), values, seed=0, path="log")

@@ -87,8 +87,10 @@ def parse(value: str) -> tuple[str, str] | float:
 
 
 def _equals(values: pd.Series, wanted: str) -> np.ndarray:
-    """Which values are ``wanted``: as text, or as numbers (a float column's 1.0 is split=1)."""
-    same = values == wanted
+    """Which values are ``wanted``: as text, or as numbers (a float column's 1.0 is split=1);
+    true or false in any case (a boolean column's slices read true, Python writes True)."""
+    flag = wanted.lower() in ("true", "false")
+    same = values == (wanted.lower() if flag else wanted)
     number = pd.to_numeric(pd.Series([wanted]), errors="coerce").iloc[0]
     if pd.notna(number):
         same |= pd.to_numeric(values, errors="coerce") == number
