@@ -90,6 +90,19 @@ def test_pairing_definition_counts_wins_in_the_better_direction(pair):
     assert "below for a metric where lower is better" in text
 
 
+def test_the_definitions_say_an_abstention_is_classed_without_a_verdict(pair):
+    """An abstained answer whose correct is null is a wrong abstention (ok on an unanswerable
+    question) and a failed answer in its 2x2 cell, as the code means it; the definitions said
+    an answer without a verdict gets no class, and counted none of them."""
+    text = dict(context.definitions(pair))
+    assert text["Failure classes"].endswith(
+        "An answer without a correct verdict gets no class, unless it abstained: the abstention "
+        "decides its class, with or without one."
+    )
+    assert "abstained" in text["Failure classes"].split(";")[0]
+    assert "an abstention, judged or not, is no good answer" in text["Retrieval-by-answer"]
+
+
 def test_a_cost_is_named_once_with_its_unit(pair):
     """The cost table read "latency ms (ms)", "cost usd (USD)" and "context tokens (tokens)"."""
     rows = diagnosis_view._cost(pair)

@@ -772,7 +772,8 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             "Retrieval-by-answer",
             "Over answerable questions with labelled evidence: evidence in context = a relevant "
             f"passage was in the prompt ({prompt}, or the top k retrieved); a good answer is "
-            "correct and supported when both runs log faithfulness, else correct. "
+            "correct and supported when both runs log faithfulness, else correct; an "
+            "abstention, judged or not, is no good answer. "
             f"{result.supported.text}",
         ),
         (
@@ -838,7 +839,8 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             f"hallucination; faithful, answer relevance below {OFF_QUESTION_BELOW}: "
             "off-question, else (answer relevance missing too) faithful but wrong; faithfulness "
             "missing (null, or not logged by both runs): generation failure. An answer without "
-            "a correct verdict gets no class.",
+            "a correct verdict gets no class, unless it abstained: the abstention decides its "
+            "class, with or without one.",
         ),
         ("Next experiment", next_experiment_definition(result)),
         (
