@@ -132,6 +132,29 @@ def test_unjudged_against_ir_measures_on_random_logs(tmp_path, compare, write_lo
 def test_the_pool_bias_advice_comes_only_with_the_flag(gaps, advice):
     """A gap under UNJUDGED_GAP is stated, not acted on: no advice to judge more passages."""
     a, b = 0.2, 0.2 + gaps * UNJUDGED_GAP
-    line = _unjudged(Unjudged(k=5, n=100, a=a, b=b, diff=b - a))
+    line = _unjudged(Unjudged(k=5, n=100, a=a, b=b, diff=b - a), top_k=True)
     assert line is not None and line.flagged == advice
     assert ("judge them before trusting the difference" in line.text) == advice
+
+
+def test_without_k_each_prompt_is_read_whole_and_the_line_says_so(tmp_path, compare, write_log):
+    """Ten prompts of p1..p5, all judged, and two of those five with five unjudged passages
+    after them: unjudged@5 reads each prompt whole, as the retrieval metrics do (2 x 5/10 over
+    12 questions), where the line said "the share of the top 5 passages", which holds none."""
+    labels = {"relevant_ids": ["p1", "p2", "p3", "p4", "p5"], "relevant_grades": [1, 0, 0, 0, 0]}
+    top = ["p1", "p2", "p3", "p4", "p5"]
+    rows = [
+        {"question_id": f"q{i}", "retrieved_ids": top, "context_ids": top, **labels}
+        for i in range(10)
+    ] + [
+        {"question_id": f"q{i}", "retrieved_ids": top, "context_ids": top + ["x1", "x2", "x3",
+         "x4", "x5"], **labels}
+        for i in range(10, 12)
+    ]  # fmt: skip
+    path = write_log(tmp_path / "a.parquet", rows)
+    out = compare(path, path, tmp_path / "o", "--n-boot", 100)
+    unjudged = out["audit"]["unjudged"]
+    assert unjudged["k"] == 5 and unjudged["a"] == pytest.approx(2 * 0.5 / 12)
+    html = (tmp_path / "o" / "report.html").read_text()
+    assert "Unjudged@5, the share of the passages of each question&#39;s prompt that no" in html
+    assert "top 5 passages" not in html

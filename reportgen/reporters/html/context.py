@@ -678,7 +678,8 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
         (
             f"unjudged@{k}",
             "In the golden-set audit, when some label has grade 0 (judged, not relevant): the "
-            "share of the top k passages (min(k, ranked)) that carry no label of any grade, "
+            "share of the passages the retrieval metrics score (each question's prompt; the top "
+            "k with --k, min(k, ranked)) that carry no label of any grade, "
             "ir_measures' 1 \u2212 Judged@k, over the questions labelled in both runs. Not a "
             "quality metric and not in the verdict: a run with more unjudged passages has its "
             "retrieval metrics understated (pool bias); flagged when the runs are "
@@ -935,24 +936,28 @@ def _audit(result: Comparison) -> AuditView:
         unanswerable=f"{a.unanswerable:,} of {a.n_paired:,} ({fmt_share(a.unanswerable_share)})"
         + (f", {a.unanswerable_by}" if a.unanswerable and a.unanswerable_by else ""),
         smells=[Smell(s.title, s.counts["a"], s.counts["b"], listed(s.examples)) for s in a.smells],
-        unjudged=_unjudged(a.unjudged),
+        unjudged=_unjudged(a.unjudged, result.tables.k_source == "--k"),
     )
 
 
-def _unjudged(u: Unjudged | None) -> UnjudgedLine | None:
-    """The audit's line on unjudged@k, and whether the runs differ by UNJUDGED_GAP or more."""
+def _unjudged(u: Unjudged | None, top_k: bool) -> UnjudgedLine | None:
+    """The audit's line on unjudged@k, and whether the runs differ by UNJUDGED_GAP or more.
+    ``top_k``: --k cut the rankings; else each question's prompt is read whole, as the
+    retrieval metrics read it, whatever the k in their names."""
     if u is None:
         return None
+    read = f"top {fmt_count(u.k, 'passage')}" if top_k else "passages of each question's prompt"
     text = (
-        f"Unjudged@{u.k}, the share of the top {fmt_count(u.k, 'passage')} that no label judged "
+        f"Unjudged@{u.k}, the share of the {read} that no label judged "
         f"(a data caveat, not in the verdict): A {fmt_num(u.a)}, B {fmt_num(u.b)}, B \u2212 A "
         f"{fmt_diff(u.diff)}, over {fmt_count(u.n, 'question')}."
     )
     if abs(u.diff) < UNJUDGED_GAP:  # too close for pool bias to explain a difference
         return UnjudgedLine(text, False)
     more = "B" if u.diff > 0 else "A"
+    where = f"top {u.k}" if top_k else "prompts"
     return UnjudgedLine(
-        f"{text} {more} has more unjudged passages in its top {u.k}, so its retrieval metrics "
+        f"{text} {more} has more unjudged passages in its {where}, so its retrieval metrics "
         "are understated wherever one of them is relevant (pool bias); judge them before "
         "trusting the difference.",
         True,
