@@ -49,7 +49,8 @@ class Smell:
 
 @dataclass(frozen=True)
 class Unjudged:
-    """Unjudged@k: the mean share of the top k passages that no label judged, over the paired
+    """Unjudged@k: the mean share of the passages the retrieval metrics score (each prompt, or
+    the top k with --k) that no label judged, over the paired
     questions labelled in both runs (their first sample, as every label check reads). A data
     caveat, not a quality metric: the run with more unjudged passages has its retrieval metrics
     understated wherever one of them is relevant (pool bias)."""
