@@ -18,6 +18,7 @@ from conftest import write_run_log
 from markdown_it import MarkdownIt
 
 from reportgen.cli import cli
+from reportgen.reporters.html.render import breakable
 from reportgen.reporters.user_text import MAX_DRAWN
 
 CONTROL = "stray\x0btab\x01"  # XML 1.0 forbids both characters
@@ -477,3 +478,22 @@ def _rows(spec: dict) -> list[dict]:
     """Every data row of a Vega-Lite spec, whatever its nesting (layers, datasets)."""
     found = [row for data in spec.get("datasets", {}).values() for row in data]
     return found + [row for part in spec.get("layer", []) for row in _rows(part)]
+
+
+def test_a_run_name_in_a_narrow_cell_wraps_at_its_joiners_and_stays_escaped(tmp_path):
+    """The study's summary cell wrapped "fare_rules_b_reranker" as "fare_rules_b_rerank" and
+    "er"; a break is now allowed after each _ - / and . of a name, the name escaped as ever."""
+    a, b = _logs(tmp_path / "logs")
+    labels = ("base", "fare_rules_b.v2", "x<b>_y")
+    args = ["compare", str(a), str(b), str(b), "-o", str(tmp_path / "r.html"), "--n-boot", "200"]
+    args += ["--require", "correct >= -0.5", *(f for label in labels for f in ("--label", label))]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    summary = page[page.index('id="summary"') : page.index('id="family"')]
+    assert ">fare_<wbr>rules_<wbr>b.<wbr>v2</a>" in summary
+    assert ">x&lt;b&gt;_<wbr>y</a>" in summary and "x<b>" not in page
+    gate = page[page.index('class="gate') :]
+    assert '<td class="text">fare_<wbr>rules_<wbr>b.<wbr>v2</td>' in gate
+    # a right-to-left name keeps its isolate around the breaks
+    assert str(breakable(RTL + "_x")) == f"\u2068{RTL}_<wbr>x\u202c\u2069"

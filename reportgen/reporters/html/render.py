@@ -101,11 +101,23 @@ def environment() -> jinja2.Environment:
     env.filters["fmt_count"] = fmt_count  # {{ n | fmt_count("question") }}: 1 question
     env.filters["fmt_int"] = fmt_int  # {{ n | fmt_int }}: 46,533, as fmt_count groups it
     env.filters["fmt_pct"] = fmt_pct  # {{ level | fmt_pct }}: 97.5%, as every other output
+    env.filters["breakable"] = breakable  # {{ run | breakable }}: fare_rules_<wbr>b_<wbr>...
     env.globals["thresholds"] = {  # the rules' numbers, written once and quoted by the pages
         "small_slice": SMALL_SLICE,
         "exploratory_below": EXPLORATORY_BELOW,
     }
     return env
+
+
+_JOINERS = re.compile(r"([_\-/.])(?=.)")  # where a name without spaces may wrap
+
+
+def breakable(value: str) -> markupsafe.Markup:
+    """A name without spaces (a run's file name) as the page prints text, with a line break
+    allowed after each _ - / and . in it: in a narrow cell "fare_rules_b_reranker" wrapped
+    as "fare_rules_b_rerank" and "er"."""
+    escaped = str(markupsafe.escape(_bidi_contained(value)))  # entities hold none of them
+    return markupsafe.Markup(_JOINERS.sub(r"\1<wbr>", escaped))
 
 
 def _bidi_contained(value: Any) -> Any:
