@@ -1,4 +1,4 @@
-"""A skewed difference of unbounded values: its skewness, the bound it leaves unsure and the
+"""A skewed difference: its skewness, the bound it leaves unsure and the
 sentences that rest on that bound saying so."""
 
 from __future__ import annotations
@@ -52,14 +52,25 @@ def test_sugden_rule_marks_the_bound_away_from_the_tail():
     assert unsure_bound(None, 5) is None
 
 
-def test_a_cost_carries_its_skewness_and_a_bounded_score_or_a_binary_one_does_not():
+def test_a_cost_and_a_bounded_score_carry_their_skewness_and_a_binary_one_does_not():
+    """A known range bounds nothing the questions miss when it is far wider than the
+    differences: faithfulness losing a little on 17 questions and gaining much on one is as
+    skewed as the latency above, and its bound as unsure (it carried none). Few changes among
+    ties of a known range take the range's bound (Tango's score interval), and a 0/1 outcome's
+    three values show both sides: neither carries one."""
     c = _cost(LEFT_TAIL)
     assert c.skewness == pytest.approx(scipy_stats.skew(LEFT_TAIL, bias=False), rel=1e-10)
     bounded, _ = compare_metric(
         "faithfulness", np.full(18, 0.5), 0.5 + LEFT_TAIL / 100, binary=False, n_boot=500,
         confidence=0.95, seed=0,
     )  # fmt: skip
-    assert bounded.skewness is None
+    assert bounded.skewness == pytest.approx(c.skewness, rel=1e-9)
+    few = np.r_[np.zeros(17), 0.6]  # one question of 18 changed
+    tied, _ = compare_metric(
+        "faithfulness", np.full(18, 0.3), 0.3 + few, binary=False, n_boot=500, confidence=0.95,
+        seed=0,
+    )  # fmt: skip
+    assert "Tango" in tied.interval and tied.skewness is None
     a = np.array([0.0, 1, 0, 1, 0, 0])
     binary, _ = compare_metric(
         "correct", a, 1 - a, binary=True, n_boot=500, confidence=0.95, seed=0
@@ -209,3 +220,37 @@ def test_a_ceiling_on_a_candidates_skewed_latency_says_its_upper_bound_is_unsure
     assert r.outcome == "pass", r.detail
     assert "the candidate's values are highly skewed" in r.detail
     assert "the upper bound may miss more often than its level says" in r.detail
+
+
+def test_a_faithfulness_slice_regression_from_a_skew_its_questions_missed_says_so(tmp_path):
+    """No true difference: B - A = 0.05 (Exp(1) - 1) on each of 200 questions (mean 0,
+    skewness 2: most lose a little, a few gain a lot), in 20 slices of 10. Slice s06 drew no
+    large gain: -0.029 [-0.037, -0.022], "B regresses" at Holm's p < 0.001, where the exact
+    chance of so low a mean is 0.012 a side (0.47 once adjusted over 20 slices). Faithfulness
+    lies in [0, 1], so the regression, the failing rule and the summary's row carried no
+    caveat; 17% of such sets named a regression (bench/simulate_skew.py). They say which bound
+    the run's skew leaves unsure."""
+    n = 200
+    rng = np.random.default_rng(5009)
+    slices = np.array([f"s{i % 20:02d}" for i in range(n)])
+    a = rng.uniform(0.3, 0.6, n)
+    b = np.clip(a + 0.05 * (rng.exponential(1, n) - 1), 0, 1)
+    ids = [f"q{i:05d}" for i in range(n)]
+    for name, values in (("a", a), ("b", b)):
+        frame = pd.DataFrame({"question_id": ids, "faithfulness": values, "slice": slices})
+        frame.to_parquet(tmp_path / f"{name}.parquet")
+    out = tmp_path / "r.html"
+    result = CliRunner().invoke(
+        main,
+        ["compare", str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet"), "-o", str(out),
+         "--require", "faithfulness[slice] >= 0", "--markdown", str(tmp_path / "r.md")],
+    )  # fmt: skip
+    assert result.exit_code == 1, result.output  # the outcome stands; its sentences say why
+    report = json.loads(out.with_suffix(".json").read_text())
+    (regression,) = report["comparisons"][0]["verdict"]["regressions"]
+    assert regression.startswith("B regresses on slice = s06")
+    unsure = "the upper bound may miss more often than its level says"
+    assert "over all 200 questions" in regression and unsure in regression
+    (rule,) = report["gate"]["results"]
+    assert rule["outcome"] == "fail" and unsure in rule["detail"]
+    assert unsure in (tmp_path / "r.md").read_text()

@@ -1,12 +1,14 @@
-"""Where a skewed difference of unbounded values leaves one bound of its interval unsure.
+"""Where a skewed difference leaves one bound of its interval unsure.
 
-A cost, a count or a logged score of no known range can have a tail no question drew: B − A of
-latency with rare large speed-ups and many small slow-downs reads, on 20 questions without a
-speed-up, as a run of small losses. Every interval of the mean then misses on the side away
-from the tail more often than its level says, and no rule read from the sample can hold that
-side's level for every such law (Bahadur and Savage, 1956). Refusing the bound as proof
-brought those misses near the level but lost most of the power to find a true loss on that
-side (bench/simulate_skew.py), so the bound stands and the sentences that rest on it say so.
+A cost, a count or a score can have a tail no question drew: B − A of latency with rare large
+speed-ups and many small slow-downs reads, on 20 questions without a speed-up, as a run of
+small losses, and so does faithfulness that mostly loses a little and rarely gains a lot (its
+range, [0, 1], is far wider than the differences, so it bounds nothing the questions miss).
+Every interval of the mean then misses on the side away from the tail more often than its level
+says, and no rule read from the sample can hold that side's level for every such law (Bahadur
+and Savage, 1956). Refusing the bound as proof brought those misses near the level but lost
+most of the power to find a true loss on that side (bench/simulate_skew.py), so the bound
+stands and the sentences that rest on it say so.
 """
 
 from __future__ import annotations

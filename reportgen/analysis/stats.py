@@ -103,8 +103,8 @@ class MetricComparison:
     # where neither bound is one (Student's t or a score interval lies outside it, or the
     # differences have no spread): how many resamples are drawn cannot move it then
     skewness: float | None = None  # of B - A (B's own values for a run's own mean;
-    # skew.skewness), of no known range and without clusters: where it is high for n, a bound
-    # is unsure (skew.unsure_bound)
+    # skew.skewness), not of a 0/1 outcome, clusters or few changes of a known range: where it
+    # is high for n, a bound is unsure (skew.unsure_bound)
 
 
 @dataclass(frozen=True)
@@ -984,16 +984,20 @@ def compare_with_sides(
         cluster_se=cluster_se,
         detectable=detect,
         resampled=resampled,
-        skewness=_skewness(diff, not (binary or groups) and span is None),
+        skewness=_skewness(diff, not (binary or groups or few)),
     )
     return comparison, means, sides
 
 
-def _skewness(diff: np.ndarray, unbounded: bool) -> float | None:
-    """The skewness of B - A (of B's own values for a run's own mean) where an unseen tail could
-    move its mean without bound (``unbounded``: not a 0/1 outcome, a value or difference of
-    known range, nor clusters, whose means are the unit); None then, and without spread."""
-    return skewness(diff) if unbounded and _sd(diff) else None
+def _skewness(diff: np.ndarray, tailed: bool) -> float | None:
+    """The skewness of B - A (of B's own values for a run's own mean) where a tail the questions
+    did not draw could move its mean (``tailed``: not a 0/1 outcome, whose three values show
+    both sides, nor clusters, whose means are the unit, nor few changes of a known range, whose
+    interval reaches to the range's bound); None then, and without spread. A known range does
+    not bound the miss: faithfulness lies in [0, 1], but with B - A = 0.05 (Exp(1) - 1), mean 0
+    and skewness 2, a slice of 10 questions that drew no large gain read "B regresses" at
+    Holm's p < 0.001 over 20 slices, where the exact p is 0.47."""
+    return skewness(diff) if tailed and _sd(diff) else None
 
 
 def _cluster_sides(sums: np.ndarray, sizes: np.ndarray) -> IntervalSides:

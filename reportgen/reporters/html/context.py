@@ -732,14 +732,17 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
         ),
         (
             "Skew",
-            "A cost, a count or a score of unknown range whose B \u2212 A is highly skewed "
+            "A score, a cost or a count (not a 0/1 outcome) whose B \u2212 A is highly skewed "
             f"(adjusted skewness G1 beyond \u00b1{HIGHLY_SKEWED:g}) over fewer questions than "
             "Sugden's rule asks for a mean that skewed (n > 28 + 25 G1^2) has one bound that may "
             "miss more often than its level: the one away from the tail, which a rare large "
             "difference the questions did not draw would move. A sentence resting on that bound "
             "(the verdict, a slice's regression, a gate's rule) says so; a slice is judged by "
             "its own skewness and by the whole run's, a candidate rule by the skewness of the "
-            "candidate's own values. The bound "
+            "candidate's own values. A known range, as faithfulness' [0, 1], bounds nothing "
+            "the questions missed where it is far wider than the differences; where few "
+            "questions changed among ties the interval reaches to it and needs no such "
+            "caveat. The bound "
             "stands: no interval read from the questions alone holds its level for every such "
             "tail, and refusing the bound as proof lost most of the power to find a true "
             "difference on that side (bench/simulate_skew.py).",
