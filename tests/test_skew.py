@@ -253,4 +253,8 @@ def test_a_faithfulness_slice_regression_from_a_skew_its_questions_missed_says_s
     assert "over all 200 questions" in regression and unsure in regression
     (rule,) = report["gate"]["results"]
     assert rule["outcome"] == "fail" and unsure in rule["detail"]
-    assert unsure in (tmp_path / "r.md").read_text()
+    markdown = (tmp_path / "r.md").read_text()
+    assert unsure in markdown
+    # the summary's table of flagged slices says so too, where it read a bare "regression"
+    assert "| slice | s06 | faithfulness | 10 | " in markdown
+    assert "| regression, skewed |" in markdown

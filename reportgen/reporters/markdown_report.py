@@ -14,7 +14,8 @@ from collections.abc import Callable
 from ..analysis.gates import PASS, GateResult
 from ..analysis.holdout import Holdout
 from ..analysis.registry import base_name
-from ..analysis.slices import SMALL_SLICE
+from ..analysis.skew import LOWER, UPPER, caveat
+from ..analysis.slices import SMALL_SLICE, SliceResult
 from ..analysis.stats import (
     FEW_CHANGED,
     ONE_WAY_BELOW,
@@ -227,10 +228,20 @@ def _flagged_slices(result: Comparison) -> list[list[str]]:
             str(r.comparison.n),
             *_difference(r.comparison, row_digits(result, metric)),
             fmt_p(r.p_holm, significance(result.options.confidence)),
-            "regression" if r.finding else "direction, not proof" if r.small else "direction",
+            _reads_as(r, result.comparisons.get(metric)),
         ]
         for metric, r in sorted(flagged, key=lambda item: not item[1].finding)
     ]
+
+
+def _reads_as(r: SliceResult, run: MetricComparison | None) -> str:
+    """A flagged slice's reading; a regression resting on a bound its skew leaves unsure says
+    so, as its line in the verdict does (the table alone read "regression" beside it)."""
+    if not r.finding:
+        return "direction, not proof" if r.small else "direction"
+    c = r.comparison
+    unsure = caveat(c, UPPER if c.ci_high < 0 else LOWER, run)
+    return "regression, skewed" if unsure else "regression"
 
 
 def render(report: Report) -> str:
@@ -375,7 +386,8 @@ def _regressions(result: Comparison, limit: int) -> list[str]:
             f"over the slices (adjusted p below {bar}), has {SMALL_SLICE} questions or more and "
             "an interval wholly on the worse side, whatever B does overall; short of that, a "
             "direction, not a finding, listed where B is ahead on the overall mean (whether or "
-            "not the verdict finds that gain):",
+            'not the verdict finds that gain); "skewed": a regression whose bound rests on a '
+            "skew its questions are too few for, and may miss more often than its level says:",
             "",
         ]
         lines += _table(
