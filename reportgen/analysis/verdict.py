@@ -165,7 +165,12 @@ def regression_lines(
             f"{fmt_diff(c.diff, digits)} {fmt_interval(c.ci_low, c.ci_high, digits)} over "
             f"{fmt_count(c.n, 'question')} (Holm-adjusted {p_clause(r.p_holm, bar)})"
         )
-        # a finding's interval lies wholly on one side of zero: it rests on the bound nearer it
-        unsure = caveat(c, UPPER if c.ci_high < 0 else LOWER, run)
+        unsure = regression_caveat(c, run)
         lines.append(f"{line}; {unsure}" if unsure else line)
     return lines
+
+
+def regression_caveat(c: MetricComparison, run: MetricComparison | None) -> str | None:
+    """The skew caveat of a slice regression (skew.caveat), ``run`` lending its skewness: a
+    finding's interval lies wholly on one side of zero, so it rests on the bound nearer it."""
+    return caveat(c, UPPER if c.ci_high < 0 else LOWER, run)

@@ -14,7 +14,6 @@ from collections.abc import Callable
 from ..analysis.gates import PASS, GateResult
 from ..analysis.holdout import Holdout
 from ..analysis.registry import base_name
-from ..analysis.skew import LOWER, UPPER, caveat
 from ..analysis.slices import SMALL_SLICE, SliceResult
 from ..analysis.stats import (
     FEW_CHANGED,
@@ -24,6 +23,7 @@ from ..analysis.stats import (
     MetricComparison,
     significance,
 )
+from ..analysis.verdict import regression_caveat
 from ..comparison.compare import Comparison, too_fine_note
 from ..comparison.study import Study
 from ..formatting import (
@@ -239,9 +239,7 @@ def _reads_as(r: SliceResult, run: MetricComparison | None) -> str:
     so, as its line in the verdict does (the table alone read "regression" beside it)."""
     if not r.finding:
         return "direction, not proof" if r.small else "direction"
-    c = r.comparison
-    unsure = caveat(c, UPPER if c.ci_high < 0 else LOWER, run)
-    return "regression, skewed" if unsure else "regression"
+    return "regression, skewed" if regression_caveat(r.comparison, run) else "regression"
 
 
 def render(report: Report) -> str:
