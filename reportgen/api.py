@@ -36,6 +36,7 @@ from .errors import InputError
 from .formatting import agreeing, fmt_diff, fmt_interval, fmt_num, fmt_p
 from .inputs.load import Source, name_problems, open_table, table_path
 from .inputs.readers import ReadOptions, mapped
+from .inputs.readers.columns import duckdb_readable
 from .output import check_outputs, write_all
 from .pipeline import Outputs, build_report, files_read, question_rows, study_run_id
 from .reporters import html_report, json_report, per_question_report
@@ -214,8 +215,7 @@ def _table(
 
 
 def _arrow(run: pd.DataFrame | pa.Table | ArrowStream, where: Path) -> pa.Table:
-    """``run`` as an Arrow table, float16 values as float32: DuckDB reads no float16 from Arrow,
-    though it reads the same column from a Parquet file."""
+    """``run`` as an Arrow table, in the types DuckDB reads from Arrow (duckdb_readable)."""
     if isinstance(run, pa.Table):
         table = run
     elif isinstance(run, pd.DataFrame):  # its index is no column: checked, not exported
@@ -225,20 +225,7 @@ def _arrow(run: pd.DataFrame | pa.Table | ArrowStream, where: Path) -> pa.Table:
             table = pa.table(run)  # read once: a stream (a RecordBatchReader) is used up
         except pa.ArrowException as error:
             raise InputError(f"{where}: cannot be read as an Arrow table ({error})") from None
-    fields = [field.with_type(_without_float16(field.type)) for field in table.schema]
-    schema = pa.schema(fields, table.schema.metadata)
-    return table if schema.equals(table.schema) else table.cast(schema)
-
-
-def _without_float16(kind: pa.DataType) -> pa.DataType:
-    if pa.types.is_float16(kind):
-        return pa.float32()
-    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
-        item = kind.value_field.with_type(_without_float16(kind.value_type))
-        return pa.list_(item) if pa.types.is_list(kind) else pa.large_list(item)
-    if pa.types.is_struct(kind):
-        return pa.struct([field.with_type(_without_float16(field.type)) for field in kind])
-    return kind
+    return duckdb_readable(table)
 
 
 def _from_frame(frame: pd.DataFrame, where: Path) -> pa.Table:

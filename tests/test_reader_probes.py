@@ -8,6 +8,9 @@ import subprocess
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.feather as feather
+import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 from test_eval_tool_readers import ragas_frame
@@ -372,3 +375,26 @@ def test_a_spreadsheet_is_told_to_be_saved_as_csv(tmp_path, suffix):
         f"{path}: a spreadsheet (.{suffix}), which is not read; save the sheet as CSV (pandas: "
         "read_excel(path).to_csv('run.csv', index=False))"
     )
+
+
+def test_a_feather_log_with_float16_or_decimal256_columns_reads_as_its_parquet(
+    tmp_path, write_log, compare
+):
+    """DuckDB reads a float16 and a decimal256 from a Parquet file but not from Arrow: a Feather
+    log holding either, in a compared column or an unused one, stopped every command on
+    "Unsupported Internal Arrow Type" (a traceback, exit 1, which CI reads as a failed gate).
+    They read as their Parquet file reads them."""
+    table = pq.read_table(write_log(tmp_path / "run.parquet", ROWS))
+    faithful = pa.array([0.25, 0.5, 0.75, 1.0][: table.num_rows] * 10)[: table.num_rows]
+    table = table.append_column("faithfulness", faithful.cast(pa.float16()))
+    table = table.append_column("judge", faithful.cast(pa.float16()))
+    table = table.append_column("cost", pa.array([1] * table.num_rows).cast(pa.decimal256(40, 2)))
+    pq.write_table(table, tmp_path / "wide.parquet")
+    feather.write_feather(table, tmp_path / "wide.feather")
+    expected = compare(tmp_path / "wide.parquet", tmp_path / "wide.parquet", tmp_path / "p",
+                       "--n-boot", 100, "--k", 25)  # fmt: skip
+    out = compare(tmp_path / "wide.feather", tmp_path / "wide.feather", tmp_path / "f",
+                  "--n-boot", 100, "--k", 25)  # fmt: skip
+    assert metrics(out) == metrics(expected) and "faithfulness" in metrics(out)
+    result = CliRunner().invoke(cli, ["validate", str(tmp_path / "wide.feather")])
+    assert result.exit_code == 0, result.output

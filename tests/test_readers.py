@@ -106,6 +106,24 @@ def test_parquet_folder_and_glob_read_as_one_log(tmp_path, write_log, compare, r
     assert out["runs"][0]["n_questions"] == 3
 
 
+def test_hidden_files_beside_the_shards_are_not_read(tmp_path, write_log, compare, reference):
+    """macOS writes "._part-0.parquet" beside a copied shard (not Parquet), Spark a
+    "_temporary" folder of a job still writing, and a notebook ".ipynb_checkpoints": the folder
+    was refused as holding a file that is "not a readable Parquet file", or read twice. Names
+    starting with "." or "_" are skipped, as Arrow and Spark skip them."""
+    shards = tmp_path / "shards"
+    (shards / "_temporary" / "0").mkdir(parents=True)
+    (shards / ".ipynb_checkpoints").mkdir()
+    write_log(shards / "part-0.parquet", ROWS[:2])
+    write_log(shards / "part-1.parquet", ROWS[2:])
+    (shards / "._part-0.parquet").write_bytes(b"\x00\x05\x16\x07 AppleDouble")
+    write_log(shards / "_temporary" / "0" / "part-0.parquet", ROWS[:2])
+    write_log(shards / ".ipynb_checkpoints" / "part-1.parquet", ROWS[2:])
+    out = compare(shards, shards, tmp_path / "out", "--n-boot", 100)
+    assert metrics(out) == metrics(reference)
+    assert out["runs"][0]["n_questions"] == 3
+
+
 def test_parquet_folder_duplicate_across_shards(tmp_path, write_log):
     shards = tmp_path / "shards"
     shards.mkdir()

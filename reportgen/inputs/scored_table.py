@@ -26,6 +26,7 @@ from ..errors import InputError
 from ..formatting import row_named
 from .contract import BY_NAME as CONTRACT
 from .contract import LARGEST_VALUE, SCORING_KEY, type_problem
+from .listing import files_under
 
 LOG_KEY = "ragreport.log"  # what compare needs to know of the log it was scored from (LoggedAs)
 SHARE = (0.0, 1.0)  # the range of every metric ragreport scores (analysis.registry's bounds)
@@ -298,7 +299,7 @@ def _files(path: Path) -> tuple[Path, ...]:
     if path.is_file():
         return (path,)
     if path.is_dir():
-        return tuple(sorted(p for p in path.rglob("*.parquet") if p.is_file()))
+        return tuple(files_under(path, "*.parquet"))
     if GLOB & set(str(path)):
         return tuple(
             sorted(p for p in map(Path, glob.glob(str(path), recursive=True)) if p.is_file())

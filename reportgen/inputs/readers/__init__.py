@@ -23,8 +23,9 @@ import pyarrow.parquet as pq
 from ...errors import InputError, not_a_file
 from ...formatting import agreeing
 from ..contract import BY_NAME, derived_table_problem
+from ..listing import files_under
 from ..scored_table import is_scored_table
-from .columns import narrow_floats, narrowed, to_table
+from .columns import duckdb_readable, narrow_floats, narrowed, to_table
 from .compressed import refuse_gzip
 from .passages import passage_spans, read_passages
 from .promptfoo import (
@@ -113,9 +114,9 @@ class Source:
 def parquet_files(path: Path) -> tuple[Path, ...]:
     """The Parquet files of a file, a directory of shards or a glob, in name order."""
     if path.is_dir():
-        files = sorted(p for p in path.rglob("*.parquet") if p.is_file())
+        files = files_under(path, "*.parquet")
         where = f"no .parquet file in the folder {path}"
-        _refuse_other_format(path, files or sorted(p for p in path.rglob("*") if p.is_file()))
+        _refuse_other_format(path, files or files_under(path, "*"))
     elif _shards(path):
         files = sorted(Path(p) for p in glob.glob(str(path), recursive=True) if Path(p).is_file())
         where = f"no file matches the pattern {path}"
@@ -176,7 +177,7 @@ def arrow_table(path: Path) -> pa.Table:
         "Arrow IPC (Feather)",
         "write it with pandas.DataFrame.to_feather, or the run log as Parquet",
     ):
-        return feather.read_table(path)
+        return duckdb_readable(feather.read_table(path))
 
 
 def parquet_file(path: Path) -> pq.ParquetFile:

@@ -294,6 +294,29 @@ def _null_item(item: Any) -> bool:
 _NARROW_FLOATS = (pa.float32(), pa.float16())  # DuckDB reads a float16 as a float32
 
 
+def duckdb_readable(table: pa.Table) -> pa.Table:
+    """``table`` with the types DuckDB reads from a Parquet file but not from Arrow widened as
+    it reads them there: float16 as float32, a decimal256 as a decimal of at most 38 digits or
+    else a double ("Unsupported Internal Arrow Type" stopped every command on a Feather log
+    with a float16 column, used or not)."""
+    fields = [field.with_type(_readable(field.type)) for field in table.schema]
+    schema = pa.schema(fields, table.schema.metadata)
+    return table if schema.equals(table.schema) else table.cast(schema)
+
+
+def _readable(kind: pa.DataType) -> pa.DataType:
+    if pa.types.is_float16(kind):
+        return pa.float32()
+    if pa.types.is_decimal256(kind):
+        return pa.decimal128(kind.precision, kind.scale) if kind.precision <= 38 else pa.float64()
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        item = kind.value_field.with_type(_readable(kind.value_type))
+        return pa.list_(item) if pa.types.is_list(kind) else pa.large_list(item)
+    if pa.types.is_struct(kind):
+        return pa.struct([field.with_type(_readable(field.type)) for field in kind])
+    return kind
+
+
 def narrow_floats(schemas: Iterable[pa.Schema]) -> frozenset[str]:
     """The columns some of ``schemas`` holds as float32 (or float16): the queries read them at
     float32 precision in every run compared (RunDatabase)."""
