@@ -40,6 +40,19 @@ def convert_log(path: Path, options: ReadOptions, output: Path) -> tuple[int, tu
     if table is None:
         table = pq.read_table([str(f) for f in run.files or (run.path,)])
     sink = pa.BufferOutputStream()
-    pq.write_table(with_scores(table, run.scores), sink)
+    pq.write_table(with_scores(_writable(table), run.scores), sink)
     write_all({output: sink.getvalue().to_pybytes()}, [path, *run.files], options.files())
     return table.num_rows, run.notes
+
+
+def _writable(table: pa.Table) -> pa.Table:
+    """``table`` with each dictionary of string views (polars' Categorical, as ``write_ipc``
+    writes it) as a dictionary of strings: Arrow's Parquet writer cannot cast the first
+    ("Unsupported cast from dictionary<values=string_view ...>", a traceback), though DuckDB and
+    ``compare`` read it."""
+    for i, field in enumerate(table.schema):
+        kind = field.type
+        if pa.types.is_dictionary(kind) and pa.types.is_string_view(kind.value_type):
+            text = pa.dictionary(kind.index_type, pa.string())
+            table = table.set_column(i, field.with_type(text), table.column(i).cast(text))
+    return table

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 
+import pyarrow as pa
+import pyarrow.feather as feather
 from click.testing import CliRunner
 from test_eval_tool_readers import promptfoo_file, ragas_frame, result
 
@@ -35,3 +37,28 @@ def test_a_converted_promptfoo_run_keeps_its_scores(tmp_path, compare):
     out = compare(a, a, tmp_path / "o", "--n-boot", 100)
     assert list(out["scores"]) == ["score", "score_accuracy"]
     assert out["metrics"]["score_accuracy"]["a"] == 2 / 3
+
+
+def test_a_categorical_of_string_views_converts(tmp_path, compare):
+    """polars writes a Categorical to Arrow IPC as a dictionary of string views: convert
+    stopped on Arrow's Parquet writer ("Unsupported cast from dictionary<values=string_view"),
+    a traceback and exit 1, on a log compare reads. It writes the slices as text."""
+    n = 12
+    views = pa.array([f"s{i % 3}" for i in range(n)]).cast(pa.string_view()).dictionary_encode()
+    ids = pa.array([f"q{i}" for i in range(n)])
+    table = pa.table(
+        {"question_id": ids, "correct": [i % 2 == 0 for i in range(n)], "slice": views}
+    )
+    feather.write_feather(table, tmp_path / "run.arrow", compression="uncompressed")
+    out = tmp_path / "run.parquet"
+    result = CliRunner().invoke(cli, ["convert", str(tmp_path / "run.arrow"), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    converted = compare(out, out, tmp_path / "c", "--n-boot", 100)
+    original = compare(
+        tmp_path / "run.arrow", tmp_path / "run.arrow", tmp_path / "o", "--n-boot", 100
+    )
+    assert converted["slices"] == original["slices"] and set(converted["slices"]["slice"]) == {
+        "s0",
+        "s1",
+        "s2",
+    }
