@@ -411,6 +411,25 @@ def test_unmatched_questions_are_listed_not_dropped(pair, tmp_path):
     assert "q10, q11" in (tmp_path / "r.html").read_text()
 
 
+def test_ids_apart_only_by_spaces_are_said_to_be(pair, tmp_path):
+    """A hand-edited CSV's 'q10 ' and ' q11' against q10 and q11: the two questions left the
+    comparison with warnings listing "q10 ,  q11" and "q10, q11", which read alike; the
+    warning says they differ only in spaces, quoting one of each run."""
+    a, _ = pair
+    rows = good_rows()
+    rows[10], rows[11] = dict(rows[10], question_id="q10 "), dict(rows[11], question_id=" q11")
+    b = log(tmp_path / "b.parquet", rows)
+    code, _, err = run("compare", str(a), str(b), "-o", str(tmp_path / "r.html"))
+    assert code == 0, err
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["n_paired"] == 10
+    (warning,) = [w for w in doc["warnings"] if "only in run B" in w]
+    assert warning.endswith(
+        "; 2 questions differ only in spaces around their question_id ('q10' in run A, 'q10 ' "
+        "in run B), and ids are paired exactly: write them alike in both runs"
+    )
+
+
 @pytest.mark.parametrize(
     ("options", "chosen", "labels"),
     [

@@ -58,7 +58,7 @@ from ..inputs.database import ScoredRun
 from ..inputs.load import RunFile, Source, open_source, refuse_patchy
 from ..inputs.logged import in_spans, log
 from ..inputs.readers import ReadOptions
-from ..inputs.unpaired import named_ids, spaced_apart
+from ..inputs.unpaired import ids_spaced_apart, named_ids, spaced_apart
 from ..limits import MAX_N_BOOT
 from ..progress import stage
 from .questions import Questions, open_questions
@@ -833,8 +833,9 @@ def _warnings(tables: MetricTables, golden: Audit, runs: dict[str, RunFile]) -> 
                 f"{fmt_count(len(ids), 'question')} only in run {run.label} "
                 f"{agreeing(len(ids), 'is', 'are')} not compared: {named}"
             )
-    if all(unpaired) and (near := spaced_apart((runs["a"], runs["b"]), unpaired)):
-        warnings[-1] += near
+    if all(unpaired):  # a RAGAS text, else an id, that is one question but for its spaces
+        pair = (runs["a"], runs["b"])
+        warnings[-1] += spaced_apart(pair, unpaired) or ids_spaced_apart(labels, unpaired)
     if all("relevant_spans" in r.columns for r in runs.values()):  # the spans are scored
         unread = [f"run {r.label}" for r in runs.values() if "relevant_ids" in r.columns]
         if unread:

@@ -55,6 +55,23 @@ def spaced_apart(runs: tuple[RunFile, RunFile], unmatched: Sequence[Sequence[str
     )
 
 
+def ids_spaced_apart(labels: tuple[str, str], unmatched: Sequence[Sequence[str]]) -> str:
+    """The clause on unpaired question ids of the two runs that are one id but for spaces
+    around it ('q1 ' of a hand-edited CSV against 'q1'): listed unquoted, the two lists read
+    alike and nothing said why they did not pair; "" when none are."""
+    stripped = {q.strip(): q for q in unmatched[1]}
+    near = [(q, stripped[q.strip()]) for q in unmatched[0] if q.strip() in stripped]
+    if not near:
+        return ""
+    a, b = near[0]
+    return (
+        f"; {fmt_count(len(near), 'question')} {agreeing(len(near), 'differs', 'differ')} only "
+        f"in spaces around {agreeing(len(near), 'its', 'their')} question_id ({a!r} in run "
+        f"{labels[0]}, {b!r} in run {labels[1]}), and ids are paired exactly: write them alike "
+        "in both runs"
+    )
+
+
 def _paired_apart(runs: tuple[RunFile, RunFile], n: int) -> str:
     """Why ``n`` questions of the same text in both RAGAS runs did not pair: one table pairs
     on a hash of its text (no question_id column), the other on its own question_id."""
