@@ -188,6 +188,18 @@ SCHEMA = {
         "column 'Correct' is the run-log column 'correct' in another case and would not be "
         "read; rename it, or map it with --map correct=Correct",
     ),
+    # a zero-width space (or a second byte-order mark) after a header's name: the log was
+    # refused for "no question_id column", which the header plainly showed
+    "question_id with a character that does not show": (
+        pa.Table.from_pylist(rows()).rename_columns(
+            [
+                c + "\u200b" if c == "question_id" else c
+                for c in pa.Table.from_pylist(rows()).column_names
+            ]
+        ),
+        "column 'question_id\\u200b' is the run-log column 'question_id' with characters that do "
+        "not show (or spaces) in its name and would not be read; rename it 'question_id'",
+    ),
     "faithfulness as string": (_typed("faithfulness", pa.array(["1"] * 12)), "faithfulness"),
     "retrieved_ids as string": (_typed("retrieved_ids", pa.array(["p1"] * 12)), "retrieved_ids"),
     "grades as text": (

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -138,14 +139,33 @@ def name_problems(path: Path, names: list[str]) -> list[str]:
 
 
 def case_problems(path: Path, names: list[str]) -> list[str]:
-    """A run-log column written in another case ("Correct"), which SQL would read as an extra
-    column: refused, where the report would go on without it and say nothing."""
-    return [
-        f"{path}: column {name!r} is the run-log column {name.lower()!r} in another case and "
-        f"would not be read; rename it, or map it with --map {name.lower()}={name}"
-        for name in names
-        if name not in BY_NAME and name.lower() in BY_NAME and name.lower() not in names
-    ]
+    """A run-log column written in another case ("Correct"), or with characters that do not
+    show around it (a zero-width space, a second byte-order mark, a space), which SQL would
+    read as an extra column: refused, where the report would go on without it and say nothing
+    (or refuse the log for "no question_id column", which its header plainly showed)."""
+    problems = []
+    for name in names:
+        plain = _plain(name)
+        if name in BY_NAME or plain not in BY_NAME or plain in names:
+            continue
+        if plain == name.lower():
+            problems.append(
+                f"{path}: column {name!r} is the run-log column {plain!r} in another case and "
+                f"would not be read; rename it, or map it with --map {plain}={name}"
+            )
+        else:
+            problems.append(
+                f"{path}: column {name!r} is the run-log column {plain!r} with characters that "
+                "do not show (or spaces) in its name and would not be read; rename it "
+                f"{plain!r}"
+            )
+    return problems
+
+
+def _plain(name: str) -> str:
+    """A column name as it shows: without format characters (zero-width spaces, byte-order
+    marks) or the spaces around it, in lower case."""
+    return "".join(c for c in name if unicodedata.category(c) != "Cf").strip().lower()
 
 
 def schema_problems(path: Path, schema: pa.Schema) -> list[str]:
