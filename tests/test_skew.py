@@ -228,7 +228,7 @@ def test_a_faithfulness_slice_regression_from_a_skew_its_questions_missed_says_s
     large gain: -0.029 [-0.037, -0.022], "B regresses" at Holm's p < 0.001, where the exact
     chance of so low a mean is 0.012 a side (0.47 once adjusted over 20 slices). Faithfulness
     lies in [0, 1], so the regression, the failing rule and the summary's row carried no
-    caveat; 17% of such sets named a regression (bench/simulate_skew.py). They say which bound
+    caveat; 11.6% of such sets failed the rule (bench/simulate_skew.py). They say which bound
     the run's skew leaves unsure."""
     n = 200
     rng = np.random.default_rng(5009)
