@@ -1,5 +1,5 @@
 """python -m reportgen: the ragreport command."""
 
-from .cli import run
+from .command import run
 
 run()

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import atexit
 import copy
 import functools
 import os
 import re
-import signal
 import sys
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import fields
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, NoReturn
+from typing import IO, TYPE_CHECKING, Any
 
 import click
 from click.core import ParameterSource
@@ -810,45 +808,8 @@ def merge(
 
 
 main = cli
-INTERRUPTED = 130  # the exit code of a command Ctrl-C stopped
-_interrupts: list[int] = []  # the signals received (_interrupt)
-
-
-def _interrupt(signum: int, frame: object) -> None:
-    """Ctrl-C, as Python's own handler, remembered: click reads KeyboardInterrupt as an abort
-    of exit code 1, and a DuckDB query it stops raises RuntimeError instead."""
-    _interrupts.append(signum)
-    raise KeyboardInterrupt
-
-
-def run() -> NoReturn:
-    """The ragreport command (its console script and ``python -m reportgen``). The process
-    ends as soon as the command has, its output flushed and its exit handlers run (temporary
-    folders, logging), without tearing the interpreter down: freeing a report's tables and its
-    libraries one by one took about 0.25 s, 7% of a 10k-question comparison (bench/README.md)."""
-    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not when ignored
-        signal.signal(signal.SIGINT, _interrupt)
-    try:
-        cli.main(prog_name="ragreport")
-        code = 0
-    except SystemExit as stop:  # click ends every command with one ("Aborted!" on Ctrl-C)
-        if stop.code is None or isinstance(stop.code, int):
-            code = stop.code or 0
-        else:
-            print(stop.code, file=sys.stderr)
-            code = 1
-    except Exception:
-        if not _interrupts:  # else a query Ctrl-C stopped (DuckDB's RuntimeError)
-            raise
-        print("\nAborted!", file=sys.stderr)  # as click says it, past the ^C
-        code = INTERRUPTED
-    if _interrupts:  # not 1, which a CI job reads as a failing rule: the shell's 128 + SIGINT
-        code = INTERRUPTED
-    sys.stdout.flush()
-    sys.stderr.flush()
-    atexit._run_exitfuncs()
-    os._exit(code)
-
 
 if __name__ == "__main__":  # python -m reportgen.cli, as python -m reportgen
+    from .command import run
+
     run()

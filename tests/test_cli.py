@@ -108,7 +108,7 @@ def test_the_cli_module_run_as_a_script_is_the_command(pair, tmp_path):
 _CTRL_C = """
 import os, signal, sys
 import reportgen.pipeline as pipeline
-from reportgen.cli import run
+from reportgen.command import run
 
 study = pipeline.run_study
 def interrupted(*args, **kwargs):
@@ -142,6 +142,38 @@ def test_ctrl_c_exits_130_not_a_gate_failure_and_without_a_traceback(pair, tmp_p
     assert done.returncode == 130, done.stderr
     assert done.stderr == "\nAborted!\n"  # as click says it, and no traceback
     assert sorted(tmp_path.iterdir()) == sorted([a, b])  # nothing written
+
+
+# Ctrl-C while `python -m reportgen` loads the command line's modules (DuckDB, Arrow), about
+# half a second: the signal arrives as the first of them is imported.
+_CTRL_C_AT_IMPORT = """
+import builtins, os, runpy, signal, sys
+imported = builtins.__import__
+def importing(name, *args, **kwargs):
+    if name == "duckdb" and "duckdb" not in sys.modules:
+        os.kill(os.getpid(), signal.SIGINT)
+    return imported(name, *args, **kwargs)
+
+builtins.__import__ = importing
+signal.signal(signal.SIGINT, signal.default_int_handler)
+sys.argv = ["ragreport", *sys.argv[1:]]
+runpy.run_module("reportgen", run_name="__main__")
+"""
+
+
+def test_ctrl_c_while_the_command_starts_says_aborted_and_exits_130(pair, tmp_path):
+    """It printed an import's traceback and the process died by the signal (-2)."""
+    a, b = pair
+    command = ["compare", str(a), str(b), "-o", str(tmp_path / "r.html")]
+    done = subprocess.run(
+        [sys.executable, "-c", _CTRL_C_AT_IMPORT, *command],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 130, done.stderr
+    assert done.stderr == "\nAborted!\n"
+    assert sorted(tmp_path.iterdir()) == sorted([a, b])
 
 
 def test_a_job_that_ignores_ctrl_c_is_not_stopped_by_it(pair, tmp_path):
