@@ -2,7 +2,8 @@
 
 Regular files are written to a temporary sibling and renamed into place once every output is
 complete; a failure while renaming puts back what was there. A device or a pipe (``-o
-/dev/stdout``) is written directly: renaming over it would replace it with a regular file.
+/dev/stdout``) is written directly, and last: renaming over it would replace it with a regular
+file, and what it was given cannot be taken back.
 Each output records the id of the run that made it, so a pair mixed by a kill between two
 renames is detectable.
 """
@@ -18,10 +19,12 @@ import sys
 import tempfile
 import threading
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 from .errors import OutputError
 
@@ -211,22 +214,60 @@ def _check_folder(path: Path, folder: Path) -> None:
         raise OutputError(f"{path}: cannot write in {folder} ({exc.strerror})") from None
 
 
+@dataclass
+class _Stops:
+    """What a stopping signal does while the outputs are written, and one held back while a
+    file is made and recorded for removal (a stop between the two left the file behind)."""
+
+    actions: dict[int, Callable[[int, FrameType | None], Any]] = field(default_factory=dict)
+    holding: bool = False
+    held: tuple[int, FrameType | None] | None = None
+
+    def arrived(self, signum: int, frame: FrameType | None) -> None:
+        if self.holding:
+            self.held = self.held or (signum, frame)
+        else:
+            self.actions[signum](signum, frame)
+
+
+_stops = _Stops()
+
+
+def _exit(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(128 + signum)
+
+
 @contextmanager
 def _signals_raise() -> Iterator[None]:
-    """While writing, SIGTERM and SIGHUP raise SystemExit, so cleanup runs as for Ctrl-C."""
+    """While writing, SIGTERM and SIGHUP raise SystemExit, so cleanup runs as for Ctrl-C
+    (whose handler, Python's or the command's, is kept)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-
-    def stop(signum: int, frame: FrameType | None) -> None:
-        raise SystemExit(128 + signum)
-
-    previous = {s: signal.signal(s, stop) for s in _SIGNALS}
+    _stops.actions = {s: _exit for s in _SIGNALS}
+    interrupt = signal.getsignal(signal.SIGINT)
+    if callable(interrupt):  # not ignored
+        _stops.actions[signal.SIGINT] = interrupt
+    previous = {s: signal.signal(s, _stops.arrived) for s in _stops.actions}
     try:
         yield
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
+
+
+@contextmanager
+def _held() -> Iterator[None]:
+    """A stopping signal held back until the block ends (a signal mask would not do: Python
+    runs its handlers as soon as any thread, DuckDB's or Arrow's, has received one)."""
+    _stops.holding = True
+    try:
+        yield
+    finally:
+        _stops.holding = False
+    if _stops.held is not None:
+        (signum, frame), _stops.held = _stops.held, None
+        _stops.actions[signum](signum, frame)
 
 
 def write_all(
@@ -251,29 +292,38 @@ def _write_through(descriptor: int, data: bytes) -> None:
         view = view[os.write(descriptor, view) :]
 
 
+def _write_special(target: Path, data: bytes) -> None:
+    """``data`` written to a descriptor the command was given, or to a device or a pipe."""
+    descriptor = inherited(target)
+    if descriptor is not None:
+        _write_through(descriptor, data)
+        return
+    with target.open("wb") as device:
+        device.write(data)
+
+
 def _encoded(content: str | bytes) -> bytes:
     return content.encode("utf-8") if isinstance(content, str) else content
 
 
 def _commit(files: list[tuple[Path, Path, str | bytes]]) -> None:
-    """Write each (path asked for, path written, content); errors name the path asked for."""
+    """Write each (path asked for, path written, content); errors name the path asked for.
+    A device or a pipe is written last, once every file is in place: what it was given (a
+    job's summary appended to) cannot be taken back, so a full disk that fails a file writes
+    nothing to it."""
     staged: list[tuple[Path, Path]] = []  # (temporary, target) of the regular files
     backups: dict[Path, Path | None] = {}  # target -> hard link to its previous file, or None
     renamed: list[Path] = []
+    streams = [(path, target, content) for path, target, content in files if _is_special(target)]
     current = files[0][0]  # the path asked for that is being written, for the message
     try:
         for path, target, content in files:
-            current = path
-            descriptor = inherited(target)
-            if descriptor is not None:
-                _write_through(descriptor, _encoded(content))
-                continue
             if _is_special(target):
-                with target.open("wb") as device:
-                    device.write(_encoded(content))
                 continue
-            descriptor, name = tempfile.mkstemp(dir=target.parent, prefix=_hidden(target) + ".")
-            staged.append((Path(name), target))
+            current = path
+            with _held():
+                descriptor, name = tempfile.mkstemp(dir=target.parent, prefix=_hidden(target) + ".")
+                staged.append((Path(name), target))
             with os.fdopen(descriptor, "wb") as handle:
                 handle.write(_encoded(content))
                 handle.flush()
@@ -282,11 +332,15 @@ def _commit(files: list[tuple[Path, Path, str | bytes]]) -> None:
         asked = {target: path for path, target, _ in files}
         for _, target in staged:
             current = asked[target]
-            backups[target] = _backup(target)
+            with _held():
+                backups[target] = _backup(target)
         for temporary, target in staged:
             current = asked[target]
             os.replace(temporary, target)
             renamed.append(target)
+        for path, target, content in streams:
+            current = path
+            _write_special(target, _encoded(content))
     except OSError as exc:
         _roll_back(renamed, backups)
         raise OutputError(f"{current}: cannot write ({exc.strerror})") from None

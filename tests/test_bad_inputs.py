@@ -867,6 +867,53 @@ def test_a_fault_at_each_step_leaves_the_previous_report(tmp_path, monkeypatch, 
     assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
 
 
+def test_a_stream_is_written_only_once_every_file_is_in_place(tmp_path, monkeypatch):
+    """`--markdown /dev/stdout >> "$GITHUB_STEP_SUMMARY"`: a full disk on the JSON after the
+    summary had gone to the stream left it appended to the job's summary, with exit 2."""
+    folder = out_folder(tmp_path)
+    summary = tmp_path / "summary.md"
+    summary.write_text("an earlier step\n")
+    with summary.open("a") as held:
+        stream = Path(f"/dev/fd/{held.fileno()}")
+        files = {stream: "## ragreport\n", **staged_files(folder)}
+        _fault(monkeypatch, "fsync-2", OSError(28, "No space left on device"))
+        with pytest.raises(OutputError, match="r.json: cannot write"):
+            output.write_all(files, inputs=[])
+        assert summary.read_text() == "an earlier step\n"
+        assert {p.name: p.read_text() for p in folder.iterdir()} == PREVIOUS
+        monkeypatch.undo()
+        output.write_all(files, inputs=[])
+    assert summary.read_text() == "an earlier step\n## ragreport\n"
+    assert (folder / "r.json").read_text() == "new json"
+
+
+@pytest.mark.parametrize("step", ["mkstemp", "link"])
+@pytest.mark.parametrize(
+    ("sent", "stop"), [(signal.SIGTERM, SystemExit), (signal.SIGINT, KeyboardInterrupt)]
+)
+def test_a_signal_just_as_a_file_is_made_leaves_no_file(tmp_path, monkeypatch, step, sent, stop):
+    """A SIGTERM or Ctrl-C between the making of a temporary (or a backup's link) and its
+    recording left the file, empty or a second name of the previous report, beside the
+    outputs."""
+    folder = out_folder(tmp_path)
+    module = output.tempfile if step == "mkstemp" else output.os
+    make = getattr(module, step)
+
+    def made(*args, **kwargs):
+        result = make(*args, **kwargs)
+        os.kill(os.getpid(), sent)
+        return result
+
+    monkeypatch.setattr(module, step, made)
+    interrupt = signal.signal(signal.SIGINT, signal.default_int_handler)  # not a job's SIG_IGN
+    try:
+        with pytest.raises(stop):
+            output.write_all(staged_files(folder), inputs=[])
+    finally:
+        signal.signal(signal.SIGINT, interrupt)
+    assert {p.name: p.read_text() for p in folder.iterdir()} == PREVIOUS
+
+
 def test_write_all_commits_both(tmp_path):
     folder = out_folder(tmp_path)
     output.write_all(staged_files(folder), inputs=[])
