@@ -1643,6 +1643,29 @@ def test_a_rule_on_a_column_not_asked_for_says_to_ask(tmp_path, rule, message):
     assert list(folder.iterdir()) == []
 
 
+@pytest.mark.parametrize("column", ["answer_relevance", "human_correct"])
+def test_a_rule_on_a_run_log_score_not_asked_for_says_to_ask(tmp_path, column):
+    """answer_relevance and human_correct are run-log columns the report compares only under
+    --metric; a rule on one said "no metric 'answer_relevance' in these logs", which held it."""
+    logs = judged_logs(tmp_path)
+    for path, kind in zip(logs, ("a", "b"), strict=True):
+        frame = pd.read_parquet(path)  # A's half its questions, B's all of them
+        values = frame.index % 2 if kind == "a" else np.ones(len(frame))
+        frame[column] = values.astype(float if column == "answer_relevance" else bool)
+        frame.to_parquet(path)
+    rule = f"{column} >= 0"
+    code, out, err, _ = compare(tmp_path, *logs, "--require", rule)
+    assert code == 2, out
+    assert err == (
+        f"ragreport: error: rule {rule!r}: {column!r} is a column of both logs, which the "
+        f"report compares only when asked: pass --metric {column} (--lower-is-better {column} "
+        "where less is better), or drop the rule\n"
+    )
+    code, out, err, _ = compare(tmp_path, *logs, "--metric", column, "--require", rule)
+    assert code == 0, err + out
+    assert f"  pass  B  {column} >= 0: difference 0.5, interval [0.3" in out
+
+
 def test_a_pass_excused_by_a_small_slice_names_the_likeliest_slice_that_could_fail(tmp_path):
     """30 fixed in a slice of 60; 6 broken in slices of 11 and 10, 9 of 9 and 1 of 1: the pass
     named the 9-question slice alone ("its 9 questions give a direction"), while two slices

@@ -52,8 +52,8 @@ from ..analysis.verdict import Verdict, decide, margin_for
 from ..diagnosis.diagnose import COSTS, Diagnosis, diagnose, metric_digits, with_means
 from ..errors import InputError
 from ..formatting import NOISE, agreeing, fmt_count, fmt_listed, fmt_pct, listed, named_value
+from ..inputs.contract import ASKED_SCORES, has_samples
 from ..inputs.contract import BY_NAME as CONTRACT
-from ..inputs.contract import has_samples
 from ..inputs.database import ScoredRun
 from ..inputs.load import RunFile, Source, open_source, refuse_patchy
 from ..inputs.logged import in_spans, log
@@ -223,7 +223,9 @@ def _why_not_compared(
         )
     # a column of the logs' own that --metric would compare, but that no option names
     unasked = not (
-        metric in CONTRACT or own_name(metric) or metric in _compared_when_logged(runs, options)
+        (metric in CONTRACT and metric not in ASKED_SCORES)
+        or own_name(metric)
+        or metric in _compared_when_logged(runs, options)
     )
     if unasked and all(metric in run.columns for run in runs.values()):
         flag = shlex.quote(metric)

@@ -257,6 +257,10 @@ COLUMNS: tuple[Column, ...] = (
     Column("epoch", "string (ints accepted)", _id, "another name of sample; log one of the two"),
 )
 
+# run-log columns of scores or flags of an answer that the report compares only when asked
+# (--metric); the others it compares whenever logged, or are not scores
+ASKED_SCORES = ("answer_relevance", "abstained", "human_correct", "human_faithful")
+
 SPANS = "list<struct<doc_id string, start int, end int>>"
 COLUMNS += (
     Column(
