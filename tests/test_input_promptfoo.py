@@ -388,3 +388,37 @@ def test_a_run_log_forced_to_promptfoo_is_told_it_is_none(tmp_path):
         "provider, response, success, testCase); check --format, or pass the file `promptfoo "
         "eval -o out.json` writes"
     )
+
+
+def test_promptfoo_before_prompt_labels_reads_a_run_per_prompt(tmp_path):
+    """promptfoo's first output (2023) had no provider and named a prompt by its `display`,
+    with `raw` its text with the test's vars filled in: each of 40 tests was read as a run
+    ("holds 80 runs")."""
+    shown = ["prompts/terse.txt: Answer {{question}}", "prompts/cited.txt: Cite {{question}}"]
+    results = [
+        {
+            "prompt": {
+                "raw": display.split(": ")[1].replace("{{question}}", f"q{t}?"),
+                "display": display,
+            },
+            "vars": {"question": f"q{t}?"},
+            "response": {"output": f"answer {t}"},
+            "success": t % 2 == 0 if p == 0 else t % 4 != 3,
+            "score": 1.0,
+            "latencyMs": 100,
+        }
+        for t in range(40)
+        for p, display in enumerate(shown)
+    ]
+    path = tmp_path / "out.json"
+    path.write_text(json.dumps({"version": 1, "results": results, "table": {}, "stats": {}}))
+    out = tmp_path / "r.html"
+    done = CliRunner().invoke(cli, ["compare", str(path), "-o", str(out), "--n-boot", "100"])
+    assert done.exit_code == 0, done.output
+    report = json.loads(out.with_suffix(".json").read_text())
+    assert [(run["label"], run["n_questions"]) for run in report["runs"]] == [
+        (shown[0], 40),
+        (shown[1], 40),
+    ]
+    correct = report["comparisons"][0]["metrics"]["correct"]
+    assert (correct["a"], correct["b"], correct["fixed"], correct["broken"]) == (0.5, 0.75, 10, 0)

@@ -159,7 +159,13 @@ def _run_name(result: dict[str, Any]) -> str:
     if isinstance(provider, dict):
         provider = provider.get("label") or provider.get("id") or "provider"
     prompt = result.get("prompt")
-    label = (prompt.get("label") or prompt.get("raw") or "") if isinstance(prompt, dict) else ""
+    # promptfoo before labels (2023) named a prompt by its display text; raw has the vars filled in
+    named = ("label", "display", "raw")
+    label = (
+        next((str(prompt[k]) for k in named if prompt.get(k)), "")
+        if isinstance(prompt, dict)
+        else ""
+    )
     return f"{provider} | {label}" if label else str(provider)
 
 
