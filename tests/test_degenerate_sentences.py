@@ -372,6 +372,8 @@ def test_a_metric_one_log_lacks_is_named_and_asked_of_that_log(tmp_path, compare
         "both runs",
         f"latency_ms is not compared: {b} does not log latency_ms ({a} does); log it in both runs",
     ]
+    text = page_text(tmp_path / "out" / "report.html")  # "log cited_ids and context_ids in b"
+    assert f"context utilization (log cited_ids in both logs and context_ids in {b});" in text
     pd.DataFrame({k: v for k, v in full.items() if k != "correct"}).to_parquet(b)
     doc = compare(a, b, tmp_path / "no-correct")
     assert doc["comparisons"][0]["warnings"][0] == (

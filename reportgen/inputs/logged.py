@@ -4,6 +4,7 @@ RAGAS user adds a RAGAS column, a promptfoo user a test var; a run log logs the 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from itertools import groupby
 
 from .load import RunFile
 from .readers.ragas import CONTEXTS, RENAMED
@@ -45,7 +46,15 @@ def log(columns: Iterable[str], runs: Iterable[RunFile]) -> str:
             f"log {' and '.join(columns)} in a run log converted from the run, since a "
             f"{tool.upper()} run holds rankings only"
         )
-    return "log " + " and ".join(f"{column}{_where_lacking(column, runs)}" for column in columns)
+    # columns lacking from the same logs share one "in": 'log relevant_ids and context_ids in
+    # b.parquet'; beside such a column, one no log has is asked of all: 'log cited_ids in both
+    # logs and context_ids in b.parquet' (the "in" read as both's)
+    wheres = {column: _where_lacking(column, runs) for column in columns}
+    every = " in both logs" if len(runs) == 2 else " in every log"
+    if any(wheres.values()):
+        wheres = {column: where or every for column, where in wheres.items()}
+    lacked = groupby(columns, key=wheres.__getitem__)
+    return "log " + " and ".join(" and ".join(named) + where for where, named in lacked)
 
 
 _IDS = ("relevant_ids", "context_ids", "retrieved_ids")
