@@ -37,14 +37,21 @@ ROWS = [
 ]
 
 
+def twin_metrics(compare, folder, log, twin, *options):
+    """The report of ``log`` compared with itself, its metrics asserted the same as ``twin``'s:
+    one log's rows in another format or layout."""
+    expected = compare(twin, twin, folder / "twin", "--n-boot", 100, *options)
+    out = compare(log, log, folder / "log", "--n-boot", 100, *options)
+    assert metrics(out) == metrics(expected)
+    return out
+
+
 def test_csv_of_a_parquet_log_reads_numpy_printed_lists(tmp_path, write_log, compare):
     parquet = write_log(tmp_path / "run.parquet", ROWS)
     csv = tmp_path / "run.csv"
     pd.read_parquet(parquet).to_csv(csv, index=False)
     assert "' '" in csv.read_text() and "[2 1]" in csv.read_text()  # numpy's print, no commas
-    expected = compare(parquet, parquet, tmp_path / "ref", "--n-boot", 100, "--k", 25)
-    out = compare(csv, csv, tmp_path / "out", "--n-boot", 100, "--k", 25)
-    assert metrics(out) == metrics(expected)
+    out = twin_metrics(compare, tmp_path, csv, parquet, "--k", 25)
     assert metrics(out)["recall@25"] == pytest.approx((1 + 0) / 2)  # q2 evidence at rank 27
 
 
@@ -63,9 +70,7 @@ def test_csv_of_a_parquet_span_log_reads_numpy_printed_spans(tmp_path, compare):
     frame.to_parquet(parquet)
     pd.read_parquet(parquet).to_csv(csv, index=False)
     assert "}\n {'doc_id': 'd2'" in csv.read_text()  # numpy's print, no comma
-    expected = compare(parquet, parquet, tmp_path / "ref", "--n-boot", 100)
-    out = compare(csv, csv, tmp_path / "out", "--n-boot", 100)
-    assert metrics(out) == metrics(expected)
+    out = twin_metrics(compare, tmp_path, csv, parquet)
     # q1's label is in the ranking only; q2's prompt covers 4 of its label's 7 characters
     assert metrics(out)["recall@1"] == pytest.approx(0.5)
     assert metrics(out)["evidence_recall"] == pytest.approx((0 + 4 / 7) / 2)
@@ -75,9 +80,7 @@ def test_ragas_csv_of_a_parquet_result_reads_numpy_printed_contexts(tmp_path, co
     parquet, csv = tmp_path / "ragas.parquet", tmp_path / "ragas.csv"
     ragas_frame([1.0, 1.0, 1.0], False).to_parquet(parquet)
     pd.read_parquet(parquet).to_csv(csv, index=False)
-    expected = compare(parquet, parquet, tmp_path / "ref", "--n-boot", 100)
-    out = compare(csv, csv, tmp_path / "out", "--n-boot", 100)
-    assert metrics(out) == metrics(expected)
+    out = twin_metrics(compare, tmp_path, csv, parquet)
     assert metrics(out)["recall@1"] == pytest.approx(1 / 3)
 
 
@@ -105,9 +108,7 @@ def test_list_of_numpy_scalars_is_read(tmp_path, write_log, compare):
     frame.to_csv(path, index=False)
     assert "np.str_('fr-0001#1')" in path.read_text()
     parquet = write_log(tmp_path / "run.parquet", ROWS)
-    expected = compare(parquet, parquet, tmp_path / "ref", "--n-boot", 100, "--k", 25)
-    out = compare(path, path, tmp_path / "out", "--n-boot", 100, "--k", 25)
-    assert metrics(out) == metrics(expected)
+    twin_metrics(compare, tmp_path, path, parquet, "--k", 25)
 
 
 @pytest.mark.parametrize("kind", ["csv", "tsv", "jsonl", "promptfoo", "trec", "ragas", "arrow"])
@@ -243,11 +244,9 @@ def test_string_views_and_fixed_size_lists_read_as_strings_and_lists(tmp_path, c
     assert str(views.schema.field("retrieved_ids").type).startswith("fixed_size_list")
     pq.write_table(plain, tmp_path / "plain.parquet")
     pq.write_table(views, tmp_path / "views.parquet")
-    expected = compare(tmp_path / "plain.parquet", tmp_path / "plain.parquet", tmp_path / "p",
-                       "--n-boot", 100, "--k", 10)  # fmt: skip
-    out = compare(tmp_path / "views.parquet", tmp_path / "views.parquet", tmp_path / "v",
-                  "--n-boot", 100, "--k", 10)  # fmt: skip
-    assert metrics(out) == metrics(expected) and len(metrics(out)) >= 8
+    twin = tmp_path / "plain.parquet"
+    out = twin_metrics(compare, tmp_path, tmp_path / "views.parquet", twin, "--k", 10)
+    assert len(metrics(out)) >= 8
 
 
 @pytest.mark.parametrize("written", ["float64", "decimal"])
@@ -265,11 +264,8 @@ def test_grades_pandas_wrote_as_floats_read_as_the_integers_they_are(tmp_path, c
         floats = floats.cast(floats.schema.set(3, decimals))
     pq.write_table(plain, tmp_path / "plain.parquet")
     pq.write_table(floats, tmp_path / "floats.parquet")
-    args = ("--n-boot", 100, "--k", 25)
     plain_log, floats_log = tmp_path / "plain.parquet", tmp_path / "floats.parquet"
-    expected = compare(plain_log, plain_log, tmp_path / "p", *args)
-    out = compare(floats_log, floats_log, tmp_path / "f", *args)
-    assert metrics(out) == metrics(expected)
+    out = twin_metrics(compare, tmp_path, floats_log, plain_log, "--k", 25)
     # the grades count: q1's grades 2 and 1 at ranks 2 and 21 (gain 2**grade - 1), q2's at 27
     ideal = 3 + 1 / np.log2(3)
     assert out["metrics"]["ndcg@25"]["a"] == pytest.approx(
@@ -344,10 +340,8 @@ def test_an_arrow_ipc_file_reads_as_its_parquet(tmp_path, write_log, compare, su
     frame = pd.read_parquet(write_log(tmp_path / "run.parquet", ROWS))
     path = tmp_path / f"run.{suffix}"
     frame.to_feather(path)
-    expected = compare(tmp_path / "run.parquet", tmp_path / "run.parquet", tmp_path / "p",
-                       "--n-boot", 100, "--k", 25)  # fmt: skip
-    out = compare(path, path, tmp_path / "f", "--n-boot", 100, "--k", 25)
-    assert metrics(out) == metrics(expected) and metrics(out)
+    expected = twin_metrics(compare, tmp_path, path, tmp_path / "run.parquet", "--k", 25)
+    assert metrics(expected)
     renamed = tmp_path / f"renamed.{suffix}"
     frame.rename(columns={"question_id": "id"}).to_feather(renamed)
     mapped = compare(renamed, renamed, tmp_path / "m", "--n-boot", 100, "--k", 25,
@@ -391,10 +385,8 @@ def test_a_feather_log_with_float16_or_decimal256_columns_reads_as_its_parquet(
     table = table.append_column("cost", pa.array([1] * table.num_rows).cast(pa.decimal256(40, 2)))
     pq.write_table(table, tmp_path / "wide.parquet")
     feather.write_feather(table, tmp_path / "wide.feather")
-    expected = compare(tmp_path / "wide.parquet", tmp_path / "wide.parquet", tmp_path / "p",
-                       "--n-boot", 100, "--k", 25)  # fmt: skip
-    out = compare(tmp_path / "wide.feather", tmp_path / "wide.feather", tmp_path / "f",
-                  "--n-boot", 100, "--k", 25)  # fmt: skip
-    assert metrics(out) == metrics(expected) and "faithfulness" in metrics(out)
+    wide = tmp_path / "wide.feather"
+    out = twin_metrics(compare, tmp_path, wide, tmp_path / "wide.parquet", "--k", 25)
+    assert "faithfulness" in metrics(out)
     result = CliRunner().invoke(cli, ["validate", str(tmp_path / "wide.feather")])
     assert result.exit_code == 0, result.output
