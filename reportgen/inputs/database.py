@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -424,12 +425,17 @@ def _typed(relation: duckdb.DuckDBPyRelation) -> list[tuple[str, Any]]:
     return [(name, data_type) for name, data_type in columns if name != "row_number"]
 
 
+def _schemas(run: RunFile) -> Iterable[pa.Schema]:
+    """The Arrow schema of each of ``run``'s files, or of its table read in memory."""
+    if run.table is not None:
+        return [run.table.schema]
+    return (pq.read_schema(f) for f in run.files or (run.path,))
+
+
 def float32_columns(run: RunFile) -> frozenset[str]:
     """The columns ``run`` holds as float32 (or float16) in any of its files (narrow_floats):
     DuckDB reads shards of float32 and float64 as one double column."""
-    if run.table is not None:
-        return narrow_floats([run.table.schema])
-    return narrow_floats(pq.read_schema(f) for f in run.files or (run.path,))
+    return narrow_floats(_schemas(run))
 
 
 def _nested(data_type: str) -> bool:
@@ -441,12 +447,9 @@ def temporal_columns(run: RunFile) -> dict[str, pa.DataType]:
     """The columns ``run`` holds as durations, timestamps, dates or times in any of its files,
     with their Arrow types: DuckDB reads a Parquet duration as the integer of its ticks, in the
     unit each file chose (pandas stores 1 s in microseconds and 1.5 s in nanoseconds)."""
-    schemas = (
-        [run.table.schema]
-        if run.table is not None
-        else (pq.read_schema(f) for f in run.files or (run.path,))
-    )
-    return {f.name: f.type for schema in schemas for f in schema if pa.types.is_temporal(f.type)}
+    return {
+        f.name: f.type for schema in _schemas(run) for f in schema if pa.types.is_temporal(f.type)
+    }
 
 
 def _read_as(name: str, duckdb_type: Any, single: bool = False) -> str:
