@@ -1105,3 +1105,36 @@ def test_sample_runs_tell_the_story(tmp_path):
     assert len(d.broken) == 10 and d.missing == ()
     assert d.summary is not None and d.summary.startswith("B is +9.2 points on correct at +41%")
     json.dumps(diagnosis_fields(d), allow_nan=False)
+
+
+def test_a_correct_answer_from_an_empty_prompt_is_answered_from_memory(tmp_path):
+    """A question whose prompt held no passage, answered correctly with faithfulness 1.0 (a
+    judge's reading of an answer with no context), was classed "unlabelled support", whose
+    fix is a label for a passage of the prompt: it had none. A prompt without its evidence
+    still reads unlabelled support."""
+    from click.testing import CliRunner
+
+    from reportgen.cli import cli
+
+    rows = [
+        {"question_id": f"q{i}", "retrieved_ids": [f"p{i}", "x", "y"], "relevant_ids": [f"p{i}"],
+         "context_ids": [f"p{i}", "x"], "correct": i % 3 != 0,
+         "faithfulness": 1.0 if i % 3 else 0.2}
+        for i in range(30)
+    ]  # fmt: skip
+    a, b = pd.DataFrame(rows), pd.DataFrame(rows)
+    b.at[0, "context_ids"], b.at[0, "correct"], b.at[0, "faithfulness"] = [], True, 1.0
+    b.at[1, "context_ids"], b.at[1, "faithfulness"] = ["x"], 1.0
+    a.to_parquet(tmp_path / "a.parquet")
+    b.to_parquet(tmp_path / "b.parquet")
+    per_question = tmp_path / "q.parquet"
+    args = ["compare", str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet"), "-o",
+            str(tmp_path / "r.html"), "--per-question", str(per_question)]  # fmt: skip
+    done = CliRunner().invoke(cli, args)
+    assert done.exit_code == 0, done.output
+    classes = pd.read_parquet(per_question).set_index("question_id")["failure_class_b"]
+    assert (classes["q0"], classes["q1"], classes["q2"]) == (
+        "answered from memory",
+        "unlabelled support",
+        "ok",
+    )

@@ -569,6 +569,13 @@ def promptless(paired: pd.DataFrame, run: str) -> bool:
     return len(sizes) > 0 and bool((sizes == 0).all())
 
 
+def passageless(paired: pd.DataFrame, run: str) -> frozenset[str]:
+    """The questions of ``paired`` whose logged prompts in one run held no passage (each
+    sample's, where a question was answered several times): their answers rest on none."""
+    passages = paired[f"passages_{run}"]
+    return frozenset(paired.loc[passages.eq(0).fillna(False), "question_id"].astype(str))
+
+
 def every_prompt(passages: pd.Series, sizes: pd.Series) -> pd.Series:
     """The passages of every prompt of some questions: each sample's of a question of several
     (``sizes``, question_means.sql's prompt_sizes), else the question's ``passages``; the mean of

@@ -28,6 +28,7 @@ from ..analysis.metrics import (
     MetricTables,
     Options,
     Unranked,
+    passageless,
     plan,
     promptless,
 )
@@ -438,6 +439,7 @@ def compare_runs(
             clusters=None if clusters is None else pd.Series(clusters, ids["question_id"]),
             spans=in_spans(runs.values()),
             promptless=frozenset(r for r in "ab" if promptless(tables.paired, r)),
+            passageless={r: passageless(tables.paired, r) for r in "ab"},
         )
         shown = [q for ids in diagnosis.exemplars.values() for q in ids] + diagnosis.broken
         exemplars = questions.exemplars(list(dict.fromkeys(shown))[:MAX_EXEMPLARS], options.cutoff)

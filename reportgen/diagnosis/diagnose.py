@@ -7,6 +7,7 @@ curve; the report renders the returned ``Diagnosis`` and computes nothing itself
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -159,6 +160,7 @@ def diagnose(
     clusters: pd.Series | None = None,
     spans: bool = False,
     promptless: frozenset[str] = frozenset(),
+    passageless: Mapping[str, frozenset[str]] | None = None,
 ) -> Diagnosis:
     """Diagnose the questions present in both runs: ``pairs`` holds answer_stage.sql's rows of
     both side by side (RunDatabase.pairs).
@@ -170,7 +172,8 @@ def diagnose(
     its interval. ``spans``: the logs locate their evidence in spans (logged.in_spans), so the
     columns a section or a step asks to log are relevant_spans and context_spans.
     ``promptless``: the runs ("a", "b") whose every prompt is empty, where no ranking can help
-    and no correct answer rests on an unlabelled passage of its prompt.
+    and no correct answer rests on an unlabelled passage of its prompt. ``passageless``: each
+    run's questions whose prompt held no passage, whose correct answers came from memory.
     """
     p = Paired(pairs, spans)
     groups = None if clusters is None else clusters.loc[p.frame["question_id"]].to_numpy()
@@ -182,7 +185,13 @@ def diagnose(
     # Without a way to locate the evidence every wrong answer would read "unlabelled": no classes.
     classes = (
         {
-            r: failure_classes(p, r, supported_threshold, relevance_threshold, r in promptless)
+            r: failure_classes(
+                p,
+                r,
+                supported_threshold,
+                relevance_threshold,
+                p.frame["question_id"].isin((passageless or {}).get(r, ())).to_numpy(),
+            )
             for r in RUNS
         }
         if has_correct and not evidence_need

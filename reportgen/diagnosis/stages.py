@@ -321,7 +321,7 @@ def failure_classes(
     run: str,
     supported_threshold: float,
     relevance_threshold: float,
-    promptless: bool = False,
+    passageless: np.ndarray | None = None,
 ) -> pd.Categorical:
     """Each question's failure class, by the first rule that applies.
 
@@ -332,8 +332,8 @@ def failure_classes(
        unlabelled, else ok;
     4. correct: evidence in context -> ok; else faithfulness at or above supported_threshold
        -> unlabelled support (the prompt supports it, so a passage there lacks its label), else
-       (unsupported, or faithfulness missing, or every prompt of the run empty: ``promptless``,
-       no passage to rest on) answered from memory;
+       (unsupported, or faithfulness missing, or the question's prompt empty:
+       ``passageless``, no passage to rest on, whatever a judge made of it) answered from memory;
     5. wrong, evidence not in context: ranked within the first n of retrieved_ids, n the
        length of the logged context_ids (at least 1) -> assembly miss (the ranking held it
        where a prompt of that size takes it; an empty prompt dropped what it put first);
@@ -359,6 +359,7 @@ def failure_classes(
     unlogged = np.full(len(correct), np.nan)
     faithfulness = p.values("faithfulness", run) if p.logged("faithfulness") else unlogged
     relevance = p.values("answer_relevance", run) if p.logged("answer_relevance") else unlogged
+    empty = np.zeros(len(correct), bool) if passageless is None else passageless
     rules: tuple[tuple[np.ndarray, str | None], ...] = (
         (~answerable & abstained, OK),
         (~answerable & unjudged, None),
@@ -369,7 +370,7 @@ def failure_classes(
         (np.isnan(evidence) & ~correct, "unlabelled"),
         (np.isnan(evidence), OK),
         (
-            correct & (evidence == 0) & (faithfulness >= supported_threshold) & (not promptless),
+            correct & (evidence == 0) & (faithfulness >= supported_threshold) & ~empty,
             UNLABELLED_SUPPORT,
         ),
         (correct & (evidence == 0), MEMORY),
