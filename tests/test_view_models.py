@@ -240,3 +240,19 @@ def test_a_log_of_no_link_to_walk_has_no_next_experiment_definition(tmp_path):
         pq.write_table(table, logs[-1])
     text = dict(context.definitions(run_study(logs, Options(n_boot=200)).pairs[0]))
     assert "Next experiment" not in text
+
+
+@pytest.mark.parametrize(
+    ("cutoff", "named"), [(None, "hit@k;"), (3, "hit@k, or hit@context where")]
+)
+def test_the_walk_s_prompt_share_is_defined_by_the_names_its_steps_read(cutoff, named):
+    """With --k 3 and context_ids logged, the walk's step read "hit@context = 0.748", a name
+    the definitions never gave: they said hit@k alone."""
+    logs = [
+        SAMPLE / f"{name}.parquet" for name in ("fare_rules_a_baseline", "fare_rules_b_reranker")
+    ]
+    pair = run_study(logs, Options(n_boot=200, cutoff=cutoff)).pairs[0]
+    steps = {s.metric for e in pair.diagnosis.next_experiment.values() if e for s in e.path}
+    assert ("hit@context" in steps) == (cutoff is not None)
+    walk = dict(context.definitions(pair))["Next experiment"]
+    assert f"then the prompt ({named}" in walk

@@ -592,10 +592,17 @@ def next_experiment_definition(result: Comparison) -> str:
     # a refusal is right on an unanswerable question only where a run logs its refusals
     abstains = any("abstained" in run.columns for run in result.runs.values())
     handled = f"{'refused or ' if abstains else ''}answered correctly"
+    # the prompt's share is named hit@context where the prompt is not the list --k scores
+    named = {step.metric for e in experiments for step in e.path if step.link == "prompt"}
+    prompt_hit = "hit@k" + (
+        ", or hit@context where the prompt is context_ids, not the top k --k scores"
+        if "hit@context" in named
+        else ""
+    )
     first = {
         "candidates": "the share of questions whose evidence reached the candidates (hit at "
         "the ranking's full depth)",
-        "prompt": "the share of questions whose evidence reached the prompt (hit@k; with no "
+        "prompt": f"the share of questions whose evidence reached the prompt ({prompt_hit}; with no "
         "candidates logged to place its misses on the retrieval, the ranking or the context "
         "assembly, its step is to log retrieved_ids)",
         # no labelled evidence located: judged on every answerable question
@@ -604,7 +611,7 @@ def next_experiment_definition(result: Comparison) -> str:
     }
     then = {
         # with a ranking, a prompt can leave out what it ranked first
-        "prompt": "then the prompt (hit@k; the context assembly's experiment, not the "
+        "prompt": f"then the prompt ({prompt_hit}; the context assembly's experiment, not the "
         "ranking's, where most prompts that missed their evidence had it ranked within their "
         "length)",
         "answers": f"then of the hits the share answered correctly{support}",
