@@ -745,10 +745,11 @@ def metrics(
     keep = asked_columns(slices, cluster)
     table, warnings = run_metrics(log, options, Scoring(k, gain, span_coverage), keep)
     write_metrics(log, table, output, sums_path, n_boot, seed, read)
+    written = [output, *([sums_path] if sums_path else [])]
+    err = onto_stdout(written)  # a table is stdout: the lines go beside it
     for note in reader_notes(table):  # as convert prints them
-        _echo(note)
-    written = [str(output), *([str(sums_path)] if sums_path else [])]
-    _echo(f"wrote {', '.join(written)} ({fmt_count(table.num_rows, 'question')})")
+        _echo(note, err)
+    _echo(f"wrote {', '.join(map(str, written))} ({fmt_count(table.num_rows, 'question')})", err)
     for warning in warnings:
         _echo(f"ragreport: warning: {warning}", err=True)
 

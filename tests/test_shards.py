@@ -613,3 +613,29 @@ def test_sums_of_an_earlier_ragreport_are_in_units_of_2_to_the_minus_32(shards):
         f"ragreport: error: {coarse}: recall summed in units of 2^-16, but {old} in units of "
         "2^-32; write every shard of both runs with the same version of ragreport"
     )
+
+
+@pytest.mark.parametrize("option", ["-o", "--partial-sums"])
+def test_a_table_written_to_stdout_is_the_parquet_file_alone(tmp_path, option):
+    """`ragreport metrics log -o - | aws s3 cp - ...`: the "wrote" line followed the Parquet
+    bytes on stdout, so no reader could open the table, with exit 0 and nothing on stderr."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    log = Path(__file__).parents[1] / "sample_runs" / "fare_rules_a_baseline.parquet"
+    other = "--partial-sums" if option == "-o" else "-o"
+    command = ["metrics", str(log), option, "/dev/stdout", other, str(tmp_path / "file.parquet")]
+    with (tmp_path / "stdout.parquet").open("wb") as out:
+        done = subprocess.run(
+            [sys.executable, "-m", "reportgen", *command],
+            stdout=out,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 0, done.stderr
+    tables = [pq.read_table(tmp_path / "stdout.parquet"), pq.read_table(tmp_path / "file.parquet")]
+    per_question, sums = tables if option == "-o" else tables[::-1]
+    assert per_question.num_rows == 240 and "metric" in sums.column_names
+    assert done.stderr.startswith("wrote ") and done.stderr.endswith("(240 questions)\n")
