@@ -186,6 +186,39 @@ def test_a_column_held_in_folder_names_is_named_as_not_read(tmp_path, compare):
     assert out["n_paired"] == 4
 
 
+def test_a_column_held_in_folder_names_and_in_every_file_is_read_without_a_word(tmp_path, compare):
+    """DuckDB's COPY ... (PARTITION_BY (slice), WRITE_PARTITION_COLUMNS true) writes slice into
+    the files as well as the folder names: the report compared the slices and said it could
+    not. Only topic, in the names alone, is named."""
+    import duckdb
+
+    frame = pd.DataFrame(
+        {"question_id": [f"q{i}" for i in range(8)], "correct": [i % 3 > 0 for i in range(8)],
+         "slice": list("xxxxyyyy"), "topic": list("tuvwtuvw")}
+    )  # fmt: skip
+    duckdb.sql(
+        f"COPY (SELECT * EXCLUDE (topic) FROM frame) TO '{tmp_path / 'a'}' "
+        "(FORMAT PARQUET, PARTITION_BY (slice), WRITE_PARTITION_COLUMNS true)"
+    )
+    out = compare(tmp_path / "a", tmp_path / "a", tmp_path / "o")
+    assert not [w for w in out["warnings"] if "folder names" in w]
+    assert {name: value["correct"]["n"] for name, value in out["slices"]["slice"].items()} == {
+        "x": 4,
+        "y": 4,
+    }
+    for (value, topic), rows in frame.groupby(["slice", "topic"]):  # slice in the files too
+        (tmp_path / "b" / f"slice={value}" / f"topic={topic}").mkdir(parents=True)
+        rows.drop(columns="topic").to_parquet(
+            tmp_path / "b" / f"slice={value}" / f"topic={topic}" / "0.parquet"
+        )
+    out = compare(tmp_path / "b", tmp_path / "a", tmp_path / "p")
+    assert [w for w in out["warnings"] if "folder names" in w] == [
+        f"Run A: the folders of {tmp_path / 'b'} are named like columns, as a partitioned "
+        "dataset's are: topic is in the folder names only, which are not read; write it into "
+        "the files (pandas: to_parquet without partition_cols) to compare by it"
+    ]
+
+
 @pytest.mark.parametrize("suffix", ["parquet", "csv"])
 def test_convert_refuses_a_log_of_no_rows_as_compare_does(tmp_path, suffix):
     """convert wrote a log of 0 rows that compare and validate refuse."""

@@ -153,11 +153,15 @@ def _shards_only(path: Path, kind: str, found: str) -> InputError:
 def _partition_notes(path: Path, files: tuple[Path, ...]) -> list[str]:
     """A folder of shards whose subfolders are named like columns (``slice=faq``), as a
     partitioned dataset's are (pandas' ``partition_cols``): those columns are in the names, not
-    in the files, and are not read; said, since a slice lost so is otherwise lost unseen."""
+    in the files, and are not read; said, since a slice lost so is otherwise lost unseen. A
+    column every file holds as well (DuckDB's WRITE_PARTITION_COLUMNS) is read from the files."""
     if not path.is_dir():
         return []
     folders = {part for f in files for part in f.relative_to(path).parent.parts}
     named = sorted({part.split("=", 1)[0] for part in folders if "=" in part})
+    if named:  # the footers only
+        held = [set(parquet_file(f).schema_arrow.names) for f in files]
+        named = [name for name in named if not all(name in names for names in held)]
     if not named:
         return []
     columns, it = " and ".join(named), agreeing(len(named), "it", "them")

@@ -602,9 +602,9 @@ def next_experiment_definition(result: Comparison) -> str:
     first = {
         "candidates": "the share of questions whose evidence reached the candidates (hit at "
         "the ranking's full depth)",
-        "prompt": f"the share of questions whose evidence reached the prompt ({prompt_hit}; with no "
-        "candidates logged to place its misses on the retrieval, the ranking or the context "
-        "assembly, its step is to log retrieved_ids)",
+        "prompt": f"the share of questions whose evidence reached the prompt ({prompt_hit}; "
+        "with no candidates logged to place its misses on the retrieval, the ranking or the "
+        "context assembly, its step is to log retrieved_ids)",
         # no labelled evidence located: judged on every answerable question
         "answers": f"the share of the answerable questions answered correctly{support}",
         "unanswerable": f"the share of the unanswerable questions {handled}",
