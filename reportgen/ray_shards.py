@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 
 from .analysis.poisson import question_keys
 from .analysis.scoring import Scoring
-from .comparison.scored_log import metrics_of
+from .comparison.scored_log import metrics_of, scorable
 from .errors import InputError
 from .inputs.contract import BY_NAME
 from .inputs.load import RunFile, Shape, check_schema, check_values, patchy_columns
@@ -65,6 +65,9 @@ def _file_sums(files: pa.Table, *, scoring: Scoring, n_boot: int, seed: int) -> 
             columns=frozenset(table.column_names),
             table=table,
         )
+        if not run.n_rows and not scorable(run.columns):  # adds nothing, as among metrics' shards
+            empty = {"n_rows": 0, "columns": [], "question_ids": []}
+            return pa.Table.from_pylist([row | empty], SCORED)
         metrics = metrics_of(run, scoring)
         sink = pa.BufferOutputStream()
         sums = sums_table(metrics, n_boot, seed)
@@ -162,8 +165,11 @@ def ray_partial_sums(
             f"{repeat['first']}, and each file is scored on its own: write each question's rows "
             "to one file, or score the log with ragreport metrics, which reads its files together"
         )
+    scored_files = [row for row in rows if row["sums"] is not None]
+    if not scored_files:
+        raise InputError(f"{where}: no file holds a question; pass the files of a run log")
     by_metric: dict[str, list[MetricSums]] = {}
-    for row in rows:  # each file's sums: a row per metric, all scored alike
+    for row in scored_files:  # each file's sums: a row per metric, all scored alike
         for metric in pa.ipc.open_stream(row["sums"]).read_all().to_pylist():
             by_metric.setdefault(metric["metric"], []).append(sums_of_row(metric))
     return sums_rows({metric: added(parts, metric) for metric, parts in by_metric.items()})

@@ -15,6 +15,7 @@ from test_shards import N, rows
 from reportgen.analysis.poisson import merge, question_keys
 from reportgen.analysis.scoring import Scoring
 from reportgen.comparison.scored_log import metrics_of
+from reportgen.errors import InputError
 from reportgen.inputs.load import open_log
 from reportgen.inputs.readers import ReadOptions
 from reportgen.ray_shards import ray_partial_sums
@@ -168,3 +169,25 @@ def test_a_file_lacking_a_column_another_has_is_refused(cluster, tmp_path, write
         "30 rows would have no value there; write the column in every shard (null where a value "
         "is unknown)"
     )
+
+
+def test_a_file_of_no_rows_and_few_columns_adds_nothing_as_in_metrics(cluster, tmp_path, write_log):
+    """A file a writer opened before it had rows (question_id alone) is read among the others
+    by metrics, and added nothing; Ray refused it for "no metric can be computed". A log whose
+    every file is so is refused."""
+    folder = tmp_path / "shards"
+    folder.mkdir()
+    write_log(folder / "part-0.parquet", rows("a"))
+    pq.write_table(pa.table({"question_id": pa.array([], pa.string())}), folder / "part-1.parquet")
+    whole = write_log(tmp_path / "a.parquet", rows("a"))
+    local = sums_by_metric(
+        sums_table(metrics_of(open_log(whole, "A", ReadOptions()), Scoring()), 300, 4)
+    )
+    distributed = sums_by_metric(ray_partial_sums(str(folder), n_boot=300, seed=4))
+    assert set(distributed) == set(local)
+    for metric, own in local.items():
+        got = merge([distributed[metric].sums])
+        assert np.array_equal(got.weighted, own.sums.weighted), metric
+    (folder / "part-0.parquet").unlink()
+    with pytest.raises(InputError, match="no file holds a question; pass the files of a run log"):
+        ray_partial_sums(str(folder), n_boot=300, seed=4)

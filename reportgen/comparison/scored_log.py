@@ -74,7 +74,7 @@ def metrics_of(run: RunFile, scoring: Scoring, kept: Mapping[str, str] | None = 
     finally:
         db.close()
     present = [m for m in METRICS if frame[m].notna().any()]
-    if not present and not carried and not _scorable(run.columns):
+    if not present and not carried and not scorable(run.columns):
         raise InputError(
             f"{path}: no metric can be computed; the log needs relevant_ids with "
             "retrieved_ids or context_ids, relevant_spans with retrieved_spans or context_spans, "
@@ -155,7 +155,7 @@ def _kept(db: RunDatabase, run: RunFile, column: str, flag: str, ids: pd.Series)
     )
 
 
-def _scorable(columns: frozenset[str]) -> bool:
+def scorable(columns: frozenset[str]) -> bool:
     """Whether a log's columns can give a metric: a shard may still have none (no rows, or only
     questions without labels), and then adds nothing to the sums of its run."""
     retrieval = all(set(needed) & columns for needed in RETRIEVAL_NEEDS.values())
