@@ -59,8 +59,11 @@ SELECT
     coalesce(retrieved_ids::VARCHAR[], span_names(retrieved_spans)) AS retrieved_ids,
     retrieved_ids::VARCHAR[] AS retrieved_ids_logged,
     coalesce(relevant_ids::VARCHAR[], span_names(relevant_spans)) AS relevant_ids,
-    coalesce(relevant_grades::BIGINT[], list_transform(relevant_spans, lambda s: coalesce(s.grade, 1)))
-        AS relevant_grades,
+    -- a span's grade goes with the span's name, never with a passage id logged beside it
+    CASE WHEN relevant_ids IS NULL
+         THEN coalesce(relevant_grades::BIGINT[],
+                       list_transform(relevant_spans, lambda s: coalesce(s.grade, 1)))
+         ELSE relevant_grades::BIGINT[] END AS relevant_grades,
     coalesce(context_ids::VARCHAR[], span_names(context_spans)) AS context_ids,
     correct::BOOLEAN AS correct,
     -- a NaN share is a judge that failed (polars and json.dumps write it so): no value, as the

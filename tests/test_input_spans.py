@@ -276,7 +276,43 @@ def test_a_log_of_both_label_columns_says_which_are_scored(tmp_path, compare):
     ids_only = tmp_path / "ids_only.parquet"
     pq.write_table(pq.read_table(paths[1]).drop_columns(["relevant_spans"]), ids_only)
     doc = compare(paths[0], ids_only, tmp_path / "mixed")
-    assert (
-        not [w for w in doc["warnings"] if "not scored" in w]
-        and "evidence_recall" not in doc["metrics"]
-    )
+    assert [w for w in doc["warnings"] if "not scored" in w] == [
+        "Run A: relevant_spans is not scored: another run logs no relevant_spans, so every run "
+        "is scored on relevant_ids"
+    ]
+    assert "evidence_recall" not in doc["metrics"]
+
+
+def test_spans_beside_ids_are_not_scored_against_a_log_of_ids(tmp_path, compare):
+    """A logs relevant_ids (no relevant_grades) beside span labels of grades 2 and 1, B the
+    same ids, rankings and prompts without spans: each run was scored alone, A on its spans
+    and B on its ids, so identical runs read "B better" on nDCG@2 ([+0.098, +0.273]) with the
+    golden set "changed" on every question (the spans' grades went with A's ids); with three
+    ids beside two spans the log was refused for "2 grades for 3 relevant_ids"."""
+    label = pa.struct([("doc_id", pa.string()), ("start", pa.int64()), ("end", pa.int64()),
+                       ("grade", pa.int64())])  # fmt: skip
+    span = pa.struct([("doc_id", pa.string()), ("start", pa.int64()), ("end", pa.int64())])
+    n = 40
+
+    def write(path: Path, ids: list[str], spans: bool) -> Path:
+        columns: dict[str, pa.Array | list] = {"question_id": [f"q{i}" for i in range(n)]}
+        if spans:
+            labels = [{"doc_id": "d", "start": 10, "end": 50, "grade": 2},
+                      {"doc_id": "d", "start": 150, "end": 190, "grade": 1}]  # fmt: skip
+            ranked = [{"doc_id": "d", "start": s, "end": s + 100} for s in (100, 0, 200)]
+            columns["relevant_spans"] = pa.array([labels] * n, pa.list_(label))
+            columns["retrieved_spans"] = pa.array([ranked] * n, pa.list_(span))
+            columns["context_spans"] = pa.array([ranked[:2]] * n, pa.list_(span))
+        columns |= {"relevant_ids": [ids] * n, "retrieved_ids": [["p2", "p1", "p3"]] * n,
+                    "context_ids": [["p2", "p1"]] * n}  # fmt: skip
+        pq.write_table(pa.table(columns), path)
+        return path
+
+    ids_b = write(tmp_path / "ids_b.parquet", ["p1", "p2"], spans=False)
+    for ids in (["p1", "p2"], ["p1", "p2", "p3"]):
+        both = write(tmp_path / f"both_{len(ids)}.parquet", ids, spans=True)
+        expected = compare(write(tmp_path / "ids_a.parquet", ids, False), ids_b, tmp_path / "e")
+        doc = compare(both, ids_b, tmp_path / f"o{len(ids)}")
+        assert doc["metrics"] == expected["metrics"]
+        assert doc["metrics"]["ndcg@2"]["a"] == 1.0  # each label of grade 1, ranked 2 and 1
+        assert validate(both, code=0)[0] == f"{both}: ok, 40 rows follow the run-log contract"

@@ -482,6 +482,26 @@ def empty_prompts(runs: tuple[RunFile, RunFile], cutoff: int | None, p: Plan) ->
     )
 
 
+def scored_labels(runs: list[RunFile]) -> list[RunFile]:
+    """The runs as their labels are scored: where some run logs no relevant_spans, a log of
+    relevant_ids beside its relevant_spans (the passage labels of an old chunking) is scored
+    on its relevant_ids, as the others are, and says so. Each run is scored alone, so its spans
+    were scored against the other's passage ids (a "B better" on identical rankings), and the
+    spans' grades went with its ids by position."""
+    if all("relevant_spans" in run.columns for run in runs):
+        return runs
+    note = (
+        "relevant_spans is not scored: another run logs no relevant_spans, so every run is "
+        "scored on relevant_ids"
+    )
+    return [
+        replace(run, columns=run.columns - {"relevant_spans"}, notes=(*run.notes, note))
+        if {"relevant_ids", "relevant_spans"} <= run.columns and run.scored is None
+        else run
+        for run in runs
+    ]
+
+
 def mixed_labels(runs: tuple[RunFile, RunFile]) -> str | None:
     """Why retrieval is not compared when each run labels its evidence its own way (passage
     ids in one, document spans in the other): the two kinds share no scale. None otherwise."""

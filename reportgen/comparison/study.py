@@ -25,7 +25,7 @@ from ..analysis import holdout
 from ..analysis.audit import EXAMPLES
 from ..analysis.gates import GateResult, Requirements, RuleError
 from ..analysis.holdout import Holdout
-from ..analysis.metrics import Options, score_run, typical_prompt
+from ..analysis.metrics import Options, score_run, scored_labels, typical_prompt
 from ..analysis.registry import base_name, parse_name
 from ..analysis.stats import cluster_covariance, compare_metric, own_mean, significance
 from ..errors import InputError
@@ -456,7 +456,7 @@ def run_study(
     # side by side: hashing two 430 MB logs (1M questions) took 0.6 s one after the other
     with ThreadPoolExecutor(max_workers=min(len(paths), os.cpu_count() or 1)) as pool:
         runs = list(pool.map(open_source, paths, names, reads))
-    runs = scored_beside_tables(runs, options)
+    runs = scored_beside_tables(scored_labels(runs), options)
     keep: list[str] | None = None
     missing: dict[str, list[str]] = {}
     n_questions: dict[str, int] = {}
