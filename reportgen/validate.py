@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from .analysis.audit import unplaced
 from .analysis.metrics import (
     MetricTables,
     Options,
@@ -56,6 +57,7 @@ def validate(path: Path, options: ReadOptions) -> Validation:
         found = db.read(settings.cutoff)
         refused = bool(values) or any(p.refused for p in found)
         refusal, unknown = (None, []) if refused else _scored(db, settings)
+        misplaced = [] if refused or refusal else [u.said() for u in unplaced(db)]
     except InputError as error:  # a value the queries cannot read: named by the first lines
         return Validation(values or [str(error)], refused=True)
     finally:
@@ -65,7 +67,7 @@ def validate(path: Path, options: ReadOptions) -> Validation:
     problems = dict.fromkeys(p.summary() for p in found)
     lines = values + list(problems) + ([refusal] if refusal else unknown)
     # how the reader read the file, as compare's warnings say it: a RAGAS score that failed
-    notes = [f"{path}: note: {note}" for note in (*run.notes, *_both_labels(run))]
+    notes = [f"{path}: note: {note}" for note in (*run.notes, *_both_labels(run), *misplaced)]
     asked = "" if refused or refusal else _k_asked(run)
     if not lines:
         rows = f"{fmt_count(run.n_rows, 'row')} {agreeing(run.n_rows, 'follows', 'follow')}"

@@ -316,3 +316,32 @@ def test_spans_beside_ids_are_not_scored_against_a_log_of_ids(tmp_path, compare)
         assert doc["metrics"] == expected["metrics"]
         assert doc["metrics"]["ndcg@2"]["a"] == 1.0  # each label of grade 1, ranked 2 and 1
         assert validate(both, code=0)[0] == f"{both}: ok, 40 rows follow the run-log contract"
+
+
+def test_a_run_whose_passages_miss_every_labelled_document_is_named(tmp_path, compare):
+    """B's spans name their documents 'docs/manual00.md' where the labels say 'manual00': every
+    retrieval and character measure read 0, validate said ok, and the audit counted no label
+    across a cut in B, all without a word."""
+    sample = Path(__file__).resolve().parent.parent / "sample_runs"
+    frame = pq.read_table(sample / "manuals_b_chunk1000.parquet").to_pandas()
+    for column in ("retrieved_spans", "context_spans"):
+        frame[column] = frame[column].map(
+            lambda spans: [dict(s, doc_id=f"docs/{s['doc_id']}.md") for s in spans]
+        )
+    moved = tmp_path / "b.parquet"
+    frame.to_parquet(moved)
+    a = sample / "manuals_a_chunk400.parquet"
+    doc = compare(a, moved, tmp_path / "o")
+    assert [w for w in doc["warnings"] if "doc_id" in w] == [
+        "Run B: no passage it logged lies in any of the 39 documents its labels name (a label "
+        "names 'manual00', a passage 'docs/manual00.md'), so every retrieval measure reads 0 on "
+        "every question; check that the logs and the labels write each doc_id alike"
+    ]
+    assert doc["metrics"]["evidence_recall"]["b"] == 0
+    assert validate(moved, code=0)[-1] == (
+        f"{moved}: note: no passage it logged lies in any of the 39 documents its labels name "
+        "(a label names 'manual00', a passage 'docs/manual00.md'), so every retrieval measure "
+        "reads 0 on every question; check that the logs and the labels write each doc_id alike"
+    )
+    same = compare(a, sample / "manuals_b_chunk1000.parquet", tmp_path / "p")
+    assert not [w for w in same["warnings"] if "doc_id" in w]

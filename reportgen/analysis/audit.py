@@ -63,6 +63,35 @@ class Unjudged:
 
 
 @dataclass(frozen=True)
+class Unplaced:
+    """A run whose logged passages lie in none of the documents its span labels name
+    (queries/span_documents.sql): every question scores 0, a naming mismatch, not a retrieval
+    miss."""
+
+    run: str  # "a" or "b"
+    labelled: int  # documents its labels name
+    a_labelled: str  # one of them
+    a_logged: str  # a document a passage of the run lies in
+
+    def said(self) -> str:
+        return (
+            f"no passage it logged lies in any of the {fmt_count(self.labelled, 'document')} "
+            f"its labels name (a label names {self.a_labelled!r}, a passage "
+            f"{self.a_logged!r}), so every retrieval measure reads 0 on every question; check "
+            "that the logs and the labels write each doc_id alike"
+        )
+
+
+def unplaced(db: RunDatabase) -> tuple[Unplaced, ...]:
+    """The runs of ``db`` whose passages miss every labelled document; not one of a passage
+    table, whose own note names the documents it lacks."""
+    if not any("relevant_spans" in run.columns for run in db.files.values()):
+        return ()
+    rows = db.frame("span_documents").to_dict("records")
+    return tuple(Unplaced(**row) for row in rows if db.files[row["run"]].passages is None)
+
+
+@dataclass(frozen=True)
 class Audit:
     n_paired: int
     exploratory: bool
@@ -73,6 +102,7 @@ class Audit:
     smells: list[Smell]
     unjudged: Unjudged | None  # None: no label of grade 0 (nothing judged not relevant), or spans
     unanswerable_by: str = ""  # what made run A's questions unanswerable, in the audit's words
+    unplaced: tuple[Unplaced, ...] = ()  # runs whose passages miss every labelled document
 
     @property
     def unanswerable_share(self) -> float:
@@ -98,7 +128,7 @@ def audit(
         counts = {run: int((rows["run"] == run).sum()) for run in ("a", "b")}
         examples = list(dict.fromkeys(rows["question_id"]))[:EXAMPLES]
         smells.append(Smell(kind, title, counts, examples))
-    return replace(golden, smells=smells, unjudged=unjudged(db, tables))
+    return replace(golden, smells=smells, unjudged=unjudged(db, tables), unplaced=unplaced(db))
 
 
 def audited(

@@ -848,6 +848,7 @@ def _warnings(tables: MetricTables, golden: Audit, runs: dict[str, RunFile]) -> 
                 "not scored: both runs log relevant_spans, and those are (they hold whatever "
                 "the chunking)"
             )
+    warnings += [f"Run {runs[u.run].label}: {u.said()}" for u in golden.unplaced]
     if golden.label_changes:
         shown = listed(q for q, _ in golden.label_changes[:EXAMPLES])
         warnings.append(
