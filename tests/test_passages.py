@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import unicodedata
 from pathlib import Path
 
 import pyarrow as pa
@@ -347,10 +348,34 @@ def test_a_labelled_document_no_passage_covers_is_a_warning(tmp_path, compare):
     out = compare(log, log, tmp_path / "o", "--k", 2, "--passages", passages, "--n-boot", 100)
     assert (
         "1 labelled document appears in no passage of passages.csv, so no passage of this run "
-        "can cover its labels: d9"
+        "can cover its labels: 'd9'"
     ) in "\n".join(out["warnings"])
     # p1 covers d1:0-5, the one label of d1; d9's label is found by no passage
     assert out["metrics"]["recall@2"]["a"] == pytest.approx(1 / 2)
+
+
+@pytest.mark.parametrize(
+    ("table_id", "why"),
+    [("d1 ", "spaces around it"), ("man\u0075\u0301al", "the Unicode form of its letters")],
+)
+def test_a_labelled_document_the_table_names_but_for_its_form_says_so(
+    tmp_path, compare, table_id, why
+):
+    """The table's 'd1 ' (a trailing space) or NFD 'manúal' (macOS' file names) against the
+    labels' 'd1' or NFC 'manúal': the warning named the label's id unquoted, reading as the
+    table's, and every metric read 0 with no hint why."""
+    label_id = unicodedata.normalize("NFC", table_id.strip())
+    label = {"doc_id": label_id, "start": 0, "end": 4, "grade": 1}
+    log = _log(
+        tmp_path, [dict(LABELLED, question_id=f"q{i}", relevant_spans=[label]) for i in range(3)]
+    )
+    passages = _table(tmp_path, f"passage_id,doc_id,start,end\np1,{table_id},0,5\np2,d0,5,9\n")
+    out = compare(log, log, tmp_path / "o", "--k", 2, "--passages", passages, "--n-boot", 100)
+    assert (
+        "1 labelled document appears in no passage of passages.csv, so no passage of this run "
+        f"can cover its labels: {label_id!r}; 1 of them differs from a document of the table "
+        f"only in {why} ({label_id!r} against {table_id!r}): write the doc_id alike in both"
+    ) in "\n".join(out["warnings"])
 
 
 def test_a_label_across_a_cut_is_judged_on_every_passage_of_the_table(tmp_path, compare):

@@ -9,6 +9,7 @@ differently are compared on the same labels.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -231,6 +232,26 @@ def _nulls(table: pa.Table) -> pa.Array:
     return pa.nulls(table.num_rows, pa.list_(pa.string()))
 
 
+def _near_documents(unknown: list[str], table: list[str]) -> str:
+    """The clause on labelled documents the table names but for spaces around the id or the
+    Unicode form of its letters (NFD, as macOS writes file names, against NFC): the note's
+    names read as the table's; "" when none is so."""
+    for form, why in (
+        (lambda doc: doc.strip(), "spaces around it"),
+        (lambda doc: unicodedata.normalize("NFC", doc), "the Unicode form of its letters"),
+    ):
+        near = {form(doc): doc for doc in table}
+        found = [(doc, near[form(doc)]) for doc in unknown if form(doc) in near]
+        if found:
+            label, listed = found[0]
+            return (
+                f"; {fmt_count(len(found), 'of them', 'of them')} "
+                f"{agreeing(len(found), 'differs', 'differ')} from a document of the table only "
+                f"in {why} ({label!r} against {listed!r}): write the doc_id alike in both"
+            )
+    return ""
+
+
 def _unreachable_labels(
     path: Path, table: pa.Table, passages: pa.Table, passages_path: Path
 ) -> list[str]:
@@ -267,11 +288,13 @@ def _unreachable_labels(
     past = past.sort_by([("doc_id", "ascending"), ("start", "ascending")]).to_pylist()
     notes = []
     if unknown:
+        shown = [repr(doc) for doc in unknown]  # quoted: 'd1' beside the table's 'd1 ' shows
         notes.append(
             f"{fmt_count(len(unknown), 'labelled document')} "
             f"{agreeing(len(unknown), 'appears', 'appear')} in no passage of "
             f"{passages_path.name}, so no passage of this run can cover "
-            f"{agreeing(len(unknown), 'its', 'their')} labels: {fmt_listed(unknown, LISTED)}"
+            f"{agreeing(len(unknown), 'its', 'their')} labels: {fmt_listed(shown, LISTED)}"
+            + _near_documents(unknown, known["doc_id"].to_pylist())
         )
     if past:
         shown = [f"{bidi_isolated(p['doc_id'])} [{p['start']}, {p['end']})" for p in past]
