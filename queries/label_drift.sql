@@ -1,16 +1,26 @@
 -- Paired questions whose golden labels differ between the runs: the golden set was not frozen.
--- Reads: table facts, and view runs for the reference answers (the label correct is judged
---   against; facts does not keep their text). Labels compare as sets of (passage, grade), grades
+-- Reads: tables facts and span_matches, and view runs for the reference answers (the label
+--   correct is judged against; facts does not keep their text). Labels compare as sets of (passage, grade), grades
 --   defaulting to 1 (macro labelled, queries/rules.sql); reference answers as the set of a question's samples', where both runs log
 --   them. A label is compared only when both runs log it (relevant labels: relevant_ids or
 --   relevant_spans; answerable), for some question: a run that logs none (a closed-book
 --   baseline) has no golden set to differ from.
 -- Returns: question_id, changed (comma-separated: relevant labels, answerable, reference
 --   answer); in A's file order.
-WITH labels AS (
-    SELECT run, question_id, row_number, answerable,
-           labelled(relevant_ids, relevant_grades) AS labelled
-    FROM facts
+WITH merged AS (
+    -- a question labelled with spans compares its labels as they are measured: merged where
+    -- they overlap, those of grade 0 left out (span_matches); [0, 30) and [20, 50) against
+    -- [0, 50) is one golden set
+    SELECT run, question_id, sample,
+           list_sort(list_distinct(list(id || chr(31) || grade::VARCHAR))) AS labelled
+    FROM span_matches
+    GROUP BY ALL
+),
+labels AS (
+    SELECT f.run, f.question_id, f.row_number, f.answerable,
+           coalesce(m.labelled, labelled(f.relevant_ids, f.relevant_grades)) AS labelled
+    FROM facts AS f
+    LEFT JOIN merged AS m USING (run, question_id, sample)
 ),
 refs AS (
     SELECT run, question_id, list_sort(list_distinct(list(reference_answer))) AS refs

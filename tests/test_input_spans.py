@@ -9,8 +9,11 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from click.testing import CliRunner
 from test_input_validate import validate
 from test_readers import fail
+
+from reportgen.cli import cli
 
 OFFSET = pa.int64()
 
@@ -345,3 +348,48 @@ def test_a_run_whose_passages_miss_every_labelled_document_is_named(tmp_path, co
     )
     same = compare(a, sample / "manuals_b_chunk1000.parquet", tmp_path / "p")
     assert not [w for w in same["warnings"] if "doc_id" in w]
+
+
+@pytest.mark.parametrize(
+    ("b_labels", "changed"),
+    [
+        ([("d", 0, 50, 1)], False),  # the same evidence, merged as written
+        ([("d", 0, 50, 1), ("d", 200, 240, 0)], False),  # and a label of grade 0, never measured
+        ([("d", 0, 40, 1)], True),
+        ([("d", 0, 50, 2)], True),
+    ],
+)
+def test_span_labels_are_compared_as_they_are_measured(tmp_path, compare, b_labels, changed):
+    """A's labels [0, 30) and [20, 50) against B's [0, 50): the evidence the runs are measured
+    on is one, yet the report said the golden set changed on every question ("each run was
+    scored on its own labels there") and --strict refused the comparison."""
+    label = pa.struct([("doc_id", pa.string()), ("start", pa.int64()), ("end", pa.int64()),
+                       ("grade", pa.int64())])  # fmt: skip
+    span = pa.struct([("doc_id", pa.string()), ("start", pa.int64()), ("end", pa.int64())])
+    ranked = [{"doc_id": "d", "start": 0, "end": 80}, {"doc_id": "d", "start": 80, "end": 160}]
+
+    def write(path: Path, labels: list[tuple[str, int, int, int]]) -> Path:
+        spans = [dict(zip(("doc_id", "start", "end", "grade"), lab, strict=True)) for lab in labels]
+        pq.write_table(
+            pa.table(
+                {
+                    "question_id": [f"q{i}" for i in range(12)],
+                    "relevant_spans": pa.array([spans] * 12, pa.list_(label)),
+                    "retrieved_spans": pa.array([ranked] * 12, pa.list_(span)),
+                    "context_spans": pa.array([ranked[:1]] * 12, pa.list_(span)),
+                    "correct": [i % 2 == 0 for i in range(12)],
+                }
+            ),  # fmt: skip
+            path,
+        )
+        return path
+
+    a = write(tmp_path / "a.parquet", [("d", 0, 30, 1), ("d", 20, 50, 1)])
+    b = write(tmp_path / "b.parquet", b_labels)
+    doc = compare(a, b, tmp_path / "o", "--n-boot", 100)
+    said = [w for w in doc["warnings"] if w.startswith("The golden set changed")]
+    assert bool(said) == changed
+    strict = CliRunner().invoke(
+        cli, ["compare", str(a), str(b), "-o", str(tmp_path / "s.html"), "--strict"]
+    )
+    assert strict.exit_code == (2 if changed else 0), strict.output
