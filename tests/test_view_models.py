@@ -256,3 +256,15 @@ def test_the_walk_s_prompt_share_is_defined_by_the_names_its_steps_read(cutoff, 
     assert ("hit@context" in steps) == (cutoff is not None)
     walk = dict(context.definitions(pair))["Next experiment"]
     assert f"then the prompt ({named}" in walk
+
+
+def test_no_definition_of_a_span_report_names_the_id_columns():
+    """The chunking pair logs spans: the failure classes' definition said "no candidates logged
+    (retrieved_ids)", and a prompt miss's step "log retrieved_ids", columns a span log has no
+    use for."""
+    logs = [SAMPLE / f"manuals_{c}.parquet" for c in ("a_chunk400", "b_chunk1000")]
+    pair = run_study(logs, Options(n_boot=200)).pairs[0]
+    text = dict(context.definitions(pair))
+    assert "no candidates logged (retrieved_spans) to look in" in text["Failure classes"]
+    named = [title for title, said in text.items() if "_ids" in said]
+    assert named == []

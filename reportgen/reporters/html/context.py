@@ -592,10 +592,14 @@ def next_experiment_definition(result: Comparison) -> str:
     # a refusal is right on an unanswerable question only where a run logs its refusals
     abstains = any("abstained" in run.columns for run in result.runs.values())
     handled = f"{'refused or ' if abstains else ''}answered correctly"
+    spans = in_spans(result.runs.values())
+    ranking, prompt = (
+        ("retrieved_spans", "context_spans") if spans else ("retrieved_ids", "context_ids")
+    )
     # the prompt's share is named hit@context where the prompt is not the list --k scores
     named = {step.metric for e in experiments for step in e.path if step.link == "prompt"}
     prompt_hit = "hit@k" + (
-        ", or hit@context where the prompt is context_ids, not the top k --k scores"
+        f", or hit@context where the prompt is {prompt}, not the top k --k scores"
         if "hit@context" in named
         else ""
     )
@@ -604,7 +608,7 @@ def next_experiment_definition(result: Comparison) -> str:
         "the ranking's full depth)",
         "prompt": f"the share of questions whose evidence reached the prompt ({prompt_hit}; "
         "with no candidates logged to place its misses on the retrieval, the ranking or the "
-        "context assembly, its step is to log retrieved_ids)",
+        f"context assembly, its step is to log {ranking})",
         # no labelled evidence located: judged on every answerable question
         "answers": f"the share of the answerable questions answered correctly{support}",
         "unanswerable": f"the share of the unanswerable questions {handled}",
@@ -672,7 +676,10 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
     )
     # span labels: each label is found at the first passage relevant to it ("Span labels")
     rel = "labelled spans" if CHAR_METRICS[0] in t.metrics else "labelled passages"
-    prompt = "context_spans" if in_spans(result.runs.values()) else "context_ids"
+    spans = in_spans(result.runs.values())
+    prompt, ranked = (
+        ("context_spans", "retrieved_spans") if spans else ("context_ids", "retrieved_ids")
+    )
     out = [
         (
             "Prompt cutoff",
@@ -844,7 +851,7 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             "evidence not in context: ranked within the prompt's length (the logged "
             f"{prompt}; at least 1), which left it out: assembly miss; ranked below it: "
             "ranking miss; "
-            "among no candidate: retrieval miss; no candidates logged (retrieved_ids) to look "
+            f"among no candidate: retrieval miss; no candidates logged ({ranked}) to look "
             "in: prompt miss; wrong with evidence in context: faithfulness "
             "below the threshold: "
             f"hallucination; faithful, answer relevance below {OFF_QUESTION_BELOW}: "
