@@ -556,3 +556,27 @@ def test_one_span_under_two_ids_in_a_prompt_is_a_repeated_passage(tmp_path, comp
     assert smell["counts"] == {"a": 2, "b": 2} and smell["examples"] == ["q0", "q1"]
     # scored once: one labelled span among the three slots of every prompt
     assert out["metrics"]["precision@3"]["a"] == pytest.approx(1 / 3)
+
+
+@pytest.mark.parametrize(
+    ("name", "separator", "said"),
+    [
+        ("p.csv", ";", "separated by semicolons; write the table with commas (to_csv's default) "
+         "or as TSV"),
+        ("p.csv", "\t", "separated by tabs, not commas; name the file .tsv"),
+        ("p.tsv", ",", "separated by commas, not tabs; name the file .csv"),
+    ],
+)  # fmt: skip
+def test_a_passage_table_of_another_separator_is_named_so(tmp_path, name, separator, said):
+    """A passage table a spreadsheet wrote with semicolons, or a TSV under a .csv name, read as
+    one column and was refused for "no column passage_id, doc_id, start, end"."""
+    log = _log(tmp_path, [dict(LABELLED, question_id="q1")])
+    table = tmp_path / name
+    table.write_text(separator.join(["passage_id", "doc_id", "start", "end"]) + "\n"
+                     + separator.join(["p1", "d1", "0", "5"]) + "\n")  # fmt: skip
+    header = separator.join(["passage_id", "doc_id", "start", "end"])
+    line = fail("compare", log, log, "-o", tmp_path / "r.html", "--passages", table)
+    assert (
+        line
+        == f"ragreport: error: {table}: the header is one field, {header!r}: the columns are {said}"
+    )

@@ -27,7 +27,7 @@ from ..contract import BY_NAME, integer_problem, type_problem
 from ..engine import connection
 from .columns import place
 from .compressed import refuse_gzip
-from .tabular import field_count_error, record_line
+from .tabular import field_count_error, one_field, record_line
 
 COLUMNS = {"passage_id": pa.string(), "doc_id": pa.string(), "start": pa.int64(), "end": pa.int64()}
 ID_LISTS = {"retrieved_ids": "retrieved_spans", "context_ids": "context_spans"}
@@ -80,6 +80,8 @@ def read_passages(path: Path) -> pa.Table:
             f"{path}: not a readable passage table ({reason}); write it as Parquet, CSV or TSV "
             f"with the columns {', '.join(COLUMNS)}"
         ) from None
+    if delimiter is not None:
+        one_field(path, table.column_names, delimiter, formats=False)
     missing = [name for name in COLUMNS if name not in table.column_names]
     if missing:
         raise InputError(

@@ -52,7 +52,7 @@ def read_delimited(path: Path, delimiter: str) -> Rows:
             # "question_id, correct" is written by hand or by spreadsheets: the names are the
             # column's, the spaces no part of it
             names = [name.strip() for name in next(reader)]
-            _one_field(path, names, delimiter)
+            one_field(path, names, delimiter)
             index = _header(path, names)
             start = reader.line_num + hint + 1
             for fields in reader:
@@ -173,11 +173,12 @@ def _breaks(value: str) -> int:
     return value.count("\n") + value.count("\r") - value.count("\r\n")
 
 
-def _one_field(path: Path, names: Sequence[str], delimiter: str) -> None:
+def one_field(path: Path, names: Sequence[str], delimiter: str, formats: bool = True) -> None:
     """InputError for a header that is one field holding semicolons: a table separated by them
     (as spreadsheets write CSV where the comma is the decimal mark), which read as one column
     named for them all, or as a row "with more fields than the header"; or, read as TSV, one
-    holding commas: a CSV under a TSV name, whose one column is no question_id."""
+    holding commas: a CSV under a TSV name, whose one column is no question_id. ``formats``:
+    the file may be given --format (a run log; not a passage table)."""
     if len(names) != 1:
         return
     if delimiter == "," and ";" in names[0]:
@@ -185,16 +186,14 @@ def _one_field(path: Path, names: Sequence[str], delimiter: str) -> None:
             f"{path}: the header is one field, {names[0]!r}: the columns are separated by "
             "semicolons; write the table with commas (to_csv's default) or as TSV"
         )
-    if delimiter == "\t" and "," in names[0]:
-        raise InputError(
-            f"{path}: the header is one field, {names[0]!r}: the columns are separated by "
-            "commas, not tabs; name the file .csv or pass --format csv"
-        )
-    if delimiter == "," and "\t" in names[0]:
-        raise InputError(
-            f"{path}: the header is one field, {names[0]!r}: the columns are separated by "
-            "tabs, not commas; name the file .tsv or pass --format tsv"
-        )
+    for found, other, kind in (("\t", ",", "csv"), (",", "\t", "tsv")):
+        if delimiter == found and other in names[0]:
+            separator, given = ("commas", "tabs") if kind == "csv" else ("tabs", "commas")
+            raise InputError(
+                f"{path}: the header is one field, {names[0]!r}: the columns are separated by "
+                f"{separator}, not {given}; name the file .{kind}"
+                + (f" or pass --format {kind}" if formats else "")
+            )
 
 
 def _header(path: Path, names: Sequence[str]) -> str | None:
