@@ -395,6 +395,10 @@ def test_a_label_across_a_cut_is_judged_on_every_passage_of_the_table(tmp_path, 
         log, log, tmp_path / "o", "--k", 2, "--passages", whole, "--passages", cut, "--n-boot", 100
     )
     assert out["audit"]["smells"]["span_across_cut"]["counts"] == {"a": 0, "b": 4}
+    assert out["audit"]["smells"]["span_across_cut"]["title"] == (  # not "the run logged"
+        "a labelled span across a cut: no passage of the run's passage table (the rankings', "
+        "without one) contains it whole"
+    )
     # both retrieve the same two passages, so the metrics agree
     assert out["metrics"]["recall@2"]["a"] == out["metrics"]["recall@2"]["b"] == 1.0
 

@@ -34,6 +34,10 @@ SMELL_TITLES = {
     "duplicate_question": "the same question about the same source",
     "span_across_cut": "a labelled span across a cut: no passage the run logged contains it whole",
 }
+CUT_BY_TABLE = (  # a passage table (--passages) holds every passage of the run's cutting
+    "a labelled span across a cut: no passage of the run's passage table (the rankings', "
+    "without one) contains it whole"
+)
 NO_SOURCE = (
     "duplicated question texts (log source_id when one question is asked of several documents)"
 )
@@ -120,6 +124,8 @@ def audit(
     titles = SMELL_TITLES
     if not any("source_id" in run.columns for run in db.files.values()):
         titles = titles | {"duplicate_question": NO_SOURCE}
+    if any(run.passages is not None for run in db.files.values()):
+        titles = titles | {"span_across_cut": CUT_BY_TABLE}
     smells = []
     for kind, title in titles.items():
         rows = smells_frame[smells_frame["kind"] == kind]
