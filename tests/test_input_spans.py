@@ -4,6 +4,7 @@ of a span log is named by (the one the log has, not the id lists made from its s
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from pathlib import Path
 
 import pyarrow as pa
@@ -75,6 +76,12 @@ def _log(tmp_path: Path, column: str, second: dict | None, offset: pa.DataType) 
             pa.float64(),
             "relevant_spans has end 1e+30, beyond 2**63 - 1, the largest integer read",
         ),
+        (
+            "relevant_spans",
+            {"doc_id": "d1", "start": Decimal("2.5"), "end": 9, "grade": 1},
+            pa.decimal128(18, 1),
+            "relevant_spans has start 2.5, not a whole number",
+        ),
     ],
 )
 def test_an_offset_or_grade_no_integer_holds_is_refused_with_its_row(
@@ -96,9 +103,17 @@ def test_an_offset_or_grade_no_integer_holds_is_refused_with_its_row(
     assert all(f" has {field} " in text for field, text in zip(bad, lines, strict=True))
 
 
-def test_whole_offsets_logged_as_floats_are_read_as_they_are(tmp_path):
-    log = _log(tmp_path, "context_spans", {"doc_id": "d1", "start": 0.0, "end": 5.0}, pa.float64())
+@pytest.mark.parametrize("offset", [pa.float64(), pa.decimal128(18, 0)])
+def test_whole_offsets_logged_as_floats_are_read_as_they_are(tmp_path, compare, offset):
+    """DuckDB writes offsets computed in SQL as DECIMAL(18,0): refused ("expected an integer")
+    where the same offsets as doubles were read."""
+    span = {"doc_id": "d1", "start": 0, "end": 5}
+    log = _log(tmp_path, "context_spans", span, offset)
     assert validate(log, code=0) == [f"{log}: ok, 2 rows follow the run-log contract"]
+    (tmp_path / "i").mkdir()
+    integers = _log(tmp_path / "i", "context_spans", span, OFFSET)
+    read = compare(log, log, tmp_path / "o")["metrics"]
+    assert read == compare(integers, integers, tmp_path / "p")["metrics"] and read
 
 
 @pytest.mark.parametrize(

@@ -47,14 +47,15 @@ def _id(t: pa.DataType) -> bool:
 
 @_decoded
 def _number(t: pa.DataType) -> bool:
-    return pa.types.is_floating(t) or pa.types.is_integer(t)
+    """An offset or a grade of a span: integers, or numbers checked to be whole on load
+    (integer_problem), as DuckDB writes 300::DECIMAL(18,0) or pandas 300.0."""
+    return pa.types.is_floating(t) or pa.types.is_integer(t) or pa.types.is_decimal(t)
 
 
 @_decoded
 def _measure(t: pa.DataType) -> bool:
-    """A number, or a decimal (DuckDB types 12.25 as one; money often is one); not for span
-    offsets, which must be integers (a decimal 2.50 would be rounded; a grade of one is checked
-    to be whole on load)."""
+    """A number, or a decimal (DuckDB types 12.25 as one; money often is one). A span's offsets
+    and grade are _number's: whole numbers of any of these types."""
     return _number(t) or pa.types.is_decimal(t)
 
 
