@@ -210,10 +210,13 @@ def _spans(fields: tuple[str, ...]) -> tuple[pa.DataType, Callable[[Any], list[A
 
     def span(value: Any) -> dict[str, Any]:
         """One span: an object with doc_id, start and end (and grade, where ``fields`` has it)."""
-        if not isinstance(value, dict) or not {"doc_id", "start", "end"} <= value.keys():
+        if not isinstance(value, dict):
             raise Unreadable(
                 'has an item that is not a span {"doc_id": ..., "start": ..., "end": ...}'
             )
+        lacking = [key for key in ("doc_id", "start", "end") if key not in value]
+        if lacking:  # the cell's preview may be cut before the span
+            raise Unreadable(f"has a span without {' or '.join(map(repr, lacking))}")
         converted = {}
         for name in fields:
             item = value.get(name)
