@@ -2,10 +2,11 @@
 -- first 8 bytes, read as a little-endian integer, of the MD5 digest of question_id, chr(29)
 -- and a text (md5_number_upper; '' for NULL). The texts: its golden labels as label_drift.sql
 -- compares them, and the run's own outputs.
--- Reads: table facts and view runs, of run $run ('a' where ragreport metrics opens one log;
---   compare reads both, to tell a candidate whose outputs are the baseline's).
+-- Reads: tables facts and span_matches and view runs, of run $run ('a' where ragreport metrics
+--   opens one log; compare reads both, to tell a candidate whose outputs are the baseline's).
 -- Params: $run VARCHAR.
--- Returns: question_id and the keys (UBIGINT) of relevant_key (macro labelled, chr(30)-joined),
+-- Returns: question_id and the keys (UBIGINT) of relevant_key (macro labelled, or
+--   merged_labelled of a question labelled with spans, chr(30)-joined),
 --   answerable_key ('true', 'false' or NULL, as logged), reference_key (the distinct reference
 --   answers of its samples, sorted, chr(30)-joined; NULL when none is logged), outputs_key
 --   (the sum mod 2^64 over its samples of the key of the sample's retrieved_ids, context_ids,
@@ -13,7 +14,13 @@
 --   between them, list items chr(31) between, '' for NULL; spans named doc_id:start-end as view
 --   runs names them: a sum, so that no list of long rankings is built per question); in file
 --   order (of each question's first sample).
-WITH samples AS (
+WITH merged AS (
+    SELECT question_id, sample, merged_labelled(id, grade) AS labelled
+    FROM span_matches
+    WHERE run = $run
+    GROUP BY ALL
+),
+samples AS (
     SELECT question_id,
            list_sort(list_distinct(list(reference_answer))) AS refs,
            (sum(question_key(question_id, concat(
@@ -31,8 +38,9 @@ WITH samples AS (
     GROUP BY question_id
 )
 SELECT f.question_id,
-       question_key(f.question_id,
-           array_to_string(labelled(f.relevant_ids, f.relevant_grades), chr(30))) AS relevant_key,
+       question_key(f.question_id, array_to_string(
+           coalesce(m.labelled, labelled(f.relevant_ids, f.relevant_grades)), chr(30)))
+           AS relevant_key,
        question_key(f.question_id, f.answerable::VARCHAR) AS answerable_key,
        question_key(f.question_id, array_to_string(s.refs, chr(30))) AS reference_key,
        s.outputs_key
@@ -43,4 +51,5 @@ FROM (
     QUALIFY row_number() OVER (PARTITION BY question_id ORDER BY row_number) = 1
 ) AS f
 JOIN samples AS s USING (question_id)
+LEFT JOIN merged AS m USING (question_id, sample)
 ORDER BY f.row_number

@@ -11,8 +11,7 @@ WITH merged AS (
     -- a question labelled with spans compares its labels as they are measured: merged where
     -- they overlap, those of grade 0 left out (span_matches); [0, 30) and [20, 50) against
     -- [0, 50) is one golden set
-    SELECT run, question_id, sample,
-           list_sort(list_distinct(list(id || chr(31) || grade::VARCHAR))) AS labelled
+    SELECT run, question_id, sample, merged_labelled(id, grade) AS labelled
     FROM span_matches
     GROUP BY ALL
 ),

@@ -65,7 +65,9 @@
 --
 -- A question's relevant labels as the label-drift check compares them and the label fingerprint
 -- hashes them: the sorted list of passage chr(31) grade (grades defaulting to 1 in facts):
---   labelled(relevant_ids, relevant_grades).
+--   labelled(relevant_ids, relevant_grades); a question labelled with spans, its labels as
+--   they are measured (merged where they overlap, grade 0 left out: table span_matches), an
+--   aggregate over its rows there: merged_labelled(id, grade).
 --
 -- A question's 64-bit key of a text it is fingerprinted by (queries/fingerprints.sql): the first
 -- 8 bytes of the MD5 digest of question_id chr(29) text ('' for NULL), read little-endian:
@@ -144,6 +146,9 @@ CREATE OR REPLACE TEMP MACRO labelled(relevant_ids, relevant_grades) AS
         coalesce(relevant_ids, []),
         lambda id, i: id || chr(31) || relevant_grades[i]::VARCHAR
     ));
+
+CREATE OR REPLACE TEMP MACRO merged_labelled(id, grade) AS
+    list_sort(list_distinct(list(id || chr(31) || grade::VARCHAR)));
 
 CREATE OR REPLACE TEMP MACRO question_key(question_id, text) AS
     md5_number_upper(question_id || chr(29) || coalesce(text, ''));

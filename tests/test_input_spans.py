@@ -407,7 +407,11 @@ def test_span_labels_are_compared_as_they_are_measured(tmp_path, compare, b_labe
     doc = compare(a, b, tmp_path / "o", "--n-boot", 100)
     said = [w for w in doc["warnings"] if w.startswith("The golden set changed")]
     assert bool(said) == changed
-    strict = CliRunner().invoke(
-        cli, ["compare", str(a), str(b), "-o", str(tmp_path / "s.html"), "--strict"]
-    )
-    assert strict.exit_code == (2 if changed else 0), strict.output
+    tables = [tmp_path / "ta.parquet", tmp_path / "tb.parquet"]
+    for log, table in zip((a, b), tables, strict=True):  # the same from ragreport metrics' tables
+        assert CliRunner().invoke(cli, ["metrics", str(log), "-o", str(table)]).exit_code == 0
+    for given in ((a, b), tables):
+        strict = CliRunner().invoke(
+            cli, ["compare", *map(str, given), "-o", str(tmp_path / "s.html"), "--strict"]
+        )
+        assert strict.exit_code == (2 if changed else 0), strict.output
