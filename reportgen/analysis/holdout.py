@@ -27,6 +27,13 @@ class Split:
     held_out: np.ndarray  # bool per paired question, in the order of the pairs' tables
     clusters: np.ndarray | None = None  # --cluster's label per paired question
 
+    @property
+    def straddling(self) -> int:
+        """Clusters with questions on both sides (COLUMN=VALUE; a fraction draws whole ones)."""
+        if self.clusters is None:
+            return 0
+        return len(set(self.clusters[self.held_out]) & set(self.clusters[~self.held_out]))
+
 
 @dataclass(frozen=True)
 class Holdout:
@@ -39,6 +46,7 @@ class Holdout:
     held_out: MetricComparison  # chosen - baseline on the held-out questions only
     confidence: float  # of its interval: one comparison, so --confidence itself, where the
     # candidates' intervals beside it are Bonferroni-adjusted (97.5% for two)
+    straddling: int = 0  # clusters (--cluster) with questions on both sides: Split.straddling
 
     @property
     def sentence(self) -> str:
@@ -69,6 +77,15 @@ class Holdout:
                 f": the test and the interval disagree at {level}, so the evidence is borderline."
                 if disagree
                 else "."
+            )
+            + (
+                f" {fmt_count(self.straddling, 'cluster')} (--cluster) "
+                f"{'has' if self.straddling == 1 else 'have'} questions on both sides: the "
+                "held-out ones share their luck with those the choice was made on, so this "
+                "difference still carries some of the winner's curse; hold out whole clusters "
+                "(a fraction draws them)."
+                if self.straddling
+                else ""
             )
         )
 
@@ -205,4 +222,5 @@ def evaluate(
         selection_diff=gain(best),
         held_out=comparison,
         confidence=confidence,
+        straddling=split_.straddling,
     )

@@ -330,19 +330,24 @@ def lacking_retrieval(runs: dict[str, RunFile]) -> str | None:
 
 
 def one_value_a_question(
-    values: pd.DataFrame, column: str, runs: dict[str, RunFile], flag: str = "--slice"
+    values: pd.DataFrame,
+    column: str,
+    runs: dict[str, RunFile],
+    flag: str = "--slice",
+    noun: str | None = None,
 ) -> None:
     """A question's samples share its slice or cluster: a column of a log's own, given to
     ``flag`` (--slice or --cluster), that gives one question two values is refused (the
     question would be placed by whichever row came first, so the numbers would follow the
-    rows' order). Without a sample column a repeated question id is refused as a duplicate."""
+    rows' order). Without a sample column a repeated question id is refused as a duplicate.
+    ``noun``: what the samples share, where the flag does not name it."""
     for key, run in runs.items():
         varying = values.loc[values[f"varies_{key}"].fillna(False).astype(bool), "question_id"]
         if has_samples(run.columns) and len(varying):
             raise InputError(
                 f"{run.path}: column {column!r} (asked for by {flag}) has more than one value for "
                 f"question {_first_of(varying)}; a question's samples share its "
-                f"{flag.removeprefix('--')}: give each question one value"
+                f"{noun or flag.removeprefix('--')}: give each question one value"
             )
 
 

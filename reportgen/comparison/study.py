@@ -43,7 +43,14 @@ from ..inputs.database import RunDatabase, float32_columns
 from ..inputs.load import RunFile, Source, open_source, source_path, source_stem
 from ..inputs.readers import ReadOptions, runs_in
 from ..progress import stage
-from .compare import Comparison, Headline, check_pair_rules, compare_runs, pair_columns
+from .compare import (
+    Comparison,
+    Headline,
+    check_pair_rules,
+    compare_runs,
+    one_value_a_question,
+    pair_columns,
+)
 from .questions import open_questions
 from .scored_log import scored_beside_tables
 from .scored_pairs import prompt_sizes, question_ids
@@ -126,6 +133,7 @@ class WinnersCurse:
     held_out: bool = False  # --holdout: the held-out questions measure the choice
     held_out_candidate: str | None = None  # --holdout: the candidate they measure, the best on
     # the other questions, which need not be the best on all of them
+    held_out_straddles: bool = False  # --holdout: clusters lie on both sides of it
 
     @property
     def sentence(self) -> str:
@@ -197,17 +205,30 @@ class WinnersCurse:
         leaders = [self.best, *self.tied_with]
         if chosen is None:
             return " (--holdout holds some out for that)."
+        # clusters on both sides carry their luck into the held-out questions (the check says)
+        straddle = (
+            " Clusters with questions on both sides of --holdout carry some of it into the "
+            "held-out ones."
+            if self.held_out_straddles
+            else ""
+        )
         if leaders == [chosen]:
-            return ": the held-out ones (--holdout) do."
+            return (
+                ": the held-out ones (--holdout) would, but clusters with questions on both "
+                "sides of it carry some of it into them."
+                if straddle
+                else ": the held-out ones (--holdout) do."
+            )
         if chosen in leaders:
             return (
                 f": the held-out check (--holdout) measures {chosen}'s, the best on the "
-                "questions not held out."
+                "questions not held out." + straddle
             )
         named = " or ".join(f"{name}'s" for name in leaders)
         return (
             f", and none measure {named} here: on the questions not held out the best is "
             f"{chosen}, so the held-out check (--holdout) measures {chosen}'s difference instead."
+            + straddle
         )
 
 
@@ -774,6 +795,7 @@ def _curse(pairs: list[Comparison], options: Options, held: Holdout | None) -> W
         cluster=options.cluster,
         held_out=held is not None,
         held_out_candidate=None if held is None else held.chosen,
+        held_out_straddles=held is not None and held.straddling > 0,
     )
 
 
@@ -790,7 +812,7 @@ def _holdout(pairs: list[Comparison], options: Options) -> Holdout:
                 f"{first.runs['a'].path}: no column {rule[0]!r} (asked for by --holdout); name "
                 "a column the baseline log has, or give a fraction"
             )
-        values = _column_values(first.runs["a"], rule[0], ids)
+        values = _column_values(first.runs["a"], rule[0], ids, held=True)
     labels = _clusters(first, options)
     chosen = holdout.split(
         options.holdout,
@@ -827,14 +849,18 @@ def _strata(pair: Comparison, options: Options, ids: pd.DataFrame) -> pd.Series:
 
 
 def _column_values(
-    run: RunFile, column: str, ids: pd.DataFrame, other: RunFile | None = None
+    run: RunFile, column: str, ids: pd.DataFrame, other: RunFile | None = None, held: bool = False
 ) -> pd.Series:
-    """``column`` of ``run``'s log, else of ``other``'s, for every paired question."""
+    """``column`` of ``run``'s log, else of ``other``'s, for every paired question. ``held``:
+    the column of --holdout COLUMN=VALUE, refused where a question's samples differ in it, as
+    --slice refuses them: the question would fall on the side of whichever row came first."""
     questions = open_questions(run, other)
     try:
         values = questions.slice_values(column)
     finally:
         questions.close()
+    if held:
+        one_value_a_question(values, column, {"a": run}, "--holdout", "side of the holdout")
     return ids.merge(values, how="left")["value"]
 
 
