@@ -328,19 +328,22 @@ def _pair(
         lines += _gate_lines(result.gate)
     if holdout is not None:
         lines += ["### Held-out check", "", prose(holdout.sentence), ""]
+    tests = (
+        f"the paired permutation test of the clusters (--cluster {result.options.cluster}: "
+        "whole clusters' differences flipped), for every metric"
+        if result.options.cluster
+        else "McNemar's exact test for 0/1 outcomes; for continuous ones the bootstrap-t test "
+        f"where under {STUDENTIZED_BELOW:,} questions changed, Student's t test where the "
+        "interval is t's alone, the paired permutation test from there; where 1 to "
+        f"{FEW_CHANGED - 1} questions changed among ties on a metric of known range, or under "
+        f"{ONE_WAY_BELOW} with fewer than {ONE_WAY_RARER} of them the rarer way, the largest p "
+        "of that test, the exact sign flips and the bounded score test"
+    )
     lines += [
         "### Metrics",
         "",
         f"B \u2212 A with its {fmt_pct(result.options.confidence)} interval, over the questions "
-        "scored in both runs; p of the paired test of the same difference (McNemar's exact "
-        "test for 0/1 outcomes; for continuous ones the bootstrap-t test where under "
-        f"{STUDENTIZED_BELOW:,} questions changed, Student's t test where the interval is t's "
-        "alone, "
-        "the paired permutation test from there; where 1 to "
-        f"{FEW_CHANGED - 1} questions changed among ties on a metric of known range, or under "
-        f"{ONE_WAY_BELOW} with fewer than {ONE_WAY_RARER} of them the rarer way, without "
-        "--cluster, the largest p of that test, the exact sign flips and the bounded score "
-        "test).",
+        f"scored in both runs; p of the paired test of the same difference ({tests}).",
         "",
         *_table(["Metric", "A", "B", "B \u2212 A", "Interval", "p"], _metric_rows(result)),
         f"{escape(result.headline)}: {_changes(headline)}",
