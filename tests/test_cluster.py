@@ -278,8 +278,13 @@ def test_one_cluster_is_called_a_cluster_not_a_question(tmp_path):
     code, out, doc = compare(tmp_path, *one, "--cluster", "doc")
     assert code == 0, out
     assert doc["verdict"]["reason"].startswith("One cluster gives no interval of B − A for correct")
-    # one cluster has no spread between clusters: no design effect (it read 1.00)
+    # one cluster has no spread between clusters: no design effect (it read 1.00), and its
+    # method names none (it named "Wilson's bound on the share of clusters", with no interval)
     assert doc["metrics"]["correct"]["design_effect"] is None
+    assert doc["metrics"]["correct"]["ci_low"] is None
+    assert doc["metrics"]["correct"]["interval"] == (
+        "none: one question, or one cluster, has no spread to measure"
+    )
     assert "design effect" not in doc["verdict"]["reason"]
     code, out, _ = compare(
         tmp_path, a, b, "--cluster", "doc", "--require", "correct[slice] >= -0.1"

@@ -61,6 +61,7 @@ FEW_CHANGED_SCORED_OWN = (
     "range, the wider on each side"
 )
 CLUSTERED_NO_SPREAD = "no spread: Wilson's bound on the share of clusters that could differ"
+NO_INTERVAL = "none: one question, or one cluster, has no spread to measure"
 CLUSTER_TEST = "paired permutation of clusters"
 NORMAL_LIMIT = "Student's t (normal limit)"
 STUDENTIZED_BELOW = 1_000  # continuous B - A off zero on fewer questions: STUDENTIZED
@@ -961,7 +962,7 @@ def compare_with_sides(
     low, high = off_noise(low, diff), off_noise(high, diff)
     if (groups or n) < 2:  # one question (or cluster) has no spread to measure: no interval
         low = high = float("nan")
-        resampled = None
+        resampled, method = None, NO_INTERVAL
     comparison = MetricComparison(
         metric=metric,
         n=n,
