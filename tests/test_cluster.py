@@ -435,3 +435,31 @@ def test_the_matrix_and_the_run_chart_resample_clusters():
     c1 = {m["label"]: m for m in clustered["run_means"]}["c1"]
     c1_bare = {m["label"]: m for m in naive["run_means"]}["c1"]
     assert c1["ci_high"] - c1["ci_low"] > 4 * (c1_bare["ci_high"] - c1_bare["ci_low"])
+
+
+@pytest.mark.parametrize("delimiter", [",", "\t"])
+def test_an_empty_cluster_cell_of_a_csv_is_a_question_alone_as_a_null_is(tmp_path, delimiter):
+    """A CSV's empty doc_id was read as the text "", so every question without one fell in one
+    cluster (7 clusters where the Parquet of the same rows has 26): another interval and another
+    verdict for the same data."""
+    doc = [None if i % 4 == 0 else f"d{i % 8}" for i in range(80)]
+    results = []
+    for kind in ("parquet", "text"):
+        paths = []
+        for run, p in (("a", 0.5), ("b", 0.68)):
+            correct = np.random.default_rng(ord(run)).random(80) < p
+            ids = [f"q{i}" for i in range(80)]
+            frame = pd.DataFrame({"question_id": ids, "doc_id": doc, "correct": correct})
+            path = tmp_path / f"{run}.{kind}"
+            if kind == "parquet":
+                frame.to_parquet(path)
+            else:
+                path = path.with_suffix(".csv" if delimiter == "," else ".tsv")
+                frame.to_csv(path, sep=delimiter, index=False)
+            paths.append(path)
+        results.append(
+            json.loads(reportgen.compare(*paths, n_boot=300, cluster="doc_id").to_json())
+        )
+    parquet, text = (r["comparisons"][0]["metrics"]["correct"] for r in results)
+    assert parquet["clusters"] == 6 + 20
+    assert text == parquet

@@ -442,7 +442,9 @@ def to_table(
     for name, values in columns.items():
         column = BY_NAME.get(name)
         if column is None:
-            arrays[name] = _extra(values)
+            # a CSV or TSV file's empty cell is a missing value, as in the contract's columns:
+            # read as the text "", a --cluster column put every such question in one cluster
+            arrays[name] = _extra([None if delimited and v == "" else v for v in values])
             continue
         arrow_type, convert = (_DELIMITED if delimited else _CONVERT)[column.type_name]
         # a text column's "" is the empty text in JSON, as in Parquet (a slice's "(empty)"); a
