@@ -478,6 +478,33 @@ def test_span_precision(tmp_path: Path):
     db.close()
 
 
+def test_span_documents(tmp_path: Path):
+    """Run A's passages lie in 'docs/d1.md' and 'docs/d2.md', its labels name d1 and d2 (and a
+    label of grade 0 names d0, which nothing measures): no question's passage is in a labelled
+    document. Run B's second question has a passage in d2, outside its label: B is not named
+    (its rankings hold no label either, but a document is shared)."""
+    label = {"doc_id": "d1", "start": 0, "end": 10, "grade": 1}
+    rows = []
+    for run in "ab":
+        moved = "docs/d2.md" if run == "a" else "d2"
+        rows.append([
+            {"question_id": "q1", "relevant_spans": [label, dict(label, doc_id="d0", grade=0)],
+             "retrieved_spans": [{"doc_id": "docs/d1.md", "start": 0, "end": 50}]},
+            {"question_id": "q2", "relevant_spans": [dict(label, doc_id="d2")],
+             "retrieved_spans": [{"doc_id": moved, "start": 100, "end": 150}]},
+        ])  # fmt: skip
+    paths = [tmp_path / f"{run}.parquet" for run in "ab"]
+    for path, run_rows in zip(paths, rows, strict=True):
+        pd.DataFrame(run_rows).to_parquet(path)
+    db = RunDatabase(open_run(paths[0], "A"), open_run(paths[1], "B"))
+    db.prepare(3)
+    got = db.frame("span_documents")
+    assert got.to_dict("records") == [
+        {"run": "a", "labelled": 2, "a_labelled": "d1", "a_logged": "docs/d1.md"}
+    ]
+    db.close()
+
+
 def test_span_chars(tmp_path: Path):
     db = _span_db(tmp_path)
     db.execute("question_metrics", k=3, exponential=False)
