@@ -5,22 +5,27 @@ Usage: ``python bench/simulate_clusters.py [--reps 1000] [--groups 2,3,4,5,8,20,
 [--effect 0.1] [--share 0.5] [--seed 0] [--checks intervals,estimates,power]
 [--estimate-reps 10000] [--power-reps 1000]``
 
-Each data set has G documents of 10 questions on average: *equal* (10 each) or *unequal* (sizes
-spread evenly from 2 to 18; at G = 2, 2 and 18). B - A = 0.3 (u_g + e_q) + truth, u_g shared by
-a document's questions and e_q a question's own, normal with ``share`` and 1 - ``share`` of the
-variance (simulate.py's clusters check). Truth 0 (null) and ``effect``. Per cell: coverage of
-the 95% interval the report gives (stats.compare_metric with clusters), and of the cluster
-bootstrap's expanded percentile interval alone, which the report gave before (from the same
-resamples); the share of sets whose interval excludes 0 (under the null, what the verdict
-calls "B better" or "B worse"; under the effect, what finds it); the median of the report's
-width over the bootstrap's; and the share of sets where Student's t over clusters set a bound.
+Each data set has G documents: *equal* (10 questions each), *unequal* (sizes spread evenly from
+2 to 18, 10 on average; at G = 2, 2 and 18) or *singletons* (a quarter of them, at least one,
+of 10 questions, the rest of one question: the questions a log gives no document). B - A = 0.3
+(u_g + e_q) + truth, u_g shared by a document's questions and e_q a question's own, normal with
+``share`` and 1 - ``share`` of the variance (simulate.py's clusters check). Truth 0 (null) and
+``effect``. Per cell: coverage of the 95% interval the report gives (stats.compare_metric with
+clusters), and of the cluster bootstrap's expanded percentile interval alone, which the report
+gave before (from the same resamples); the share of sets whose interval excludes 0 (under the
+null, what the verdict calls "B better" or "B worse"; under the effect, what finds it); the
+median of the report's width over the bootstrap's; and the share of sets where Student's t over
+clusters set a bound.
 
 The estimates check (``--checks estimates``) compares the candidate standard errors of the t
-side alone on unequal sizes (normal data, truth 0, ``--estimate-reps`` sets a cell): CR2, the
-size-weighted spread of the cluster means, the larger of both (stats.cluster_standard_error,
-the report's) and a random-effects moment estimate (the weighted spread less the within-document
-noise that small documents add); under four models: questions independent, half or 90% of the
-variance shared by a document, and a document's shift with a spread in proportion to its size.
+side alone on unequal sizes and singletons (normal data, truth 0, ``--estimate-reps`` sets a
+cell): CR2, the size-weighted spread of the cluster means, the larger of both (the report's
+before), a random-effects moment estimate (the weighted spread less the within-document noise
+that small documents add) floored at CR2, each with G - 1 degrees of freedom; and the report's
+(stats.cluster_standard_error with stats.cluster_degrees: the moment estimate with
+Satterthwaite's degrees of freedom, the larger at 2 documents); under four models: questions
+independent, half or 90% of the variance shared by a document, and a document's shift with a
+spread in proportion to its size.
 
 The power check (``--checks power``) asks whether the power sentence's detectable difference X
 is found 80% of the time, as simulate.py's power check does without clusters, on POWER_LAYOUTS
@@ -49,6 +54,7 @@ from simulate import CONFIDENCE, N_BOOT, _pct, _table  # noqa: E402
 from reportgen.analysis.power import _k, power_of  # noqa: E402
 from reportgen.analysis.stats import (  # noqa: E402
     cluster_covariance,
+    cluster_degrees,
     cluster_standard_error,
     compare_metric,
     expanded_confidence,
@@ -56,10 +62,10 @@ from reportgen.analysis.stats import (  # noqa: E402
 )
 
 GROUPS = (2, 3, 4, 5, 8, 20, 50)
-LAYOUTS = ("equal", "unequal")
+LAYOUTS = ("equal", "unequal", "singletons")
 SIZE = 10  # questions per document, on average
 MODELS = ("independent", "half shared", "90% shared", "shift grows with size")
-ESTIMATES = ("CR2", "weighted spread", "larger (report)", "random effects")
+ESTIMATES = ("CR2", "weighted spread", "larger (before)", "random effects", "report")
 POWER_LAYOUTS = {
     "equal 2 x 10": [10] * 2,
     "equal 3 x 10": [10] * 3,
@@ -69,13 +75,18 @@ POWER_LAYOUTS = {
     "unequal 17+1+1+1": [17, 1, 1, 1],
     "unequal 10+5+3+2": [10, 5, 3, 2],
     "unequal 40, 1 to 9": np.round(np.linspace(1, 9, 40)).astype(int).tolist(),
+    "singletons 6 x 10 + 20 x 1": [10] * 6 + [1] * 20,
 }
 
 
 def sizes_of(layout: str, groups: int) -> np.ndarray:
-    """Questions per document: SIZE each, or spread evenly from 2 to 18 (SIZE on average)."""
+    """Questions per document: SIZE each, spread evenly from 2 to 18 (SIZE on average), or a
+    quarter (at least one) of SIZE and the rest of one question."""
     if layout == "equal":
         return np.full(groups, SIZE)
+    if layout == "singletons":
+        documents = max(1, round(groups / 4))
+        return np.array([SIZE] * documents + [1] * (groups - documents))
     return np.round(np.linspace(2, 2 * SIZE - 2, groups)).astype(int)
 
 
@@ -120,51 +131,63 @@ def _documents(model: str, sizes: np.ndarray, reps: int, rng: np.random.Generato
     return shift[:, labels] + rng.normal(0, np.sqrt(1 - share), (reps, len(labels)))
 
 
-def _standard_errors(d: np.ndarray, sizes: np.ndarray) -> dict[str, float]:
-    """Each of ESTIMATES for one data set ``d``."""
+def _half_widths(d: np.ndarray, sizes: np.ndarray) -> dict[str, float]:
+    """The half width of Student's t interval with each of ESTIMATES for one data set ``d``:
+    t(G - 1) se, the report's t(stats.cluster_degrees) se."""
     starts = np.cumsum(sizes) - sizes
-    sums = np.add.reduceat(d, starts)
+    sums, squares = np.add.reduceat(d, starts), np.add.reduceat(d * d, starts)
     n, share, means = sizes.sum(), sizes / sizes.sum(), sums / sizes
     residual = sums - sizes * sums.sum() / n
     cr2 = (residual * residual / (1 - share)).sum() / n**2
     spread = (share * share).sum() * np.var(means, ddof=1)
-    within = (np.add.reduceat(d * d, starts) - sums * means).sum() / (n - len(sizes))
-    moments = spread + within * (1 / n - (share * share).sum() * np.mean(1 / sizes))
+    moments = spread
+    if n > len(sizes):
+        within = (squares - sums * means).sum() / (n - len(sizes))
+        moments += within * (1 / n - (share * share).sum() * np.mean(1 / sizes))
+    critical = stats.t.ppf(1 - (1 - CONFIDENCE) / 2, len(sizes) - 1)
+    report = stats.t.ppf(1 - (1 - CONFIDENCE) / 2, cluster_degrees(sizes))
     return {
-        "CR2": np.sqrt(cr2),
-        "weighted spread": np.sqrt(spread),
-        "larger (report)": cluster_standard_error(sums, sizes),
-        "random effects": np.sqrt(max(cr2, moments)),
+        "CR2": critical * np.sqrt(cr2),
+        "weighted spread": critical * np.sqrt(spread),
+        "larger (before)": critical * np.sqrt(max(cr2, spread)),
+        "random effects": critical * np.sqrt(max(cr2, moments)),
+        "report": report * cluster_standard_error(sums, sizes, squares),
     }
 
 
-def estimate_rates(model: str, groups: int, reps: int, seed: int) -> dict[str, float]:
-    """Coverage of mean +- t(G - 1) se under ``model`` for each of ESTIMATES (the random-effects
-    one floored at CR2, as it can go negative), unequal sizes; "width": the median of the
-    report's se over CR2's."""
-    sizes = sizes_of("unequal", groups)
-    rng = np.random.default_rng((seed, groups, MODELS.index(model), 6))
+def estimate_rates(
+    model: str, groups: int, reps: int, seed: int, layout: str = "unequal"
+) -> dict[str, float]:
+    """Coverage of Student's t interval under ``model`` for each of ESTIMATES (the
+    random-effects one floored at CR2, as it can go negative); "width": the median of the
+    report's half width over the one before."""
+    sizes = sizes_of(layout, groups)
+    rng = np.random.default_rng((seed, groups, MODELS.index(model), LAYOUTS.index(layout), 6))
     d = _documents(model, sizes, reps, rng)
-    critical = stats.t.ppf(1 - (1 - CONFIDENCE) / 2, groups - 1)
     hits, widths = dict.fromkeys(ESTIMATES, 0), []
     for row in d:
-        mean, se = row.mean(), _standard_errors(row, sizes)
+        mean, half = row.mean(), _half_widths(row, sizes)
         for key in ESTIMATES:
-            hits[key] += abs(mean) <= critical * se[key]
-        widths.append(se["larger (report)"] / se["CR2"])
+            hits[key] += abs(mean) <= half[key]
+        widths.append(half["report"] / half["larger (before)"])
     return {key: value / reps for key, value in hits.items()} | {"width": np.median(widths)}
 
 
 def _estimates(groups: list[int], reps: int, seed: int) -> None:
     rows = []
-    for model in MODELS:
-        for g in groups:
-            r = estimate_rates(model, g, reps, seed)
-            rows.append([model, str(g)] + [_pct(r[k]) for k in ESTIMATES] + [f"{r['width']:.2f}"])
+    for layout in ("unequal", "singletons"):
+        for model in MODELS:
+            for g in groups:
+                r = estimate_rates(model, g, reps, seed, layout)
+                rows.append(
+                    [layout, model, str(g), f"{cluster_degrees(sizes_of(layout, g)):.1f}"]
+                    + [_pct(r[k]) for k in ESTIMATES]
+                    + [f"{r['width']:.2f}"]
+                )
     _table(
-        f"Student's t over clusters alone, unequal sizes, {reps} null data sets per row: "
-        "coverage with each standard error",
-        ["model", "documents", *ESTIMATES, "se report / CR2"],
+        f"Student's t over clusters alone, {reps} null data sets per row: coverage with each "
+        "standard error",
+        ["sizes", "model", "documents", "report's df", *ESTIMATES, "width report / before"],
         rows,
     )
 
@@ -231,7 +254,7 @@ def power_rates(layout: str, reps: int, seed: int, share: float = 0.5) -> dict[s
             found[key] += fresh.ci_low + x > 0 or fresh.ci_high + x < 0
             stated[key].append(abs(x))
             if key == "now":
-                t = stats.t.ppf(1 - (1 - CONFIDENCE) / 2, len(sizes) - 1) * fresh.cluster_se
+                t = stats.t.ppf(1 - (1 - CONFIDENCE) / 2, fresh.cluster_df) * fresh.cluster_se
                 found["t alone"] += abs(fresh.diff + x) > t
     return (
         {key: hits / reps for key, hits in found.items()}

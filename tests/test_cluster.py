@@ -111,10 +111,80 @@ def test_unequal_clusters_a_shared_shift_per_document():
 def test_unequal_clusters_independent_questions():
     """1, 1 and 2 questions: +0.5, +0.5 and (0, 0); mean 0.25, residuals S_g - n_g mean =
     +0.25, +0.25, -0.5. CR2: (0.0625 / 0.75 + 0.0625 / 0.75 + 0.25 / 0.5) / 4^2 = 1 / 24,
-    above the shared-shift form, (1/16 + 1/16 + 1/4) x var(0.5, 0.5, 0) = 0.375 / 12."""
+    above the shared-shift form, (1/16 + 1/16 + 1/4) x var(0.5, 0.5, 0) = 0.375 / 12 (no
+    within-document noise to take out: the two questions tie). Degrees of freedom 1.8
+    (test_degrees_of_freedom_of_unequal_clusters)."""
     c = _clustered([[0.5], [0.5], [0.0, 0.0]])
-    half = stats.t.ppf(0.975, 2) * np.sqrt(1 / 24)
+    half = stats.t.ppf(0.975, 1.8) * np.sqrt(1 / 24)
     assert (c.ci_low, c.ci_high) == pytest.approx((0.25 - half, 0.25 + half))
+    assert (c.cluster_se, c.cluster_df) == pytest.approx((np.sqrt(1 / 24), 1.8))
+
+
+def test_a_cluster_of_one_question_brings_no_spread_of_its_own():
+    """1 question (+1), 1 question (0) and a document of 2 (+1, 0): mean 0.5, share 0.25, 0.25,
+    0.5. CR2: residuals 0.5, -0.5, 0: (0.25 / 0.75 + 0.25 / 0.75) / 16 = 1 / 24. The cluster
+    means 1, 0, 0.5 vary by 0.25; weighted, 0.375 x 0.25 = 0.09375, which the report took
+    before: most of it is the single questions' own noise. By the analysis of variance: within
+    the document (1 - 0.5)^2 + (0 - 0.5)^2 = 0.5 over n - G = 1 degree of freedom, 0.5; between,
+    (1 x 0.25 + 1 x 0.25 + 2 x 0) / 2 = 0.25; n_0 = (4 - 6 / 4) / 2 = 1.25; the shared spread
+    (0.25 - 0.5) / 1.25 = -0.2; the variance 0.375 x -0.2 + 0.5 / 4 = 0.05, above CR2: se
+    sqrt(0.05); design effect 0.05 over s^2 / n = (1/3) / 4, 0.6."""
+    c = _clustered([[1.0], [0.0], [1.0, 0.0]])
+    assert c.cluster_se == pytest.approx(np.sqrt(0.05))
+    half = stats.t.ppf(0.975, 1.8) * np.sqrt(0.05)
+    assert (c.ci_low, c.ci_high) == pytest.approx((0.5 - half, 0.5 + half))
+    assert c.design_effect == pytest.approx(0.6)
+
+
+def _satterthwaite(sizes: list[int]) -> float:
+    """tr(M)^2 / tr(M^2) of the n x n matrix M whose form y' M y is the CR2 variance of the
+    mean (up to 1 / n^2): M = sum_g (I - J/n) 1_g 1_g' (I - J/n) / (1 - n_g / n)."""
+    n, codes = sum(sizes), np.repeat(np.arange(len(sizes)), sizes)
+    centre = np.eye(n) - np.ones((n, n)) / n
+    m = np.zeros((n, n))
+    for g, size in enumerate(sizes):
+        u = centre @ (codes == g).astype(float)
+        m += np.outer(u, u) / (1 - size / n)
+    return np.trace(m) ** 2 / np.trace(m @ m)
+
+
+@pytest.mark.parametrize(
+    "sizes", [[1, 1, 2], [5, 5, 5, 5], [17, 1, 1, 1], [10, 5, 3, 2], [10] * 6 + [1] * 20]
+)
+def test_degrees_of_freedom_of_unequal_clusters(sizes):
+    """Student's t over clusters takes Satterthwaite's degrees of freedom of the CR2 variance
+    (capped at G - 1): the closed form against the n x n matrices it is of. 1, 1 and 2
+    questions by hand: weights 4/3, 4/3, 2 and n_g (1 - n_g / n) = 0.75, 0.75, 1 give trace
+    4; trace of the square 2 (16/9)(0.5625 - 1/16) + 4 (1 - 1) + (4/3 + 4/3 + 8)^2 / 16 = 80/9;
+    16 / (80/9) = 1.8. Equal sizes: G - 1."""
+    from reportgen.analysis.stats import cluster_degrees
+
+    want = min(len(sizes) - 1, _satterthwaite(sizes))
+    assert cluster_degrees(np.array(sizes)) == pytest.approx(want)
+    assert cluster_degrees(np.array([1, 1, 2])) == pytest.approx(1.8)
+    assert cluster_degrees(np.array([5, 5, 5, 5])) == pytest.approx(3.0)
+    assert 9 < cluster_degrees(np.array([10] * 6 + [1] * 20)) < 10  # 26 clusters, not 25 df
+
+
+def test_questions_without_a_document_are_not_a_design_effect(tmp_path):
+    """80 questions drawn independently, 60 in 6 documents of 10 and 20 with no doc_id (each
+    its own cluster). The single questions' means carried their whole variance into the spread
+    of the cluster means: design effect 6.8 and "no evidence" of a gain that every question
+    shows without --cluster. Their own noise is taken out: the design effect is near 1 and the
+    verdict the same as over questions."""
+    rng = np.random.default_rng(1)
+    docs = [None if i % 4 == 0 else f"d{i % 8}" for i in range(80)]
+    draws = {run: rng.random(80) < p for run, p in (("a", 0.5), ("b", 0.68))}
+    a = [question(i, "s", bool(draws["a"][i]), doc_id=docs[i]) for i in range(80)]
+    b = [question(i, "s", bool(draws["b"][i]), doc_id=docs[i]) for i in range(80)]
+    code, out, naive = compare(tmp_path, a, b)
+    assert code == 0 and naive["verdict"]["outcome"] == "B better", out
+    code, out, doc = compare(tmp_path, a, b, "--cluster", "doc_id")
+    assert code == 0, out
+    c = doc["metrics"]["correct"]
+    assert c["clusters"] == 26 and c["design_effect"] < 2, c
+    assert 9 < c["cluster_df"] < 10
+    assert doc["verdict"]["outcome"] == "B better", doc["verdict"]
 
 
 def test_two_clusters_no_longer_call_b_better(tmp_path):
@@ -180,10 +250,11 @@ def test_cluster_option_end_to_end(tmp_path):
         naive["metrics"]["correct"]["ci_high"] - naive["metrics"]["correct"]["ci_low"]
     )
     assert "6 clusters, design effect" in doc["verdict"]["reason"]
-    # power: t over the 6 document means (1, 1, 1, 0, 0, 0: se sqrt(0.3 / 6)), not the 60
+    # power: t over the 6 document means (1, 1, 1, 0, 0, 0: se sqrt(0.3 / 6), 5 degrees of
+    # freedom), not the 60
     # questions counted as 60 / design effect independent ones
     assert doc["power"]["min_detectable"] == pytest.approx(
-        cluster_multiplier_oracle(6) * np.sqrt(0.3 / 6), rel=0.005
+        cluster_multiplier_oracle(5) * np.sqrt(0.3 / 6), rel=0.005
     )
     assert "of sets of 6 clusters like these" in doc["power"]["sentence"]
     assert doc["power"]["min_detectable"] > naive["power"]["min_detectable"]

@@ -119,12 +119,11 @@ def _clustered(a: np.ndarray, b: np.ndarray, doc: np.ndarray, seed: int):
     return c
 
 
-def cluster_multiplier_oracle(groups: int, confidence: float = 0.95) -> float:
-    """The q whose difference q se (se over ``groups`` clusters, estimated) is found in 80% of
-    fresh sets, by Monte Carlo: Z + q S1 against t(G - 1) S2, both S sqrt(chi2(G - 1) / (G - 1))
-    (a fresh set's mean and se, and the se the difference is stated from), one draw each of
-    a million, common to every q."""
-    df = groups - 1
+def cluster_multiplier_oracle(df: float, confidence: float = 0.95) -> float:
+    """The q whose difference q se (se over clusters, estimated with ``df`` degrees of freedom:
+    G - 1 for G clusters of equal sizes) is found in 80% of fresh sets, by Monte Carlo: Z + q S1
+    against t(df) S2, both S sqrt(chi2(df) / df) (a fresh set's mean and se, and the se the
+    difference is stated from), one draw each of a million, common to every q."""
     rng = np.random.default_rng(0)
     z = rng.standard_normal(1_000_000)
     stated, fresh = np.sqrt(rng.chisquare(df, (2, len(z))) / df)
@@ -143,9 +142,9 @@ def test_clustered_difference_is_the_standard_error_over_clusters_times_their_t(
     se = means.std(ddof=1) / math.sqrt(8)
     power = power_of(c, 0.95)
     assert c.clusters == 8
-    assert power.min_detectable == pytest.approx(cluster_multiplier_oracle(8) * se, rel=0.005)
+    assert power.min_detectable == pytest.approx(cluster_multiplier_oracle(7) * se, rel=0.005)
     # over 7 degrees of freedom q lies above the plug-in t(0.975) + t(0.8): 3.70, 3.26
-    assert cluster_multiplier_oracle(8) > stats.t.ppf(0.975, 7) + stats.t.ppf(0.8, 7) + 0.4
+    assert cluster_multiplier_oracle(7) > stats.t.ppf(0.975, 7) + stats.t.ppf(0.8, 7) + 0.4
     assert "in about 80% of sets of 8 clusters like these with this spread between them" in (
         power.sentence
     )
@@ -210,48 +209,60 @@ def test_four_unequal_clusters_state_what_their_interval_finds():
     were "worth about 39 independent questions" (design effect 0.51), stating 35.1 points, then
     counted them as 20 (the effect taken as 1), stating 43.1 points; simulated sets with those
     differences found them 3.5% and 4.8% of the time. The interval is t over the 4 clusters,
-    so the difference is q se over clusters. By hand: cluster means 8/17, 0, 0, 0, weights
-    17/20 and 1/20; the shared-shift form (0.85^2 + 3 x 0.05^2) x var(8/17, 0, 0, 0) =
-    0.73 x (8/17)^2 / 4 = 0.040415 exceeds CR2's (1.2^2 / 0.15 + 3 x 0.4^2 / 0.95) / 20^2 =
-    0.025263, so se = 0.2010; q (3 df) is 5.70, past the largest difference, 1. The questions
-    needed are clusters of 5 questions on average: the fewest G with q(G) se sqrt(4 / G) <= 0.4."""
+    so the difference is q se over clusters. By hand: CR2 (1.2^2 / 0.15 + 3 x 0.4^2 / 0.95) /
+    20^2 = 0.025263; the analysis of variance's form is below it (within the 17: 8 - 64/17 over
+    16 degrees of freedom, 0.2647; between: (17 (8/17 - 0.4)^2 + 3 x 0.16) / 3 = 0.1882; n_0
+    (20 - 292 / 20) / 3 = 1.8; 0.73 (0.1882 - 0.2647) / 1.8 + 0.2647 / 20 < 0), so se =
+    0.1589. Degrees of freedom (stats.cluster_degrees): weights 1 / 0.15 and 1 / 0.95, n_g (1 -
+    n_g / n) 2.55 and 0.95: trace 17 + 3 = 20; trace of the square (1 / 0.15)^2 (2.55^2 -
+    17^4 / 400) + 3 (1 / 0.95)^2 (0.95^2 - 1 / 400) + (289 / 0.15 + 3 / 0.95)^2 / 400 = 322.4;
+    20^2 / 322.4 = 1.24. q at 1.24 degrees of freedom is past the largest difference, 1. The
+    questions needed are clusters of 5 questions on average: the fewest G with q se sqrt(4 / G)
+    <= 0.4, q at (G - 1) 1.24 / 3 degrees of freedom."""
     a, b = np.zeros(20), np.r_[np.ones(8), np.zeros(12)]
     clusters = np.array(["d1"] * 17 + ["d2", "d3", "d4"])
     c, _ = compare_metric(
         "correct", a, b, binary=True, n_boot=1000, confidence=0.95, seed=0, clusters=clusters
     )
-    se = math.sqrt(0.73 * (8 / 17) ** 2 / 4)
-    assert se > math.sqrt((1.2**2 / 0.15 + 3 * 0.4**2 / 0.95) / 400)
+    se, df = math.sqrt((1.2**2 / 0.15 + 3 * 0.4**2 / 0.95) / 400), 400 / 322.4
+    assert (c.cluster_se, c.cluster_df) == pytest.approx((se, df), rel=1e-3)  # 322.4 rounded
     power = power_of(c, 0.95)
-    assert power.min_detectable == pytest.approx(cluster_multiplier_oracle(4) * se, rel=0.005)
+    assert power.min_detectable == pytest.approx(cluster_multiplier_oracle(df) * se, rel=0.005)
     assert power.min_detectable > 1
     assert (
         "Even the largest difference correct can take (100.0 points) would be found (the 95% "
         "interval excluding zero) in fewer than 80% of sets of 4 clusters like these"
         in power.sentence
     )
-    found = {g: cluster_multiplier_oracle(g) * se * math.sqrt(4 / g) <= 0.4 for g in (11, 12)}
-    assert found == {11: False, 12: True}
-    assert power.needed_n == 60
+    found = {
+        g: cluster_multiplier_oracle((g - 1) * df / 3) * se * math.sqrt(4 / g) <= 0.4
+        for g in (12, 13)
+    }
+    assert found == {12: False, 13: True}
+    assert power.needed_n == 65
     assert (
-        "takes about 12 clusters like these, about 60 questions (you have 20 questions in 4 "
+        "takes about 13 clusters like these, about 65 questions (you have 20 questions in 4 "
         "clusters)." in power.sentence
     )
     assert "With only" not in power.sentence
 
 
-@pytest.mark.parametrize(("groups", "freedom"), [(2, "1 degree"), (3, "2 degrees")])
-def test_two_or_three_clusters_say_no_realistic_difference_is_found(groups, freedom):
+@pytest.mark.parametrize(
+    ("sizes", "freedom"),
+    [([40, 40], "1 degree"), ([27, 27, 26], "2 degrees"), ([60, 10, 10], "1.3 degrees")],
+)
+def test_two_or_three_clusters_say_no_realistic_difference_is_found(sizes, freedom):
     """80 questions about 2 or 3 documents: t over 2 means reaches 12.7 se, over 3 4.3 se; a
     difference found 80% of the time is 39 or 8.8 se over clusters (bench/README.md, Few
     clusters: at 2 documents it lay past 1, the largest difference of a score, in most sets).
-    The sentence says so before stating it."""
+    The sentence says so before stating it, with the degrees of freedom t takes: 3 documents of
+    60, 10 and 10 give 1.32 (stats.cluster_degrees; 27, 27 and 26 give 1.9993, which reads 2)."""
     a, b, doc = _documents(np.random.default_rng(3), 0.1)
-    c = _clustered(a, b, (np.arange(80) * groups // 80).astype(str), 0)
+    c = _clustered(a, b, np.repeat(np.arange(len(sizes)), sizes).astype(str), 0)
     sentence = power_of(c, 0.95).sentence
     assert (
-        f"With only {groups} clusters no realistic difference can be found: the interval takes "
-        f"Student's t over their means with {freedom} of freedom. " in sentence
+        f"With only {len(sizes)} clusters no realistic difference can be found: the interval "
+        f"takes Student's t over their means with {freedom} of freedom. " in sentence
     )
 
 

@@ -14,8 +14,9 @@ For a binary outcome the share of changed questions psi stays fixed and the spre
 the difference, sd^2 = psi - delta^2, which gives delta = k sqrt(psi / (n + k^2)) with k the
 sum of the two t quantiles; under EXACT_BELOW questions, where the changed ones are a handful
 and the interval moves in steps, it is found exactly instead (binary_power.py). With --cluster
-the interval is Student's t over the G clusters (G - 1 degrees of freedom, the standard error
-over clusters), so the detectable difference is that standard error times cluster_multiplier,
+the interval is Student's t over the G clusters (the standard error over clusters, with
+stats.cluster_degrees: G - 1 for equal sizes), so the detectable difference is that standard
+error times cluster_multiplier,
 and the size needed is a number of clusters like these (the size of a cluster of the set on
 average); under FEW_CLUSTERS clusters the sentence says no realistic difference can be found.
 The size needed for the observed difference solves the normal formula, kept on the stated
@@ -80,18 +81,18 @@ def _found_share(q: float, t: float, spreads: np.ndarray) -> float:
 
 
 @functools.lru_cache(maxsize=1024)
-def cluster_multiplier(groups: int, alpha: float) -> float:
-    """The true difference, in standard errors over ``groups`` clusters, whose interval
-    (mean +- t se, t = t(1 - alpha/2, G - 1)) excludes zero in POWER of fresh sets.
+def cluster_multiplier(df: float, alpha: float) -> float:
+    """The true difference, in standard errors over clusters, whose interval (mean +- t se,
+    t = t(1 - alpha/2, df), df = G - 1 for G clusters of equal sizes; stats.cluster_degrees)
+    excludes zero in POWER of fresh sets.
 
     The se is estimated both in the set the difference is stated from and in the fresh set:
-    each is sigma S, S ~ sqrt(chi2(G - 1) / (G - 1)), so a difference q S1 is found when
+    each is sigma S, S ~ sqrt(chi2(df) / df), so a difference q S1 is found when
     |Z + q S1| > t S2 and q solves E[P(|Z + q S1| > t S2)] = POWER (over _GRID values of each
     S). The plug-in t(1 - alpha/2) + t(POWER), which takes S1 as sigma, is found less often
     the fewer the clusters (2 equal clusters: 14.1 se, found in 54% of simulated sets; this
     gives 39.1, found in 81%; bench/simulate_clusters.py, power); from 50 clusters the two
     differ by under 2%, and both tend to z(1 - alpha/2) + z(POWER)."""
-    df = groups - 1
     spreads = np.sqrt(special.chdtri(df, (np.arange(_GRID) + 0.5) / _GRID) / df)
     t = float(special.stdtrit(df, 1 - alpha / 2))
     high = t
@@ -161,11 +162,13 @@ def _exact_needed(n: int, delta: float, changed_share: float, confidence: float)
     return n
 
 
-def _few_clusters(groups: int) -> str:
+def _few_clusters(groups: int, df: float) -> str:
     """Under FEW_CLUSTERS clusters, why the stated difference is out of reach."""
+    df = round(df, 1)
+    degrees = fmt_count(int(df), "degree") if df.is_integer() else f"{df} degrees"
     return (
         f"With only {groups} clusters no realistic difference can be found: the interval takes "
-        f"Student's t over their means with {fmt_count(groups - 1, 'degree')} of freedom. "
+        f"Student's t over their means with {degrees} of freedom. "
     )
 
 
@@ -190,10 +193,16 @@ def _few_changed(c: MetricComparison) -> str:
 
 def _clusters_needed(c: MetricComparison, alpha: float, groups: int) -> tuple[int, str]:
     """Questions, and the words, for the clusters like these that find the observed
-    difference POWER of the time (the standard error over clusters falls as sqrt(G))."""
-    se = c.cluster_se or 0.0
+    difference POWER of the time (the standard error over clusters falls as sqrt(G), and
+    Student's t's degrees of freedom grow as G - 1 times the share of it this set's sizes
+    give)."""
+    se, share = c.cluster_se or 0.0, (c.cluster_df or 1.0) / (groups - 1)
+
+    def multiplier(g: int, a: float) -> float:
+        return cluster_multiplier(max(1.0, (g - 1) * share), a)
+
     wanted = needed_size(
-        c.diff, alpha, sd=se * math.sqrt(groups), changed_share=None, multiplier=cluster_multiplier
+        c.diff, alpha, sd=se * math.sqrt(groups), changed_share=None, multiplier=multiplier
     )
     questions = math.ceil(wanted * c.n / groups)
     return questions, (
@@ -235,7 +244,7 @@ def power_of(c: MetricComparison, confidence: float, digits: int = 3) -> Power:
         )
     groups = c.clusters if c.cluster_se is not None else None
     if groups is not None:
-        min_detectable = cluster_multiplier(groups, alpha) * (c.cluster_se or 0.0)
+        min_detectable = cluster_multiplier(c.cluster_df or 1.0, alpha) * (c.cluster_se or 0.0)
     elif c.detectable is not None:
         min_detectable = c.detectable
     elif share is not None and c.n < EXACT_BELOW:
@@ -255,7 +264,11 @@ def power_of(c: MetricComparison, confidence: float, digits: int = 3) -> Power:
     # less often than one that moves every question (bench/simulate.py, "carried")
     carried = c.detectable is not None and discordant < min(c.n, CARRIED_BELOW)
     smaller = "smaller ones" + (", or one the changed questions alone carry," if carried else "")
-    few = _few_clusters(groups) if groups is not None and groups < FEW_CLUSTERS else ""
+    few = (
+        _few_clusters(groups, c.cluster_df or 1.0)
+        if groups is not None and groups < FEW_CLUSTERS
+        else ""
+    )
     few_changed = c.interval == FEW_CHANGED_SCORED
     few += _few_changed(c) if few_changed else ""
     # a 0/1 score of the logs has no range in the registry, but its difference lies in [-1, 1]

@@ -98,6 +98,7 @@ class MetricComparison:
     clusters: int | None = None  # with --cluster: how many clusters the n questions form
     design_effect: float | None = None  # with --cluster: variance of the mean / naive variance
     cluster_se: float | None = None  # with --cluster, 2+ clusters: cluster_standard_error
+    cluster_df: float | None = None  # and Student's t's degrees of freedom: cluster_degrees
     detectable: float | None = None  # continuous, n < STUDENTIZED_BELOW: resampled_detectable
     resampled: float | None = None  # the level at which a bound of the interval is a quantile of
     # the resamples (the expanded percentile's, or the bootstrap-t's at the stated level); None
@@ -122,7 +123,7 @@ class IntervalSides:
     its Wilson side out: no rule asks its bound at a margin."""
 
     percentile: int | None = None
-    t: tuple[float, float, int] | None = None
+    t: tuple[float, float, float] | None = None
     pivots: np.ndarray = field(default_factory=lambda: np.empty(0))
     score: tuple[float, float, int, float] | None = None
     constant: tuple[float, int, float, float] | None = None
@@ -654,61 +655,99 @@ def cluster_means(sums: np.ndarray, sizes: np.ndarray, n_boot: int, seed: int) -
     return np.concatenate(out)
 
 
-def cluster_standard_error(sums: np.ndarray, sizes: np.ndarray) -> float:
+def cluster_standard_error(sums: np.ndarray, sizes: np.ndarray, squares: np.ndarray) -> float:
     """Standard error of the ratio mean sum S_g / sum n_g over G >= 2 clusters (per cluster:
-    S_g the sum of B - A, n_g its questions), the larger of two estimates, each unbiased under
-    one model of how clusters vary:
+    S_g the sum of B - A, ``squares`` the sum of its squares, n_g its questions), the larger of
+    two estimates, each unbiased under one model of how clusters vary:
 
     - independent questions: the CR2 form (Bell & McCaffrey 2002), sum r_g^2 / (1 - n_g / n)
       / n^2 with r_g = S_g - n_g mean; the ratio estimator's usual G / (G - 1) sum r_g^2 / n^2
       (cluster_covariance; Cochran 1977, ch. 6) falls short where sizes differ (two clusters of
       3 and 17 questions: half the variance);
-    - each cluster's mean one draw of the same spread (a shift shared by its questions
-      dominating): sum (n_g / n)^2 times the variance of the cluster means, where CR2 falls
-      short on unequal sizes (3 and 17: a third of the variance).
+    - a shift of spread tau^2 shared by a cluster's questions, each with its own of sigma^2:
+      tau^2 sum (n_g / n)^2 + sigma^2 / n, with the one-way analysis of variance's estimates
+      for unequal sizes (Searle, Casella & McCulloch 1992, ch. 3): sigma^2 the mean square
+      within clusters, tau^2 the mean square between them (cluster means weighted by size) less
+      it, over n_0 = (n - sum n_g^2 / n) / (G - 1). CR2 falls short here on unequal sizes (3
+      and 17: a third of the variance).
 
-    Each alone fell short under the other's model, or where larger clusters shift more; the
-    larger errs wide where sizes differ and questions are independent (bench/README.md, Few
-    clusters). With equal sizes both are the variance of the cluster means over G: Student's t
-    on the cluster means, exact for normal ones.
+    The second took the plain variance of the cluster means before, in which a cluster of one
+    question brings its whole variance: 80 independent questions, 20 without a document beside
+    6 documents of 10, read a design effect of 6.8. At 2 clusters that variance is kept (the
+    analysis of variance has no degree of freedom to spare there, and covered 92%; bench/README,
+    Few clusters), and where every cluster is one question both forms are s^2 / n.
     """
-    n = sizes.sum()
+    n, groups = sizes.sum(), len(sizes)
     share = sizes / n
     residual = sums - sizes * sums.sum() / n
     independent = float((residual * residual / (1 - share)).sum()) / n**2
-    shared = float((share * share).sum() * np.var(sums / sizes, ddof=1))
+    weight, means = float((share * share).sum()), sums / sizes
+    if groups > 2 and n > groups:
+        within = max(float((squares - sums * means).sum()), 0.0) / (n - groups)
+        between = float((sizes * (means - sums.sum() / n) ** 2).sum()) / (groups - 1)
+        per = (n - float((sizes * sizes).sum()) / n) / (groups - 1)
+        shared = weight * (between - within) / per + within / n
+    else:
+        shared = weight * float(np.var(means, ddof=1))
     return float(np.sqrt(max(independent, shared)))
 
 
+def cluster_degrees(sizes: np.ndarray) -> float:
+    """Degrees of freedom of Student's t over clusters of ``sizes`` questions: Satterthwaite's
+    for the CR2 variance of independent questions (Bell & McCaffrey 2002; Imbens & Kolesar
+    2016), tr(M)^2 / tr(M^2) for the quadratic form M the estimate is of the differences, capped
+    at G - 1 and at least 1. Equal sizes give G - 1; a few large clusters among many of one
+    question give about as few as the large ones, whose residuals the variance mostly rests on
+    (6 documents of 10 and 20 single questions: 9.3, not 25). At 3 to 8 clusters, a quarter of
+    10 questions and the rest of one, a random-effects estimate with G - 1 covered 81.6-94.5% in
+    13 of 16 rows; the report's, 95.9-99.5% (bench/README.md, Few clusters).
+
+    M = sum_g w_g u_g u_g^T, u_g the cluster's indicator less n_g / n of every question's,
+    w_g = 1 / (1 - n_g / n) (the 1 / n^2 cancels): u_g . u_h = n_g [g = h] - n_g n_h / n, so
+    both traces take O(G)."""
+    groups = len(sizes)
+    if groups <= 2:
+        return 1.0
+    sizes = sizes.astype(float)
+    n = sizes.sum()
+    weight = 1 / (1 - sizes / n)
+    own = sizes - sizes * sizes / n
+    trace = float((weight * own).sum())
+    square = float((weight * weight * (own * own - sizes**4 / n**2)).sum())
+    square += float((weight * sizes * sizes).sum()) ** 2 / n**2
+    return float(min(groups - 1, max(1.0, trace * trace / square)))
+
+
 def cluster_t_interval(
-    sums: np.ndarray, sizes: np.ndarray, confidence: float
+    sums: np.ndarray, sizes: np.ndarray, squares: np.ndarray, confidence: float
 ) -> tuple[float, float] | None:
-    """Student's t interval of the mean over clusters, mean +- t(G - 1) se
-    (cluster_standard_error); None under 2 clusters or without spread between them.
+    """Student's t interval of the mean over clusters, mean +- t(df) se
+    (cluster_standard_error, cluster_degrees); None under 2 clusters or without spread between
+    them.
 
     With G clusters the cluster bootstrap cannot reach past the smallest and largest cluster
     means, so at 2-5 clusters it covered 46-91% (null data, 10 questions a cluster), whatever
-    its level; t with G - 1 degrees of freedom widens as G falls (12.7 se at G = 2).
+    its level; t widens as the clusters fall (12.7 se at G = 2).
     """
     groups = len(sums)
     if groups < 2:
         return None
-    se = cluster_standard_error(sums, sizes)
+    se = cluster_standard_error(sums, sizes, squares)
     if se == 0:
         return None
     mean = sums.sum() / sizes.sum()
-    half = special.stdtrit(groups - 1, 1 - (1 - confidence) / 2) * se
+    half = special.stdtrit(cluster_degrees(sizes), 1 - (1 - confidence) / 2) * se
     return float(mean - half), float(mean + half)
 
 
 def cluster_interval(
-    sums: np.ndarray, sizes: np.ndarray, means: np.ndarray, confidence: float
+    sums: np.ndarray, sizes: np.ndarray, squares: np.ndarray, means: np.ndarray, confidence: float
 ) -> tuple[float, float]:
     """On each side the wider of the cluster bootstrap's expanded percentile interval
     (``means``: cluster_means), which keeps skew when clusters are many, and Student's t over
     the clusters (cluster_t_interval), which holds the level when they are few."""
     low, high = percentile_interval(means, expanded_confidence(confidence, len(sums)))
-    t = cluster_t_interval(sums, sizes, confidence)
+    t = cluster_t_interval(sums, sizes, squares, confidence)
     return (low, high) if t is None else wider((low, high), t)
 
 
@@ -735,7 +774,8 @@ def design_effect(diff: np.ndarray, codes: np.ndarray) -> float:
         return 1.0
     if _no_spread(sums / sizes):
         return 0.0
-    return float(cluster_standard_error(sums, sizes) ** 2 / (sd * sd / n))
+    squares = np.bincount(codes, weights=diff * diff)
+    return float(cluster_standard_error(sums, sizes, squares) ** 2 / (sd * sd / n))
 
 
 def compare_metric(
@@ -863,18 +903,20 @@ def compare_with_sides(
     groups: int | None = None
     effect: float | None = None
     cluster_se: float | None = None
+    cluster_df: float | None = None
     detect: float | None = None
     few = False  # continuous, of known range, under FEW_CHANGED changed: few_changed_interval
     if clusters is not None:
         codes = pd.factorize(clusters[keep])[0]
         sums, sizes = np.bincount(codes, weights=diff), np.bincount(codes)
+        squared = np.bincount(codes, weights=diff * diff)
         means = cluster_means(sums, sizes, n_boot, seed)
         level = expanded_confidence(confidence, len(sums))
         boot = percentile_interval(means, level)
-        low, high = cluster_interval(sums, sizes, means, confidence)
+        low, high = cluster_interval(sums, sizes, squared, means, confidence)
         test, method, p = CLUSTER_TEST, CLUSTERED, permutation_test(sums, seed)
         groups = len(sums)  # one cluster has no spread between clusters: no design effect
-        sides = _cluster_sides(sums, sizes)
+        sides = _cluster_sides(sums, sizes, squared)
         if binary and own:  # 6 of 6 correct in 3 documents read [1, 1], as without clusters
             low, high = wider((low, high), wilson_interval(wins, n, confidence))
             method = CLUSTERED_SCORED_OWN
@@ -891,7 +933,9 @@ def compare_with_sides(
             method, sides = CLUSTERED_NO_SPREAD, replace(sides, constant=(centre, groups, *reach))
         effect = design_effect(diff, codes) if groups > 1 else None
         if groups > 1:  # cluster means equal to _DECIMALS have no spread, as _sd
-            cluster_se = 0.0 if _no_spread(sums / sizes) else cluster_standard_error(sums, sizes)
+            spread = not _no_spread(sums / sizes)
+            cluster_se = cluster_standard_error(sums, sizes, squared) if spread else 0.0
+            cluster_df = cluster_degrees(sizes)
     else:
         # by the changed questions, not all: 5 to 8 changed among 1,000 to 100,000 ties took
         # the percentile interval, which missed a true 0 in 6.5% to 9% of sets (3.1% to 5% a
@@ -983,6 +1027,7 @@ def compare_with_sides(
         clusters=groups,
         design_effect=effect,
         cluster_se=cluster_se,
+        cluster_df=cluster_df,
         detectable=detect,
         resampled=resampled,
         skewness=_skewness(diff, not (binary or groups or few)),
@@ -1001,12 +1046,12 @@ def _skewness(diff: np.ndarray, tailed: bool) -> float | None:
     return skewness(diff) if tailed and _sd(diff) else None
 
 
-def _cluster_sides(sums: np.ndarray, sizes: np.ndarray) -> IntervalSides:
+def _cluster_sides(sums: np.ndarray, sizes: np.ndarray, squares: np.ndarray) -> IntervalSides:
     """The sides of cluster_interval: the expanded percentile over the clusters and, where
     cluster_t_interval is defined (2 clusters or more, with spread), Student's t over them."""
     groups = len(sums)
-    se = cluster_standard_error(sums, sizes) if groups > 1 else 0.0
-    t = (float(sums.sum() / sizes.sum()), se, groups - 1) if se > 0 else None
+    se = cluster_standard_error(sums, sizes, squares) if groups > 1 else 0.0
+    t = (float(sums.sum() / sizes.sum()), se, cluster_degrees(sizes)) if se > 0 else None
     return IntervalSides(percentile=groups, t=t)
 
 
