@@ -945,8 +945,10 @@ def test_the_best_is_chosen_on_the_rest_and_measured_on_the_held_out_only():
         n_boot=200,
         confidence=0.95,
         seed=0,
+        question_ids=np.arange(n),
     )
     assert result.chosen == "lucky" and result.selection_diff == pytest.approx(0.5)
+    assert list(result.question_ids) == list(range(20))
     assert (result.n_selection, result.n_held_out) == (20, 20)
     assert result.held_out.n == 20 and result.held_out.diff == pytest.approx(0.0)
     expected = "on the held-out questions alone its difference is 0.000, 95% interval ["
@@ -963,7 +965,7 @@ def test_the_held_out_sentence_gives_the_test_and_says_when_it_disagrees():
     fixed = np.where(np.arange(n) < 5, 1.0, 0.0)
     result = holdout.evaluate(
         holdout.Split("rule", held), "correct", base, [("b", fixed)],
-        binary=True, n_boot=2000, confidence=0.95, seed=0,
+        binary=True, n_boot=2000, confidence=0.95, seed=0, question_ids=np.arange(n),
     )  # fmt: skip
     c = result.held_out
     assert (c.fixed, c.broken, c.p) == (5, 0, pytest.approx(0.0625))
@@ -974,7 +976,7 @@ def test_the_held_out_sentence_gives_the_test_and_says_when_it_disagrees():
     )
     agreeing = holdout.evaluate(
         holdout.Split("rule", held), "correct", base, [("b", base)],
-        binary=True, n_boot=2000, confidence=0.95, seed=0,
+        binary=True, n_boot=2000, confidence=0.95, seed=0, question_ids=np.arange(n),
     )  # fmt: skip
     assert agreeing.sentence.endswith(", McNemar exact test p = 1.000.")
 
@@ -990,7 +992,8 @@ def test_a_side_scored_on_fewer_than_10_questions_is_refused():
     with pytest.raises(InputError) as refused:
         holdout.evaluate(
             holdout.Split("rule", held), "correct", base, [("b", gaps)],
-            binary=True, n_boot=200, confidence=0.95, seed=0, asked="log: --holdout 0.3",
+            binary=True, n_boot=200, confidence=0.95, seed=0, question_ids=np.arange(n),
+            asked="log: --holdout 0.3",
         )  # fmt: skip
     assert str(refused.value) == (
         "log: --holdout 0.3 leaves 4 of the 12 held-out questions with a correct score in both "
@@ -1002,11 +1005,12 @@ def test_a_side_scored_on_fewer_than_10_questions_is_refused():
         holdout.evaluate(  # ... and the baseline's missing on one of them
             holdout.Split("rule", held), "correct", np.where(np.arange(n) == 12, np.nan, base),
             [("b", other)], binary=True, n_boot=200, confidence=0.95, seed=0,
+            question_ids=np.arange(n),
         )  # fmt: skip
     ten = np.where(np.arange(n) < 2, np.nan, 1.0)  # 10 of the 12 held out: enough
     kept = holdout.evaluate(
         holdout.Split("rule", held), "correct", base, [("b", ten)],
-        binary=True, n_boot=200, confidence=0.95, seed=0,
+        binary=True, n_boot=200, confidence=0.95, seed=0, question_ids=np.arange(n),
     )  # fmt: skip
     assert kept.held_out.n == 10
 
@@ -1098,6 +1102,33 @@ def test_holdout_end_to_end(tmp_path):
     assert "holds some out for that" not in page
     code, output = invoke("compare", A, B, "-o", tmp_path / "x.html", "--holdout", "2")
     assert code == 2 and "--holdout" in output and not (tmp_path / "x.html").exists()
+
+
+def test_the_held_out_questions_are_in_the_per_question_rows(tmp_path):
+    """A fraction is drawn by the seed within each slice: the JSON's holdout gave its counts
+    and difference, but not which questions, so the held-out difference could not be recomputed
+    from the rows. Each row now says whether its question is held out: the chosen candidate's
+    rows held out give the held-out difference and count, and every candidate's rows mark the
+    same questions."""
+    doc = compare_runs(tmp_path, A, B, C, options=(*FAST, "--holdout", "0.4", "--seed", "7"))
+    h, rows = doc["holdout"], pd.DataFrame(doc["per_question"])
+    assert "question_ids" not in h
+    metric = h["metric"]
+    chosen = rows[(rows["candidate"] == h["chosen"]) & rows["held_out"]]
+    assert len(chosen) == h["n_held_out"] == 96
+    diff = (chosen[f"{metric}_b"].astype(float) - chosen[f"{metric}_a"].astype(float)).mean()
+    assert diff == pytest.approx(h["held_out"]["diff"])
+    marked = rows.groupby("candidate")["held_out"].apply(
+        lambda s: frozenset(rows.loc[s[s].index, "question_id"])
+    )
+    assert len(set(marked)) == 1
+    other = compare_runs(
+        tmp_path / "seed8", A, B, C, options=(*FAST, "--holdout", "0.4", "--seed", "8")
+    )
+    again = pd.DataFrame(other["per_question"])
+    assert set(again.loc[again["held_out"], "question_id"]) != set(
+        rows.loc[rows["held_out"], "question_id"]
+    )
 
 
 def test_the_winner_s_curse_names_the_candidate_the_held_out_check_measures(tmp_path):

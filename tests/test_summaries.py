@@ -552,7 +552,15 @@ def test_winners_curse_names_the_candidate_held_out_when_the_choice_differs():
 def held_out(candidates: list[tuple[str, np.ndarray]]) -> str:
     split = holdout.Split("rule", np.arange(40) < 20)
     return holdout.evaluate(
-        split, "m", np.zeros(40), candidates, binary=False, n_boot=100, confidence=0.95, seed=0
+        split,
+        "m",
+        np.zeros(40),
+        candidates,
+        binary=False,
+        n_boot=100,
+        confidence=0.95,
+        seed=0,
+        question_ids=np.arange(40),
     ).sentence
 
 

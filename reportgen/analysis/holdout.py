@@ -7,7 +7,7 @@ estimate of the chosen candidate's difference, with its own interval.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -47,6 +47,9 @@ class Holdout:
     confidence: float  # of its interval: one comparison, so --confidence itself, where the
     # candidates' intervals beside it are Bonferroni-adjusted (97.5% for two)
     straddling: int = 0  # clusters (--cluster) with questions on both sides: Split.straddling
+    # the held-out questions' ids, for the per-question rows (not the JSON's holdout: a fraction
+    # of a million questions is a list of 300,000)
+    question_ids: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False)
 
     @property
     def sentence(self) -> str:
@@ -179,6 +182,7 @@ def evaluate(
     n_boot: int,
     confidence: float,
     seed: int,
+    question_ids: np.ndarray,
     higher_is_better: bool = True,
     asked: str = "--holdout",
 ) -> Holdout:
@@ -186,7 +190,8 @@ def evaluate(
     fall for a metric where lower is better), then compare it with the baseline on the
     held-out questions alone. InputError (``asked``: the log and the option, for its message)
     where the chosen candidate and the baseline both score fewer than MIN_SIDE questions on a
-    side: split checks the questions, and missing scores leave fewer (4 of 12, or none)."""
+    side: split checks the questions, and missing scores leave fewer (4 of 12, or none).
+    ``question_ids``: the paired questions' ids, in the order of ``split_``."""
     held, chosen_on = split_.held_out, ~split_.held_out
     sign = 1 if higher_is_better else -1
 
@@ -223,4 +228,5 @@ def evaluate(
         held_out=comparison,
         confidence=confidence,
         straddling=split_.straddling,
+        question_ids=question_ids[held],
     )

@@ -835,6 +835,7 @@ def _holdout(pairs: list[Comparison], options: Options) -> Holdout:
         n_boot=options.n_boot,
         confidence=options.confidence,
         seed=options.seed,
+        question_ids=ids["question_id"].to_numpy(),
         asked=f"{first.runs['a'].path}: --holdout {options.holdout}",
     )
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import io
 import json
 import math
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -103,12 +103,16 @@ def _pair_questions(result: Comparison) -> pd.DataFrame:
 
 def per_question(study: Study) -> pd.DataFrame:
     """One row per candidate and paired question: the candidate's label, the question's slice,
-    every metric in the baseline (_a) and the candidate (_b), its failure classes."""
-    return pd.concat(
+    every metric in the baseline (_a) and the candidate (_b), its failure classes; with
+    --holdout, whether the question is held out (the held-out difference's questions)."""
+    frame = pd.concat(
         [_pair_questions(pair).assign(candidate=pair.runs["b"].label) for pair in study.pairs],
         ignore_index=True,
     ).pipe(lambda f: f[["candidate", *f.columns.drop("candidate")]])  # a later candidate's
     # own columns (one the first does not log) come after "candidate" in the concatenation
+    if study.holdout is not None:
+        frame["held_out"] = frame["question_id"].isin(study.holdout.question_ids)
+    return frame
 
 
 # A text cell a spreadsheet would read as a formula (OWASP, "CSV Injection")
@@ -261,10 +265,12 @@ def _pair(result: Comparison) -> dict[str, Any]:
 
 
 def _holdout(study: Study) -> dict[str, Any] | None:
+    """--holdout's fields; its questions are the per-question rows' ``held_out``."""
     h = study.holdout
     if h is None:
         return None
-    return {**asdict(h), "held_out": comparison_fields(h.held_out), "metric": h.held_out.metric}
+    kept = {f.name: getattr(h, f.name) for f in fields(h) if f.name != "question_ids"}
+    return {**kept, "held_out": comparison_fields(h.held_out), "metric": h.held_out.metric}
 
 
 def build(study: Study) -> dict[str, Any]:
