@@ -242,6 +242,35 @@ def test_errors_name_the_files_own_column(tmp_path):
     )
 
 
+@pytest.mark.parametrize("suffix", ["parquet", "jsonl", "csv"])
+def test_contexts_dumped_as_documents_are_refused_naming_the_row(tmp_path, suffix):
+    """LangChain Documents dumped whole ({"page_content": ..., "metadata": ...}) were hashed as
+    their JSON, so no context matched a reference text: every retrieval metric of the run read
+    0 and the same texts as strings in the other run read "B better", validate saying ok."""
+    frame = ragas_frame([1.0, 0.5, 0.2], False)
+    frame["retrieved_contexts"] = [
+        [{"page_content": text, "metadata": {"source": "kb"}} for text in texts]
+        for texts in frame["retrieved_contexts"]
+    ]
+    path = tmp_path / f"docs.{suffix}"
+    if suffix == "parquet":
+        frame.to_parquet(path)
+    elif suffix == "jsonl":
+        frame.to_json(path, orient="records", lines=True)
+    else:
+        frame.to_csv(path, index=False)
+    where = "line 2" if suffix == "csv" else "line 1" if suffix == "jsonl" else "row 1"
+    for args in (("validate", path), ("compare", path, path, "-o", tmp_path / "r.html")):
+        line = refused(*args)
+        assert line.startswith(f"{path}: {where}, column retrieved_contexts: "), line
+        assert 'has an item, {"page_content": ' in line
+        assert (
+            "that is not a text; write each context as its text (a LangChain Document's "
+            "page_content)" in line
+        )
+    assert not (tmp_path / "r.html").exists()
+
+
 @pytest.mark.parametrize("missing", [None, "", "  "])
 @pytest.mark.parametrize("suffix", ["parquet", "jsonl", "csv"])
 def test_a_missing_passage_text_is_no_evidence(tmp_path, missing, suffix):

@@ -269,8 +269,8 @@ def _cell_key(value: str) -> str:
 
 def _items(convert: Callable[[Any], Any], named: bool = True) -> Callable[[Any], list[Any] | None]:
     """The conversion of a list cell, item by item with ``convert``; ``named``: the reason an
-    item cannot be read names it within the list (_item)."""
-    one = (lambda item: _item(convert, item)) if named else convert
+    item cannot be read names it within the list (list_item)."""
+    one = (lambda item: list_item(convert, item)) if named else convert
 
     def each(value: Any) -> list[Any] | None:
         items = parse_list(value)
@@ -282,7 +282,7 @@ def _items(convert: Callable[[Any], Any], named: bool = True) -> Callable[[Any],
     return each
 
 
-def _item(convert: Callable[[Any], Any], item: Any) -> Any:
+def list_item(convert: Callable[[Any], Any], item: Any) -> Any:
     """One item of a list cell; the reason it cannot be read names it within the list."""
     try:
         return convert(item)

@@ -16,7 +16,16 @@ import pyarrow.compute as pc
 
 from ...errors import InputError
 from ...formatting import agreeing, fmt_count
-from .columns import Columns, Unreadable, cell_error, is_nan, parse_list, place, text_id
+from .columns import (
+    Columns,
+    Unreadable,
+    cell_error,
+    is_nan,
+    list_item,
+    parse_list,
+    place,
+    text_id,
+)
 
 QUESTION = "user_input"
 # RAGAS column -> run-log column, copied as they are
@@ -80,14 +89,24 @@ def _no_score(value: Any) -> bool:
     return _blank(value) or (isinstance(value, str) and value.strip().lower() == "nan")
 
 
+def _passage_text(item: Any) -> str:
+    """A context as its text. An object (a LangChain Document dumped whole) is refused: hashed
+    as its JSON, it matched no label, and every retrieval metric of the run read 0."""
+    if isinstance(item, bool) or not isinstance(item, str | int | float):
+        raise Unreadable(
+            "is not a text; write each context as its text (a LangChain Document's page_content)"
+        )
+    return str(item)
+
+
 def _hashed(value: Any) -> list[str | None] | None:
     """A cell of passage texts as their ids; a null or blank text is no passage, a null id the
     row checks refuse as in a run log (hashed, a missing passage of the prompt matched a
     missing label, a hit)."""
     texts = parse_list(value)
-    return (
-        None if texts is None else [None if _blank(t) else text_id("text-", str(t)) for t in texts]
-    )
+    if texts is None:
+        return None
+    return [None if _blank(t) else text_id("text-", list_item(_passage_text, t)) for t in texts]
 
 
 @dataclass(frozen=True)
