@@ -27,6 +27,17 @@ def refused(*args: object) -> str:
     return lines[0].removeprefix("ragreport: error: ")
 
 
+def written(frame: pd.DataFrame, path: Path) -> Path:
+    """``frame`` written as pandas writes a table of ``path``'s suffix (Parquet, JSONL, CSV)."""
+    if path.suffix == ".parquet":
+        frame.to_parquet(path)
+    elif path.suffix == ".jsonl":
+        frame.to_json(path, orient="records", lines=True)
+    else:
+        frame.to_csv(path, index=False)
+    return path
+
+
 def write_duckdb_csv(path: Path) -> Path:
     """A RAGAS table with its contexts written as DuckDB's COPY ... TO 'x.csv' writes lists."""
     path.write_text(
@@ -252,13 +263,7 @@ def test_contexts_dumped_as_documents_are_refused_naming_the_row(tmp_path, suffi
         [{"page_content": text, "metadata": {"source": "kb"}} for text in texts]
         for texts in frame["retrieved_contexts"]
     ]
-    path = tmp_path / f"docs.{suffix}"
-    if suffix == "parquet":
-        frame.to_parquet(path)
-    elif suffix == "jsonl":
-        frame.to_json(path, orient="records", lines=True)
-    else:
-        frame.to_csv(path, index=False)
+    path = written(frame, tmp_path / f"docs.{suffix}")
     where = "line 2" if suffix == "csv" else "line 1" if suffix == "jsonl" else "row 1"
     for args in (("validate", path), ("compare", path, path, "-o", tmp_path / "r.html")):
         line = refused(*args)
@@ -281,13 +286,7 @@ def test_a_missing_passage_text_is_no_evidence(tmp_path, missing, suffix):
     frame = ragas_frame([1.0, 0.5, 0.2], False)
     frame.at[0, "retrieved_contexts"] = [missing, "Fees"]
     frame.at[0, "reference_contexts"] = [missing]
-    path = tmp_path / f"ragas.{suffix}"
-    if suffix == "parquet":
-        frame.to_parquet(path)
-    elif suffix == "jsonl":
-        frame.to_json(path, orient="records", lines=True)
-    else:
-        frame.to_csv(path, index=False)
+    path = written(frame, tmp_path / f"ragas.{suffix}")
     line = refused("compare", path, path, "-o", tmp_path / "r.html")
     where = "line 2" if suffix == "csv" else "line 1" if suffix == "jsonl" else "row 1"
     assert line.startswith(f"{path}: {where} (question_id ")
