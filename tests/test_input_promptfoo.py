@@ -85,8 +85,32 @@ def test_only_results_that_ended_in_an_error_are_counted_as_errors(tmp_path, com
         path = promptfoo_file(tmp_path / f"{name}.json", results)
         out = compare(path, path, tmp_path / name, "--n-boot", 100)
         error = "Run A: 1 result ended in an error; counted as not correct, as promptfoo "
-        assert error + "counts them" in out["warnings"], name
+        assert (
+            error + "counts them, with no latency or cost (no answer was given)" in out["warnings"]
+        ), name
         assert out["metrics"]["correct"]["a"] == pytest.approx(1 / 3)
+        # the errored call's 102 ms and its cost are no answer's: the mean of 100 and 101
+        rows = pd.DataFrame(out["per_question"]).set_index("question_id")
+        assert rows["latency_ms_a"].isna().sum() == 1 and rows["cost_usd_a"].isna().sum() == 1
+        assert rows["latency_ms_a"].mean() == pytest.approx(100.5)
+
+
+def test_a_provider_that_failed_every_call_passes_no_latency_or_cost_gate(tmp_path):
+    """Every call of B ended in an error after 3 ms at no cost: the report said B answered at
+    -100% latency and -100% cost, and gates on both passed (exit 0) while the provider answered
+    nothing. B has no latency now, so a rule on it cannot be judged: exit 2, naming it."""
+    a = [result("p", f"t{i}", i, i % 2 == 0, latencyMs=2000 + i, cost=0.01) for i in range(12)]
+    b = [
+        result("p", f"t{i}", i, False, failureReason=2, error="Rate limit", response=None,
+               gradingResult=None, score=0, latencyMs=3, cost=0)
+        for i in range(12)
+    ]  # fmt: skip
+    a_path = promptfoo_file(tmp_path / "a.json", a)
+    b_path = promptfoo_file(tmp_path / "b.json", b)
+    for rule in ("latency_ms <= -1000", "cost_usd <= 0"):
+        line = fail("compare", a_path, b_path, "-o", tmp_path / "r.html", "--require", rule)
+        assert line.startswith(f"ragreport: error: rule '{rule}': {b_path} has no value"), line
+        assert not (tmp_path / "r.html").exists()
 
 
 def test_the_run_is_named_in_the_user_s_own_words(tmp_path, compare):

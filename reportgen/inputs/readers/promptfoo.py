@@ -329,12 +329,17 @@ def promptfoo_columns(
     places = [i for i, r in enumerate(results, start=1) if _run_name(r) == chosen[0]]
     rows = [results[i - 1] for i in places]
     _refuse_repeats(path, chosen[0], rows)
+    # a call that ended in an error gave no answer: its milliseconds and zero cost are no
+    # answer's, and a provider that failed every call read "-100% latency and -100% cost"
+    answered = [not _ended_in_error(r) for r in rows]
     columns: Columns = {
         "question_id": [_case_id(r) for r in rows],
         "correct": [r.get("success") for r in rows],
         "answer": [_output(r) for r in rows],
-        "latency_ms": [r.get("latencyMs") for r in rows],
-        "cost_usd": [r.get("cost") for r in rows],
+        "latency_ms": [
+            r.get("latencyMs") if ok else None for r, ok in zip(rows, answered, strict=True)
+        ],
+        "cost_usd": [r.get("cost") if ok else None for r, ok in zip(rows, answered, strict=True)],
         "score": [r.get("score") for r in rows],
     }
     for name in dict.fromkeys(n for r in rows for n in (r.get("namedScores") or {})):
@@ -350,10 +355,10 @@ def promptfoo_columns(
             sources[column] = f"vars.{name}"
     shown = " ".join(chosen[0].splitlines())  # a prompt's raw text may span lines
     notes = [f"read as the file's run “{shown}”; tests paired on {_paired_on(key, var_names)}"]
-    errors = sum(1 for r in rows if _ended_in_error(r))
+    errors = answered.count(False)
     if errors:
         notes.append(
             f"{fmt_count(errors, 'result')} ended in an error; counted as not correct, as "
-            "promptfoo counts them"
+            "promptfoo counts them, with no latency or cost (no answer was given)"
         )
     return PromptfooRun(columns, notes, sources, places)
