@@ -336,13 +336,27 @@ def test_the_first_bad_line_of_a_run_is_named(tmp_path, run_text, message):
     assert str(caught.value).startswith(f"{tmp_path / 'run.trec'}: {message}")
 
 
-@pytest.mark.parametrize("grade", ["1.5", "1e2", "high", "0x1"])
+@pytest.mark.parametrize("grade", ["1.5", "1e2", "high", "0x1", ".0", "1.01"])
 def test_a_qrels_grade_is_an_integer(tmp_path, grade):
     with pytest.raises(InputError) as caught:
         _read_trec(tmp_path, "1 Q0 d1 1 3 t\n", f"1 0 d1 1\n1 0 d2 {grade}\n")
     assert str(caught.value) == (
         f"{tmp_path / 'run.trec.qrels'}: line 2: grade {grade!r} is not an integer; fix the line"
     )
+
+
+def test_a_qrels_grade_written_as_a_whole_float_is_that_grade(tmp_path, compare):
+    """pandas writes an integer column that held a missing value as floats: 1.0 and 2.0, which
+    trec_eval reads as 1 and 2 (atol). They were refused; they judge as 1 and 2, the grades'
+    nDCG gains included (d3 of grade 2 first, d1 of grade 1 second: ideal order)."""
+    run = "1 Q0 d3 1 3 t\n1 Q0 d1 2 2 t\n1 Q0 d2 3 1 t\n"
+    (tmp_path / "int").mkdir()
+    (tmp_path / "f").mkdir()
+    whole = compared_run(tmp_path / "int", compare, run, "1 0 d1 1\n1 0 d2 0\n1 0 d3 2\n", 3)
+    floats = compared_run(tmp_path / "f", compare, run, "1 0 d1 1.0\n1 0 d2 0.0\n1 0 d3 +2.00\n", 3)
+    assert floats["metrics"] == whole["metrics"]
+    assert floats["per_question"][0]["ndcg@3_a"] == pytest.approx(1.0)
+    assert floats["per_question"][0]["recall@3_a"] == pytest.approx(1.0)
 
 
 def test_beir_qrels_header_is_skipped_and_a_bad_score_named(tmp_path):

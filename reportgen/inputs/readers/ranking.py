@@ -121,6 +121,9 @@ def _read(path: Path, layout: Layout) -> pa.Table:
     bad line: a wrong number of fields, a value that is not a number (an integer for a grade),
     an infinite score, or a document repeated within a topic where that is refused."""
     table, malformed = _split(path, layout)
+    if layout.integer:  # a grade written 1.0 (pandas' float column) is the integer 1
+        whole = pc.replace_substring_regex(table["value"], r"^([+-]?[0-9]+)\.0*$", r"\1")
+        table = table.set_column(table.schema.get_field_index("value"), "value", whole)
     first = table.slice(0, 1).to_pylist()
     if layout.header and first and first[0]["line"] == 1:
         table = table if first[0]["value"].lstrip("-").isdigit() else table.slice(1)
