@@ -321,6 +321,21 @@ def test_two_prompts_of_one_label_are_told_to_label_the_prompts(tmp_path):
     ]
 
 
+def test_two_unlabelled_providers_of_one_id_are_told_to_label_the_providers(tmp_path):
+    """A sweep of temperatures: one prompt, two providers {"id": "openai:gpt-4o-mini"} with no
+    label, which promptfoo's results write alike (promptIdx 0 and 1). The refusal said to label
+    the prompts, which are one prompt: labelling it splits nothing."""
+    rows = [result("openai:gpt-4o-mini", d, i, True) for i, d in enumerate(["refund", "wifi"])]
+    path = promptfoo_file(tmp_path / "out.json", rows + [dict(r, promptIdx=1) for r in rows])
+    message = (
+        f"{path}: run 'openai:gpt-4o-mini | qa' holds the results of two providers of one id "
+        "under one name (test case 'refund' twice, prompts 0 and 1 of the same text); give each "
+        "provider a label in the promptfoo config, so that each is a run of its own"
+    )
+    assert fail("compare", path, "-o", tmp_path / "r.html").endswith(message)
+    assert validate(path, code=2) == [message]
+
+
 def test_a_file_of_too_many_runs_given_alone_says_how_to_choose(tmp_path):
     providers = [f"provider-{n}" for n in range(10)]
     path = promptfoo_file(tmp_path / "out.json", [result(p, "refund", 0, True) for p in providers])

@@ -238,6 +238,16 @@ def _refuse_repeats(path: Path, run: str, rows: list[dict[str, Any]]) -> None:
                 f"case {case!r} twice); give each provider a label in the promptfoo config, so "
                 "that each is a run of its own"
             )
+        same_prompt = seen.get("prompt") == result.get("prompt")
+        if seen.get("promptIdx") != result.get("promptIdx") and same_prompt:
+            # one prompt, two columns of promptfoo's table: two providers of one id and no
+            # label (a sweep of temperatures), whose results promptfoo writes alike
+            raise InputError(
+                f"{path}: run {run!r} holds the results of two providers of one id under one "
+                f"name (test case {case!r} twice, prompts {seen.get('promptIdx')} and "
+                f"{result.get('promptIdx')} of the same text); give each provider a label in the "
+                "promptfoo config, so that each is a run of its own"
+            )
         if seen.get("promptIdx") != result.get("promptIdx"):
             # two prompt files of one name (a/prompt.txt, b/prompt.txt) share their label
             raise InputError(
