@@ -291,17 +291,26 @@ def test_a_study_gives_a_note_every_comparison_shares_once(tmp_path):
     assert not any("same log" in w for w in warnings)  # one file, read as three runs
 
 
-def test_two_providers_under_one_name_are_told_apart_from_repeats(tmp_path):
-    """The same provider id twice with another config (promptIdx 1) was read as one run and
-    refused as the output of `promptfoo eval --repeat 2`, which it is not."""
+@pytest.mark.parametrize(
+    ("config", "said"),
+    [
+        ({"temperature": 1}, "two providers under one name (test case 'refund' twice)"),
+        (None, "two providers of one id under one name (test case 'refund' twice, prompts 0 and "
+         "1 of the same text)"),
+    ],
+)  # fmt: skip
+def test_two_providers_under_one_name_are_told_to_label_the_providers(tmp_path, config, said):
+    """The same provider id twice (promptIdx 1) with another config was read as one run and
+    refused as the output of `promptfoo eval --repeat 2`, which it is not. Without a config in
+    the results (a sweep of temperatures whose results promptfoo writes alike), the refusal said
+    to label the prompts, which are one prompt: labelling it splits nothing."""
     rows = [result("openai:gpt-4o-mini", d, i, True) for i, d in enumerate(["refund", "wifi"])]
-    provider = {"id": "openai:gpt-4o-mini", "config": {"temperature": 1}}
-    hot = [dict(r, promptIdx=1, provider=provider) for r in rows]
-    path = promptfoo_file(tmp_path / "out.json", rows + hot)
+    provider = {"id": "openai:gpt-4o-mini"} | ({"config": config} if config else {"label": ""})
+    second = [dict(r, promptIdx=1, provider=provider) for r in rows]
+    path = promptfoo_file(tmp_path / "out.json", rows + second)
     message = (
-        f"{path}: run 'openai:gpt-4o-mini | qa' holds the results of two providers under one "
-        "name (test case 'refund' twice); give each provider a label in the promptfoo config, so "
-        "that each is a run of its own"
+        f"{path}: run 'openai:gpt-4o-mini | qa' holds the results of {said}; give each provider "
+        "a label in the promptfoo config, so that each is a run of its own"
     )
     assert fail("compare", path, "-o", tmp_path / "r.html").endswith(message)
     assert validate(path, code=2) == [message]
@@ -319,21 +328,6 @@ def test_two_prompts_of_one_label_are_told_to_label_the_prompts(tmp_path):
         "one label (test case 'refund' twice, prompts 0 and 1); give each prompt a label in the "
         "promptfoo config, so that each is a run of its own"
     ]
-
-
-def test_two_unlabelled_providers_of_one_id_are_told_to_label_the_providers(tmp_path):
-    """A sweep of temperatures: one prompt, two providers {"id": "openai:gpt-4o-mini"} with no
-    label, which promptfoo's results write alike (promptIdx 0 and 1). The refusal said to label
-    the prompts, which are one prompt: labelling it splits nothing."""
-    rows = [result("openai:gpt-4o-mini", d, i, True) for i, d in enumerate(["refund", "wifi"])]
-    path = promptfoo_file(tmp_path / "out.json", rows + [dict(r, promptIdx=1) for r in rows])
-    message = (
-        f"{path}: run 'openai:gpt-4o-mini | qa' holds the results of two providers of one id "
-        "under one name (test case 'refund' twice, prompts 0 and 1 of the same text); give each "
-        "provider a label in the promptfoo config, so that each is a run of its own"
-    )
-    assert fail("compare", path, "-o", tmp_path / "r.html").endswith(message)
-    assert validate(path, code=2) == [message]
 
 
 def test_a_file_of_too_many_runs_given_alone_says_how_to_choose(tmp_path):
