@@ -135,14 +135,15 @@ def _half_widths(d: np.ndarray, sizes: np.ndarray) -> dict[str, float]:
     """The half width of Student's t interval with each of ESTIMATES for one data set ``d``:
     t(G - 1) se, the report's t(stats.cluster_degrees) se."""
     starts = np.cumsum(sizes) - sizes
-    sums, squares = np.add.reduceat(d, starts), np.add.reduceat(d * d, starts)
+    sums = np.add.reduceat(d, starts)
     n, share, means = sizes.sum(), sizes / sizes.sum(), sums / sizes
+    deviations = np.add.reduceat((d - np.repeat(means, sizes)) ** 2, starts)
     residual = sums - sizes * sums.sum() / n
     cr2 = (residual * residual / (1 - share)).sum() / n**2
     spread = (share * share).sum() * np.var(means, ddof=1)
     moments = spread
     if n > len(sizes):
-        within = (squares - sums * means).sum() / (n - len(sizes))
+        within = deviations.sum() / (n - len(sizes))
         moments += within * (1 / n - (share * share).sum() * np.mean(1 / sizes))
     critical = stats.t.ppf(1 - (1 - CONFIDENCE) / 2, len(sizes) - 1)
     report = stats.t.ppf(1 - (1 - CONFIDENCE) / 2, cluster_degrees(sizes))
@@ -151,7 +152,7 @@ def _half_widths(d: np.ndarray, sizes: np.ndarray) -> dict[str, float]:
         "weighted spread": critical * np.sqrt(spread),
         "larger (before)": critical * np.sqrt(max(cr2, spread)),
         "random effects": critical * np.sqrt(max(cr2, moments)),
-        "report": report * cluster_standard_error(sums, sizes, squares),
+        "report": report * cluster_standard_error(sums, sizes, deviations),
     }
 
 

@@ -136,6 +136,19 @@ def test_a_cluster_of_one_question_brings_no_spread_of_its_own():
     assert c.design_effect == pytest.approx(0.6)
 
 
+@pytest.mark.parametrize("offset", [1e7, 1e8, 1e9])
+def test_a_difference_far_from_zero_beside_its_spread_keeps_its_standard_error(offset):
+    """A shift of every B - A moves no spread: the standard error over clusters is the same. The
+    within-cluster sum of squares taken as sum d^2 - S_g^2 / n_g lost it to float cancellation:
+    -2.3% at 1e7 times the spread, -28% at 1e8, +56% at 1e9."""
+    rng = np.random.default_rng(5)
+    sizes = [3, 17, 1, 1, 1, 1, 1, 1, 1, 1, 20, 2]
+    diffs = [list(rng.normal(0, 0.5, size) + rng.normal()) for size in sizes]
+    base = _clustered(diffs)
+    moved = _clustered([[d + offset for d in cluster] for cluster in diffs])
+    assert moved.cluster_se == pytest.approx(base.cluster_se, rel=1e-6)
+
+
 def _satterthwaite(sizes: list[int]) -> float:
     """tr(M)^2 / tr(M^2) of the n x n matrix M whose form y' M y is the CR2 variance of the
     mean (up to 1 / n^2): M = sum_g (I - J/n) 1_g 1_g' (I - J/n) / (1 - n_g / n)."""

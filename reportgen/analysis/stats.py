@@ -655,9 +655,10 @@ def cluster_means(sums: np.ndarray, sizes: np.ndarray, n_boot: int, seed: int) -
     return np.concatenate(out)
 
 
-def cluster_standard_error(sums: np.ndarray, sizes: np.ndarray, squares: np.ndarray) -> float:
+def cluster_standard_error(sums: np.ndarray, sizes: np.ndarray, deviations: np.ndarray) -> float:
     """Standard error of the ratio mean sum S_g / sum n_g over G >= 2 clusters (per cluster:
-    S_g the sum of B - A, ``squares`` the sum of its squares, n_g its questions), the larger of
+    S_g the sum of B - A, n_g its questions, ``deviations`` the sum of squares of B - A about
+    the cluster's mean: cluster_deviations), the larger of
     two estimates, each unbiased under one model of how clusters vary:
 
     - independent questions: the CR2 form (Bell & McCaffrey 2002), sum r_g^2 / (1 - n_g / n)
@@ -683,13 +684,24 @@ def cluster_standard_error(sums: np.ndarray, sizes: np.ndarray, squares: np.ndar
     independent = float((residual * residual / (1 - share)).sum()) / n**2
     weight, means = float((share * share).sum()), sums / sizes
     if groups > 2 and n > groups:
-        within = max(float((squares - sums * means).sum()), 0.0) / (n - groups)
+        within = float(deviations.sum()) / (n - groups)
         between = float((sizes * (means - sums.sum() / n) ** 2).sum()) / (groups - 1)
         per = (n - float((sizes * sizes).sum()) / n) / (groups - 1)
         shared = weight * (between - within) / per + within / n
     else:
         shared = weight * float(np.var(means, ddof=1))
     return float(np.sqrt(max(independent, shared)))
+
+
+def cluster_deviations(
+    diff: np.ndarray, codes: np.ndarray, sums: np.ndarray, sizes: np.ndarray
+) -> np.ndarray:
+    """Per cluster (``codes``: 0 .. G - 1 per question), the sum of squares of B - A about the
+    cluster's mean, taken about it: the sum of squares less S_g^2 / n_g loses the spread to
+    float cancellation where B - A is far from zero beside it (2.3% of the standard error at
+    1e7 times the spread, 28% at 1e8)."""
+    off = diff - (sums / sizes)[codes]
+    return np.bincount(codes, weights=off * off, minlength=len(sums))
 
 
 def cluster_degrees(sizes: np.ndarray) -> float:
@@ -719,7 +731,7 @@ def cluster_degrees(sizes: np.ndarray) -> float:
 
 
 def cluster_t_interval(
-    sums: np.ndarray, sizes: np.ndarray, squares: np.ndarray, confidence: float
+    sums: np.ndarray, sizes: np.ndarray, deviations: np.ndarray, confidence: float
 ) -> tuple[float, float] | None:
     """Student's t interval of the mean over clusters, mean +- t(df) se
     (cluster_standard_error, cluster_degrees); None under 2 clusters or without spread between
@@ -732,7 +744,7 @@ def cluster_t_interval(
     groups = len(sums)
     if groups < 2:
         return None
-    se = cluster_standard_error(sums, sizes, squares)
+    se = cluster_standard_error(sums, sizes, deviations)
     if se == 0:
         return None
     mean = sums.sum() / sizes.sum()
@@ -741,13 +753,17 @@ def cluster_t_interval(
 
 
 def cluster_interval(
-    sums: np.ndarray, sizes: np.ndarray, squares: np.ndarray, means: np.ndarray, confidence: float
+    sums: np.ndarray,
+    sizes: np.ndarray,
+    deviations: np.ndarray,
+    means: np.ndarray,
+    confidence: float,
 ) -> tuple[float, float]:
     """On each side the wider of the cluster bootstrap's expanded percentile interval
     (``means``: cluster_means), which keeps skew when clusters are many, and Student's t over
     the clusters (cluster_t_interval), which holds the level when they are few."""
     low, high = percentile_interval(means, expanded_confidence(confidence, len(sums)))
-    t = cluster_t_interval(sums, sizes, squares, confidence)
+    t = cluster_t_interval(sums, sizes, deviations, confidence)
     return (low, high) if t is None else wider((low, high), t)
 
 
@@ -774,8 +790,8 @@ def design_effect(diff: np.ndarray, codes: np.ndarray) -> float:
         return 1.0
     if _no_spread(sums / sizes):
         return 0.0
-    squares = np.bincount(codes, weights=diff * diff)
-    return float(cluster_standard_error(sums, sizes, squares) ** 2 / (sd * sd / n))
+    deviations = cluster_deviations(diff, codes, sums, sizes)
+    return float(cluster_standard_error(sums, sizes, deviations) ** 2 / (sd * sd / n))
 
 
 def compare_metric(
@@ -909,14 +925,14 @@ def compare_with_sides(
     if clusters is not None:
         codes = pd.factorize(clusters[keep])[0]
         sums, sizes = np.bincount(codes, weights=diff), np.bincount(codes)
-        squared = np.bincount(codes, weights=diff * diff)
+        deviations = cluster_deviations(diff, codes, sums, sizes)
         means = cluster_means(sums, sizes, n_boot, seed)
         level = expanded_confidence(confidence, len(sums))
         boot = percentile_interval(means, level)
-        low, high = cluster_interval(sums, sizes, squared, means, confidence)
+        low, high = cluster_interval(sums, sizes, deviations, means, confidence)
         test, method, p = CLUSTER_TEST, CLUSTERED, permutation_test(sums, seed)
         groups = len(sums)  # one cluster has no spread between clusters: no design effect
-        sides = _cluster_sides(sums, sizes, squared)
+        sides = _cluster_sides(sums, sizes, deviations)
         if binary and own:  # 6 of 6 correct in 3 documents read [1, 1], as without clusters
             low, high = wider((low, high), wilson_interval(wins, n, confidence))
             method = CLUSTERED_SCORED_OWN
@@ -934,7 +950,7 @@ def compare_with_sides(
         effect = design_effect(diff, codes) if groups > 1 else None
         if groups > 1:  # cluster means equal to _DECIMALS have no spread, as _sd
             spread = not _no_spread(sums / sizes)
-            cluster_se = cluster_standard_error(sums, sizes, squared) if spread else 0.0
+            cluster_se = cluster_standard_error(sums, sizes, deviations) if spread else 0.0
             cluster_df = cluster_degrees(sizes)
     else:
         # by the changed questions, not all: 5 to 8 changed among 1,000 to 100,000 ties took
@@ -1046,11 +1062,11 @@ def _skewness(diff: np.ndarray, tailed: bool) -> float | None:
     return skewness(diff) if tailed and _sd(diff) else None
 
 
-def _cluster_sides(sums: np.ndarray, sizes: np.ndarray, squares: np.ndarray) -> IntervalSides:
+def _cluster_sides(sums: np.ndarray, sizes: np.ndarray, deviations: np.ndarray) -> IntervalSides:
     """The sides of cluster_interval: the expanded percentile over the clusters and, where
     cluster_t_interval is defined (2 clusters or more, with spread), Student's t over them."""
     groups = len(sums)
-    se = cluster_standard_error(sums, sizes, squares) if groups > 1 else 0.0
+    se = cluster_standard_error(sums, sizes, deviations) if groups > 1 else 0.0
     t = (float(sums.sum() / sizes.sum()), se, cluster_degrees(sizes)) if se > 0 else None
     return IntervalSides(percentile=groups, t=t)
 
