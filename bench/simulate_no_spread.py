@@ -5,12 +5,15 @@ have no spread at all (every question changed by one value, usually none) and ov
 interval lies wholly above 0 (the truth is above it).
 
 Usage: ``python bench/simulate_no_spread.py [--reps 2000] [--sizes 5,10,20,50,200]
-[--rates 0.01,0.05,0.2] [--n-boot 1000] [--seed 0] [--few-changed K] [--own]``
+[--rates 0.01,0.05,0.2] [--n-boot 1000] [--seed 0] [--few-changed K] [--own] [--shift C]``
 
 ``--few-changed K`` runs the comparison with stats.FEW_CHANGED set to K, to see what another
 threshold would cover and cost (the "1 to 4 changed" columns still count sets of 1 to 4).
 ``--own`` checks a run's own mean instead: the values are the gains (most 0, as an MRR of a run
 that rarely finds its passage), compared as mrr in [0, 1] and as a score of unknown range.
+``--shift C`` moves every question's B - A by C (-0.3: a retrieval change that drops one of two
+labelled passages from the prompt on most questions): the few that changed then lie off C, not
+off 0, and the interval counts them from C.
 
 Each question's B - A is 0, except with probability ``rate`` a gain drawn from U(0.1, 0.6) (a
 reranker that lifts nDCG on a few questions and leaves the rest alone): the true difference is
@@ -56,26 +59,28 @@ COLUMNS = (
     "sets with 1 to 4 changed",
     "misses with 1 to 4 changed",
     "misses with 1 to 4 changed, bootstrap alone",
-    "wholly above 0",
-    "wholly above 0, bootstrap alone",
+    "wholly on the truth's side of 0",
+    "wholly on the truth's side of 0, bootstrap alone",
 )
 
 
-def misses(rate: float, n: int, reps: int, n_boot: int, seed: int, own: bool) -> dict[str, int]:
+def misses(
+    rate: float, n: int, reps: int, n_boot: int, seed: int, own: bool, shift: float = 0.0
+) -> dict[str, int]:
     """Over ``reps`` sets: how many have no spread ("flat") and how many 1 to 4 changed
     questions ("few"); how many intervals miss the truth, as ndcg@5 ("ranged") and as a score
     of unknown range ("alone"), over all sets, the flat ones and the few ones; and how many lie
-    wholly above 0 ("above"). With ``own`` the interval is of a run's own mean of the gains
-    (most 0, as an MRR of a run that rarely finds the passage), as mrr in [0, 1] and as a
-    score of unknown range."""
+    wholly on the truth's side of 0 ("above"; every B - A moved by ``shift``). With ``own`` the
+    interval is of a run's own mean of the gains (most 0, as an MRR of a run that rarely finds
+    the passage), as mrr in [0, 1] and as a score of unknown range."""
     rng = np.random.default_rng((seed, n, int(rate * 1e6)))
-    truth = rate * sum(GAIN) / 2
+    truth = shift + rate * sum(GAIN) / 2
     keys = ("ranged", "alone", "ranged flat", "alone flat", "ranged few", "alone few")
     counts = dict.fromkeys(("flat", "few", *keys, "ranged above", "alone above"), 0)
     for rep in range(reps):
         a = rng.random(n)
         gain = np.where(rng.random(n) < rate, rng.uniform(*GAIN, n), 0.0)
-        b = a + gain
+        b = a + shift + gain
         flat = bool(np.ptp(gain) == 0)
         few = 0 < np.count_nonzero(gain) < FEW
         counts["flat"] += flat
@@ -95,7 +100,7 @@ def misses(rate: float, n: int, reps: int, n_boot: int, seed: int, own: bool) ->
             counts[key] += missed
             counts[f"{key} flat"] += missed and flat
             counts[f"{key} few"] += missed and few
-            counts[f"{key} above"] += c.ci_low > 0
+            counts[f"{key} above"] += c.ci_low > 0 if truth > 0 else c.ci_high < 0
     return counts
 
 
@@ -108,15 +113,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--few-changed", type=int, default=stats.FEW_CHANGED)
     parser.add_argument("--own", action="store_true", help="a run's own mean, not B - A")
+    parser.add_argument("--shift", type=float, default=0.0, help="B - A of the unchanged")
     args = parser.parse_args(argv)
     stats.FEW_CHANGED = args.few_changed
     rows = []
     for rate in (float(r) for r in args.rates.split(",")):
         for n in (int(s) for s in args.sizes.split(",")):
-            k = misses(rate, n, args.reps, args.n_boot, args.seed, args.own)
+            k = misses(rate, n, args.reps, args.n_boot, args.seed, args.own, args.shift)
             flat, few = k["flat"], k["few"]
             rows.append(
-                [f"{rate:g}", f"{rate * sum(GAIN) / 2:.4f}", str(n), str(args.reps)]
+                [f"{rate:g}", f"{args.shift + rate * sum(GAIN) / 2:.4f}", str(n), str(args.reps)]
                 + [share(flat, args.reps), share(k["ranged"], args.reps)]
                 + [share(k["alone"], args.reps)]
                 + [share(k[f"{key} flat"], flat) if flat else "-" for key in ("ranged", "alone")]

@@ -216,12 +216,13 @@ def test_it_covers_where_the_bootstrap_missed():
 def test_the_test_takes_the_largest_p_and_agrees_with_the_interval():
     """Four gains of 0.5 among 8 ties: the bootstrap-t test alone finds them (p 0.039, its
     interval [+0.010, +0.380]); neither the exact sign-flip test (2 of 16 flips, p 0.125) nor
-    the score test of 2 gains (z = 2 / sqrt(2), p 0.157) does, nor does the interval."""
+    the score test of 2 gains (z = 2 / sqrt(2), p 0.157) does, nor does the interval. Under 5
+    changed the studentized side is left out: the test beside them is Student's t's."""
     a, b = _ranked([0.5] * 4, n=12)
     alone, _, _ = _compare("m", a, b)
     assert alone.p < 0.05 and alone.ci_low > 0
     c, _, _ = _compare("ndcg@5", a, b)
-    assert c.test == f"{alone.test}, paired permutation and bounded score"
+    assert c.test == "Student's t, paired permutation and bounded score"
     assert c.p == pytest.approx(2 * stats.norm.sf(np.sqrt(2)), rel=1e-9)
     assert c.ci_low < 0 < c.ci_high
 
@@ -314,3 +315,88 @@ def test_the_power_sentence_says_few_changed_questions_cannot_show_a_difference(
     )
     assert "A true difference" not in power.sentence
     assert power.needed_n is None and "takes about" not in power.sentence
+
+
+# 26 of 30 questions 0.3 worse in faithfulness, 4 less so: every question is worse
+SHARED_MOVE = np.array([-0.3] * 26 + [-0.2988, -0.2349, -0.1692, -0.078])
+
+
+def _t(values: np.ndarray) -> tuple[float, float]:
+    half = stats.t.ppf(0.975, len(values) - 1) * values.std(ddof=1) / np.sqrt(len(values))
+    return values.mean() - half, values.mean() + half
+
+
+def test_few_off_a_shared_move_are_counted_from_it():
+    """The studentized interval read [-0.304, +1.000] and p 0.083 ("no evidence"): a resample
+    that draws one or two of the 4 has a spread near 0, so its t* is noise. Counted from -0.3,
+    each of the 4 is a share of the 1.3 it could move: the interval is -0.3 + 1.3 x Tango's of
+    those shares, wider on each side with Student's t, and wholly below 0; a gate's bound reads
+    it (its one-sided p at the upper bound is the 2.5% it was read at)."""
+    a = np.full(30, 0.8)
+    c, means, sides = _compare("faithfulness", a, a + SHARED_MOVE)
+    low, high = _tango((SHARED_MOVE + 0.3).sum() / 1.3, 0.0, 30)
+    t_low, t_high = _t(SHARED_MOVE)
+    assert (c.ci_low, c.ci_high) == pytest.approx(
+        (min(t_low, -0.3 + 1.3 * low), max(t_high, -0.3 + 1.3 * high)), abs=1e-9
+    )
+    assert c.ci_high < -0.1
+    assert (c.interval, c.commonest, c.off_commonest) == (FEW_CHANGED_SCORED, -0.3, 4)
+    assert c.p < 0.01 and c.test == "Student's t, paired permutation and bounded score"
+    assert bound_p(sides, means, c.ci_high, upper=True) == pytest.approx(0.025)
+    assert bound_p(sides, means, 0.0, upper=True) < 0.005
+
+
+def test_few_changed_among_ties_leave_the_studentized_side_out():
+    """The same 4 moves among 26 ties: the studentized side read an upper bound of +1.000 (the
+    range's end) beside the score bound's +0.137; now the interval is the wider of Student's t
+    and the score bound alone."""
+    a = np.full(30, 0.5)
+    moves = SHARED_MOVE + 0.3
+    c, _, _ = _compare("faithfulness", a, a + moves)
+    low, high = _tango(moves.sum(), 0.0, 30)
+    t_low, t_high = _t(moves)
+    assert (c.ci_low, c.ci_high) == pytest.approx((min(t_low, low), max(t_high, high)), abs=1e-9)
+    assert c.commonest is None and c.ci_high < 0.14
+
+
+def test_a_runs_own_values_off_one_inside_the_range_are_counted_from_it():
+    """B's own faithfulness, 0.5 on 26 answers and 4 above: the studentized interval read
+    [0.496, 1.000]; counted from 0.5, each of the 4 is a share of the 0.5 it could move."""
+    values = 0.5 + SHARED_MOVE + 0.3
+    c = own_mean(
+        "faithfulness", values, binary=False, n_boot=1000, confidence=0.95, seed=0, span=(0, 1)
+    )
+    low, high = _tango((values - 0.5).sum() / 0.5, 0.0, 30)
+    t_low, t_high = _t(values)
+    assert (c.ci_low, c.ci_high) == pytest.approx(
+        (min(t_low, 0.5 + 0.5 * low), max(t_high, 0.5 + 0.5 * high)), abs=1e-9
+    )
+    assert c.interval == FEW_CHANGED_SCORED and c.ci_high < 0.6
+
+
+def test_the_power_sentence_names_the_shared_move():
+    from reportgen.analysis.power import power_of
+
+    a = np.full(30, 0.8)
+    c, _, _ = _compare("faithfulness", a, a + SHARED_MOVE)
+    sentence = power_of(c, 0.95).sentence
+    assert "26 of the 30 questions moved by the same −0.300 and 4 by other amounts" in sentence
+    assert "while so few lie off the common move" in sentence
+    assert power_of(c, 0.95).needed_n is None
+
+
+def test_a_gate_on_a_shared_loss_fails(tmp_path, write_log):
+    """faithfulness >= 0 on the 30 questions read 'inconclusive' (the interval reached +1.000):
+    every question is worse, so the rule fails, and the verdict's row reads B worse."""
+    from click.testing import CliRunner
+
+    from reportgen.cli import cli
+
+    rows = [{"question_id": f"q{i}", "correct": True, "faithfulness": 0.8} for i in range(30)]
+    a = write_log(tmp_path / "a.parquet", rows)
+    moved = [{**r, "faithfulness": 0.8 + d} for r, d in zip(rows, SHARED_MOVE, strict=True)]
+    b = write_log(tmp_path / "b.parquet", moved)
+    args = ["compare", str(a), str(b), "-o", str(tmp_path / "r.html")]
+    result = CliRunner().invoke(cli, [*args, "--require", "faithfulness >= 0"])
+    assert result.exit_code == 1, result.output
+    assert "fail  B  faithfulness >= 0" in result.stdout

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from ..formatting import decimals, fmt_count, fmt_pct
+from ..formatting import decimals, fmt_count, fmt_diff, fmt_pct
 from .binary_power import EXACT_BELOW, exact_detectable
 from .registry import difference_range
 from .stats import FEW_CHANGED, FEW_CHANGED_SCORED, POWER, MetricComparison
@@ -172,10 +172,20 @@ def _few_clusters(groups: int, df: float) -> str:
     )
 
 
-def _few_changed(c: MetricComparison) -> str:
+def _few_changed(c: MetricComparison, digits: int) -> str:
     """Why the interval of a few changed questions among ties (stats.few_changed_interval) finds
     no difference, or only a large one: under FEW_CHANGED none can be found; under
-    ONE_WAY_BELOW, nearly all one way, each change weighs as the share of a flip it is."""
+    ONE_WAY_BELOW, nearly all one way, each change weighs as the share of a flip it is; all but
+    a few moved by one value (c.commonest), each other move weighs as the share of the range
+    it went from there."""
+    if c.commonest is not None:
+        others = c.off_commonest or 0
+        return (
+            f"{c.n - others:,} of the {c.n:,} questions moved by the same "
+            f"{fmt_diff(c.commonest, digits)} and {others} by other amounts: the interval "
+            "allows for what those few could hide (larger moves this set did not draw), each "
+            "weighing as the share of the range it moved from that value. "
+        )
     changed = c.wins + c.losses
     if changed < FEW_CHANGED:
         return (
@@ -270,7 +280,7 @@ def power_of(c: MetricComparison, confidence: float, digits: int = 3) -> Power:
         else ""
     )
     few_changed = c.interval == FEW_CHANGED_SCORED
-    few += _few_changed(c) if few_changed else ""
+    few += _few_changed(c, digits) if few_changed else ""
     # a 0/1 score of the logs has no range in the registry, but its difference lies in [-1, 1]
     span = difference_range(c.metric) or ((-1.0, 1.0) if binary else None)
     detect = (
@@ -284,7 +294,8 @@ def power_of(c: MetricComparison, confidence: float, digits: int = 3) -> Power:
         f"of {basis}. "
     )
     if few_changed:  # those sets move every question: say so beside "no difference here"
-        detect = "Where more questions change, " + detect[0].lower() + detect[1:]
+        where = "move by differing amounts" if c.commonest is not None else "change"
+        detect = f"Where more questions {where}, " + detect[0].lower() + detect[1:]
     detect = few + detect
     # no size to state: level runs, or as few changes in a larger set keep the bound
     unsized = (
@@ -292,8 +303,9 @@ def power_of(c: MetricComparison, confidence: float, digits: int = 3) -> Power:
         "them equal: a true difference either way within the interval fits these questions."
         if c.diff == 0
         else "How many questions would find the observed difference of "
-        f"{_points(abs(c.diff), binary, digits)} is not stated: while so few change, nearly "
-        "all one way, the bound holds whatever the set's size."
+        f"{_points(abs(c.diff), binary, digits)} is not stated: while so few "
+        f"{'lie off the common move' if c.commonest is not None else 'change, nearly all one way'}"
+        ", the bound holds whatever the set's size."
         if few_changed
         else None
     )

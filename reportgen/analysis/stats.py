@@ -53,12 +53,12 @@ ONE_WAY_BELOW = 20
 ONE_WAY_RARER = 3
 BOUNDED_SCORE = "bounded score"  # Tango's score test of the changes as shares of their range
 FEW_CHANGED_SCORED = (
-    "the bootstrap's interval and Tango's score interval of the changes as shares of their "
-    "range, the wider on each side"
+    f"Student's t, the studentized bootstrap where {FEW_CHANGED} or more changed, and Tango's "
+    "score interval of the changes as shares of their range, the widest on each side"
 )
 FEW_CHANGED_SCORED_OWN = (
-    "the bootstrap's interval and Wilson's score interval of the values as shares of their "
-    "range, the wider on each side"
+    "Student's t and Wilson's score interval of the values as shares of their range, the wider "
+    "on each side"
 )
 CLUSTERED_NO_SPREAD = "no spread: Wilson's bound on the share of clusters that could differ"
 NO_INTERVAL = "none: one question, or one cluster, has no spread to measure"
@@ -100,6 +100,9 @@ class MetricComparison:
     cluster_se: float | None = None  # with --cluster, 2+ clusters: cluster_standard_error
     cluster_df: float | None = None  # and Student's t's degrees of freedom: cluster_degrees
     detectable: float | None = None  # continuous, n < STUDENTIZED_BELOW: resampled_detectable
+    commonest: float | None = None  # B - A of all but 1 to FEW_CHANGED - 1 questions where it
+    # is not 0: few_changed_interval counts the changes from it (few_changes)
+    off_commonest: int | None = None  # how many questions lie off it
     resampled: float | None = None  # the level at which a bound of the interval is a quantile of
     # the resamples (the expanded percentile's, or the bootstrap-t's at the stated level); None
     # where neither bound is one (Student's t or a score interval lies outside it, or the
@@ -125,7 +128,7 @@ class IntervalSides:
     percentile: int | None = None
     t: tuple[float, float, float] | None = None
     pivots: np.ndarray = field(default_factory=lambda: np.empty(0))
-    score: tuple[float, float, int, float] | None = None
+    score: tuple[float, float, int, float, float] | None = None
     constant: tuple[float, int, float, float] | None = None
 
 
@@ -544,9 +547,44 @@ def no_spread_interval(
     return value - share * (value - low), value + share * (high - value)
 
 
+def few_changes(
+    rounded: np.ndarray, span: tuple[float, float], own: bool
+) -> tuple[bool, float | None, int]:
+    """Whether few_changed_interval joins the interval, the value it counts changes from and
+    how many values lie off it.
+
+    B - A: from 0, where 1 to FEW_CHANGED - 1 questions changed among ties, or under
+    ONE_WAY_BELOW with fewer than ONE_WAY_RARER of them the rarer way; else from the value most
+    questions share where fewer than FEW_CHANGED lie off it (26 of 30 questions 0.3 worse, 4
+    less so): what the bootstrap cannot resample is a few values off one, whichever it is. A
+    run's own values: off the bound most of them sit at (None: Wilson's interval), so that a
+    run near 1 mirrors one near 0, or else from a value inside the range that all but 1 to
+    FEW_CHANGED - 1 share (26 answers of faithfulness 0.5)."""
+    n = len(rounded)
+    values, counts = np.unique(rounded, return_counts=True)
+    top = int(counts.argmax())
+    off = n - int(counts[top])
+    shared = off < min(FEW_CHANGED, counts[top])  # by most, all but 1 to 4
+    if own:
+        centre, changed = None, min(int((rounded != bound).sum()) for bound in span)
+        few = 0 < changed < min(n, FEW_CHANGED)
+    else:
+        centre, changed = 0.0, int((rounded != 0).sum())
+        rarer = min(int((rounded > 0).sum()), int((rounded < 0).sum()))
+        one_way = rarer < ONE_WAY_RARER and changed < ONE_WAY_BELOW
+        few = 0 < changed < n and (changed < FEW_CHANGED or one_way)
+    if few or not shared:
+        return few, centre, changed
+    return True, float(values[top]), off
+
+
 def few_changed_interval(
-    values: np.ndarray, span: tuple[float, float], confidence: float, own: bool
-) -> tuple[tuple[float, float], tuple[float, float, int, float] | None]:
+    values: np.ndarray,
+    span: tuple[float, float],
+    confidence: float,
+    own: bool,
+    centre: float | None,
+) -> tuple[tuple[float, float], tuple[float, float, int, float, float] | None]:
     """The score interval that bounds a continuous B - A of known ``span`` where fewer than
     FEW_CHANGED questions changed, and the score side a gate inverts (None for a run's own
     mean, ``own``, whose ``values`` are B's, in ``span``).
@@ -571,18 +609,29 @@ def few_changed_interval(
     McNemar's on a 0/1 outcome: a hit@k and a recall@k of the same 0/1 values read alike) and
     Tango's score test at 0, which the interval inverts. bench/simulate_no_spread.py measures
     the interval.
+
+    ``centre``: the value the changes are counted from, 0 unless fewer than FEW_CHANGED
+    questions lie off another one (few_changes): each then moves by at most the larger of
+    ``span``'s ends less ``centre``, the scale of its share; None for a run's own values off a
+    bound (Wilson's interval). A run's own values around a value inside the range take Tango's
+    interval around it, as B - A does. Under FEW_CHANGED changes the
+    studentized bootstrap is left out beside it (Student's t and this interval): its t* of a
+    resample that draws one or two of those values is the noise of a near-zero spread, and 26
+    of 30 questions at -0.3 with 4 others above read [-0.304, +1.000].
     """
     low, high = span
     n = len(values)
-    if own:
+    if centre is None:
         share = float(((values - low) / (high - low)).sum())
         bottom, top = wilson_interval(share, n, confidence)
         return (low + bottom * (high - low), low + top * (high - low)), None
-    scale = max(high, -low)
-    gains = float(np.clip(values, 0.0, None).sum()) / scale
-    losses = float(np.clip(-values, 0.0, None).sum()) / scale
+    scale = max(high - centre, centre - low)
+    moves = values - centre
+    gains = float(np.clip(moves, 0.0, None).sum()) / scale
+    losses = float(np.clip(-moves, 0.0, None).sum()) / scale
     bottom, top = score_interval(gains, losses, n, confidence)
-    return (bottom * scale, top * scale), (gains, losses, n, scale)
+    side = None if own else (gains, losses, n, scale, centre)
+    return (centre + bottom * scale, centre + top * scale), side
 
 
 def _unseen_share(z: float, units: int) -> float:
@@ -923,6 +972,8 @@ def compare_with_sides(
     cluster_df: float | None = None
     detect: float | None = None
     few = False  # continuous, of known range, under FEW_CHANGED changed: few_changed_interval
+    centre: float | None = 0.0  # the value few_changed_interval counts changes from
+    changed = 0  # ... and how many lie off it
     if clusters is not None:
         codes = pd.factorize(clusters[keep])[0]
         sums, sizes = np.bincount(codes, weights=diff), np.bincount(codes)
@@ -939,7 +990,7 @@ def compare_with_sides(
             method = CLUSTERED_SCORED_OWN
         elif binary:  # as without clusters: few changes leave no spread to resample
             low, high = wider((low, high), score_interval(wins, losses, n, confidence))
-            method, sides = CLUSTERED_SCORED, replace(sides, score=(wins, losses, n, 1.0))
+            method, sides = CLUSTERED_SCORED, replace(sides, score=(wins, losses, n, 1.0, 0.0))
         # clusters whose means are one value leave the units nothing to resample, whatever the
         # questions' spread: Tango's interval of 2 documents' 24 questions, 4 fixed in each,
         # read [+0.149, +0.533] where the test over clusters gives p 0.5
@@ -958,6 +1009,11 @@ def compare_with_sides(
         # the percentile interval, which missed a true 0 in 6.5% to 9% of sets (3.1% to 5% a
         # side; bench/simulate_few_changed.py), as a percentile interval of 5 questions does
         studentize = not binary and wins + losses < STUDENTIZED_BELOW
+        if not binary and span is not None and not _no_spread(diff):
+            few, centre, changed = few_changes(rounded, span, own)
+            # t* over 1 to 4 values off the rest is the resamples' noise: 26 of 30 at -0.3, 4
+            # above, read [-0.304, +1.000]; the score bound holds where it fails
+            studentize = studentize and not (few and changed < FEW_CHANGED)
         interval, method = None, INTERVAL
         if not studentize and in_normal_limit(diff):
             means, squares = normal_draws(diff, n_boot, seed), np.empty(0)
@@ -968,6 +1024,8 @@ def compare_with_sides(
             )
             if studentize:
                 interval, method = small_sample_interval(diff, means, squares, confidence)
+            elif few:
+                interval, method = t_interval(diff, confidence), STUDENT_T
         level = confidence if method == STUDENTIZED else expanded_confidence(confidence, n)
         boot = percentile_interval(means, level) if interval is None else (np.nan, np.nan)
         low, high = interval or boot
@@ -984,8 +1042,8 @@ def compare_with_sides(
             )
             low, high = wider((low, high), score)
             method = SCORED_OWN if own else SCORED
-            sides = sides if own else replace(sides, score=(wins, losses, n, 1.0))
-        if method in (STUDENTIZED, STUDENT_T):
+            sides = sides if own else replace(sides, score=(wins, losses, n, 1.0, 0.0))
+        if method == STUDENTIZED or method == STUDENT_T and len(squares):
             se = diff.std(ddof=1) / np.sqrt(n)
             critical = ((diff.mean() - low) / se, (high - diff.mean()) / se)
             detect = resampled_detectable(diff, means, squares, critical)
@@ -997,23 +1055,18 @@ def compare_with_sides(
             test, p = T_TEST, t_test(diff)
         else:
             p = permutation_test(diff, seed)
-        if not binary and span is not None and method != NO_SPREAD:
-            changed = wins + losses
-            if own:  # the values off the bound most sit at: a run near 1 mirrors one near 0
-                changed = min(int((rounded != bound).sum()) for bound in span)
-            one_way = not own and min(wins, losses) < ONE_WAY_RARER
-            few = 0 < changed < n and (changed < FEW_CHANGED or one_way and changed < ONE_WAY_BELOW)
     # a bound the resamples set (the studentized side's, at the stated level, counted as one)
     from_resamples = method == STUDENTIZED or low == boot[0] or high == boot[1]
     if few and span is not None:
-        (bottom, top), side = few_changed_interval(diff, span, confidence, own)
+        (bottom, top), side = few_changed_interval(diff, span, confidence, own, centre)
         from_resamples = from_resamples and (low <= bottom or high >= top)
         low, high = wider((low, high), (bottom, top))
-        method = FEW_CHANGED_SCORED_OWN if own else FEW_CHANGED_SCORED
+        method = FEW_CHANGED_SCORED_OWN if centre is None else FEW_CHANGED_SCORED
         if side is not None:  # the test: the largest p of its own, sign flips' and the score's
             sides = replace(sides, score=side)
-            gained, lost, units, _ = side
-            score_p = float(2 * special.ndtr(-abs(tango_score(gained, lost, units, 0.0))))
+            gained, lost, units, scale, centre = side
+            at_zero = float(np.clip(-centre / scale, -1.0, 1.0))
+            score_p = float(2 * special.ndtr(-abs(tango_score(gained, lost, units, at_zero))))
             if test != PERMUTATION:
                 p, test = max(p, permutation_test(diff, seed)), f"{test}, {PERMUTATION}"
             test, p = f"{test} and {BOUNDED_SCORE}", max(p, score_p)
@@ -1046,6 +1099,8 @@ def compare_with_sides(
         cluster_se=cluster_se,
         cluster_df=cluster_df,
         detectable=detect,
+        commonest=centre if few and centre else None,
+        off_commonest=changed if few and centre else None,
         resampled=resampled,
         skewness=_skewness(diff, not (binary or groups or few)),
     )
@@ -1122,8 +1177,8 @@ def bound_p(
             past = (draws <= statistic if upper else draws >= statistic) | np.isnan(draws)
             tails.append(float(past.mean()))
     if sides.score is not None:
-        fixed, broken, n, scale = sides.score
-        z = tango_score(fixed, broken, n, float(np.clip(value / scale, -1.0, 1.0)))
+        fixed, broken, n, scale, centre = sides.score
+        z = tango_score(fixed, broken, n, float(np.clip((value - centre) / scale, -1.0, 1.0)))
         tails.append(float(special.ndtr(z if upper else -z)))
     if sides.constant is not None:
         centre, units, low, high = sides.constant

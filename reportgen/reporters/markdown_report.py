@@ -337,7 +337,8 @@ def _pair(
         "interval is t's alone, the paired permutation test from there; where 1 to "
         f"{FEW_CHANGED - 1} questions changed among ties on a metric of known range, or under "
         f"{ONE_WAY_BELOW} with fewer than {ONE_WAY_RARER} of them the rarer way, the largest p "
-        "of that test, the exact sign flips and the bounded score test"
+        f"of that test (Student's t test under {FEW_CHANGED} changed, and where all but those "
+        "share one other difference), the exact sign flips and the bounded score test"
     )
     lines += [
         "### Metrics",

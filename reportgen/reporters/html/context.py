@@ -779,9 +779,10 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             f"{RANDOM_FLIPS:,} seeded random flips (p = (1 + as extreme) / (1 + flips)) under "
             f"{NORMAL_FROM:,} changed, the normal limit of the flipped sum from there; with "
             "--cluster, whole clusters flipped. Where the interval takes Tango's score "
-            "interval of few changes (above), the largest p of that test, the exact sign flips "
-            "(at least 0.125 on 4 changed questions, as McNemar's) and the bounded score test, "
-            "Tango's score test at 0 of the same shares.",
+            "interval of few changes (above), the largest p of that test (Student's t test "
+            f"under {FEW_CHANGED} changed), the exact sign flips (at least 0.125 on 4 changed "
+            "questions, as McNemar's) and the bounded score test, Tango's score test at 0 of "
+            "the same shares.",
         ),
         (
             "Verdict",
