@@ -115,3 +115,75 @@ def test_a_slice_rule_names_the_slice_the_readme_says(tmp_path):
         "(5 questions all broken beside 20 unchanged: the 20 are named, though the 5 have the "
         "lower p, 0.033 adjusted against `correct[slice] >= -0.05`, not below 0.025)"
     ) in readme
+
+
+def _faithfulness_logs(tmp_path: Path, moves: dict[str, np.ndarray]) -> tuple[Path, Path]:
+    """One question per move, slice by slice; A's faithfulness 0.8, B's 0.8 plus the move."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    runs: dict[str, list[dict]] = {"a": [], "b": []}
+    i = 0
+    for value, move in moves.items():
+        for d in move:
+            for run, score in (("a", 0.8), ("b", 0.8 + float(d))):
+                row = {"question_id": f"q{i:04d}", "slice": value, "faithfulness": score}
+                runs[run].append({**row, "correct": True})
+            i += 1
+    paths = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    for path, run in zip(paths, "ab", strict=True):
+        pd.DataFrame(runs[run]).to_parquet(path)
+    return paths
+
+
+def _table_and_gate(tmp_path: Path, moves: dict[str, np.ndarray]) -> tuple[dict, dict, int]:
+    a, b = _faithfulness_logs(tmp_path, moves)
+    report = tmp_path / "r.html"
+    args = ["compare", str(a), str(b), "-o", str(report), "--quiet"]
+    result = CliRunner().invoke(cli, [*args, "--require", "faithfulness[slice] >= 0"])
+    doc = json.loads(report.with_suffix(".json").read_text())
+    rows = doc["comparisons"][0]["slices"]["slice"]
+    return rows, doc["gate"]["results"][0], result.exit_code
+
+
+def test_a_slice_whose_every_question_moved_alike_reads_one_way_in_table_and_gate(tmp_path):
+    """15 questions each 0.3 worse beside 15 unchanged: the table called x a regression (sign
+    flips p 6e-5, Holm 0.0001; its interval [-0.443, -0.035] before the adjustment) while
+    'faithfulness[slice] >= 0' passed (its bound's one-sided p 0.017, Holm-adjusted over the 2
+    slices 0.034, not below 0.025). The finding now asks for that bound too: neither finds it."""
+    moves = {"x": np.full(15, -0.3), "y": np.zeros(15)}
+    rows, rule, code = _table_and_gate(tmp_path, moves)
+    x = rows["x"]["faithfulness"]
+    assert x["p_holm"] < 0.001 and x["ci_high"] < 0
+    assert x["p_bound_holm"] == pytest.approx(0.034, abs=0.001)
+    assert x["finding"] is False
+    assert (rule["outcome"], code) == ("pass", 0)
+
+
+def test_the_table_s_findings_are_the_per_slice_rule_s_failures(tmp_path):
+    """Over 40 seeded sets of 3 slices (10 to 40 questions, some moved alike, some spread, some
+    lost): the table names a regression in a set exactly where 'faithfulness[slice] >= 0'
+    fails, and p_bound_holm is the Holm adjustment of each slice's bound p, recomputed."""
+    rng = np.random.default_rng(11)
+    found = 0
+    for rep in range(40):
+        moves = {}
+        for value in "xyz":
+            n = int(rng.integers(10, 41))
+            shift = rng.choice([0.0, -0.05, -0.15, -0.3])
+            spread = rng.choice([0.0, 0.05, 0.2])
+            moves[value] = np.round(np.clip(shift + spread * rng.standard_normal(n), -0.8, 0.2), 3)
+        rows, rule, code = _table_and_gate(tmp_path / str(rep), moves)
+        findings = [rows[v]["faithfulness"]["finding"] for v in "xyz"]
+        assert any(findings) == (rule["outcome"] == "fail"), (rep, rule["detail"])
+        assert code == (1 if any(findings) else 0)
+        found += any(findings)
+        raw = []
+        for value in "xyz":
+            move = moves[value]
+            c, means, sides = compare_with_sides(
+                "faithfulness", np.full(len(move), 0.8), 0.8 + move, binary=False,
+                n_boot=5000, confidence=0.95, seed=0,
+            )  # fmt: skip
+            raw.append(bound_p(sides, means, 0.0, True, max(abs(c.a), abs(c.b))))
+        adjusted = [rows[v]["faithfulness"]["p_bound_holm"] for v in "xyz"]
+        assert adjusted == pytest.approx(holm(raw), abs=1e-12)
+    assert 5 <= found <= 35  # both outcomes are exercised

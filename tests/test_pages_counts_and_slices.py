@@ -264,5 +264,5 @@ def test_the_verdict_names_an_empty_slice_value_in_words():
 
     a = np.ones(12)
     c, _ = compare_metric("correct", a, a * 0, binary=True, n_boot=200, confidence=0.95, seed=0)
-    line = regression_lines([SliceResult("slice", "", c, 0.001, True, True)], 0.05)[0]
+    line = regression_lines([SliceResult("slice", "", c, 0.001, 0.0005, True, True)], 0.05)[0]
     assert line.startswith("B regresses on slice = (empty): \u22121.000")

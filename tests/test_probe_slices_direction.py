@@ -77,8 +77,8 @@ def test_the_summary_says_which_direction_it_checked(tmp_path, compare):
     compare(a, b, tmp_path / "out2", "--n-boot", "300", "--markdown", md)
     assert (
         "No slice's loss is a finding (Holm-adjusted p below 0.05, 10 questions or more and an "
-        "interval wholly on the worse side), and no slice has B worse where B is ahead on the "
-        "overall mean."
+        "interval wholly on the worse side once the adjustment widens it), and no slice has B "
+        "worse where B is ahead on the overall mean."
     ) in md.read_text()
 
 

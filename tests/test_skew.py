@@ -169,7 +169,7 @@ def test_a_slice_regression_line_borrows_the_runs_skew():
     part = _cost(LEFT_TAIL[:-1] + 20)  # the slice: no speed-up, skewness within 1
     assert part.ci_low > 0 and abs(part.skewness) < 1
     run = _cost(LEFT_TAIL + 20)
-    finding = SliceResult("slice", "s1", part, 0.001, True, True)
+    finding = SliceResult("slice", "s1", part, 0.001, 0.0005, True, True)
     (line,) = regression_lines([finding], 0.05, run=run)
     assert line.startswith("B regresses on slice = s1")
     assert f"skewness −{abs(run.skewness):.2f} over all 18 questions" in line

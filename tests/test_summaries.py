@@ -442,7 +442,7 @@ def test_several_candidates_list_each_ones_regressions(several):
     # candidates each comparison reads its adjusted p against 0.05 / 2
     assert same.strip() == (
         "No overall difference, and no slice's loss is a finding (Holm-adjusted p below 0.025, 10 "
-        "questions or more and an interval wholly on the worse side)."
+        "questions or more and an interval wholly on the worse side once the adjustment widens it)."
     )
 
 
@@ -605,7 +605,7 @@ def test_summary_of_identical_runs_claims_no_overall_direction(tmp_path):
     assert code == 0, err
     assert regressions_section(md.read_text()) == (
         "No overall difference, and no slice's loss is a finding (Holm-adjusted p below 0.05, 10 "
-        "questions or more and an interval wholly on the worse side)."
+        "questions or more and an interval wholly on the worse side once the adjustment widens it)."
     )
 
 
@@ -620,8 +620,8 @@ def test_summary_of_a_worse_candidate_says_what_is_flagged(tmp_path):
     assert code == 0, err
     assert regressions_section(md.read_text()) == (
         "No slice's loss is a finding (Holm-adjusted p below 0.05, 10 questions or more and an "
-        "interval wholly on the worse side); B is not ahead on the overall mean of any metric, "
-        "so a loss short of one is not listed."
+        "interval wholly on the worse side once the adjustment widens it); B is not ahead on the "
+        "overall mean of any metric, so a loss short of one is not listed."
     )
 
 
@@ -968,7 +968,7 @@ def test_a_slice_loss_that_survives_holm_but_is_no_finding_is_not_denied(tmp_pat
     assert "survives Holm" not in section
     assert section.startswith(
         "No slice's loss is a finding (Holm-adjusted p below 0.05, 10 questions or more and an "
-        "interval wholly on the worse side)"
+        "interval wholly on the worse side once the adjustment widens it)"
     )
 
 

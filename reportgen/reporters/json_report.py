@@ -64,13 +64,15 @@ def comparison_fields(c: MetricComparison) -> dict[str, Any]:
 
 
 def slices_by_value(per_metric: dict[str, list[SliceResult]]) -> dict[str, Any]:
-    """slice value -> metric -> ``metrics`` fields plus p_holm, regression, finding, small."""
+    """slice value -> metric -> ``metrics`` fields plus p_holm, p_bound_holm, regression, finding,
+    small."""
     out: dict[str, dict[str, Any]] = {}
     for metric, rows in per_metric.items():
         for r in rows:
             out.setdefault(r.value, {})[metric] = {
                 **comparison_fields(r.comparison),
                 "p_holm": r.p_holm,
+                "p_bound_holm": r.p_bound_holm,
                 "regression": r.regression,
                 "finding": r.finding,
                 "small": r.small,

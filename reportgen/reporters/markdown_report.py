@@ -386,7 +386,8 @@ def _regressions(result: Comparison, limit: int) -> list[str]:
         lines += [
             "Slices where B is worse: a regression where the loss survives Holm's adjustment "
             f"over the slices (adjusted p below {bar}), has {SMALL_SLICE} questions or more and "
-            "an interval wholly on the worse side, whatever B does overall; short of that, a "
+            "an interval wholly on the worse side once the adjustment widens it, whatever B "
+            "does overall; short of that, a "
             "direction, not a finding, listed where B is ahead on the overall mean (whether or "
             'not the verdict finds that gain); "skewed": a regression whose bound rests on a '
             "skew its questions are too few for, and may miss more often than its level says:",
@@ -418,7 +419,7 @@ def _none_flagged(result: Comparison, bar: str) -> str:
     # than SMALL_SLICE questions): the sentence names all three conditions, as the table's does
     found = (
         f"No slice's loss is a finding (Holm-adjusted p below {bar}, {SMALL_SLICE} questions or "
-        "more and an interval wholly on the worse side)"
+        "more and an interval wholly on the worse side once the adjustment widens it)"
     )
     if all(abs(g) < NOISE or math.isnan(g) for g in gains):  # float noise is no difference
         return f"No overall difference, and {found[0].lower()}{found[1:]}."

@@ -805,7 +805,9 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             "multiplied by m - i + 1, made monotone, capped at 1). A regression: B worse than A "
             "in a slice (B - A below zero, or above it where lower is better) with adjusted p "
             f"below 1 - confidence, {SMALL_SLICE} questions or more and an interval wholly on "
-            "the worse side, whatever B does overall. Short of that, a slice where B is worse "
+            "the worse side at the level the adjustment asks for (its bound's one-sided p, "
+            "Holm-adjusted over the same slices, below (1 - confidence) / 2, as a per-slice "
+            "gate rule reads it), whatever B does overall. Short of that, a slice where B is worse "
             "while ahead on the overall mean (whether or not the verdict finds that gain) is a "
             f"direction only. Under {SMALL_SLICE} questions: a direction, not proof, whatever "
             "its p. With --cluster each slice resamples its own clusters.",
