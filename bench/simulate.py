@@ -71,7 +71,9 @@ from reportgen.analysis.stats import (  # noqa: E402
     SYMMETRIC_LIMIT_FROM,
     MetricComparison,
     bootstrap_means,
+    bound_p,
     compare_metric,
+    compare_with_sides,
     expanded_confidence,
     holm,
     percentile_interval,
@@ -226,13 +228,24 @@ def slice_fwer(kind: str, reps: int, seed: int, slices: int = 5, size: int = 40)
     for rep in range(reps):
         a, b = draw(kind, slices * size, 0.0, rng)
         parts = [
-            _compare(kind, a[i : i + size], b[i : i + size], rep)[0]
+            compare_with_sides(
+                "m",
+                a[i : i + size],
+                b[i : i + size],
+                binary=kind == "binary",
+                n_boot=N_BOOT,
+                confidence=CONFIDENCE,
+                seed=rep,
+            )
             for i in range(0, slices * size, size)
         ]
-        adjusted = holm([c.p for c in parts])
+        adjusted = holm([c.p for c, _, _ in parts])
+        bounds = holm(
+            [bound_p(sides, means, 0.0, True, max(abs(c.a), abs(c.b))) for c, means, sides in parts]
+        )
         alarms += any(
-            is_finding(c, p, significance(CONFIDENCE), higher_is_better=True)
-            for c, p in zip(parts, adjusted, strict=True)
+            is_finding(c, p, bound, significance(CONFIDENCE), higher_is_better=True)
+            for (c, _, _), p, bound in zip(parts, adjusted, bounds, strict=True)
         )
     return alarms / reps
 
