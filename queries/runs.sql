@@ -20,7 +20,7 @@ WITH unioned AS (
             NULL::BIGINT AS row_number,
             NULL::VARCHAR AS question_id,
             NULL::VARCHAR AS question,
-            NULL::VARCHAR AS slice,
+            NULL AS slice,  -- typed by the logs: slice_value reads their own type
             NULL::VARCHAR[] AS retrieved_ids,
             NULL::VARCHAR[] AS relevant_ids,
             NULL::BIGINT[] AS relevant_grades,
@@ -52,7 +52,7 @@ SELECT
     row_number,
     question_id::VARCHAR AS question_id,
     question::VARCHAR AS question,
-    slice::VARCHAR AS slice,
+    slice_value(slice) AS slice,  -- as every --slice column is read: 2026-01-02, true, 3
     -- span logs: each span named doc_id:start-end where its run logs no passage ids (span_names,
     -- queries/rules.sql); retrieved_ids_logged is the ranking as logged, so facts.sql names only
     -- the part of a ranking of spans it needs

@@ -697,3 +697,43 @@ def test_a_slice_whose_interval_reaches_zero_is_no_regression_finding(tmp_path):
     assert ten["ci_high"] > 0 and ten["regression"] and not ten["finding"]
     assert doc["verdict"]["regressions"] == [] and "regresses" not in out
     assert "pass  B  faithfulness[slice] >= 0" in out
+
+
+@pytest.mark.parametrize(
+    ("values", "labels"),
+    [
+        ([True, False, True], ["false", "true"]),
+        (
+            list(pd.to_datetime(["2026-01-02", "2026-01-03", "2026-01-02"])),
+            ["2026-01-02", "2026-01-03"],
+        ),
+        ([1.0, 2.0, 1.0], ["1", "2"]),
+    ],
+)
+def test_a_slice_of_booleans_dates_or_numbers_reads_as_under_another_name(tmp_path, values, labels):
+    """A log's own slice column of booleans or dates was refused ("has type bool, expected
+    string") while the same values under another name, with --slice, were read as text. Both
+    read alike now, and so does a table of `ragreport metrics` (it wrote a midnight timestamp
+    as '2026-01-02 00:00:00', a slice apart from the log's '2026-01-02')."""
+    runs = {}
+    for run in "ab":
+        rows = [
+            {"question_id": f"q{i}", "slice": values[i % 3], "correct": (i + (run == "b")) % 2 == 0}
+            for i in range(30)
+        ]
+        runs[run] = write(tmp_path / f"{run}.parquet", rows)
+        renamed = pd.DataFrame(rows).rename(columns={"slice": "level"})
+        renamed.to_parquet(tmp_path / f"{run}_level.parquet")
+        table = tmp_path / f"{run}_table.parquet"
+        result = CliRunner().invoke(cli, ["metrics", str(runs[run]), "-o", str(table)])
+        assert result.exit_code == 0, result.output
+    read = {}
+    for name, suffix, column in (("own", "", "slice"), ("named", "_level", "level"),
+                                 ("tables", "_table", "slice")):  # fmt: skip
+        html = tmp_path / f"{name}.html"
+        args = ["compare", *(str(tmp_path / f"{r}{suffix}.parquet") for r in "ab"), "-o", str(html)]
+        result = CliRunner().invoke(cli, [*args, "--slice", column, "--quiet"])
+        assert result.exit_code == 0, result.output
+        doc = json.loads(html.with_suffix(".json").read_text())
+        read[name] = list(doc["comparisons"][0]["slices"][column])
+    assert read == {"own": labels, "named": labels, "tables": labels}

@@ -46,6 +46,20 @@ def _id(t: pa.DataType) -> bool:
 
 
 @_decoded
+def _label(t: pa.DataType) -> bool:
+    """A slice's value: one with a text of its own (text, a number, a boolean, a date or a
+    time), read as text as --slice reads any column: a log's own `slice` of booleans or dates
+    was refused while the same values under another name were read."""
+    return (
+        _id(t)
+        or pa.types.is_floating(t)
+        or pa.types.is_decimal(t)
+        or pa.types.is_boolean(t)
+        or pa.types.is_temporal(t)
+    )
+
+
+@_decoded
 def _number(t: pa.DataType) -> bool:
     """An offset or a grade of a span: integers, or numbers checked to be whole on load
     (integer_problem), as DuckDB writes 300::DECIMAL(18,0) or pandas 300.0."""
@@ -188,11 +202,17 @@ class Column:
 
 
 FLAG = "bool (1/0 and yes/no accepted)"
+LABEL = "string (numbers, booleans and dates read as text)"
 
 COLUMNS: tuple[Column, ...] = (
     Column("question_id", "string (ints accepted)", _id, "pairing key, unique within a run"),
     Column("question", "string", is_text, "the question text, shown in drill-downs"),
-    Column("slice", "string", _id, "the question's slice (intent class, product area)"),
+    Column(
+        "slice",
+        LABEL,
+        _label,
+        "the question's slice (intent class, product area)",
+    ),
     Column(
         "retrieved_ids",
         "list<string>",

@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from ...errors import InputError
 from ...formatting import fmt_count
-from ..contract import BY_NAME, FLAG, OFFSET_LIMIT, spelled_flag
+from ..contract import BY_NAME, FLAG, LABEL, OFFSET_LIMIT, spelled_flag
 
 Columns = dict[str, list[Any]]
 
@@ -341,6 +341,7 @@ def narrowed(table: pa.Table, narrow: frozenset[str], sources: Mapping[str, str]
 _CONVERT: dict[str, tuple[pa.DataType, Callable[[Any], Any]]] = {
     "string (ints accepted)": (pa.string(), _key),
     "string": (pa.string(), _id),
+    LABEL: (pa.string(), _id),
     "list<string>": (pa.list_(pa.string()), _items(_key)),
     "list<int>": (pa.list_(pa.int64()), _items(_int)),
     **{c.type_name: _spans(c.fields) for c in BY_NAME.values() if c.fields},
