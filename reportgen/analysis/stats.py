@@ -1064,8 +1064,8 @@ def compare_with_sides(
         method = FEW_CHANGED_SCORED_OWN if centre is None else FEW_CHANGED_SCORED
         if side is not None:  # the test: the largest p of its own, sign flips' and the score's
             sides = replace(sides, score=side)
-            gained, lost, units, scale, centre = side
-            at_zero = float(np.clip(-centre / scale, -1.0, 1.0))
+            gained, lost, units, scale, origin = side
+            at_zero = float(np.clip(-origin / scale, -1.0, 1.0))
             score_p = float(2 * special.ndtr(-abs(tango_score(gained, lost, units, at_zero))))
             if test != PERMUTATION:
                 p, test = max(p, permutation_test(diff, seed)), f"{test}, {PERMUTATION}"
