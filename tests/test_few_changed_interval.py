@@ -380,7 +380,7 @@ def test_the_power_sentence_names_the_shared_move():
     a = np.full(30, 0.8)
     c, _, _ = _compare("faithfulness", a, a + SHARED_MOVE)
     sentence = power_of(c, 0.95).sentence
-    assert "26 of the 30 questions moved by the same −0.300 and 4 by other amounts" in sentence
+    assert "26 of the 30 questions moved by the same −0.300, the other 4 otherwise" in sentence
     assert "while so few lie off the common move" in sentence
     assert power_of(c, 0.95).needed_n is None
 
@@ -400,3 +400,44 @@ def test_a_gate_on_a_shared_loss_fails(tmp_path, write_log):
     result = CliRunner().invoke(cli, [*args, "--require", "faithfulness >= 0"])
     assert result.exit_code == 1, result.output
     assert "fail  B  faithfulness >= 0" in result.stdout
+
+
+@pytest.mark.parametrize("last", [-0.1, 0.0])
+def test_the_shared_move_is_counted_from_whatever_the_few_others_are(last):
+    """13 of 14 questions 0.3 worse: with the 14th at -0.1 the interval was counted from -0.3
+    ("no evidence", [-0.569, +0.002]); with the 14th unchanged, a set at least as good for B
+    on every question, it was counted from 0 ("B worse", [-0.540, -0.003]). Both are counted
+    from -0.3 now, each as Tango's interval of its one move (+0.2 or +0.3 of the 1.3 it could
+    go) says, and neither excludes 0; the power sentence does not say the 13 carry the
+    evidence alone."""
+    from reportgen.analysis.power import power_of
+
+    moves = np.array([-0.3] * 13 + [last])
+    a = np.full(14, 0.8)
+    c, _, _ = _compare("faithfulness", a, a + moves)
+    low, high = _tango((last + 0.3) / 1.3, 0.0, 14)
+    t_low, t_high = _t(moves)
+    assert (c.ci_low, c.ci_high) == pytest.approx(
+        (min(t_low, -0.3 + 1.3 * low), max(t_high, -0.3 + 1.3 * high)), abs=1e-9
+    )
+    assert c.ci_low < 0 < c.ci_high and (c.commonest, c.off_commonest) == (-0.3, 1)
+    assert c.interval.startswith("Student's t, the studentized bootstrap where 5 or more lie off")
+    sentence = power_of(c, 0.95).sentence
+    assert "only those carry evidence" not in sentence
+    assert "13 of the 14 questions moved by the same −0.300, the other 1 otherwise" in sentence
+
+
+def test_a_move_shared_at_the_range_s_end_is_counted_from_it():
+    """26 of 30 questions from 1 to 0 (B - A = -1, the end of its range) and 4 from 1 to 0.5:
+    counted from 0 nothing is few (every question changed), and the studentized interval of so
+    few values off one reached far past them; counted from -1 the 4 are moves of +0.5 of the 2
+    they could go."""
+    a = np.ones(30)
+    moves = np.array([-1.0] * 26 + [-0.5] * 4)
+    c, _, _ = _compare("recall@5", a, a + moves)
+    low, high = _tango(4 * 0.5 / 2, 0.0, 30)
+    t_low, t_high = _t(moves)
+    assert (c.ci_low, c.ci_high) == pytest.approx(
+        (max(-1.0, min(t_low, -1 + 2 * low)), max(t_high, -1 + 2 * high)), abs=1e-9
+    )
+    assert (c.commonest, c.off_commonest) == (-1.0, 4) and c.ci_high < -0.5

@@ -138,8 +138,9 @@ def _points(value: float, binary: bool, digits: int = 3) -> str:
     return f"{value:.{decimals(value, digits)}f}"
 
 
-def _changed(n: int, changed: int, metric: str) -> str:
-    """How many of the questions changed between the runs: only those carry evidence."""
+def _changed(n: int, changed: int, metric: str, alone: bool = True) -> str:
+    """How many of the questions changed between the runs: only those carry evidence, unless
+    not ``alone`` (all but a few moved alike, and those few, changed or not, carry it)."""
     between = f"on {metric} between A and B"
     if n == 1:
         return f"The only question {'changed' if changed else 'did not change'} {between}. "
@@ -149,6 +150,8 @@ def _changed(n: int, changed: int, metric: str) -> str:
     if changed == n:
         every = "Both questions" if n == 2 else f"All {n:,} questions"
         return f"{every} changed {between}. "
+    if not alone:
+        return f"Of {n:,} questions, {changed:,} changed {between}. "
     those = "only it carries" if changed == 1 else "only those carry"
     return f"Of {n:,} questions, {changed:,} changed {between}; {those} evidence. "
 
@@ -178,15 +181,15 @@ def _few_changed(c: MetricComparison, digits: int) -> str:
     ONE_WAY_BELOW, nearly all one way, each change weighs as the share of a flip it is; all but
     a few moved by one value (c.commonest), each other move weighs as the share of the range
     it went from there."""
-    if c.commonest is not None:
+    changed = c.wins + c.losses
+    if c.commonest is not None and changed >= FEW_CHANGED:
         others = c.off_commonest or 0
         return (
             f"{c.n - others:,} of the {c.n:,} questions moved by the same "
-            f"{fmt_diff(c.commonest, digits)} and {others} by other amounts: the interval "
-            "allows for what those few could hide (larger moves this set did not draw), each "
+            f"{fmt_diff(c.commonest, digits)}, the other {others} otherwise: the interval "
+            "allows for what so few could hide (larger moves this set did not draw), each "
             "weighing as the share of the range it moved from that value. "
         )
-    changed = c.wins + c.losses
     if changed < FEW_CHANGED:
         return (
             f"With {fmt_count(changed, 'question')} changed no difference can be found: their "
@@ -230,7 +233,9 @@ def power_of(c: MetricComparison, confidence: float, digits: int = 3) -> Power:
     binary = c.fixed is not None
     share = discordant / c.n if binary and c.n else None
     level = fmt_pct(confidence)
-    head = _changed(c.n, discordant, c.metric)
+    # all but a few moved alike, most of them changed: those few carry the evidence too
+    shared = c.commonest is not None and discordant >= FEW_CHANGED
+    head = _changed(c.n, discordant, c.metric, alone=not shared)
     if discordant == 0 or (c.clusters or c.n) < 2:
         why = (
             f"One {'cluster' if c.clusters else 'question'} has no spread to measure a "
@@ -294,7 +299,7 @@ def power_of(c: MetricComparison, confidence: float, digits: int = 3) -> Power:
         f"of {basis}. "
     )
     if few_changed:  # those sets move every question: say so beside "no difference here"
-        where = "move by differing amounts" if c.commonest is not None else "change"
+        where = "move by differing amounts" if shared else "change"
         detect = f"Where more questions {where}, " + detect[0].lower() + detect[1:]
     detect = few + detect
     # no size to state: level runs, or as few changes in a larger set keep the bound
@@ -304,7 +309,7 @@ def power_of(c: MetricComparison, confidence: float, digits: int = 3) -> Power:
         if c.diff == 0
         else "How many questions would find the observed difference of "
         f"{_points(abs(c.diff), binary, digits)} is not stated: while so few "
-        f"{'lie off the common move' if c.commonest is not None else 'change, nearly all one way'}"
+        f"{'lie off the common move' if shared else 'change, nearly all one way'}"
         ", the bound holds whatever the set's size."
         if few_changed
         else None

@@ -53,8 +53,9 @@ ONE_WAY_BELOW = 20
 ONE_WAY_RARER = 3
 BOUNDED_SCORE = "bounded score"  # Tango's score test of the changes as shares of their range
 FEW_CHANGED_SCORED = (
-    f"Student's t, the studentized bootstrap where {FEW_CHANGED} or more changed, and Tango's "
-    "score interval of the changes as shares of their range, the widest on each side"
+    f"Student's t, the studentized bootstrap where {FEW_CHANGED} or more lie off the value the "
+    "changes are counted from, and Tango's score interval of the changes as shares of their "
+    "range, the widest on each side"
 )
 FEW_CHANGED_SCORED_OWN = (
     "Student's t and Wilson's score interval of the values as shares of their range, the wider "
@@ -553,29 +554,33 @@ def few_changes(
     """Whether few_changed_interval joins the interval, the value it counts changes from and
     how many values lie off it.
 
-    B - A: from 0, where 1 to FEW_CHANGED - 1 questions changed among ties, or under
-    ONE_WAY_BELOW with fewer than ONE_WAY_RARER of them the rarer way; else from the value most
-    questions share where fewer than FEW_CHANGED lie off it (26 of 30 questions 0.3 worse, 4
-    less so): what the bootstrap cannot resample is a few values off one, whichever it is. A
-    run's own values: off the bound most of them sit at (None: Wilson's interval), so that a
-    run near 1 mirrors one near 0, or else from a value inside the range that all but 1 to
-    FEW_CHANGED - 1 share (26 answers of faithfulness 0.5)."""
+    B - A: from the value all but 1 to FEW_CHANGED - 1 questions share, where it is not 0 (26
+    of 30 questions 0.3 worse, 4 less so or unchanged): what the bootstrap cannot resample is a
+    few values off one, whichever it is; else, or where that value is an end of ``span`` and
+    the rule from 0 holds too (4 of 5 questions from 0 to 1 read as the 0/1 outcome they are),
+    from 0, where 1 to FEW_CHANGED - 1 questions changed among ties, or under ONE_WAY_BELOW
+    with fewer than ONE_WAY_RARER of them the rarer way. The shared value comes first: counted from 0, 13 questions at -0.3 beside one
+    unchanged read "B worse" where the same 13 beside one at -0.1 read "no evidence". A run's
+    own values: off the bound most of them sit at (None: Wilson's interval), so that a run
+    near 1 mirrors one near 0; else from a value that all but 1 to FEW_CHANGED - 1 share (26
+    answers of faithfulness 0.5)."""
     n = len(rounded)
     values, counts = np.unique(rounded, return_counts=True)
     top = int(counts.argmax())
     off = n - int(counts[top])
-    shared = off < min(FEW_CHANGED, counts[top])  # by most, all but 1 to 4
+    common = float(values[top])
+    shared = off < min(FEW_CHANGED, counts[top]) and common != 0  # by most, all but 1 to 4
     if own:
-        centre, changed = None, min(int((rounded != bound).sum()) for bound in span)
-        few = 0 < changed < min(n, FEW_CHANGED)
+        changed = min(int((rounded != bound).sum()) for bound in span)
+        few, centre = 0 < changed < min(n, FEW_CHANGED), None
     else:
-        centre, changed = 0.0, int((rounded != 0).sum())
+        changed = int((rounded != 0).sum())
         rarer = min(int((rounded > 0).sum()), int((rounded < 0).sum()))
         one_way = rarer < ONE_WAY_RARER and changed < ONE_WAY_BELOW
-        few = 0 < changed < n and (changed < FEW_CHANGED or one_way)
-    if few or not shared:
-        return few, centre, changed
-    return True, float(values[top]), off
+        few, centre = 0 < changed < n and (changed < FEW_CHANGED or one_way), 0.0
+    if shared and not (few and common in span):
+        return True, common, off
+    return few, centre, changed
 
 
 def few_changed_interval(
