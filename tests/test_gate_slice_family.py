@@ -187,3 +187,40 @@ def test_the_table_s_findings_are_the_per_slice_rule_s_failures(tmp_path):
         adjusted = [rows[v]["faithfulness"]["p_bound_holm"] for v in "xyz"]
         assert adjusted == pytest.approx(holm(raw), abs=1e-12)
     assert 5 <= found <= 35  # both outcomes are exercised
+
+
+def test_a_slice_without_an_interval_gives_no_evidence_in_either_holm_family(tmp_path):
+    """A slice of one question has no interval: a per-slice rule reads its p as 1, but the
+    slice table took its resamples of one value (p 0) into its Holm family, so the other
+    slice's bound was multiplied by 1 in the table and by 2 in the rule, and the table could
+    call a regression that 'latency_ms[slice] <= 0' passed."""
+    rng = np.random.default_rng(4)
+    latency = np.round(rng.normal(1000, 50, 13), 1)
+    slower = latency + np.r_[np.round(rng.normal(30, 40, 12), 1), 300.0]
+    runs = {}
+    for run, values in (("a", latency), ("b", slower)):
+        frame = pd.DataFrame(
+            {
+                "question_id": [f"q{i:02d}" for i in range(13)],
+                "slice": ["big"] * 12 + ["solo"],
+                "correct": True,
+                "latency_ms": values,
+            }
+        )
+        runs[run] = tmp_path / f"{run}.parquet"
+        frame.to_parquet(runs[run])
+    report = tmp_path / "r.html"
+    args = ["compare", str(runs["a"]), str(runs["b"]), "-o", str(report), "--quiet"]
+    result = CliRunner().invoke(cli, [*args, "--require", "latency_ms[slice] <= 0"])
+    doc = json.loads(report.with_suffix(".json").read_text())
+    rows = doc["comparisons"][0]["slices"]["slice"]
+    assert rows["solo"]["latency_ms"]["p_bound_holm"] == 1.0
+    c, means, sides = compare_with_sides(
+        "latency_ms", latency[:12], slower[:12], binary=False, n_boot=5000, confidence=0.95,
+        seed=0,
+    )  # fmt: skip
+    raw = bound_p(sides, means, 0.0, False, max(abs(c.a), abs(c.b)))
+    assert rows["big"]["latency_ms"]["p_bound_holm"] == pytest.approx(min(1.0, 2 * raw))
+    finding = rows["big"]["latency_ms"]["finding"]
+    assert (doc["gate"]["results"][0]["outcome"] == "fail") == finding
+    assert result.exit_code == (1 if finding else 0)

@@ -36,12 +36,11 @@ from ..formatting import (
 from .metrics import MetricTables, Options
 from .registry import NAME_PATTERN, difference_range, value_range
 from .skew import LOWER, UPPER, caveat
-from .slices import SMALL_SLICE, in_slice_order, slice_labels
+from .slices import SMALL_SLICE, bound_past, in_slice_order, slice_labels
 from .stats import (
     IntervalSides,
     MetricComparison,
     at_target,
-    bound_p,
     bound_p_floor,
     compare_with_sides,
     holm,
@@ -555,11 +554,8 @@ def _violation_p(rule: Rule, evidence: SliceEvidence) -> float:
     margin failed in 60% of sets (bench/simulate_slice_rules.py). A slice without an interval
     (one question) has no spread to resample: it gives no evidence, p 1, as in the slice
     table."""
-    if not _has_interval(evidence.comparison):
-        return 1.0
     upper = rule.op in (">=", ">")  # the bound that lies below the margin when such a rule breaks
-    c = evidence.comparison
-    return bound_p(evidence.sides, evidence.means, rule.margin, upper, max(abs(c.a), abs(c.b)))
+    return bound_past(evidence.comparison, evidence.means, evidence.sides, rule.margin, upper)
 
 
 def _loss_only(rule: Rule) -> bool:

@@ -15,7 +15,14 @@ from ..formatting import EMPTY, NOISE
 from .metrics import MetricTables, Options
 from .registry import base_name
 from .scores import oriented
-from .stats import MetricComparison, bound_p, compare_with_sides, holm, significance
+from .stats import (
+    IntervalSides,
+    MetricComparison,
+    bound_p,
+    compare_with_sides,
+    holm,
+    significance,
+)
 
 SMALL_SLICE = 10  # fewer questions than this give a direction, not proof
 MISSING = "(none)"
@@ -84,9 +91,7 @@ def slice_results(
             threads=1,
         )
         # B worse lies below 0, or above it where lower is better: the bound on that side
-        upper = tables.metric(base).higher_is_better
-        scale = max(abs(c.a), abs(c.b)) if c.n else 1.0
-        return c, bound_p(sides, means, 0.0, upper, scale) if c.n else 1.0
+        return c, bound_past(c, means, sides, 0.0, tables.metric(base).higher_is_better)
 
     scored: dict[tuple[str, str], list[tuple[str, MetricComparison, float]]] = {
         (column, tables.name(base)): [] for column in values for base in tables.metrics
@@ -121,6 +126,19 @@ def slice_results(
             result = SliceResult(column, value, c, p, bound, against or finding, finding)
             out[column][name].append(result)
     return out
+
+
+def bound_past(
+    c: MetricComparison, means: np.ndarray, sides: IntervalSides, value: float, upper: bool
+) -> float:
+    """One-sided p that the slice's ``upper`` bound lies below ``value`` (else its lower bound
+    above it), as stats.bound_p reads the interval the report prints; 1 for a slice without an
+    interval (one question, or one cluster of --cluster): it gives no evidence, as in the
+    slice table, where its resamples of one value read 0 and the table and a per-slice rule
+    took one slice into their Holm families two ways."""
+    if math.isnan(c.ci_low) or math.isnan(c.ci_high):
+        return 1.0
+    return bound_p(sides, means, value, upper, max(abs(c.a), abs(c.b)))
 
 
 def is_finding(

@@ -559,11 +559,11 @@ def few_changes(
     few values off one, whichever it is; else, or where that value is an end of ``span`` and
     the rule from 0 holds too (4 of 5 questions from 0 to 1 read as the 0/1 outcome they are),
     from 0, where 1 to FEW_CHANGED - 1 questions changed among ties, or under ONE_WAY_BELOW
-    with fewer than ONE_WAY_RARER of them the rarer way. The shared value comes first: counted from 0, 13 questions at -0.3 beside one
-    unchanged read "B worse" where the same 13 beside one at -0.1 read "no evidence". A run's
-    own values: off the bound most of them sit at (None: Wilson's interval), so that a run
-    near 1 mirrors one near 0; else from a value that all but 1 to FEW_CHANGED - 1 share (26
-    answers of faithfulness 0.5)."""
+    with fewer than ONE_WAY_RARER of them the rarer way. The shared value comes first: counted
+    from 0, 13 questions at -0.3 beside one unchanged read "B worse" where the same 13 beside
+    one at -0.1 read "no evidence". A run's own values: off the bound most of them sit at
+    (None: Wilson's interval), so that a run near 1 mirrors one near 0; else from a value that
+    all but 1 to FEW_CHANGED - 1 share (26 answers of faithfulness 0.5)."""
     n = len(rounded)
     values, counts = np.unique(rounded, return_counts=True)
     top = int(counts.argmax())
