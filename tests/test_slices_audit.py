@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import decimal
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -737,3 +740,67 @@ def test_a_slice_of_booleans_dates_or_numbers_reads_as_under_another_name(tmp_pa
         doc = json.loads(html.with_suffix(".json").read_text())
         read[name] = list(doc["comparisons"][0]["slices"][column])
     assert read == {"own": labels, "named": labels, "tables": labels}
+
+
+def test_a_slice_reads_alike_from_parquet_csv_and_jsonl(tmp_path):
+    """The same slice values in a Parquet, a CSV and a JSON Lines log name the same slices. A
+    CSV cell 1.0 was the slice '1.0' (the Parquet float, and --slice of the CSV's other column,
+    read '1'), and a JSON NaN the slice 'NaN' where a Parquet NaN is no value."""
+    values = [1.0, 2.0, float("nan"), 1.5]
+    rows = {
+        run: [
+            {"question_id": f"q{i}", "slice": values[i % 4], "correct": (i + (run == "b")) % 3 == 0}
+            for i in range(40)
+        ]
+        for run in "ab"
+    }
+    read = {}
+    for kind in ("parquet", "csv", "jsonl"):
+        paths = []
+        for run in "ab":
+            path = tmp_path / f"{run}.{kind}"
+            frame = pd.DataFrame(rows[run])
+            if kind == "parquet":
+                frame.to_parquet(path)
+            elif kind == "csv":
+                frame.to_csv(path, index=False)
+            else:  # NaN as Python's json writes it, not null
+                path.write_text("".join(json.dumps(row) + "\n" for row in rows[run]))
+            paths.append(str(path))
+        html = tmp_path / f"{kind}.html"
+        result = CliRunner().invoke(cli, ["compare", *paths, "-o", str(html), "--quiet"])
+        assert result.exit_code == 0, result.output
+        doc = json.loads(html.with_suffix(".json").read_text())
+        slices = doc["comparisons"][0]["slices"]["slice"]
+        read[kind] = {label: s["correct"]["n"] for label, s in slices.items()}
+    expected = {"(none)": 10, "1": 10, "1.5": 10, "2": 10}
+    assert read == {"parquet": expected, "csv": expected, "jsonl": expected}
+
+
+def test_a_slice_of_zoned_timestamps_is_named_in_utc_on_every_machine(tmp_path):
+    """Time-zone-aware timestamps were spelled in the machine's zone ('2026-01-01 19:00:00-05'
+    in New York for UTC midnight), so two machines named the slices apart and `verify` on the
+    other one disagreed. They are named in UTC, a midnight as its date."""
+    moments = pd.to_datetime(["2026-01-02 00:00", "2026-01-03 05:30"]).tz_localize("UTC")
+    for run in "ab":
+        rows = [
+            {"question_id": f"q{i}", "slice": moments[i % 2], "correct": (i + (run == "b")) % 3 > 0}
+            for i in range(21)
+        ]
+        pd.DataFrame(rows).to_parquet(tmp_path / f"{run}.parquet")
+    read = {}
+    for zone in ("UTC", "America/New_York", "Asia/Kolkata"):
+        out = tmp_path / f"{zone.replace('/', '_')}.html"
+        args = [str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet"), "-o", str(out)]
+        done = subprocess.run(
+            [sys.executable, "-m", "reportgen", "compare", *args, "--quiet"],
+            env={**os.environ, "TZ": zone},
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        doc = json.loads(out.with_suffix(".json").read_text())
+        read[zone] = list(doc["comparisons"][0]["slices"]["slice"])
+    labels = ["2026-01-02", "2026-01-03 05:30:00+00"]
+    assert read == {"UTC": labels, "America/New_York": labels, "Asia/Kolkata": labels}

@@ -341,7 +341,6 @@ def narrowed(table: pa.Table, narrow: frozenset[str], sources: Mapping[str, str]
 _CONVERT: dict[str, tuple[pa.DataType, Callable[[Any], Any]]] = {
     "string (ints accepted)": (pa.string(), _key),
     "string": (pa.string(), _id),
-    LABEL: (pa.string(), _id),
     "list<string>": (pa.list_(pa.string()), _items(_key)),
     "list<int>": (pa.list_(pa.int64()), _items(_int)),
     **{c.type_name: _spans(c.fields) for c in BY_NAME.values() if c.fields},
@@ -383,6 +382,26 @@ def _extra(values: list[Any]) -> pa.Array:
     if array is None or _empty_struct(array.type):  # Parquet cannot hold a struct of no field
         return pa.array([None if v is None else _text(v) for v in values], type=pa.string())
     return array
+
+
+def _labels(values: list[Any], delimited: bool) -> pa.Array:
+    """A slice column as text, spelled as queries/rules.sql's slice_value spells a typed one,
+    so that the same values name the same slices in any format: a CSV or TSV file's cells as
+    the numbers or booleans they spell (as --slice reads the file's other columns), a JSON
+    log's as typed; a whole number without its .0, NaN as no value."""
+    cells = _spelled([None if v == "" else v for v in values]) if delimited else values
+    return pa.array([None if v is None else _label(v) for v in cells], type=pa.string())
+
+
+def _label(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return None
+        whole = value.is_integer() and abs(value) < 2**53  # past it, DuckDB's 1e+20
+        return str(int(value)) if whole else repr(value)
+    return _text(value)
 
 
 def _empty_struct(kind: pa.DataType) -> bool:
@@ -446,6 +465,9 @@ def to_table(
             # a CSV or TSV file's empty cell is a missing value, as in the contract's columns:
             # read as the text "", a --cluster column put every such question in one cluster
             arrays[name] = _extra([None if delimited and v == "" else v for v in values])
+            continue
+        if column.type_name == LABEL:
+            arrays[name] = _labels(values, delimited)
             continue
         arrow_type, convert = (_DELIMITED if delimited else _CONVERT)[column.type_name]
         # a text column's "" is the empty text in JSON, as in Parquet (a slice's "(empty)"); a
