@@ -700,6 +700,12 @@ def test_a_slice_whose_interval_reaches_zero_is_no_regression_finding(tmp_path):
     assert ten["ci_high"] > 0 and ten["regression"] and not ten["finding"]
     assert doc["verdict"]["regressions"] == [] and "regresses" not in out
     assert "pass  B  faithfulness[slice] >= 0" in out
+    # the page shows Holm's p (0.006) and says why that is no finding: the bound it does not show
+    page = (tmp_path / "r.html").read_text()
+    row = re.search(r'<td class="text">ten</td>.*?</tr>', page, re.S)
+    assert row and "no finding: its interval, widened for Holm, reaches 0" in row.group(0)
+    nine = re.search(r'<td class="text">nine</td>.*?</tr>', page, re.S)
+    assert nine and "no finding" not in nine.group(0)  # unchanged
 
 
 @pytest.mark.parametrize(

@@ -133,9 +133,10 @@ def bound_past(
 ) -> float:
     """One-sided p that the slice's ``upper`` bound lies below ``value`` (else its lower bound
     above it), as stats.bound_p reads the interval the report prints; 1 for a slice without an
-    interval (one question, or one cluster of --cluster): it gives no evidence, as in the
-    slice table, where its resamples of one value read 0 and the table and a per-slice rule
-    took one slice into their Holm families two ways."""
+    interval (one question, or one cluster of --cluster): it gives no evidence. The slice
+    table and a per-slice rule both read a slice's bound here: the table had read the
+    resamples of one value as p 0, and the two took one slice into their Holm families two
+    ways."""
     if math.isnan(c.ci_low) or math.isnan(c.ci_high):
         return 1.0
     return bound_p(sides, means, value, upper, max(abs(c.a), abs(c.b)))

@@ -335,10 +335,11 @@ def _pair(
         else "McNemar's exact test for 0/1 outcomes; for continuous ones the bootstrap-t test "
         f"where under {STUDENTIZED_BELOW:,} questions changed, Student's t test where the "
         "interval is t's alone, the paired permutation test from there; where 1 to "
-        f"{FEW_CHANGED - 1} questions changed among ties on a metric of known range, or under "
-        f"{ONE_WAY_BELOW} with fewer than {ONE_WAY_RARER} of them the rarer way, the largest p "
-        f"of that test (Student's t test under {FEW_CHANGED} changed, and where all but those "
-        "share one other difference), the exact sign flips and the bounded score test"
+        f"{FEW_CHANGED - 1} questions changed among ties (or moved off one difference every "
+        f"other question shares) on a metric of known range, or under {ONE_WAY_BELOW} with "
+        f"fewer than {ONE_WAY_RARER} of them the rarer way, the largest p of that test "
+        f"(Student's t test where under {FEW_CHANGED} changed or moved), the exact sign flips "
+        "and the bounded score test"
     )
     lines += [
         "### Metrics",

@@ -28,7 +28,7 @@ from ...analysis.gates import GateResult
 from ...analysis.power import CARRIED_BELOW, FEW_CLUSTERS
 from ...analysis.registry import RETRIEVAL, base_name
 from ...analysis.skew import HIGHLY_SKEWED
-from ...analysis.slices import SMALL_SLICE, SliceResult, in_slice_order
+from ...analysis.slices import SMALL_SLICE, SliceResult, in_slice_order, is_finding
 from ...analysis.spans import CHAR_METRICS
 from ...analysis.spans import definitions as span_definitions
 from ...analysis.stats import (
@@ -801,7 +801,8 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
         (
             "Slices",
             "Each slice is compared on its own questions as above; Holm's step-down adjustment "
-            "of the test's p runs over all slices of one metric (the i-th smallest of m "
+            "of the test's p runs over every slice of one metric, in all the slice columns "
+            "together (the i-th smallest of m "
             "multiplied by m - i + 1, made monotone, capped at 1). A regression: B worse than A "
             "in a slice (B - A below zero, or above it where lower is better) with adjusted p "
             f"below 1 - confidence, {SMALL_SLICE} questions or more and an interval wholly on "
@@ -1020,14 +1021,7 @@ def _slices(result: Comparison) -> list[SliceTable]:
                             row_digits(result, result.headline),
                         ),
                         p_holm=fmt_p(r.p_holm, significance(result.options.confidence)),
-                        flags=(
-                            ["regression"]
-                            if r.finding
-                            else ["worse here (direction)"]
-                            if r.regression
-                            else []
-                        )
-                        + (["direction, not proof"] if r.small else []),
+                        flags=_slice_flags(r, result),
                     )
                     for r in rows
                 ],
@@ -1056,6 +1050,19 @@ def _slices(result: Comparison) -> list[SliceTable]:
             )
         )
     return tables
+
+
+def _slice_flags(r: SliceResult, result: Comparison) -> list[str]:
+    """A slice row's note; where Holm's p alone would have made a loss a finding, why it is not:
+    the page shows that p, not the bound's (the JSON's p_bound_holm)."""
+    alpha = significance(result.options.confidence)
+    higher = _higher_is_better(result, r.comparison)
+    short = not r.finding and is_finding(r.comparison, r.p_holm, 0.0, alpha, higher)
+    return (
+        (["regression"] if r.finding else ["worse here (direction)"] if r.regression else [])
+        + (["no finding: its interval, widened for Holm, reaches 0"] if short else [])
+        + (["direction, not proof"] if r.small else [])
+    )
 
 
 def _matrix_flag(result: SliceResult | None) -> str:
