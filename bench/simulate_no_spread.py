@@ -5,7 +5,8 @@ have no spread at all (every question changed by one value, usually none) and ov
 interval lies wholly above 0 (the truth is above it).
 
 Usage: ``python bench/simulate_no_spread.py [--reps 2000] [--sizes 5,10,20,50,200]
-[--rates 0.01,0.05,0.2] [--n-boot 1000] [--seed 0] [--few-changed K] [--own] [--shift C]``
+[--rates 0.01,0.05,0.2] [--n-boot 1000] [--seed 0] [--few-changed K] [--own] [--shift C]
+[--cluster K]``
 
 ``--few-changed K`` runs the comparison with stats.FEW_CHANGED set to K, to see what another
 threshold would cover and cost (the "1 to 4 changed" columns still count sets of 1 to 4).
@@ -13,7 +14,9 @@ threshold would cover and cost (the "1 to 4 changed" columns still count sets of
 that rarely finds its passage), compared as mrr in [0, 1] and as a score of unknown range.
 ``--shift C`` moves every question's B - A by C (-0.3: a retrieval change that drops one of two
 labelled passages from the prompt on most questions): the few that changed then lie off C, not
-off 0, and the interval counts them from C.
+off 0, and the interval counts them from C. ``--cluster K`` compares with ``clusters``, K
+questions a cluster in question order (1: each its own, where the clustered interval must read
+as the plain one does).
 
 Each question's B - A is 0, except with probability ``rate`` a gain drawn from U(0.1, 0.6) (a
 reranker that lifts nDCG on a few questions and leaves the rest alone): the true difference is
@@ -65,14 +68,23 @@ COLUMNS = (
 
 
 def misses(
-    rate: float, n: int, reps: int, n_boot: int, seed: int, own: bool, shift: float = 0.0
+    rate: float,
+    n: int,
+    reps: int,
+    n_boot: int,
+    seed: int,
+    own: bool,
+    shift: float = 0.0,
+    cluster: int | None = None,
 ) -> dict[str, int]:
     """Over ``reps`` sets: how many have no spread ("flat") and how many 1 to 4 changed
     questions ("few"); how many intervals miss the truth, as ndcg@5 ("ranged") and as a score
     of unknown range ("alone"), over all sets, the flat ones and the few ones; and how many lie
     wholly on the truth's side of 0 ("above"; every B - A moved by ``shift``). With ``own`` the
     interval is of a run's own mean of the gains (most 0, as an MRR of a run that rarely finds
-    the passage), as mrr in [0, 1] and as a score of unknown range."""
+    the passage), as mrr in [0, 1] and as a score of unknown range; ``cluster``: questions a
+    cluster."""
+    clusters = None if cluster is None else np.arange(n) // cluster
     rng = np.random.default_rng((seed, n, int(rate * 1e6)))
     truth = shift + rate * sum(GAIN) / 2
     keys = ("ranged", "alone", "ranged flat", "alone flat", "ranged few", "alone few")
@@ -89,12 +101,12 @@ def misses(
             if own:
                 c = own_mean(
                     name, gain, binary=False, n_boot=n_boot, confidence=CONFIDENCE, seed=rep,
-                    span=(0.0, 1.0) if key == "ranged" else None,
+                    span=(0.0, 1.0) if key == "ranged" else None, clusters=clusters,
                 )  # fmt: skip
             else:
                 c, _ = compare_metric(
                     name, a, b, binary=False, n_boot=n_boot, confidence=CONFIDENCE, seed=rep,
-                    threads=1,
+                    threads=1, clusters=clusters,
                 )  # fmt: skip
             missed = not c.ci_low <= truth <= c.ci_high
             counts[key] += missed
@@ -114,12 +126,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--few-changed", type=int, default=stats.FEW_CHANGED)
     parser.add_argument("--own", action="store_true", help="a run's own mean, not B - A")
     parser.add_argument("--shift", type=float, default=0.0, help="B - A of the unchanged")
+    parser.add_argument("--cluster", type=int, default=None, help="questions a cluster")
     args = parser.parse_args(argv)
     stats.FEW_CHANGED = args.few_changed
     rows = []
     for rate in (float(r) for r in args.rates.split(",")):
         for n in (int(s) for s in args.sizes.split(",")):
-            k = misses(rate, n, args.reps, args.n_boot, args.seed, args.own, args.shift)
+            k = misses(
+                rate, n, args.reps, args.n_boot, args.seed, args.own, args.shift, args.cluster
+            )
             flat, few = k["flat"], k["few"]
             rows.append(
                 [f"{rate:g}", f"{args.shift + rate * sum(GAIN) / 2:.4f}", str(n), str(args.reps)]
@@ -131,6 +146,7 @@ def main(argv: list[str] | None = None) -> None:
                 + [share(k[f"{key} above"], args.reps) for key in ("ranged", "alone")]
             )
     of = "a run's own mean" if args.own else "B - A"
+    of += "" if args.cluster is None else f", {args.cluster} questions a cluster"
     _table(
         f"Misses of the {CONFIDENCE:.0%} interval of {of} where few questions change, "
         f"{args.reps} data sets per row, {args.n_boot} resamples; binomial 95% intervals",

@@ -14,10 +14,12 @@ bench/simulate_no_spread.py measures the coverage.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import optimize, stats
 
 from reportgen.analysis.stats import (
+    CLUSTERED_FEW_CHANGED,
     FEW_CHANGED_SCORED,
     FEW_CHANGED_SCORED_OWN,
     ONE_WAY_BELOW,
@@ -37,16 +39,22 @@ def _tango(gains: float, losses: float, n: int) -> tuple[float, float]:
     root found by brentq."""
 
     def statistic(delta: float) -> float:
-        a = 2 * n
-        b = -gains - losses + (2 * n - gains + losses) * delta
-        c = -losses * delta * (1 - delta)
-        q = (-b + np.sqrt(b * b - 4 * a * c)) / (2 * a)
-        return (gains - losses - n * delta) / np.sqrt(n * (2 * q + delta * (1 - delta)))
+        return _tango_statistic(gains, losses, n, delta)
 
     estimate = (gains - losses) / n
     low = optimize.brentq(lambda d: statistic(d) - Z, -1 + 1e-12, estimate)
     high = optimize.brentq(lambda d: statistic(d) + Z, estimate, 1 - 1e-12)
     return low, high
+
+
+def _tango_statistic(gains: float, losses: float, n: int, delta: float) -> float:
+    """Tango's score statistic at ``delta``, the restricted maximum likelihood estimate of the
+    discordant share from his eq. 3."""
+    a = 2 * n
+    b = -gains - losses + (2 * n - gains + losses) * delta
+    c = -losses * delta * (1 - delta)
+    q = (-b + np.sqrt(b * b - 4 * a * c)) / (2 * a)
+    return (gains - losses - n * delta) / np.sqrt(n * (2 * q + delta * (1 - delta)))
 
 
 def _wilson(successes: float, n: int) -> tuple[float, float]:
@@ -441,3 +449,48 @@ def test_a_move_shared_at_the_range_s_end_is_counted_from_it():
         (max(-1.0, min(t_low, -1 + 2 * low)), max(t_high, -1 + 2 * high)), abs=1e-9
     )
     assert (c.commonest, c.off_commonest) == (-1.0, 4) and c.ci_high < -0.5
+
+
+@pytest.mark.parametrize("size", [1, 3])
+def test_with_clusters_few_off_a_shared_move_are_counted_from_it(size):
+    """With --cluster the score bound of few changes was left out: one question a cluster, the
+    26 at -0.3 and 4 above read [-0.304, -0.265] (3 a cluster: [-0.318, -0.244]), since the
+    cluster bootstrap and t over clusters see the 4 as all the spread there is, though the
+    mean is -0.286. As without clusters, the interval is at least
+    -0.3 + 1.3 x Tango's of the 4 shares, and the test the larger p of the clusters' flips and
+    the bounded score test."""
+    a = np.full(30, 0.8)
+    clusters = np.arange(30) // size
+    c, _, _ = _compare("faithfulness", a, a + SHARED_MOVE, clusters=clusters)
+    low, high = _tango((SHARED_MOVE + 0.3).sum() / 1.3, 0.0, 30)
+    assert c.ci_low <= -0.3 + 1.3 * low + 1e-12 and c.ci_high >= -0.3 + 1.3 * high - 1e-12
+    assert c.ci_high < -0.1 and c.ci_low < -0.4
+    assert (c.interval, c.commonest, c.off_commonest) == (CLUSTERED_FEW_CHANGED, -0.3, 4)
+    assert c.test == "paired permutation of clusters and bounded score"
+    score = stats.norm.sf(
+        abs(_tango_statistic((SHARED_MOVE + 0.3).sum() / 1.3, 0.0, 30, 0.3 / 1.3))
+    )
+    assert c.p >= 2 * score - 1e-12 and c.clusters == 30 // size
+
+
+def test_with_clusters_a_gate_reads_the_shared_moves_bound(tmp_path):
+    """'faithfulness >= -0.35' passed with --cluster, one question a cluster, on the interval
+    [-0.304, -0.265]; the 4 questions off -0.3 could hide more, and the bound that allows for
+    it reaches -0.435."""
+    from click.testing import CliRunner
+
+    from reportgen.cli import cli
+
+    rows = [
+        {"question_id": f"q{i}", "doc": f"d{i}", "correct": True, "faithfulness": 0.8}
+        for i in range(30)
+    ]
+    moved = [{**r, "faithfulness": 0.8 + d} for r, d in zip(rows, SHARED_MOVE, strict=True)]
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    pd.DataFrame(rows).to_parquet(a)
+    pd.DataFrame(moved).to_parquet(b)
+    args = ["compare", str(a), str(b), "-o", str(tmp_path / "r.html"), "--cluster", "doc"]
+    result = CliRunner().invoke(cli, [*args, "--require", "faithfulness >= -0.35"])
+    assert result.exit_code == 1, result.output
+    assert "inconclusive (counts as fail)  B  faithfulness >= -0.35" in result.stdout
+    assert "interval [-0.4352, -0.1287]" in result.stdout  # as without --cluster

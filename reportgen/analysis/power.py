@@ -39,7 +39,13 @@ from scipy import special
 from ..formatting import decimals, fmt_count, fmt_diff, fmt_pct
 from .binary_power import EXACT_BELOW, exact_detectable
 from .registry import difference_range
-from .stats import FEW_CHANGED, FEW_CHANGED_SCORED, POWER, MetricComparison
+from .stats import (
+    CLUSTERED_FEW_CHANGED,
+    FEW_CHANGED,
+    FEW_CHANGED_SCORED,
+    POWER,
+    MetricComparison,
+)
 
 _MAX_N = 10**9  # beyond this size the needed-size search stops
 _GRID = 100  # equal-probability points of an estimated standard error (cluster_multiplier)
@@ -284,7 +290,7 @@ def power_of(c: MetricComparison, confidence: float, digits: int = 3) -> Power:
         if groups is not None and groups < FEW_CLUSTERS
         else ""
     )
-    few_changed = c.interval == FEW_CHANGED_SCORED
+    few_changed = c.interval in (FEW_CHANGED_SCORED, CLUSTERED_FEW_CHANGED)
     few += _few_changed(c, digits) if few_changed else ""
     # a 0/1 score of the logs has no range in the registry, but its difference lies in [-1, 1]
     span = difference_range(c.metric) or ((-1.0, 1.0) if binary else None)

@@ -61,6 +61,14 @@ FEW_CHANGED_SCORED_OWN = (
     "Student's t and Wilson's score interval of the values as shares of their range, the wider "
     "on each side"
 )
+CLUSTERED_FEW_CHANGED = (
+    "cluster bootstrap, t over clusters and Tango's score interval of the changes as shares of "
+    "their range, the widest on each side"
+)
+CLUSTERED_FEW_CHANGED_OWN = (
+    "cluster bootstrap, t over clusters and Wilson's score interval of the values as shares of "
+    "their range, the widest on each side"
+)
 CLUSTERED_NO_SPREAD = "no spread: Wilson's bound on the share of clusters that could differ"
 NO_INTERVAL = "none: one question, or one cluster, has no spread to measure"
 CLUSTER_TEST = "paired permutation of clusters"
@@ -92,7 +100,8 @@ class MetricComparison:
     broken: int | None  # binary metrics only: 1 in A, 0 in B
     test: str  # MCNEMAR (binary), BOOTSTRAP_T or T_TEST (continuous, n < STUDENTIZED_BELOW, as
     # the interval is STUDENTIZED or STUDENT_T) or PERMUTATION; "<that>, PERMUTATION and
-    # BOUNDED_SCORE" where the interval is FEW_CHANGED_SCORED (p the largest of them)
+    # BOUNDED_SCORE" where the interval is FEW_CHANGED_SCORED (p the largest of them); with
+    # --cluster, "CLUSTER_TEST and BOUNDED_SCORE" where it is CLUSTERED_FEW_CHANGED
     interval: str  # how ci_low, ci_high were computed (INTERVAL, STUDENTIZED, NORMAL_LIMIT, ...)
     sd: float  # standard deviation of B - A over the n questions (ddof 1; 0 when n < 2 or
     # B - A is one value to _DECIMALS)
@@ -1004,6 +1013,11 @@ def compare_with_sides(
             centre = float(sums.sum() / sizes.sum())
             low, high = wider((low, high), no_spread_interval(centre, groups, reach, confidence))
             method, sides = CLUSTERED_NO_SPREAD, replace(sides, constant=(centre, groups, *reach))
+        elif not binary and span is not None and not _no_spread(diff):
+            # as without clusters: 1 to 4 questions off a difference every other one shares
+            # leave the clusters' spread to noise (90% of questions at -0.3, a few gains, one
+            # question a cluster, read [-0.301, -0.252] where the true mean was -0.283)
+            few, centre, changed = few_changes(rounded, span, own)
         effect = design_effect(diff, codes) if groups > 1 else None
         if groups > 1:  # cluster means equal to _DECIMALS have no spread, as _sd
             spread = not _no_spread(sums / sizes)
@@ -1066,13 +1080,16 @@ def compare_with_sides(
         (bottom, top), side = few_changed_interval(diff, span, confidence, own, centre)
         from_resamples = from_resamples and (low <= bottom or high >= top)
         low, high = wider((low, high), (bottom, top))
-        method = FEW_CHANGED_SCORED_OWN if centre is None else FEW_CHANGED_SCORED
+        if clusters is not None:
+            method = CLUSTERED_FEW_CHANGED_OWN if centre is None else CLUSTERED_FEW_CHANGED
+        else:
+            method = FEW_CHANGED_SCORED_OWN if centre is None else FEW_CHANGED_SCORED
         if side is not None:  # the test: the largest p of its own, sign flips' and the score's
             sides = replace(sides, score=side)
             gained, lost, units, scale, origin = side
             at_zero = float(np.clip(-origin / scale, -1.0, 1.0))
             score_p = float(2 * special.ndtr(-abs(tango_score(gained, lost, units, at_zero))))
-            if test != PERMUTATION:
+            if test not in (PERMUTATION, CLUSTER_TEST):  # whole clusters' flips stay the test
                 p, test = max(p, permutation_test(diff, seed)), f"{test}, {PERMUTATION}"
             test, p = f"{test} and {BOUNDED_SCORE}", max(p, score_p)
     resampled = level if from_resamples and _sd(diff) > 0 else None

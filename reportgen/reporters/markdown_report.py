@@ -330,7 +330,10 @@ def _pair(
         lines += ["### Held-out check", "", prose(holdout.sentence), ""]
     tests = (
         f"the paired permutation test of the clusters (--cluster {result.options.cluster}: "
-        "whole clusters' differences flipped), for every metric"
+        "whole clusters' differences flipped), for every metric; where 1 to "
+        f"{FEW_CHANGED - 1} questions changed among ties (or moved off one difference every "
+        "other question shares) on a metric of known range, the larger p of that test and the "
+        "bounded score test"
         if result.options.cluster
         else "McNemar's exact test for 0/1 outcomes; for continuous ones the bootstrap-t test "
         f"where under {STUDENTIZED_BELOW:,} questions changed, Student's t test where the "

@@ -720,9 +720,11 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             "(c - lo) to c + u (hi - c), u = z^2 / (n + z^2) being Wilson's bound on the share "
             "of questions (clusters with --cluster) that could differ unseen (none of 20: "
             "\u00b10.161); a score of unknown range keeps c. Where 1 to "
-            f"{FEW_CHANGED - 1} questions changed among ties, or under {ONE_WAY_BELOW} with "
-            f"fewer than {ONE_WAY_RARER} of them the rarer way (not with --cluster), a metric "
-            "of known range takes on each side the wider of its interval and Tango's score "
+            f"{FEW_CHANGED - 1} questions changed among ties (or lie off one difference every "
+            "other question shares, and are counted from it), or under "
+            f"{ONE_WAY_BELOW} with fewer than {ONE_WAY_RARER} of them the rarer way, a metric "
+            "of known range takes on each side the wider of its interval (with --cluster, the "
+            "clusters') and Tango's score "
             "interval of the gains and losses as shares of the range (a run's own mean: "
             "Wilson's of its values as shares, where 1 to "
             f"{FEW_CHANGED - 1} lie off the bound the others sit at): the bootstrap sees nothing "
@@ -782,7 +784,8 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             "interval of few changes (above), the largest p of that test (Student's t test "
             f"under {FEW_CHANGED} changed), the exact sign flips (at least 0.125 on 4 changed "
             "questions, as McNemar's) and the bounded score test, Tango's score test at 0 of "
-            "the same shares.",
+            "the same shares; with --cluster, the larger of the clusters' flips and the "
+            "bounded score test.",
         ),
         (
             "Verdict",
