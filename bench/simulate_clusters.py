@@ -3,7 +3,7 @@ G documents, thousands per cell.
 
 Usage: ``python bench/simulate_clusters.py [--reps 1000] [--groups 2,3,4,5,8,20,50]
 [--effect 0.1] [--share 0.5] [--seed 0] [--checks intervals,estimates,power]
-[--estimate-reps 10000] [--power-reps 1000]``
+[--estimate-reps 10000] [--power-reps 1000]``; ``--checks many --groups 1000,5000,11000``
 
 Each data set has G documents: *equal* (10 questions each), *unequal* (sizes spread evenly from
 2 to 18, 10 on average; at G = 2, 2 and 18) or *singletons* (a quarter of them, at least one,
@@ -26,6 +26,16 @@ that small documents add) floored at CR2, each with G - 1 degrees of freedom; an
 Satterthwaite's degrees of freedom, the larger at 2 documents); under four models: questions
 independent, half or 90% of the variance shared by a document, and a document's shift with a
 spread in proportion to its size.
+
+The many-clusters check (``--checks many``, ``--groups 1000,5000,11000``) asks whether Student's
+t over the clusters alone covers where stats.in_normal_limit takes it instead of the cluster
+bootstrap (from 10,000 clusters whose sums differ from the commonest, or 1,000 with a skewness of
+the clusters' residuals S_g - n_g mean of at most SKEW_BOUND sqrt(G)): documents of 1 to 5
+questions (3 on average), B - A = 0.3 (u_g + e_q), truth 0, the document's shift u_g normal,
+skewed (exponential less 1, skewness 2) or heavy-tailed (lognormal with sigma 1.5, centred); per
+cell: the share of sets in the normal limit, and the misses below and above the truth of the
+report's interval and of the wider of the cluster bootstrap and t (what the report gave before,
+from --cluster's resamples), with the median of their widths' ratio.
 
 The power check (``--checks power``) asks whether the power sentence's detectable difference X
 is found 80% of the time, as simulate.py's power check does without clusters, on POWER_LAYOUTS
@@ -53,8 +63,12 @@ from simulate import CONFIDENCE, N_BOOT, _pct, _table  # noqa: E402
 
 from reportgen.analysis.power import _k, power_of  # noqa: E402
 from reportgen.analysis.stats import (  # noqa: E402
+    CLUSTERED_NORMAL,
     cluster_covariance,
     cluster_degrees,
+    cluster_deviations,
+    cluster_interval,
+    cluster_means,
     cluster_standard_error,
     compare_metric,
     expanded_confidence,
@@ -307,6 +321,63 @@ def main(argv: list[str] | None = None) -> None:
         _estimates(groups, args.estimate_reps, args.seed)
     if "power" in args.checks.split(","):
         _power(args.power_reps, args.share, args.seed)
+    if "many" in args.checks.split(","):
+        _many(groups, args.reps, args.seed)
+
+
+SHIFTS = {
+    "normal": lambda rng, g: rng.normal(0, 1, g),
+    "skewed": lambda rng, g: rng.exponential(1, g) - 1,
+    "heavy": lambda rng, g: rng.lognormal(0, 1.5, g) - np.exp(1.5**2 / 2),
+}
+
+
+def many_rates(model: str, groups: int, reps: int, seed: int) -> dict[str, float]:
+    """Shares over ``reps`` sets of G = ``groups`` documents (truth 0): in the normal limit
+    ("limit"), and the misses of the report's interval and of the one before, by side."""
+    rng = np.random.default_rng((seed, groups, len(model)))
+    sizes = np.resize(np.arange(1, 6), groups)
+    labels = np.repeat(np.arange(groups), sizes)
+    keys = ("limit", "now low", "now high", "before low", "before high")
+    counts, ratios = dict.fromkeys(keys, 0), []
+    for rep in range(reps):
+        diff = 0.3 * (SHIFTS[model](rng, groups)[labels] + rng.normal(0, 1, len(labels)))
+        a = rng.random(len(labels))
+        c = compare_metric(
+            "m", a, a + diff, binary=False, n_boot=N_BOOT, confidence=CONFIDENCE, seed=rep,
+            clusters=labels,
+        )[0]  # fmt: skip
+        sums = np.bincount(labels, weights=diff)
+        deviations = cluster_deviations(diff, labels, sums, sizes)
+        means = cluster_means(sums, sizes, N_BOOT, rep)
+        low, high = cluster_interval(sums, sizes, deviations, means, CONFIDENCE)
+        counts["limit"] += c.interval == CLUSTERED_NORMAL
+        counts["now low"] += c.ci_low > 0
+        counts["now high"] += c.ci_high < 0
+        counts["before low"] += low > 0
+        counts["before high"] += high < 0
+        ratios.append((c.ci_high - c.ci_low) / (high - low))
+    return {**{k: v / reps for k, v in counts.items()}, "width": float(np.median(ratios))}
+
+
+def _many(groups: list[int], reps: int, seed: int) -> None:
+    rows = []
+    for model in SHIFTS:
+        for g in groups:
+            r = many_rates(model, g, reps, seed)
+            rows.append(
+                [model, f"{g:,}", _pct(r["limit"])]
+                + [_pct(r[k]) for k in ("now low", "now high", "before low", "before high")]
+                + [f"{r['width']:.3f}"]
+            )
+    se = np.sqrt(0.025 * 0.975 / reps)
+    _table(
+        f"--cluster's 95% interval with many documents of 1 to 5 questions, truth 0, {reps} "
+        f"data sets per row (MC s.e. of a 2.5% miss {100 * se:.2f} points)",
+        ["document shift", "documents", "normal limit", "misses below, now", "above, now"]
+        + ["below, before", "above, before", "width now / before"],
+        rows,
+    )
 
 
 def _intervals(groups: list[int], reps: int, effect: float, share: float, seed: int) -> None:

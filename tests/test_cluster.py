@@ -308,6 +308,20 @@ def test_the_stated_difference_on_four_unequal_clusters_is_found_80_percent_of_t
     assert r["before"] < 0.4, r
 
 
+def test_t_alone_over_many_clusters_misses_as_the_wider_interval_did():
+    """bench/simulate_clusters.py's many-clusters check, quick: 1,100 documents of 1 to 5
+    questions with a normal shift each take t over the clusters alone in every set, and it
+    misses on each side about as often as the wider interval of the cluster bootstrap and t."""
+    reps = 100
+    r = simulate_clusters.many_rates("normal", 1100, reps, 20261207)
+    assert r["limit"] == 1.0, r
+    tolerance = 2.5 * np.sqrt(0.025 * 0.975 / reps)
+    for side in ("low", "high"):
+        assert r[f"now {side}"] <= 0.025 + tolerance, r
+        assert abs(r[f"now {side}"] - r[f"before {side}"]) <= 0.02, r
+    assert 0.98 <= r["width"] <= 1.0, r
+
+
 def test_cluster_reaches_the_slices(tmp_path):
     """Slice s is 12 questions about 2 documents, and all 6 broken are one document's: over
     questions McNemar's p is 2 / 2^6 = 0.031, a regression finding; over its 2 documents the
@@ -547,3 +561,58 @@ def test_an_empty_cluster_cell_of_a_csv_is_a_question_alone_as_a_null_is(tmp_pat
     parquet, text = (r["comparisons"][0]["metrics"]["correct"] for r in results)
     assert parquet["clusters"] == 6 + 20
     assert text == parquet
+
+
+def test_past_10000_changed_clusters_the_interval_is_t_over_them():
+    """The cluster bootstrap draws every cluster in every resample: 0.4 s a call at 20,000
+    documents, dozens of calls a report. Past 10,000 clusters whose sums differ, as past
+    10,000 changed questions, the interval is Student's t over the clusters alone. Oracle: with
+    every cluster one question both of the report's variance estimates are s^2 / n and the
+    degrees of freedom n - 1, so the interval is the plain t interval."""
+    rng = np.random.default_rng(3)
+    n = 12_000
+    a = rng.random(n)
+    b = a + rng.normal(0.01, 0.2, n)
+    c, means = compare_metric(
+        "m", a, b, binary=False, n_boot=1000, confidence=0.95, seed=0, clusters=np.arange(n)
+    )
+    diff = b - a
+    half = stats.t.ppf(0.975, n - 1) * diff.std(ddof=1) / np.sqrt(n)
+    assert (c.ci_low, c.ci_high) == pytest.approx((diff.mean() - half, diff.mean() + half))
+    assert c.interval == "Student's t over clusters (normal limit)" and c.resampled is None
+    assert c.clusters == n and len(means) == 1000
+    assert means.mean() == pytest.approx(diff.mean()) and means.std() == pytest.approx(
+        half / stats.t.ppf(0.975, n - 1), rel=0.1
+    )
+
+
+def test_under_the_limit_the_clusters_are_still_resampled():
+    """900 documents whose sums all differ are under the 1,000 from which even a symmetric
+    difference takes t: the cluster bootstrap still sets a bound."""
+    rng = np.random.default_rng(4)
+    labels = np.repeat(np.arange(900), 3)
+    a = rng.random(len(labels))
+    b = a + rng.normal(0, 0.2, len(labels))
+    c, _ = compare_metric(
+        "m", a, b, binary=False, n_boot=1000, confidence=0.95, seed=0, clusters=labels
+    )
+    assert c.interval == "cluster bootstrap and t over clusters, the wider on each side"
+
+
+def test_the_verdict_says_t_over_the_clusters_was_taken(tmp_path):
+    """A 0/1 outcome over 11,000 documents: the verdict names t over the clusters, not
+    resampling, and the label the score interval beside it."""
+    rows = [
+        question(i, "s", bool(i % 3), doc=f"d{i // 2}", faithfulness=(i % 7) / 7)
+        for i in range(22_000)
+    ]
+    moved = [dict(r, correct=(i % 5 > 0), faithfulness=(i % 11) / 11) for i, r in enumerate(rows)]
+    code, out, doc = compare(tmp_path, rows, moved, "--cluster", "doc", "--quiet")
+    assert code == 0, out
+    assert "Student's t over 11,000 clusters (the cluster bootstrap's normal limit)" in out
+    correct = doc["metrics"]["correct"]
+    assert correct["interval"] == (
+        "Student's t over clusters (normal limit) and Tango's score interval, the wider on each "
+        "side"
+    )
+    assert doc["metrics"]["faithfulness"]["interval"] == "Student's t over clusters (normal limit)"

@@ -38,6 +38,7 @@ SCORED_OWN = "expanded percentile bootstrap and Wilson's score interval, the wid
 STUDENT_T = "Student's t (studentized bootstrap undefined)"
 T_TEST = "Student's t"
 CLUSTERED = "cluster bootstrap and t over clusters, the wider on each side"
+CLUSTERED_NORMAL = "Student's t over clusters (normal limit)"
 CLUSTERED_SCORED = (
     "cluster bootstrap, t over clusters and Tango's score interval, the widest on each side"
 )
@@ -399,7 +400,7 @@ def _no_spread(diff: np.ndarray) -> bool:
     return bool(rounded.min() == rounded.max())
 
 
-def in_normal_limit(values: np.ndarray) -> bool:
+def in_normal_limit(values: np.ndarray, spread: np.ndarray | None = None) -> bool:
     """Whether the mean of ``values`` is taken in its normal limit (t_interval, normal_draws)
     instead of the bootstrap: when at least NORMAL_LIMIT_FROM values differ from the commonest
     one (for B - A, where most questions tie: the questions that changed), or at least
@@ -420,6 +421,11 @@ def in_normal_limit(values: np.ndarray) -> bool:
     skewed type (g = 2) in 86% of sets at 5,000; the heavy tail in none at 1,100 or 5,000. The exact
     bootstrap costs n per resample: 12 of the 40 s of a report on 1M questions, and most of
     the slices' time on 100,000.
+
+    With --cluster the units are clusters: ``values`` their sums of B - A (those off the
+    commonest sum carry the spread) and ``spread`` what the ratio mean's error is a mean of,
+    each sum less its size times the mean, whose skewness is checked (bench/README.md, "Many
+    clusters").
     """
     n = len(values)
     if n < SYMMETRIC_LIMIT_FROM:
@@ -428,7 +434,8 @@ def in_normal_limit(values: np.ndarray) -> bool:
     changed = n - int(np.bincount(codes).max())
     if changed >= NORMAL_LIMIT_FROM:
         return True
-    return changed >= SYMMETRIC_LIMIT_FROM and abs(moment_skewness(values)) <= SKEW_BOUND * n**0.5
+    skew = moment_skewness(values if spread is None else spread)
+    return changed >= SYMMETRIC_LIMIT_FROM and abs(skew) <= SKEW_BOUND * n**0.5
 
 
 def t_interval(values: np.ndarray, confidence: float) -> tuple[float, float] | None:
@@ -450,8 +457,13 @@ def normal_draws(values: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
     as it mirrors the bootstrap's resamples."""
     n = len(values)
     se = values.std(ddof=1) / np.sqrt(n) if n > 1 else 0.0
+    return limit_draws(float(values.mean()), se, n_boot, seed)
+
+
+def limit_draws(mean: float, se: float, n_boot: int, seed: int) -> np.ndarray:
+    """normal_draws of N(``mean``, ``se``^2): with --cluster, se over the clusters."""
     half = np.random.default_rng(seed).standard_normal(n_boot // 2)
-    return values.mean() + se * np.concatenate([half, -half, np.zeros(n_boot % 2)])
+    return mean + se * np.concatenate([half, -half, np.zeros(n_boot % 2)])
 
 
 def small_sample_interval(
@@ -805,14 +817,14 @@ def cluster_t_interval(
     means, so at 2-5 clusters it covered 46-91% (null data, 10 questions a cluster), whatever
     its level; t widens as the clusters fall (12.7 se at G = 2).
     """
-    groups = len(sums)
-    if groups < 2:
-        return None
-    se = cluster_standard_error(sums, sizes, deviations)
-    if se == 0:
-        return None
-    mean = sums.sum() / sizes.sum()
-    half = special.stdtrit(cluster_degrees(sizes), 1 - (1 - confidence) / 2) * se
+    side = _cluster_sides(sums, sizes, deviations).t
+    return None if side is None else t_bounds(side, confidence)
+
+
+def t_bounds(side: tuple[float, float, float], confidence: float) -> tuple[float, float]:
+    """Student's t interval estimate +- t(df) se of a t side (IntervalSides.t)."""
+    mean, se, degrees = side
+    half = special.stdtrit(degrees, 1 - (1 - confidence) / 2) * se
     return float(mean - half), float(mean + half)
 
 
@@ -992,19 +1004,29 @@ def compare_with_sides(
         codes = pd.factorize(clusters[keep])[0]
         sums, sizes = np.bincount(codes, weights=diff), np.bincount(codes)
         deviations = cluster_deviations(diff, codes, sums, sizes)
-        means = cluster_means(sums, sizes, n_boot, seed)
-        level = expanded_confidence(confidence, len(sums))
-        boot = percentile_interval(means, level)
-        low, high = cluster_interval(sums, sizes, deviations, means, confidence)
-        test, method, p = CLUSTER_TEST, CLUSTERED, permutation_test(sums, seed)
         groups = len(sums)  # one cluster has no spread between clusters: no design effect
         sides = _cluster_sides(sums, sizes, deviations)
+        test, p = CLUSTER_TEST, permutation_test(sums, seed)
+        # past as many clusters as questions take t (in_normal_limit), t over the clusters:
+        # the cluster bootstrap draws every cluster in every resample, 0.4 s a call at 20,000
+        # documents, and a report makes dozens (200,000 questions: minutes)
+        t_side, level = sides.t, expanded_confidence(confidence, groups)
+        if t_side is not None and in_normal_limit(sums, sums - sizes * diff.mean()):
+            low, high = t_bounds(t_side, confidence)
+            means, boot = limit_draws(*t_side[:2], n_boot, seed), (np.nan, np.nan)
+            method, sides = CLUSTERED_NORMAL, replace(sides, percentile=None)
+        else:
+            means = cluster_means(sums, sizes, n_boot, seed)
+            boot = percentile_interval(means, level)
+            low, high = cluster_interval(sums, sizes, deviations, means, confidence)
+            method = CLUSTERED
         if binary and own:  # 6 of 6 correct in 3 documents read [1, 1], as without clusters
             low, high = wider((low, high), wilson_interval(wins, n, confidence))
-            method = CLUSTERED_SCORED_OWN
+            method = _scored(method, CLUSTERED_SCORED_OWN, "Wilson's")
         elif binary:  # as without clusters: few changes leave no spread to resample
             low, high = wider((low, high), score_interval(wins, losses, n, confidence))
-            method, sides = CLUSTERED_SCORED, replace(sides, score=(wins, losses, n, 1.0, 0.0))
+            method = _scored(method, CLUSTERED_SCORED, "Tango's")
+            sides = replace(sides, score=(wins, losses, n, 1.0, 0.0))
         # clusters whose means are one value leave the units nothing to resample, whatever the
         # questions' spread: Tango's interval of 2 documents' 24 questions, 4 fixed in each,
         # read [+0.149, +0.533] where the test over clusters gives p 0.5
@@ -1138,6 +1160,14 @@ def _skewness(diff: np.ndarray, tailed: bool) -> float | None:
     and skewness 2, a slice of 10 questions that drew no large gain read "B regresses" at
     Holm's p < 0.001 over 20 slices, where the exact p is 0.47."""
     return skewness(diff) if tailed and _sd(diff) else None
+
+
+def _scored(method: str, resampled: str, score: str) -> str:
+    """The label of a clustered 0/1 outcome's interval: ``resampled`` where the clusters were
+    resampled, else t over them (CLUSTERED_NORMAL) with the ``score`` interval beside it."""
+    if method == CLUSTERED_NORMAL:
+        return f"{CLUSTERED_NORMAL} and {score} score interval, the wider on each side"
+    return resampled
 
 
 def _cluster_sides(sums: np.ndarray, sizes: np.ndarray, deviations: np.ndarray) -> IntervalSides:

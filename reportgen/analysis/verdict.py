@@ -9,7 +9,7 @@ from ..formatting import fmt_count, fmt_diff, fmt_interval, fmt_pct, named_value
 from .registry import base_name
 from .skew import LOWER, UPPER, caveat
 from .slices import SliceResult
-from .stats import MetricComparison, at_target, significance
+from .stats import CLUSTERED_NORMAL, MetricComparison, at_target, significance
 
 B_BETTER = "B better"
 B_WORSE = "B worse"
@@ -112,8 +112,14 @@ def decide(
         f"{c.test} test {p_clause(c.p, bar)} ({counts}, over {fmt_count(c.n, 'question')})"
     )
     if c.clusters is not None and c.design_effect is not None:
+        clusters = fmt_count(c.clusters, "cluster")
+        how = (
+            f"Student's t over {clusters} (the cluster bootstrap's normal limit)"
+            if c.interval.startswith(CLUSTERED_NORMAL)
+            else f"questions resampled in {clusters}"
+        )
         parts.append(
-            f"questions resampled in {fmt_count(c.clusters, 'cluster')}, design effect "
+            f"{how}, design effect "
             f"{c.design_effect:.2f} (the variance of the mean over that of independent questions)"
         )
     scale = max(abs(c.a), abs(c.b))  # as a gate's rule reads its bounds (gates._as_judged)

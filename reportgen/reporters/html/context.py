@@ -32,6 +32,7 @@ from ...analysis.slices import SMALL_SLICE, SliceResult, in_slice_order, is_find
 from ...analysis.spans import CHAR_METRICS
 from ...analysis.spans import definitions as span_definitions
 from ...analysis.stats import (
+    CLUSTERED_NORMAL,
     EXACT_FLIPS,
     FEW_CHANGED,
     NORMAL_FROM,
@@ -409,20 +410,22 @@ def headline_charts(result: Comparison | Headline, colours: RunColours) -> list[
         else ""
     )
     interval = fmt_interval(c.ci_low, c.ci_high)
-    normal = c.interval == NORMAL_LIMIT
+    # a clustered 0/1 outcome's normal limit has Tango's interval beside it
+    normal = c.interval == NORMAL_LIMIT or c.interval.startswith(CLUSTERED_NORMAL)
+    units = fmt_count(c.n, "question") if c.clusters is None else fmt_count(c.clusters, "cluster")
+    limit = f"the mean difference's normal limit (Student's t over {units})"
+    draws = f"The bars are {len(result.headline_means):,}"
     out.append(
         Chart(
             id="bootstrap",
             title=f"How sure: {'the normal limit' if normal else 'bootstrap'} of the mean "
             f"difference in {result.headline}",
-            reading=f"{label} of the mean difference's normal limit (Student's t over "
-            f"{fmt_count(c.n, 'question')}) lies in {interval}; {zero_inside} The bars are "
-            f"{len(result.headline_means):,} draws of it."
-            if normal
+            reading=f"{label} of {limit} lies in {interval}; {zero_inside} {draws} draws of it."
+            if c.interval in (NORMAL_LIMIT, CLUSTERED_NORMAL)
             # the interval is not the bars' central share: its level is expanded, or it is
-            # studentized (Definitions)
+            # studentized, or a score interval sets a side (Definitions)
             else f"The {label} interval ({_aside(c.interval)}) is {interval}; {zero_inside} "
-            f"The bars are {len(result.headline_means):,} resampled mean differences."
+            + (f"{draws} draws of {limit}." if normal else f"{draws} resampled mean differences.")
             if zero_inside
             else f"One {'question' if c.clusters is None else 'cluster'} gives no interval: every "
             "resample is its one difference.",
@@ -739,7 +742,10 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             "side the wider of it and Tango's score interval for paired proportions, which keeps "
             "its width where few questions changed (none of 20: \u00b10.161). With --cluster, "
             "whole clusters are resampled (expanded percentile over the G clusters) and on each "
-            "side the wider of that interval and Student's t over the clusters is taken: its "
+            "side the wider of that interval and Student's t over the clusters is taken (t "
+            f"alone once {NORMAL_LIMIT_FROM:,} clusters' sums differ from the commonest, or "
+            f"{SYMMETRIC_LIMIT_FROM:,} where the skewness of their sums less size times the "
+            f"mean is at most {SKEW_BOUND} sqrt(G): the bootstrap's normal limit): its "
             "variance the larger of the CR2 form (questions independent) and a shift shared by a "
             "cluster's questions (one-way analysis of variance), its degrees of freedom "
             "Satterthwaite's for the CR2 form (G - 1 for equal sizes). A metric whose values lie "
