@@ -986,7 +986,10 @@ def test_the_markdown_names_the_test_its_p_values_come_from_under_clusters(tmp_p
     text = " ".join(md.read_text().split())
     assert (
         "p of the paired test of the same difference (the paired permutation test of the "
-        "clusters (--cluster doc: whole clusters' differences flipped), for every metric)."
+        "clusters (--cluster doc: whole clusters' differences flipped), for every metric; where "
+        "1 to 4 questions changed among ties (or moved off one difference every other question "
+        "shares) on a metric of known range, or under 20 with fewer than 3 of them the rarer "
+        "way, the larger p of that test and the bounded score test)."
     ) in text
     assert "McNemar" not in text.split("### Metrics", 1)[1].split("|", 1)[0]
     report = json.loads((tmp_path / "o" / "report.json").read_text())

@@ -957,7 +957,8 @@ def compare_with_sides(
     broken, others with the bootstrap-t test that inverts the studentized interval when it is
     used, else the permutation test. With ``clusters`` (a label per question) the
     interval is the wider on each side of the cluster bootstrap and Student's t over clusters
-    (cluster_interval), for a binary B - A also of Tango's score interval (Wilson's for a
+    (cluster_interval; t alone where in_normal_limit holds over the clusters), for a binary
+    B - A also of Tango's score interval (Wilson's for a
     run's own share, with ``own``; both collapse to
     [0, 0] where no question changed: 10 questions in 2 documents, 5% fixed, failed a
     'correct[slice] >= 0.05' rule in 62% of sets, bench/simulate_slice_rules.py), and the
@@ -1007,9 +1008,9 @@ def compare_with_sides(
         groups = len(sums)  # one cluster has no spread between clusters: no design effect
         sides = _cluster_sides(sums, sizes, deviations)
         test, p = CLUSTER_TEST, permutation_test(sums, seed)
-        # past as many clusters as questions take t (in_normal_limit), t over the clusters:
-        # the cluster bootstrap draws every cluster in every resample, 0.4 s a call at 20,000
-        # documents, and a report makes dozens (200,000 questions: minutes)
+        # Student's t over the clusters alone once as many of them changed as questions need
+        # for t (in_normal_limit over the clusters): the cluster bootstrap draws every cluster
+        # in every resample, 0.4 s a call at 20,000 documents, and a report makes dozens
         t_side, level = sides.t, expanded_confidence(confidence, groups)
         if t_side is not None and in_normal_limit(sums, sums - sizes * diff.mean()):
             low, high = t_bounds(t_side, confidence)
@@ -1037,8 +1038,8 @@ def compare_with_sides(
             method, sides = CLUSTERED_NO_SPREAD, replace(sides, constant=(centre, groups, *reach))
         elif not binary and span is not None and not _no_spread(diff):
             # as without clusters: 1 to 4 questions off a difference every other one shares
-            # leave the clusters' spread to noise (90% of questions at -0.3, a few gains, one
-            # question a cluster, read [-0.301, -0.252] where the true mean was -0.283)
+            # leave the clusters' spread to noise (26 of 30 at -0.3 and 4 above, one question a
+            # cluster, read [-0.304, -0.265] with nothing for what so few could hide)
             few, centre, changed = few_changes(rounded, span, own)
         effect = design_effect(diff, codes) if groups > 1 else None
         if groups > 1:  # cluster means equal to _DECIMALS have no spread, as _sd

@@ -332,7 +332,8 @@ def _pair(
         f"the paired permutation test of the clusters (--cluster {result.options.cluster}: "
         "whole clusters' differences flipped), for every metric; where 1 to "
         f"{FEW_CHANGED - 1} questions changed among ties (or moved off one difference every "
-        "other question shares) on a metric of known range, the larger p of that test and the "
+        f"other question shares) on a metric of known range, or under {ONE_WAY_BELOW} with "
+        f"fewer than {ONE_WAY_RARER} of them the rarer way, the larger p of that test and the "
         "bounded score test"
         if result.options.cluster
         else "McNemar's exact test for 0/1 outcomes; for continuous ones the bootstrap-t test "
