@@ -40,7 +40,7 @@
 -- the integer (2.0 as 2: pandas writes an integer column as floats once a value is missing).
 -- Each run's value is read at its own type, so a decimal reads as a float (2.00 as 2, 0.50 as
 -- 0.5) and a timestamp at midnight as its date, as another run may log the same day or number;
--- a timestamp with a time zone in UTC (+00), whatever the machine's zone: in_utc(v);
+-- a timestamp with a time zone in UTC (+00), whatever the machine's zone: utc_value(moment);
 -- text true or false in any case reads as a boolean does ('True', as Python writes one, as true).
 -- TRY_CAST, since v may be of any type (a list's cast is NULL, never an error): slice_value(v).
 --
@@ -107,12 +107,15 @@ CREATE OR REPLACE TEMP MACRO gain(grade, top, exponential) AS
          THEN pow(2, grade - gain_scale(top, true)) - pow(2, -gain_scale(top, true))
          ELSE grade * pow(2, -gain_scale(top, false)) END;
 
-CREATE OR REPLACE TEMP MACRO in_utc(v) AS timezone('UTC', TRY_CAST(v AS TIMESTAMPTZ));
+CREATE OR REPLACE TEMP MACRO utc_value(moment) AS
+    CASE WHEN moment::TIME = TIME '00:00:00' THEN moment::DATE::VARCHAR
+         ELSE moment::VARCHAR || '+00' END;
 
 CREATE OR REPLACE TEMP MACRO slice_value(v) AS
-    CASE WHEN typeof(v) = 'TIMESTAMP WITH TIME ZONE' AND in_utc(v)::TIME = TIME '00:00:00'
-             THEN in_utc(v)::DATE::VARCHAR
-         WHEN typeof(v) = 'TIMESTAMP WITH TIME ZONE' THEN in_utc(v)::VARCHAR || '+00'
+    CASE WHEN typeof(v) = 'TIMESTAMP WITH TIME ZONE'
+             THEN utc_value(timezone('UTC', TRY_CAST(v AS TIMESTAMPTZ)))
+         WHEN typeof(v) = 'TIMESTAMPTZ_NS'  -- pandas' default for a zoned column
+             THEN utc_value(timezone('UTC', TRY_CAST(v AS TIMESTAMPTZ_NS)))
          WHEN typeof(v) IN ('TIMESTAMP', 'TIMESTAMP_S', 'TIMESTAMP_MS', 'TIMESTAMP_NS')
               AND TRY_CAST(v AS TIME) = TIME '00:00:00'
              THEN TRY_CAST(v AS DATE)::VARCHAR

@@ -783,17 +783,20 @@ def test_a_slice_reads_alike_from_parquet_csv_and_jsonl(tmp_path):
     assert read == {"parquet": expected, "csv": expected, "jsonl": expected}
 
 
-def test_a_slice_of_zoned_timestamps_is_named_in_utc_on_every_machine(tmp_path):
+@pytest.mark.parametrize("unit", ["s", "ms", "us", "ns"])
+def test_a_slice_of_zoned_timestamps_is_named_in_utc_on_every_machine(tmp_path, unit):
     """Time-zone-aware timestamps were spelled in the machine's zone ('2026-01-01 19:00:00-05'
     in New York for UTC midnight), so two machines named the slices apart and `verify` on the
-    other one disagreed. They are named in UTC, a midnight as its date."""
+    other one disagreed. They are named in UTC, a midnight as its date, at every precision a
+    Parquet file holds (DuckDB reads nanoseconds as a type of their own, TIMESTAMPTZ_NS)."""
     moments = pd.to_datetime(["2026-01-02 00:00", "2026-01-03 05:30"]).tz_localize("UTC")
     for run in "ab":
         rows = [
             {"question_id": f"q{i}", "slice": moments[i % 2], "correct": (i + (run == "b")) % 3 > 0}
             for i in range(21)
         ]
-        pd.DataFrame(rows).to_parquet(tmp_path / f"{run}.parquet")
+        frame = pd.DataFrame(rows).astype({"slice": f"datetime64[{unit}, UTC]"})
+        frame.to_parquet(tmp_path / f"{run}.parquet")
     read = {}
     for zone in ("UTC", "America/New_York", "Asia/Kolkata"):
         out = tmp_path / f"{zone.replace('/', '_')}.html"
@@ -810,3 +813,27 @@ def test_a_slice_of_zoned_timestamps_is_named_in_utc_on_every_machine(tmp_path):
         read[zone] = list(doc["comparisons"][0]["slices"]["slice"])
     labels = ["2026-01-02", "2026-01-03 05:30:00+00"]
     assert read == {"UTC": labels, "America/New_York": labels, "Asia/Kolkata": labels}
+
+
+def test_a_json_nan_among_texts_is_no_value_for_slice_or_cluster(tmp_path):
+    """A JSON Lines NaN in a text column named by --slice was the slice 'NaN', and by --cluster
+    one cluster of every such question (10 questions without a document read 11 clusters, not
+    20); it is no value, as a Parquet float's NaN is: '(none)', and each its own cluster."""
+    for run in "ab":
+        rows = [
+            {
+                "question_id": f"q{i}",
+                "grp": "x" if i < 10 else float("nan"),
+                "doc": f"d{i}" if i < 10 else float("nan"),
+                "correct": (i + (run == "b")) % 3 > 0,
+            }
+            for i in range(20)
+        ]
+        (tmp_path / f"{run}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    html = tmp_path / "r.html"
+    args = ["compare", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"), "-o", str(html)]
+    result = CliRunner().invoke(cli, [*args, "--slice", "grp", "--cluster", "doc", "--quiet"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(html.with_suffix(".json").read_text())["comparisons"][0]
+    assert list(doc["slices"]["grp"]) == ["(none)", "x"]
+    assert doc["metrics"]["correct"]["clusters"] == 20

@@ -380,7 +380,10 @@ def _extra(values: list[Any]) -> pa.Array:
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):  # mixed kinds, ints past int64
         array = None
     if array is None or _empty_struct(array.type):  # Parquet cannot hold a struct of no field
-        return pa.array([None if v is None else _text(v) for v in values], type=pa.string())
+        # a JSON NaN among texts is no value, as a Parquet float's NaN: as the text "NaN" it
+        # was a slice of its own, and one --cluster cluster of every such question
+        texts = [None if v is None or is_nan(v) else _text(v) for v in values]
+        return pa.array(texts, type=pa.string())
     return array
 
 
