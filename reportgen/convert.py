@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 
 from .errors import InputError
 from .inputs.database import RunDatabase, fragmented_log
-from .inputs.load import open_log, with_rows, with_scores
+from .inputs.load import open_log, with_reading, with_rows
 from .inputs.readers import ReadOptions
 from .inputs.readers.promptfoo import SeveralRuns
 from .output import check_parquet_name, write_all
@@ -40,7 +40,7 @@ def convert_log(path: Path, options: ReadOptions, output: Path) -> tuple[int, tu
     if table is None:
         table = pq.read_table([str(f) for f in run.files or (run.path,)])
     sink = pa.BufferOutputStream()
-    pq.write_table(with_scores(_writable(table), run.scores), sink)
+    pq.write_table(with_reading(_writable(table), run), sink)
     write_all({output: sink.getvalue().to_pybytes()}, [path, *run.files], options.files())
     return table.num_rows, run.notes
 

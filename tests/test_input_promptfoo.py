@@ -4,6 +4,7 @@ of no result or of repeated results says so."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pandas as pd
 import pyarrow.parquet as pq
@@ -16,6 +17,7 @@ from test_readers import fail
 from reportgen.cli import cli
 
 TWO_RUNS = [result("openai:gpt-4o", "refund", 0, True), result("mistral:large", "refund", 0, False)]
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_runs" / "fare_rules_a_baseline.parquet"
 RUNS = "holds 2 runs (openai:gpt-4o | qa; mistral:large | qa)"
 
 
@@ -455,3 +457,39 @@ def test_promptfoo_before_prompt_labels_reads_a_run_per_prompt(tmp_path):
     ]
     correct = report["comparisons"][0]["metrics"]["correct"]
     assert (correct["a"], correct["b"], correct["fixed"], correct["broken"]) == (0.5, 0.75, 10, 0)
+
+
+def test_a_converted_log_still_says_its_results_that_ended_in_an_error(tmp_path, compare):
+    """convert printed "1 result ended in an error" and wrote a Parquet log that did not hold
+    it: the report of the converted log said nothing of the error its original's report
+    stated. The reader's notes are recorded in the Parquet metadata and read back."""
+    errored = result("p", "wifi", 2, False, error="Rate limit", gradingResult=None, score=0)
+    rows = [result("p", "refund", 0, True), result("p", "change", 1, False), errored]
+    reasons = [dict(r, failureReason=2 * (r is errored)) for r in rows]
+    path = promptfoo_file(tmp_path / "out.json", reasons)
+    log = tmp_path / "log.parquet"
+    done = CliRunner().invoke(cli, ["convert", str(path), "-o", str(log)])
+    assert done.exit_code == 0, done.output
+    error = (
+        "1 result ended in an error; counted as not correct, as promptfoo counts them, with no "
+        "latency or cost (no answer was given)"
+    )
+    assert error in done.output
+    assert validate(log, code=0)[2] == f"{log}: note: {error}"
+    original = compare(path, path, tmp_path / "original", "--n-boot", 100)["warnings"]
+    converted = compare(log, log, tmp_path / "converted", "--n-boot", 100)["warnings"]
+    assert f"Run A: {error}" in converted and f"Run B: {error}" in converted
+    said = [w for w in converted if w.startswith(("Run A: ", "Run B: "))]
+    assert said == [w for w in original if w.startswith(("Run A: ", "Run B: "))]
+
+
+def test_notes_metadata_another_tool_wrote_is_no_note(tmp_path):
+    """A Parquet log whose ragreport:notes metadata is not a list of texts reads no note."""
+    log = tmp_path / "log.parquet"
+    table = pq.read_table(SAMPLE)
+    for written in (b"not json", b'{"a": 1}', b'[1, "kept"]'):
+        pq.write_table(table.replace_schema_metadata({b"ragreport:notes": written}), log)
+        lines = validate(log, code=0)
+        assert [line for line in lines if ": note: " in line] == (
+            [f"{log}: note: kept"] if written.startswith(b"[") else []
+        )

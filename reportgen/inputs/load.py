@@ -88,29 +88,33 @@ class RunFile:
 
 
 # Parquet key-value metadata ``convert`` writes: the score columns the log's evaluation tool
-# wrote (RAGAS, promptfoo), so the converted log compares them as the original does.
+# wrote (RAGAS, promptfoo), so the converted log compares them as the original does, and the
+# reader's notes (promptfoo's results that ended in an error), so its report says them too.
 SCORES_KEY = b"ragreport:scores"
+NOTES_KEY = b"ragreport:notes"
 
 
-def with_scores(table: pa.Table, scores: tuple[str, ...]) -> pa.Table:
-    """``table`` with ``scores`` recorded in its schema's metadata (for a converted log)."""
-    if not scores:
-        return table
+def with_reading(table: pa.Table, run: RunFile) -> pa.Table:
+    """``table`` with what was read of ``run`` beside its columns, its scores and notes,
+    recorded in its schema's metadata (for a converted log)."""
+    recorded = {SCORES_KEY: run.scores, NOTES_KEY: run.notes}
     return table.replace_schema_metadata(
-        {**(table.schema.metadata or {}), SCORES_KEY: json.dumps(list(scores)).encode()}
+        {**(table.schema.metadata or {})}
+        | {key: json.dumps(list(texts)).encode() for key, texts in recorded.items() if texts}
     )
 
 
-def _recorded_scores(schema: pa.Schema) -> tuple[str, ...]:
-    """The score columns ``with_scores`` recorded in a Parquet log, those it still has."""
-    text = (schema.metadata or {}).get(SCORES_KEY)
+def _recorded(schema: pa.Schema, key: bytes) -> tuple[str, ...]:
+    """The texts ``with_reading`` recorded under ``key`` in a Parquet log; none where the
+    metadata is not a list of texts (a file another tool wrote under the same key)."""
+    text = (schema.metadata or {}).get(key)
     try:
-        names = json.loads(text) if text else []
+        texts = json.loads(text) if text else []
     except ValueError:
         return ()
-    if not isinstance(names, list):
+    if not isinstance(texts, list):
         return ()
-    return tuple(n for n in names if isinstance(n, str) and n in schema.names)
+    return tuple(t for t in texts if isinstance(t, str))
 
 
 def sha256_of(path: Path) -> str:
@@ -314,7 +318,8 @@ def open_run(path: Path, label: str, values: bool = True) -> RunFile:
         size_bytes=path.stat().st_size,
         n_rows=parquet.metadata.num_rows,
         columns=frozenset(schema.names),
-        scores=_recorded_scores(schema),
+        notes=_recorded(schema, NOTES_KEY),
+        scores=tuple(n for n in _recorded(schema, SCORES_KEY) if n in schema.names),
     )
 
 
