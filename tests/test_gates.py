@@ -34,6 +34,7 @@ from reportgen.analysis.stats import (
     compare_with_sides,
 )
 from reportgen.cli import cli
+from reportgen.comparison import questions
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_A = ROOT / "sample_runs" / "fare_rules_a_baseline.parquet"
@@ -1714,3 +1715,35 @@ def test_a_rule_on_a_cost_keeps_the_cost_sections_wins(tmp_path, compare):
         10,
         20,
     )
+
+
+@pytest.mark.parametrize(
+    ("runs", "rule", "needle"),
+    [
+        (2, "correct[slice] >= -0.5", "too many values to slice by"),
+        (2, "correct[topic] >= -0.5", "the report has no slice column 'topic'"),
+        (3, "correct[slice] >= -0.5", "too many values to slice by"),
+    ],
+)
+def test_a_rule_on_a_slice_column_is_refused_before_the_per_question_metrics(
+    tmp_path, monkeypatch, runs, rule, needle
+):
+    """A per-slice rule on a column of too many values, or on none asked for, was refused after
+    every per-question metric was computed: 3.1 s at 100,000 questions, where its slice values
+    alone take 0.8 s. It needs the slice columns' values only (two runs, and a study's)."""
+
+    def scored(*args, **kwargs):
+        raise AssertionError("per-question metrics computed before the rule was refused")
+
+    monkeypatch.setattr(questions, "compute_tables", scored)
+    a, b = too_fine_logs(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    c = tmp_path / "c.parquet"
+    c.write_bytes(b.read_bytes())
+    logs = [a, b, c][:runs]
+    args = ["compare", *map(str, logs), "-o", str(out / "r.html"), "--require", rule]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"ragreport: error: rule '{rule}': ")
+    assert needle in result.stderr and list(out.iterdir()) == []

@@ -19,6 +19,7 @@ from ..analysis.gates import (
     GateResult,
     Requirements,
     candidate_evidence,
+    check_rule_columns,
     check_rules,
     evaluate,
     rule_costs,
@@ -174,9 +175,10 @@ def check_pair_rules(
     questions = open_questions(runs["a"], runs["b"], keep, scored)
     try:
         _, too_fine = _slice_values(questions, runs, options)
+        check_rule_columns(requirements.rules, _slice_columns(runs, options), too_fine)
         tables = questions.tables(options, curve=False)
         answers = questions.answers(options.cutoff)
-        _check_pair_rules(requirements, runs, options, tables, answers, too_fine)
+        _check_pair_rules(requirements, runs, options, tables, answers)
     finally:
         questions.close()
 
@@ -187,9 +189,9 @@ def _check_pair_rules(
     options: Options,
     tables: MetricTables,
     answers: pd.DataFrame,
-    too_fine: dict[str, int],
 ) -> None:
-    """Refuse a rule the comparison of ``runs`` cannot judge (check_rules), before any bootstrap.
+    """Refuse a rule on a metric the comparison of ``runs`` does not have (check_rules), before
+    any bootstrap.
 
     A cost column is compared only where a paired question has a value of it in both runs
     (``answers``, the rows the diagnosis compares costs on): a rule on one that a log leaves
@@ -200,8 +202,6 @@ def _check_pair_rules(
         requirements.rules,
         scores=[tables.name(base) for base in tables.metrics],
         costs=costs,
-        columns=_slice_columns(runs, options),
-        too_fine=too_fine,
         why_absent=lambda metric: _why_not_compared(runs, options, metric, tables.paired, answers),
     )
 
@@ -410,12 +410,14 @@ def compare_runs(
     questions = open_questions(runs["a"], runs["b"], keep, scored)
     try:
         by_question, too_fine = _slice_values(questions, runs, options)
+        if requirements:
+            check_rule_columns(requirements.rules, _slice_columns(runs, options), too_fine)
         by_cluster = _cluster_values(questions, runs, options)
         stage(f"{named}: per-question metrics")
         tables = questions.tables(options)
         answers = questions.answers(options.cutoff)
         if requirements:
-            _check_pair_rules(requirements, runs, options, tables, answers, too_fine)
+            _check_pair_rules(requirements, runs, options, tables, answers)
         if accepted:
             accepted()
         headline = headline_metric(tables)
