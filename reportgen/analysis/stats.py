@@ -122,6 +122,13 @@ class MetricComparison:
     # skew.skewness), not of a 0/1 outcome, clusters or few changes of a known range: where it
     # is high for n, a bound is unsure (skew.unsure_bound)
 
+    @property
+    def normal_limit(self) -> bool:
+        """Whether the interval is the mean's normal limit, Student's t over the questions or
+        the clusters (in_normal_limit), alone or beside a clustered 0/1 outcome's score
+        interval: the means drawn for it are then that limit's (limit_draws), not resamples."""
+        return self.interval == NORMAL_LIMIT or self.interval.startswith(CLUSTERED_NORMAL)
+
 
 @dataclass(frozen=True)
 class IntervalSides:
@@ -1018,8 +1025,8 @@ def compare_with_sides(
             method, sides = CLUSTERED_NORMAL, replace(sides, percentile=None)
         else:
             means = cluster_means(sums, sizes, n_boot, seed)
-            boot = percentile_interval(means, level)
-            low, high = cluster_interval(sums, sizes, deviations, means, confidence)
+            boot = percentile_interval(means, level)  # cluster_interval, from the sides
+            low, high = boot if t_side is None else wider(boot, t_bounds(t_side, confidence))
             method = CLUSTERED
         if binary and own:  # 6 of 6 correct in 3 documents read [1, 1], as without clusters
             low, high = wider((low, high), wilson_interval(wins, n, confidence))
@@ -1043,8 +1050,8 @@ def compare_with_sides(
             few, centre, changed = few_changes(rounded, span, own)
         effect = design_effect(diff, codes) if groups > 1 else None
         if groups > 1:  # cluster means equal to _DECIMALS have no spread, as _sd
-            spread = not _no_spread(sums / sizes)
-            cluster_se = cluster_standard_error(sums, sizes, deviations) if spread else 0.0
+            spread = not _no_spread(sums / sizes)  # t_side: cluster_standard_error, when > 0
+            cluster_se = t_side[1] if spread and t_side is not None else 0.0
             cluster_df = cluster_degrees(sizes)
     else:
         # by the changed questions, not all: 5 to 8 changed among 1,000 to 100,000 ties took

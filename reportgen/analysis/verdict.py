@@ -9,7 +9,7 @@ from ..formatting import fmt_count, fmt_diff, fmt_interval, fmt_pct, named_value
 from .registry import base_name
 from .skew import LOWER, UPPER, caveat
 from .slices import SliceResult
-from .stats import CLUSTERED_NORMAL, MetricComparison, at_target, significance
+from .stats import MetricComparison, at_target, significance
 
 B_BETTER = "B better"
 B_WORSE = "B worse"
@@ -115,7 +115,7 @@ def decide(
         clusters = fmt_count(c.clusters, "cluster")
         how = (
             f"Student's t over {clusters} (the cluster bootstrap's normal limit)"
-            if c.interval.startswith(CLUSTERED_NORMAL)
+            if c.normal_limit
             else f"questions resampled in {clusters}"
         )
         parts.append(

@@ -410,8 +410,7 @@ def headline_charts(result: Comparison | Headline, colours: RunColours) -> list[
         else ""
     )
     interval = fmt_interval(c.ci_low, c.ci_high)
-    # a clustered 0/1 outcome's normal limit has Tango's interval beside it
-    normal = c.interval == NORMAL_LIMIT or c.interval.startswith(CLUSTERED_NORMAL)
+    normal = c.normal_limit  # a clustered 0/1 outcome's has Tango's interval beside it
     units = fmt_count(c.n, "question") if c.clusters is None else fmt_count(c.clusters, "cluster")
     limit = f"the mean difference's normal limit (Student's t over {units})"
     draws = f"The bars are {len(result.headline_means):,}"
