@@ -3,6 +3,7 @@ level checked by simulation, and the command's exit codes end to end."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from pathlib import Path
@@ -1747,3 +1748,55 @@ def test_a_rule_on_a_slice_column_is_refused_before_the_per_question_metrics(
     assert result.exit_code == 2, result.output
     assert result.stderr.startswith(f"ragreport: error: rule '{rule}': ")
     assert needle in result.stderr and list(out.iterdir()) == []
+
+
+def holm_widened_logs(tmp_path: Path) -> tuple[Path, Path]:
+    """300 questions; run B about 0.1 less often correct; column grp: x, y, and none for every
+    third question, where B - A is -0.24 over 100 questions."""
+
+    def log(seed: int, shift: float) -> pd.DataFrame:
+        rng, rows = np.random.default_rng(seed), []
+        for i in range(300):
+            rng.integers(0, 3), rng.permutation(6)  # draws of a fuller log, kept in step
+            grp = None if i % 3 == 0 else ("x" if i % 2 else "y")
+            correct = bool(rng.random() < 0.6 + shift)
+            rng.random(), rng.normal(), rng.random(), rng.integers(1, 2)
+            rows.append({"question_id": f"q{i:04d}", "grp": grp, "correct": correct})
+        return pd.DataFrame(rows)
+
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    log(1, 0.0).to_parquet(a)
+    log(3, -0.1).to_parquet(b)
+    return a, b
+
+
+def test_a_passing_slice_rule_says_why_its_interval_lies_past_the_margin(tmp_path):
+    """'correct[grp] >= -0.06' passed beside the slice's interval [-0.3802, -0.08], wholly below
+    the margin, under a header that said each bound is the 95% interval's: the slice is judged
+    by its p Holm-adjusted over 3 slices (0.047 against 0.025). The rule's line says the shown
+    interval is before the adjustment, and the Markdown's and the page's headers say how a
+    per-slice rule judges its slices; a gate without one does not say it."""
+    a, b = holm_widened_logs(tmp_path)
+    markdown = tmp_path / "out" / "r.md"
+    code, out, err, folder = compare(
+        tmp_path, a, b, "--slice", "grp", "--require", "correct[grp] >= -0.06",
+        "--markdown", str(markdown),
+    )  # fmt: skip
+    assert code == 0, err
+    result = json.loads((folder / "r.json").read_text())["gate"]["results"][0]
+    assert result["outcome"] == "pass" and result["high"] < -0.06
+    assert result["detail"].endswith(
+        "vs 0.025: its interval lies past -0.06 before Holm's adjustment, and reaches it once "
+        "widened for it"
+    )
+    said = (
+        "a per-slice rule judges each slice by its p Holm-adjusted over the slice table's "
+        "slices, so a slice's interval shown, before that adjustment, can lie past the margin "
+        "of a rule that passes"
+    )
+    page = re.sub(r"\s+", " ", html.unescape((folder / "r.html").read_text()))
+    assert f"one-sided at the 97.5% level; {said}; an inconclusive" in page
+    assert f"(the 95% two-sided interval); {said}; an inconclusive" in markdown.read_text()
+    code, out, err, folder = compare(tmp_path, a, b, "--require", "correct >= -0.5")
+    assert code == 0, err
+    assert "per-slice rule judges" not in (folder / "r.html").read_text()

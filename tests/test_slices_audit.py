@@ -502,6 +502,30 @@ def test_a_slice_value_that_differs_between_the_logs_is_named(tmp_path):
     assert not any("another value" in w for w in same["warnings"])
 
 
+def test_a_slice_or_cluster_column_one_log_lacks_is_named_with_the_run_it_is_read_from(tmp_path):
+    """A --slice column only B logs sliced every question by the candidate's own values, and a
+    gate's per-slice rule was judged on them, with no word of it; a column both runs log is
+    not named."""
+    a = [question(i, "s", i % 2 == 0, doc=f"d{i % 3}") for i in range(12)]
+    b = [question(i, "s", True, topic="x" if i < 6 else "y", doc=f"d{i % 3}") for i in range(12)]
+    code, out, doc = compare(tmp_path, a, b, "--slice", "topic", "--cluster", "doc")
+    assert code == 0, out
+    assert doc["slices"]["topic"]["x"]["correct"]["n"] == 6
+    said = [w for w in doc["warnings"] if "logged in run" in w]
+    assert said == [
+        "Slice column 'topic' is logged in run B only, not in run A (a.parquet): the slices "
+        "place every question by run B's values"
+    ]
+    a_only = [dict(r, topic="z") for r in a]
+    b_doc = [{k: v for k, v in r.items() if k != "doc"} for r in b]
+    code, out, doc = compare(tmp_path, a_only, b_doc, "--slice", "topic", "--cluster", "doc")
+    assert code == 0, out
+    assert [w for w in doc["warnings"] if "logged in run" in w] == [
+        "Cluster column 'doc' is logged in run A only, not in run B (b.parquet): the clusters "
+        "place every question by run A's values"
+    ]
+
+
 def test_warnings_of_one_question_read_in_the_singular(tmp_path):
     a = [question(i, "s", i % 2 == 0) for i in range(13)]
     b = [question(i, "s", True) for i in range(12)]

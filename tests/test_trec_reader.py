@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 
+import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 from test_readers import fail
@@ -434,3 +435,30 @@ def test_beir_results_without_a_finite_ranking_are_refused(tmp_path, results, me
     line = fail("compare", path, path, "-o", tmp_path / "r.html", "--qrels", qrels)
     assert f"{path}: {message}" in line
     assert CliRunner().invoke(cli, ["validate", str(path), "--qrels", str(qrels)]).exit_code == 2
+
+
+def test_a_run_converted_at_a_rel_level_is_reported_at_it(tmp_path, compare):
+    """A TREC run converted with --rel-level 2 was reported with labels_rel_level null (and the
+    read options' default 1): its record said nothing of the level its labels were read at.
+    convert records it in the Parquet metadata; the report of the converted log states it as
+    the original's does, and a Parquet log of its own labels still states none."""
+    run = tmp_path / "run.trec"
+    run.write_text("1 Q0 d1 1 3 t\n1 Q0 d2 2 2 t\n1 Q0 d3 3 1 t\n2 Q0 d1 1 3 t\n")
+    qrels = tmp_path / "qrels"
+    qrels.write_text("1 0 d1 1\n1 0 d2 -1\n1 0 d3 2\n2 0 d1 2\n")
+    log = tmp_path / "run.parquet"
+    done = CliRunner().invoke(
+        cli, ["convert", str(run), "--qrels", str(qrels), "--rel-level", "2", "-o", str(log)]
+    )
+    assert done.exit_code == 0, done.output
+    original = compare(run, run, tmp_path / "o", "--qrels", qrels, "--rel-level", 2, "--k", 3)
+    converted = compare(log, log, tmp_path / "c", "--k", 3)
+    assert [r["labels_rel_level"] for r in original["runs"]] == [2, 2]
+    assert [r["labels_rel_level"] for r in converted["runs"]] == [2, 2]
+    assert converted["metrics"] == original["metrics"]
+    said = "The qrels' grades below 2 (--rel-level) are judged not relevant"
+    assert said in (tmp_path / "c" / "report.html").read_text().replace("&#39;", "'")
+    once = tmp_path / "once.parquet"
+    pq.write_table(pq.read_table(log).replace_schema_metadata(None), once)
+    plain = compare(once, once, tmp_path / "plain", "--k", 3)
+    assert [r["labels_rel_level"] for r in plain["runs"]] == [None, None]

@@ -256,6 +256,19 @@ class GateResult:
             f"at the one-sided {fmt_pct(self.one_sided_level)} level"
         )
 
+    @property
+    def slice_levels(self) -> str:
+        """What the outputs add to "each bound is one-sided at ..." where a per-slice rule is
+        among the rules: its slices are judged at a wider level than the intervals shown, so a
+        shown interval past the margin of a rule that passed read as a contradiction."""
+        if not any(parse_rule(r.rule).kind == SLICE for r in self.results):
+            return ""
+        return (
+            "; a per-slice rule judges each slice by its p Holm-adjusted over the slice table's "
+            "slices, so a slice's interval shown, before that adjustment, can lie past the "
+            "margin of a rule that passes"
+        )
+
     def passing_candidates(self) -> list[str]:
         failing = {r.candidate for r in self.results if r.counts_as != PASS}
         return [c for c in dict.fromkeys(r.candidate for r in self.results) if c not in failing]
@@ -708,6 +721,12 @@ def _slice_rule(rule: Rule, candidate: Candidate, level: float) -> RuleResult:
         detail += (
             f", but the slice table's {c.test} test does not find B worse there (p "
             f"{tested:.4g}, Holm-adjusted, vs {2 * (1 - level):.4g}): a direction, not proof"
+        )
+    elif outcome == PASS and _judge(rule.op, rule.margin, c.ci_low, c.ci_high) == FAIL:
+        # the interval shown is the slice table's, before the adjustment that judged it
+        detail += (
+            f": its interval lies past {rule.number} before Holm's adjustment, and reaches it "
+            "once widened for it"
         )
     if outcome == FAIL:
         run = candidate.differences.get(rule.metric)

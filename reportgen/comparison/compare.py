@@ -534,6 +534,7 @@ def compare_runs(
             *_warnings(tables, golden, runs),
             *(c.text.removesuffix(".") for c in checks if c.flagged and c.name in READ_FIRST),
             *_slice_disagreements(disagreeing, labels),
+            *_one_run_columns(runs, by_question, options.cluster),
             *tables.notes,
             *_cluster_hint(runs, options),
             *few_resamples(options.n_boot, options.confidence, _bootstrapped(comparisons, slices)),
@@ -828,6 +829,26 @@ def _slice_disagreements(disagreeing: dict[str, list[str]], labels: tuple[str, s
         for column, ids in disagreeing.items()
         if ids
     ]
+
+
+def _one_run_columns(
+    runs: dict[str, RunFile], slices: Iterable[str], cluster: str | None
+) -> list[str]:
+    """A slice or --cluster column that one log alone has: every question is placed by that
+    run's values, the candidate's own where the baseline lacks it, which the report said nothing
+    of (a column two runs log with other values is named by _slice_disagreements)."""
+    asked = [(column, "Slice") for column in slices] + [(cluster, "Cluster")] * bool(cluster)
+    out = []
+    for column, kind in asked:
+        having = [r for r in runs.values() if column in r.columns]
+        if len(having) == 1:
+            lacking = next(r for r in runs.values() if r is not having[0])
+            out.append(
+                f"{kind} column {column!r} is logged in run {having[0].label} only, not in run "
+                f"{lacking.label} ({lacking.path.name}): the {kind.lower()}s place every question "
+                f"by run {having[0].label}'s values"
+            )
+    return out
 
 
 def _warnings(tables: MetricTables, golden: Audit, runs: dict[str, RunFile]) -> list[str]:

@@ -56,6 +56,9 @@ class RunFile:
     read: ReadOptions = ReadOptions()  # how it was read, recorded so a report can be re-run
     scores: tuple[str, ...] = ()  # score columns its tool wrote (RAGAS, promptfoo)
     qrels_sha256: str | None = None  # of the --qrels file a TREC or BEIR run was judged by
+    # of a log convert wrote from one read with --qrels: the --rel-level its labels were read
+    # with (its Parquet metadata, RATED_KEY), which the report states as it states the original's
+    rated_at: int | None = None
     # its passage table (--passages), every passage of its cutting, retrieved or not: the audit
     # judges a label across a cut on these rather than on the passages its rankings hold
     passages: pa.Table | None = None
@@ -84,7 +87,7 @@ class RunFile:
         written before the level was recorded)."""
         if self.scored is not None:
             return self.scored.logged.rel_level
-        return self.read.rel_level if self.read.qrels is not None else None
+        return self.read.rel_level if self.read.qrels is not None else self.rated_at
 
 
 # Parquet key-value metadata ``convert`` writes: the score columns the log's evaluation tool
@@ -92,16 +95,28 @@ class RunFile:
 # reader's notes (promptfoo's results that ended in an error), so its report says them too.
 SCORES_KEY = b"ragreport:scores"
 NOTES_KEY = b"ragreport:notes"
+RATED_KEY = b"ragreport:rel_level"  # the --rel-level of the qrels its labels were read from
 
 
 def with_reading(table: pa.Table, run: RunFile) -> pa.Table:
-    """``table`` with what was read of ``run`` beside its columns, its scores and notes,
-    recorded in its schema's metadata (for a converted log)."""
-    recorded = {SCORES_KEY: run.scores, NOTES_KEY: run.notes}
+    """``table`` with what was read of ``run`` beside its columns, its scores and notes and the
+    --rel-level its labels were read with, recorded in its schema's metadata (for a converted
+    log)."""
+    recorded = {SCORES_KEY: list(run.scores), NOTES_KEY: list(run.notes), RATED_KEY: run.rel_level}
     return table.replace_schema_metadata(
         {**(table.schema.metadata or {})}
-        | {key: json.dumps(list(texts)).encode() for key, texts in recorded.items() if texts}
+        | {key: json.dumps(value).encode() for key, value in recorded.items() if value}
     )
+
+
+def _rated_at(schema: pa.Schema) -> int | None:
+    """The --rel-level with_reading recorded in a Parquet log; None where it recorded none, or
+    the metadata is not a whole grade of 1 or more (a file another tool wrote)."""
+    try:
+        level = json.loads((schema.metadata or {}).get(RATED_KEY) or "null")
+    except ValueError:
+        return None
+    return level if type(level) is int and level >= 1 else None
 
 
 def _recorded(schema: pa.Schema, key: bytes) -> tuple[str, ...]:
@@ -319,6 +334,7 @@ def open_run(path: Path, label: str, values: bool = True) -> RunFile:
         n_rows=parquet.metadata.num_rows,
         columns=frozenset(schema.names),
         notes=_recorded(schema, NOTES_KEY),
+        rated_at=_rated_at(schema),
         scores=tuple(n for n in _recorded(schema, SCORES_KEY) if n in schema.names),
     )
 

@@ -143,7 +143,8 @@ def _gate_lines(gate: GateResult) -> list[str]:
         f"### Gate: {gate.outcome.upper()}",
         "",
         f"Each bound is one-sided at the {fmt_pct(gate.one_sided_level)} level (the "
-        f"{fmt_pct(gate.confidence)} two-sided interval); an inconclusive rule counts as "
+        f"{fmt_pct(gate.confidence)} two-sided interval){gate.slice_levels}; an inconclusive "
+        "rule counts as "
         f"**{gate.inconclusive}**. Candidates passing every rule: "
         f"{', '.join(escape(c) for c in gate.passing_candidates()) or 'none'}.",
         "",
