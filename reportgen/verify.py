@@ -389,6 +389,15 @@ def _page_difference(
                 f"{ours or '(absent)'!r}"
             )
     if exact and drawn.markup != kept.markup:
+        rerun = {k: v for k, v in fresh.document.items() if k != "per_question"}
+        if read_page(html_report.render(replace(fresh, document=rerun))).markup == kept.markup:
+            # the page is the re-run's, its download the re-run's JSON: the report's JSON was
+            # written again, with values the numbers' check reads as equal (19.0 for 19)
+            return (
+                f"{report.name}: its numbers match, but it is not the JSON the page {page.name} "
+                "holds as its download (written again after the page: a whole number as a "
+                "float, a change under 1e-9 of one)"
+            )
         ours, theirs = next(
             (x or "", y or "") for x, y in zip_longest(drawn.markup, kept.markup) if x != y
         )
@@ -442,9 +451,18 @@ def verify(report: Path, logs: list[Path], page: Path | None = None) -> Verifica
     document.pop("per_question_file", None)
     if archived.sidecar is not None:
         rows, run_id = _sidecar(report, Path(archived.sidecar.path))
-        if run_id != archived.run_id:
+        if run_id is None:  # pandas' to_parquet, say, keeps the rows and drops the metadata
+            warnings = (
+                *warnings,
+                f"{archived.sidecar.path} records no run id (a copy written again by another "
+                "tool drops it): its rows are checked against the re-run's alone",
+            )
+        elif run_id != archived.run_id:
             return Verification(
-                0, f"per_question_file: {archived.sidecar.path} is from another run", warnings
+                0,
+                f"per_question_file: {archived.sidecar.path} is from another run (run id "
+                f"{run_id}, the report's {archived.run_id})",
+                warnings,
             )
         if len(rows) != archived.sidecar.rows:
             return Verification(

@@ -35,6 +35,9 @@ def test_design_effect_hand_worked():
     assert design_effect(diff, np.arange(4)) == pytest.approx(1.0)
     # equal cluster means: 0, which the sums 0.1 + 0.2 + 0.3 and 0.3 + 0.2 + 0.1 miss by 1e-16
     assert design_effect(np.array([0.1, 0.2, 0.3, 0.3, 0.2, 0.1]), np.repeat([0, 1], 3)) == 0.0
+    # B - A one value: both variances are 0, and 0 / 0 is no design effect (it read 1)
+    assert design_effect(np.zeros(4), np.array([0, 0, 1, 1])) is None
+    assert design_effect(np.full(4, 0.25), np.array([0, 0, 1, 1])) is None
 
 
 def test_design_effect_is_the_variance_the_clustered_interval_uses():
@@ -389,6 +392,16 @@ def test_one_cluster_is_called_a_cluster_not_a_question(tmp_path):
     )
     assert code == 1
     assert "every slice of slice has one scored cluster, and one cluster gives no interval" in out
+    # two documents, no question changed: no design effect either (it read 1.00, "no
+    # clustering", where neither variance has a spread), and the verdict says why
+    same = [dict(r, correct=False) for r in a]
+    code, out, doc = compare(tmp_path, same, same, "--cluster", "doc")
+    assert code == 0, out
+    assert doc["metrics"]["correct"]["design_effect"] is None
+    assert doc["verdict"]["reason"].endswith(
+        "; questions resampled in 2 clusters, no design effect (B − A is one value: neither "
+        "variance has a spread)."
+    )
 
 
 def test_a_cost_rule_resamples_the_clusters_whatever_the_other_rules(tmp_path):

@@ -111,3 +111,24 @@ def test_a_nan_latency_in_parquet_is_left_out_and_counted(tmp_path):
         "1 value of latency_ms in a.parquet is not finite (inf or NaN) and is left out, "
         "first at row 2" in warnings
     )
+
+
+def test_the_count_of_scored_questions_is_written_as_the_paired_ones_are(tmp_path):
+    """'faithfulness is compared on 2940 of 3,000 paired questions': one number of the
+    sentence had its thousands separator and the other not."""
+    rows = [
+        {"question_id": f"q{i:04d}", "correct": i % 3 == 0,
+         "faithfulness": float("nan") if i % 50 == 0 else 0.5}
+        for i in range(3000)
+    ]  # fmt: skip
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    pd.DataFrame(rows).to_parquet(a)
+    pd.DataFrame(rows).assign(faithfulness=0.5).to_parquet(b)
+    out = tmp_path / "r.html"
+    done = CliRunner().invoke(cli, ["compare", str(a), str(b), "-o", str(out), "--n-boot", "200"])
+    assert done.exit_code == 0, done.output
+    warnings = json.loads((tmp_path / "r.json").read_text())["warnings"]
+    assert (
+        "faithfulness is compared on 2,940 of 3,000 paired questions: it has no value on 60 in "
+        "run A, and its interval, test and gate rules read the rest only"
+    ) in warnings

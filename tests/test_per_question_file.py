@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from reportgen.cli import cli
+from reportgen.reporters.json_report import RUN_ID_KEY
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_runs"
 A = SAMPLES / "fare_rules_a_baseline.parquet"
@@ -165,10 +166,37 @@ def test_verify_reads_the_rows_back_from_the_file(sidecar, tmp_path):
 def test_verify_refuses_a_file_of_another_run(sidecar, tmp_path):
     folder, _ = sidecar
     (tmp_path / "r.json").write_text((folder / "r.json").read_text())
-    pd.read_parquet(folder / "q.parquet").to_parquet(tmp_path / "q.parquet")  # no run id
+    run_id = json.loads((folder / "r.json").read_text())["run_id"]
+    table = pq.read_table(folder / "q.parquet")
+    other = {**table.schema.metadata, RUN_ID_KEY: b"0" * len(run_id)}
+    pq.write_table(table.replace_schema_metadata(other), tmp_path / "q.parquet")
     code, out, _ = invoke("verify", tmp_path / "r.json", A, B)
     assert code == 1
-    assert f"per_question_file: {folder / 'q.parquet'} is from another run" in out
+    assert out.endswith(
+        f"per_question_file: {folder / 'q.parquet'} is from another run (run id "
+        f"{'0' * len(run_id)}, the report's {run_id})\n"
+    )
+
+
+def test_verify_checks_the_rows_of_a_file_written_again_without_its_run_id(sidecar, tmp_path):
+    """pandas' to_parquet keeps the rows and drops the run id: verify said the file "is from
+    another run", which no row showed. It checks the rows and says the id is missing."""
+    folder, _ = sidecar
+    (tmp_path / "r.json").write_text((folder / "r.json").read_text())
+    rows = pd.read_parquet(folder / "q.parquet")
+    rows.to_parquet(tmp_path / "q.parquet")  # no run id
+    code, out, err = invoke("verify", tmp_path / "r.json", A, B)
+    assert code == 0, out + err
+    assert "verified, " in out
+    assert (
+        f"{folder / 'q.parquet'} records no run id (a copy written again by another tool drops "
+        "it): its rows are checked against the re-run's alone"
+    ) in err
+    rows.loc[3, "correct_b"] = 1 - rows.loc[3, "correct_b"]
+    rows.to_parquet(tmp_path / "q.parquet")
+    code, out, _ = invoke("verify", tmp_path / "r.json", A, B)
+    assert code == 1
+    assert "differs at per_question[3].correct_b" in out
 
 
 def test_verify_names_a_missing_file(sidecar, tmp_path):

@@ -3,6 +3,7 @@ verified with its JSON, which is all verify compared."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -78,6 +79,25 @@ def test_a_chart_s_data_edited_is_found_though_the_text_matches(archived):
         "differ: page '"
     )
     assert '"diff":0.25' in out and f'"diff":{value.group(1)}' in out
+
+
+def test_a_json_written_again_with_equal_numbers_is_named_not_its_page(archived):
+    """A count written 19.0 for 19 passes the numbers' check, and the page, untouched, failed
+    as "its markup, charts or downloads differ" with a piece of base64: its download is the
+    JSON as compare wrote it. The JSON is named, and the page a re-run draws with the re-run's
+    JSON is the page."""
+    report, page = archived
+    document = json.loads(report.read_text(encoding="utf-8"))
+    assert document["comparisons"][0]["metrics"]["correct"]["fixed"] == 32
+    document["comparisons"][0]["metrics"]["correct"]["fixed"] = 32.0
+    report.write_text(json.dumps(document), encoding="utf-8")
+    code, out, _ = invoke("verify", report)
+    assert code == 1
+    assert out == (
+        f"{report}: differs at r.json: its numbers match, but it is not the JSON the page "
+        "r.html holds as its download (written again after the page: a whole number as a "
+        "float, a change under 1e-9 of one)\n"
+    )
 
 
 def test_line_endings_changed_are_a_change(archived):

@@ -861,15 +861,18 @@ def cluster_covariance(differences: np.ndarray, codes: np.ndarray) -> np.ndarray
     return groups / (groups - 1) * residual.T @ residual / n**2
 
 
-def design_effect(diff: np.ndarray, codes: np.ndarray) -> float:
+def design_effect(diff: np.ndarray, codes: np.ndarray) -> float | None:
     """The variance of the mean the clustered interval uses (cluster_standard_error squared)
     over its variance with independent questions, the naive s^2 / n (Kish, 1965): the number
     the report states beside that interval. 1 with one question a cluster; 0 when the clusters'
     means are equal, which the sums reach only to float noise (5e-31 for clusters of 0.1, 0.2,
-    0.3 and 0.3, 0.2, 0.1)."""
+    0.3 and 0.3, 0.2, 0.1); None when B - A is one value, 0 over 0 (it read 1.00: "no
+    clustering", which no difference can show)."""
     n, sd = len(diff), _sd(diff)
     sums, sizes = np.bincount(codes, weights=diff), np.bincount(codes)
-    if len(sums) < 2 or sd == 0:
+    if sd == 0:
+        return None
+    if len(sums) < 2:
         return 1.0
     if _no_spread(sums / sizes):
         return 0.0

@@ -111,7 +111,7 @@ def decide(
     parts.append(
         f"{c.test} test {p_clause(c.p, bar)} ({counts}, over {fmt_count(c.n, 'question')})"
     )
-    if c.clusters is not None and c.design_effect is not None:
+    if c.clusters is not None and c.clusters > 1:
         clusters = fmt_count(c.clusters, "cluster")
         how = (
             f"Student's t over {clusters} (the cluster bootstrap's normal limit)"
@@ -119,8 +119,10 @@ def decide(
             else f"questions resampled in {clusters}"
         )
         parts.append(
-            f"{how}, design effect "
-            f"{c.design_effect:.2f} (the variance of the mean over that of independent questions)"
+            f"{how}, design effect {c.design_effect:.2f} (the variance of the mean over that of "
+            "independent questions)"
+            if c.design_effect is not None
+            else f"{how}, no design effect (B − A is one value: neither variance has a spread)"
         )
     scale = max(abs(c.a), abs(c.b))  # as a gate's rule reads its bounds (gates._as_judged)
     practical = None if margin is None else relevance(low, high, margin, scale)

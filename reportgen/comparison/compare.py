@@ -1000,10 +1000,10 @@ def _unscored_answers(tables: MetricTables, labels: tuple[str, str]) -> list[str
         scored = int(p[[f"{base}_a", f"{base}_b"]].notna().all(axis=1).sum())
         if scored < len(p):
             without = " and ".join(
-                f"{n} in run {label}" for n, label in zip(missing, labels, strict=True) if n
+                f"{n:,} in run {label}" for n, label in zip(missing, labels, strict=True) if n
             )
             notes.append(
-                f"{tables.name(base)} is compared on {scored} of "
+                f"{tables.name(base)} is compared on {scored:,} of "
                 f"{fmt_count(len(p), 'paired question')}: it has no value on {without}, and its "
                 "interval, test and gate rules read the rest only"
             )
