@@ -69,6 +69,7 @@ from reportgen.analysis.stats import (  # noqa: E402
     cluster_deviations,
     cluster_interval,
     cluster_means,
+    cluster_sides,
     cluster_standard_error,
     compare_metric,
     expanded_confidence,
@@ -350,7 +351,9 @@ def many_rates(model: str, groups: int, reps: int, seed: int) -> dict[str, float
         sums = np.bincount(labels, weights=diff)
         deviations = cluster_deviations(diff, labels, sums, sizes)
         means = cluster_means(sums, sizes, N_BOOT, rep)
-        low, high = cluster_interval(sums, sizes, deviations, means, CONFIDENCE)
+        boot = percentile_interval(means, expanded_confidence(CONFIDENCE, groups))
+        side = cluster_sides(sums, sizes, deviations).t
+        low, high = cluster_interval(boot, side, CONFIDENCE)
         counts["limit"] += c.interval == CLUSTERED_NORMAL
         counts["now low"] += c.ci_low > 0
         counts["now high"] += c.ci_high < 0

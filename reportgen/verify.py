@@ -363,7 +363,9 @@ def _page_difference(
     compared piece by piece, a piece that differs also as the re-run's with its files'
     paths spelled as the report's (``renamed``: a warning naming a log); then, with
     ``exact``, everything else as written (charts, scripts, downloads, whitespace); without,
-    made with other versions, the text alone. None where they agree."""
+    made with other versions, the text alone. Where the page drawn with the re-run's own JSON
+    is the page, the report's JSON is named instead: written again after the page, with numbers
+    the numbers' check reads as equal. None where they agree."""
     try:
         text = page.read_bytes().decode("utf-8")  # as written: no line endings translated
     except (OSError, UnicodeDecodeError) as exc:

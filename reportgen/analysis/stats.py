@@ -813,21 +813,6 @@ def cluster_degrees(sizes: np.ndarray) -> float:
     return float(min(groups - 1, max(1.0, trace * trace / square)))
 
 
-def cluster_t_interval(
-    sums: np.ndarray, sizes: np.ndarray, deviations: np.ndarray, confidence: float
-) -> tuple[float, float] | None:
-    """Student's t interval of the mean over clusters, mean +- t(df) se
-    (cluster_standard_error, cluster_degrees); None under 2 clusters or without spread between
-    them.
-
-    With G clusters the cluster bootstrap cannot reach past the smallest and largest cluster
-    means, so at 2-5 clusters it covered 46-91% (null data, 10 questions a cluster), whatever
-    its level; t widens as the clusters fall (12.7 se at G = 2).
-    """
-    side = _cluster_sides(sums, sizes, deviations).t
-    return None if side is None else t_bounds(side, confidence)
-
-
 def t_bounds(side: tuple[float, float, float], confidence: float) -> tuple[float, float]:
     """Student's t interval estimate +- t(df) se of a t side (IntervalSides.t)."""
     mean, se, degrees = side
@@ -836,18 +821,16 @@ def t_bounds(side: tuple[float, float, float], confidence: float) -> tuple[float
 
 
 def cluster_interval(
-    sums: np.ndarray,
-    sizes: np.ndarray,
-    deviations: np.ndarray,
-    means: np.ndarray,
-    confidence: float,
+    boot: tuple[float, float], side: tuple[float, float, float] | None, confidence: float
 ) -> tuple[float, float]:
     """On each side the wider of the cluster bootstrap's expanded percentile interval
-    (``means``: cluster_means), which keeps skew when clusters are many, and Student's t over
-    the clusters (cluster_t_interval), which holds the level when they are few."""
-    low, high = percentile_interval(means, expanded_confidence(confidence, len(sums)))
-    t = cluster_t_interval(sums, sizes, deviations, confidence)
-    return (low, high) if t is None else wider((low, high), t)
+    (``boot``, over cluster_means), which keeps skew when clusters are many, and Student's t
+    over the clusters (``side``: cluster_sides' t, mean +- t(df) se of cluster_standard_error
+    and cluster_degrees; None under 2 clusters or without spread between them), which holds the
+    level when they are few: with G clusters the bootstrap cannot reach past the smallest and
+    largest cluster means, so at 2-5 clusters it covered 46-91% (null data, 10 questions a
+    cluster), whatever its level; t widens as the clusters fall (12.7 se at G = 2)."""
+    return boot if side is None else wider(boot, t_bounds(side, confidence))
 
 
 def cluster_covariance(differences: np.ndarray, codes: np.ndarray) -> np.ndarray:
@@ -1016,7 +999,7 @@ def compare_with_sides(
         sums, sizes = np.bincount(codes, weights=diff), np.bincount(codes)
         deviations = cluster_deviations(diff, codes, sums, sizes)
         groups = len(sums)  # one cluster has no spread between clusters: no design effect
-        sides = _cluster_sides(sums, sizes, deviations)
+        sides = cluster_sides(sums, sizes, deviations)
         test, p = CLUSTER_TEST, permutation_test(sums, seed)
         # Student's t over the clusters alone once as many of them changed as questions need
         # for t (in_normal_limit over the clusters): the cluster bootstrap draws every cluster
@@ -1028,8 +1011,8 @@ def compare_with_sides(
             method, sides = CLUSTERED_NORMAL, replace(sides, percentile=None)
         else:
             means = cluster_means(sums, sizes, n_boot, seed)
-            boot = percentile_interval(means, level)  # cluster_interval, from the sides
-            low, high = boot if t_side is None else wider(boot, t_bounds(t_side, confidence))
+            boot = percentile_interval(means, level)
+            low, high = cluster_interval(boot, t_side, confidence)
             method = CLUSTERED
         if binary and own:  # 6 of 6 correct in 3 documents read [1, 1], as without clusters
             low, high = wider((low, high), wilson_interval(wins, n, confidence))
@@ -1181,9 +1164,9 @@ def _scored(method: str, resampled: str, score: str) -> str:
     return resampled
 
 
-def _cluster_sides(sums: np.ndarray, sizes: np.ndarray, deviations: np.ndarray) -> IntervalSides:
-    """The sides of cluster_interval: the expanded percentile over the clusters and, where
-    cluster_t_interval is defined (2 clusters or more, with spread), Student's t over them."""
+def cluster_sides(sums: np.ndarray, sizes: np.ndarray, deviations: np.ndarray) -> IntervalSides:
+    """The sides of cluster_interval: the expanded percentile over the clusters and, with 2
+    clusters or more and spread between them, Student's t over them."""
     groups = len(sums)
     se = cluster_standard_error(sums, sizes, deviations) if groups > 1 else 0.0
     t = (float(sums.sum() / sizes.sum()), se, cluster_degrees(sizes)) if se > 0 else None
