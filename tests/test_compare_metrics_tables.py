@@ -267,8 +267,8 @@ def test_a_tables_rel_level_is_recorded_and_every_run_is_read_at_one(tmp_path):
         assert "The qrels&#39; grades below 2 (--rel-level) are judged not relevant" in page
     out = ("-o", tmp_path / "r.html")
     advice = (
-        "read both at one level: a log at this command's --rel-level, a table at the one "
-        "ragreport metrics scored it with"
+        "read every run at one level: a run given with --qrels at this command's --rel-level, "
+        "a converted log or a ragreport metrics table at the one it records"
     )
     assert fail("compare", level_2["a"], reversed_run, *trec, *out) == (
         f"ragreport: error: {reversed_run}: its labels were read from qrels with --rel-level 1, "

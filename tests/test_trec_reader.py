@@ -462,3 +462,47 @@ def test_a_run_converted_at_a_rel_level_is_reported_at_it(tmp_path, compare):
     pq.write_table(pq.read_table(log).replace_schema_metadata(None), once)
     plain = compare(once, once, tmp_path / "plain", "--k", 3)
     assert [r["labels_rel_level"] for r in plain["runs"]] == [None, None]
+
+
+def test_runs_read_at_two_rel_levels_are_refused(tmp_path, compare):
+    """Two converted logs, or a TREC run read with --rel-level 2 beside a log converted at 1,
+    were compared, where the same runs as metrics tables were refused: B, judged at grade >= 1,
+    gained on nDCG from labels A's level 2 called not relevant. Every path refuses them, a study
+    too (a baseline of its own labels beside candidates at levels 1 and 2), before any score."""
+    run = tmp_path / "run.trec"
+    run.write_text("1 Q0 d1 1 3 t\n1 Q0 d2 2 2 t\n1 Q0 d3 3 1 t\n2 Q0 d1 1 3 t\n")
+    qrels = tmp_path / "qrels"
+    qrels.write_text("1 0 d1 1\n1 0 d2 2\n1 0 d3 2\n2 0 d1 2\n")
+    logs = {}
+    for level in (1, 2):
+        logs[level] = tmp_path / f"at{level}.parquet"
+        done = CliRunner().invoke(
+            cli,
+            ["convert", str(run), "--qrels", str(qrels), "--rel-level", str(level)]
+            + ["-o", str(logs[level])],
+        )
+        assert done.exit_code == 0, done.output
+    own = tmp_path / "own.parquet"  # the same labels, recorded as the log's own
+    pq.write_table(pq.read_table(logs[1]).replace_schema_metadata(None), own)
+    out = ("-o", tmp_path / "r.html", "--k", 3)
+    advice = (
+        "read every run at one level: a run given with --qrels at this command's --rel-level, "
+        "a converted log or a ragreport metrics table at the one it records"
+    )
+    assert fail("compare", logs[2], logs[1], *out) == (
+        f"ragreport: error: {logs[1]}: its labels were read from qrels with --rel-level 1, and "
+        f"{logs[2]}'s with --rel-level 2; {advice}"
+    )
+    assert fail("compare", run, logs[1], "--qrels", qrels, "--rel-level", 2, *out) == (
+        f"ragreport: error: {logs[1]}: its labels were read from qrels with --rel-level 1, and "
+        f"{run}'s with --rel-level 2; {advice}"
+    )
+    assert fail("compare", own, logs[1], logs[2], *out) == (
+        f"ragreport: error: {logs[2]}: its labels were read from qrels with --rel-level 2, and "
+        f"{logs[1]}'s with --rel-level 1; {advice}"
+    )
+    assert not (tmp_path / "r.html").exists()
+    # one level, or a log of its own labels beside one, is compared
+    assert compare(own, logs[2], tmp_path / "o", "--k", 3)["runs"][1]["labels_rel_level"] == 2
+    both = compare(run, logs[2], tmp_path / "t", "--qrels", qrels, "--rel-level", 2, "--k", 3)
+    assert [r["labels_rel_level"] for r in both["runs"]] == [2, 2]

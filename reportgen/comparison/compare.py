@@ -60,6 +60,7 @@ from ..inputs.database import ScoredRun
 from ..inputs.load import RunFile, Source, open_source, refuse_patchy
 from ..inputs.logged import in_spans, log
 from ..inputs.readers import ReadOptions
+from ..inputs.scored_table import one_rel_level
 from ..inputs.unpaired import ids_spaced_apart, named_ids, spaced_apart
 from ..limits import MAX_N_BOOT
 from ..progress import stage
@@ -137,6 +138,18 @@ def pair_columns(a: RunFile, b: RunFile, options: Options) -> None:
     named = (*options.slices, options.cluster, holdout, *options.score_columns)
     for run in (a, b):
         refuse_patchy(run, [c for c in (*named, *options.lower_is_better) if c])
+
+
+def same_rel_level(runs: Iterable[RunFile]) -> None:
+    """Refuse runs whose labels were read from qrels at two --rel-levels: one relevance judged
+    at two thresholds is two sets of labels under one name, and a run judged at the lower one
+    gains on every retrieval metric. A TREC or BEIR run has this command's level, a converted
+    log and a metrics table the one they record (RunFile.rel_level)."""
+    one_rel_level(
+        [(run.path, run.rel_level) for run in runs],
+        "read every run at one level: a run given with --qrels at this command's --rel-level, "
+        "a converted log or a ragreport metrics table at the one it records",
+    )
 
 
 def _slice_values(
@@ -380,6 +393,7 @@ def run_comparison(
     questions common to all its runs). Both are logs or both are tables: a study scores a log
     among tables (scored_beside_tables)."""
     runs = (open_source(path_a, labels[0], reading[0]), open_source(path_b, labels[1], reading[1]))
+    same_rel_level(runs)
     return compare_runs(runs, options, requirements, keep)
 
 

@@ -42,7 +42,6 @@ from ..inputs.scored_table import (
     ScoredTable,
     Settings,
     first_difference,
-    one_rel_level,
     option_text,
     scored_with,
 )
@@ -166,11 +165,6 @@ class ScoredQuestions:
         p = plan(runs, options)
         for run in runs:
             _check_scoring(run, options)
-        one_rel_level(
-            [(run.path, run.rel_level) for run in runs],
-            "read both at one level: a log at this command's --rel-level, a table at the one "
-            "ragreport metrics scored it with",
-        )
         scores = self._scores(options)
         columns = [*PAIRED, *(m.name for m in scores.metrics if m.name not in PAIRED)]
         # paired in Arrow, by question_id, one column at a time: pandas' merge of a million

@@ -50,6 +50,7 @@ from .compare import (
     compare_runs,
     one_value_a_question,
     pair_columns,
+    same_rel_level,
 )
 from .questions import open_questions
 from .scored_log import scored_beside_tables
@@ -477,6 +478,7 @@ def run_study(
     # side by side: hashing two 430 MB logs (1M questions) took 0.6 s one after the other
     with ThreadPoolExecutor(max_workers=min(len(paths), os.cpu_count() or 1)) as pool:
         runs = list(pool.map(open_source, paths, names, reads))
+    same_rel_level(runs)  # before a log among tables is scored
     runs = scored_beside_tables(scored_labels(runs), options)
     keep: list[str] | None = None
     missing: dict[str, list[str]] = {}
