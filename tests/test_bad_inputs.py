@@ -237,6 +237,19 @@ SCHEMA = {
         pa.Table.from_pylist(rows()).append_column("Correct", pa.array([True] * 12)),
         "'correct' and 'Correct' differ only in case",
     ),
+    # each row was refused for "1 grades for 0 relevant_ids", as if its labels were empty
+    "grades beside misspelt labels": (
+        pa.Table.from_pylist(rows(relevant_grades=[2])).rename_columns(
+            ["relevent_ids" if c == "relevant_ids" else c for c in [*rows()[0], "relevant_grades"]]
+        ),
+        "relevant_grades grades the labels in relevant_ids, a column it lacks (is "
+        "'relevent_ids' that column?); name the labels' column relevant_ids, map it with --map "
+        "relevant_ids=COLUMN, or drop relevant_grades",
+    ),
+    "grades without labels": (
+        pa.Table.from_pylist(rows(relevant_grades=[2])).drop_columns(["relevant_ids"]),
+        "relevant_grades grades the labels in relevant_ids, a column it lacks; name the",
+    ),
 }
 
 

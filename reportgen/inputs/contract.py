@@ -7,6 +7,7 @@ with its column instead of failing deep inside a query.
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -343,11 +344,25 @@ def _field_problem(column: Column, arrow_type: pa.DataType) -> str | None:
 SAMPLE_COLUMNS = ("sample", "epoch")  # epoch: inspect-ai's name for the same thing
 
 
-def schema_problem(path: Path, names: list[str]) -> str | None:
-    """A log that names the sample twice: which of the two pairs the rows is unclear."""
+def pairing_problems(path: Path, names: list[str]) -> list[str]:
+    """Columns that cannot be read as their partners stand: the sample named twice (which of
+    the two pairs the rows is unclear), and grades without the labels they grade, where each
+    row was refused for "3 grades for 0 relevant_ids", as if its labels were empty (a misspelt
+    ``relevent_ids`` is named)."""
+    problems = []
     if all(c in names for c in SAMPLE_COLUMNS):
-        return f"{path}: has both sample and epoch, two names of one column; drop one of them"
-    return None
+        problems.append(
+            f"{path}: has both sample and epoch, two names of one column; drop one of them"
+        )
+    if "relevant_grades" in names and "relevant_ids" not in names:
+        near = difflib.get_close_matches("relevant_ids", [n for n in names if n not in BY_NAME])
+        like = f" (is {near[0]!r} that column?)" if near else ""
+        problems.append(
+            f"{path}: relevant_grades grades the labels in relevant_ids, a column it lacks"
+            f"{like}; name the labels' column relevant_ids, map it with --map "
+            "relevant_ids=COLUMN, or drop relevant_grades"
+        )
+    return problems
 
 
 def has_samples(columns: frozenset[str]) -> bool:

@@ -29,10 +29,10 @@ from .contract import (
     is_list_type,
     is_text,
     logged_flag,
+    pairing_problems,
     type_problem,
     wide_number,
 )
-from .contract import schema_problem as sample_problem
 from .readers import ReadOptions, parquet_file, read
 from .scored_table import ScoredTable, scored_table
 
@@ -194,7 +194,7 @@ def schema_problems(path: Path, schema: pa.Schema) -> list[str]:
         return [derived]
     problems = name_problems(path, schema.names)
     problems += case_problems(path, schema.names)
-    problems += filter(None, [sample_problem(path, schema.names)])
+    problems += pairing_problems(path, schema.names)
     if "question_id" not in schema.names:
         problems.append(
             f"{path}: no question_id column; every run log needs one row per question "
