@@ -2,7 +2,7 @@
 -- questions: RunDatabase fills the temp table curve_sums a batch at a time, so that the working
 -- set of the windows and joins below is a batch's, and metric_curve.sql adds the batches up.
 -- Reads: tables relevant (of a question answered several times, its first sample: samples.py)
---   and span_matches (the passages covering a span label, of that sample), view paired_ids;
+--   and span_matches (the passages covering a span label, of that sample), table paired_ids;
 --   macros gain, fixed_point and from_fixed_point (queries/rules.sql).
 -- Span labels as in question_metrics.sql and span_precision.sql: the j-th label found takes slot
 -- max(pos, j) (pos itself for passage labels), and precision

@@ -3,7 +3,7 @@
 -- over the paired questions that have relevant passages and a ranking (a null retrieved_ids is
 -- not logged, so it is not counted as a ranking that found nothing).
 -- Reads: table curve_sums (curve_sums.sql: every batch of questions' changes of their scores,
---   filled by RunDatabase before this query), tables relevant and facts and view paired_ids
+--   filled by RunDatabase before this query), tables relevant and facts and table paired_ids
 --   (the questions counted); macro from_fixed_point (queries/rules.sql).
 -- Params: $depth INTEGER (the deepest ranking); $cutoffs INTEGER[] (the k returned).
 -- Sums are exact (queries/rules.sql), so the same input gives the same bits whatever the batches

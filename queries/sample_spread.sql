@@ -1,6 +1,6 @@
 -- Each paired question's samples of every score, summarised for the variance decomposition
 -- (reportgen/analysis/samples.py).
--- Reads: tables question_metrics and span_chars (one row per sample), view paired_ids.
+-- Reads: tables question_metrics and span_chars (one row per sample), table paired_ids.
 -- Returns: run, question_id, metric (recall | precision | hit | mrr | ndcg | map | rprec | all |
 --   correct | faithfulness | evidence_recall | context_precision | evidence_iou), n (samples
 --   with a score), unscored (the question's samples without one, which its mean leaves out),

@@ -1,5 +1,5 @@
 -- Question ids present in one run only (never dropped silently: the report lists them).
--- Reads: views runs and paired_ids.
+-- Reads: view runs and table paired_ids.
 -- Returns: run ('a' = only in A, 'b' = only in B), question_id (once, at its first sample);
 --   in file order.
 SELECT run, question_id
