@@ -266,9 +266,15 @@ def test_a_trec_report_is_re_read_with_its_reading_options(tmp_path):
     assert code == 0, err
     # read at another level the same log gives other numbers: the recorded level is what counts
     code, out, _ = invoke(
+        "verify", edit(report, lambda d: [r["read"].update(rel_level=1) for r in d["runs"]])
+    )
+    assert code == 1 and "differs at runs[0].labels_rel_level: report 2, re-run 1" in out
+    # one run at another level is no comparison compare makes: the record was edited
+    code, _, err = invoke(
         "verify", edit(report, lambda d: d["runs"][1]["read"].update(rel_level=1))
     )
-    assert code == 1 and "differs at" in out
+    assert code == 2 and "do not run on the logs it read, so it was edited" in err
+    assert "read from qrels with --rel-level 1, and" in err
 
 
 def trec_report(tmp_path: Path, run: Path, qrels: Path) -> Path:
