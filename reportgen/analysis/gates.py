@@ -19,7 +19,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from ..errors import InputError
 from ..formatting import (
@@ -36,9 +35,8 @@ from ..formatting import (
 from .metrics import MetricTables, Options
 from .registry import NAME_PATTERN, difference_range, value_range
 from .skew import LOWER, UPPER, caveat
-from .slices import SMALL_SLICE, bound_past, in_slice_order, slice_labels
+from .slices import SMALL_SLICE, SliceEvidence, bound_past
 from .stats import (
-    IntervalSides,
     MetricComparison,
     at_target,
     bound_p_floor,
@@ -153,17 +151,6 @@ def _always_passes(rule: Rule) -> str | None:
         return None
     what = f"the candidate's mean of {rule.metric}" if own else f"B − A of {rule.metric}"
     return f"{what} lies in [{low:g}, {high:g}]"
-
-
-@dataclass(frozen=True)
-class SliceEvidence:
-    """The difference in one slice, with its bootstrap means and the sides of its interval (for
-    the one-sided p-value of its bound at a rule's margin)."""
-
-    value: str
-    comparison: MetricComparison
-    means: np.ndarray
-    sides: IntervalSides
 
 
 @dataclass(frozen=True)
@@ -813,7 +800,7 @@ def candidate_evidence(
     label: str,
     rules: tuple[Rule, ...],
     tables: MetricTables,
-    slice_values: dict[str, pd.Series],
+    slices: dict[tuple[str, str], list[SliceEvidence]],
     differences: dict[str, MetricComparison],
     options: Options,
     clusters: np.ndarray | None = None,
@@ -821,42 +808,35 @@ def candidate_evidence(
     """What ``rules`` read about run B of ``tables``, computed with the report's bootstrap.
 
     The candidate's own interval is the interval of B - 0, so it follows the report's interval
-    method whatever that is; slices are resampled with the report's seed and ``clusters``
-    (--cluster), so their intervals are the slice table's. ``slice_values`` lacks a column too
-    fine to slice by, on which check_rule_columns has refused any per-slice rule.
+    method whatever that is; a per-slice rule reads the slice table's evidence (``slices``,
+    slice_results': its seed, its --cluster resampling), which lacks a column too fine to
+    slice by, on which check_rule_columns has refused any per-slice rule.
     """
     bases = {tables.name(base): base for base in tables.metrics}
 
-    def compare(
-        name: str, mask: np.ndarray | None, own: bool
-    ) -> tuple[MetricComparison, np.ndarray, IntervalSides]:
+    def own_interval(name: str) -> MetricComparison:
         base = bases[name]
         b = tables.paired[f"{base}_b"].to_numpy(dtype=float)
-        a = np.zeros_like(b) if own else tables.paired[f"{base}_a"].to_numpy(dtype=float)
-        groups = clusters
-        if mask is not None:
-            a, b = a[mask], b[mask]
-            groups = None if clusters is None else clusters[mask]
         return compare_with_sides(
             name,
-            a,
+            np.zeros_like(b),
             b,
             binary=tables.binary(base),
             n_boot=options.n_boot,
             confidence=options.confidence,
             seed=options.seed,
-            clusters=groups,
-            span=tables.own_range(base) if own else None,
-            own=own,
-        )
+            clusters=clusters,
+            span=tables.own_range(base),
+            own=True,
+        )[0]
 
-    own = {r.metric: compare(r.metric, None, own=True)[0] for r in rules if r.kind == CANDIDATE}
-    slices: dict[tuple[str, str], list[SliceEvidence]] = {}
-    for metric in dict.fromkeys(r.metric for r in rules if r.kind == SLICE):
-        for column, values in slice_values.items():  # the Holm family: every slice column
-            labels = slice_labels(values).to_numpy()
-            slices[(metric, column)] = [
-                SliceEvidence(str(value), *compare(metric, labels == value, own=False))
-                for value in in_slice_order(labels)
-            ]
-    return Candidate(label, differences, own, slices)
+    own = {r.metric: own_interval(r.metric) for r in rules if r.kind == CANDIDATE}
+    asked = dict.fromkeys(r.metric for r in rules if r.kind == SLICE)
+    # the Holm family of a metric: every slice column
+    read = {
+        (metric, column): found
+        for metric in asked
+        for (m, column), found in slices.items()
+        if m == metric
+    }
+    return Candidate(label, differences, own, read)

@@ -29,6 +29,17 @@ MISSING = "(none)"
 
 
 @dataclass(frozen=True)
+class SliceEvidence:
+    """The difference in one slice, with its bootstrap means and the sides of its interval (for
+    the one-sided p-value of its bound at a rule's margin)."""
+
+    value: str
+    comparison: MetricComparison
+    means: np.ndarray
+    sides: IntervalSides
+
+
+@dataclass(frozen=True)
 class SliceResult:
     column: str
     value: str
@@ -52,8 +63,10 @@ def slice_results(
     overall: dict[str, MetricComparison],
     options: Options,
     clusters: np.ndarray | None = None,
-) -> dict[str, dict[str, list[SliceResult]]]:
-    """column -> metric name -> one result per slice value (sorted by value).
+) -> tuple[dict[str, dict[str, list[SliceResult]]], dict[tuple[str, str], list[SliceEvidence]]]:
+    """column -> metric name -> one result per slice value (sorted by value); and (metric
+    name, column) -> the evidence of each slice (in_slice_order; one of no question too),
+    which a gate's per-slice rules read, so that they judge the table's own resamples.
 
     ``values`` maps a slice column to its value for each paired question (aligned with
     ``tables.paired``); ``clusters`` (--cluster, aligned likewise) are resampled within each
@@ -76,8 +89,8 @@ def slice_results(
         for value, positions in members.items()
     ]
 
-    def compared(task: tuple[str, str, str, np.ndarray]) -> tuple[MetricComparison, float]:
-        _, base, _, positions = task
+    def compared(task: tuple[str, str, str, np.ndarray]) -> tuple[SliceEvidence, float]:
+        _, base, value, positions = task
         a, b = scores[base]
         c, means, sides = compare_with_sides(
             tables.name(base),
@@ -91,17 +104,22 @@ def slice_results(
             threads=1,
         )
         # B worse lies below 0, or above it where lower is better: the bound on that side
-        return c, bound_past(c, means, sides, 0.0, tables.metric(base).higher_is_better)
+        bound = bound_past(c, means, sides, 0.0, tables.metric(base).higher_is_better)
+        return SliceEvidence(value, c, means, sides), bound
 
     scored: dict[tuple[str, str], list[tuple[str, MetricComparison, float]]] = {
         (column, tables.name(base)): [] for column in values for base in tables.metrics
     }
+    evidence: dict[tuple[str, str], list[SliceEvidence]] = {
+        (name, column): [] for (column, name) in scored
+    }
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:  # a slice per thread
-        for (column, base, value, _), (c, bound) in zip(
+        for (column, base, value, _), (found, bound) in zip(
             tasks, pool.map(compared, tasks), strict=True
         ):
-            if c.n:
-                row = (value, oriented(c, tables.metric(base)), bound)
+            evidence[tables.name(base), column].append(found)
+            if found.comparison.n:
+                row = (value, oriented(found.comparison, tables.metric(base)), bound)
                 scored[column, tables.name(base)].append(row)
     adjusted: dict[tuple[str, str], list[tuple[float, float]]] = {}
     for name in overall:
@@ -125,7 +143,7 @@ def slice_results(
             against = sign * overall[name].diff >= NOISE and sign * c.diff <= -NOISE
             result = SliceResult(column, value, c, p, bound, against or finding, finding)
             out[column][name].append(result)
-    return out
+    return out, evidence
 
 
 def bound_past(

@@ -490,7 +490,7 @@ def compare_runs(
     if drafted:
         drafted(Headline(options, tables, comparisons, headline, means[headline], place))
     stage(f"{named}: intervals by slice")
-    slices = slice_results(tables, slice_values, comparisons, options, clusters)
+    slices, evidence = slice_results(tables, slice_values, comparisons, options, clusters)
     regressions = [r for per_metric in slices.values() for r in per_metric[headline] if r.finding]
     gate = None
     if requirements:
@@ -499,7 +499,7 @@ def compare_runs(
             runs["b"].label,
             requirements.rules,
             tables,
-            slice_values,
+            evidence,
             costs | comparisons,
             options,
             clusters,
