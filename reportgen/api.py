@@ -32,12 +32,12 @@ import pyarrow as pa
 
 from .cli import check_decodable, cli, reading_from, refuse_undecodable, settings_from
 from .comparison.study import Study, run_labels, run_study
-from .errors import InputError
+from .errors import InputError, OutputError
 from .formatting import agreeing, fmt_diff, fmt_interval, fmt_num, fmt_p
 from .inputs.load import Source, name_problems, open_table, table_path
 from .inputs.readers import ReadOptions, mapped
 from .inputs.readers.columns import duckdb_readable
-from .output import check_outputs, write_all
+from .output import check_outputs, unnamed, write_all
 from .pipeline import Outputs, build_report, files_read, question_rows, study_run_id
 from .reporters import html_report, json_report, per_question_report
 from .reporters.html.render import environment
@@ -366,6 +366,9 @@ class Result:
         """Write the report page to ``path`` (whole or not at all) and return the path. Past
         the rows a JSON holds, the per-question rows go to a Parquet file beside the page, as
         the command writes them (``report.per-question.parquet``), not into the page."""
+        problem = unnamed(os.fspath(path))
+        if problem:
+            raise OutputError(problem)
         page = Path(path)
         check_decodable(page)
         sidecar = Outputs(page, page.with_suffix(".json")).sidecar(question_rows(self.study))

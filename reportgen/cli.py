@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import os
 import re
 import sys
 from collections.abc import Callable, Collection, Sequence
@@ -20,7 +19,7 @@ from .epoch import source_date_epoch
 from .errors import InputError, RagreportError
 from .formatting import fmt_count, fmt_diff, fmt_interval, metric_label, one_line
 from .limits import MAX_N_BOOT
-from .output import MAX_JSON_ROWS, onto_stdout
+from .output import MAX_JSON_ROWS, onto_stdout, unnamed
 from .progress import SHOW_AFTER, shown
 
 if TYPE_CHECKING:
@@ -36,17 +35,14 @@ _PATH = click.Path(path_type=Path)
 
 
 class _OutputPath(click.Path):
-    """A path to write: refused where its text alone names no file (an empty path, or one
-    ending with a slash, which a Path drops: ``-o report/`` would write a file ``report``);
+    """A path to write: refused where its text alone names no file (output.unnamed);
     ``-`` is standard output, as other tools read it (it wrote a file named ``-``)."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if value == "-":
             return Path("/dev/stdout")
-        if isinstance(value, str) and not value:
-            self.fail("an empty path; give the path of a file", param, ctx)
-        if isinstance(value, str) and value.endswith(("/", os.sep)):
-            self.fail(f"{value} names a folder; give the path of a file inside it", param, ctx)
+        if isinstance(value, str) and (problem := unnamed(value)):
+            self.fail(problem, param, ctx)
         return super().convert(value, param, ctx)
 
 

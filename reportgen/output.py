@@ -91,6 +91,17 @@ def onto_stdout(paths: list[Path]) -> bool:
     return False
 
 
+def unnamed(text: str) -> str | None:
+    """Why the text of an output path names no file: it is empty, or ends with a slash (which a
+    Path drops: ``-o report/`` would write a file ``report``), or names a folder by its text
+    alone (``.``, ``..``, ``/``: the Python API's ``to_html('.')`` raised a ValueError)."""
+    if not text:
+        return "an empty path; give the path of a file"
+    if text.endswith(("/", os.sep)) or not Path(text).name:
+        return f"{text} names a folder; give the path of a file inside it"
+    return None
+
+
 def _where(path: Path) -> tuple[Path, str]:
     return path.parent.resolve(), path.name
 
@@ -190,10 +201,15 @@ def check_outputs(
         option = next((o for source, o in (read or {}).items() if _same_file(target, source)), "")
         if option:
             raise OutputError(f"{path}: is the file {option} reads; choose another output path")
-        # a device may take several outputs (-o /dev/null --json /dev/null: a gate's Markdown alone)
+        # /dev/null takes several outputs (-o /dev/null --json /dev/null: a gate's Markdown
+        # alone); any other path one: --markdown /dev/stdout --junit /dev/stdout wrote the XML
+        # alone, and said it wrote both
         shared = (_where(target) == _where(other) or _same_file(target, other) for other in targets)
-        if not special and any(shared):
-            raise OutputError(f"{path}: two outputs share one path; give each output its own path")
+        if any(shared) and not (special and os.path.realpath(target) == os.devnull):
+            raise OutputError(
+                f"{path}: two outputs share one path; give each output its own path"
+                + (" (only /dev/null takes several)" if special else "")
+            )
         if target.is_dir():
             raise OutputError(f"{path}: is a folder; give the path of a file inside it")
         if not special:

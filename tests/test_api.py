@@ -157,6 +157,23 @@ def test_to_html_and_to_json_carry_one_run_id(tmp_path, sample_result):
     assert not (tmp_path / "missing").exists()
 
 
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ("", "an empty path; give the path of a file"),
+        (".", ". names a folder; give the path of a file inside it"),
+        ("report/", "report/ names a folder; give the path of a file inside it"),
+    ],
+)
+def test_to_html_of_a_path_that_names_no_file(tmp_path, monkeypatch, sample_result, path, message):
+    """to_html('') and to_html('.') raised a ValueError ("has an empty name"), where the
+    command refuses such a path in one line; 'report/' would have written a file report."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(OutputError, match=f"^{re.escape(message)}$"):
+        sample_result.to_html(path)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_past_the_rows_a_json_holds_to_html_writes_them_beside_the_page(
     tmp_path, sample_result, monkeypatch
 ):

@@ -654,6 +654,30 @@ def test_html_and_json_at_one_path(tmp_path, good):
     assert {p.name: p.read_text() for p in folder.iterdir()} == PREVIOUS
 
 
+def test_two_outputs_to_one_device(tmp_path, good):
+    """--markdown /dev/stdout --junit /dev/stdout wrote the XML alone, and the command said it
+    wrote both; /dev/null takes several (a gate's Markdown alone)."""
+    folder = out_folder(tmp_path)
+    gate = ("--require", "correct >= -0.5")
+    for second in ("--junit", "--json"):
+        code, out, err = invoke(
+            "compare", good, good, "-o", folder / "r.html", "--markdown", "/dev/stdout",
+            second, "/dev/stdout", *gate,
+        )  # fmt: skip
+        assert code == 2 and out == "", out
+        assert err == (
+            "ragreport: error: /dev/stdout: two outputs share one path; give each output its own "
+            "path (only /dev/null takes several)\n"
+        )
+    assert {p.name: p.read_text() for p in folder.iterdir()} == PREVIOUS
+    code, _, err = invoke(
+        "compare", good, good, "-o", "/dev/null", "--json", "/dev/null", "--markdown",
+        folder / "s.md", "--n-boot", "100", *gate,
+    )  # fmt: skip
+    assert code == 0, err
+    assert (folder / "s.md").read_text().startswith("## ragreport")
+
+
 def test_output_is_a_folder(tmp_path, good):
     folder = out_folder(tmp_path)
     code, _, err = invoke("compare", good, good, "-o", folder)

@@ -17,8 +17,10 @@ from scipy import stats
 from test_eval_tool_readers import promptfoo_file, ragas_frame, result
 from test_readers import fail
 
+import reportgen
 from reportgen.analysis.stats import MetricComparison
 from reportgen.cli import cli
+from reportgen.errors import InputError
 from reportgen.reporters.html import charts
 from reportgen.reporters.html.context import metric_row
 
@@ -199,6 +201,29 @@ def test_score_columns_that_cannot_be_compared_are_refused(tmp_path, flags, mess
     a, b = logs(tmp_path)
     line = fail("compare", a, b, "-o", tmp_path / "r.html", *flags)
     assert message in line
+
+
+@pytest.mark.parametrize(
+    ("column", "why"),
+    [
+        ("judge_v2@3", "judge_v2@3 ends in @N, as the report names a metric at a cutoff"),
+        ("judge\nscore", "'judge\\nscore' holds a line break or another control character"),
+    ],
+)
+def test_a_score_column_the_report_cannot_name_is_refused(tmp_path, column, why):
+    """``--metric judge_v2@3`` read as a metric judge_v2 at k 3 ended in a KeyError, a name
+    with a line break (a CSV's quoted header cell) in an AssertionError, both with exit 1,
+    which a CI job reads as a failed gate; the Python API gave a result, then a traceback."""
+    a, b = (write(tmp_path / f"{r}.parquet", **{column: HELPFUL_A}) for r in "ab")
+    for flag in ("--metric", "--lower-is-better"):
+        line = fail("compare", a, b, "-o", tmp_path / "r.html", flag, column, "--quiet")
+        shown = column.replace("\n", "\\n")  # the error is one line
+        assert line == (
+            f"ragreport: error: {a}: {flag} {shown}: {why}; rename the column (--map "
+            f"NEW={shown}) to compare it"
+        )
+    with pytest.raises(InputError, match="rename the column"):
+        reportgen.compare(a, b, score_columns=[column], n_boot=100)
 
 
 def test_a_score_column_missing_from_one_run_or_typed_differently_is_refused(tmp_path):

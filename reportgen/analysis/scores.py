@@ -10,6 +10,7 @@ cannot be compared is named in a note instead.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
@@ -23,7 +24,7 @@ from ..inputs.database import RunDatabase, temporal_columns
 from ..inputs.load import RunFile
 from ..inputs.readers.columns import place, spells_score
 from ..inputs.row_checks import EXAMPLES, ROW_CHECKED, RowProblem, not_finite
-from .registry import BY_NAME, Metric, base_name, score
+from .registry import BY_NAME, Metric, base_name, parse_name, score
 from .stats import MetricComparison
 
 # They pair rows, or name what paired.sql derives (k_a, n_relevant_a, ...), or what the
@@ -124,12 +125,20 @@ def _unread(run: RunFile, column: str) -> str | None:
 
 
 def own_name(column: str) -> str | None:
-    """Why ``column`` cannot be compared as a score: the name is the report's own."""
+    """Why ``column`` cannot be compared as a score under its name: the name is the report's
+    own; it spans lines (a CSV's quoted header cell), which no table can show as one name; or
+    it ends in @N, as the report names a metric at a cutoff (``judge_v2@3`` was read as a
+    metric judge_v2 at k 3, and the report ended in a traceback)."""
+    rename = f"rename the column (--map NEW={column}) to compare it"
+    if any(unicodedata.category(c) == "Cc" for c in column):
+        return f"{column!r} holds a line break or another control character; {rename}"
     if column in NOT_SCORES or base_name(column) in BY_NAME:
         return (
             f"{column} is the name of one of the report's own metrics or of a pairing column; "
-            f"rename the column (--map NEW={column}) to compare it"
+            f"{rename}"
         )
+    if parse_name(column)[1] is not None:
+        return f"{column} ends in @N, as the report names a metric at a cutoff; {rename}"
     return None
 
 
