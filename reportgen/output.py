@@ -201,10 +201,14 @@ def check_outputs(
         option = next((o for source, o in (read or {}).items() if _same_file(target, source)), "")
         if option:
             raise OutputError(f"{path}: is the file {option} reads; choose another output path")
-        # /dev/null takes several outputs (-o /dev/null --json /dev/null: a gate's Markdown
-        # alone); any other path one: --markdown /dev/stdout --junit /dev/stdout wrote the XML
-        # alone, and said it wrote both
-        shared = (_where(target) == _where(other) or _same_file(target, other) for other in targets)
+        # A path takes one output, /dev/null several (-o /dev/null --json /dev/null: a gate's
+        # Markdown alone): --markdown /dev/stdout --junit /dev/stdout wrote the XML alone, and
+        # said it wrote both. Two device paths on one file (/dev/stdout and /dev/stderr into
+        # one pipe) are written each in turn, so they may meet.
+        shared = (
+            _where(target) == _where(other) or (not special and _same_file(target, other))
+            for other in targets
+        )
         if any(shared) and not (special and os.path.realpath(target) == os.devnull):
             raise OutputError(
                 f"{path}: two outputs share one path; give each output its own path"

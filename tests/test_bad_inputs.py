@@ -676,6 +676,15 @@ def test_two_outputs_to_one_device(tmp_path, good):
     )  # fmt: skip
     assert code == 0, err
     assert (folder / "s.md").read_text().startswith("## ragreport")
+    # /dev/stdout and /dev/stderr into one pipe are two paths, each written whole
+    both = subprocess.run(
+        [sys.executable, "-m", "reportgen", "compare", good, good, "-o", folder / "p.html",
+         "--n-boot", "100", "--quiet", *gate, "--markdown", "/dev/stdout", "--junit",
+         "/dev/stderr"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    assert both.returncode == 0, both.stdout
+    assert "## ragreport" in both.stdout and "<testsuite" in both.stdout
 
 
 def test_output_is_a_folder(tmp_path, good):
