@@ -309,6 +309,34 @@ def test_paired(db):
     assert p[["prompt_sizes_a", "unranked_samples_b"]].isna().all().all()
 
 
+def test_paired_of_one_sample_a_question_leaves_its_lists_out(tmp_path: Path):
+    """Without samples, RunDatabase.paired reads the query with its list columns left out and
+    puts them back as nulls: the same frame as the query's own, column for column and in
+    question order, over 5,000 questions in shuffled file order (several of DuckDB's vectors)."""
+    rng = np.random.default_rng(3)
+    ids = [f"q{i:05d}" for i in rng.permutation(5000)]
+    rows = [
+        {"question_id": q, "retrieved_ids": ["p1", "p2"], "relevant_ids": ["p2"],
+         "context_ids": ["p1"], "correct": bool(rng.integers(2)), "slice": f"s{i % 7}"}
+        for i, q in enumerate(ids)
+    ]  # fmt: skip
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    pd.DataFrame(rows).to_parquet(a)
+    pd.DataFrame(rows[::-1]).to_parquet(b)
+    db = RunDatabase(open_run(a, "A"), open_run(b, "B"))
+    try:
+        db.prepare(None)
+        db.execute("question_metrics", k=None, exponential=True)
+        db.execute("question_means")
+        db.execute("question_chars")
+        got, whole = db.paired(sampled=False), db.frame("paired")
+        assert got["question_id"].tolist() == sorted(ids)
+        assert {"prompt_sizes_a", "unranked_samples_b"} <= set(got.columns)
+        pd.testing.assert_frame_equal(got, whole)
+    finally:
+        db.close()
+
+
 def test_unmatched(db):
     u = db.frame("unmatched")
     assert list(zip(u.run, u.question_id, strict=True)) == [("a", "q3"), ("b", "q4")]

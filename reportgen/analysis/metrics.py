@@ -344,7 +344,7 @@ def compute_tables(db: RunDatabase, options: Options, curve: bool = True) -> Met
     sampled = db.sampled()
     if not sampled:  # question_means holds every score; only decompose reads the samples' rows
         db.drop("question_metrics")
-    paired, not_finite = with_scores(db, db.frame("paired"), scores.metrics)
+    paired, not_finite = with_scores(db, db.paired(sampled), scores.metrics)
     unmatched = db.frame("unmatched")
     tables = paired_tables(
         runs,
