@@ -572,6 +572,8 @@ def compare(
                 baseline,
                 files_read(context.params, readings),
             )
+    for note in dict.fromkeys(note for pair in study.pairs for note in pair.margin_notes):
+        _echo(f"ragreport: warning: {note}", err=True)
     err = onto_stdout(outputs.written(study))  # the report is stdout: the lines go beside
     for pair in study.pairs:
         named = f"{pair.runs['b'].label}: " if study.family is not None else ""

@@ -119,10 +119,12 @@ def test_a_margin_the_verdict_does_not_read_is_said_so(tmp_path):
     code, out, doc = compare(tmp_path, *large_gain(), "--margin", "ndcg=0.2")
     assert code == 0, out
     assert doc["verdict"]["margin"] is None
-    assert (
+    note = (
         "--margin ndcg=0.2 is not read: the verdict reads the margin of its metric, correct, "
         "only; the intervals of ndcg are in the metric table"
-    ) in doc["warnings"]
+    )
+    assert note in doc["warnings"]
+    assert f"ragreport: warning: {note}" in out  # on stderr, as a gate rule's like warning
     _, _, doc = compare(tmp_path, *large_gain(), "--margin", "correct=0.2")
     assert not any("is not read" in w for w in doc["warnings"])
 
@@ -139,9 +141,11 @@ def test_a_margin_past_any_difference_of_the_metric_is_warned_of(tmp_path, given
     code, out, doc = compare(tmp_path, *large_gain(), *margins)
     assert code == 0, out
     assert doc["verdict"]["relevance"] == f"B better, but by less than {named.split('=')[-1]}"
-    assert (
+    note = (
         f"--margin {named} is past any difference of correct: B − A lies in [-1, 1], so the "
         "verdict's reading against it says nothing; give a margin inside that range"
-    ) in doc["warnings"]
+    )
+    assert note in doc["warnings"]
+    assert out.count(f"ragreport: warning: {note}") == 1
     _, _, doc = compare(tmp_path, *large_gain(), "--margin", "0.99")
     assert not any("is past any difference" in w for w in doc["warnings"])

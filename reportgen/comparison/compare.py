@@ -110,6 +110,9 @@ class Comparison:
     warnings: list[str]
     supported: SupportedRule  # when an answer counts as supported, and how much that decides
     gate: GateResult | None = None  # None without rules
+    # the warnings about --margin values the verdict does not read (among ``warnings`` too),
+    # which the command also prints on stderr, as it does a gate rule's like them
+    margin_notes: tuple[str, ...] = ()
 
     @property
     def paired(self) -> pd.DataFrame:
@@ -513,6 +516,7 @@ def compare_runs(
     )
     digits = metric_digits(headline, comparisons[headline].a)  # as the headline's row
     counts = held or (n_paired + len(tables.only_a), n_paired + len(tables.only_b))
+    margin_notes = tuple(_unread_margins(options, headline))
     return Comparison(
         options=options,
         runs=runs,
@@ -552,10 +556,11 @@ def compare_runs(
             *tables.notes,
             *_cluster_hint(runs, options),
             *few_resamples(options.n_boot, options.confidence, _bootstrapped(comparisons, slices)),
-            *_unread_margins(options, headline),
+            *margin_notes,
         ],
         supported=supported,
         gate=gate,
+        margin_notes=margin_notes,
     )
 
 
