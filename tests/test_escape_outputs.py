@@ -205,6 +205,19 @@ def test_markdown_links_and_notifies_nothing_in_user_text(text, shown):
     assert "<a " not in rendered
 
 
+@pytest.mark.parametrize("text", [" tier", "tier ", "a  b", "  ", "-  1"])
+def test_markdown_shows_the_spaces_a_name_holds(text):
+    """A table cell drops its first and last spaces and HTML collapses a run of them, so the
+    slices ' tier' and 'tier' (or 'a  b' and 'a b') read as one; each such space is a
+    no-break space, which the cell shows."""
+    from reportgen.reporters.markdown_report import escape
+
+    table = f"| slice |\n|---|\n| {escape(text)} |\n"
+    rendered = MarkdownIt("gfm-like").render(table)
+    (cell,) = re.findall(r"<td>(.*?)</td>", rendered)
+    assert cell.replace("\u00a0", " ") == text
+
+
 RTL = "\u202eevil"  # a right-to-left override, left open
 ISOLATED = "\u2068" + RTL + "\u202c\u2069"  # as every output shows it: closed, in an isolate
 

@@ -69,6 +69,7 @@ _REFERENCE = re.compile(
 # where user text begins a list item ("- 1. x"), a marker would start a nested list and vanish
 _LIST_MARKER = re.compile(r"^(\d{1,9}(?=[.)](?:\s|$))|)([-+.)])")
 _LONG_WORD = re.compile(rf"\S{{{MAX_TEXT + 1},}}")  # a name without spaces longer than MAX_TEXT
+_DROPPED_SPACE = re.compile(r"^ | $| (?= )")
 ZERO_WIDTH_SPACE = "&#8203;"  # after an @, it keeps GitHub from notifying the account named
 
 
@@ -91,10 +92,13 @@ def escape(text: str, limit: int = MAX_TEXT, cut: Callable[[str, int], str] = cu
     character a terminal acts on when a CI log prints it.
     A name (a slice value, a file, a rule) is cut in its middle, where two of one long prefix
     differ at their ends; prose is cut at its end (``prose``)."""
-    # a control as its escape (\x1b, and \n, \r, \t as the command prints them), then the
-    # spaces left collapsed: 'line\nbreak' must not read as 'line break'
-    text = cut(" ".join(one_line(str(text)).split()), limit)
+    # a control as its escape (\x1b, and \n, \r, \t as the command prints them): 'line\nbreak'
+    # must not read as 'line break'
+    text = cut(one_line(str(text)), limit)
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    # a space the rendering would drop (first or last in a cell, one after another) kept as a
+    # no-break space: slices ' tier' and 'tier', or 'a  b' and 'a b', read as two
+    text = _DROPPED_SPACE.sub("&nbsp;", text)
     text = _LIST_MARKER.sub(r"\1\\\2", _SPECIAL.sub(r"\\\1", text))
     text = "\\" + text if text.startswith("::") else text  # a CI workflow command's, where
     # the text begins a line (a study's best candidate); GitHub renders \: as :
