@@ -217,16 +217,23 @@ def test_a_set_of_unanswerable_questions_is_defined_without_hits(tmp_path, dropp
 @pytest.mark.parametrize(
     ("cutoff", "scored"),
     [
-        (None, "each question's own context_spans, k = its length"),
-        (3, "k = 3: the first 3 passages of retrieved_spans (--k)"),
+        (
+            None,
+            "Retrieval is scored at the passages the generator received: each question's own "
+            "context_spans, k = its length",
+        ),
+        (3, "Retrieval is scored at k = 3 (--k): the first 3 passages of retrieved_spans. "),
     ],
 )
 def test_the_prompt_cutoff_of_a_span_log_names_its_own_columns(cutoff, scored):
-    """The chunking pair logs no context_ids and no relevant_ids: the definition named them."""
+    """The chunking pair logs no context_ids and no relevant_ids: the definition named them.
+    With --k it says the cutoff alone: "at the passages the generator received" was false of
+    --k 1 beside prompts of 8 passages, where the prompt-size check said so."""
     logs = [SAMPLE / f"manuals_{c}.parquet" for c in ("a_chunk400", "b_chunk1000")]
     pair = run_study(logs, Options(n_boot=200, cutoff=cutoff)).pairs[0]
     text = dict(context.definitions(pair))["Prompt cutoff"]
-    assert text.startswith(f"Retrieval is scored at the passages the generator received: {scored}")
+    assert text.startswith(scored)
+    assert ("generator received" in text) == (cutoff is None)
     assert "rel = labelled spans of grade > 0;" in text and "context_ids" not in text
 
 

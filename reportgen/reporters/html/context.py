@@ -670,11 +670,14 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
     t = result.tables
     k = t.named_cutoff
     gain = "2^g \u2212 1" if result.options.gain == "exponential" else "g"
+    # with --k, what the generator received is the prompt-size check's to say, not this one's
     cutoff = (
-        f"k = {k}: the first {fmt_count(k, 'passage')} of {t.ranking_column} (--k)"
+        f"Retrieval is scored at k = {k} (--k): the first {fmt_count(k, 'passage')} of "
+        f"{t.ranking_column}"
         if t.k_source == "--k" and k is not None
-        else f"each question's own {t.ranking_column}, k = its length (metric names use the most "
-        f"common length of a prompt that is not empty, {k})"
+        else "Retrieval is scored at the passages the generator received: each question's own "
+        f"{t.ranking_column}, k = its length (metric names use the most common length of a "
+        f"prompt that is not empty, {k})"
     )
     # span labels: each label is found at the first passage relevant to it ("Span labels")
     rel = "labelled spans" if CHAR_METRICS[0] in t.metrics else "labelled passages"
@@ -685,7 +688,7 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
     out = [
         (
             "Prompt cutoff",
-            f"Retrieval is scored at the passages the generator received: {cutoff}. "
+            f"{cutoff}. "
             f"rel = {rel} of grade > 0; a passage repeated in a ranking counts once, at "
             "its first position. Questions without labelled evidence are left out of retrieval "
             "metrics." + _rel_level(result),
