@@ -54,7 +54,9 @@ problems AS (
     WHERE question_id IS NULL OR blank_id
     UNION ALL
     SELECT c.run, 'duplicate_id', 'question_id', c.row_number, c.question_id,
-           'first seen at row ' || (d.first_row + 1)
+           -- in a log of samples a question_id repeats by design: what repeats is the pair
+           CASE WHEN c.sample IS NOT NULL THEN 'sample ' || c.sample || ', ' ELSE '' END
+           || 'first seen at row ' || (d.first_row + 1)
     FROM checked AS c
     JOIN repeated AS d
       ON d.run = c.run AND d.question_id = c.question_id

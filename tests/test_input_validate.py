@@ -284,3 +284,26 @@ def test_a_log_whose_every_prompt_is_empty_leaves_out_its_retrieval_metrics(tmp_
     ranked = tmp_path / "ranked.parquet"
     run[["question_id", "retrieved_ids", "relevant_ids", "context_ids"]].to_parquet(ranked)
     assert validate(ranked, code=2) == [f"{ranked}: {reason}"]
+
+
+def test_a_repeated_sample_of_a_question_is_named_with_its_sample(tmp_path):
+    """In a log of samples a question_id repeats by design: what repeats is the question and
+    its sample, which the line names (it said only "repeats a question_id")."""
+    log = tmp_path / "run.parquet"
+    rows = {"question_id": ["q1", "q1", "q2", "q1"], "sample": ["0", "1", "0", "0"],
+            "correct": [True, False, True, True]}  # fmt: skip
+    pq.write_table(pa.table(rows), log)
+    lines = validate(log, code=2)
+    assert any(
+        "row 4 (question_id 'q1') repeats a question_id (and its sample 0, first seen at row 1)"
+        in line
+        for line in lines
+    ), lines
+    refusal = fail("compare", log, log, "-o", tmp_path / "r.html")
+    assert "question_id 'q1' with sample 0 appears in rows 1 and 4;" in refusal
+    without = tmp_path / "plain.parquet"
+    pq.write_table(pa.table({"question_id": ["q1", "q1"], "correct": [True, False]}), without)
+    assert any(
+        "row 2 (question_id 'q1') repeats a question_id (first seen at row 1)" in line
+        for line in validate(without, code=2)
+    )

@@ -150,7 +150,7 @@ def test_a_repeated_sample_is_a_duplicate(tmp_path):
     a.at[1, "sample"] = 0  # q1 sample 0 twice
     result, _, _ = _compare(tmp_path, a, _frame(B))
     assert result.exit_code == 2
-    assert "'q1' appears in rows 1 and 2" in result.output
+    assert "'q1' with sample 0 appears in rows 1 and 2" in result.output  # the pair repeats
 
 
 def test_repeats_in_a_sample_column_that_names_none_are_duplicates(tmp_path):

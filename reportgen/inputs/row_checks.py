@@ -111,7 +111,9 @@ class RowProblem:
             return where
         detail = self.details[i]
         if self.kind == "duplicate_id":  # "first seen at row 1", as the file's reader finds it
-            detail = f"first seen at {self._where(self._first(i))}"
+            sample = self._sample(i)
+            first = f"first seen at {self._where(self._first(i))}"
+            detail = f"and its {sample}, {first}" if sample else first
         elif self.kind == "sample_labels":  # "row 1 has x, this row y"; x and y are logged text
             first, rest = str(detail).split(" has ", 1)
             detail = f"{self._where(int(first.removeprefix('row ')))} has {rest}"
@@ -129,6 +131,11 @@ class RowProblem:
         """The row a duplicate_id example's question_id was first seen at (its detail)."""
         return int(str(self.details[i]).rsplit(" ", 1)[1])
 
+    def _sample(self, i: int) -> str:
+        """A duplicate_id example's sample ('sample 0') in a log of samples, where a question_id
+        repeats by design and what repeats is the pair; else ''."""
+        return str(self.details[i]).rsplit("first seen at row ", 1)[0].removesuffix(", ")
+
     def error(self) -> str:
         """The first example as compare's one-line refusal."""
         hint = self._words[1]
@@ -136,8 +143,9 @@ class RowProblem:
             where = self._where(self.rows[0])
             return f"{self.path}: {where} has no question_id (null or blank); {hint}"
         if self.kind == "duplicate_id":
+            sample = f" with {self._sample(0)}" if self._sample(0) else ""
             return (
-                f"{self.path}: question_id {self.question_ids[0]!r} appears in "
+                f"{self.path}: question_id {self.question_ids[0]!r}{sample} appears in "
                 f"{self._where(self._first(0), self.rows[0])}; {hint}"
             )
         return f"{self.path}: {self._example(0)}; {hint}"
