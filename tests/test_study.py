@@ -1082,6 +1082,56 @@ def test_holdout_by_a_column_its_samples_disagree_on_is_refused(tmp_path):
     )
 
 
+def _split_logs(tmp_path, candidate_rows):
+    """A baseline of one answer a question split test/dev, and a candidate of ``candidate_rows``."""
+    base = [{"question_id": f"q{i:02}", "correct": i % 3 > 0,
+             "split": "test" if i % 3 == 0 else "dev"} for i in range(60)]  # fmt: skip
+    logs = [tmp_path / "a.parquet", tmp_path / "b.parquet"]
+    pd.DataFrame(base).to_parquet(logs[0])
+    pd.DataFrame(candidate_rows(base)).to_parquet(logs[1])
+    return logs
+
+
+def test_holdout_by_a_column_a_candidate_s_samples_disagree_on_is_refused(tmp_path):
+    """The candidate's own column is checked as the baseline's is: its 3 samples of q00 on two
+    sides of the split were accepted, where --slice refused them."""
+
+    def samples(base):
+        rows = [dict(r, sample=s) for r in base for s in range(3)]
+        rows[1]["split"] = "test" if rows[1]["split"] == "dev" else "dev"  # q00, sample 1
+        return rows
+
+    logs = _split_logs(tmp_path, samples)
+    code, output = invoke("compare", *logs, "-o", tmp_path / "r.html", "--holdout", "split=test")
+    assert code == 2 and not (tmp_path / "r.html").exists()
+    assert output.strip().endswith(
+        "b.parquet: column 'split' (asked for by --holdout) has more than one value for question "
+        "'q00'; a question's samples share its side of the holdout: give each question one value"
+    )
+
+
+def test_a_candidate_whose_split_differs_from_the_baseline_s_is_warned_of(tmp_path):
+    """Every question on the other side of the split in B's log: the held-out difference rests
+    on the baseline's split, which B's log contradicts; --slice warned of such a column, and
+    --holdout said nothing."""
+
+    def flipped(base):
+        return [dict(r, split="dev" if r["split"] == "test" else "test") for r in base]
+
+    logs = _split_logs(tmp_path, flipped)
+    doc = compare_runs(tmp_path / "out", *logs, options=(*FAST, "--holdout", "split=test"))
+    note = (
+        "--holdout column 'split' has another value in run B than in run A for 60 paired "
+        "questions (q00, q01, q02, q03, q04, q05, q06, q07, q08, q09 and 50 more); the held-out "
+        "questions are run A's"
+    )
+    assert note in doc["warnings"]
+    assert doc["holdout"]["n_held_out"] == 20  # the baseline's split: q00, q03, ... q57
+    agreeing = _split_logs(tmp_path, lambda base: base)
+    doc = compare_runs(tmp_path / "same", *agreeing, options=(*FAST, "--holdout", "split=test"))
+    assert not any("--holdout column" in w for w in doc["warnings"])
+
+
 def test_holdout_end_to_end(tmp_path):
     doc = compare_runs(tmp_path, A, B, C, options=(*FAST, "--holdout", "0.4"))
     h = doc["holdout"]

@@ -287,6 +287,9 @@ class Study:
     matrix: list[MatrixCell]  # every ordered pair of runs; empty with one candidate
     gate: GateResult | None
     holdout: Holdout | None = None  # with --holdout
+    # --holdout COLUMN=VALUE: a candidate logging COLUMN with other values than the baseline's
+    # (the side is the baseline's), as a warning each
+    holdout_notes: tuple[str, ...] = ()
 
     @property
     def baseline(self) -> RunFile:
@@ -328,7 +331,7 @@ class Study:
             for p in self.pairs
             if self.headline not in p.comparisons and self.family is not None
         ]
-        return missing + unranked + _same_candidates(self.runs[1:])
+        return missing + unranked + _same_candidates(self.runs[1:]) + list(self.holdout_notes)
 
 
 def _same_candidates(candidates: list[RunFile]) -> list[str]:
@@ -531,7 +534,7 @@ def run_study(
     if m == 1:
         missing = {names[0]: pairs[0].tables.only_b, names[1]: pairs[0].tables.only_a}
     family = _family(pairs, options.confidence, pair_options.confidence) if m > 1 else None
-    held_out = _holdout(pairs, options) if options.holdout else None
+    held_out, held_notes = _holdout(pairs, options) if options.holdout else (None, [])
     return Study(
         options=options,
         runs=[pairs[0].runs["a"], *(p.runs["b"] for p in pairs)],
@@ -544,6 +547,7 @@ def run_study(
         matrix=_matrix(pairs, options) if m > 1 else [],
         gate=_gate(pairs),
         holdout=held_out,
+        holdout_notes=tuple(held_notes),
     )
 
 
@@ -801,13 +805,14 @@ def _curse(pairs: list[Comparison], options: Options, held: Holdout | None) -> W
     )
 
 
-def _holdout(pairs: list[Comparison], options: Options) -> Holdout:
-    """--holdout: the best candidate chosen on the other questions, measured on the held out."""
+def _holdout(pairs: list[Comparison], options: Options) -> tuple[Holdout, list[str]]:
+    """--holdout: the best candidate chosen on the other questions, measured on the held out;
+    and a warning for each candidate logging COLUMN with other values than the baseline's."""
     assert options.holdout is not None
     first = pairs[0]
     rule = holdout.parse(options.holdout)
     ids = first.paired[["question_id"]]
-    values = None
+    values, notes = None, []
     if isinstance(rule, tuple):
         if rule[0] not in first.runs["a"].columns:
             raise InputError(
@@ -815,6 +820,11 @@ def _holdout(pairs: list[Comparison], options: Options) -> Holdout:
                 "a column the baseline log has, or give a fraction"
             )
         values = _column_values(first.runs["a"], rule[0], ids, held=True)
+        notes = [
+            note
+            for pair in pairs
+            if (note := _held_apart(first.runs["a"], pair.runs["b"], rule[0], ids)) is not None
+        ]
     labels = _clusters(first, options)
     chosen = holdout.split(
         options.holdout,
@@ -839,6 +849,30 @@ def _holdout(pairs: list[Comparison], options: Options) -> Holdout:
         seed=options.seed,
         question_ids=ids["question_id"].to_numpy(),
         asked=f"{first.runs['a'].path}: --holdout {options.holdout}",
+    ), notes
+
+
+def _held_apart(base: RunFile, run: RunFile, column: str, ids: pd.DataFrame) -> str | None:
+    """A candidate's own --holdout COLUMN: refused where its samples of a question differ in it,
+    as the baseline's are; where it gives paired questions another value than the baseline's,
+    a warning naming them (the side is the baseline's, so the held-out difference rests on a
+    split the candidate's log contradicts there). None where it agrees or lacks the column."""
+    if column not in run.columns:
+        return None
+    questions = open_questions(base, run)
+    try:
+        values = questions.slice_values(column)
+    finally:
+        questions.close()
+    one_value_a_question(values, column, {"b": run}, "--holdout", "side of the holdout")
+    merged = ids.merge(values, how="left")
+    differ = merged.loc[merged["differs"].fillna(False).astype(bool), "question_id"].tolist()
+    if not differ:
+        return None
+    return (
+        f"--holdout column {column!r} has another value in run {run.label} than in run "
+        f"{base.label} for {fmt_count(len(differ), 'paired question')} "
+        f"({fmt_listed(differ, EXAMPLES)}); the held-out questions are run {base.label}'s"
     )
 
 
