@@ -213,6 +213,13 @@ SCHEMA = {
         "column question_id has type double, expected string (ints accepted) (pairing key, "
         "unique within a run); convert it to text or whole numbers",
     ),
+    # nor of a sample column: without it a log of samples repeats every question
+    "float sample": (
+        _typed("sample", pa.array(np.zeros(12))),
+        "column sample has type double, expected string (ints accepted) (which of several "
+        "answers to the question this row is; one row per question and sample); convert it to "
+        "text or whole numbers",
+    ),
     "struct slice": (_typed("slice", pa.array([{"x": 1}] * 12)), "column slice"),
     "span grade as text": (
         _typed(

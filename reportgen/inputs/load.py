@@ -22,6 +22,7 @@ from ..formatting import fmt_count, row_named
 from .contract import (
     BY_NAME,
     FALSE_WORDS,
+    SAMPLE_COLUMNS,
     TRUE_WORDS,
     derived_table_problem,
     flag_problem,
@@ -204,9 +205,11 @@ def schema_problems(path: Path, schema: pa.Schema) -> list[str]:
         column = BY_NAME.get(field.name)
         problem = column and type_problem(column, field.type)
         if problem:
+            # question_id a log cannot go without; without its sample column a log of samples
+            # repeats every question, so neither is to be dropped
             fix = (
-                "convert it to text or whole numbers"  # the one column a log cannot go without
-                if field.name == "question_id"
+                "convert it to text or whole numbers"
+                if field.name in ("question_id", *SAMPLE_COLUMNS)
                 else "convert it or drop the column"
             )
             problems.append(f"{path}: column {field.name} {problem}; {fix}")
