@@ -111,7 +111,7 @@ def test_a_prompt_of_one_passage(tmp_path):
         "--k",
         "1",
     )
-    assert "k = 1: the first 1 passage of retrieved_ids (--k)." in text
+    assert "Retrieval is scored at k = 1 (--k): the first 1 passage of retrieved_ids." in text
     assert "Unjudged@1, the share of the top 1 passage that no label judged" in text
     assert "B \u2212 A 0.000, over 1 question." in text
 
