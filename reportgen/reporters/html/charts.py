@@ -81,10 +81,11 @@ def differences(
             "outcome": np.where(gain > 0, "B wins", np.where(gain < 0, "B loses", "tie")),
         }
     )
+    chart = alt.Chart(frame, title=f"Per-question difference B \u2212 A in {metric}")
+    # every question a tie (B = A): bars of no height drew an empty frame; a tick at 0 each
+    marked = chart.mark_bar() if values.any() else chart.mark_tick(orient="horizontal", thickness=4)
     return (
-        alt.Chart(frame, title=f"Per-question difference B \u2212 A in {metric}")
-        .mark_bar()
-        .encode(
+        marked.encode(
             x=alt.X(
                 "rank:Q",
                 title="questions, sorted by difference",
@@ -171,12 +172,15 @@ def metric_curve(
     )
 
 
-def _bin_edges(values: np.ndarray, bins: int = 40) -> np.ndarray | int:
+def _bin_edges(values: np.ndarray, bins: int = 40, span: float = 1.0) -> np.ndarray | int:
     """About ``bins`` equal bins; on a lattice (means of a binary outcome are multiples of 1/n)
-    each bin holds the same number of lattice points, so the histogram shows no false spikes."""
+    each bin holds the same number of lattice points, so the histogram shows no false spikes.
+    One value (B = A: every resample 0) is one bar centred on it, 1/``bins`` of ``span`` (the
+    axis the chart draws) wide: numpy's bins of v - 0.5 to v + 0.5 drew it from v to v + 0.025,
+    right of the zero line and across an upper bound of +0.016."""
     points = np.unique(values)
     if len(points) < 2:
-        return bins
+        return np.array([-0.5, 0.5]) * span / bins + (points[0] if len(points) else 0.0)
     step = float(np.min(np.diff(points)))
     span = float(points[-1] - points[0])
     if not np.allclose((points - points[0]) / step, np.round((points - points[0]) / step)):
@@ -197,7 +201,9 @@ def bootstrap(
 ) -> dict[str, Any]:
     """Histogram of the bootstrap means of B - A (with ``normal``: draws of the mean's normal
     limit, which stand for them on large sets), the interval (dashed) and zero (solid) marked."""
-    counts, edges = np.histogram(means, bins=_bin_edges(means))
+    drawn_at = np.array([0.0, low, high, diff, *means[:1]])
+    span = float(np.nanmax(drawn_at) - np.nanmin(drawn_at)) or 1.0
+    counts, edges = np.histogram(means, bins=_bin_edges(means, span=span))
     unit, drawn = ("draws", "a draw of the mean") if normal else ("resamples", "mean of a resample")
     bins = pd.DataFrame({"start": edges[:-1], "end": edges[1:], unit: counts})
     marks = pd.DataFrame(
