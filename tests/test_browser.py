@@ -452,6 +452,52 @@ def test_on_a_phone_the_page_never_scrolls_sideways(chromium, sample_report):
         chromium.set_window_size(1280, 1000)
 
 
+_CHART_BOXES = """
+var drawn = arguments[0];
+return Array.prototype.map.call(document.querySelectorAll('figure.chart'), function (f) {
+  var svg = f.querySelector(drawn);
+  var box = svg.getBoundingClientRect(), view = svg.viewBox.baseVal;
+  return {id: f.id, right: box.right, chart: f.getBoundingClientRect().right,
+          scroll: f.scrollWidth, client: f.clientWidth, width: box.width,
+          shape: box.width / box.height, drawn: view.width / view.height};
+});
+"""
+
+
+@pytest.mark.parametrize("scripts", ["live", "static"])
+def test_in_a_window_of_800_px_every_chart_is_whole(
+    chromium, chromium_no_js, sample_report, scripts
+):
+    """At 800 px the curve chart's third panel and the differences chart's legend ("B wir") lay
+    past the chart's box, seen only by scrolling it sideways (where a scroll bar shows at all):
+    a chart wider than its box is drawn smaller, its shape kept, down to 560 px; below that (a
+    phone) it scrolls inside its box, as a table does, rather than shrinking its text to
+    nothing."""
+    driver = chromium if scripts == "live" else chromium_no_js
+    html, _ = sample_report
+    try:
+        driver.set_window_size(800, 1000)
+        br.open_clean(driver, html.as_uri())
+        if scripts == "live":
+            br.wait_for_live_charts(driver)
+        charts = driver.execute_script(_CHART_BOXES, f".{scripts} svg")
+        assert len(charts) >= 4, charts
+        for chart in charts:
+            assert chart["right"] <= chart["chart"] + 0.5, chart
+            assert chart["scroll"] <= chart["client"], chart
+            assert chart["shape"] == pytest.approx(chart["drawn"], rel=0.01), chart
+        driver.set_window_size(390, 900)
+        br.open_clean(driver, html.as_uri())
+        if scripts == "live":
+            br.wait_for_live_charts(driver)
+        charts = driver.execute_script(_CHART_BOXES, f".{scripts} svg")
+        wide = [c for c in charts if c["scroll"] > c["client"]]  # scrolls inside its box
+        assert wide, charts  # the curve chart, 832 px as drawn
+        assert all(c["width"] == pytest.approx(560, abs=1) for c in wide), wide
+    finally:
+        driver.set_window_size(1280, 1000)
+
+
 def test_printed_a_folded_section_is_on_paper(chromium, sample_report):
     """An archived PDF left out the slice matrix and 17 of 20 worked cases, which were folded;
     on paper a table wraps to the page rather than scrolling."""
