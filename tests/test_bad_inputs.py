@@ -208,17 +208,29 @@ SCHEMA = {
     ),
     "nested id lists": (_typed("relevant_ids", pa.array([[["p2"]]] * 12)), "relevant_ids"),
     # it said "convert it or drop the column" of the one column a log cannot go without
-    "float question_id": (
-        _typed("question_id", pa.array(np.arange(12, dtype=float))),
-        "column question_id has type double, expected string (ints accepted) (pairing key, "
+    "boolean question_id": (
+        _typed("question_id", pa.array([True, False] * 6)),
+        "column question_id has type bool, expected string (whole numbers accepted) (pairing key, "
         "unique within a run); convert it to text or whole numbers",
     ),
     # nor of a sample column: without it a log of samples repeats every question
-    "float sample": (
-        _typed("sample", pa.array(np.zeros(12))),
-        "column sample has type double, expected string (ints accepted) (which of several "
+    "boolean sample": (
+        _typed("sample", pa.array([False] * 12)),
+        "column sample has type bool, expected string (whole numbers accepted) (which of several "
         "answers to the question this row is; one row per question and sample); convert it to "
         "text or whole numbers",
+    ),
+    # floats are read as the whole numbers they hold, as a CSV's 7.0 is; a fraction would pair
+    # by a spelling of it
+    "fractional question_id": (
+        _typed("question_id", pa.array([0.0, 1.0, 2.0, 3.5, *range(4, 12)], pa.float64())),
+        "row 4 (question_id 3.5): question_id has 3.5, a fraction; an id is text or a whole "
+        "number: fix the value, or write the column as text",
+    ),
+    "float sample past 2**53": (
+        _typed("sample", pa.array([0.0] * 11 + [2.0**60])),
+        "row 12 (question_id 'q11'): sample has 1.152921504606847e+18, past 2**53, where a "
+        "float loses the id's last digits",
     ),
     "struct slice": (_typed("slice", pa.array([{"x": 1}] * 12)), "column slice"),
     "span grade as text": (
@@ -1112,6 +1124,28 @@ def test_a_metric_null_throughout_one_run_is_named_not_compared(tmp_path):
         "faithfulness: no paired question has a value in both runs, so it is left out of the "
         "comparison; log it for the same questions in both runs" in doc["warnings"]
     )
+
+
+def test_whole_numbers_logged_as_floats_pair_with_the_same_ids_as_text(tmp_path):
+    """pandas writes an integer column that held a missing value as float64: a Parquet log of
+    question_id 1.0, 2.0, ... was refused ("convert it to text or whole numbers") where the same
+    log as CSV was read as 1, 2, ...; it pairs with ids logged as text, sample and the slice
+    column (read from the log as written) included."""
+    data = rows(8)
+    a = pd.DataFrame(data).assign(
+        question_id=np.arange(8, dtype=float) + 1, sample=0.0, slice=["x", "y"] * 4
+    )
+    b = pd.DataFrame(rows(8, flip=2)).assign(
+        question_id=[str(i + 1) for i in range(8)], sample="0", slice=["x", "y"] * 4
+    )
+    a.to_parquet(tmp_path / "a.parquet")
+    b.to_csv(tmp_path / "b.csv", index=False)
+    doc = report(tmp_path, tmp_path / "a.parquet", tmp_path / "b.csv", "--slice", "slice")
+    assert doc["n_paired"] == 8
+    pairs = {q["question_id"]: q["correct_b"] - q["correct_a"] for q in doc["per_question"]}
+    assert pairs == {str(i + 1): float(i in (4, 5)) for i in range(8)}
+    slices = doc["slices"]["slice"]
+    assert {value: s["correct"]["n"] for value, s in slices.items()} == {"x": 4, "y": 4}
 
 
 def _retrieval(doc: dict) -> dict:

@@ -47,6 +47,14 @@ def _id(t: pa.DataType) -> bool:
 
 
 @_decoded
+def _key(t: pa.DataType) -> bool:
+    """question_id and sample: an id, or whole numbers logged as floats (pandas writes an
+    integer column that held a missing value as float64), read as the integers they are, as
+    a CSV's 7.0 is; key_problem refuses a value that is not one."""
+    return _id(t) or pa.types.is_floating(t) or pa.types.is_decimal(t)
+
+
+@_decoded
 def _label(t: pa.DataType) -> bool:
     """A slice's value: one with a text of its own (text, a number, a boolean, a date or a
     time), read as text as --slice reads any column: a log's own `slice` of booleans or dates
@@ -193,6 +201,28 @@ def integer_problem(values: pa.Array) -> tuple[int, str] | None:
     return index, f"{value!r}, beyond 2**63 - 1, the largest integer read"
 
 
+KEY_LIMIT = 2**53  # past it a float's last digits are lost: 12345678901234567.0 is ...568
+
+
+def key_problem(values: pa.Array) -> tuple[int, str] | None:
+    """The index of the first value of a key column logged as floats or decimals (_key) that
+    is not a whole number within KEY_LIMIT, and what it is, as a CSV's or JSON's id is
+    refused (readers/columns.py); None when every value is one (nulls are left to the row
+    checks)."""
+    doubles = pc.cast(values, pa.float64())
+    whole = pc.and_(pc.is_finite(doubles), pc.equal(pc.floor(doubles), doubles))
+    bad = pc.invert(pc.and_(whole, pc.less_equal(pc.abs(doubles), float(KEY_LIMIT))))
+    index = pc.index(pc.fill_null(bad, False), True).as_py()
+    if index < 0:
+        return None
+    value = doubles[index].as_py()
+    if not math.isfinite(value):
+        return index, f"{value!r}, not a finite number"
+    if not value.is_integer():
+        return index, f"{value!r}, a fraction"
+    return index, f"{value!r}, past 2**53, where a float loses the id's last digits"
+
+
 @dataclass(frozen=True)
 class Column:
     name: str
@@ -206,7 +236,9 @@ FLAG = "bool (1/0 and yes/no accepted)"
 LABEL = "string (numbers, booleans and dates read as text)"
 
 COLUMNS: tuple[Column, ...] = (
-    Column("question_id", "string (ints accepted)", _id, "pairing key, unique within a run"),
+    Column(
+        "question_id", "string (whole numbers accepted)", _key, "pairing key, unique within a run"
+    ),
     Column("question", "string", is_text, "the question text, shown in drill-downs"),
     Column(
         "slice",
@@ -272,11 +304,16 @@ COLUMNS: tuple[Column, ...] = (
     ),
     Column(
         "sample",
-        "string (ints accepted)",
-        _id,
+        "string (whole numbers accepted)",
+        _key,
         "which of several answers to the question this row is; one row per question and sample",
     ),
-    Column("epoch", "string (ints accepted)", _id, "another name of sample; log one of the two"),
+    Column(
+        "epoch",
+        "string (whole numbers accepted)",
+        _key,
+        "another name of sample; log one of the two",
+    ),
 )
 
 # run-log columns of scores or flags of an answer that the report compares only when asked

@@ -22,6 +22,7 @@ from .contract import (
     FLAG,
     FLAG_SPACE,
     LARGEST_VALUE,
+    SAMPLE_COLUMNS,
     TRUE_WORDS,
     has_samples,
 )
@@ -39,6 +40,7 @@ _DATA_ERRORS = (
 _ROW_CHECKS = {"examples": EXAMPLES, "largest": LARGEST_VALUE}  # row_problems' parameters
 _ROW_NUMBER = "file_row_number"  # the column DuckDB's Parquet reader adds on request
 _NUMBERS = ("float 0..1", "number")  # the contract's number columns, as their type is named
+_KEYS = ("question_id", *SAMPLE_COLUMNS)  # read as integers where logged as floats (_read_as)
 _PASSAGE = pa.schema(  # a row of view passage_tables
     [("run", pa.string()), ("doc_id", pa.string()), ("start", pa.int64()), ("end", pa.int64())]
 )
@@ -153,9 +155,16 @@ class RunDatabase:
     def _raw(self, run: RunFile, whole: pa.Table | None) -> duckdb.DuckDBPyRelation:
         """Every column of the log as written (``whole``: the log read through Arrow)."""
         if whole is not None:
-            return self.con.from_arrow(whole)
-        paths = [literal(f) for f in run.files or (run.path,)]
-        return self.con.read_parquet(paths, union_by_name=True)
+            relation = self.con.from_arrow(whole)
+        else:
+            paths = [literal(f) for f in run.files or (run.path,)]
+            relation = self.con.read_parquet(paths, union_by_name=True)
+        keys = [
+            _read_as(name, data_type)
+            for name, data_type in zip(relation.columns, relation.types, strict=True)
+            if name in _KEYS and _floating(data_type)
+        ]
+        return relation.project(f"* REPLACE ({', '.join(keys)})") if keys else relation
 
     def _passage_tables(self, runs: dict[str, RunFile | None]) -> duckdb.DuckDBPyRelation:
         """The passage tables (--passages) as (run, doc_id, start, end): every passage of a run's
@@ -476,12 +485,16 @@ def _read_as(name: str, duckdb_type: Any, single: bool = False) -> str:
     refuses a word with a space around it and 1.0), the rest as written (queries/runs.sql
     casts them). Shards of one log that hold such a column as numbers in one file and as text
     in another are read as text, the numbers spelled as DuckDB writes them (1.0, nan).
+    question_id and sample logged as floats (whole numbers: load.value_problems) are read as
+    the integers they are, as a CSV's 7.0 is: 1.0 as text would pair with no '1'.
 
     A number column that either run holds as float32 (``single``) is read in both at float32
     precision, as the shortest decimal that reads back as the same float32 (as_number,
     queries/rules.sql): the same scores logged as float32 by one run and float64 by the other
     (0.699999988 against 0.7) differed on every question, a "B worse" of -1e-8 that failed a
     gate."""
+    if name in _KEYS and _floating(duckdb_type):
+        return f"{name}::BIGINT AS {name}"
     if single and BY_NAME[name].type_name in _NUMBERS:
         return f"as_number({name}, true) AS {name}"
     if BY_NAME[name].type_name != FLAG or str(duckdb_type) == "BOOLEAN":
@@ -495,6 +508,10 @@ def _read_as(name: str, duckdb_type: Any, single: bool = False) -> str:
             f"END AS {name}"
         )
     return f"CASE {name}::DOUBLE WHEN 1 THEN true WHEN 0 THEN false END AS {name}"
+
+
+def _floating(duckdb_type: Any) -> bool:
+    return str(duckdb_type) in ("FLOAT", "DOUBLE") or str(duckdb_type).startswith("DECIMAL")
 
 
 def _literals(texts: tuple[str, ...]) -> str:

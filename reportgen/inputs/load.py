@@ -29,6 +29,7 @@ from .contract import (
     integer_problem,
     is_list_type,
     is_text,
+    key_problem,
     logged_flag,
     pairing_problems,
     type_problem,
@@ -243,6 +244,16 @@ def _wide_integers(schema: pa.Schema) -> dict[str, list[str]]:
     return wide
 
 
+def _float_keys(schema: pa.Schema) -> list[str]:
+    """question_id and the sample column where logged as floats or decimals (contract._key)."""
+    return [
+        field.name
+        for field in schema
+        if field.name in ("question_id", *SAMPLE_COLUMNS)
+        and (pa.types.is_floating(field.type) or pa.types.is_decimal(field.type))
+    ]
+
+
 def _logged_flags(schema: pa.Schema) -> list[str]:
     """The true/false columns of ``schema`` logged as numbers or text (contract.logged_flag)."""
     return [
@@ -266,13 +277,18 @@ def value_problems(
     """The first value of each column (and span field) whose type the contract accepts but
     whose value it does not, in row order: a span offset or a grade that is not an integer of
     the range read (2.7, 0.4, 1e30), a true/false column's number that is not 1 or 0 (0.5, 2)
-    or text that spells neither (maybe, 0.5).
+    or text that spells neither (maybe, 0.5), a question_id or sample logged as floats that is
+    not a whole number (1.5, NaN).
     ``read`` gives the named columns of the log; only a log with such columns is read here."""
-    wide, flags = _wide_integers(schema), _logged_flags(schema)
-    if not wide and not flags:
+    wide, flags, keys = _wide_integers(schema), _logged_flags(schema), _float_keys(schema)
+    if not wide and not flags and not keys:
         return []
-    table = read(["question_id", *wide, *flags])
+    table = read(list(dict.fromkeys(["question_id", *wide, *flags, *keys])))
     found: list[tuple[int, str, str]] = []  # (row, what, what to do)
+    for name in keys:
+        bad = key_problem(table[name].combine_chunks())
+        if bad is not None:
+            found.append((bad[0], f"{name} has {bad[1]}", _KEY_FIX))
     for name, fields in wide.items():
         lists = table[name].combine_chunks()
         items, parents = pc.list_flatten(lists), pc.list_parent_indices(lists)
@@ -309,6 +325,7 @@ def _columns_of(parquet: pq.ParquetFile) -> Callable[[list[str]], pa.Table]:
     return lambda names: parquet.read(columns=names)
 
 
+_KEY_FIX = "an id is text or a whole number: fix the value, or write the column as text"
 _INTEGER_FIX = (
     "offsets and grades are integers (read as they are, never rounded): fix the value in the log"
 )

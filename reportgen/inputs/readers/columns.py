@@ -339,7 +339,7 @@ def narrowed(table: pa.Table, narrow: frozenset[str], sources: Mapping[str, str]
 
 # contract type name -> (Arrow type, conversion of one non-missing cell)
 _CONVERT: dict[str, tuple[pa.DataType, Callable[[Any], Any]]] = {
-    "string (ints accepted)": (pa.string(), _key),
+    "string (whole numbers accepted)": (pa.string(), _key),
     "string": (pa.string(), _id),
     "list<string>": (pa.list_(pa.string()), _items(_key)),
     "list<int>": (pa.list_(pa.int64()), _items(_int)),
@@ -349,7 +349,7 @@ _CONVERT: dict[str, tuple[pa.DataType, Callable[[Any], Any]]] = {
     "number": (pa.float64(), _float),
 }
 # a CSV or TSV file's cells, all text
-_DELIMITED = {**_CONVERT, "string (ints accepted)": (pa.string(), _cell_key)}
+_DELIMITED = {**_CONVERT, "string (whole numbers accepted)": (pa.string(), _cell_key)}
 
 
 def place(lines: Sequence[int] | None, *rows: int, unit: str = "line") -> str:
