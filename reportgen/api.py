@@ -38,7 +38,7 @@ from .inputs.load import Source, name_problems, open_table, table_path
 from .inputs.readers import ReadOptions, mapped
 from .inputs.readers.columns import duckdb_readable
 from .output import check_outputs, unnamed, write_all
-from .pipeline import Outputs, build_report, files_read, question_rows, study_run_id
+from .pipeline import Outputs, build_report, files_read, study_run_id
 from .reporters import html_report, json_report, per_question_report
 from .reporters.html.render import environment
 from .reporters.report import Report
@@ -371,13 +371,15 @@ class Result:
             raise OutputError(problem)
         page = Path(path)
         check_decodable(page)
-        sidecar = Outputs(page, page.with_suffix(".json")).sidecar(question_rows(self.study))
+        sidecar = Outputs(page, page.with_suffix(".json")).sidecar(self._report.per_question)
         logs = list(self.logs)
         targets = check_outputs([page, *filter(None, [sidecar])], logs, read=self.read)
         report = (  # the outputs are checked before the page renders
             self._report
             if sidecar is None
-            else build_report(self.study, self.run_id, page.name, sidecar)
+            else build_report(
+                self.study, self.run_id, page.name, sidecar, questions=self._report.per_question
+            )
         )
         files: dict[Path, str | bytes] = {targets[0]: html_report.render(report)}
         if sidecar is not None:

@@ -19,7 +19,7 @@ from .epoch import source_date_epoch
 from .errors import InputError, RagreportError
 from .formatting import fmt_count, fmt_diff, fmt_interval, metric_label, one_line
 from .limits import MAX_N_BOOT
-from .output import MAX_JSON_ROWS, onto_stdout, unnamed
+from .output import MAX_JSON_BYTES, onto_stdout, unnamed
 from .progress import SHOW_AFTER, shown
 
 if TYPE_CHECKING:
@@ -496,7 +496,8 @@ outputs are written first), 2 bad input or a bad rule (nothing is written),
     metavar="PATH",
     help="Path of a Parquet of the per-question rows (each metric of each run, failure "
     "classes), which the JSON then leaves out [default: in the JSON up to "
-    f"{MAX_JSON_ROWS:,} rows, else beside it as .per-question.parquet].",
+    f"{MAX_JSON_BYTES // 1_000_000} MB of them (about 80,000 rows of ten metrics), else "
+    "beside it as .per-question.parquet].",
 )
 @_quiet
 @_reading_options
@@ -562,7 +563,7 @@ def compare(
         readings = reading(runs)
         replaced = outputs.replaced_run_id()  # its per-question file goes with it
         with shown(sys.stderr, quiet):
-            study = make_report(
+            study, sidecar = make_report(
                 list(runs),
                 options,
                 outputs,
@@ -574,7 +575,7 @@ def compare(
             )
     for note in dict.fromkeys(note for pair in study.pairs for note in pair.margin_notes):
         _echo(f"ragreport: warning: {note}", err=True)
-    err = onto_stdout(outputs.written(study))  # the report is stdout: the lines go beside
+    err = onto_stdout(outputs.written(sidecar))  # the report is stdout: the lines go beside
     for pair in study.pairs:
         named = f"{pair.runs['b'].label}: " if study.family is not None else ""
         _echo(f"{named}{pair.verdict.outcome}: {pair.verdict.reason}", err)
@@ -584,8 +585,8 @@ def compare(
         _echo(study.gate.headline, err)
         for line in study.gate.results:
             _echo(f"  {line.line}", err)
-    _echo(f"wrote {', '.join(str(p) for p in outputs.written(study))}", err)
-    stale = outputs.stale_sidecar(study, replaced)
+    _echo(f"wrote {', '.join(str(p) for p in outputs.written(sidecar))}", err)
+    stale = outputs.stale_sidecar(sidecar, replaced)
     if stale is not None and stale.resolve() not in {Path(p).resolve() for p in runs}:
         stale.unlink(missing_ok=True)
         _echo(f"removed {stale}, an earlier report's per-question rows", err)

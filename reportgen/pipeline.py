@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -18,7 +19,7 @@ from .comparison.study import Study, run_study
 from .epoch import source_date_epoch
 from .inputs.readers import ReadOptions, mapping_files
 from .output import (
-    MAX_JSON_ROWS,
+    MAX_JSON_BYTES,
     SIDECAR_SUFFIX,
     check_outputs,
     check_parquet_name,
@@ -43,7 +44,7 @@ class Outputs:
     json: Path
     markdown: Path | None = None
     junit: Path | None = None
-    per_question: Path | None = None  # None: in the JSON, or beside it past MAX_JSON_ROWS
+    per_question: Path | None = None  # None: in the JSON, or beside it past MAX_JSON_BYTES
     json_given: bool = True  # False: ``json`` is the default beside the report (no --json)
 
     def requested(self, sidecar: Path | None = None) -> list[tuple[Path, Reporter]]:
@@ -63,9 +64,10 @@ class Outputs:
         """The paths asked for (a sidecar chosen by size is not among them)."""
         return [path for path, _ in self.requested()]
 
-    def written(self, study: Study) -> list[Path]:
-        """Every file a report of ``study`` writes."""
-        return [path for path, _ in self.requested(self.sidecar(question_rows(study)))]
+    def written(self, sidecar: Path | None) -> list[Path]:
+        """Every file a report writes whose per-question rows go to ``sidecar`` (None: into
+        the JSON; Outputs.sidecar)."""
+        return [path for path, _ in self.requested(sidecar)]
 
     def replaced_run_id(self) -> str | None:
         """The run id of the report JSON at ``json`` that this report is to replace (its first
@@ -81,13 +83,13 @@ class Outputs:
         match = re.match(rb'\{\s*"run_id":\s*"([^"]+)"', head)
         return match[1].decode() if match else None
 
-    def stale_sidecar(self, study: Study, replaced: str | None) -> Path | None:
+    def stale_sidecar(self, sidecar: Path | None, replaced: str | None) -> Path | None:
         """The per-question file of the report this one replaced (``replaced``: its run id),
-        beside the JSON, where this report writes none there: no JSON names it any more, and
-        the folder held another run's rows. None where the file there is another report's (a
-        --per-question path another JSON names) or one no report wrote."""
+        beside the JSON, where this report (its rows in ``sidecar``) writes none there: no JSON
+        names it any more, and the folder held another run's rows. None where the file there is
+        another report's (a --per-question path another JSON names) or one no report wrote."""
         beside = self.json.with_suffix(SIDECAR_SUFFIX)
-        if replaced is None or beside in self.written(study) or not beside.is_file():
+        if replaced is None or beside in self.written(sidecar) or not beside.is_file():
             return None
         try:
             metadata = pq.read_schema(beside).metadata or {}
@@ -95,10 +97,10 @@ class Outputs:
             return None
         return beside if metadata.get(json_report.RUN_ID_KEY) == replaced.encode() else None
 
-    def sidecar(self, rows: int) -> Path | None:
-        """Where the per-question rows go when not in the JSON: the path asked for, else one
-        beside the JSON when there are more than the JSON holds."""
-        if self.per_question is None and rows > MAX_JSON_ROWS:
+    def sidecar(self, questions: pd.DataFrame) -> Path | None:
+        """Where the per-question rows (``questions``) go when not in the JSON: the path asked
+        for, else one beside the JSON when they would take more of it than MAX_JSON_BYTES."""
+        if self.per_question is None and json_report.row_bytes(questions) > MAX_JSON_BYTES:
             return self.json.with_suffix(SIDECAR_SUFFIX)
         return self.per_question
 
@@ -112,9 +114,10 @@ def make_report(
     labels: tuple[str, ...] = (),
     baseline: str | None = None,
     read: Mapping[Path, str] | None = None,
-) -> Study:
+) -> tuple[Study, Path | None]:
     """Compare the baseline (first, or --baseline) with every other log and write each output.
-    ``read``: the other files the command reads (``files_read``), by option."""
+    ``read``: the other files the command reads (``files_read``), by option. Returns the study
+    and where its per-question rows went (None: into the JSON; Outputs.sidecar)."""
     inputs = list(paths)
     read = read or {}
     defaults = {} if outputs.json_given else {outputs.json: "--json"}
@@ -136,12 +139,13 @@ def make_report(
         )
         run_id = study_run_id(study, repr((options, reading, labels, baseline)))
         stage("charts and the page")
-        sidecar = outputs.sidecar(question_rows(study))
-        report = build_report(study, run_id, outputs.html.name, sidecar)
+        questions = json_report.per_question(study)
+        sidecar = outputs.sidecar(questions)
+        report = build_report(study, run_id, outputs.html.name, sidecar, questions=questions)
         files = rendered(report, outputs.requested(sidecar))
     stage("writing")
     write_all(files, inputs, read)
-    return study
+    return study, sidecar
 
 
 def files_read(settings: Mapping[str, Any], reading: tuple[ReadOptions, ...]) -> dict[Path, str]:
@@ -169,11 +173,6 @@ def rendered(report: Report, requested: list[tuple[Path, Reporter]]) -> dict[Pat
         }
 
 
-def question_rows(study: Study) -> int:
-    """How many per-question rows a report of ``study`` has: one per candidate and question."""
-    return sum(len(pair.paired) for pair in study.pairs)
-
-
 def study_run_id(study: Study, settings: str) -> str:
     """A fresh id, or with SOURCE_DATE_EPOCH one derived from the inputs and ``settings``."""
     return new_run_id(source_date_epoch(), *(run.sha256 for run in study.runs), settings)
@@ -185,10 +184,12 @@ def build_report(
     html_name: str,
     sidecar: Path | None = None,
     epoch: str | None = None,
+    questions: pd.DataFrame | None = None,
 ) -> Report:
     """What every reporter is fed; the JSON document is built here, once. ``epoch``: the time
-    the page gives (seconds since 1970), else SOURCE_DATE_EPOCH's or now."""
-    questions = json_report.per_question(study)
+    the page gives (seconds since 1970), else SOURCE_DATE_EPOCH's or now; ``questions``: the
+    study's json_report.per_question, where already made."""
+    questions = json_report.per_question(study) if questions is None else questions
     return Report(
         study=study,
         run_id=run_id,

@@ -20,6 +20,7 @@ from test_passages import CHUNKINGS, as_passage_ids
 import reportgen
 from reportgen.cli import cli
 from reportgen.errors import InputError, OutputError
+from reportgen.reporters.json_report import row_bytes
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_runs"
 BASELINE = SAMPLE / "fare_rules_a_baseline.parquet"
@@ -179,15 +180,15 @@ def test_past_the_rows_a_json_holds_to_html_writes_them_beside_the_page(
 ):
     """The command puts the rows of a large comparison in a Parquet file, not the page (a
     million questions made a 23 MB page); to_html embedded them whatever their number."""
-    n = len(sample_result.per_question)  # 240
-    monkeypatch.setattr("reportgen.pipeline.MAX_JSON_ROWS", n - 1)
+    held = row_bytes(sample_result.per_question)  # the bytes of its 240 rows in the JSON
+    monkeypatch.setattr("reportgen.pipeline.MAX_JSON_BYTES", held - 1)
     page = sample_result.to_html(tmp_path / "report.html").read_text(encoding="utf-8")
     beside = tmp_path / "report.per-question.parquet"
     rows = pq.read_table(beside).to_pandas()
     pd.testing.assert_frame_equal(rows, sample_result.per_question)
     assert 'download="per-question.csv.gz"' not in page
     assert 'download="report-summary.json.gz"' in page
-    monkeypatch.setattr("reportgen.pipeline.MAX_JSON_ROWS", n)
+    monkeypatch.setattr("reportgen.pipeline.MAX_JSON_BYTES", held)
     page = sample_result.to_html(tmp_path / "at.html").read_text(encoding="utf-8")
     assert 'download="per-question.csv.gz"' in page
     assert not (tmp_path / "at.per-question.parquet").exists()

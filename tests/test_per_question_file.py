@@ -7,14 +7,16 @@ import html
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
+import reportgen
 from reportgen.cli import cli
-from reportgen.reporters.json_report import RUN_ID_KEY
+from reportgen.reporters.json_report import RUN_ID_KEY, json_rows, row_bytes
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_runs"
 A = SAMPLES / "fare_rules_a_baseline.parquet"
@@ -26,6 +28,11 @@ N_PAIRED = 240  # questions of the sample pair
 def invoke(*args: object) -> tuple[int, str, str]:
     result = CliRunner().invoke(cli, [str(a) for a in args])
     return result.exit_code, result.stdout, result.stderr
+
+
+def rows_bytes(*logs: Path) -> int:
+    """The bytes the per-question rows of a report of ``logs`` take in its JSON."""
+    return row_bytes(reportgen.compare(*logs, n_boot=200).per_question)
 
 
 @pytest.fixture(scope="module")
@@ -73,8 +80,27 @@ def test_the_page_embeds_no_per_question_download(sidecar):
     assert 'download="per-question.csv.gz"' not in html
 
 
-def test_past_max_json_rows_the_rows_go_beside_the_json(tmp_path, monkeypatch):
-    monkeypatch.setattr("reportgen.pipeline.MAX_JSON_ROWS", 2 * N_PAIRED - 1)  # 2 candidates
+def test_the_bytes_of_the_rows_are_those_the_json_gives_them(tmp_path):
+    """Up to ROWS_MEASURED rows, each is written and counted; past it, evenly spaced ones stand
+    for the rest."""
+    assert invoke("compare", A, B, "-o", tmp_path / "r.html")[0] == 0
+    text = (tmp_path / "r.json").read_text()
+    start = text.index('"per_question": [\n') + len('"per_question": [\n')
+    written = len(text[start:].removesuffix("\n]\n}\n").encode()) + 2  # the last row's ",\n"
+    assert rows_bytes(A, B) == written
+    rng = np.random.default_rng(0)
+    wide = pd.DataFrame(  # 17 metrics, as a log of judges' scores has: 99 MB at 100,000 rows
+        {"question_id": [f"q{i}" for i in range(20_000)]}
+        | {f"judge_{m}_{r}": rng.random(20_000) for m in range(17) for r in "ab"}
+    )
+    exact = sum(len(row.encode()) + 2 for row in json_rows(wide))
+    assert row_bytes(wide) == pytest.approx(exact, rel=0.01)
+
+
+def test_past_max_json_bytes_the_rows_go_beside_the_json(tmp_path, monkeypatch):
+    """A count of rows let 100,000 questions of 17 metrics make a JSON of 99 MB: the rows' bytes
+    decide."""
+    monkeypatch.setattr("reportgen.pipeline.MAX_JSON_BYTES", rows_bytes(A, B, C) - 1)
     code, out, err = invoke("compare", A, B, C, "-o", tmp_path / "r.html")
     assert code == 0, err
     beside = tmp_path / "r.per-question.parquet"
@@ -91,11 +117,11 @@ def test_an_earlier_report_s_rows_beside_the_json_are_removed(tmp_path, monkeypa
     """A large report wrote r.per-question.parquet; a smaller one at the same -o kept its rows
     in the JSON and left the other run's file beside it, to be uploaded with the folder. A
     file there that no report wrote, or that another report's JSON names, is left alone."""
-    monkeypatch.setattr("reportgen.pipeline.MAX_JSON_ROWS", N_PAIRED - 1)
+    monkeypatch.setattr("reportgen.pipeline.MAX_JSON_BYTES", rows_bytes(A, B) - 1)
     assert invoke("compare", A, B, "-o", tmp_path / "r.html")[0] == 0
     beside = tmp_path / "r.per-question.parquet"
     assert beside.exists()
-    monkeypatch.setattr("reportgen.pipeline.MAX_JSON_ROWS", N_PAIRED)
+    monkeypatch.setattr("reportgen.pipeline.MAX_JSON_BYTES", rows_bytes(A, B))
     code, out, err = invoke("compare", A, B, "-o", tmp_path / "r.html")
     assert code == 0, err
     assert not beside.exists()
@@ -111,8 +137,8 @@ def test_an_earlier_report_s_rows_beside_the_json_are_removed(tmp_path, monkeypa
     assert code == 0 and beside.exists() and "removed" not in out
 
 
-def test_at_max_json_rows_the_json_keeps_them(tmp_path, monkeypatch):
-    monkeypatch.setattr("reportgen.pipeline.MAX_JSON_ROWS", N_PAIRED)
+def test_at_max_json_bytes_the_json_keeps_them(tmp_path, monkeypatch):
+    monkeypatch.setattr("reportgen.pipeline.MAX_JSON_BYTES", rows_bytes(A, B))
     code, _, err = invoke("compare", A, B, "-o", tmp_path / "r.html")
     assert code == 0, err
     doc = json.loads((tmp_path / "r.json").read_text())

@@ -351,6 +351,20 @@ def dumps(document: dict[str, Any], per_question: pd.DataFrame | None) -> str:
     return ",\n".join(rows)
 
 
+ROWS_MEASURED = 1_000  # rows json_rows writes to estimate the size of all (row_bytes)
+
+
+def row_bytes(frame: pd.DataFrame) -> int:
+    """The bytes the rows of ``frame`` take in the JSON (json_rows, one a line), estimated
+    from up to ROWS_MEASURED of them evenly spaced: writing them all to find out cost as much
+    as writing the JSON, which a file beside it then replaces."""
+    if frame.empty:
+        return 0
+    sample = frame.iloc[np.linspace(0, len(frame) - 1, min(len(frame), ROWS_MEASURED)).astype(int)]
+    written = sum(len(row.encode()) + 2 for row in json_rows(sample))  # and its ",\n"
+    return math.ceil(written * len(frame) / len(sample))
+
+
 def json_rows(frame: pd.DataFrame) -> list[str]:
     """Each row of ``frame`` as a JSON object; a number that is not finite is null, as
     everywhere in the file.
