@@ -186,6 +186,34 @@ def test_a_shard_without_a_column_the_others_have_is_refused(tmp_path, write_log
     assert out["metrics"]["correct"]["n"] == 3
 
 
+def test_shards_of_float_and_text_question_ids_are_refused(tmp_path, write_log, compare):
+    """Float ids are read as the integers they hold, but DuckDB reads shards as one table of one
+    type: a shard of 1.0, 2.0 beside a shard of '3' made '1.0' and '2.0', which paired with
+    nothing. Refused, naming both shards; floats beside integers read as the integers."""
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    _ids_as(shards / "part-0.parquet", ROWS[:2], [1.0, 2.0], pa.float64())
+    _ids_as(shards / "part-1.parquet", ROWS[2:], ["3"], pa.string())
+    said = (
+        f"ragreport: error: {shards / 'part-0.parquet'}: column question_id holds floats, which "
+        f"part-1.parquet, another shard of {shards}, holds as text: read together, its 7.0 would "
+        "pair with no '7'; write the column as text in every shard"
+    )
+    assert fail("compare", shards, shards, "-o", tmp_path / "r.html") == said
+    _ids_as(shards / "part-1.parquet", ROWS[2:], [3], pa.int64())
+    text = _ids_as(tmp_path / "text.parquet", ROWS, ["1", "2", "3"], pa.string())
+    out = compare(shards, text, tmp_path / "out", "--n-boot", 100)
+    assert out["n_paired"] == 3 and out["metrics"]["correct"]["n"] == 3
+
+
+def _ids_as(path: Path, rows: list[dict], ids: list, kind: pa.DataType) -> Path:
+    """``rows`` written with ``ids`` as their question_id, of type ``kind``."""
+    table = pa.Table.from_pylist(rows)
+    where = table.schema.get_field_index("question_id")
+    pq.write_table(table.set_column(where, "question_id", pa.array(ids, kind)), path)
+    return path
+
+
 @pytest.mark.parametrize(
     "flags",
     [

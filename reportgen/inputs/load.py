@@ -524,6 +524,28 @@ def patchy_columns(path: str | Path, shards: Sequence[Shape]) -> dict[str, str]:
     return patchy
 
 
+def mixed_keys(path: str | Path, files: Sequence[Path]) -> str | None:
+    """The refusal of a log whose shards hold question_id or sample as floats in one and as
+    text in another, else None: DuckDB reads the shards as one table of text, where the
+    float's 7 reads 7.0 and pairs with no question (the floats alone are read as integers)."""
+    for name in ("question_id", *SAMPLE_COLUMNS):
+        kinds: dict[str, Path] = {}
+        for file in files:
+            schema = pq.read_schema(file)
+            if name in schema.names:
+                t = schema.field(name).type
+                t = t.value_type if pa.types.is_dictionary(t) else t
+                floats = pa.types.is_floating(t) or pa.types.is_decimal(t)
+                kinds.setdefault("float" if floats else "text" if is_text(t) else "other", file)
+        if "float" in kinds and "text" in kinds:
+            return (
+                f"{kinds['float']}: column {name} holds floats, which {kinds['text'].name}, "
+                f"another shard of {path}, holds as text: read together, its 7.0 would pair "
+                "with no '7'; write the column as text in every shard"
+            )
+    return None
+
+
 def refuse_patchy(run: RunFile, columns: Iterable[str]) -> None:
     """Refuse ``run`` when a shard lacks one of ``columns`` that another has (patchy_columns):
     those of the contract and a tool's scores when the log is opened, those an option names
@@ -540,6 +562,9 @@ def open_log(path: Path, label: str, options: ReadOptions, values: bool = True) 
     if source.table is None and source.files == (path,):
         return replace(open_run(path, label, values), read=options)
     shards = [open_run(f, label, values) for f in source.files] if source.table is None else []
+    mixed = mixed_keys(path, [s.path for s in shards if s.n_rows])
+    if mixed is not None:
+        raise InputError(mixed)
     patchy = patchy_columns(path, [Shape(s.path, s.n_rows, s.columns) for s in shards])
     hashes = {file: sha256_of(file) for file in source.files}
     if source.table is not None:
