@@ -5,6 +5,7 @@ option, no traceback, and the previous outputs untouched."""
 from __future__ import annotations
 
 import contextlib
+import decimal
 import json
 import os
 import shutil
@@ -229,8 +230,24 @@ SCHEMA = {
     ),
     "float sample past 2**53": (
         _typed("sample", pa.array([0.0] * 11 + [2.0**60])),
-        "row 12 (question_id 'q11'): sample has 1.152921504606847e+18, past 2**53, where a "
-        "float loses the id's last digits",
+        "row 12 (question_id 'q11'): sample has 1.152921504606847e+18, past "
+        "9,007,199,254,740,992, beyond which a float64 does not hold every whole number: its "
+        "last digits may have been lost",
+    ),
+    "float32 question_id past 2**24": (
+        _typed("question_id", pa.array([*map(float, range(11)), 2.0**24 + 2], pa.float32())),
+        "row 12 (question_id 16777218.0): question_id has 16777218.0, past 16,777,216, beyond "
+        "which a float32",
+    ),
+    "decimal question_id of a fraction": (
+        _typed(
+            "question_id",
+            pa.array(
+                [decimal.Decimal(i) for i in range(11)] + [decimal.Decimal("11.5")],
+                pa.decimal128(10, 1),
+            ),
+        ),
+        "row 12 (question_id Decimal('11.5')): question_id has 11.5, a fraction",
     ),
     "struct slice": (_typed("slice", pa.array([{"x": 1}] * 12)), "column slice"),
     "span grade as text": (

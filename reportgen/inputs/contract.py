@@ -201,17 +201,27 @@ def integer_problem(values: pa.Array) -> tuple[int, str] | None:
     return index, f"{value!r}, beyond 2**63 - 1, the largest integer read"
 
 
-KEY_LIMIT = 2**53  # past it a float's last digits are lost: 12345678901234567.0 is ...568
+# the largest whole number each float holds exactly, with every one below it: past it a
+# float32 id of 16777217 was written as 16777216, and 12345678901234567.0 reads ...568
+KEY_LIMITS = {16: 2**11, 32: 2**24, 64: 2**53}
 
 
 def key_problem(values: pa.Array) -> tuple[int, str] | None:
     """The index of the first value of a key column logged as floats or decimals (_key) that
-    is not a whole number within KEY_LIMIT, and what it is, as a CSV's or JSON's id is
+    is not a whole number its type holds exactly, and what it is, as a CSV's or JSON's id is
     refused (readers/columns.py); None when every value is one (nulls are left to the row
-    checks)."""
+    checks). A decimal of whole numbers is read exactly, up to 2**63 - 1."""
+    if pa.types.is_decimal(values.type):
+        try:
+            pc.cast(values, pa.int64())  # safe: refuses a fraction or an overflow
+            return None
+        except pa.ArrowInvalid:
+            limit = 2**63 - 1
+    else:
+        limit = KEY_LIMITS[values.type.bit_width]
     doubles = pc.cast(values, pa.float64())
     whole = pc.and_(pc.is_finite(doubles), pc.equal(pc.floor(doubles), doubles))
-    bad = pc.invert(pc.and_(whole, pc.less_equal(pc.abs(doubles), float(KEY_LIMIT))))
+    bad = pc.invert(pc.and_(whole, pc.less_equal(pc.abs(doubles), float(limit))))
     index = pc.index(pc.fill_null(bad, False), True).as_py()
     if index < 0:
         return None
@@ -219,8 +229,14 @@ def key_problem(values: pa.Array) -> tuple[int, str] | None:
     if not math.isfinite(value):
         return index, f"{value!r}, not a finite number"
     if not value.is_integer():
-        return index, f"{value!r}, a fraction"
-    return index, f"{value!r}, past 2**53, where a float loses the id's last digits"
+        return index, f"{values[index].as_py()}, a fraction"
+    if pa.types.is_decimal(values.type):
+        return index, f"{values[index].as_py()}, beyond 2**63 - 1, the largest integer read"
+    bits = values.type.bit_width
+    return index, (
+        f"{value!r}, past {KEY_LIMITS[bits]:,}, beyond which a float{bits} does not hold every "
+        "whole number: its last digits may have been lost"
+    )
 
 
 @dataclass(frozen=True)
