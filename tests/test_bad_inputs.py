@@ -225,7 +225,7 @@ SCHEMA = {
     # by a spelling of it
     "fractional question_id": (
         _typed("question_id", pa.array([0.0, 1.0, 2.0, 3.5, *range(4, 12)], pa.float64())),
-        "row 4 (question_id 3.5): question_id has 3.5, a fraction; an id is text or a whole "
+        "row 4 (question_id '3.5'): question_id has 3.5, a fraction; an id is text or a whole "
         "number: fix the value, or write the column as text",
     ),
     "float sample past 2**53": (
@@ -236,7 +236,7 @@ SCHEMA = {
     ),
     "float32 question_id past 2**24": (
         _typed("question_id", pa.array([*map(float, range(11)), 2.0**24 + 2], pa.float32())),
-        "row 12 (question_id 16777218.0): question_id has 16777218.0, past 16,777,216, beyond "
+        "row 12 (question_id '16777218'): question_id has 16777218.0, past 16,777,216, beyond "
         "which a float32",
     ),
     "decimal question_id of a fraction": (
@@ -247,7 +247,7 @@ SCHEMA = {
                 pa.decimal128(10, 1),
             ),
         ),
-        "row 12 (question_id Decimal('11.5')): question_id has 11.5, a fraction",
+        "row 12 (question_id '11.5'): question_id has 11.5, a fraction",
     ),
     "struct slice": (_typed("slice", pa.array([{"x": 1}] * 12)), "column slice"),
     "span grade as text": (
@@ -1054,6 +1054,21 @@ def test_validate_and_compare_agree(tmp_path, good):
     _, out, _ = invoke("validate", bad)
     line = refused(tmp_path, good, bad, "row 3")
     assert line.split(": ", 3)[3].split(";")[0] in out
+
+
+@pytest.mark.parametrize(
+    ("column", "values"), [("question_id", [1.2, 1.4, 2.0]), ("sample", [0.5, 1.5, 2.5])]
+)
+def test_validate_lists_a_fractional_id_without_a_false_repeat(tmp_path, column, values):
+    """validate lists every problem, so it read on past a fraction: read as integers, ids 1.2
+    and 1.4 were "question_id '1' repeats a question_id", samples 1.5 and 2.5 one "sample 2"."""
+    data = [{**row, "question_id": "q1"} for row in rows(3)]  # one question, if not column
+    table = pa.Table.from_pylist(data).drop_columns([column] if column == "question_id" else [])
+    log = write(tmp_path / "frac.parquet", table.append_column(column, pa.array(values)))
+    code, out, _ = invoke("validate", log)
+    assert code == 2, out
+    assert f"{column} has {values[0]}, a fraction" in out
+    assert "repeat" not in out and "duplicate" not in out, out
 
 
 # ---------------------------------------------------------------- never a traceback

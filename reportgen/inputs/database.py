@@ -486,15 +486,18 @@ def _read_as(name: str, duckdb_type: Any, single: bool = False) -> str:
     casts them). Shards of one log that hold such a column as numbers in one file and as text
     in another are read as text, the numbers spelled as DuckDB writes them (1.0, nan).
     question_id and sample logged as floats (whole numbers: load.value_problems) are read as
-    the integers they are, as a CSV's 7.0 is: 1.0 as text would pair with no '1'.
+    the integers they are, as a CSV's 7.0 is: 1.0 as text would pair with no '1'. A fraction
+    (refused on load, listed by validate) stays as written, so that 1.2 and 1.4 are not
+    reported as one id repeated.
 
     A number column that either run holds as float32 (``single``) is read in both at float32
     precision, as the shortest decimal that reads back as the same float32 (as_number,
     queries/rules.sql): the same scores logged as float32 by one run and float64 by the other
     (0.699999988 against 0.7) differed on every question, a "B worse" of -1e-8 that failed a
     gate."""
-    if name in _KEYS and _floating(duckdb_type):
-        return f"{name}::BIGINT AS {name}"
+    if name in _KEYS and _floating(duckdb_type):  # a fraction kept as written: no false repeat
+        whole = f"{name} = trunc({name}) AND abs({name}) < 9.2e18"
+        return f"CASE WHEN {whole} THEN {name}::BIGINT::VARCHAR ELSE {name}::VARCHAR END AS {name}"
     if single and BY_NAME[name].type_name in _NUMBERS:
         return f"as_number({name}, true) AS {name}"
     if BY_NAME[name].type_name != FLAG or str(duckdb_type) == "BOOLEAN":

@@ -6,8 +6,10 @@ Only the file's footer is read here (schema and row count); rows are read by Duc
 from __future__ import annotations
 
 import dataclasses
+import decimal
 import hashlib
 import json
+import math
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -304,9 +306,18 @@ def value_problems(
             fix = _TEXT_FLAG_FIX if is_text(values.type) else _FLAG_FIX
             found.append((bad[0], f"{name} has {bad[1]}", fix))
     return [
-        f"{path}: {row_named(row + 1, table['question_id'][row].as_py())}: {what}; {fix}"
+        f"{path}: {row_named(row + 1, _as_read(table['question_id'][row].as_py()))}: {what}; {fix}"
         for row, what, fix in sorted(found, key=lambda item: item[0])
     ]
+
+
+def _as_read(question_id: object) -> object:
+    """A logged question_id as the report names it: a whole float or decimal as its integer
+    (7.0 is '7'), another as its text (1.5, not Decimal('1.5'))."""
+    if isinstance(question_id, float | decimal.Decimal):
+        whole = math.isfinite(question_id) and question_id == int(question_id)
+        return str(int(question_id)) if whole else str(question_id)
+    return question_id
 
 
 def run_value_problems(run: RunFile) -> list[str]:
