@@ -38,7 +38,7 @@ from .inputs.load import Source, name_problems, open_table, table_path
 from .inputs.readers import ReadOptions, mapped
 from .inputs.readers.columns import duckdb_readable
 from .output import check_outputs, unnamed, write_all
-from .pipeline import Outputs, build_report, files_read, study_run_id
+from .pipeline import Outputs, build_report, files_read, page_run_id, placed, study_run_id
 from .reporters import html_report, json_report, per_question_report
 from .reporters.html.render import environment
 from .reporters.report import Report
@@ -365,26 +365,26 @@ class Result:
     def to_html(self, path: str | os.PathLike[str]) -> Path:
         """Write the report page to ``path`` (whole or not at all) and return the path. Past
         the rows a JSON holds, the per-question rows go to a Parquet file beside the page, as
-        the command writes them (``report.per-question.parquet``), not into the page."""
+        the command writes them (``report.per-question.parquet``), not into the page; such a
+        file that the page replaced wrote, and this one does not, is removed, as the command
+        removes it."""
         problem = unnamed(os.fspath(path))
         if problem:
             raise OutputError(problem)
         page = Path(path)
         check_decodable(page)
-        sidecar = Outputs(page, page.with_suffix(".json")).sidecar(self._report.per_question)
+        sidecar = Outputs(page, page.with_suffix(".json")).sidecar(self._report)
         logs = list(self.logs)
         targets = check_outputs([page, *filter(None, [sidecar])], logs, read=self.read)
-        report = (  # the outputs are checked before the page renders
-            self._report
-            if sidecar is None
-            else build_report(
-                self.study, self.run_id, page.name, sidecar, questions=self._report.per_question
-            )
-        )
+        report = placed(self._report, sidecar)
         files: dict[Path, str | bytes] = {targets[0]: html_report.render(report)}
         if sidecar is not None:
             files[targets[1]] = per_question_report.render(report)
+        replaced = page_run_id(targets[0])  # its per-question file goes with it
         write_all(files, logs, self.read)
+        stale = Outputs(page, page.with_suffix(".json")).stale_sidecar(sidecar, replaced)
+        if stale is not None and stale.resolve() not in {Path(p).resolve() for p in logs}:
+            stale.unlink(missing_ok=True)
         return targets[0]
 
     def _repr_html_(self) -> str:

@@ -495,9 +495,9 @@ outputs are written first), 2 bad input or a bad rule (nothing is written),
     type=_OUTPUT,
     metavar="PATH",
     help="Path of a Parquet of the per-question rows (each metric of each run, failure "
-    "classes), which the JSON then leaves out [default: in the JSON up to "
-    f"{MAX_JSON_BYTES // 1_000_000} MB of them (about 80,000 rows of ten metrics), else "
-    "beside it as .per-question.parquet].",
+    "classes), which the JSON then leaves out [default: in the JSON while it stays under "
+    f"{MAX_JSON_BYTES // 1_000_000} MB (about 90,000 rows of ten metrics), else beside it as "
+    ".per-question.parquet].",
 )
 @_quiet
 @_reading_options

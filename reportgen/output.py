@@ -31,11 +31,13 @@ from .errors import OutputError
 _SIGNALS = (signal.SIGTERM, signal.SIGHUP)  # SIGINT already raises KeyboardInterrupt
 NAME_MAX = 255  # bytes of a file name on Linux's file systems (ext4, xfs, tmpfs), macOS' too
 HIDDEN_BYTES = 200  # of an output's name in its staged copy's and backup's (_hidden)
-# Bytes of per-question rows (candidates x paired questions) a report JSON holds itself, as
-# json_report.row_bytes estimates them, so that the JSON stays under 50 MB: about 80,000 rows of
-# ten metrics (500 bytes each), fewer of more metrics or longer values. More go to a Parquet
-# file beside it (SIDECAR_SUFFIX). A count of rows let 100,000 rows of 17 metrics make 99 MB.
-MAX_JSON_BYTES = 40_000_000
+# Bytes of a report JSON that holds its per-question rows (candidates x paired questions), as
+# json_report.json_bytes estimates them (the rows from 1,000 of them, within about 1%), so that
+# it stays under 50 MB: about 90,000 rows of ten metrics (500 bytes each), fewer of more
+# metrics, longer values or a larger rest (8 runs of 20 metrics and 3 slice columns: 15 MB).
+# Past it the rows go to a Parquet file beside it (SIDECAR_SUFFIX). A count of rows let 100,000
+# rows of 17 metrics make 99 MB; the rows' bytes alone, 8 such runs 51 MB.
+MAX_JSON_BYTES = 45_000_000
 SIDECAR_SUFFIX = ".per-question.parquet"  # report.json -> report.per-question.parquet
 
 

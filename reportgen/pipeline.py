@@ -5,11 +5,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -97,10 +96,11 @@ class Outputs:
             return None
         return beside if metadata.get(json_report.RUN_ID_KEY) == replaced.encode() else None
 
-    def sidecar(self, questions: pd.DataFrame) -> Path | None:
-        """Where the per-question rows (``questions``) go when not in the JSON: the path asked
-        for, else one beside the JSON when they would take more of it than MAX_JSON_BYTES."""
-        if self.per_question is None and json_report.row_bytes(questions) > MAX_JSON_BYTES:
+    def sidecar(self, report: Report) -> Path | None:
+        """Where the per-question rows of ``report`` (built with them in the JSON) go instead:
+        the path asked for, else one beside the JSON when the JSON holding them would pass
+        MAX_JSON_BYTES (json_report.json_bytes); None: they stay in the JSON."""
+        if self.per_question is None and json_report.json_bytes(report) > MAX_JSON_BYTES:
             return self.json.with_suffix(SIDECAR_SUFFIX)
         return self.per_question
 
@@ -139,9 +139,9 @@ def make_report(
         )
         run_id = study_run_id(study, repr((options, reading, labels, baseline)))
         stage("charts and the page")
-        questions = json_report.per_question(study)
-        sidecar = outputs.sidecar(questions)
-        report = build_report(study, run_id, outputs.html.name, sidecar, questions=questions)
+        report = build_report(study, run_id, outputs.html.name)
+        sidecar = outputs.sidecar(report)
+        report = placed(report, sidecar)
         files = rendered(report, outputs.requested(sidecar))
     stage("writing")
     write_all(files, inputs, read)
@@ -184,12 +184,10 @@ def build_report(
     html_name: str,
     sidecar: Path | None = None,
     epoch: str | None = None,
-    questions: pd.DataFrame | None = None,
 ) -> Report:
     """What every reporter is fed; the JSON document is built here, once. ``epoch``: the time
-    the page gives (seconds since 1970), else SOURCE_DATE_EPOCH's or now; ``questions``: the
-    study's json_report.per_question, where already made."""
-    questions = json_report.per_question(study) if questions is None else questions
+    the page gives (seconds since 1970), else SOURCE_DATE_EPOCH's or now."""
+    questions = json_report.per_question(study)
     return Report(
         study=study,
         run_id=run_id,
@@ -199,3 +197,24 @@ def build_report(
         per_question=questions,
         sidecar=sidecar,
     )
+
+
+def placed(report: Report, sidecar: Path | None) -> Report:
+    """``report`` with its per-question rows in the Parquet file ``sidecar`` (None: as it is,
+    the rows in the JSON)."""
+    if sidecar is None:
+        return report
+    document = json_report.with_file(report.document, sidecar, len(report.per_question))
+    return replace(report, document=document, sidecar=sidecar)
+
+
+def page_run_id(page: Path) -> str | None:
+    """The run id a report page at ``page`` records (its ragreport-run-id meta, in its head),
+    read before the page is replaced; None where there is none."""
+    try:
+        with page.open("rb") as file:
+            head = file.read(4096)
+    except OSError:
+        return None
+    match = re.search(rb'<meta name="ragreport-run-id" content="([^"]+)">', head)
+    return match[1].decode() if match else None

@@ -20,7 +20,6 @@ from test_passages import CHUNKINGS, as_passage_ids
 import reportgen
 from reportgen.cli import cli
 from reportgen.errors import InputError, OutputError
-from reportgen.reporters.json_report import row_bytes
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_runs"
 BASELINE = SAMPLE / "fare_rules_a_baseline.parquet"
@@ -180,7 +179,7 @@ def test_past_the_rows_a_json_holds_to_html_writes_them_beside_the_page(
 ):
     """The command puts the rows of a large comparison in a Parquet file, not the page (a
     million questions made a 23 MB page); to_html embedded them whatever their number."""
-    held = row_bytes(sample_result.per_question)  # the bytes of its 240 rows in the JSON
+    held = len(sample_result.to_json().encode())  # the JSON with its 240 rows
     monkeypatch.setattr("reportgen.pipeline.MAX_JSON_BYTES", held - 1)
     page = sample_result.to_html(tmp_path / "report.html").read_text(encoding="utf-8")
     beside = tmp_path / "report.per-question.parquet"
@@ -192,6 +191,14 @@ def test_past_the_rows_a_json_holds_to_html_writes_them_beside_the_page(
     page = sample_result.to_html(tmp_path / "at.html").read_text(encoding="utf-8")
     assert 'download="per-question.csv.gz"' in page
     assert not (tmp_path / "at.per-question.parquet").exists()
+    # the page replaced at report.html had its rows beside it; this one holds them: the file,
+    # another run's rows, is removed, as the command removes it; one no page wrote is left
+    fresh = reportgen.compare(BASELINE, str(RERANKER), **FAST)
+    fresh.to_html(tmp_path / "report.html")
+    assert not beside.exists()
+    pq.write_table(pa.table({"x": [1]}), beside)
+    fresh.to_html(tmp_path / "report.html")
+    assert beside.exists()
 
 
 def test_per_question_rows_are_those_of_the_json(sample_result):

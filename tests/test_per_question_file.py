@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 import reportgen
 from reportgen.cli import cli
-from reportgen.reporters.json_report import RUN_ID_KEY, json_rows, row_bytes
+from reportgen.reporters.json_report import RUN_ID_KEY, json_bytes, json_rows, row_bytes
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_runs"
 A = SAMPLES / "fare_rules_a_baseline.parquet"
@@ -30,9 +30,9 @@ def invoke(*args: object) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-def rows_bytes(*logs: Path) -> int:
-    """The bytes the per-question rows of a report of ``logs`` take in its JSON."""
-    return row_bytes(reportgen.compare(*logs, n_boot=200).per_question)
+def json_size(*logs: Path) -> int:
+    """The bytes of the JSON of ``compare`` of ``logs`` (its defaults), the rows in it."""
+    return len(reportgen.compare(*logs).to_json().encode())
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +87,9 @@ def test_the_bytes_of_the_rows_are_those_the_json_gives_them(tmp_path):
     text = (tmp_path / "r.json").read_text()
     start = text.index('"per_question": [\n') + len('"per_question": [\n')
     written = len(text[start:].removesuffix("\n]\n}\n").encode()) + 2  # the last row's ",\n"
-    assert rows_bytes(A, B) == written
+    result = reportgen.compare(A, B)
+    assert row_bytes(result.per_question) == written
+    assert json_bytes(result._report) == (tmp_path / "r.json").stat().st_size == json_size(A, B)
     rng = np.random.default_rng(0)
     wide = pd.DataFrame(  # 17 metrics, as a log of judges' scores has: 99 MB at 100,000 rows
         {"question_id": [f"q{i}" for i in range(20_000)]}
@@ -98,9 +100,10 @@ def test_the_bytes_of_the_rows_are_those_the_json_gives_them(tmp_path):
 
 
 def test_past_max_json_bytes_the_rows_go_beside_the_json(tmp_path, monkeypatch):
-    """A count of rows let 100,000 questions of 17 metrics make a JSON of 99 MB: the rows' bytes
-    decide."""
-    monkeypatch.setattr("reportgen.pipeline.MAX_JSON_BYTES", rows_bytes(A, B, C) - 1)
+    """A count of rows let 100,000 questions of 17 metrics make a JSON of 99 MB, and the rows'
+    bytes alone 8 runs of 20 metrics and 3 slice columns one of 51 MB (the rest 15 MB): the
+    bytes of the whole JSON decide."""
+    monkeypatch.setattr("reportgen.pipeline.MAX_JSON_BYTES", json_size(A, B, C) - 1)
     code, out, err = invoke("compare", A, B, C, "-o", tmp_path / "r.html")
     assert code == 0, err
     beside = tmp_path / "r.per-question.parquet"
@@ -117,11 +120,11 @@ def test_an_earlier_report_s_rows_beside_the_json_are_removed(tmp_path, monkeypa
     """A large report wrote r.per-question.parquet; a smaller one at the same -o kept its rows
     in the JSON and left the other run's file beside it, to be uploaded with the folder. A
     file there that no report wrote, or that another report's JSON names, is left alone."""
-    monkeypatch.setattr("reportgen.pipeline.MAX_JSON_BYTES", rows_bytes(A, B) - 1)
+    monkeypatch.setattr("reportgen.pipeline.MAX_JSON_BYTES", json_size(A, B) - 1)
     assert invoke("compare", A, B, "-o", tmp_path / "r.html")[0] == 0
     beside = tmp_path / "r.per-question.parquet"
     assert beside.exists()
-    monkeypatch.setattr("reportgen.pipeline.MAX_JSON_BYTES", rows_bytes(A, B))
+    monkeypatch.setattr("reportgen.pipeline.MAX_JSON_BYTES", json_size(A, B))
     code, out, err = invoke("compare", A, B, "-o", tmp_path / "r.html")
     assert code == 0, err
     assert not beside.exists()
@@ -138,7 +141,7 @@ def test_an_earlier_report_s_rows_beside_the_json_are_removed(tmp_path, monkeypa
 
 
 def test_at_max_json_bytes_the_json_keeps_them(tmp_path, monkeypatch):
-    monkeypatch.setattr("reportgen.pipeline.MAX_JSON_BYTES", rows_bytes(A, B))
+    monkeypatch.setattr("reportgen.pipeline.MAX_JSON_BYTES", json_size(A, B))
     code, _, err = invoke("compare", A, B, "-o", tmp_path / "r.html")
     assert code == 0, err
     doc = json.loads((tmp_path / "r.json").read_text())

@@ -325,10 +325,20 @@ def build(study: Study) -> dict[str, Any]:
 def document(study: Study, run_id: str, sidecar: Path | None, rows: int) -> dict[str, Any]:
     """The document of every number but the per-question rows, headed by the run's id; with
     ``sidecar``, where those ``rows`` are instead."""
-    out = {"run_id": run_id, **build(study)}
-    if sidecar is not None:
-        out["per_question_file"] = {"path": str(sidecar), "rows": rows}
-    return out
+    return with_file({"run_id": run_id, **build(study)}, sidecar, rows)
+
+
+def with_file(document: dict[str, Any], sidecar: Path | None, rows: int) -> dict[str, Any]:
+    """``document`` naming the Parquet file its ``rows`` are in (``sidecar``; None: none)."""
+    if sidecar is None:
+        return document
+    return {**document, "per_question_file": {"path": str(sidecar), "rows": rows}}
+
+
+def json_bytes(report: Report) -> int:
+    """The bytes of the report's JSON with its per-question rows in it: the document's exactly,
+    the rows' as row_bytes estimates them."""
+    return len(dumps(report.document, None).encode()) + row_bytes(report.per_question)
 
 
 def render(report: Report) -> str:
