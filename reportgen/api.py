@@ -373,7 +373,8 @@ class Result:
             raise OutputError(problem)
         page = Path(path)
         check_decodable(page)
-        sidecar = Outputs(page, page.with_suffix(".json")).sidecar(self._report)
+        outputs = Outputs(page, page.with_suffix(".json"))
+        sidecar = outputs.sidecar(self._report)
         logs = list(self.logs)
         targets = check_outputs([page, *filter(None, [sidecar])], logs, read=self.read)
         report = placed(self._report, sidecar)
@@ -382,7 +383,7 @@ class Result:
             files[targets[1]] = per_question_report.render(report)
         replaced = page_run_id(targets[0])  # its per-question file goes with it
         write_all(files, logs, self.read)
-        stale = Outputs(page, page.with_suffix(".json")).stale_sidecar(sidecar, replaced)
+        stale = outputs.stale_sidecar(sidecar, replaced)
         if stale is not None and stale.resolve() not in {Path(p).resolve() for p in logs}:
             stale.unlink(missing_ok=True)
         return targets[0]

@@ -51,7 +51,13 @@ def _key(t: pa.DataType) -> bool:
     """question_id and sample: an id, or whole numbers logged as floats (pandas writes an
     integer column that held a missing value as float64), read as the integers they are, as
     a CSV's 7.0 is; key_problem refuses a value that is not one."""
-    return _id(t) or pa.types.is_floating(t) or pa.types.is_decimal(t)
+    return _id(t) or float_key(t)
+
+
+def float_key(t: pa.DataType) -> bool:
+    """A key column's type (KEY_COLUMNS) that holds its ids as floats or decimals, read as the
+    whole numbers they must be (key_problem)."""
+    return pa.types.is_floating(t) or pa.types.is_decimal(t)
 
 
 @_decoded
@@ -395,6 +401,7 @@ def _field_problem(column: Column, arrow_type: pa.DataType) -> str | None:
 
 
 SAMPLE_COLUMNS = ("sample", "epoch")  # epoch: inspect-ai's name for the same thing
+KEY_COLUMNS = ("question_id", *SAMPLE_COLUMNS)  # what pairs rows: text or whole numbers (_key)
 
 
 def pairing_problems(path: Path, names: list[str]) -> list[str]:

@@ -21,8 +21,8 @@ from .contract import (
     FALSE_WORDS,
     FLAG,
     FLAG_SPACE,
+    KEY_COLUMNS,
     LARGEST_VALUE,
-    SAMPLE_COLUMNS,
     TRUE_WORDS,
     has_samples,
 )
@@ -40,7 +40,6 @@ _DATA_ERRORS = (
 _ROW_CHECKS = {"examples": EXAMPLES, "largest": LARGEST_VALUE}  # row_problems' parameters
 _ROW_NUMBER = "file_row_number"  # the column DuckDB's Parquet reader adds on request
 _NUMBERS = ("float 0..1", "number")  # the contract's number columns, as their type is named
-_KEYS = ("question_id", *SAMPLE_COLUMNS)  # read as integers where logged as floats (_read_as)
 _PASSAGE = pa.schema(  # a row of view passage_tables
     [("run", pa.string()), ("doc_id", pa.string()), ("start", pa.int64()), ("end", pa.int64())]
 )
@@ -162,7 +161,7 @@ class RunDatabase:
         keys = [
             _read_as(name, data_type)
             for name, data_type in zip(relation.columns, relation.types, strict=True)
-            if name in _KEYS and _floating(data_type)
+            if name in KEY_COLUMNS and _floating(data_type)
         ]
         return relation.project(f"* REPLACE ({', '.join(keys)})") if keys else relation
 
@@ -495,7 +494,7 @@ def _read_as(name: str, duckdb_type: Any, single: bool = False) -> str:
     queries/rules.sql): the same scores logged as float32 by one run and float64 by the other
     (0.699999988 against 0.7) differed on every question, a "B worse" of -1e-8 that failed a
     gate."""
-    if name in _KEYS and _floating(duckdb_type):  # a fraction kept as written: no false repeat
+    if name in KEY_COLUMNS and _floating(duckdb_type):  # a fraction kept as written
         whole = f"{name} = trunc({name}) AND abs({name}) < 9.2e18"
         return f"CASE WHEN {whole} THEN {name}::BIGINT::VARCHAR ELSE {name}::VARCHAR END AS {name}"
     if single and BY_NAME[name].type_name in _NUMBERS:

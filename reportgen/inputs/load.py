@@ -24,10 +24,11 @@ from ..formatting import fmt_count, row_named
 from .contract import (
     BY_NAME,
     FALSE_WORDS,
-    SAMPLE_COLUMNS,
+    KEY_COLUMNS,
     TRUE_WORDS,
     derived_table_problem,
     flag_problem,
+    float_key,
     integer_problem,
     is_list_type,
     is_text,
@@ -212,7 +213,7 @@ def schema_problems(path: Path, schema: pa.Schema) -> list[str]:
             # repeats every question, so neither is to be dropped
             fix = (
                 "convert it to text or whole numbers"
-                if field.name in ("question_id", *SAMPLE_COLUMNS)
+                if field.name in KEY_COLUMNS
                 else "convert it or drop the column"
             )
             problems.append(f"{path}: column {field.name} {problem}; {fix}")
@@ -248,12 +249,7 @@ def _wide_integers(schema: pa.Schema) -> dict[str, list[str]]:
 
 def _float_keys(schema: pa.Schema) -> list[str]:
     """question_id and the sample column where logged as floats or decimals (contract._key)."""
-    return [
-        field.name
-        for field in schema
-        if field.name in ("question_id", *SAMPLE_COLUMNS)
-        and (pa.types.is_floating(field.type) or pa.types.is_decimal(field.type))
-    ]
+    return [field.name for field in schema if field.name in KEY_COLUMNS and float_key(field.type)]
 
 
 def _logged_flags(schema: pa.Schema) -> list[str]:
@@ -539,15 +535,15 @@ def mixed_keys(path: str | Path, files: Sequence[Path]) -> str | None:
     """The refusal of a log whose shards hold question_id or sample as floats in one and as
     text in another, else None: DuckDB reads the shards as one table of text, where the
     float's 7 reads 7.0 and pairs with no question (the floats alone are read as integers)."""
-    for name in ("question_id", *SAMPLE_COLUMNS):
+    for name in KEY_COLUMNS:
         kinds: dict[str, Path] = {}
         for file in files:
             schema = pq.read_schema(file)
             if name in schema.names:
                 t = schema.field(name).type
                 t = t.value_type if pa.types.is_dictionary(t) else t
-                floats = pa.types.is_floating(t) or pa.types.is_decimal(t)
-                kinds.setdefault("float" if floats else "text" if is_text(t) else "other", file)
+                kind = "float" if float_key(t) else "text" if is_text(t) else "other"
+                kinds.setdefault(kind, file)
         if "float" in kinds and "text" in kinds:
             return (
                 f"{kinds['float']}: column {name} holds floats, which {kinds['text'].name}, "
