@@ -46,11 +46,12 @@ def validate(path: Path, options: ReadOptions) -> Validation:
         run = with_rows(open_log(path, "", options, values=False))
         values = run_value_problems(run)
     except SeveralRuns as error:
-        return Validation([error.advice("check one at a time with --run-filter NAME")], True)
+        advice = error.advice("check one at a time with --run-filter NAME")
+        return Validation([_error(path, advice)], True)
     except SchemaError as error:
-        return Validation(error.problems, refused=True)
+        return Validation([_error(path, p) for p in error.problems], refused=True)
     except InputError as error:
-        return Validation([str(error)], refused=True)
+        return Validation([_error(path, str(error))], refused=True)
     settings = Options(cutoff=_cutoff(run))
     db = RunDatabase(run)
     try:
@@ -59,13 +60,14 @@ def validate(path: Path, options: ReadOptions) -> Validation:
         refusal, unknown = (None, []) if refused else _scored(db, settings)
         misplaced = [] if refused or refusal else [u.said() for u in unplaced(db)]
     except InputError as error:  # a value the queries cannot read: named by the first lines
-        return Validation(values or [str(error)], refused=True)
+        return Validation([_error(path, v) for v in values or [str(error)]], refused=True)
     finally:
         db.close()
     # a RAGAS table's retrieved_contexts are both its ranking and its prompt: a problem of the
     # column is found in each, and said once
     problems = dict.fromkeys(p.summary() for p in found)
-    lines = values + list(problems) + ([refusal] if refusal else unknown)
+    scored = [_error(path, refusal)] if refusal else unknown
+    lines = [_error(path, v) for v in values] + list(problems) + scored
     # how the reader read the file, as compare's warnings say it: a RAGAS score that failed
     notes = [f"{path}: note: {note}" for note in (*run.notes, *_both_labels(run), *misplaced)]
     asked = "" if refused or refusal else _k_asked(run)
@@ -75,6 +77,16 @@ def validate(path: Path, options: ReadOptions) -> Validation:
         return Validation([ok, *notes], False)
     # values left out (or labels merged) are no refusal: what compare asks still holds
     return Validation(lines + [f"{path}: {asked}"] * bool(asked) + notes, refused or bool(refusal))
+
+
+def _error(path: Path, line: str) -> str:
+    """A refusal's ``line`` labelled as the row checks label theirs (``FILE: error: ...``): it
+    names its file first, ``path`` or, in a folder of shards, a shard under it."""
+    name = str(path)
+    end = line.find(": ", len(name)) if line.startswith(name) else -1
+    if end < 0:
+        return f"{path}: error: {line}"
+    return f"{line[:end]}: error: {line[end + 2 :]}"
 
 
 def _scored(db: RunDatabase, settings: Options) -> tuple[str | None, list[str]]:

@@ -561,7 +561,7 @@ def test_a_log_with_no_rows_is_named(tmp_path, good, frame):
     frame().to_parquet(empty)
     refused(tmp_path, empty, good, "empty.parquet: the log has no rows", options=("--k", "5"))
     code, out, _ = invoke("validate", empty)
-    assert code == 2 and out.strip() == f"{empty}: the log has no rows; {NO_ROWS_HINT}", out
+    assert code == 2 and out.strip() == f"{empty}: error: the log has no rows; {NO_ROWS_HINT}", out
 
 
 def test_empty_lists_only(tmp_path):

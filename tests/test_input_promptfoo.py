@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 from test_eval_tool_readers import promptfoo_file, result
-from test_input_validate import validate
+from test_input_validate import labelled, validate
 from test_readers import fail
 
 from reportgen.cli import cli
@@ -23,7 +23,8 @@ RUNS = "holds 2 runs (openai:gpt-4o | qa; mistral:large | qa)"
 
 def test_each_command_advises_on_a_file_of_several_runs_in_its_own_terms(tmp_path):
     path = promptfoo_file(tmp_path / "out.json", TWO_RUNS)
-    assert validate(path, code=2) == [f"{path}: {RUNS}; check one at a time with --run-filter NAME"]
+    advice = f"{path}: error: {RUNS}; check one at a time with --run-filter NAME"
+    assert validate(path, code=2) == [advice]
     line = fail("convert", path, "-o", tmp_path / "log.parquet")
     assert line.endswith(
         f"{path}: {RUNS}; a run log holds one run: convert each with --run-filter NAME to its "
@@ -315,7 +316,7 @@ def test_two_providers_under_one_name_are_told_to_label_the_providers(tmp_path, 
         "a label in the promptfoo config, so that each is a run of its own"
     )
     assert fail("compare", path, "-o", tmp_path / "r.html").endswith(message)
-    assert validate(path, code=2) == [message]
+    assert validate(path, code=2) == [labelled(path, message)]
 
 
 def test_two_prompts_of_one_label_are_told_to_label_the_prompts(tmp_path):
@@ -326,9 +327,9 @@ def test_two_prompts_of_one_label_are_told_to_label_the_prompts(tmp_path):
     other = [dict(r, promptIdx=1, prompt=dict(r["prompt"], raw="Answer briefly.")) for r in rows]
     path = promptfoo_file(tmp_path / "out.json", rows + other)
     assert validate(path, code=2) == [
-        f"{path}: run 'openai:gpt-4o-mini | prompt.txt' holds the results of two prompts under "
-        "one label (test case 'refund' twice, prompts 0 and 1); give each prompt a label in the "
-        "promptfoo config, so that each is a run of its own"
+        f"{path}: error: run 'openai:gpt-4o-mini | prompt.txt' holds the results of two prompts "
+        "under one label (test case 'refund' twice, prompts 0 and 1); give each prompt a label in "
+        "the promptfoo config, so that each is a run of its own"
     ]
 
 

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
-from test_input_validate import validate
+from test_input_validate import labelled, validate
 from test_readers import fail
 
 from reportgen.cli import cli
@@ -99,7 +99,7 @@ def test_an_offset_or_grade_no_integer_holds_is_refused_with_its_row(
         if field != "doc_id" and (value >= 2**63 or not float(value).is_integer())
     ]
     lines = validate(log, code=2)
-    assert lines[0] == line.split("error: ", 1)[1] and len(lines) == len(bad)
+    assert lines[0] == labelled(log, line.split("error: ", 1)[1]) and len(lines) == len(bad)
     assert all(f" has {field} " in text for field, text in zip(bad, lines, strict=True))
 
 

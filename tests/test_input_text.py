@@ -10,7 +10,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
-from test_input_validate import validate
+from test_input_validate import labelled, validate
 from test_readers import fail
 
 from reportgen.cli import cli
@@ -32,7 +32,7 @@ def test_a_quote_never_closed_refuses_the_file_with_its_line(tmp_path):
                     "q3,b,false\nq4,c,true\n")  # fmt: skip
     line = fail("compare", path, path, "-o", tmp_path / "r.html")
     assert f"{path}: line 3: not a readable text table (unexpected end of data)" in line
-    assert validate(path, code=2)[0] == line.split("error: ", 1)[1]
+    assert validate(path, code=2)[0] == labelled(path, line.split("error: ", 1)[1])
 
 
 @pytest.mark.parametrize("suffix", ["csv", "tsv"])

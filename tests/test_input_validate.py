@@ -1,4 +1,4 @@
-"""``validate`` refuses what ``compare`` refuses, with the same sentence."""
+"""``validate`` refuses what ``compare`` refuses, with the same sentence, labelled as an error."""
 
 from __future__ import annotations
 
@@ -20,12 +20,18 @@ def validate(*args: object, code: int) -> list[str]:
     return result.output.strip().splitlines()
 
 
+def labelled(path: object, refusal: str) -> str:
+    """compare's ``refusal`` of the log ``path`` as validate lists it: ``PATH: error: ...``, as
+    every line of a problem that refuses the log (a row problem's too)."""
+    return f"{path}: error: {refusal.removeprefix(f'{path}: ')}"
+
+
 def test_a_log_with_no_metric_is_refused_as_compare_refuses_it(tmp_path):
     log = tmp_path / "run.parquet"
     pq.write_table(pa.table({"question_id": ["q1", "q2"], "question": ["a", "b"]}), log)
     refusal = fail("compare", log, log, "-o", tmp_path / "r.html").split("error: ", 1)[1]
     assert "no metric can be computed" in refusal and refusal.count(str(log)) == 1
-    assert validate(log, code=2) == [refusal]
+    assert validate(log, code=2) == [labelled(log, refusal)]
 
 
 @pytest.mark.parametrize(
@@ -49,19 +55,21 @@ def test_a_log_whose_values_give_no_metric_is_refused_as_compare_refuses_it(
     pq.write_table(pa.table({"question_id": ["q1", "q2"], **columns}), log)
     refusal = fail("compare", log, log, "-o", tmp_path / "r.html").split("error: ", 1)[1]
     assert found in refusal and refusal.count(str(log)) == 1
-    assert validate(log, code=2) == [refusal]
+    assert validate(log, code=2) == [labelled(log, refusal)]
 
 
 def test_a_promptfoo_file_of_no_outcome_is_refused_as_one_file(tmp_path):
     path = tmp_path / "out.json"
     path.write_text('{"results": [{"a": 1}]}')  # a result that names nothing promptfoo writes
     assert validate(path, code=2)[0] == (
-        f"{path}: result 1 is no promptfoo result (it has none of prompt, provider, response, "
-        "success, testCase); check --format, or pass the file `promptfoo eval -o out.json` writes"
+        f"{path}: error: result 1 is no promptfoo result (it has none of prompt, provider, "
+        "response, success, testCase); check --format, or pass the file `promptfoo eval -o "
+        "out.json` writes"
     )
     path.write_text('{"results": [{"provider": "p", "prompt": {"raw": "x"}}]}')
     assert validate(path, code=2)[0] == (
-        f"{path}: no question has a value of correct or score (null throughout); log their values"
+        f"{path}: error: no question has a value of correct or score (null throughout); log "
+        "their values"
     )
 
 
@@ -98,7 +106,9 @@ def test_qrels_with_no_relevant_document_of_the_run_are_refused(tmp_path, qrels,
     run, judged = _trec(tmp_path, qrels)
     line = fail("compare", run, run, "-o", tmp_path / "r.html", "--k", 2, "--qrels", judged)
     assert f"{judged}: {found}, so no metric can be computed; pass the qrels of this run" in line
-    assert validate(run, "--qrels", judged, code=2) == [line.split("error: ", 1)[1]]
+    # the qrels file is named after the log validated, whose check it failed
+    expected = f"{run}: error: {line.split('error: ', 1)[1]}"
+    assert validate(run, "--qrels", judged, code=2) == [expected]
 
 
 @pytest.mark.parametrize("level", [1, 2])
@@ -121,7 +131,7 @@ def test_a_reader_s_own_refusal_is_not_replaced_by_the_file_s_schema(tmp_path):
     path = tmp_path / "m.parquet"
     pq.write_table(pa.table({"qid": ["q1", "q2"], "ok": [True, False]}), path)
     assert validate(path, "--map", "question_id=nope", code=2) == [
-        f"{path}: --map question_id=nope: no column 'nope'; the file's columns are qid, ok"
+        f"{path}: error: --map question_id=nope: no column 'nope'; the file's columns are qid, ok"
     ]
 
 
@@ -144,7 +154,10 @@ def test_a_value_out_of_range_is_listed_with_every_other_problem(tmp_path):
     )
     assert refusal == f"{log}: row 2 (question_id 'q2'): correct has 2; {flag}"
     lines = validate(log, code=2)
-    assert lines[:2] == [refusal, f"{log}: row 4 (question_id 'q3'): abstained has 3; {flag}"]
+    assert lines[:2] == [
+        labelled(log, refusal),
+        f"{log}: error: row 4 (question_id 'q3'): abstained has 3; {flag}",
+    ]
     assert lines[2].startswith(f"{log}: error: 1 row with share_range in faithfulness: row 2 ")
     assert lines[3].startswith(f"{log}: error: 1 row with duplicate_id in question_id: row 4 ")
     assert len(lines) == 4
@@ -198,9 +211,9 @@ def test_every_schema_breach_is_listed_whatever_the_format(tmp_path, suffix):
         "jsonl": lambda: frame.to_json(path, orient="records", lines=True),
     }[suffix]()
     assert validate(path, code=2) == [
-        f"{path}: column 'Correct' is the run-log column 'correct' in another case and would "
-        "not be read; rename it, or map it with --map correct=Correct",
-        f"{path}: no question_id column; every run log needs one row per question with a "
+        f"{path}: error: column 'Correct' is the run-log column 'correct' in another case and "
+        "would not be read; rename it, or map it with --map correct=Correct",
+        f"{path}: error: no question_id column; every run log needs one row per question with a "
         "unique question_id",
     ]
 
@@ -283,7 +296,7 @@ def test_a_log_whose_every_prompt_is_empty_leaves_out_its_retrieval_metrics(tmp_
     assert validate(log, code=0) == [f"{log}: left out: the retrieval metrics: {reason}"]
     ranked = tmp_path / "ranked.parquet"
     run[["question_id", "retrieved_ids", "relevant_ids", "context_ids"]].to_parquet(ranked)
-    assert validate(ranked, code=2) == [f"{ranked}: {reason}"]
+    assert validate(ranked, code=2) == [f"{ranked}: error: {reason}"]
 
 
 def test_a_repeated_sample_of_a_question_is_named_with_its_sample(tmp_path):
@@ -307,3 +320,33 @@ def test_a_repeated_sample_of_a_question_is_named_with_its_sample(tmp_path):
         "row 2 (question_id 'q1') repeats a question_id (first seen at row 1)" in line
         for line in validate(without, code=2)
     )
+
+
+def test_every_line_of_a_refusal_says_error_after_its_file(tmp_path):
+    """A row problem's line said "error:", a value, schema or file problem's did not, though
+    each refuses the log as much: a script that looks for "error:" missed them."""
+    (tmp_path / "shards").mkdir()
+    logs = {
+        "schema.parquet": pd.DataFrame({"qid": ["q1"], "correct": [True]}),
+        "value.parquet": pd.DataFrame({"question_id": ["q1", "q2"], "correct": [1.0, 0.5]}),
+        "rows.parquet": pd.DataFrame({"question_id": ["q1", "q1"], "correct": [True, False]}),
+        "nothing.parquet": pd.DataFrame({"question_id": ["q1"], "question": ["a"]}),
+        "shards/part-0.parquet": pd.DataFrame({"question_id": ["q1"], "correct": [1.0]}),
+        "shards/part-1.parquet": pd.DataFrame({"question_id": ["q2"], "correct": [2.0]}),
+    }
+    for name, frame in logs.items():
+        frame.to_parquet(tmp_path / name)
+    paths = [tmp_path / n for n in ("schema", "value", "rows", "nothing")]
+    lines = validate(*(p.with_suffix(".parquet") for p in paths), tmp_path / "shards",
+                     tmp_path / "missing.parquet", code=2)  # fmt: skip
+    files = [*(f"{p}.parquet" for p in paths), tmp_path / "shards/part-1.parquet"]
+    files.append(tmp_path / "missing.parquet")
+    assert [line.split(": error: ")[0] for line in lines] == list(map(str, files))
+    assert [line.split(": error: ")[1].split(" ")[0] for line in lines] == [
+        "no",  # question_id column
+        "row",  # 2 (question_id 'q2'): correct has 0.5
+        "1",  # row with duplicate_id
+        "no",  # metric can be computed
+        "row",  # 1 (question_id 'q2'): correct has 2.0
+        "no",  # such file
+    ]

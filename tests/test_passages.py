@@ -13,6 +13,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
+from test_input_validate import labelled
 from test_readers import fail
 
 from reportgen.cli import cli
@@ -334,7 +335,7 @@ def test_span_labels_with_passage_ids_and_no_table_are_refused(tmp_path):
     assert fail("compare", spans, ids, "-o", tmp_path / "r.html").endswith(message)
     assert fail("metrics", ids, "-o", tmp_path / "m.parquet").endswith(message)
     checked = CliRunner().invoke(cli, ["validate", str(ids)])
-    assert checked.exit_code == 2 and checked.output.strip() == message
+    assert checked.exit_code == 2 and checked.output.strip() == labelled(ids, message)
 
 
 def test_a_labelled_document_no_passage_covers_is_a_warning(tmp_path, compare):

@@ -7,7 +7,7 @@ import duckdb
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
-from test_input_validate import validate
+from test_input_validate import labelled, validate
 from test_readers import fail
 
 from reportgen.cli import cli
@@ -39,7 +39,7 @@ def test_a_metrics_table_is_refused_where_a_log_is_needed(tmp_path, written):
     # compare takes tables, and a log beside them (tests/test_compare_metrics_tables.py)
     assert fail("metrics", table, "-o", tmp_path / "m.parquet") == f"ragreport: error: {advice}"
     assert fail("convert", table, "-o", tmp_path / "c.parquet") == f"ragreport: error: {advice}"
-    assert validate(table, code=2) == [advice]
+    assert validate(table, code=2) == [labelled(table, advice)]
 
 
 def test_a_metrics_table_missing_a_column_is_still_named(tmp_path, written):

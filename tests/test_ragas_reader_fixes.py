@@ -18,12 +18,15 @@ RETRIEVED = "(candidate passages as ranked by the retriever, best first; may be 
 
 
 def refused(*args: object) -> str:
-    """Run the CLI expecting bad input: exit 2, one line of output (validate's has no prefix),
-    no traceback; the line without its prefix."""
+    """Run the CLI expecting bad input: exit 2, one line of output, no traceback; the line as
+    compare's after its prefix "ragreport: error: " (validate's names the log, then "error: ")."""
     result = CliRunner().invoke(cli, [str(a) for a in args])
     assert result.exit_code == 2, result.output
     lines = result.output.strip().splitlines()
     assert len(lines) == 1, result.output
+    if args[0] == "validate":
+        assert lines[0].startswith(f"{args[1]}: error: "), lines[0]
+        return lines[0].replace(": error: ", ": ", 1)
     return lines[0].removeprefix("ragreport: error: ")
 
 

@@ -8,7 +8,7 @@ import json
 import pandas as pd
 import pytest
 from click.testing import CliRunner
-from test_input_validate import validate
+from test_input_validate import labelled, validate
 from test_readers import fail
 
 from reportgen.cli import cli
@@ -28,7 +28,7 @@ def test_a_csv_row_with_another_number_of_fields_is_named_by_its_line(tmp_path, 
     path = tmp_path / "run.csv"
     path.write_text(f"question_id,correct,faithfulness\nq1,true,0.5\n{row}\nq3,true,1\n")
     expected = f"{path}: {message}"
-    assert validate(path, code=2) == [expected]
+    assert validate(path, code=2) == [labelled(path, expected)]
     assert fail("compare", path, path, "-o", tmp_path / "r.html") == f"ragreport: error: {expected}"
     assert fail("convert", path, "-o", tmp_path / "r.parquet") == f"ragreport: error: {expected}"
 
@@ -38,11 +38,11 @@ def test_a_short_row_is_named_by_the_line_it_starts_on(tmp_path):
     path = tmp_path / "run.tsv"
     path.write_text('question_id\tanswer\tcorrect\nq1\t"two\nlines"\nq2\tb\ttrue\n')
     assert validate(path, code=2) == [
-        f"{path}: line 2 has 2 fields, fewer than the header's 3; {FILL}"
+        f"{path}: error: line 2 has 2 fields, fewer than the header's 3; {FILL}"
     ]
     path.write_text('question_id\tanswer\tcorrect\nq1\t"two\nlines"\ttrue\tx\n')
-    assert validate(path, code=2) == [f"{path}: line 2 has 4 fields, more than the header's 3; "
-                                      "quote values that contain a tab"]  # fmt: skip
+    assert validate(path, code=2) == [f"{path}: error: line 2 has 4 fields, more than the "
+                                      "header's 3; quote values that contain a tab"]  # fmt: skip
 
 
 def test_a_ragas_csv_row_with_fewer_fields_is_named_by_its_line(tmp_path):
@@ -73,7 +73,7 @@ PANDAS = (
 def test_a_pandas_frame_of_other_column_names_is_not_taken_for_beir(tmp_path, frame, options):
     path = tmp_path / "run.json"
     pd.DataFrame(frame).to_json(path)  # column -> {row -> value}, to_json's default
-    assert validate(path, *options, code=2) == [f"{path}: {PANDAS}"]
+    assert validate(path, *options, code=2) == [f"{path}: error: {PANDAS}"]
 
 
 @pytest.mark.parametrize(
@@ -91,7 +91,7 @@ def test_a_pandas_frame_laid_out_by_index_is_described_as_it_lies(tmp_path, fram
     index = PANDAS.replace(
         "(column -> {row -> value})", "(row -> {column -> value}, orient='index')"
     )
-    assert validate(path, code=2) == [f"{path}: {index}"]
+    assert validate(path, code=2) == [f"{path}: error: {index}"]
 
 
 @pytest.mark.parametrize("text", ['{"foo": 1}', '"run"', '{"q1": {"d1": 0.5}, "n": 2}'])
@@ -105,8 +105,8 @@ def test_a_json_file_of_no_format_read_is_refused_at_once(tmp_path, text):
         "or a results list), BEIR results ({query_id: {doc_id: score}}) or records (an array "
         "of objects, one a row); check that this is the log meant"
     )
-    assert validate(path, code=2) == [said]
-    assert validate(path, "--qrels", qrels, code=2) == [said]
+    assert validate(path, code=2) == [labelled(path, said)]
+    assert validate(path, "--qrels", qrels, code=2) == [labelled(path, said)]
 
 
 def test_beir_results_ranking_the_same_documents_for_every_query_are_read(tmp_path, compare):

@@ -256,9 +256,9 @@ def test_qrels_of_the_other_kind_name_the_log_that_needs_its_own(tmp_path):
         cli, ["validate", str(run), str(results), "--qrels", str(trec_qrels)]
     )
     assert result.output.splitlines()[-1] == (
-        f"{results}: BEIR results are judged by BEIR's qrels (query-id corpus-id score), and "
-        f"{trec_qrels} holds TREC qrels (qid iter docno rel); pass BEIR's, or to compare the two "
-        f"kinds, {convert}QRELS -o LOG.parquet)"
+        f"{results}: error: BEIR results are judged by BEIR's qrels (query-id corpus-id score), "
+        f"and {trec_qrels} holds TREC qrels (qid iter docno rel); pass BEIR's, or to compare the "
+        f"two kinds, {convert}QRELS -o LOG.parquet)"
     )
     line = fail("compare", run, run, "--qrels", beir_qrels, "--k", 1, "-o", tmp_path / "r.html")
     assert line == (
