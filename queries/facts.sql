@@ -17,7 +17,8 @@
 --     carry a label of any grade: judged, for unjudged.sql),
 --   cited (distinct cited ids, NULL when not logged), cited_in_prompt (aligned with cited),
 --   nulls_in_lists (null items in retrieved_ids, relevant_ids, context_ids, cited_ids and
---     relevant_grades as logged), bad_spans (macro bad_span of relevant_spans, retrieved_spans
+--     relevant_grades as logged), empty_ids (whether retrieved_ids, relevant_ids, context_ids
+--     and cited_ids as logged hold an empty id ''), bad_spans (macro bad_span of relevant_spans, retrieved_spans
 --     and context_spans; NULL for a row without spans).
 SELECT
     run, row_number, question_id, coalesce(sample, '') AS sample, question, slice, correct, faithfulness, answer_relevance,
@@ -51,6 +52,11 @@ SELECT
      len(relevant_ids) - list_count(relevant_ids),
      len(context_ids) - list_count(context_ids), len(cited_ids) - list_count(cited_ids),
      len(relevant_grades) - list_count(relevant_grades)] AS nulls_in_lists,
+    -- an empty id names no passage, and two of them would match as evidence; a native
+    -- list_contains, not a trim: a lambda over every id of a ranking costs ten times as much,
+    -- so an id of spaces is a name
+    [list_contains(retrieved_ids_logged, ''), list_contains(relevant_ids, ''),
+     list_contains(context_ids, ''), list_contains(cited_ids, '')] AS empty_ids,
     -- the first bad span of relevant_spans, retrieved_spans and context_spans, likewise
     CASE WHEN relevant_spans IS NOT NULL OR retrieved_spans IS NOT NULL
               OR context_spans IS NOT NULL THEN

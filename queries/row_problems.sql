@@ -6,7 +6,8 @@
 --   from them), severity ('error': the log is refused; 'left_out': the value is dropped and
 --   counted in a warning), n (rows with the problem), row_numbers, question_ids,
 --   details (the first $examples examples, in file order); errors first, then by run and first row.
---   kind is one of null_id (a null or blank question_id), duplicate_id, grades_length, null_in_list, grade_range, share_range,
+--   kind is one of null_id (a null or blank question_id), duplicate_id, grades_length, null_in_list,
+--   empty_id (an id '' in an id list), grade_range, share_range,
 --   negative, not_finite, too_large (beyond $largest), span_doc, span_range, merged_spans
 --   (overlapping labels, merged: not refused, listed with the values left out), ungraded (a
 --   null relevant_grades beside relevant_ids: each label read as grade 1, not refused).
@@ -18,7 +19,8 @@ WITH checked AS MATERIALIZED (
            -- a blank id (spaces, tabs, line ends) names no question, as a null does
            trim(r.question_id, ' ' || chr(9) || chr(10) || chr(13)) = '' AS blank_id,
            len(r.relevant_grades) AS n_grades, coalesce(len(r.relevant_ids), 0) AS n_relevant,
-           list_min(r.relevant_grades) AS min_grade, f.nulls_in_lists AS nulls, f.bad_spans
+           list_min(r.relevant_grades) AS min_grade, f.nulls_in_lists AS nulls, f.empty_ids,
+           f.bad_spans
     FROM runs AS r
     JOIN facts AS f USING (run, row_number)
 ),
@@ -90,6 +92,16 @@ problems AS (
     )
     LEFT JOIN written USING (run, name)
     WHERE n_null > 0
+    UNION ALL
+    SELECT run, 'empty_id', name, row_number, question_id, NULL
+    FROM (
+        SELECT run, row_number, question_id,
+               unnest(['retrieved_ids', 'relevant_ids', 'context_ids', 'cited_ids']) AS name,
+               unnest(empty_ids) AS empty
+        FROM checked
+        WHERE list_contains(empty_ids, true)
+    )
+    WHERE empty
     UNION ALL
     -- grades from spans are whole numbers (inputs/load.py), read as numbers of any type
     SELECT run, 'grade_range', written, row_number, question_id, min_grade::BIGINT::VARCHAR

@@ -317,6 +317,14 @@ ROWS = {
     "null in context_ids": (_with(3, context_ids=[None, "p9"]), ["row 4", "context_ids"]),
     "null in retrieved_ids": (_with(3, retrieved_ids=["p1", None]), ["row 4", "retrieved_ids"]),
     "null in cited_ids": (_with(3, cited_ids=[None]), ["row 4", "cited_ids"]),
+    # an empty id matched another one as evidence: a ranking of '' then recalled labels of ''
+    "empty id in relevant_ids": (
+        _with(3, relevant_ids=[""]),
+        ["row 4 (question_id 'q3'): relevant_ids has an empty id ''", "drop it or log"],
+    ),
+    "empty id in context_ids": (_with(3, context_ids=["p1", ""]), ["row 4", "context_ids has an"]),
+    "empty id in retrieved_ids": (_with(6, retrieved_ids=[""]), ["row 7", "retrieved_ids has an"]),
+    "empty id in cited_ids": (_with(3, cited_ids=[""]), ["row 4", "cited_ids has an empty id"]),
     "null grade": (_with(3, relevant_grades=[None]), ["row 4", "relevant_grades has 1 null"]),
     "negative grade": (_with(3, relevant_grades=[-1]), ["row 4", "grade -1"]),
     "faithfulness above 1": (_with(1, faithfulness=1.5), ["row 2", "faithfulness is 1.5"]),

@@ -41,6 +41,11 @@ _WORDS = {
         "{column} has {detail}",
         "a null is no id, span or grade and is never evidence: drop it or log the value",
     ),
+    "empty_id": (
+        "{column} has an empty id ''",
+        "an empty id names no passage, and would match another empty id as evidence: drop it "
+        "or log the passage's id",
+    ),
     "grade_range": ("{column} has grade {detail}", "expected 0 or more (0 = not relevant)"),
     "share_range": ("{column} is {detail}", "expected a share between 0 and 1"),
     "negative": ("{column} is {detail}", "expected 0 or more"),
