@@ -2,7 +2,7 @@
 
 Usage: ``python bench/simulate.py [--reps 2000] [--power-reps 1000] [--slice-reps 1000]
 [--large-reps 1000] [--large-changed 1100,5000,11000,100000]
-[--checks coverage,power,clusters,slices,large] [--seed 0]``
+[--needed-reps 400] [--checks coverage,power,needed,clusters,slices,large] [--seed 0]``
 
 Prints one table per check (tests/test_simulation.py runs a quick version of each):
 
@@ -20,6 +20,11 @@ Prints one table per check (tests/test_simulation.py runs a quick version of eac
   (80% expected), and the power of the paired tests at that difference;
 - clusters: questions asked in groups about one document, half the variance of B - A shared
   within the document; coverage of the naive interval and of --cluster's;
+- needed: the size the power sentence states for the observed difference of a 0/1 outcome
+  ("takes about N questions"); a pilot of 1,000 questions with a share changed and a true
+  difference, then a fresh set of the stated N with the pilot's observed difference and share
+  changed, and the verdict checked (80% expected): changes going both ways, and nearly all one
+  way, where the changed questions' own spread is smaller than the normal formula takes;
 - slices: 5 slices of 40 questions under no true difference; the share of data sets with any
   slice regression in the verdict (slices.is_finding, whatever the overall difference;
   family-wise error, 5% allowed);
@@ -221,6 +226,45 @@ def power_rate(
     }
 
 
+NEEDED_CELLS = (  # (share changed, true difference) of the pilot: both ways, then one way
+    (0.30, 0.03),
+    (0.05, 0.02),
+    (0.02, 0.02),
+    (0.01, 0.01),
+)
+
+
+def needed_rate(changed: float, effect: float, reps: int, seed: int, n: int = 1000) -> dict:
+    """How often a fresh 0/1 set of the size stated for the observed difference finds it: a
+    pilot of ``n`` questions (``changed`` of them changed, true difference ``effect``), its
+    stated size N, then a set of N questions whose true difference and share changed are the
+    pilot's observed ones. A pilot whose sentence states no size is drawn again. Keys: "found"
+    (the interval excluding zero), "both" (and the paired test p < 0.05), "n" (median N),
+    "one_way" (mean share of the pilots' changes that went the observed way)."""
+    rng = np.random.default_rng((seed, n, round(changed * 1000), round(effect * 1000), 7))
+    found = both = 0
+    sizes, one_way = [], []
+    for rep in range(reps):
+        needed = None
+        while needed is None:
+            pilot, _ = _compare("binary", *draw("binary", n, effect, rng, changed=changed), rep)
+            needed = power_of(pilot, CONFIDENCE).needed_n
+        share, diff = (pilot.wins + pilot.losses) / n, pilot.diff
+        a, b = draw("binary", needed, diff, rng, changed=share)
+        c, _ = _compare("binary", a, b, rep)
+        excludes = c.ci_low > 0 if diff > 0 else c.ci_high < 0
+        found += excludes
+        both += excludes and c.p < 1 - CONFIDENCE
+        sizes.append(needed)
+        one_way.append(max(pilot.wins, pilot.losses) / (pilot.wins + pilot.losses))
+    return {
+        "found": found / reps,
+        "both": both / reps,
+        "n": float(np.median(sizes)),
+        "one_way": float(np.mean(one_way)),
+    }
+
+
 def slice_fwer(kind: str, reps: int, seed: int, slices: int = 5, size: int = 40) -> float:
     """Share of null data sets with any slice regression that survives Holm (the verdict's)."""
     rng = np.random.default_rng((seed, KINDS.index(kind), 2))
@@ -340,6 +384,7 @@ def main(argv: list[str] | None = None) -> None:
         default=",".join(KINDS + SPARSE_KINDS),
         help="the power check's outcome types, comma-separated",
     )
+    parser.add_argument("--needed-reps", type=int, default=400)
     parser.add_argument("--slice-reps", type=int, default=1000)
     parser.add_argument("--large-reps", type=int, default=1000)
     parser.add_argument(
@@ -348,7 +393,7 @@ def main(argv: list[str] | None = None) -> None:
         help="the large check's numbers of changed questions, comma-separated",
     )
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--checks", default="coverage,power,clusters,slices,large")
+    parser.add_argument("--checks", default="coverage,power,needed,clusters,slices,large")
     args = parser.parse_args(argv)
     checks = args.checks.split(",")
     if "coverage" in checks:
@@ -356,6 +401,8 @@ def main(argv: list[str] | None = None) -> None:
     if "power" in checks:
         sizes = tuple(int(n) for n in args.power_sizes.split(","))
         _power(args.power_reps, args.seed, args.power_kinds.split(","), sizes)
+    if "needed" in checks:
+        _needed(args.needed_reps, args.seed)
     if "clusters" in checks:
         rows = []
         for groups, size in ((20, 5), (40, 5), (100, 10)):
@@ -393,6 +440,23 @@ def _coverage(reps: int, seed: int) -> None:
         f"{100 * se:.2f} points)",
         ["outcome", "n", "report interval", "percentile", "verdict size", "test size"]
         + ["sign-flip", "max of both", "sign test"],
+        rows,
+    )
+
+
+def _needed(reps: int, seed: int) -> None:
+    rows = []
+    for changed, effect in NEEDED_CELLS:
+        r = needed_rate(changed, effect, reps, seed)
+        rows.append(
+            [f"{changed:.0%}", f"{effect:+.0%}", _pct(r["one_way"]), f"{r['n']:,.0f}"]
+            + [_pct(r[k]) for k in ("found", "both")]
+        )
+    _table(
+        f"Stated size for the observed difference of a 0/1 outcome, {reps} pilots of 1,000 "
+        "questions per row, each followed by a fresh set of that size (80% expected)",
+        ["changed", "true difference", "changes the observed way", "median stated size"]
+        + ["found", "interval and test"],
         rows,
     )
 

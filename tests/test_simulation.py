@@ -75,6 +75,14 @@ def test_stated_detectable_difference_is_found_80_percent_of_the_time(kind, n, c
     assert abs(rates["found"] - 0.8) <= 0.03 + mc_error(0.8, reps), rates
 
 
+def test_stated_size_for_an_observed_difference_both_ways_is_found_80_percent_of_the_time():
+    """The size the power sentence states for the observed difference, on a 0/1 outcome whose
+    changes go both ways (30% changed, +3 points): a fresh set of that size finds it."""
+    reps = 300
+    rates = simulate.needed_rate(0.30, 0.03, reps, SEED)
+    assert abs(rates["found"] - 0.8) <= 0.03 + mc_error(0.8, reps), rates
+
+
 def test_slice_regressions_keep_family_wise_error_at_5_percent():
     reps = 150
     fwer = simulate.slice_fwer("skewed", reps, SEED)
