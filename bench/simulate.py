@@ -41,7 +41,8 @@ Prints one table per check (tests/test_simulation.py runs a quick version of eac
 Outcome types (true mean difference ``effect`` in each; for continuous ones every question
 shifts by ``effect``, the spread staying the same, as the power sentence assumes):
 - binary: a 0/1 outcome, 30% of questions change between A and B (fixed or broken), and in
-  the power check also 10% (2 of 20: the counts are small, where the normal formula fails);
+  the power check also 10% (2 of 20: the counts are small, where the normal formula fails) and,
+  from 200 questions, 2% (the stated difference then needs more changes, nearly all one way);
 - ties: nDCG-like, with no difference half the questions tie and the others move by a normal
   amount (sd 0.3);
 - sparse and carried (the power check only): 20% of the questions move by a normal amount
@@ -68,6 +69,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from reportgen.analysis import stats as report_stats  # noqa: E402
+from reportgen.analysis.binary_power import EXACT_BELOW  # noqa: E402
 from reportgen.analysis.power import power_of  # noqa: E402
 from reportgen.analysis.slices import is_finding  # noqa: E402
 from reportgen.analysis.stats import (  # noqa: E402
@@ -96,6 +98,8 @@ CONFIDENCE = 0.95
 N_BOOT = 2000  # per data set; the quantiles' Monte-Carlo error averages out over data sets
 CHANGED = 0.3  # binary: share of questions that differ between A and B
 LOW_CHANGED = 0.1  # binary, the power check's second case: 2 of 20 questions change
+FEW_CHANGED_SHARE = 0.02  # binary, its third, from 200 questions (the normal formula's side):
+# 4 of 200 change, so the stated difference needs more changes, nearly all one way
 LARGE_KINDS = (  # the large check's outcome types: (kind, share of questions that change)
     ("binary", CHANGED),
     ("binary", 0.01),
@@ -487,7 +491,9 @@ def _large(reps: int, seed: int, sizes: tuple[int, ...]) -> None:
 def _power(reps: int, seed: int, kinds: list[str], sizes: tuple[int, ...] = SIZES) -> None:
     rows = []
     cells = [(kind, n, CHANGED) for kind in KINDS + SPARSE_KINDS for n in sizes]
-    cells[len(sizes) : len(sizes)] = [("binary", n, LOW_CHANGED) for n in sizes]
+    cells[len(sizes) : len(sizes)] = [("binary", n, LOW_CHANGED) for n in sizes] + [
+        ("binary", n, FEW_CHANGED_SHARE) for n in sizes if n >= EXACT_BELOW
+    ]
     for kind, n, changed in cells:
         if kind not in kinds:
             continue

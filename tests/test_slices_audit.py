@@ -432,18 +432,20 @@ def test_power_hand_worked(tmp_path):
     assert (c["fixed"], c["broken"]) == (30, 10)
     power = doc["power"]
     assert power["discordant"] == 40
-    # k = t(0.975, 199) + t(0.8, 199) = 1.971957 + 0.843431 = 2.815388; psi = 40 / 200 changed:
-    # delta = k sqrt(psi / (n + k^2)) = 2.815388 x sqrt(0.2 / 207.926409) = 0.087317
-    assert power["min_detectable"] == pytest.approx(0.087317, abs=1e-6)
-    # observed delta 0.10, spread sqrt(0.2 - 0.01) = 0.435890: n = (k(n) x 0.435890 / 0.1)^2;
-    # at n = 152, k = 1.975799 + 0.844008 = 2.819807 -> 151.07 <= 152 (at 151 it is 151.08 > 151):
-    # the normal formula's 152. A set of under 200 questions is judged by the exact count
-    # (binary_power, enumerated in test_binary_power.py), as the sentence's own difference is
-    # for such a set: 152 and 153 questions find 0.1004 and 0.1001 in 80% of sets, above the
-    # observed 0.10; 154 find 0.0998. It said 152, the formula's size, unchecked under n.
+    # McNemar's statistic, its mean delta sqrt(n / c) and spread sqrt(1 - (3 + c) r^2 / 4),
+    # c = psi = 40 / 200 changed, r = delta / c; t(0.975, 199) = 1.971957, t(0.8, 199) =
+    # 0.843431; delta sqrt(1000) = 1.971957 + 0.843431 sqrt(1 - 0.8 (delta / 0.2)^2) at
+    # delta = 0.086932 (r = 0.434661, spread 0.921334: 2.74903 on both sides)
+    assert power["min_detectable"] == pytest.approx(0.086932, abs=1e-6)
+    # observed delta 0.10, r = 0.5, spread sqrt(0.8) = 0.894427: n = 0.2 (t1 + t2 0.894427)^2 /
+    # 0.01 = 149.17 at n = 150, the formula's 150. A set of under 200 questions is judged by the
+    # exact count (binary_power, enumerated in test_binary_power.py), as the sentence's own
+    # difference is for such a set: 152 and 153 questions find 0.1004 and 0.1001 in 80% of
+    # sets, above the observed 0.10; 154 find 0.0998. It said 152, the formula's size, unchecked
+    # under n.
     assert exact_detectable(153, 0.2, 0.95) > 0.1 >= exact_detectable(154, 0.2, 0.95)
     assert power["needed_n"] == 154
-    assert "difference of 8.7 points" in power["sentence"]
+    assert "difference of 8.7 points" in power["sentence"]  # 8.69
     assert "about 154 questions" in power["sentence"]
 
 

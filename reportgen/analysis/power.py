@@ -10,20 +10,23 @@ itself uncertain (more so with ties), and the interval used there (studentized b
 t) is wider than t; so under STUDENTIZED_BELOW changed questions (however many tie) the
 detectable difference is found by resampling the observed differences instead
 (stats.resampled_detectable), which keeps both.
-For a binary outcome the share of changed questions psi stays fixed and the spread follows
-the difference, sd^2 = psi - delta^2, which gives delta = k sqrt(psi / (n + k^2)) with k the
-sum of the two t quantiles; under EXACT_BELOW questions, where the changed ones are a handful
-and the interval moves in steps, it is found exactly instead (binary_power.py). With --cluster
+For a binary outcome the interval's side is McNemar's statistic, whose mean and spread under a
+true difference both follow it (_mcnemar): its spread is half of 1 when the few changes all go
+one way, which the normal formula of a fixed spread (delta = k sqrt(psi / (n + k^2))) missed,
+stating 777 questions where 568 find a one-way point at 1% changed (tests/test_binary_power.py);
+under EXACT_BELOW questions, where the changed ones are a handful and the interval moves in
+steps, it is found exactly instead (binary_power.py). With --cluster
 the interval is Student's t over the G clusters (the standard error over clusters, with
 stats.cluster_degrees: G - 1 for equal sizes), so the detectable difference is that standard
 error times cluster_multiplier,
 and the size needed is a number of clusters like these (the size of a cluster of the set on
 average); under FEW_CLUSTERS clusters the sentence says no realistic difference can be found.
-The size needed for the observed difference solves the normal formula, kept on the stated
-difference's side of n (resampled, it is not that formula's), so the two sentences never
-disagree. A detectable difference past the range a metric's difference can take is not stated
-as one. bench/simulate.py and bench/simulate_clusters.py check that a difference of the stated
-size is detected 80% of the time.
+The size needed for the observed difference solves the same formula (McNemar's for a binary
+outcome), kept on the stated difference's side of n (resampled, it is not that formula's), so
+the two sentences never disagree. A detectable difference past the range a metric's
+difference can take is not stated as one. bench/simulate.py and bench/simulate_clusters.py
+check that a difference of the stated size is detected 80% of the time, and simulate.py's
+needed check that the stated size finds the observed difference as often.
 """
 
 from __future__ import annotations
@@ -64,20 +67,46 @@ class Power:
     sentence: str
 
 
-def _k(n: int, alpha: float) -> float:
-    """t(1 - alpha/2) + t(POWER), with n - 1 degrees of freedom."""
-    return float(special.stdtrit(n - 1, 1 - alpha / 2) + special.stdtrit(n - 1, POWER))
+def _k(n: int, alpha: float, spread: float = 1.0) -> float:
+    """t(1 - alpha/2) + t(POWER) ``spread``, with n - 1 degrees of freedom: the statistic's
+    mean, in its standard deviations under no difference, that clears t(1 - alpha/2) in POWER
+    of sets when its own standard deviation is ``spread``."""
+    return float(special.stdtrit(n - 1, 1 - alpha / 2) + special.stdtrit(n - 1, POWER) * spread)
+
+
+def _mcnemar(delta: float, changed_share: float) -> tuple[float, float]:
+    """(c, spread) for a fresh 0/1 set of true difference ``delta``: c = max(psi, |delta|), the
+    share of its questions that change (more than this set's psi when delta needs more), and
+    the standard deviation of McNemar's statistic (F - B) / sqrt(F + B) there, whose mean is
+    delta sqrt(n / c). With r = |delta| / c the delta method over the trinomial counts gives
+    the variance 1 - (3 + c) r^2 / 4: 1 when the changes go both ways alike, 1/4 when they all
+    go one way and are few (F alone, sqrt(F) of a Poisson count)."""
+    c = min(max(changed_share, abs(delta)), 1.0)
+    r = abs(delta) / c if c > 0 else 0.0
+    return c, math.sqrt(max(1.0 - (3.0 + c) * r * r / 4.0, 0.0))
 
 
 def detectable(n: int, alpha: float, *, sd: float, changed_share: float | None) -> float:
     """The true difference detected with probability POWER by n questions.
 
-    ``changed_share`` (binary outcomes): the share of questions whose outcome differs, psi.
+    ``changed_share`` (binary outcomes): the share of questions whose outcome differs, psi; the
+    difference is then where McNemar's statistic, whose side the interval takes from 200
+    questions on, clears t(1 - alpha/2) in POWER of fresh sets (_mcnemar), found by bisection.
     """
-    k = _k(n, alpha)
-    if changed_share is not None:
-        return k * math.sqrt(changed_share / (n + k * k))
-    return k * sd / math.sqrt(n)
+    if changed_share is None:
+        return _k(n, alpha) * sd / math.sqrt(n)
+
+    def short(delta: float) -> float:  # the statistic's mean below what POWER asks, in sds
+        c, spread = _mcnemar(delta, changed_share)
+        return _k(n, alpha, spread) - delta * math.sqrt(n / c)
+
+    if short(1.0) > 0:
+        return math.inf
+    low, high = 0.0, 1.0
+    for _ in range(50):  # to 1e-15
+        mid = (low + high) / 2
+        low, high = (mid, high) if short(mid) > 0 else (low, mid)
+    return high
 
 
 def _found_share(q: float, t: float, spreads: np.ndarray) -> float:
@@ -121,13 +150,18 @@ def needed_size(
 ) -> int:
     """The fewest questions that detect a true difference ``delta`` with probability POWER;
     with ``multiplier`` cluster_multiplier, the fewest clusters, ``sd`` then the spread of one
-    cluster's share of the mean (its standard error times sqrt(G))."""
-    spread = math.sqrt(max(changed_share - delta * delta, 0.0)) if changed_share else sd
+    cluster's share of the mean (its standard error times sqrt(G)). A 0/1 outcome's
+    (``changed_share``) solves detectable's condition for n: n = c (k / delta)^2."""
+    spread, statistic = sd, 1.0
+    if changed_share:
+        c, statistic = _mcnemar(delta, changed_share)
+        spread = math.sqrt(c)
+        multiplier = functools.partial(_k, spread=statistic)
 
     def wanted(n: int) -> int:  # n = (k(n) spread / delta)^2; k falls as n grows
         return math.ceil((multiplier(n, alpha) * spread / abs(delta)) ** 2)
 
-    z = special.ndtri(1 - alpha / 2) + special.ndtri(POWER)
+    z = special.ndtri(1 - alpha / 2) + special.ndtri(POWER) * statistic
     n = max(2, math.floor((z * spread / abs(delta)) ** 2))  # t > z: a lower bound
     while n < _MAX_N and wanted(n) > n:
         n = wanted(n)
@@ -163,10 +197,19 @@ def _changed(n: int, changed: int, metric: str, alone: bool = True) -> str:
 
 
 def _exact_needed(n: int, delta: float, changed_share: float, confidence: float) -> int:
-    """From the normal formula's size ``n`` up, the first size whose exact detectable
-    difference (binary_power) reaches ``delta``: on a handful of questions the formula
-    understates it (2 of 2 fixed: it said 3, where no count of 3 can leave zero)."""
-    while n < EXACT_BELOW and exact_detectable(n, changed_share, confidence) > delta:
+    """From the normal formula's size ``n``, the fewest questions whose exact detectable
+    difference (binary_power) reaches ``delta``: on a handful of questions the formula is off
+    either way (2 of 2 fixed: the normal quantiles said 3, where no count of 3 can leave zero;
+    Student's t with 1 to 6 degrees of freedom says 7, where 4 all fixed do)."""
+
+    def reaches(m: int) -> bool:
+        return exact_detectable(m, changed_share, confidence) <= delta
+
+    if reaches(n):
+        while n > 2 and reaches(n - 1):
+            n -= 1
+        return n
+    while n < EXACT_BELOW and not reaches(n):
         n += 1
     return n
 
