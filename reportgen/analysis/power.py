@@ -197,10 +197,11 @@ def _changed(n: int, changed: int, metric: str, alone: bool = True) -> str:
 
 
 def _exact_needed(n: int, delta: float, changed_share: float, confidence: float) -> int:
-    """From the normal formula's size ``n``, the fewest questions whose exact detectable
+    """From the formula's size ``n``, the fewest questions whose exact detectable
     difference (binary_power) reaches ``delta``: on a handful of questions the formula is off
-    either way (2 of 2 fixed: the normal quantiles said 3, where no count of 3 can leave zero;
-    Student's t with 1 to 6 degrees of freedom says 7, where 4 all fixed do)."""
+    either way (2 of 2 fixed: the formula of a fixed spread said 3, where no count of 3 can
+    leave zero; McNemar's, with Student's t on 1 to 6 degrees of freedom, says 7, where 4 all
+    fixed do)."""
 
     def reaches(m: int) -> bool:
         return exact_detectable(m, changed_share, confidence) <= delta
