@@ -40,6 +40,7 @@ from reportgen.comparison import questions
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_A = ROOT / "sample_runs" / "fare_rules_a_baseline.parquet"
 SAMPLE_B = ROOT / "sample_runs" / "fare_rules_b_reranker.parquet"
+SAMPLE_C = ROOT / "sample_runs" / "fare_rules_c_prompt.parquet"
 
 
 def interval(
@@ -939,6 +940,33 @@ def test_without_rules_the_exit_code_stays_0(logs, tmp_path):
     assert code == 0, err
     assert "gate:" not in out
     assert json.loads((folder / "r.json").read_text())["gate"] is None
+
+
+def test_a_rule_beside_other_candidates_reads_their_bonferroni_interval(tmp_path):
+    """README, Gate rules: with m candidates each rule reads the interval at 1 - (1 - c) / m,
+    so a candidate that passes a rule alone can be inconclusive beside another: the same
+    bound as its comparison alone at --confidence 0.975."""
+    rule = ("--require", "correct >= -0.012")
+    runs = {}
+    for name, logs, extra in [
+        ("alone", (SAMPLE_C,), ()),
+        ("beside", (SAMPLE_B, str(SAMPLE_C)), ()),
+        ("at_0975", (SAMPLE_C,), ("--confidence", "0.975")),
+    ]:
+        (tmp_path / name).mkdir()
+        code, _, err, folder = compare(tmp_path / name, SAMPLE_A, *logs, *rule, *extra)
+        gate = json.loads((folder / "r.json").read_text())["gate"]
+        runs[name] = (code, gate, {r["candidate"]: r for r in gate["results"]})
+    code, gate, results = runs["alone"]
+    assert code == 0 and gate["one_sided_level"] == pytest.approx(0.975)
+    assert results["B"]["outcome"] == "pass" and results["B"]["low"] > -0.012
+    code, gate, results = runs["beside"]
+    assert code == 1 and gate["confidence"] == pytest.approx(0.975)
+    assert gate["one_sided_level"] == pytest.approx(0.9875)
+    assert results["fare_rules_b_reranker"]["outcome"] == "pass"
+    beside = results["fare_rules_c_prompt"]
+    assert beside["outcome"] == "inconclusive" and beside["low"] < -0.012
+    assert beside["low"] == pytest.approx(runs["at_0975"][2]["B"]["low"], abs=1e-12)
 
 
 def test_sample_runs_gate(tmp_path):
