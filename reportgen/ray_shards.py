@@ -70,7 +70,7 @@ def _file_sums(files: pa.Table, *, scoring: Scoring, n_boot: int, seed: int) -> 
             return pa.Table.from_pylist([row | empty], SCORED)
         metrics = metrics_of(run, scoring)
         sink = pa.BufferOutputStream()
-        sums = sums_table(metrics, n_boot, seed)
+        sums = sums_table(metrics, n_boot, seed, where)
         with pa.ipc.new_stream(sink, sums.schema) as stream:
             stream.write_table(sums)
         shared = sorted(run.columns & BY_NAME.keys())  # the contract's, as metrics checks

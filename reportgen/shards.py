@@ -23,6 +23,7 @@ import pyarrow.parquet as pq
 from .analysis.poisson import (
     COARSE_BITS,
     FIXED_POINT_BITS,
+    MIN_INTERVAL_QUESTIONS,
     Interval,
     PartialSums,
     difference,
@@ -160,16 +161,17 @@ def metric_names(table: pa.Table) -> list[str]:
     ]
 
 
-def sums_table(table: pa.Table, n_boot: int, seed: int) -> pa.Table:
+def sums_table(table: pa.Table, n_boot: int, seed: int, log: Path) -> pa.Table:
     """The partial sums of every metric of a per-question table (of ``metrics_of``), one row
-    per metric."""
+    per metric; a column whose sums pass 64-bit fixed point is refused naming ``log``."""
     names = metric_names(table)
     if not names:
         return SUMS_SCHEMA.empty_table()
     values = np.column_stack([table[m].to_numpy(zero_copy_only=False).astype(float) for m in names])
     ids = table["question_id"].to_pylist()
     bits = [fixed_point_bits(m) for m in names]
-    sums = partial_sums_by_column(ids, values, n_boot, seed, bits, names)
+    labels = [f"{log}: column {m}" for m in names]
+    sums = partial_sums_by_column(ids, values, n_boot, seed, bits, labels)
     settings = json.loads(table.schema.metadata[SCORING_KEY.encode()])
     return sums_rows(
         {
@@ -232,12 +234,15 @@ def write_metrics(
     check_metrics_outputs(log, output, sums_path, read)
     files = {output: _parquet(table)}
     if sums_path is not None:
-        files[sums_path] = _parquet(sums_table(table, n_boot, seed))
+        files[sums_path] = _parquet(sums_table(table, n_boot, seed, log))
     write_all(files, inputs=[log], read=read)
 
 
 def read_sums(path: Path) -> dict[str, MetricSums]:
-    """The partial sums a ``metrics --partial-sums`` file holds, by metric."""
+    """The partial sums a ``metrics --partial-sums`` file holds, by metric. A file holding a
+    metric in several rows (shards' sums gathered into one, as DuckDB's COPY of their glob or
+    pandas' concat writes them) adds them up as ``merge`` adds files, after the same checks:
+    read as the last row of each, 20,000 questions had merged as the one of the last shard."""
     if not path.is_file():
         raise InputError(
             f"{path}: {not_a_file(path)}; pass a file written by ragreport metrics --partial-sums"
@@ -246,7 +251,44 @@ def read_sums(path: Path) -> dict[str, MetricSums]:
         table = pq.read_table(path)
     except (OSError, pa.ArrowException) as error:
         raise InputError(f"{path}: cannot be read as partial sums ({error})") from None
-    return sums_by_metric(_conformed(path, table))
+    rows = [(row["metric"], sums_of_row(row)) for row in _conformed(path, table).to_pylist()]
+    for number, (metric, m) in enumerate(rows, start=1):
+        _check_row(f"{path}, row {number} ({metric})", m.sums)
+    if len({metric for metric, _ in rows}) == len(rows):
+        return dict(rows)
+    labels = [f"{path}, row {number}" for number in range(1, len(rows) + 1)]
+    shards = [{metric: m} for metric, m in rows]
+    _check_shared(labels, shards)
+    _check_disjoint(labels, shards)
+    return {
+        metric: added([m for name, m in rows if name == metric], metric)
+        for metric in dict.fromkeys(metric for metric, _ in rows)
+    }
+
+
+def _check_row(where: str, sums: PartialSums) -> None:
+    """Refuse a row of partial sums no shard can give (_row_problem)."""
+    problem = _row_problem(sums)
+    if problem:
+        raise InputError(
+            f"{where}: {problem}, which no shard's sums can hold; write the file again with "
+            "ragreport metrics --partial-sums"
+        )
+
+
+def _row_problem(sums: PartialSums) -> str | None:
+    """Replicates counted two ways, a negative weight, no question, or questions no replicate
+    drew (probability e^-(n x replicates), under e^-200 for the 100 replicates and 2 questions
+    an interval needs): the interval would have indexed past its replicates or divided by 0."""
+    if len(sums.weighted) != len(sums.weights):
+        return f"weighted holds {len(sums.weighted)} replicates and weights {len(sums.weights)}"
+    if (sums.weights < 0).any():
+        return "a replicate's weight is negative"
+    if sums.n < 1:
+        return f"it counts {sums.n} questions"
+    if sums.n >= MIN_INTERVAL_QUESTIONS and not sums.weights.any():
+        return f"no replicate drew any of its {sums.n} questions (every weight is 0)"
+    return None
 
 
 def _conformed(path: Path, table: pa.Table) -> pa.Table:
@@ -293,7 +335,7 @@ def _conformed(path: Path, table: pa.Table) -> pa.Table:
 
 
 def sums_by_metric(table: pa.Table) -> dict[str, MetricSums]:
-    """The rows of a sums table by metric (one row per metric)."""
+    """The rows of a sums table by metric, as ``metrics`` and Ray write it: one row per metric."""
     return {row["metric"]: sums_of_row(row) for row in table.to_pylist()}
 
 
@@ -380,13 +422,13 @@ def _described(scoring: Settings, other: Settings) -> str:
     return ", ".join(parts)
 
 
-def _check_shared(parts: Sequence[Path], shards: Sequence[dict[str, MetricSums]]) -> None:
+def _check_shared(parts: Sequence[Path | str], shards: Sequence[dict[str, MetricSums]]) -> None:
     """Refuse shards (of either run) computed with another seed, number of replicates, unit of
     the fixed point or scoring option than the first that has the metric: their sums do not add
     up, or add up to a mixture."""
-    drawn: tuple[Path, PartialSums] | None = None
-    scored: dict[str, tuple[Path, Settings]] = {}
-    units: dict[str, tuple[Path, int]] = {}
+    drawn: tuple[Path | str, PartialSums] | None = None
+    scored: dict[str, tuple[Path | str, Settings]] = {}
+    units: dict[str, tuple[Path | str, int]] = {}
     for path, shard in zip(parts, shards, strict=True):
         for metric, m in shard.items():
             drawn = drawn or (path, m.sums)
@@ -413,7 +455,7 @@ def _check_shared(parts: Sequence[Path], shards: Sequence[dict[str, MetricSums]]
                 )
 
 
-def _check_disjoint(parts: Sequence[Path], shards: Sequence[dict[str, MetricSums]]) -> None:
+def _check_disjoint(parts: Sequence[Path | str], shards: Sequence[dict[str, MetricSums]]) -> None:
     """Refuse a shard given twice (or a copy of one): two shards of distinct questions have
     the same key sum with probability 2^-64. Shards that share only some questions cannot be
     told from their sums."""
@@ -474,7 +516,7 @@ def merge_runs(
         for metric in _in_order([scoring])
     ]
     warnings = [
-        *_fingerprint_warnings(b_parts[0], [(a[m], b[m]) for m in paired], strict),
+        *_fingerprint_warnings([(a[m], b[m]) for m in paired], strict),
         # every shard has the same replicates (_check_shared), each interval drawn from them
         *too_few_resamples(a[paired[0]].sums.n_boot, confidence, _resampled(metrics, confidence)),
     ]
@@ -505,11 +547,12 @@ def _resampled(metrics: list[MergedMetric], confidence: float) -> list[tuple[flo
 
 
 def _fingerprint_warnings(
-    b_path: Path, paired: Sequence[tuple[MetricSums, MetricSums]], strict: bool
+    paired: Sequence[tuple[MetricSums, MetricSums]], strict: bool
 ) -> list[str]:
     """Compare the runs' fingerprints over the questions of each metric they share: golden
     labels that changed (compared kind by kind where both runs log them, as ``compare`` does),
-    and a run merged with itself."""
+    and a run merged with itself. The added sums cannot say which shard's labels changed, so
+    the refusal names none (it had named B's first file, a shard of one unchanged question)."""
     if any(s.fingerprints["outputs"] is None for pair in paired for s in pair):
         return [
             "the partial sums of one run have no fingerprints (an earlier ragreport), so "
@@ -527,9 +570,9 @@ def _fingerprint_warnings(
     ]
     if changed and strict:
         raise InputError(
-            f"{b_path}: the golden set changed between the runs ({', '.join(changed)}); score "
-            "both runs on one frozen label set, or drop --strict to see the comparison with a "
-            "warning"
+            f"the golden set changed between the runs ({', '.join(changed)}), in some shard "
+            "the sums cannot name; score both runs on one frozen label set, or drop --strict to "
+            "see the comparison with a warning"
         )
     if changed:
         return [

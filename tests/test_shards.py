@@ -282,6 +282,79 @@ def test_merge_reads_sums_resaved_by_another_tool(shards, resave):
     assert result.output == original.output
 
 
+def gathered_by_duckdb(sources, target):
+    """The shards' sums in one file, as DuckDB's COPY of their glob writes it."""
+    files = ", ".join(f"'{source}'" for source in sources)
+    duckdb.sql(f"COPY (SELECT * FROM read_parquet([{files}])) TO '{target}' (FORMAT parquet)")
+
+
+def gathered_by_pandas(sources, target):
+    pd.concat([pd.read_parquet(source) for source in sources]).to_parquet(target)
+
+
+@pytest.mark.parametrize("gather", [gathered_by_duckdb, gathered_by_pandas])
+def test_a_file_of_gathered_shard_sums_merges_as_the_shards(shards, gather):
+    """Each metric in several rows, one a shard: added up, as the files are. Read as the last
+    row of each metric, the lines had been the last shard's alone."""
+    folder, paths = shards
+    separate = invoke("merge", *(f"--{run}={p}" for run in "ab" for p in paths[run]))
+    assert separate.exit_code == 0, separate.output
+    for order in (1, -1):
+        gathered = {run: folder / f"{run}_gathered{order}.sums.parquet" for run in "ab"}
+        for run in "ab":
+            gather(paths[run][::order], gathered[run])
+        assert pq.read_metadata(gathered["a"]).num_rows > len(read_sums(paths["a"][0]))
+        result = invoke("merge", "--a", gathered["a"], "--b", gathered["b"])
+        assert result.exit_code == 0, result.output
+        assert result.output == separate.output
+    assert f"over {N} questions" in separate.output
+
+
+def test_a_file_holding_one_shards_sums_twice_is_refused(shards):
+    folder, paths = shards
+    twice = folder / "twice.sums.parquet"
+    gathered_by_pandas([paths["a"][0], paths["a"][1], paths["a"][0]], twice)
+    rows_per_shard = pq.read_metadata(paths["a"][0]).num_rows
+    result = invoke("merge", "--a", twice, "--b", paths["b"][0])
+    assert result.exit_code == 2
+    assert result.output == (
+        f"ragreport: error: {twice}, row {2 * rows_per_shard + 1}: holds the same questions as "
+        f"{twice}, row 1; pass each shard of a run once\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "edit, said",
+    [
+        (
+            lambda r: r.update(weighted=r["weighted"][:-1]),
+            f"weighted holds {N_BOOT - 1} replicates and weights {N_BOOT}",
+        ),
+        (lambda r: r.update(weights=[-1, *r["weights"][1:]]), "a replicate's weight is negative"),
+        (
+            lambda r: r.update(weights=[0] * len(r["weights"])),
+            "no replicate drew any of its 7 questions (every weight is 0)",
+        ),
+        (lambda r: r.update(n=0), "it counts 0 questions"),
+    ],
+)
+def test_a_row_no_shard_can_give_is_refused_naming_it(shards, edit, said):
+    """Each ended in a traceback: an index past the replicates, a quantile of no replicate
+    mean, or a mean over no question."""
+    folder, paths = shards
+    rows = pq.read_table(paths["a"][0]).to_pylist()
+    at = next(i for i, row in enumerate(rows) if row["metric"] == "correct")
+    edit(rows[at])
+    bad = folder / "bad_row.sums.parquet"
+    pq.write_table(pa.Table.from_pylist(rows, schema=pq.read_schema(paths["a"][0])), bad)
+    result = invoke("merge", "--a", bad, "--b", paths["b"][0])
+    assert result.exit_code == 2
+    assert result.output == (
+        f"ragreport: error: {bad}, row {at + 1} (correct): {said}, which no shard's sums can "
+        "hold; write the file again with ragreport metrics --partial-sums\n"
+    )
+
+
 def test_merge_refuses_a_column_that_does_not_convert_without_loss(shards):
     folder, paths = shards
     frame = pd.read_parquet(paths["a"][0])
@@ -329,6 +402,23 @@ def test_metrics_of_a_bad_log_writes_nothing(tmp_path, write_log):
     result = invoke("metrics", log, "-o", out, "--partial-sums", sums)
     assert result.exit_code == 2
     assert result.output.startswith(f"ragreport: error: {log}: no metric can be computed")
+    assert not out.exists() and not sums.exists()
+
+
+def test_metrics_names_the_log_of_a_column_past_the_fixed_point(tmp_path):
+    """A cost of a billion dollars a question: 10 of them pass the 2^31 the units of 2^-32
+    hold. The refusal named the column alone, which among many shards names no file."""
+    log = tmp_path / "costly.parquet"
+    rows = [{"question_id": f"q{i}", "correct": True, "cost_usd": 1e9} for i in range(10)]
+    pd.DataFrame(rows).to_parquet(log)
+    out, sums = tmp_path / "m.parquet", tmp_path / "s.parquet"
+    result = invoke("metrics", log, "-o", out, "--partial-sums", sums)
+    assert result.exit_code == 2
+    assert result.output.startswith(
+        f"ragreport: error: {log}: column cost_usd: its weighted sums over 10 questions pass the "
+        "range of 64-bit fixed point"
+    )
+    assert len(result.output.splitlines()) == 1
     assert not out.exists() and not sums.exists()
 
 
@@ -385,9 +475,9 @@ def test_merge_warns_when_the_golden_set_changed_and_strict_refuses(shards, writ
     strict = CliRunner().invoke(cli, ["merge", "--a", str(a), "--b", str(b), "--strict"])
     assert strict.exit_code == 2
     assert strict.output == (
-        f"ragreport: error: {b}: the golden set changed between the runs (relevant labels); "
-        "score both runs on one frozen label set, or drop --strict to see the comparison with "
-        "a warning\n"
+        "ragreport: error: the golden set changed between the runs (relevant labels), in some "
+        "shard the sums cannot name; score both runs on one frozen label set, or drop --strict "
+        "to see the comparison with a warning\n"
     )
     same_labels = sums_of(folder, folder / "b.parquet", "b_whole")
     quiet = CliRunner().invoke(cli, ["merge", "--a", str(a), "--b", str(same_labels), "--strict"])
