@@ -455,6 +455,19 @@ def _check_shared(parts: Sequence[Path | str], shards: Sequence[dict[str, Metric
                 )
 
 
+def _check_own(a_parts: Sequence[Path], b_parts: Sequence[Path]) -> None:
+    """Refuse a file given as a shard of both runs, unless both runs are the same files (a run
+    merged with itself, which the fingerprints then name): one of A's shards passed to B too
+    had merged silently, its questions compared with themselves."""
+    a_files, b_files = ({p.resolve() for p in parts} for parts in (a_parts, b_parts))
+    both = [p for p in b_parts if p.resolve() in a_files]
+    if both and a_files != b_files:
+        raise InputError(
+            f"{both[0]}: given as a shard of both runs (--a and --b); pass each run its own "
+            "shards' sums"
+        )
+
+
 def _check_disjoint(parts: Sequence[Path | str], shards: Sequence[dict[str, MetricSums]]) -> None:
     """Refuse a shard given twice (or a copy of one): two shards of distinct questions have
     the same key sum with probability 2^-64. Shards that share only some questions cannot be
@@ -486,6 +499,7 @@ def merge_runs(
     runs cover different questions gets each run's interval, not B - A's. ``strict``: refuse
     runs scored on different golden labels, as ``compare --strict`` does."""
     read = [[read_sums(p) for p in parts] for parts in (a_parts, b_parts)]
+    _check_own(a_parts, b_parts)
     _check_shared([*a_parts, *b_parts], [*read[0], *read[1]])
     runs = []
     for parts, shards in zip((a_parts, b_parts), read, strict=True):

@@ -370,6 +370,24 @@ def test_merge_refuses_a_column_that_does_not_convert_without_loss(shards):
     assert len(result.output.splitlines()) == 1
 
 
+def test_merge_refuses_a_file_given_as_a_shard_of_both_runs(shards):
+    """One of A's shards passed as B's had merged silently, comparing its questions with
+    themselves; the same files for both runs are a run merged with itself, said so."""
+    _, paths = shards
+    swapped = [*paths["b"][:2], paths["a"][2]]
+    result = invoke("merge", *(f"--a={p}" for p in paths["a"]), *(f"--b={p}" for p in swapped))
+    assert result.exit_code == 2
+    assert result.output == (
+        f"ragreport: error: {paths['a'][2]}: given as a shard of both runs (--a and --b); pass "
+        "each run its own shards' sums\n"
+    )
+    itself = CliRunner().invoke(
+        cli, ["merge", *(f"--{run}={p}" for run in "ab" for p in paths["a"])]
+    )
+    assert itself.exit_code == 0, itself.output
+    assert "A and B are the same run" in itself.stderr
+
+
 def test_merge_refuses_runs_over_different_questions(shards):
     _, paths = shards
     result = invoke("merge", "--a", paths["a"][0], "--b", paths["b"][1])
