@@ -239,10 +239,7 @@ def write_metrics(
 
 
 def read_sums(path: Path) -> dict[str, MetricSums]:
-    """The partial sums a ``metrics --partial-sums`` file holds, by metric. A file holding a
-    metric in several rows (shards' sums gathered into one, as DuckDB's COPY of their glob or
-    pandas' concat writes them) adds them up as ``merge`` adds files, after the same checks:
-    read as the last row of each, 20,000 questions had merged as the one of the last shard."""
+    """The partial sums a ``metrics --partial-sums`` file holds, by metric (sums_by_metric)."""
     if not path.is_file():
         raise InputError(
             f"{path}: {not_a_file(path)}; pass a file written by ragreport metrics --partial-sums"
@@ -251,12 +248,21 @@ def read_sums(path: Path) -> dict[str, MetricSums]:
         table = pq.read_table(path)
     except (OSError, pa.ArrowException) as error:
         raise InputError(f"{path}: cannot be read as partial sums ({error})") from None
-    rows = [(row["metric"], sums_of_row(row)) for row in _conformed(path, table).to_pylist()]
+    return sums_by_metric(_conformed(path, table), path)
+
+
+def sums_by_metric(table: pa.Table, source: Path | str) -> dict[str, MetricSums]:
+    """The rows of a sums table (SUMS_SCHEMA) by metric, ``source`` naming it in a refusal. A
+    table holding a metric in several rows (shards' sums gathered into one file, as DuckDB's
+    COPY of their glob or pandas' concat writes them) adds them up as ``merge`` adds files,
+    after the same checks: read as the last row of each, the sums of five shards of 20,000
+    questions had merged as the last shard's alone (9,997 questions, or in the other order 1)."""
+    rows = [(row["metric"], sums_of_row(row)) for row in table.to_pylist()]
     for number, (metric, m) in enumerate(rows, start=1):
-        _check_row(f"{path}, row {number} ({metric})", m.sums)
+        _check_row(f"{source}, row {number} ({metric})", m.sums)
     if len({metric for metric, _ in rows}) == len(rows):
         return dict(rows)
-    labels = [f"{path}, row {number}" for number in range(1, len(rows) + 1)]
+    labels = [f"{source}, row {number}" for number in range(1, len(rows) + 1)]
     shards = [{metric: m} for metric, m in rows]
     _check_shared(labels, shards)
     _check_disjoint(labels, shards)
@@ -332,11 +338,6 @@ def _conformed(path: Path, table: pa.Table) -> pa.Table:
                 "ragreport metrics --partial-sums"
             )
     return pa.Table.from_arrays(columns, schema=SUMS_SCHEMA)
-
-
-def sums_by_metric(table: pa.Table) -> dict[str, MetricSums]:
-    """The rows of a sums table by metric, as ``metrics`` and Ray write it: one row per metric."""
-    return {row["metric"]: sums_of_row(row) for row in table.to_pylist()}
 
 
 def sums_of_row(row: dict[str, Any]) -> MetricSums:

@@ -47,9 +47,10 @@ def test_ray_sums_equal_the_sums_of_the_whole_log(cluster, tmp_path, write_log):
         write_log(folder / f"part-{s}.parquet", log[lo:hi])
     whole = write_log(tmp_path / "a.parquet", log)
     local = sums_by_metric(
-        sums_table(metrics_of(open_log(whole, "A", ReadOptions()), Scoring()), 300, 4, whole)
+        sums_table(metrics_of(open_log(whole, "A", ReadOptions()), Scoring()), 300, 4, whole),
+        whole,
     )
-    distributed = sums_by_metric(ray_partial_sums(str(folder), n_boot=300, seed=4))
+    distributed = sums_by_metric(ray_partial_sums(str(folder), n_boot=300, seed=4), "ray")
     assert set(distributed) == set(local)
     for metric, own in local.items():
         sums = own.sums
@@ -87,9 +88,10 @@ def test_ray_reads_shards_of_other_column_types_as_metrics_does(
             pq.write_table(retype(pq.read_table(path)), path)
     assert pq.read_schema(folder / "part-0.parquet") != pq.read_schema(folder / "part-1.parquet")
     local = sums_by_metric(
-        sums_table(metrics_of(open_log(folder, "A", ReadOptions()), Scoring()), 300, 4, folder)
+        sums_table(metrics_of(open_log(folder, "A", ReadOptions()), Scoring()), 300, 4, folder),
+        folder,
     )
-    distributed = sums_by_metric(ray_partial_sums(str(folder), n_boot=300, seed=4))
+    distributed = sums_by_metric(ray_partial_sums(str(folder), n_boot=300, seed=4), "ray")
     assert set(distributed) == set(local)
     ids = [str(int(r["question_id"][1:])) if i < 11 and retype is integer_ids
            else r["question_id"] for i, r in enumerate(log)]  # fmt: skip
@@ -181,9 +183,10 @@ def test_a_file_of_no_rows_and_few_columns_adds_nothing_as_in_metrics(cluster, t
     pq.write_table(pa.table({"question_id": pa.array([], pa.string())}), folder / "part-1.parquet")
     whole = write_log(tmp_path / "a.parquet", rows("a"))
     local = sums_by_metric(
-        sums_table(metrics_of(open_log(whole, "A", ReadOptions()), Scoring()), 300, 4, whole)
+        sums_table(metrics_of(open_log(whole, "A", ReadOptions()), Scoring()), 300, 4, whole),
+        whole,
     )
-    distributed = sums_by_metric(ray_partial_sums(str(folder), n_boot=300, seed=4))
+    distributed = sums_by_metric(ray_partial_sums(str(folder), n_boot=300, seed=4), "ray")
     assert set(distributed) == set(local)
     for metric, own in local.items():
         got = merge([distributed[metric].sums])
