@@ -567,7 +567,8 @@ def _fingerprint_warnings(
     """Compare the runs' fingerprints over the questions of each metric they share: golden
     labels that changed (compared kind by kind where both runs log them, as ``compare`` does),
     and a run merged with itself. The added sums cannot say which shard's labels changed, so
-    the refusal names none (it had named B's first file, a shard of one unchanged question)."""
+    the refusal names none (it had named B's first file, whose labels need not be those that
+    changed)."""
     if any(s.fingerprints["outputs"] is None for pair in paired for s in pair):
         return [
             "the partial sums of one run have no fingerprints (an earlier ragreport), so "
