@@ -8,6 +8,8 @@
 --     measures it; false when context_ids is the prompt and $k cuts retrieved_ids),
 --   answerable (as logged; else has labelled evidence; true when no relevant_ids is logged, since
 --     only an empty list marks a question unanswerable),
+--   answerable_known (answerable is logged, or the question's relevant_ids is: else answerable
+--     is the assumption above, which the abstention stage does not score),
 --   abstained (NULL as false; NULL throughout a run that does not log it),
 --   evidence_in_context, evidence_in_candidates (a labelled passage in the prompt / anywhere in
 --     retrieved_ids; NULL without labelled evidence or without the list to look in),
@@ -60,6 +62,7 @@ SELECT
     f.depth,
     NOT (f.has_context AND $k IS NOT NULL) AS prompt_is_scored,
     answerable(f.answerable, f.has_labels, e.n_relevant) AS answerable,
+    f.answerable IS NOT NULL OR f.has_labels AS answerable_known,
     -- the runs that log abstained, looked up: a window over each run's rows kept them all
     -- (1.6 s of 2.6 at 1M questions)
     CASE WHEN f.run IN (SELECT DISTINCT run FROM facts WHERE abstained IS NOT NULL)

@@ -118,7 +118,8 @@ def test_links_definition_of_answer_only_logs_names_only_the_refusals(tmp_path, 
     compare(*paths, tmp_path / "out")
     assert links_definition(tmp_path / "out" / "report.html") == (
         "Correct refusals: share of unanswerable questions abstained on; wrong refusals: share "
-        "of answerable ones."
+        "of answerable ones; each over the questions whose answerability is logged (answerable, "
+        "or relevant_ids)."
     )
 
 
@@ -128,7 +129,8 @@ def test_links_definition_of_full_logs_names_every_score(tmp_path, compare):
         "Faithfulness, answer relevance and context utilization (share of an answer's distinct "
         "citations that are in its context and labelled relevant) are averaged over retrieval "
         "hits only. Correct refusals: share of unanswerable questions abstained on; wrong "
-        "refusals: share of answerable ones. Citations in context and citations relevant: "
+        "refusals: share of answerable ones; each over the questions whose answerability is "
+        "logged (answerable, or relevant_ids). Citations in context and citations relevant: "
         "shares of an answer's distinct citations."
     )
 
@@ -142,7 +144,8 @@ def test_links_definition_without_faithfulness_or_citations(tmp_path, compare):
     compare(*paths, tmp_path / "out")
     assert links_definition(tmp_path / "out" / "report.html") == (
         "Answer relevance is averaged over retrieval hits only. Correct refusals: share of "
-        "unanswerable questions abstained on; wrong refusals: share of answerable ones."
+        "unanswerable questions abstained on; wrong refusals: share of answerable ones; each "
+        "over the questions whose answerability is logged (answerable, or relevant_ids)."
     )
 
 

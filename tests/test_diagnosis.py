@@ -109,6 +109,8 @@ def test_answer_stage_columns(tmp_path):
     q4 = d.loc[("a", "q4")]
     assert q4.answerable and pd.isna(q4.n_cited) and pd.isna(q4.n_cited_relevant)
     assert d.loc["b", "abstained"].isna().all()  # B never logs abstained
+    # answerable as logged, or from labels (q3's empty list); q4 has neither: an assumption
+    assert d.loc["a", "answerable_known"].tolist() == [True, True, True, False]
 
 
 def test_answer_stage_prompt_is_the_first_k_without_context_ids(tmp_path):
@@ -418,6 +420,34 @@ def test_stage_scores_on_their_populations(tmp_path):
         ("cost", "cost_usd"),
         ("context tokens", "context_tokens"),
     ]
+
+
+def test_refusals_are_scored_only_where_answerability_is_logged(tmp_path):
+    """Without `answerable` and labels every question is answerable by assumption: the
+    abstentions on unanswerable questions read as wrong refusals (2 of 4, 0.5, in both runs).
+    Both refusal rows now ask for `answerable`, also where one run logs labels; logged
+    `answerable` alone scores them."""
+    bare = {"relevant_ids": None, "answerable": None, "cited_ids": None}
+    plain = [row("q1", **bare), row("q2", **bare)]
+    refused = [row(q, **bare, abstained=True, correct=False) for q in ("q3", "q4")]
+    for a, b in [
+        (plain + refused, plain + refused),
+        (
+            [row("q1"), row("q2"), *(row(q, **UNANSWERABLE, abstained=True) for q in ("q3", "q4"))],
+            plain + refused,
+        ),
+    ]:
+        d = run(tmp_path, a, b)
+        assert not {"correct refusals", "wrong refusals"} & {s.metric for s in d.stages}
+        needs = [(m.stage, m.needs) for m in d.missing if "refusals" in m.stage]
+        assert needs == [("correct refusals", "answerable"), ("wrong refusals", "answerable")]
+    logged = [
+        *(row(q, relevant_ids=None, cited_ids=None) for q in ("q1", "q2")),
+        *(row(q, **bare | {"answerable": False}, abstained=True) for q in ("q3", "q4")),
+    ]
+    d = run(tmp_path, logged, logged)
+    assert (stage(d, "wrong refusals").a.mean, stage(d, "wrong refusals").a.n) == (0.0, 2)
+    assert (stage(d, "correct refusals").a.mean, stage(d, "correct refusals").a.n) == (1.0, 2)
 
 
 def test_stage_intervals_stay_in_the_range_a_share_can_move(tmp_path):

@@ -203,17 +203,22 @@ def _stage_values(p: Paired, run: str) -> dict[str, np.ndarray]:
 
     Context utilization: of an answer's distinct citations, the share that point into its context
     AND are labelled relevant (it used the evidence it was given). Citation shares are per answer
-    with at least one citation; every score is averaged over questions.
+    with at least one citation; every score is averaged over questions. Refusals are scored on
+    the questions whose answerability the run logs (answerable, or labels): one without either
+    is answerable by assumption only, and a log without labels had read every abstention as a
+    wrong refusal.
     """
     hit = p.values("evidence_in_context", run) == 1
-    answerable = p.values("answerable", run) == 1
+    known = p.values("answerable_known", run) == 1
+    answerable = known & (p.values("answerable", run) == 1)
+    unanswerable = known & (p.values("answerable", run) == 0)
     abstained, cited = p.values("abstained", run), p.values("n_cited", run)
     return {
         "correct": p.values("correct", run),
         "faithfulness": np.where(hit, p.values("faithfulness", run), np.nan),
         "answer relevance": np.where(hit, p.values("answer_relevance", run), np.nan),
         "context utilization": np.where(hit, _ratio(p.values("n_cited_used", run), cited), np.nan),
-        "correct refusals": np.where(answerable, np.nan, abstained),
+        "correct refusals": np.where(unanswerable, abstained, np.nan),
         "wrong refusals": np.where(answerable, abstained, np.nan),
         "citations in context": _ratio(p.values("n_cited_in_context", run), cited),
         "citations relevant": _ratio(p.values("n_cited_relevant", run), cited),
@@ -252,8 +257,9 @@ def stage_scores(
             missing.append(Missing(metric, " and ".join(filter(None, also))))
             continue
         a, b = values["a"][metric], values["b"][metric]
-        if metric == "correct refusals" and np.isnan(a).all() and np.isnan(b).all():
-            # no question is unanswerable: a row of n/a said nothing of what would score it
+        if stage == "abstention" and (np.isnan(a).all() or np.isnan(b).all()):
+            # no question of the row's kind in a run (none unanswerable, or none whose
+            # answerability is logged): a row of n/a said nothing of what would score it
             missing.append(Missing(metric, "answerable"))
             continue
         diff, _ = compare_metric(

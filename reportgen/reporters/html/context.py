@@ -567,7 +567,8 @@ def links_definition(scored: set[str]) -> str:
     if scored & {"correct refusals", "wrong refusals"}:
         clauses.append(
             "Correct refusals: share of unanswerable questions abstained on; wrong refusals: "
-            "share of answerable ones."
+            "share of answerable ones; each over the questions whose answerability is logged "
+            "(answerable, or relevant_ids)."
         )
     if citations:
         shares = "shares" if len(citations) > 1 else "share"
