@@ -688,6 +688,22 @@ def test_a_prompt_missing_evidence_ranked_below_its_length_is_the_ranking_s(tmp_
     assert [stage_of(n) for n in (2, 3, 4)] == ["ranking", "ranking", "context assembly"]
 
 
+def test_evidence_no_candidate_holds_counts_for_neither_assembly_nor_ranking(tmp_path):
+    """3 wrong answers assembled out, 2 ranked out and 2 never retrieved, of 10: the assembly
+    is the dominant class and the link to fix (3 against 2); the 2 no candidate holds, which
+    neither a reranker nor the assembly brings, had counted for the ranking (3 against 4)."""
+    rows = (
+        [row(f"q{i}", **ASSEMBLED_OUT, correct=False) for i in range(3)]
+        + [row(f"q{i}", **RANKED_OUT, correct=False) for i in range(3, 5)]
+        + [row(f"q{i}", **MISSED, correct=False) for i in range(5, 7)]
+        + [row(f"q{i}") for i in range(7, 10)]
+    )
+    d = run(tmp_path, rows, rows, named_cutoff=2)
+    assert path_of(d) == [("hit@3", 0.8, True), ("hit@2", 0.3, False)]
+    assert d.dominant["a"].failure_class == "assembly miss"
+    assert d.next_experiment["a"].stage == "context assembly"
+
+
 def test_an_empty_prompt_under_evidence_ranked_first_is_the_assembly_s_miss(tmp_path):
     """The ranking put the evidence first and the prompt is empty: the assembly dropped it, not
     the ranking (a prompt of no passage read as "ranked within its length" for none)."""

@@ -312,11 +312,14 @@ def _stale_link(p: Paired, run: str, stale: np.ndarray) -> str:
 
 def _mostly_assembled_out(p: Paired, run: str, missed: np.ndarray) -> bool:
     """Whether more of the questions whose evidence ``missed`` the prompt (those answered
-    wrongly, where there are some: the failure classes' assembly and ranking misses) had it
-    ranked within the prompt's length (the prompt left it out) than ranked below it or not
-    retrieved: a tie goes to the ranking, the earlier link."""
+    wrongly, where there are some) had it ranked within the prompt's length (the prompt left it
+    out: the failure classes' assembly misses) than ranked below it (their ranking misses): a
+    tie goes to the ranking, the earlier link. Evidence no candidate holds counts for neither,
+    as neither fix brings it: counted for the ranking, 3 assembly misses against 2 ranking and
+    2 retrieval misses had proposed a reranker beside "fails most often by assembly miss"."""
     ranked = p.values("evidence_ranked_for_prompt", run)[missed] == 1
-    return int(ranked.sum()) > int((~ranked).sum())
+    candidates = p.values("evidence_in_candidates", run)[missed] == 1
+    return int(ranked.sum()) > int((candidates & ~ranked).sum())
 
 
 def _unclassified(
@@ -378,9 +381,10 @@ def _next_experiment(
     generator, which already answers from the passages; the ranking or the retrieval, where
     most of those prompts held no passage of the question's highest labelled grade
     (_stale_link). Below the bar at the prompt, the
-    context assembly is the link to fix where most of the questions whose evidence missed the
-    prompt had it ranked within the prompt's length (reranking cannot move it higher), else
-    the ranking; where the run's every prompt is empty (``promptless``), the prompt itself.
+    context assembly is the link to fix where more of the questions whose evidence missed the
+    prompt had it ranked within the prompt's length (reranking cannot move it higher) than
+    below it, else the ranking (_mostly_assembled_out); where the run's every prompt is empty
+    (``promptless``), the prompt itself.
     Where every question whose evidence missed the prompt was answered correctly, the walk goes
     on past the prompt, which cost no answer: a better ranking would fix none.
     """
