@@ -125,6 +125,30 @@ def test_the_budget_names_what_a_gain_would_credit(tmp_path, compare, dropped, c
     assert budget["text"].endswith(f"its bigger budget, not {credited}")
 
 
+def test_prompts_of_varying_length_say_how_many_hold_the_named_k(tmp_path, compare):
+    """Both runs send the same prompts, 2 to 6 passages, 3 of 10 of 4: the metrics are named
+    @4 and each question is scored at its own prompt; the check said only "most often: A 4,
+    B 4; they differ on 0 of 10 questions"."""
+    ids = ["p1", "p2", "p3", "p4", "p5", "p6"]
+    lengths = [2, 2, 4, 3, 4, 4, 5, 5, 6, 6]
+    a = [
+        dict(r, context_ids=ids[:n], retrieved_ids=ids)
+        for r, n in zip(_rows(10), lengths, strict=True)
+    ]
+    check = _run(tmp_path, compare, a, [dict(r) for r in a])["fairness"]["prompt k"]
+    assert not check["flagged"]
+    assert check["text"] == (
+        "Passages in the prompt, most often: A 4, B 4; they differ on 0 of 10 questions. Prompts "
+        "hold 2 to 6 passages, 3 of A's 10 and 3 of B's 10 hold 4: each question's retrieval "
+        "metrics score its own prompt, whatever the @4 in their names."
+    )
+    same = _run(tmp_path, compare, _rows(10), _rows(10))["fairness"]["prompt k"]
+    assert (
+        same["text"]
+        == "Passages in the prompt, most often: A 3, B 3; they differ on 0 of 10 questions."
+    )
+
+
 def test_prompt_sizes_that_differ_on_few_questions_are_counted(tmp_path, compare):
     # one prompt of 300 differs: its share rounds to 0%, the count does not
     a = _rows(300)
