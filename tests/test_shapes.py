@@ -164,6 +164,15 @@ def test_each_absent_section_names_its_column(shape):
         assert HINTS[column] in text.lower(), (name, column)
 
 
+def test_ndcg_says_its_labels_are_grade_1_where_neither_log_grades_them(shape):
+    """The definition gave "gain 2^g − 1 for grade g" over labels without grades, which score
+    as grade 1 each: a binary nDCG, said now where nDCG is shown."""
+    name, absent, _, text, _ = shape
+    said = "No run logs relevant_grades, so every labelled passage is grade 1 (gain 1)." in text
+    ungraded = "relevant_grades" in absent and "ndcg@" in text
+    assert said == ungraded, name
+
+
 def test_definitions_follow_the_sections_shown(shape):
     name, absent, _, text, _ = shape
     definitions = text.split("Definitions")[-1]

@@ -667,6 +667,17 @@ def _and(items: Sequence[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
+def _ungraded(result: Comparison, metric: str) -> str:
+    """nDCG's note where neither log grades its passage labels: every label is grade 1, so the
+    gain formula the definition gives is 1 for each, which "gain 2^g − 1 for grade g" alone did
+    not say."""
+    runs = result.runs.values()
+    logged = frozenset.union(*(r.columns for r in runs))
+    if metric != "ndcg" or in_spans(runs) or "relevant_grades" in logged:
+        return ""
+    return " No run logs relevant_grades, so every labelled passage is grade 1 (gain 1)."
+
+
 def definitions(result: Comparison) -> list[tuple[str, str]]:
     t = result.tables
     k = t.named_cutoff
@@ -694,7 +705,10 @@ def definitions(result: Comparison) -> list[tuple[str, str]]:
             "its first position. Questions without labelled evidence are left out of retrieval "
             "metrics." + _rel_level(result),
         ),
-        *((t.name(m), t.metric(m).definition.format(gain=gain)) for m in t.metrics),
+        *(
+            (t.name(m), t.metric(m).definition.format(gain=gain) + _ungraded(result, m))
+            for m in t.metrics
+        ),  # fmt: skip
         (
             f"unjudged@{k}",
             "In the golden-set audit, when some label has grade 0 (judged, not relevant): the "
