@@ -4,6 +4,8 @@ no context, an empty prompt, prompts that --k leaves uncompared."""
 
 from __future__ import annotations
 
+import html
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -42,6 +44,19 @@ def test_a_closed_book_baseline_has_no_golden_set_to_change(tmp_path, compare):
     page = (tmp_path / "o" / "report.html").read_text()
     assert "golden set changed" not in page
     assert "No labels to compare between the runs" in page
+
+
+def test_sections_needing_labels_ask_them_of_the_run_without_them(tmp_path, compare):
+    """A labels its passages, B does not: "log relevant_ids" read as if neither did."""
+    a = _rows(6, faithfulness=1.0)
+    b = [{k: v for k, v in r.items() if k != "relevant_ids"} for r in a]
+    _run(tmp_path, compare, a, b)
+    page = (tmp_path / "o" / "report.html").read_text()
+    (note,) = re.findall(r"Not scored: [^<]*", page)
+    assert f"faithfulness on retrieval hits (log relevant_ids in {tmp_path / 'b.parquet'})" in (
+        html.unescape(note)
+    )
+    assert "(log relevant_ids)" not in html.unescape(note)
 
 
 def test_answerable_logged_by_one_run_only_is_not_a_changed_label(tmp_path, compare):

@@ -378,7 +378,7 @@ def test_what_a_tool_s_runs_lack_is_said_in_the_tool_s_words(tmp_path, compare):
     assert f"Faithfulness: log faithfulness {since}." in text
     assert f"cells (log correct {since})" in text
     assert f"To see this table, log correct {since}." in text
-    assert f"To see where the gain comes from, log slice {since}." in text
+    assert f"To see which questions a difference comes from, log slice {since}." in text
 
     log = tmp_path / "log.parquet"
     pd.DataFrame({"question_id": [f"q{q}" for q in range(4)],

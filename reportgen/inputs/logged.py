@@ -65,12 +65,13 @@ def log_retrieval(runs: Iterable[RunFile]) -> str:
     """What run logs that both lack retrieval metrics would log for them: the labels where
     every log ranks, the prompt where every log labels, else both, in ids or spans as the logs
     have them ("log relevant_ids with context_ids" asked of logs of context_ids was half
-    wrong)."""
+    wrong); the labels asked of the log that lacks them where the other has them ("log
+    relevant_ids" read as if neither had)."""
     runs = list(runs)
     spans = in_spans(runs)
     label, prompt, ranking = _SPANS if spans else _IDS
     if all({prompt, ranking} & r.columns for r in runs):
-        return f"log {label}"
+        return log([label], runs)
     if all(label in r.columns for r in runs):
         return f"log {prompt} (or {ranking} and pass --k)"
     return (
