@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 
 def fmt_count(n: int, noun: str, plural: str | None = None) -> str:
@@ -57,6 +57,11 @@ def fmt_listed(items: list[str], limit: int) -> str:
     few examples and counts the rest, so thousands of ids do not bury it."""
     more = len(items) - limit
     return listed(items[:limit]) + (f" and {more} more" if more > 0 else "")
+
+
+def and_joined(items: Sequence[str]) -> str:
+    """'a', 'a and b', 'a, b and c'."""
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def listed(items: Iterable[str]) -> str:

@@ -327,3 +327,36 @@ def test_a_prompt_step_passed_on_says_why(tmp_path, compare):
         "stop at the first link whose share is under 0.8 (a prompt under it where every question "
         "whose evidence missed it was answered correctly is passed on: no answer is lost there)"
     ) in text
+
+
+def test_the_failure_class_b_moved_is_named_with_its_link(tmp_path, compare):
+    """A misses its evidence below the prompt on 3 of 10 questions; B keeps those and answers 2
+    more wrongly from the evidence it was given (faithful, on the question): both runs fail
+    most often by ranking miss, and the link B moved, the corpus's, had gone unsaid."""
+
+    def question(i: int, ranked_out: bool, stale: bool) -> dict:
+        ranking = ["x1", "x2", "e"] if ranked_out else ["e", "x1", "x2"]
+        return {
+            "question_id": f"q{i}",
+            "retrieved_ids": ranking,
+            "relevant_ids": ["e"],
+            "context_ids": ranking[:2],
+            "correct": not (ranked_out or stale),
+            "faithfulness": 1.0,
+            "answer_relevance": 0.9,
+        }
+
+    a = [question(i, i < 3, False) for i in range(10)]
+    b = [question(i, i < 3, 3 <= i < 5) for i in range(10)]
+    paths = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    for rows, path in zip((a, b), paths, strict=True):
+        pd.DataFrame(rows).to_parquet(path)
+    compare(*paths, tmp_path / "out")
+    text = page_text(tmp_path / "out" / "report.html")
+    assert "Run A fails most often by ranking miss (3 questions)" in text
+    assert "Run B fails most often by ranking miss (3 questions)" in text
+    assert (
+        "From A to B, the failure class that grew most is faithful but wrong (0 to 2 questions, "
+        "whose fix belongs to retrieval/corpus)."
+    ) in text
+    assert "shrank most" not in text

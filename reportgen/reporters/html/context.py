@@ -6,7 +6,6 @@ text here with the helpers of ``formatting``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -59,6 +58,7 @@ from ...diagnosis.diagnose import JUDGED, OFF_QUESTION_BELOW, TARGET, WALK, metr
 from ...diagnosis.stages import CELL_NAMES, CELL_TITLES, MAX_JUDGE_GAP
 from ...formatting import (
     NOISE,
+    and_joined,
     fmt_count,
     fmt_diff,
     fmt_interval,
@@ -561,7 +561,7 @@ def links_definition(scored: set[str]) -> str:
     citations = [m for m in ("citations in context", "citations relevant") if m in scored]
     clauses = []
     if generation:
-        names = _and(generation)
+        names = and_joined(generation)
         verb = "is" if len(generation) == 1 else "are"
         clauses.append(f"{names[0].upper()}{names[1:]} {verb} averaged over retrieval hits only.")
     if scored & {"correct refusals", "wrong refusals"}:
@@ -573,7 +573,7 @@ def links_definition(scored: set[str]) -> str:
     if citations:
         shares = "shares" if len(citations) > 1 else "share"
         clauses.append(
-            f"{_and(citations).capitalize()}: {shares} of an answer's distinct citations."
+            f"{and_joined(citations).capitalize()}: {shares} of an answer's distinct citations."
         )
     return " ".join(clauses)
 
@@ -660,11 +660,6 @@ def next_experiment_definition(result: Comparison) -> str:
             else ""
         )
     )
-
-
-def _and(items: Sequence[str]) -> str:
-    """'a', 'a and b', 'a, b and c'."""
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def _ungraded(result: Comparison, metric: str) -> str:

@@ -22,7 +22,16 @@ from ...diagnosis.stages import (
     UNLABELLED_SUPPORT,
     Agreement,
 )
-from ...formatting import agreeing, fmt_count, fmt_diff, fmt_interval, fmt_num, fmt_p, interval_side
+from ...formatting import (
+    agreeing,
+    and_joined,
+    fmt_count,
+    fmt_diff,
+    fmt_interval,
+    fmt_num,
+    fmt_p,
+    interval_side,
+)
 from ...inputs.load import RunFile
 from ...inputs.logged import log, log_retrieval, tool_of
 from ..user_text import shown_text
@@ -382,6 +391,35 @@ def _dominant(result: Comparison) -> list[str]:
                 f"Run {run.upper()} fails most often by {d.failure_class} ({counted}): "
                 f"the fix belongs to {d.owner}."
             )
+    return lines + _moved(result)
+
+
+def _moved(result: Comparison) -> list[str]:
+    """The failure classes of wrong answers that grew most from A to B, and those that shrank
+    most, with the link each one's fix belongs to: where A already fails most often at one
+    link, the dominant classes name that link for both runs, and the link B's change moved went
+    unsaid (2 answers faithful to the wrong evidence, beside 3 ranking misses in both runs,
+    read only as the table's 0 and 2)."""
+    counts = result.diagnosis.failure_classes
+    if counts is None:
+        return []
+    change = {
+        name: counts["b"][name] - counts["a"][name]
+        for name in FAILURE_CLASSES
+        if name not in CORRECT_CLASSES
+    }
+    lines = []
+    for verb, extreme in (("grew", max(change.values())), ("shrank", min(change.values()))):
+        if extreme == 0:
+            continue
+        named = [
+            f"{name} ({counts['a'][name]:,} to {fmt_count(counts['b'][name], 'question')}, "
+            f"whose fix belongs to {OWNERS[name]})"
+            for name, moved in change.items()
+            if moved == extreme
+        ]
+        classes, be = ("failure class", "is") if len(named) == 1 else ("failure classes", "are")
+        lines.append(f"From A to B, the {classes} that {verb} most {be} {and_joined(named)}.")
     return lines
 
 
