@@ -78,7 +78,7 @@ def fairness(tables: MetricTables, ahead: tuple[str, str] | None = None) -> list
                 else f"the {fmt_count(len(known), 'question')} whose prompt both runs log."
             )
             + (
-                _own_lengths(tables, tables.named_cutoff)
+                _own_lengths(tables, measured, tables.named_cutoff)
                 if not flagged
                 else " Retrieval metrics then compare different cutoffs: each run's are scored "
                 f"on its own prompts, whatever the @{tables.named_cutoff} in their names."
@@ -122,15 +122,16 @@ def off_cutoff(tables: MetricTables, modes: dict[str, list[int]]) -> bool:
     )
 
 
-def _own_lengths(tables: MetricTables, k: int) -> str:
+def _own_lengths(tables: MetricTables, measured: pd.DataFrame, k: int) -> str:
     """Where prompts of one size in each question hold different numbers of passages from
     question to question (context_ids scored as logged), how many of each run's hold the
     ``k`` of the metrics' names: each question is scored at its own prompt's length, and
     @4 over prompts of 2 to 6 passages, 3 of 10 of them 4, had said nothing of it. Empty
-    otherwise (one size throughout, or --k, which scores every ranking at k)."""
+    otherwise (one size throughout, or --k, which scores every ranking at k). ``measured``:
+    the questions whose prompt both runs log (_measured), as the check's counts read them."""
     if tables.k_source != "context_ids":
         return ""
-    sizes = {run: run_prompts(_measured(tables.paired, "passages"), run) for run in "ab"}
+    sizes = {run: run_prompts(measured, run) for run in "ab"}
     if all(series.nunique() <= 1 for series in sizes.values()):
         return ""
     every = pd.concat(list(sizes.values()))
